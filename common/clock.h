@@ -7,10 +7,10 @@
 
 namespace jobset {
 
-// The source of time for everything in jobsetd. Code that needs the time takes a
-// Clock (or, when it is pure, an absl::Time); only RealClock reads the real time,
-// so tests drive time with FakeClock instead of sleeping. Implementations are
-// thread-safe.
+// The source of time for everything in jobsetd. Code that needs the time takes
+// a Clock (or, when it is pure, an absl::Time); only RealClock reads the real
+// time, so tests drive time with FakeClock instead of sleeping. Implementations
+// are thread-safe.
 class Clock {
  public:
   virtual ~Clock() = default;

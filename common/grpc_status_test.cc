@@ -26,8 +26,8 @@ TEST(GrpcStatusTest, NamedCodesLineUp) {
             grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_EQ(ToGrpcStatus(absl::AbortedError("x")).error_code(),
             grpc::StatusCode::ABORTED);
-  EXPECT_EQ(FromGrpcStatus(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                                        "too big"))
+  EXPECT_EQ(FromGrpcStatus(
+                grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, "too big"))
                 .code(),
             absl::StatusCode::kResourceExhausted);
 }

@@ -65,9 +65,8 @@ template <typename StatusOrType>
 class IsOkAndHoldsMatcherImpl
     : public ::testing::MatcherInterface<StatusOrType> {
  public:
-  using ValueType =
-      typename std::remove_cv_t<std::remove_reference_t<StatusOrType>>::
-          value_type;
+  using ValueType = typename std::remove_cv_t<
+      std::remove_reference_t<StatusOrType>>::value_type;
 
   template <typename InnerMatcher>
   explicit IsOkAndHoldsMatcherImpl(InnerMatcher&& inner)
@@ -117,8 +116,8 @@ class IsOkAndHoldsMatcher {
 
 // Matches an OK absl::Status or absl::StatusOr<T>.
 inline ::testing::PolymorphicMatcher<internal::StatusIsMatcher> IsOk() {
-  return ::testing::MakePolymorphicMatcher(internal::StatusIsMatcher(
-      absl::StatusCode::kOk, ::testing::_));
+  return ::testing::MakePolymorphicMatcher(
+      internal::StatusIsMatcher(absl::StatusCode::kOk, ::testing::_));
 }
 
 // Matches a Status or StatusOr whose code matches `code` and whose message
