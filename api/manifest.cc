@@ -1,0 +1,574 @@
+#include "api/manifest.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/algorithm/container.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "api/defaults.h"
+#include "api/field_errors.h"
+#include "google/protobuf/descriptor.h"
+#include "google/protobuf/reflection.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/timestamp.pb.h"
+#include "proto/options.pb.h"
+#include "yaml-cpp/depthguard.h"
+#include "yaml-cpp/yaml.h"
+
+namespace jobset::api {
+namespace {
+
+using ::google::protobuf::Descriptor;
+using ::google::protobuf::FieldDescriptor;
+using ::google::protobuf::Message;
+using ::google::protobuf::Reflection;
+
+// Bounds on the work one document may cause: YAML aliases can make a small
+// input expand into a huge tree, and deep nesting exhausts the stack.
+constexpr int64_t kMaxNodes = 2'000'000;
+constexpr int kMaxDepth = 100;
+
+// yaml-cpp tags plain (unquoted) scalars "?"; quoted ones "!".
+bool IsPlain(const YAML::Node& node) { return node.Tag() == "?"; }
+
+bool IsNullScalar(absl::string_view s) {
+  return s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL";
+}
+
+// YAML 1.1 booleans, as Kubernetes' YAML decoder reads them.
+bool ParseBool(absl::string_view s, bool* out) {
+  for (absl::string_view t :
+       {"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON"}) {
+    if (s == t) return *out = true;
+  }
+  for (absl::string_view f :
+       {"false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF"}) {
+    if (s == f) {
+      *out = false;
+      return true;
+    }
+  }
+  return false;
+}
+
+// A YAML 1.2 core-schema number:
+// [-+]?(digits[.digits]|.digits)([eE][-+]?digits)?, 0x/0o integers, or
+// .inf/.nan.
+bool LooksNumeric(absl::string_view s) {
+  if (absl::StartsWith(s, "0x") || absl::StartsWith(s, "0o")) {
+    return s.size() > 2;
+  }
+  if (!s.empty() && (s[0] == '-' || s[0] == '+')) s.remove_prefix(1);
+  for (absl::string_view special :
+       {".inf", ".Inf", ".INF", ".nan", ".NaN", ".NAN"}) {
+    if (s == special) return true;
+  }
+  size_t i = 0;
+  auto digits = [&] {
+    const size_t start = i;
+    while (i < s.size() && absl::ascii_isdigit(s[i])) ++i;
+    return i - start;
+  };
+  size_t mantissa_digits = digits();
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    mantissa_digits += digits();
+  }
+  if (mantissa_digits == 0) return false;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+    if (digits() == 0) return false;
+  }
+  return i == s.size();
+}
+
+// A plain scalar that YAML reads as something other than a string.
+std::string NonStringKind(absl::string_view s) {
+  bool b;
+  if (IsNullScalar(s)) return "null";
+  if (ParseBool(s, &b)) return "a boolean";
+  if (LooksNumeric(s)) return "a number";
+  return "";
+}
+
+std::string NodeKind(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Map:
+      return "an object";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Scalar:
+      return "a scalar";
+    default:
+      return "null";
+  }
+}
+
+// Edit distance, for "did you mean" hints on misspelled field names.
+int EditDistance(absl::string_view a, absl::string_view b) {
+  std::vector<int> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = static_cast<int>(j);
+  for (size_t i = 1; i <= a.size(); ++i) {
+    int diagonal = row[0];
+    row[0] = static_cast<int>(i);
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const int substitution =
+          diagonal +
+          (absl::ascii_tolower(a[i - 1]) == absl::ascii_tolower(b[j - 1]) ? 0
+                                                                          : 1);
+      diagonal = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, substitution});
+    }
+  }
+  return row[b.size()];
+}
+
+// Converts a yaml-cpp node tree into a protobuf message by reflection, using
+// the JSON names of the fields, and records every problem with its path.
+class Converter {
+ public:
+  Converter(FieldErrors* errors, std::vector<std::string>* warnings)
+      : errors_(errors), warnings_(warnings) {}
+
+  // Fills `message` from the mapping `node`.
+  void ToMessage(const YAML::Node& node, const std::string& path,
+                 Message* message, int depth) {
+    if (!Enter(path, depth)) return;
+    const Descriptor* descriptor = message->GetDescriptor();
+    if (descriptor->full_name() == "google.protobuf.Timestamp") {
+      ToTimestamp(node, path, message);
+      return;
+    }
+    if (descriptor->full_name() == "google.protobuf.Struct") {
+      ToStruct(node, path, message, depth);
+      return;
+    }
+    if (!node.IsMap()) {
+      errors_->Add(path,
+                   absl::StrCat("expected an object, got ", Describe(node)));
+      return;
+    }
+    std::set<std::string> seen;
+    for (const auto& entry : node) {
+      if (!entry.first.IsScalar()) {
+        errors_->Add(path, "object keys must be strings");
+        continue;
+      }
+      const std::string key = entry.first.Scalar();
+      const std::string field_path = Child(path, key);
+      if (!seen.insert(key).second) {
+        errors_->Add(field_path, "duplicate field");
+        continue;
+      }
+      const FieldDescriptor* field = FindField(descriptor, key);
+      if (field == nullptr) {
+        if (IsIgnored(descriptor, key)) {
+          if (warnings_ != nullptr) {
+            warnings_->push_back(
+                absl::StrCat(field_path, ": ignored by jobsetd"));
+          }
+        } else {
+          errors_->Add(field_path, UnknownFieldMessage(descriptor, key));
+        }
+        continue;
+      }
+      if (entry.second.IsNull()) continue;  // `field:` or `field: null`
+      ToField(entry.second, field_path, message, field, depth + 1);
+    }
+  }
+
+ private:
+  bool Enter(const std::string& path, int depth) {
+    if (++nodes_ > kMaxNodes) {
+      if (!too_big_) errors_->Add(path, "document has too many nodes");
+      too_big_ = true;
+      return false;
+    }
+    if (depth > kMaxDepth) {
+      errors_->Add(
+          path, absl::StrCat("nested more than ", kMaxDepth, " levels deep"));
+      return false;
+    }
+    return true;
+  }
+
+  static std::string Describe(const YAML::Node& node) {
+    if (node.IsScalar()) return absl::StrCat("\"", node.Scalar(), "\"");
+    return NodeKind(node);
+  }
+
+  static const FieldDescriptor* FindField(const Descriptor* descriptor,
+                                          absl::string_view json_name) {
+    for (int i = 0; i < descriptor->field_count(); ++i) {
+      if (descriptor->field(i)->json_name() == json_name) {
+        return descriptor->field(i);
+      }
+    }
+    return nullptr;
+  }
+
+  static bool IsIgnored(const Descriptor* descriptor, absl::string_view key) {
+    const auto& options = descriptor->options();
+    for (int i = 0; i < options.ExtensionSize(ignored_field); ++i) {
+      if (options.GetExtension(ignored_field, i) == key) return true;
+    }
+    return false;
+  }
+
+  static std::string UnknownFieldMessage(const Descriptor* descriptor,
+                                         absl::string_view key) {
+    std::string best;
+    int best_distance = 3;  // Suggest only close matches.
+    for (int i = 0; i < descriptor->field_count(); ++i) {
+      const std::string& name = descriptor->field(i)->json_name();
+      const int d = EditDistance(key, name);
+      if (d < best_distance) {
+        best_distance = d;
+        best = name;
+      }
+    }
+    if (best.empty()) return "unknown field";
+    return absl::StrCat("unknown field (did you mean \"", best, "\"?)");
+  }
+
+  void ToField(const YAML::Node& node, const std::string& path,
+               Message* message, const FieldDescriptor* field, int depth) {
+    const Reflection* reflection = message->GetReflection();
+    if (field->is_map()) {
+      if (!node.IsMap()) {
+        errors_->Add(path,
+                     absl::StrCat("expected an object, got ", Describe(node)));
+        return;
+      }
+      const FieldDescriptor* value_field =
+          field->message_type()->FindFieldByName("value");
+      const bool numbers_allowed =
+          field->options().GetExtension(::jobset::api::int_or_string);
+      std::set<std::string> seen;
+      for (const auto& entry : node) {
+        if (!entry.first.IsScalar()) {
+          errors_->Add(path, "object keys must be strings");
+          continue;
+        }
+        const std::string key = entry.first.Scalar();
+        const std::string entry_path = Key(path, key);
+        if (!Enter(entry_path, depth)) return;
+        if (!seen.insert(key).second) {
+          errors_->Add(entry_path, "duplicate key");
+          continue;
+        }
+        Message* map_entry = reflection->AddMessage(message, field);
+        const Reflection* entry_reflection = map_entry->GetReflection();
+        entry_reflection->SetString(
+            map_entry, map_entry->GetDescriptor()->FindFieldByName("key"), key);
+        StoreValue(entry.second, entry_path, map_entry, value_field,
+                   numbers_allowed, depth + 1);
+      }
+      return;
+    }
+    if (field->is_repeated()) {
+      if (!node.IsSequence()) {
+        errors_->Add(path,
+                     absl::StrCat("expected a list, got ", Describe(node)));
+        return;
+      }
+      for (size_t i = 0; i < node.size(); ++i) {
+        const std::string item_path = Index(path, static_cast<int64_t>(i));
+        if (node[i].IsNull()) {
+          errors_->Add(item_path, "list items must not be null");
+          continue;
+        }
+        StoreValue(node[i], item_path, message, field,
+                   field->options().GetExtension(int_or_string), depth + 1);
+      }
+      return;
+    }
+    StoreValue(node, path, message, field,
+               field->options().GetExtension(int_or_string), depth);
+  }
+
+  // Reads a scalar for a string field. Numbers are accepted for
+  // int-or-string fields; otherwise a plain scalar that YAML reads as a
+  // number, boolean or null is an error, as in Kubernetes.
+  bool ReadString(const YAML::Node& node, const std::string& path,
+                  bool int_or_string, std::string* out) {
+    if (!node.IsScalar()) {
+      errors_->Add(path,
+                   absl::StrCat("expected a string, got ", NodeKind(node)));
+      return false;
+    }
+    const std::string& s = node.Scalar();
+    if (IsPlain(node)) {
+      const std::string kind = NonStringKind(s);
+      if (!kind.empty() && !(int_or_string && kind == "a number")) {
+        errors_->Invalid(path, s,
+                         absl::StrCat("expected a string, got ", kind,
+                                      " (quote the value)"));
+        return false;
+      }
+    }
+    *out = s;
+    return true;
+  }
+
+  // Reads a plain decimal integer within [min, max]. 64-bit integers may
+  // also be quoted, as protobuf's JSON mapping writes them.
+  bool ReadInt(const YAML::Node& node, const std::string& path, int64_t min,
+               int64_t max, int64_t* out) {
+    const bool quoted_ok = max > std::numeric_limits<int32_t>::max();
+    if (!node.IsScalar() || !(IsPlain(node) || quoted_ok)) {
+      errors_->Add(path,
+                   absl::StrCat("expected an integer, got ", Describe(node)));
+      return false;
+    }
+    const std::string& s = node.Scalar();
+    const bool digits_only =
+        !s.empty() &&
+        s.find_first_not_of("0123456789", s[0] == '-' || s[0] == '+') ==
+            std::string::npos &&
+        s.size() > static_cast<size_t>(s[0] == '-' || s[0] == '+');
+    int64_t v = 0;
+    if (!digits_only) {
+      errors_->Invalid(path, s, "expected an integer");
+      return false;
+    }
+    if (!absl::SimpleAtoi(s, &v) || v < min || v > max) {
+      errors_->Invalid(
+          path, s,
+          absl::StrCat("out of range: must be between ", min, " and ", max));
+      return false;
+    }
+    *out = v;
+    return true;
+  }
+
+  bool ReadBool(const YAML::Node& node, const std::string& path, bool* out) {
+    if (node.IsScalar() && IsPlain(node) && ParseBool(node.Scalar(), out)) {
+      return true;
+    }
+    errors_->Add(path, absl::StrCat("expected a boolean (true or false), got ",
+                                    Describe(node)));
+    return false;
+  }
+
+  // Reads one value of `field`'s type from `node` and sets it, or appends it
+  // when the field is repeated.
+  void StoreValue(const YAML::Node& node, const std::string& path,
+                  Message* message, const FieldDescriptor* field,
+                  bool int_or_string, int depth) {
+    const Reflection* r = message->GetReflection();
+    const bool add = field->is_repeated();
+    int64_t i = 0;
+    switch (field->cpp_type()) {
+      case FieldDescriptor::CPPTYPE_STRING: {
+        std::string s;
+        if (!ReadString(node, path, int_or_string, &s)) return;
+        add ? r->AddString(message, field, std::move(s))
+            : r->SetString(message, field, std::move(s));
+        return;
+      }
+      case FieldDescriptor::CPPTYPE_INT32:
+        if (!ReadInt(node, path, std::numeric_limits<int32_t>::min(),
+                     std::numeric_limits<int32_t>::max(), &i)) {
+          return;
+        }
+        add ? r->AddInt32(message, field, static_cast<int32_t>(i))
+            : r->SetInt32(message, field, static_cast<int32_t>(i));
+        return;
+      case FieldDescriptor::CPPTYPE_INT64:
+        if (!ReadInt(node, path, std::numeric_limits<int64_t>::min(),
+                     std::numeric_limits<int64_t>::max(), &i)) {
+          return;
+        }
+        add ? r->AddInt64(message, field, i) : r->SetInt64(message, field, i);
+        return;
+      case FieldDescriptor::CPPTYPE_BOOL: {
+        bool b = false;
+        if (!ReadBool(node, path, &b)) return;
+        add ? r->AddBool(message, field, b) : r->SetBool(message, field, b);
+        return;
+      }
+      case FieldDescriptor::CPPTYPE_MESSAGE:
+        ToMessage(node, path,
+                  add ? r->AddMessage(message, field)
+                      : r->MutableMessage(message, field),
+                  depth);
+        return;
+      default:
+        // The API uses only the types above; proto/README.md says so.
+        errors_->Add(path, "field type not supported by the manifest loader");
+        return;
+    }
+  }
+
+  void ToTimestamp(const YAML::Node& node, const std::string& path,
+                   Message* message) {
+    std::string text;
+    if (!ReadString(node, path, false, &text)) return;
+    absl::Time t;
+    std::string error;
+    if (!absl::ParseTime(absl::RFC3339_full, text, &t, &error)) {
+      errors_->Invalid(path, text,
+                       "expected an RFC 3339 time such as "
+                       "2026-01-02T15:04:05Z");
+      return;
+    }
+    auto* ts = static_cast<google::protobuf::Timestamp*>(message);
+    const int64_t seconds = absl::ToUnixSeconds(t);
+    ts->set_seconds(seconds);
+    ts->set_nanos(static_cast<int32_t>(
+        absl::ToInt64Nanoseconds(t - absl::FromUnixSeconds(seconds))));
+  }
+
+  // Opaque objects (google.protobuf.Struct) keep whatever the manifest says.
+  void ToStruct(const YAML::Node& node, const std::string& path,
+                Message* message, int depth) {
+    if (!node.IsMap()) {
+      errors_->Add(path,
+                   absl::StrCat("expected an object, got ", Describe(node)));
+      return;
+    }
+    auto* fields =
+        static_cast<google::protobuf::Struct*>(message)->mutable_fields();
+    for (const auto& entry : node) {
+      if (!entry.first.IsScalar()) {
+        errors_->Add(path, "object keys must be strings");
+        continue;
+      }
+      const std::string key = entry.first.Scalar();
+      ToValue(entry.second, Child(path, key), &(*fields)[key], depth + 1);
+    }
+  }
+
+  void ToValue(const YAML::Node& node, const std::string& path,
+               google::protobuf::Value* value, int depth) {
+    if (!Enter(path, depth)) return;
+    if (node.IsMap()) {
+      ToStruct(node, path, value->mutable_struct_value(), depth);
+    } else if (node.IsSequence()) {
+      auto* list = value->mutable_list_value();
+      for (size_t i = 0; i < node.size(); ++i) {
+        ToValue(node[i], Index(path, static_cast<int64_t>(i)),
+                list->add_values(), depth + 1);
+      }
+    } else if (node.IsScalar()) {
+      const std::string& s = node.Scalar();
+      bool b = false;
+      double d = 0;
+      if (IsPlain(node) && IsNullScalar(s)) {
+        value->set_null_value(google::protobuf::NULL_VALUE);
+      } else if (IsPlain(node) && ParseBool(s, &b)) {
+        value->set_bool_value(b);
+      } else if (IsPlain(node) && LooksNumeric(s) && absl::SimpleAtod(s, &d)) {
+        value->set_number_value(d);
+      } else {
+        value->set_string_value(s);
+      }
+    } else {
+      value->set_null_value(google::protobuf::NULL_VALUE);
+    }
+  }
+
+  FieldErrors* errors_;
+  std::vector<std::string>* warnings_;
+  int64_t nodes_ = 0;
+  bool too_big_ = false;
+};
+
+absl::Status CheckSize(absl::string_view text) {
+  if (text.size() > kMaxManifestBytes) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("manifest is ", text.size(), " bytes, over the limit of ",
+                     kMaxManifestBytes, " bytes (1.5 MiB)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<YAML::Node>> ParseYaml(absl::string_view text) {
+  try {
+    return YAML::LoadAll(std::string(text));
+  } catch (const YAML::DeepRecursion& e) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "manifest is nested too deeply at line ", e.mark.line + 1));
+  } catch (const YAML::ParserException& e) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "manifest is not valid YAML or JSON: line ", e.mark.line + 1,
+        ", column ", e.mark.column + 1, ": ", e.msg));
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("manifest is not valid YAML or JSON: ", e.what()));
+  }
+}
+
+absl::Status ConvertDocument(const YAML::Node& node, absl::string_view what,
+                             Message* message,
+                             std::vector<std::string>* warnings) {
+  FieldErrors errors;
+  Converter(&errors, warnings).ToMessage(node, "", message, 0);
+  if (errors.empty()) return absl::OkStatus();
+  const bool too_big = absl::c_any_of(errors.errors(), [](const FieldError& e) {
+    return absl::StrContains(e.message, "too many nodes") ||
+           absl::StrContains(e.message, "levels deep");
+  });
+  absl::Status status = errors.ToStatus(what);
+  return too_big ? absl::ResourceExhaustedError(status.message()) : status;
+}
+
+}  // namespace
+
+absl::Status ParseManifestDocument(absl::string_view text, Message* message,
+                                   std::vector<std::string>* warnings) {
+  if (absl::Status s = CheckSize(text); !s.ok()) return s;
+  absl::StatusOr<std::vector<YAML::Node>> docs = ParseYaml(text);
+  if (!docs.ok()) return docs.status();
+  std::vector<YAML::Node> non_empty;
+  for (const YAML::Node& doc : *docs) {
+    if (!doc.IsNull()) non_empty.push_back(doc);
+  }
+  if (non_empty.size() != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("expected exactly one document, got ", non_empty.size()));
+  }
+  return ConvertDocument(non_empty[0], "document", message, warnings);
+}
+
+absl::StatusOr<std::vector<ManifestObject>> LoadManifest(
+    absl::string_view text) {
+  if (absl::Status s = CheckSize(text); !s.ok()) return s;
+  absl::StatusOr<std::vector<YAML::Node>> docs = ParseYaml(text);
+  if (!docs.ok()) return docs.status();
+  std::vector<ManifestObject> objects;
+  for (size_t i = 0; i < docs->size(); ++i) {
+    const YAML::Node& doc = (*docs)[i];
+    if (doc.IsNull()) continue;
+    const std::string what = absl::StrCat("manifest document ", i + 1);
+    ManifestObject object;
+    object.document = static_cast<int>(i + 1);
+    absl::Status s =
+        ConvertDocument(doc, what, &object.jobset, &object.warnings);
+    if (!s.ok()) return s;
+    FieldErrors type_errors;
+    if (object.jobset.kind() != kKind) {
+      type_errors.NotSupported("kind", object.jobset.kind(), {kKind});
+    }
+    if (object.jobset.api_version() != kApiVersion) {
+      type_errors.NotSupported("apiVersion", object.jobset.api_version(),
+                               {kApiVersion});
+    }
+    if (absl::Status s = type_errors.ToStatus(what); !s.ok()) return s;
+    objects.push_back(std::move(object));
+  }
+  return objects;
+}
+
+}  // namespace jobset::api
