@@ -16,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/types/span.h"
+#include "api/metadata_validation.h"
 #include "api/names.h"
 #include "api/quantity.h"
 
@@ -31,13 +32,11 @@ namespace jobset::api {
 namespace {
 
 using ::google::protobuf::RepeatedPtrField;
-using StringMap = ::google::protobuf::Map<std::string, std::string>;
 
 constexpr int64_t kMaxParallelismForIndexedJob = 100000;
 constexpr int kMaxPodFailurePolicyRules = 20;
 constexpr int kMaxOnExitCodesValues = 255;
 constexpr int kMaxOnPodConditionsPatterns = 20;
-constexpr int64_t kTotalAnnotationSizeLimit = 256 * 1024;
 constexpr int kMaxPortNameLength = 15;
 
 constexpr absl::string_view kNonNegative = "must be greater than or equal to 0";
@@ -155,31 +154,6 @@ std::map<absl::string_view, absl::string_view> Sorted(const StringMap& map) {
 
 // ---------------------------------------------------------------------------
 // Metadata.
-
-// Checks label keys (qualified names) and values (label values).
-void ValidateLabels(const StringMap& labels, absl::string_view path,
-                    FieldErrors* errors) {
-  for (const auto& [key, value] : Sorted(labels)) {
-    const std::string key_path = Key(path, key);
-    AddInvalid(key_path, key, IsQualifiedName(key), errors);
-    AddInvalid(key_path, value, IsValidLabelValue(value), errors);
-  }
-}
-
-// Checks annotation keys (qualified names, case-insensitively) and the total
-// size Kubernetes allows.
-void ValidateAnnotations(const StringMap& annotations, absl::string_view path,
-                         FieldErrors* errors) {
-  int64_t total_size = 0;
-  for (const auto& [key, value] : Sorted(annotations)) {
-    AddInvalid(Key(path, key), key, IsQualifiedName(absl::AsciiStrToLower(key)),
-               errors);
-    total_size += key.size() + value.size();
-  }
-  if (total_size > kTotalAnnotationSizeLimit) {
-    errors->TooLong(path, kTotalAnnotationSizeLimit);
-  }
-}
 
 void ValidateObjectMeta(const ObjectMeta& meta, absl::string_view path,
                         FieldErrors* errors) {

@@ -15,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "api/metadata_validation.h"
 #include "api/names.h"
 #include "api/template_validation.h"
 #include "google/protobuf/map.h"
@@ -32,8 +33,6 @@ constexpr int kMaxManagedByLength = 63;
 constexpr int kMaxRuleNameLength = 128;
 // RestartJob keeps per-Job counters in lists of at most this many items.
 constexpr int kMaxReplicasForRestartJob = 1024;
-// Kubernetes' limit on the total size of an object's annotations.
-constexpr size_t kTotalAnnotationSizeLimit = 256 * 1024;
 // Kubernetes' generateName keeps at most this much of the prefix before
 // appending 5 random characters.
 constexpr size_t kMaxGenerateNamePrefix = 63 - 5;
@@ -107,17 +106,6 @@ void ValidateEnum(absl::string_view path, absl::string_view value,
   }
 }
 
-// Returns the keys of `map` in order, so that errors come out in a stable
-// order.
-std::vector<std::string> SortedKeys(
-    const google::protobuf::Map<std::string, std::string>& map) {
-  std::vector<std::string> keys;
-  keys.reserve(map.size());
-  for (const auto& entry : map) keys.push_back(entry.first);
-  std::sort(keys.begin(), keys.end());
-  return keys;
-}
-
 // Returns the name that the JobSet's children will be named after: the name,
 // or for generateName the name Kubernetes would generate (the prefix cut to
 // 58 characters plus 5 random ones, here a fixed stand-in).
@@ -127,40 +115,6 @@ std::string NameForValidation(const ObjectMeta& meta) {
   return absl::StrCat(
       absl::string_view(meta.generate_name()).substr(0, kMaxGenerateNamePrefix),
       "abcde");
-}
-
-// Validates label keys and values, as ValidateLabels in
-// k8s.io/apimachinery/pkg/apis/meta/v1/validation.
-void ValidateLabels(
-    const google::protobuf::Map<std::string, std::string>& labels,
-    absl::string_view path, FieldErrors* errors) {
-  for (const std::string& key : SortedKeys(labels)) {
-    for (const std::string& error : IsQualifiedName(key)) {
-      errors->Invalid(path, key, error);
-    }
-    const std::string& value = labels.at(key);
-    for (const std::string& error : IsValidLabelValue(value)) {
-      errors->Invalid(path, value, error);
-    }
-  }
-}
-
-// Validates annotation keys (qualified names, case-insensitively) and their
-// total size, as ValidateAnnotations in k8s.io/apimachinery.
-void ValidateAnnotations(
-    const google::protobuf::Map<std::string, std::string>& annotations,
-    absl::string_view path, FieldErrors* errors) {
-  size_t total_size = 0;
-  for (const std::string& key : SortedKeys(annotations)) {
-    for (const std::string& error :
-         IsQualifiedName(absl::AsciiStrToLower(key))) {
-      errors->Invalid(path, key, error);
-    }
-    total_size += key.size() + annotations.at(key).size();
-  }
-  if (total_size > kTotalAnnotationSizeLimit) {
-    errors->TooLong(path, kTotalAnnotationSizeLimit);
-  }
 }
 
 // Validates a namespaced object's metadata on create, as ValidateObjectMeta.

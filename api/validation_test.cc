@@ -122,14 +122,16 @@ std::vector<CreateCase> CreateCases() {
       {"NamespaceInvalid", Defaulted(Standard().Namespace("Team_A")),
        "metadata.namespace: Invalid value: \"Team_A\""},
       {"LabelKeyInvalid", Defaulted(Standard().Label("bad key", "v")),
-       "metadata.labels: Invalid value: \"bad key\": name part must consist"},
+       "metadata.labels[bad key]: Invalid value: \"bad key\": name part must "
+       "consist"},
       {"LabelValueInvalid", Defaulted(Standard().Label("team", "-a")),
-       "metadata.labels: Invalid value: \"-a\": a valid label must be"},
+       "metadata.labels[team]: Invalid value: \"-a\": a valid label must be"},
       {"LabelsValid",
        Defaulted(Standard().Label("example.com/team", "ml").Label("tier", "")),
        ""},
       {"AnnotationKeyInvalid", Defaulted(Standard().Annotation("a/b/c", "v")),
-       "metadata.annotations: Invalid value: \"a/b/c\": a qualified name"},
+       "metadata.annotations[a/b/c]: Invalid value: \"a/b/c\": a qualified "
+       "name"},
       {"AnnotationKeyUppercaseValid",
        Defaulted(Standard().Annotation("Example.com/Note", "anything at all")),
        ""},
@@ -743,7 +745,7 @@ std::vector<UpdateCase> UpdateCases() {
                [](JobSet* js) {
                  (*js->mutable_metadata()->mutable_labels())["team"] = "-x";
                }),
-       "metadata.labels: Invalid value: \"-x\""},
+       "metadata.labels[team]: Invalid value: \"-x\""},
       {"NegativeTtl", running,
        Changed(running,
                [](JobSet* js) {
