@@ -153,6 +153,29 @@ class Converter {
       ToStruct(node, path, message, depth);
       return;
     }
+    ForEachEntry(node, path, Child, "field",
+                 [&](const std::string& key, const std::string& field_path,
+                     const YAML::Node& value) {
+                   const FieldDescriptor* field = FindField(descriptor, key);
+                   if (field == nullptr) {
+                     UnknownField(descriptor, key, field_path);
+                   } else if (!value.IsNull()) {  // `field:` means unset
+                     ToField(value, field_path, message, field, depth + 1);
+                   }
+                   return true;
+                 });
+  }
+
+ private:
+  // Calls `visit(key, entry_path, value)` for each entry of the mapping
+  // `node`, where entry_path = make_path(path, key), until it returns false.
+  // Reports a node that is not a mapping, keys that are not strings, and
+  // duplicates ("duplicate <noun>").
+  template <typename Visit>
+  void ForEachEntry(const YAML::Node& node, const std::string& path,
+                    std::string (*make_path)(absl::string_view,
+                                             absl::string_view),
+                    absl::string_view noun, Visit visit) {
     if (!node.IsMap()) {
       errors_->Add(path,
                    absl::StrCat("expected an object, got ", Describe(node)));
@@ -165,29 +188,26 @@ class Converter {
         continue;
       }
       const std::string key = entry.first.Scalar();
-      const std::string field_path = Child(path, key);
+      const std::string entry_path = make_path(path, key);
       if (!seen.insert(key).second) {
-        errors_->Add(field_path, "duplicate field");
+        errors_->Add(entry_path, absl::StrCat("duplicate ", noun));
         continue;
       }
-      const FieldDescriptor* field = FindField(descriptor, key);
-      if (field == nullptr) {
-        if (IsIgnored(descriptor, key)) {
-          if (warnings_ != nullptr) {
-            warnings_->push_back(
-                absl::StrCat(field_path, ": ignored by jobsetd"));
-          }
-        } else {
-          errors_->Add(field_path, UnknownFieldMessage(descriptor, key));
-        }
-        continue;
-      }
-      if (entry.second.IsNull()) continue;  // `field:` or `field: null`
-      ToField(entry.second, field_path, message, field, depth + 1);
+      if (!visit(key, entry_path, entry.second)) return;
     }
   }
 
- private:
+  // Reports a field the message does not declare: a warning when Kubernetes
+  // has it and jobsetd ignores it, an error otherwise.
+  void UnknownField(const Descriptor* descriptor, const std::string& key,
+                    const std::string& path) {
+    if (!IsIgnored(descriptor, key)) {
+      errors_->Add(path, UnknownFieldMessage(descriptor, key));
+    } else if (warnings_ != nullptr) {
+      warnings_->push_back(absl::StrCat(path, ": ignored by jobsetd"));
+    }
+  }
+
   bool Enter(const std::string& path, int depth) {
     if (++nodes_ > kMaxNodes) {
       if (!too_big_) errors_->Add(path, "document has too many nodes");
@@ -245,35 +265,21 @@ class Converter {
                Message* message, const FieldDescriptor* field, int depth) {
     const Reflection* reflection = message->GetReflection();
     if (field->is_map()) {
-      if (!node.IsMap()) {
-        errors_->Add(path,
-                     absl::StrCat("expected an object, got ", Describe(node)));
-        return;
-      }
-      const FieldDescriptor* value_field =
-          field->message_type()->FindFieldByName("value");
+      const Descriptor* entry_type = field->message_type();
       const bool numbers_allowed =
           field->options().GetExtension(::jobset::api::int_or_string);
-      std::set<std::string> seen;
-      for (const auto& entry : node) {
-        if (!entry.first.IsScalar()) {
-          errors_->Add(path, "object keys must be strings");
-          continue;
-        }
-        const std::string key = entry.first.Scalar();
-        const std::string entry_path = Key(path, key);
-        if (!Enter(entry_path, depth)) return;
-        if (!seen.insert(key).second) {
-          errors_->Add(entry_path, "duplicate key");
-          continue;
-        }
-        Message* map_entry = reflection->AddMessage(message, field);
-        const Reflection* entry_reflection = map_entry->GetReflection();
-        entry_reflection->SetString(
-            map_entry, map_entry->GetDescriptor()->FindFieldByName("key"), key);
-        StoreValue(entry.second, entry_path, map_entry, value_field,
-                   numbers_allowed, depth + 1);
-      }
+      ForEachEntry(node, path, Key, "key",
+                   [&](const std::string& key, const std::string& entry_path,
+                       const YAML::Node& value) {
+                     if (!Enter(entry_path, depth)) return false;
+                     Message* entry = reflection->AddMessage(message, field);
+                     entry->GetReflection()->SetString(
+                         entry, entry_type->FindFieldByName("key"), key);
+                     StoreValue(value, entry_path, entry,
+                                entry_type->FindFieldByName("value"),
+                                numbers_allowed, depth + 1);
+                     return true;
+                   });
       return;
     }
     if (field->is_repeated()) {
@@ -433,21 +439,14 @@ class Converter {
   // Opaque objects (google.protobuf.Struct) keep whatever the manifest says.
   void ToStruct(const YAML::Node& node, const std::string& path,
                 Message* message, int depth) {
-    if (!node.IsMap()) {
-      errors_->Add(path,
-                   absl::StrCat("expected an object, got ", Describe(node)));
-      return;
-    }
     auto* fields =
         static_cast<google::protobuf::Struct*>(message)->mutable_fields();
-    for (const auto& entry : node) {
-      if (!entry.first.IsScalar()) {
-        errors_->Add(path, "object keys must be strings");
-        continue;
-      }
-      const std::string key = entry.first.Scalar();
-      ToValue(entry.second, Child(path, key), &(*fields)[key], depth + 1);
-    }
+    ForEachEntry(node, path, Child, "field",
+                 [&](const std::string& key, const std::string& entry_path,
+                     const YAML::Node& value) {
+                   ToValue(value, entry_path, &(*fields)[key], depth + 1);
+                   return true;
+                 });
   }
 
   void ToValue(const YAML::Node& node, const std::string& path,

@@ -316,6 +316,11 @@ INSTANTIATE_TEST_SUITE_P(
                 "spec.replicatedJobs[0]", "list items must not be null"},
         BadCase{"DuplicateField", "  suspend: true\n  suspend: false",
                 "spec.suspend", "duplicate field"},
+        BadCase{"DuplicateMapKey",
+                "  replicatedJobs: [{name: w, template: {metadata: {labels: "
+                "{a: x, a: y}}}}]",
+                "spec.replicatedJobs[0].template.metadata.labels[a]",
+                "duplicate key"},
         BadCase{"NumberLabelValue",
                 "  replicatedJobs: [{name: w, template: {metadata: {labels: "
                 "{a: 1}}}}]",
