@@ -1,0 +1,131 @@
+// jobsetd: the JobSet scheduler. Serves the gRPC API on --listen over a
+// RocksDB store in --data_dir until SIGTERM or SIGINT.
+#include <signal.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/time.h"
+#include "scheduler/server/server.h"
+#include "store/rocksdb_store.h"
+
+ABSL_FLAG(std::string, listen, "127.0.0.1:7070",
+          "HOST:PORT to serve the gRPC API on; port 0 picks a free port (the "
+          "address actually bound is printed once serving)");
+ABSL_FLAG(std::string, data_dir, "./jobsetd-data",
+          "Directory of the RocksDB store holding every JobSet; created if "
+          "missing. Only one jobsetd may use a directory at a time");
+ABSL_FLAG(bool, fsync, true,
+          "fsync every write before acknowledging it. --fsync=false is for "
+          "benchmarks only: a power loss (not a process crash) can then lose "
+          "acknowledged writes");
+ABSL_FLAG(int64_t, watch_history, 10'000,
+          "Store changes kept in memory for watches to resume from; a watch "
+          "resuming from an older resourceVersion is told to list again");
+ABSL_FLAG(std::string, feature_gates, "RestartJob=true",
+          "Comma-separated Name=true|false of upstream JobSet feature gates: "
+          "RestartJob, InPlaceRestart, ElasticJobSet");
+ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(5),
+          "On SIGTERM/SIGINT, how long in-flight calls may finish before they "
+          "are cancelled");
+
+namespace jobset {
+namespace {
+
+bool ParseFeatureGates(const std::string& text, api::Features* features,
+                       std::string* error) {
+  for (absl::string_view gate : absl::StrSplit(text, ',', absl::SkipEmpty())) {
+    std::vector<absl::string_view> kv = absl::StrSplit(gate, '=');
+    bool value = false;
+    if (kv.size() != 2 || !absl::SimpleAtob(kv[1], &value)) {
+      *error = absl::StrCat("--feature_gates: \"", gate,
+                            "\" is not Name=true or Name=false");
+      return false;
+    }
+    if (kv[0] == "RestartJob") {
+      features->restart_job = value;
+    } else if (kv[0] == "InPlaceRestart") {
+      features->in_place_restart = value;
+    } else if (kv[0] == "ElasticJobSet") {
+      features->elastic_jobset = value;
+    } else {
+      *error =
+          absl::StrCat("--feature_gates: unknown gate \"", kv[0],
+                       "\"; known: RestartJob, InPlaceRestart, ElasticJobSet");
+      return false;
+    }
+  }
+  return true;
+}
+
+int Main() {
+  scheduler::Server::Options options;
+  options.listen = absl::GetFlag(FLAGS_listen);
+  std::string error;
+  if (!ParseFeatureGates(absl::GetFlag(FLAGS_feature_gates), &options.features,
+                         &error)) {
+    std::fprintf(stderr, "jobsetd: %s\n", error.c_str());
+    return 2;
+  }
+  if (absl::GetFlag(FLAGS_watch_history) < 1) {
+    std::fprintf(stderr, "jobsetd: --watch_history must be at least 1\n");
+    return 2;
+  }
+
+  // Signals are taken by sigwait below; every thread inherits the mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  const std::string data_dir = absl::GetFlag(FLAGS_data_dir);
+  auto store =
+      store::RocksDbStore::Open({.path = data_dir,
+                                 .sync = absl::GetFlag(FLAGS_fsync),
+                                 .history_events = static_cast<size_t>(
+                                     absl::GetFlag(FLAGS_watch_history))});
+  if (!store.ok()) {
+    std::fprintf(stderr, "jobsetd: %s\n", store.status().ToString().c_str());
+    return 1;
+  }
+  auto server = scheduler::Server::Start(options, store->get());
+  if (!server.ok()) {
+    std::fprintf(stderr, "jobsetd: %s\n", server.status().ToString().c_str());
+    return 1;
+  }
+  std::printf("jobsetd serving on %s (data %s, revision %lld%s)\n",
+              (*server)->address().c_str(), data_dir.c_str(),
+              static_cast<long long>((*store)->CurrentRevision()),
+              absl::GetFlag(FLAGS_fsync) ? "" : ", fsync off");
+  std::fflush(stdout);
+
+  int signal = 0;
+  sigwait(&signals, &signal);
+  std::printf("jobsetd: %s, shutting down\n", strsignal(signal));
+  std::fflush(stdout);
+  (*server)->Shutdown(absl::Now() + absl::GetFlag(FLAGS_shutdown_grace));
+  server->reset();
+  store->reset();
+  std::printf("jobsetd: stopped\n");
+  return 0;
+}
+
+}  // namespace
+}  // namespace jobset
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "The JobSet scheduler: serves the JobSet gRPC API over a RocksDB store.\n"
+      "Usage: jobsetd [--listen=HOST:PORT] [--data_dir=DIR] [flags]");
+  absl::ParseCommandLine(argc, argv);
+  return jobset::Main();
+}

@@ -1,0 +1,98 @@
+#ifndef JOBSET_SCHEDULER_SERVER_JOBSET_API_H_
+#define JOBSET_SCHEDULER_SERVER_JOBSET_API_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "api/label_selector.h"
+#include "api/validation.h"
+#include "common/clock.h"
+#include "proto/jobset.pb.h"
+#include "proto/jobset_service.pb.h"
+#include "store/store.h"
+
+namespace jobset::scheduler {
+
+// The JobSet API's verbs over the Store, without gRPC: what JobSetService
+// calls after converting a request. Create and Update default and validate
+// with upstream's rules; every mutation is one Store commit (durable when it
+// returns); updates and deletes compare resourceVersions. The controller
+// (which owns status) learns of changes from the store's events. Thread-safe.
+class JobSetApi {
+ public:
+  // A JobSet's serialized size is limited as upstream's manifest size.
+  static constexpr size_t kMaxJobSetBytes = 1536 * 1024;
+  static constexpr int kMaxListLimit = 10'000;
+
+  JobSetApi(store::Store* store, Clock* clock, api::Features features);
+
+  struct CreateResult {
+    api::JobSet jobset;
+    bool created = false;  // False when an identical JobSet existed.
+  };
+  // Defaults, validates and stores `jobset` (nothing is stored when
+  // `dry_run`).
+  absl::StatusOr<CreateResult> Create(api::JobSet jobset, bool dry_run);
+
+  absl::StatusOr<api::JobSet> Get(absl::string_view ns, absl::string_view name);
+
+  absl::StatusOr<api::ListJobSetsResponse> List(
+      const api::ListJobSetsRequest& request);
+
+  // Replaces labels, annotations and spec of the stored JobSet; see
+  // JobSetService.UpdateJobSet.
+  absl::StatusOr<api::JobSet> Update(const api::JobSet& jobset, bool dry_run);
+
+  // Sets spec.suspend, retrying on conflicting writes.
+  absl::StatusOr<api::JobSet> SetSuspend(absl::string_view ns,
+                                         absl::string_view name, bool suspend);
+
+  absl::StatusOr<api::JobSet> Delete(absl::string_view ns,
+                                     absl::string_view name,
+                                     absl::string_view resource_version);
+
+  // A watch in progress: Start it, then call Next until the caller is done.
+  // Thread-compatible.
+  class Watch {
+   public:
+    // Returns the next events: on the first call after Start without a
+    // resourceVersion, the current JobSets as ADDED; then changes, waiting
+    // until `deadline` for some (an empty result means none arrived).
+    absl::StatusOr<std::vector<api::WatchEvent>> Next(absl::Time deadline);
+
+   private:
+    friend class JobSetApi;
+    Watch(store::Store* store, std::string prefix, api::LabelSelector selector)
+        : store_(store),
+          prefix_(std::move(prefix)),
+          selector_(std::move(selector)) {}
+
+    store::Store* store_;
+    std::string prefix_;
+    api::LabelSelector selector_;
+    int64_t revision_ = 0;
+    std::vector<api::WatchEvent> initial_;
+  };
+  absl::StatusOr<Watch> StartWatch(const api::WatchJobSetsRequest& request);
+
+ private:
+  // Reads the JobSet at `key` with its resourceVersion; kNotFound naming it.
+  absl::StatusOr<std::pair<api::JobSet, int64_t>> Read(absl::string_view ns,
+                                                       absl::string_view name);
+
+  store::Store* const store_;
+  Clock* const clock_;
+  const api::Features features_;
+};
+
+// Decodes a stored JobSet and stamps its resourceVersion: kDataLoss naming
+// the key when the bytes are not a JobSet.
+absl::StatusOr<api::JobSet> DecodeJobSet(const store::KeyValue& kv);
+
+}  // namespace jobset::scheduler
+
+#endif  // JOBSET_SCHEDULER_SERVER_JOBSET_API_H_

@@ -1,0 +1,416 @@
+#include "scheduler/server/jobset_api.h"
+
+#include <atomic>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "api/jobset_builder.h"
+#include "common/clock.h"
+#include "common/status_matchers.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "gtest/gtest.h"
+#include "store/keys.h"
+#include "store/memory_store.h"
+
+namespace jobset::scheduler {
+namespace {
+
+using ::google::protobuf::util::MessageDifferencer;
+using ::jobset::api::JobSet;
+using ::jobset::api::testing::JobSetBuilder;
+using ::jobset::testing::IsOk;
+using ::jobset::testing::StatusIs;
+using ::testing::AllOf;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::SizeIs;
+
+class JobSetApiTest : public ::testing::Test {
+ protected:
+  JobSet MustCreate(const JobSet& jobset) {
+    auto result = api_.Create(jobset, /*dry_run=*/false);
+    EXPECT_THAT(result.status(), IsOk());
+    return result.ok() ? result->jobset : JobSet();
+  }
+
+  std::vector<std::string> Names(const api::ListJobSetsResponse& list) {
+    std::vector<std::string> names;
+    for (const JobSet& js : list.items()) {
+      names.push_back(
+          absl::StrCat(js.metadata().namespace_(), "/", js.metadata().name()));
+    }
+    return names;
+  }
+
+  store::MemoryStore store_{/*history_events=*/100};
+  FakeClock clock_;
+  JobSetApi api_{&store_, &clock_, {.restart_job = true}};
+};
+
+TEST_F(JobSetApiTest, CreateDefaultsAndStampsServerFields) {
+  JobSet js = JobSetBuilder("train").Replicated("workers", 2).Build();
+  js.mutable_metadata()->set_uid("client-chosen");
+  js.mutable_status()->set_restarts(7);
+  auto created = api_.Create(js, false);
+  ASSERT_THAT(created.status(), IsOk());
+  EXPECT_TRUE(created->created);
+  const api::ObjectMeta& meta = created->jobset.metadata();
+  EXPECT_EQ(meta.namespace_(), "default");
+  EXPECT_NE(meta.uid(), "client-chosen");
+  EXPECT_THAT(meta.uid(),
+              ::testing::MatchesRegex("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-["
+                                      "89ab][0-9a-f]{3}-[0-9a-f]{12}"));
+  EXPECT_EQ(meta.generation(), 1);
+  EXPECT_EQ(meta.creation_timestamp().seconds(),
+            absl::ToUnixSeconds(clock_.Now()));
+  EXPECT_EQ(meta.resource_version(), "1");
+  EXPECT_EQ(created->jobset.status().restarts(), 0);
+  // Defaults applied (upstream's webhook).
+  EXPECT_EQ(created->jobset.spec().success_policy().operator_(), "All");
+  EXPECT_EQ(created->jobset.spec().replicated_jobs(0).group_name(), "default");
+
+  auto got = api_.Get("", "train");
+  ASSERT_THAT(got.status(), IsOk());
+  EXPECT_TRUE(MessageDifferencer::Equals(*got, created->jobset));
+}
+
+TEST_F(JobSetApiTest, CreateIsIdempotentForTheSameSpec) {
+  JobSet js = JobSetBuilder("train").Replicated("workers", 2).Build();
+  JobSet first = MustCreate(js);
+  auto again = api_.Create(js, false);
+  ASSERT_THAT(again.status(), IsOk());
+  EXPECT_FALSE(again->created);
+  EXPECT_EQ(again->jobset.metadata().uid(), first.metadata().uid());
+  EXPECT_EQ(store_.CurrentRevision(), 1);
+
+  JobSet different = JobSetBuilder("train").Replicated("workers", 3).Build();
+  EXPECT_THAT(
+      api_.Create(different, false).status(),
+      StatusIs(absl::StatusCode::kAlreadyExists,
+               AllOf(HasSubstr("\"train\""), HasSubstr("different spec"))));
+}
+
+TEST_F(JobSetApiTest, CreateRejectsInvalidSpecsWithFieldPaths) {
+  JobSet js = JobSetBuilder("train").Replicated("workers", 2).Build();
+  js.mutable_spec()->mutable_replicated_jobs(0)->set_replicas(-1);
+  EXPECT_THAT(api_.Create(js, false).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("spec.replicatedJobs[0].replicas")));
+  JobSet bad_name = JobSetBuilder("Not_A_Name").Replicated("w", 1).Build();
+  EXPECT_THAT(
+      api_.Create(bad_name, false).status(),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("metadata.name")));
+  EXPECT_EQ(store_.CurrentRevision(), 0);
+}
+
+TEST_F(JobSetApiTest, CreateRefusesOversizedJobSets) {
+  JobSet js = JobSetBuilder("big").Replicated("w", 1).Build();
+  (*js.mutable_metadata()->mutable_annotations())["blob"] =
+      std::string(JobSetApi::kMaxJobSetBytes, 'x');
+  EXPECT_THAT(api_.Create(js, false).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("1572864"), HasSubstr("1.5 MiB"))));
+}
+
+TEST_F(JobSetApiTest, DryRunStoresNothing) {
+  auto result =
+      api_.Create(JobSetBuilder("x").Replicated("w", 1).Build(), true);
+  ASSERT_THAT(result.status(), IsOk());
+  EXPECT_EQ(result->jobset.spec().success_policy().operator_(), "All");
+  EXPECT_EQ(store_.CurrentRevision(), 0);
+}
+
+TEST_F(JobSetApiTest, GenerateNameAddsASuffix) {
+  JobSet js = JobSetBuilder("ignored").Replicated("w", 1).Build();
+  js.mutable_metadata()->clear_name();
+  js.mutable_metadata()->set_generate_name("run-");
+  JobSet a = MustCreate(js);
+  JobSet b = MustCreate(js);
+  EXPECT_THAT(a.metadata().name(), ::testing::MatchesRegex("run-[a-z0-9]{5}"));
+  EXPECT_NE(a.metadata().name(), b.metadata().name());
+}
+
+TEST_F(JobSetApiTest, GetNamesWhatIsMissingOrInvalid) {
+  EXPECT_THAT(api_.Get("default", "nope").status(),
+              StatusIs(absl::StatusCode::kNotFound,
+                       AllOf(HasSubstr("\"nope\""), HasSubstr("default"))));
+  EXPECT_THAT(api_.Get("a/b", "x").status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("metadata.namespace")));
+  EXPECT_THAT(
+      api_.Get("default", "").status(),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("metadata.name")));
+}
+
+TEST_F(JobSetApiTest, ListFiltersByNamespaceAndSelector) {
+  MustCreate(JobSetBuilder("a").Label("team", "ml").Replicated("w", 1).Build());
+  MustCreate(
+      JobSetBuilder("b").Label("team", "infra").Replicated("w", 1).Build());
+  MustCreate(JobSetBuilder("c")
+                 .Namespace("other")
+                 .Label("team", "ml")
+                 .Replicated("w", 1)
+                 .Build());
+
+  api::ListJobSetsRequest request;
+  auto list = api_.List(request);
+  ASSERT_THAT(list.status(), IsOk());
+  EXPECT_THAT(Names(*list), ElementsAre("default/a", "default/b"));
+  EXPECT_EQ(list->resource_version(), "3");
+  EXPECT_EQ(list->continue_(), "");
+
+  request.set_all_namespaces(true);
+  request.set_label_selector("team=ml");
+  EXPECT_THAT(Names(*api_.List(request)), ElementsAre("default/a", "other/c"));
+  request.set_label_selector("team notin (ml)");
+  EXPECT_THAT(Names(*api_.List(request)), ElementsAre("default/b"));
+  request.set_label_selector("team in (");
+  EXPECT_THAT(api_.List(request).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("label selector")));
+}
+
+TEST_F(JobSetApiTest, ListPagesWithAContinueToken) {
+  for (int i = 0; i < 7; ++i) {
+    MustCreate(JobSetBuilder(absl::StrCat("js-", i))
+                   .Label("parity", i % 2 == 0 ? "even" : "odd")
+                   .Replicated("w", 1)
+                   .Build());
+  }
+  api::ListJobSetsRequest request;
+  request.set_limit(2);
+  request.set_label_selector("parity=even");  // js-0, js-2, js-4, js-6.
+  std::vector<std::string> all;
+  int pages = 0;
+  do {
+    auto page = api_.List(request);
+    ASSERT_THAT(page.status(), IsOk());
+    EXPECT_LE(page->items_size(), 2);
+    for (const std::string& name : Names(*page)) all.push_back(name);
+    request.set_continue_(page->continue_());
+    ++pages;
+  } while (!request.continue_().empty() && pages < 10);
+  EXPECT_THAT(all, ElementsAre("default/js-0", "default/js-2", "default/js-4",
+                               "default/js-6"));
+  EXPECT_EQ(pages, 2);
+
+  request.set_continue_("garbage");
+  EXPECT_THAT(
+      api_.List(request).status(),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("continue")));
+  request.set_continue_("");
+  request.set_limit(JobSetApi::kMaxListLimit + 1);
+  EXPECT_THAT(api_.List(request).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("10000")));
+}
+
+TEST_F(JobSetApiTest, ContinueTokenOfAnotherNamespaceIsRefused) {
+  MustCreate(JobSetBuilder("a").Replicated("w", 1).Build());
+  MustCreate(JobSetBuilder("b").Replicated("w", 1).Build());
+  api::ListJobSetsRequest request;
+  request.set_limit(1);
+  auto page = api_.List(request);
+  ASSERT_THAT(page.status(), IsOk());
+  ASSERT_FALSE(page->continue_().empty());
+  request.set_namespace_("other");
+  request.set_continue_(page->continue_());
+  EXPECT_THAT(
+      api_.List(request).status(),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("continue")));
+}
+
+TEST_F(JobSetApiTest, UpdateComparesResourceVersions) {
+  JobSet created =
+      MustCreate(JobSetBuilder("train").Replicated("w", 1).Build());
+  JobSet change = created;
+  (*change.mutable_metadata()->mutable_labels())["owner"] = "alice";
+  auto updated = api_.Update(change, false);
+  ASSERT_THAT(updated.status(), IsOk());
+  EXPECT_EQ(updated->metadata().labels().at("owner"), "alice");
+  EXPECT_EQ(updated->metadata().generation(), 1);  // Metadata only.
+  EXPECT_NE(updated->metadata().resource_version(),
+            created.metadata().resource_version());
+
+  // `change` still carries the old resourceVersion.
+  (*change.mutable_metadata()->mutable_labels())["owner"] = "bob";
+  EXPECT_THAT(api_.Update(change, false).status(),
+              StatusIs(absl::StatusCode::kAborted,
+                       HasSubstr("the object has been modified")));
+  change.mutable_metadata()->set_resource_version("x1");
+  EXPECT_THAT(api_.Update(change, false).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("metadata.resourceVersion")));
+}
+
+TEST_F(JobSetApiTest, UpdateEnforcesUpstreamImmutability) {
+  JobSet created =
+      MustCreate(JobSetBuilder("train").Replicated("w", 1).Build());
+  JobSet change = created;
+  change.mutable_spec()->mutable_replicated_jobs(0)->set_replicas(5);
+  EXPECT_THAT(api_.Update(change, false).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("spec.replicatedJobs")));
+
+  change = created;
+  change.mutable_spec()->set_suspend(true);
+  auto suspended = api_.Update(change, false);
+  ASSERT_THAT(suspended.status(), IsOk());
+  EXPECT_EQ(suspended->metadata().generation(), 2);
+}
+
+TEST_F(JobSetApiTest, UpdateLeavesStatusToTheController) {
+  JobSet created =
+      MustCreate(JobSetBuilder("train").Replicated("w", 1).Build());
+  // The controller writes status directly to the store.
+  JobSet with_status = created;
+  with_status.mutable_status()->set_restarts(2);
+  with_status.mutable_metadata()->clear_resource_version();
+  ASSERT_THAT(
+      store_
+          .Commit(store::Batch().Put(store::keys::JobSetKey("default", "train"),
+                                     with_status.SerializeAsString()))
+          .status(),
+      IsOk());
+  JobSet change = *api_.Get("default", "train");
+  change.mutable_status()->set_restarts(0);
+  (*change.mutable_metadata()->mutable_annotations())["note"] = "x";
+  auto updated = api_.Update(change, false);
+  ASSERT_THAT(updated.status(), IsOk());
+  EXPECT_EQ(updated->status().restarts(), 2);
+}
+
+TEST_F(JobSetApiTest, ConcurrentReadModifyWriteLosesNoUpdate) {
+  MustCreate(JobSetBuilder("counter")
+                 .Annotation("count", "0")
+                 .Replicated("w", 1)
+                 .Build());
+  constexpr int kClients = 6;
+  constexpr int kIncrements = 25;
+  std::atomic<int> conflicts = 0;
+  std::vector<std::thread> clients;
+  for (int c = 0; c < kClients; ++c) {
+    clients.emplace_back([&] {
+      for (int done = 0; done < kIncrements;) {
+        auto js = api_.Get("default", "counter");
+        ASSERT_THAT(js.status(), IsOk());
+        int count;
+        ASSERT_TRUE(
+            absl::SimpleAtoi(js->metadata().annotations().at("count"), &count));
+        (*js->mutable_metadata()->mutable_annotations())["count"] =
+            absl::StrCat(count + 1);
+        auto updated = api_.Update(*js, false);
+        if (updated.ok()) {
+          ++done;
+        } else {
+          ASSERT_THAT(updated.status(), StatusIs(absl::StatusCode::kAborted));
+          ++conflicts;
+        }
+      }
+    });
+  }
+  for (std::thread& t : clients) t.join();
+  EXPECT_EQ(
+      api_.Get("default", "counter")->metadata().annotations().at("count"),
+      absl::StrCat(kClients * kIncrements));
+  ::testing::Test::RecordProperty("conflicts", conflicts.load());
+}
+
+TEST_F(JobSetApiTest, SuspendAndResume) {
+  MustCreate(JobSetBuilder("train").Replicated("w", 1).Build());
+  auto suspended = api_.SetSuspend("default", "train", true);
+  ASSERT_THAT(suspended.status(), IsOk());
+  EXPECT_TRUE(suspended->spec().suspend());
+  auto resumed = api_.SetSuspend("", "train", false);
+  ASSERT_THAT(resumed.status(), IsOk());
+  EXPECT_FALSE(resumed->spec().suspend());
+  EXPECT_EQ(resumed->metadata().generation(), 3);
+  EXPECT_THAT(api_.SetSuspend("default", "nope", true).status(),
+              StatusIs(absl::StatusCode::kNotFound));
+}
+
+TEST_F(JobSetApiTest, DeleteComparesResourceVersionAndReturnsTheLastState) {
+  JobSet created =
+      MustCreate(JobSetBuilder("train").Replicated("w", 1).Build());
+  EXPECT_THAT(api_.Delete("default", "train", "999").status(),
+              StatusIs(absl::StatusCode::kAborted));
+  auto deleted =
+      api_.Delete("default", "train", created.metadata().resource_version());
+  ASSERT_THAT(deleted.status(), IsOk());
+  EXPECT_EQ(deleted->metadata().uid(), created.metadata().uid());
+  EXPECT_THAT(api_.Get("default", "train").status(),
+              StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_THAT(api_.Delete("default", "train", "").status(),
+              StatusIs(absl::StatusCode::kNotFound));
+}
+
+TEST_F(JobSetApiTest, WatchListsThenStreamsChanges) {
+  MustCreate(JobSetBuilder("a").Replicated("w", 1).Build());
+  auto watch = api_.StartWatch(api::WatchJobSetsRequest());
+  ASSERT_THAT(watch.status(), IsOk());
+  auto events = watch->Next(absl::InfinitePast());
+  ASSERT_THAT(events.status(), IsOk());
+  ASSERT_THAT(*events, SizeIs(1));
+  EXPECT_EQ((*events)[0].type(), "ADDED");
+
+  MustCreate(JobSetBuilder("b").Replicated("w", 1).Build());
+  ASSERT_THAT(api_.SetSuspend("default", "a", true).status(), IsOk());
+  ASSERT_THAT(api_.Delete("default", "b", "").status(), IsOk());
+  MustCreate(JobSetBuilder("c").Namespace("other").Replicated("w", 1).Build());
+  events = watch->Next(absl::InfinitePast());
+  ASSERT_THAT(events.status(), IsOk());
+  std::vector<std::string> seen;
+  for (const api::WatchEvent& e : *events) {
+    seen.push_back(absl::StrCat(e.type(), " ", e.object().metadata().name(),
+                                " ", e.object().metadata().resource_version()));
+  }
+  EXPECT_THAT(seen, ElementsAre("ADDED b 2", "MODIFIED a 3", "DELETED b 4"));
+  events = watch->Next(absl::Now() + absl::Milliseconds(10));
+  ASSERT_THAT(events.status(), IsOk());
+  EXPECT_THAT(*events, IsEmpty());
+}
+
+TEST_F(JobSetApiTest, WatchResumesFromAResourceVersionOrSaysListAgain) {
+  MustCreate(JobSetBuilder("a").Label("team", "ml").Replicated("w", 1).Build());
+  MustCreate(JobSetBuilder("b").Replicated("w", 1).Build());
+  api::WatchJobSetsRequest request;
+  request.set_resource_version("1");
+  request.set_label_selector("team=ml");
+  auto watch = api_.StartWatch(request);
+  ASSERT_THAT(watch.status(), IsOk());
+  ASSERT_THAT(api_.SetSuspend("default", "a", true).status(), IsOk());
+  auto events = watch->Next(absl::InfinitePast());
+  ASSERT_THAT(events.status(), IsOk());
+  ASSERT_THAT(*events, SizeIs(1));  // b does not match the selector.
+  EXPECT_EQ((*events)[0].type(), "MODIFIED");
+
+  // The history holds 100 events; 150 more changes push revision 1 out.
+  for (int i = 0; i < 150; ++i) {
+    ASSERT_THAT(api_.SetSuspend("default", "b", i % 2 == 0).status(), IsOk());
+  }
+  auto stale = api_.StartWatch(request);
+  ASSERT_THAT(stale.status(), IsOk());
+  EXPECT_THAT(stale->Next(absl::InfinitePast()).status(),
+              StatusIs(absl::StatusCode::kOutOfRange, HasSubstr("list again")));
+}
+
+TEST_F(JobSetApiTest, CorruptStoredJobSetIsReportedNotServed) {
+  ASSERT_THAT(store_
+                  .Commit(store::Batch().Put(
+                      store::keys::JobSetKey("default", "bad"), "\xff\xff\xff"))
+                  .status(),
+              IsOk());
+  EXPECT_THAT(
+      api_.Get("default", "bad").status(),
+      StatusIs(absl::StatusCode::kDataLoss, HasSubstr("jobsets/default/bad")));
+  EXPECT_THAT(api_.List(api::ListJobSetsRequest()).status(),
+              StatusIs(absl::StatusCode::kDataLoss));
+}
+
+}  // namespace
+}  // namespace jobset::scheduler

@@ -1,0 +1,52 @@
+#ifndef JOBSET_SCHEDULER_SERVER_JOBSET_SERVICE_H_
+#define JOBSET_SCHEDULER_SERVER_JOBSET_SERVICE_H_
+
+#include <atomic>
+
+#include "proto/jobset_service.grpc.pb.h"
+#include "scheduler/server/jobset_api.h"
+
+namespace jobset::scheduler {
+
+// The gRPC JobSetService: each handler converts the request, calls JobSetApi
+// and converts the result back (absl::Status -> grpc::Status). Thread-safe.
+class JobSetServiceImpl final : public api::JobSetService::Service {
+ public:
+  explicit JobSetServiceImpl(JobSetApi* api) : api_(api) {}
+
+  // Ends open watches (they return OK) so that the server can drain.
+  void Shutdown() { shutting_down_ = true; }
+
+  grpc::Status CreateJobSet(grpc::ServerContext* context,
+                            const api::CreateJobSetRequest* request,
+                            api::CreateJobSetResponse* response) override;
+  grpc::Status GetJobSet(grpc::ServerContext* context,
+                         const api::GetJobSetRequest* request,
+                         api::JobSet* response) override;
+  grpc::Status ListJobSets(grpc::ServerContext* context,
+                           const api::ListJobSetsRequest* request,
+                           api::ListJobSetsResponse* response) override;
+  grpc::Status UpdateJobSet(grpc::ServerContext* context,
+                            const api::UpdateJobSetRequest* request,
+                            api::JobSet* response) override;
+  grpc::Status DeleteJobSet(grpc::ServerContext* context,
+                            const api::DeleteJobSetRequest* request,
+                            api::JobSet* response) override;
+  grpc::Status WatchJobSets(
+      grpc::ServerContext* context, const api::WatchJobSetsRequest* request,
+      grpc::ServerWriter<api::WatchEvent>* writer) override;
+  grpc::Status SuspendJobSet(grpc::ServerContext* context,
+                             const api::SuspendJobSetRequest* request,
+                             api::JobSet* response) override;
+  grpc::Status ResumeJobSet(grpc::ServerContext* context,
+                            const api::ResumeJobSetRequest* request,
+                            api::JobSet* response) override;
+
+ private:
+  JobSetApi* const api_;
+  std::atomic<bool> shutting_down_ = false;
+};
+
+}  // namespace jobset::scheduler
+
+#endif  // JOBSET_SCHEDULER_SERVER_JOBSET_SERVICE_H_

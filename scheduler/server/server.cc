@@ -1,0 +1,59 @@
+#include "scheduler/server/server.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/security/server_credentials.h"
+#include "grpcpp/server_builder.h"
+
+namespace jobset::scheduler {
+
+Server::Server(store::Store* store, const Options& options)
+    : api_(store, options.clock, options.features), service_(&api_) {}
+
+absl::StatusOr<std::unique_ptr<Server>> Server::Start(const Options& options,
+                                                      store::Store* store) {
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  auto server = absl::WrapUnique(new Server(store, options));
+
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(),
+                           &port);
+  builder.SetMaxReceiveMessageSize(kMaxRequestBytes);
+  // gRPC sets SO_REUSEPORT by default, which would let a second jobsetd
+  // silently share the port (and split the traffic) with the first.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  builder.RegisterService(&server->service_);
+  server->grpc_server_ = builder.BuildAndStart();
+  if (server->grpc_server_ == nullptr || port == 0) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on ", options.listen,
+                     " (is the address valid and the port free?)"));
+  }
+  absl::string_view host = options.listen;
+  host = host.substr(0, host.rfind(':'));
+  server->address_ = absl::StrCat(host, ":", port);
+  grpc::HealthCheckServiceInterface* health =
+      server->grpc_server_->GetHealthCheckService();
+  health->SetServingStatus(true);
+  health->SetServingStatus(api::JobSetService::service_full_name(), true);
+  return server;
+}
+
+void Server::Shutdown(absl::Time deadline) {
+  if (shut_down_ || grpc_server_ == nullptr) return;
+  shut_down_ = true;
+  grpc_server_->GetHealthCheckService()->SetServingStatus(false);
+  service_.Shutdown();
+  grpc_server_->Shutdown(absl::ToChronoTime(deadline));
+  grpc_server_->Wait();
+}
+
+Server::~Server() { Shutdown(absl::Now() + absl::Seconds(1)); }
+
+}  // namespace jobset::scheduler

@@ -1,0 +1,60 @@
+#ifndef JOBSET_SCHEDULER_SERVER_SERVER_H_
+#define JOBSET_SCHEDULER_SERVER_SERVER_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "api/validation.h"
+#include "common/clock.h"
+#include "grpcpp/server.h"
+#include "scheduler/server/jobset_api.h"
+#include "scheduler/server/jobset_service.h"
+#include "store/store.h"
+
+namespace jobset::scheduler {
+
+// jobsetd's front door, assembled: the store, the JobSet API over it, and a
+// gRPC server with JobSetService, the standard health service and server
+// reflection. The binary (jobsetd_main.cc) and in-process tests both start
+// one. Thread-safe.
+class Server {
+ public:
+  // gRPC refuses larger requests with RESOURCE_EXHAUSTED.
+  static constexpr int kMaxRequestBytes = 4 << 20;
+
+  struct Options {
+    std::string listen = "127.0.0.1:7070";  // HOST:PORT; port 0 picks one.
+    api::Features features = {.restart_job = true};
+    Clock* clock = RealClock::Get();
+  };
+
+  // Serves `store` (which must outlive the server) on options.listen.
+  // kUnavailable if the address cannot be bound.
+  static absl::StatusOr<std::unique_ptr<Server>> Start(const Options& options,
+                                                       store::Store* store);
+
+  // Stops serving: marks the health service NOT_SERVING, ends watches, lets
+  // in-flight calls finish until `deadline`, then cancels the rest.
+  // Idempotent.
+  void Shutdown(absl::Time deadline);
+
+  ~Server();
+
+  // The address serving, with the port actually bound ("127.0.0.1:43121").
+  const std::string& address() const { return address_; }
+
+ private:
+  Server(store::Store* store, const Options& options);
+
+  JobSetApi api_;
+  JobSetServiceImpl service_;
+  std::unique_ptr<grpc::Server> grpc_server_;
+  std::string address_;
+  bool shut_down_ = false;
+};
+
+}  // namespace jobset::scheduler
+
+#endif  // JOBSET_SCHEDULER_SERVER_SERVER_H_

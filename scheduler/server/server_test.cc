@@ -1,0 +1,252 @@
+// JobSetService over real gRPC, in process: the verbs, watch streaming,
+// limits, health and reflection, shutdown.
+#include "scheduler/server/server.h"
+
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "api/jobset_builder.h"
+#include "common/grpc_status.h"
+#include "common/status_matchers.h"
+#include "gmock/gmock.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/generic/generic_stub.h"
+#include "grpcpp/impl/codegen/client_unary_call.h"
+#include "grpcpp/impl/codegen/sync_stream.h"
+#include "grpcpp/security/credentials.h"
+#include "gtest/gtest.h"
+#include "proto/jobset_service.grpc.pb.h"
+#include "store/memory_store.h"
+
+namespace jobset::scheduler {
+namespace {
+
+using ::jobset::api::JobSet;
+using ::jobset::api::testing::JobSetBuilder;
+using ::jobset::testing::IsOk;
+using ::jobset::testing::StatusIs;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+std::string ToString(const grpc::ByteBuffer& buffer) {
+  std::vector<grpc::Slice> slices;
+  EXPECT_TRUE(buffer.Dump(&slices).ok());
+  std::string out;
+  for (const grpc::Slice& s : slices) {
+    out.append(reinterpret_cast<const char*>(s.begin()), s.size());
+  }
+  return out;
+}
+
+grpc::ByteBuffer FromString(const std::string& bytes) {
+  grpc::Slice slice(bytes);
+  return grpc::ByteBuffer(&slice, 1);
+}
+
+class ServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto server = Server::Start({.listen = "127.0.0.1:0"}, &store_);
+    ASSERT_THAT(server.status(), IsOk());
+    server_ = *std::move(server);
+    channel_ = grpc::CreateChannel(server_->address(),
+                                   grpc::InsecureChannelCredentials());
+    stub_ = api::JobSetService::NewStub(channel_);
+  }
+
+  absl::StatusOr<api::CreateJobSetResponse> Create(const JobSet& jobset) {
+    grpc::ClientContext context;
+    api::CreateJobSetRequest request;
+    *request.mutable_jobset() = jobset;
+    api::CreateJobSetResponse response;
+    grpc::Status status = stub_->CreateJobSet(&context, request, &response);
+    if (!status.ok()) return FromGrpcStatus(status);
+    return response;
+  }
+
+  // Calls a unary method by name with raw protobuf bytes.
+  absl::StatusOr<std::string> RawUnary(const std::string& method,
+                                       const std::string& request) {
+    grpc::ClientContext context;
+    grpc::ByteBuffer in = FromString(request), out;
+    grpc::Status status = grpc::internal::BlockingUnaryCall(
+        channel_.get(),
+        grpc::internal::RpcMethod(method.c_str(),
+                                  grpc::internal::RpcMethod::NORMAL_RPC),
+        &context, in, &out);
+    if (!status.ok()) return FromGrpcStatus(status);
+    return ToString(out);
+  }
+
+  store::MemoryStore store_;
+  std::unique_ptr<Server> server_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<api::JobSetService::Stub> stub_;
+};
+
+TEST_F(ServerTest, CreateGetListUpdateDelete) {
+  auto created =
+      Create(JobSetBuilder("train").Replicated("workers", 2).Build());
+  ASSERT_THAT(created.status(), IsOk());
+  EXPECT_TRUE(created->created());
+  EXPECT_FALSE(created->jobset().metadata().uid().empty());
+
+  grpc::ClientContext get_context;
+  api::GetJobSetRequest get;
+  get.set_name("train");
+  JobSet got;
+  ASSERT_TRUE(stub_->GetJobSet(&get_context, get, &got).ok());
+  EXPECT_EQ(got.metadata().uid(), created->jobset().metadata().uid());
+
+  grpc::ClientContext list_context;
+  api::ListJobSetsResponse list;
+  ASSERT_TRUE(
+      stub_->ListJobSets(&list_context, api::ListJobSetsRequest(), &list).ok());
+  ASSERT_EQ(list.items_size(), 1);
+
+  // A stale resourceVersion is ABORTED.
+  api::UpdateJobSetRequest update;
+  *update.mutable_jobset() = got;
+  update.mutable_jobset()->mutable_spec()->set_suspend(true);
+  grpc::ClientContext update_context;
+  JobSet updated;
+  ASSERT_TRUE(stub_->UpdateJobSet(&update_context, update, &updated).ok());
+  EXPECT_TRUE(updated.spec().suspend());
+  grpc::ClientContext stale_context;
+  grpc::Status stale = stub_->UpdateJobSet(&stale_context, update, &updated);
+  EXPECT_EQ(stale.error_code(), grpc::StatusCode::ABORTED);
+
+  grpc::ClientContext resume_context;
+  api::ResumeJobSetRequest resume;
+  resume.set_name("train");
+  JobSet resumed;
+  ASSERT_TRUE(stub_->ResumeJobSet(&resume_context, resume, &resumed).ok());
+  EXPECT_FALSE(resumed.spec().suspend());
+
+  grpc::ClientContext delete_context;
+  api::DeleteJobSetRequest del;
+  del.set_name("train");
+  JobSet deleted;
+  ASSERT_TRUE(stub_->DeleteJobSet(&delete_context, del, &deleted).ok());
+  grpc::ClientContext missing_context;
+  EXPECT_EQ(stub_->GetJobSet(&missing_context, get, &got).error_code(),
+            grpc::StatusCode::NOT_FOUND);
+}
+
+TEST_F(ServerTest, ErrorsCarryCodesAndFieldPaths) {
+  JobSet bad = JobSetBuilder("train").Replicated("workers", 2).Build();
+  bad.mutable_spec()->mutable_replicated_jobs(0)->set_name("Bad_Name");
+  EXPECT_THAT(Create(bad).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("spec.replicatedJobs[0].name")));
+  ASSERT_THAT(Create(JobSetBuilder("x").Replicated("w", 1).Build()).status(),
+              IsOk());
+  EXPECT_THAT(Create(JobSetBuilder("x").Replicated("w", 2).Build()).status(),
+              StatusIs(absl::StatusCode::kAlreadyExists, HasSubstr("\"x\"")));
+}
+
+TEST_F(ServerTest, RequestsOverTheLimitAreRefused) {
+  JobSet huge = JobSetBuilder("huge").Replicated("w", 1).Build();
+  (*huge.mutable_metadata()->mutable_annotations())["blob"] =
+      std::string(Server::kMaxRequestBytes, 'x');
+  EXPECT_THAT(Create(huge).status(),
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       HasSubstr(absl::StrCat(Server::kMaxRequestBytes))));
+  // Under the request limit but over the JobSet limit.
+  (*huge.mutable_metadata()->mutable_annotations())["blob"] =
+      std::string(2 << 20, 'x');
+  EXPECT_THAT(
+      Create(huge).status(),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("1.5 MiB")));
+}
+
+TEST_F(ServerTest, WatchStreamsChangesUntilShutdown) {
+  ASSERT_THAT(Create(JobSetBuilder("a").Replicated("w", 1).Build()).status(),
+              IsOk());
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::seconds(30));
+  auto reader = stub_->WatchJobSets(&context, api::WatchJobSetsRequest());
+  api::WatchEvent event;
+  ASSERT_TRUE(reader->Read(&event));
+  EXPECT_EQ(event.type(), "ADDED");
+  EXPECT_EQ(event.object().metadata().name(), "a");
+
+  ASSERT_THAT(Create(JobSetBuilder("b").Replicated("w", 1).Build()).status(),
+              IsOk());
+  ASSERT_TRUE(reader->Read(&event));
+  EXPECT_EQ(event.type(), "ADDED");
+  EXPECT_EQ(event.object().metadata().name(), "b");
+
+  // Shutdown ends the open watch, which the client sees as the stream's end.
+  std::thread stopper(
+      [&] { server_->Shutdown(absl::Now() + absl::Seconds(5)); });
+  EXPECT_FALSE(reader->Read(&event));
+  reader->Finish().IgnoreError();
+  stopper.join();
+}
+
+TEST_F(ServerTest, WatchFromAnInvalidVersionIsRefused) {
+  grpc::ClientContext context;
+  api::WatchJobSetsRequest request;
+  request.set_resource_version("abc");
+  auto reader = stub_->WatchJobSets(&context, request);
+  api::WatchEvent event;
+  EXPECT_FALSE(reader->Read(&event));
+  grpc::Status status = reader->Finish();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("resourceVersion"));
+}
+
+TEST_F(ServerTest, HealthServiceReportsServing) {
+  // grpc.health.v1.HealthCheckRequest{service} -> HealthCheckResponse{status}.
+  for (const std::string service : {"", "jobset.api.JobSetService"}) {
+    std::string request;
+    if (!service.empty()) {
+      request = absl::StrCat(
+          "\x0a", std::string(1, static_cast<char>(service.size())), service);
+    }
+    auto response = RawUnary("/grpc.health.v1.Health/Check", request);
+    ASSERT_THAT(response.status(), IsOk()) << service;
+    EXPECT_EQ(*response, "\x08\x01") << "SERVING for \"" << service << "\"";
+  }
+}
+
+TEST_F(ServerTest, ReflectionListsTheServices) {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::seconds(10));
+  std::unique_ptr<grpc::ClientReaderWriter<grpc::ByteBuffer, grpc::ByteBuffer>>
+      stream(grpc::internal::ClientReaderWriterFactory<grpc::ByteBuffer,
+                                                       grpc::ByteBuffer>::
+                 Create(channel_.get(),
+                        grpc::internal::RpcMethod(
+                            "/grpc.reflection.v1alpha.ServerReflection/"
+                            "ServerReflectionInfo",
+                            grpc::internal::RpcMethod::BIDI_STREAMING),
+                        &context));
+  // ServerReflectionRequest{list_services: ""} (field 7).
+  ASSERT_TRUE(stream->Write(FromString(std::string("\x3a\x00", 2))));
+  stream->WritesDone();
+  grpc::ByteBuffer response;
+  ASSERT_TRUE(stream->Read(&response));
+  EXPECT_THAT(ToString(response), AllOf(HasSubstr("jobset.api.JobSetService"),
+                                        HasSubstr("grpc.health.v1.Health")));
+  EXPECT_TRUE(stream->Finish().ok());
+}
+
+TEST(ServerStartTest, ABusyPortIsReported) {
+  store::MemoryStore store;
+  auto first = Server::Start({.listen = "127.0.0.1:0"}, &store);
+  ASSERT_THAT(first.status(), IsOk());
+  EXPECT_THAT(
+      Server::Start({.listen = (*first)->address()}, &store).status(),
+      StatusIs(absl::StatusCode::kUnavailable, HasSubstr((*first)->address())));
+}
+
+}  // namespace
+}  // namespace jobset::scheduler

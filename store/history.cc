@@ -1,0 +1,68 @@
+#include "store/history.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+
+namespace jobset::store {
+
+History::History(int64_t start_revision, size_t max_events)
+    : max_events_(std::max<size_t>(max_events, 1)),
+      compacted_(start_revision),
+      revision_(start_revision) {}
+
+void History::Append(int64_t revision, std::vector<Event> events) {
+  absl::MutexLock lock(&mu_);
+  ABSL_RAW_CHECK(revision > revision_, "History::Append: revision went back");
+  revision_ = revision;
+  for (Event& e : events) events_.push_back(std::move(e));
+  while (events_.size() > max_events_) {
+    compacted_ = events_.front().kv.mod_revision;
+    events_.pop_front();
+  }
+}
+
+int64_t History::revision() const {
+  absl::MutexLock lock(&mu_);
+  return revision_;
+}
+
+absl::StatusOr<std::vector<Event>> History::Wait(absl::string_view prefix,
+                                                 int64_t after_revision,
+                                                 absl::Time deadline,
+                                                 size_t max_events) const {
+  absl::MutexLock lock(&mu_);
+  int64_t seen = after_revision;  // Every event up to here was looked at.
+  auto arrived = [this, &seen]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return revision_ > seen;
+  };
+  std::vector<Event> out;
+  while (out.empty()) {
+    if (seen < compacted_) {
+      return absl::OutOfRangeError(absl::StrCat(
+          "revision ", seen,
+          " is compacted: the oldest revision a watch can resume from is ",
+          compacted_, "; list again and watch from the list's revision"));
+    }
+    if (!mu_.AwaitWithDeadline(absl::Condition(&arrived), deadline)) break;
+    if (seen < compacted_) continue;  // Reported above.
+    // Events are in revision order: binary search the first one to return.
+    auto it = std::partition_point(
+        events_.begin(), events_.end(),
+        [seen](const Event& e) { return e.kv.mod_revision <= seen; });
+    for (; it != events_.end(); ++it) {
+      // Never split a commit: a watcher resumes after a whole revision.
+      if (out.size() >= max_events && it->kv.mod_revision != seen) break;
+      seen = it->kv.mod_revision;
+      if (absl::StartsWith(it->kv.key, prefix)) out.push_back(*it);
+    }
+    // Only other prefixes changed: everything up to revision_ was looked at.
+    if (out.empty()) seen = revision_;
+  }
+  return out;
+}
+
+}  // namespace jobset::store

@@ -1,0 +1,50 @@
+#ifndef JOBSET_STORE_HISTORY_H_
+#define JOBSET_STORE_HISTORY_H_
+
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "store/store.h"
+
+namespace jobset::store {
+
+// The bounded, in-memory history of recent events behind Store::WaitForEvents,
+// shared by every Store implementation. It starts empty at the revision the
+// store opened at: a watcher can resume from any revision since then, minus
+// what the bound has dropped. Thread-safe.
+class History {
+ public:
+  // Keeps at most `max_events` events (at least 1).
+  History(int64_t start_revision, size_t max_events);
+
+  // Records the events of the commit that produced `revision`, which must be
+  // larger than every revision appended before, and wakes waiters.
+  void Append(int64_t revision, std::vector<Event> events);
+
+  // The latest revision appended (or the start revision).
+  int64_t revision() const;
+
+  // Implements Store::WaitForEvents.
+  absl::StatusOr<std::vector<Event>> Wait(absl::string_view prefix,
+                                          int64_t after_revision,
+                                          absl::Time deadline,
+                                          size_t max_events) const;
+
+ private:
+  const size_t max_events_;
+  mutable absl::Mutex mu_;
+  std::deque<Event> events_ ABSL_GUARDED_BY(mu_);
+  // Events with revisions up to and including this one are no longer held.
+  int64_t compacted_ ABSL_GUARDED_BY(mu_);
+  int64_t revision_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace jobset::store
+
+#endif  // JOBSET_STORE_HISTORY_H_

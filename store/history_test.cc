@@ -1,0 +1,60 @@
+#include "store/history.h"
+
+#include "common/status_matchers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace jobset::store {
+namespace {
+
+using ::jobset::testing::StatusIs;
+using ::testing::IsEmpty;
+using ::testing::SizeIs;
+
+Event Put(const std::string& key, int64_t revision) {
+  return {Event::Type::kPut, {key, "v", revision, revision}};
+}
+
+TEST(HistoryTest, StartsAtTheOpeningRevision) {
+  History history(/*start_revision=*/7, /*max_events=*/10);
+  EXPECT_EQ(history.revision(), 7);
+  EXPECT_THAT(history.Wait("", 6, absl::InfinitePast(), 10).status(),
+              StatusIs(absl::StatusCode::kOutOfRange));
+  auto none = history.Wait("", 7, absl::InfinitePast(), 10);
+  ASSERT_TRUE(none.ok());
+  EXPECT_THAT(*none, IsEmpty());
+}
+
+TEST(HistoryTest, DropsOldestEventsBeyondTheBound) {
+  History history(0, /*max_events=*/2);
+  history.Append(1, {Put("a", 1)});
+  history.Append(2, {Put("b", 2)});
+  history.Append(3, {Put("c", 3)});
+  EXPECT_THAT(history.Wait("", 0, absl::InfinitePast(), 10).status(),
+              StatusIs(absl::StatusCode::kOutOfRange));
+  auto events = history.Wait("", 1, absl::InfinitePast(), 10);
+  ASSERT_TRUE(events.ok());
+  EXPECT_THAT(*events, SizeIs(2));
+}
+
+TEST(HistoryTest, SkipsRevisionsOfOtherPrefixes) {
+  History history(0, 10);
+  history.Append(1, {Put("x/a", 1)});
+  history.Append(2, {Put("y/a", 2)});
+  auto events = history.Wait("y/", 0, absl::InfinitePast(), 10);
+  ASSERT_TRUE(events.ok());
+  ASSERT_THAT(*events, SizeIs(1));
+  EXPECT_EQ((*events)[0].kv.key, "y/a");
+}
+
+TEST(HistoryTest, AStalledWatcherOvertakenByCompactionIsTold) {
+  History history(0, 1);
+  history.Append(1, {Put("x/a", 1)});
+  history.Append(2, {Put("x/b", 2)});
+  // Resuming after 0 needs revision 1, which is gone.
+  EXPECT_THAT(history.Wait("x/", 0, absl::InfinitePast(), 10).status(),
+              StatusIs(absl::StatusCode::kOutOfRange));
+}
+
+}  // namespace
+}  // namespace jobset::store

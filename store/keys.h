@@ -1,0 +1,30 @@
+#ifndef JOBSET_STORE_KEYS_H_
+#define JOBSET_STORE_KEYS_H_
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+
+// The key schema: every key jobsetd writes, in one place (store/README.md
+// describes it). Namespaces and names are DNS labels and subdomains, so they
+// never contain '/', and a prefix never matches a longer sibling.
+namespace jobset::store::keys {
+
+// JobSets: "jobsets/<namespace>/<name>" -> jobset::api::JobSet (binary
+// protobuf, metadata.resourceVersion left empty: it is the key's revision).
+inline constexpr absl::string_view kJobSets = "jobsets/";
+
+// Returns the prefix of every JobSet in `ns`.
+inline std::string JobSetPrefix(absl::string_view ns) {
+  return absl::StrCat(kJobSets, ns, "/");
+}
+
+// Returns the key of JobSet `ns`/`name`.
+inline std::string JobSetKey(absl::string_view ns, absl::string_view name) {
+  return absl::StrCat(kJobSets, ns, "/", name);
+}
+
+}  // namespace jobset::store::keys
+
+#endif  // JOBSET_STORE_KEYS_H_

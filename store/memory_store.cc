@@ -1,0 +1,80 @@
+#include "store/memory_store.h"
+
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "common/status_macros.h"
+
+namespace jobset::store {
+
+MemoryStore::MemoryStore(size_t history_events) : history_(0, history_events) {}
+
+absl::StatusOr<std::optional<KeyValue>> MemoryStore::Get(
+    absl::string_view key) {
+  absl::MutexLock lock(&mu_);
+  auto it = data_.find(key);
+  if (it == data_.end()) return std::nullopt;
+  return it->second;
+}
+
+absl::StatusOr<ScanResult> MemoryStore::Scan(absl::string_view prefix,
+                                             absl::string_view start_after,
+                                             size_t limit) {
+  absl::MutexLock lock(&mu_);
+  ScanResult result;
+  result.revision = revision_;
+  auto it = start_after.empty() ? data_.lower_bound(prefix)
+                                : data_.upper_bound(start_after);
+  for (; it != data_.end() && absl::StartsWith(it->first, prefix); ++it) {
+    if (result.kvs.size() >= limit) {
+      result.more = true;
+      break;
+    }
+    result.kvs.push_back(it->second);
+  }
+  return result;
+}
+
+absl::StatusOr<int64_t> MemoryStore::Commit(const Batch& batch) {
+  JOBSET_RETURN_IF_ERROR(ValidateBatch(batch));
+  absl::MutexLock lock(&mu_);
+  if (batch.empty()) return revision_;
+  for (const Batch::Op& op : batch.ops()) {
+    auto it = data_.find(op.key);
+    std::optional<KeyValue> current;
+    if (it != data_.end()) current = it->second;
+    JOBSET_RETURN_IF_ERROR(CheckCondition(op, current));
+  }
+  const int64_t revision = revision_ + 1;
+  std::vector<Event> events;
+  for (const Batch::Op& op : batch.ops()) {
+    auto it = data_.find(op.key);
+    if (op.value.has_value()) {
+      KeyValue kv{op.key, *op.value, revision, revision};
+      if (it != data_.end()) kv.create_revision = it->second.create_revision;
+      data_[op.key] = kv;
+      events.push_back({Event::Type::kPut, std::move(kv)});
+    } else if (it != data_.end()) {
+      KeyValue last = std::move(it->second);
+      last.mod_revision = revision;
+      data_.erase(it);
+      events.push_back({Event::Type::kDelete, std::move(last)});
+    }
+  }
+  revision_ = revision;
+  history_.Append(revision, std::move(events));
+  return revision;
+}
+
+int64_t MemoryStore::CurrentRevision() {
+  absl::MutexLock lock(&mu_);
+  return revision_;
+}
+
+absl::StatusOr<std::vector<Event>> MemoryStore::WaitForEvents(
+    absl::string_view prefix, int64_t after_revision, absl::Time deadline,
+    size_t max_events) {
+  return history_.Wait(prefix, after_revision, deadline, max_events);
+}
+
+}  // namespace jobset::store

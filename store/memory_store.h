@@ -1,0 +1,41 @@
+#ifndef JOBSET_STORE_MEMORY_STORE_H_
+#define JOBSET_STORE_MEMORY_STORE_H_
+
+#include <map>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "store/history.h"
+#include "store/store.h"
+
+namespace jobset::store {
+
+// A Store held in memory, for tests: the same contract as RocksDbStore
+// (store_contract_test.cc holds both to it), nothing survives the object.
+// Thread-safe.
+class MemoryStore final : public Store {
+ public:
+  explicit MemoryStore(size_t history_events = 10'000);
+
+  absl::StatusOr<std::optional<KeyValue>> Get(absl::string_view key) override;
+  absl::StatusOr<ScanResult> Scan(absl::string_view prefix,
+                                  absl::string_view start_after,
+                                  size_t limit) override;
+  absl::StatusOr<int64_t> Commit(const Batch& batch) override;
+  int64_t CurrentRevision() override;
+  absl::StatusOr<std::vector<Event>> WaitForEvents(absl::string_view prefix,
+                                                   int64_t after_revision,
+                                                   absl::Time deadline,
+                                                   size_t max_events) override;
+
+ private:
+  absl::Mutex mu_;
+  std::map<std::string, KeyValue, std::less<>> data_ ABSL_GUARDED_BY(mu_);
+  int64_t revision_ ABSL_GUARDED_BY(mu_) = 0;
+  History history_;
+};
+
+}  // namespace jobset::store
+
+#endif  // JOBSET_STORE_MEMORY_STORE_H_

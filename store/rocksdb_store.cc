@@ -1,0 +1,385 @@
+#include "store/rocksdb_store.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <utility>
+
+#include "absl/cleanup/cleanup.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "rocksdb/db.h"
+#include "rocksdb/options.h"
+#include "rocksdb/write_batch.h"
+
+namespace jobset::store {
+namespace {
+
+// The physical layout (store/README.md): user keys live under kDataPrefix,
+// the store's own bookkeeping under kMetaPrefix.
+constexpr char kDataPrefix[] = "d";
+constexpr char kSchemaKey[] = "m/schema";
+constexpr char kRevisionKey[] = "m/revision";
+
+// A value on disk: format byte, create and mod revisions, a CRC-32 over all
+// of it (with the checksum field zeroed), then the user's bytes.
+constexpr char kValueFormat = 1;
+constexpr size_t kHeaderBytes = 1 + 8 + 8 + 4;
+constexpr size_t kChecksumOffset = 17;
+// Commits a leader takes into one write.
+constexpr size_t kMaxGroupWriters = 512;
+constexpr size_t kMaxGroupBytes = 16 << 20;
+
+void PutFixed(std::string* out, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i)
+    out->push_back(static_cast<char>(v >> (8 * i)));
+}
+
+uint64_t GetFixed(const char* p, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i) {
+    v |= static_cast<uint64_t>(static_cast<unsigned char>(p[i])) << (8 * i);
+  }
+  return v;
+}
+
+uint32_t Checksum(absl::string_view bytes) {
+  return static_cast<uint32_t>(
+      crc32(0, reinterpret_cast<const Bytef*>(bytes.data()), bytes.size()));
+}
+
+std::string Encode(const KeyValue& kv) {
+  std::string out;
+  out.reserve(kHeaderBytes + kv.value.size());
+  out.push_back(kValueFormat);
+  PutFixed(&out, kv.create_revision, 8);
+  PutFixed(&out, kv.mod_revision, 8);
+  PutFixed(&out, 0, 4);
+  out.append(kv.value);
+  const uint32_t crc = Checksum(out);
+  for (int i = 0; i < 4; ++i)
+    out[kChecksumOffset + i] = static_cast<char>(crc >> (8 * i));
+  return out;
+}
+
+absl::StatusOr<KeyValue> Decode(absl::string_view key, absl::string_view raw,
+                                absl::string_view path) {
+  auto corrupt = [&](absl::string_view why) {
+    return absl::DataLossError(absl::StrCat("store: corrupt value at key \"",
+                                            absl::CEscape(key), "\" in ", path,
+                                            ": ", why));
+  };
+  if (raw.size() < kHeaderBytes) {
+    return corrupt(absl::StrCat(raw.size(), " bytes, shorter than the ",
+                                kHeaderBytes, "-byte header"));
+  }
+  if (raw[0] != kValueFormat) {
+    return corrupt(
+        absl::StrCat("unknown value format ",
+                     static_cast<int>(static_cast<unsigned char>(raw[0]))));
+  }
+  std::string zeroed(raw);
+  std::memset(zeroed.data() + kChecksumOffset, 0, 4);
+  const uint32_t want = GetFixed(raw.data() + kChecksumOffset, 4);
+  if (Checksum(zeroed) != want) return corrupt("checksum mismatch");
+  KeyValue kv;
+  kv.key = std::string(key);
+  kv.create_revision = static_cast<int64_t>(GetFixed(raw.data() + 1, 8));
+  kv.mod_revision = static_cast<int64_t>(GetFixed(raw.data() + 9, 8));
+  kv.value = std::string(raw.substr(kHeaderBytes));
+  return kv;
+}
+
+absl::Status FromRocksDb(const rocksdb::Status& s, absl::string_view what,
+                         absl::string_view path) {
+  if (s.ok()) return absl::OkStatus();
+  const std::string message =
+      absl::StrCat("store: ", what, " in ", path, ": ", s.ToString());
+  if (s.IsCorruption()) return absl::DataLossError(message);
+  if (s.IsIOError() && absl::StrContains(s.ToString(), "lock")) {
+    return absl::UnavailableError(absl::StrCat(
+        message, " (is another jobsetd using this data directory?)"));
+  }
+  if (s.IsInvalidArgument() || s.IsNotSupported()) {
+    return absl::FailedPreconditionError(message);
+  }
+  return absl::UnavailableError(message);
+}
+
+absl::StatusOr<int64_t> ParseCounter(absl::string_view raw,
+                                     absl::string_view key,
+                                     absl::string_view path) {
+  int64_t v;
+  if (!absl::SimpleAtoi(raw, &v) || v < 0) {
+    return absl::DataLossError(
+        absl::StrCat("store: key \"", key, "\" in ", path, " holds \"",
+                     absl::CEscape(raw), "\", not a non-negative integer"));
+  }
+  return v;
+}
+
+}  // namespace
+
+// A Commit waiting in the queue; the leader fills in `result`.
+struct RocksDbStore::Writer {
+  const Batch* batch;
+  absl::StatusOr<int64_t> result = absl::UnknownError("not committed");
+  std::vector<Event> events;
+  bool done = false;
+};
+
+absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
+    const Options& options) {
+  std::error_code error;
+  std::filesystem::create_directories(options.path, error);
+  if (error) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("store: cannot create data directory ", options.path, ": ",
+                     error.message()));
+  }
+  rocksdb::Options db_options;
+  db_options.create_if_missing = true;
+  db_options.paranoid_checks = true;
+  rocksdb::DB* raw = nullptr;
+  JOBSET_RETURN_IF_ERROR(FromRocksDb(
+      rocksdb::DB::Open(db_options, options.path, &raw), "open", options.path));
+  std::unique_ptr<rocksdb::DB> db(raw);
+
+  std::string value;
+  rocksdb::Status s = db->Get(rocksdb::ReadOptions(), kSchemaKey, &value);
+  if (s.IsNotFound()) {
+    std::unique_ptr<rocksdb::Iterator> it(
+        db->NewIterator(rocksdb::ReadOptions()));
+    it->SeekToFirst();
+    if (it->Valid()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "store: ", options.path,
+          " holds a database without a jobsetd schema key; it is not a "
+          "jobsetd data directory"));
+    }
+    JOBSET_RETURN_IF_ERROR(FromRocksDb(it->status(), "scan", options.path));
+    rocksdb::WriteBatch init;
+    init.Put(kSchemaKey, absl::StrCat(kSchemaVersion));
+    init.Put(kRevisionKey, "0");
+    rocksdb::WriteOptions write_options;
+    write_options.sync = true;
+    JOBSET_RETURN_IF_ERROR(FromRocksDb(db->Write(write_options, &init),
+                                       "initialize", options.path));
+    value = absl::StrCat(kSchemaVersion);
+  } else {
+    JOBSET_RETURN_IF_ERROR(FromRocksDb(s, "read schema", options.path));
+  }
+  JOBSET_ASSIGN_OR_RETURN(int64_t schema,
+                          ParseCounter(value, kSchemaKey, options.path));
+  if (schema != kSchemaVersion) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "store: ", options.path, " has schema version ", schema,
+        "; this jobsetd reads and writes version ", kSchemaVersion,
+        (schema > kSchemaVersion ? " (was it written by a newer jobsetd?)"
+                                 : "")));
+  }
+  JOBSET_RETURN_IF_ERROR(
+      FromRocksDb(db->Get(rocksdb::ReadOptions(), kRevisionKey, &value),
+                  "read revision", options.path));
+  JOBSET_ASSIGN_OR_RETURN(int64_t revision,
+                          ParseCounter(value, kRevisionKey, options.path));
+  return absl::WrapUnique(new RocksDbStore(options, std::move(db), revision));
+}
+
+RocksDbStore::RocksDbStore(const Options& options,
+                           std::unique_ptr<rocksdb::DB> db, int64_t revision)
+    : options_(options),
+      db_(std::move(db)),
+      history_(revision, options.history_events),
+      revision_(revision) {}
+
+RocksDbStore::~RocksDbStore() {
+  // Commits hold no references past their return, so closing is safe here.
+  db_->Close().PermitUncheckedError();
+}
+
+absl::StatusOr<std::optional<KeyValue>> RocksDbStore::Read(
+    absl::string_view key) {
+  std::string raw;
+  rocksdb::Status s =
+      db_->Get(rocksdb::ReadOptions(), absl::StrCat(kDataPrefix, key), &raw);
+  if (s.IsNotFound()) return std::nullopt;
+  JOBSET_RETURN_IF_ERROR(FromRocksDb(s, "read", options_.path));
+  JOBSET_ASSIGN_OR_RETURN(KeyValue kv, Decode(key, raw, options_.path));
+  return kv;
+}
+
+absl::StatusOr<std::optional<KeyValue>> RocksDbStore::Get(
+    absl::string_view key) {
+  return Read(key);
+}
+
+absl::StatusOr<ScanResult> RocksDbStore::Scan(absl::string_view prefix,
+                                              absl::string_view start_after,
+                                              size_t limit) {
+  rocksdb::ReadOptions read_options;
+  const rocksdb::Snapshot* snapshot = db_->GetSnapshot();
+  absl::Cleanup release = [&] { db_->ReleaseSnapshot(snapshot); };
+  read_options.snapshot = snapshot;
+
+  ScanResult result;
+  std::string value;
+  JOBSET_RETURN_IF_ERROR(
+      FromRocksDb(db_->Get(read_options, kRevisionKey, &value), "read revision",
+                  options_.path));
+  JOBSET_ASSIGN_OR_RETURN(result.revision,
+                          ParseCounter(value, kRevisionKey, options_.path));
+
+  const std::string data_prefix = absl::StrCat(kDataPrefix, prefix);
+  const std::string after = absl::StrCat(kDataPrefix, start_after);
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(read_options));
+  it->Seek(std::max(data_prefix, after));
+  if (!start_after.empty() && it->Valid() && it->key() == after) it->Next();
+  for (; it->Valid() && it->key().starts_with(data_prefix); it->Next()) {
+    if (result.kvs.size() >= limit) {
+      result.more = true;
+      break;
+    }
+    absl::string_view key(it->key().data(), it->key().size());
+    key.remove_prefix(sizeof(kDataPrefix) - 1);
+    JOBSET_ASSIGN_OR_RETURN(
+        KeyValue kv,
+        Decode(key, absl::string_view(it->value().data(), it->value().size()),
+               options_.path));
+    result.kvs.push_back(std::move(kv));
+  }
+  JOBSET_RETURN_IF_ERROR(FromRocksDb(it->status(), "scan", options_.path));
+  return result;
+}
+
+absl::StatusOr<int64_t> RocksDbStore::Commit(const Batch& batch) {
+  JOBSET_RETURN_IF_ERROR(ValidateBatch(batch));
+  Writer self{.batch = &batch, .events = {}};
+  mu_.Lock();
+  if (batch.empty()) {
+    const int64_t revision = revision_;
+    mu_.Unlock();
+    return revision;
+  }
+  writers_.push_back(&self);
+  auto ready = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return self.done || writers_.front() == &self;
+  };
+  mu_.Await(absl::Condition(&ready));
+  if (self.done) {
+    mu_.Unlock();
+    return std::move(self.result);
+  }
+
+  // This writer leads: it takes the queue's head as one group. Later arrivals
+  // wait for the next leader, so the group is touched below without the lock.
+  std::vector<Writer*> group;
+  size_t bytes = 0;
+  for (Writer* w : writers_) {
+    if (group.size() >= kMaxGroupWriters || bytes >= kMaxGroupBytes) break;
+    group.push_back(w);
+    for (const Batch::Op& op : w->batch->ops()) {
+      bytes += op.key.size() + (op.value ? op.value->size() : 0);
+    }
+  }
+  const int64_t start = revision_;
+  mu_.Unlock();
+  const int64_t end = CommitGroup(group, start);
+  mu_.Lock();
+  for (Writer* w : group) {
+    if (w->result.ok()) history_.Append(*w->result, std::move(w->events));
+    w->done = true;
+    writers_.pop_front();
+  }
+  if (end > start) ++writes_;
+  revision_ = end;
+  mu_.Unlock();
+  return std::move(self.result);
+}
+
+int64_t RocksDbStore::CommitGroup(const std::vector<Writer*>& group,
+                                  int64_t revision) {
+  // The group's own writes, so that later batches see earlier ones.
+  absl::flat_hash_map<std::string, std::optional<KeyValue>> overlay;
+  auto lookup =
+      [&](const std::string& key) -> absl::StatusOr<std::optional<KeyValue>> {
+    auto it = overlay.find(key);
+    if (it != overlay.end()) return it->second;
+    return Read(key);
+  };
+
+  const int64_t start = revision;
+  rocksdb::WriteBatch write;
+  for (Writer* w : group) {
+    std::vector<std::optional<KeyValue>> current;
+    absl::Status status;
+    for (const Batch::Op& op : w->batch->ops()) {
+      absl::StatusOr<std::optional<KeyValue>> kv = lookup(op.key);
+      status = kv.ok() ? CheckCondition(op, *kv) : kv.status();
+      if (!status.ok()) break;
+      current.push_back(*std::move(kv));
+    }
+    if (!status.ok()) {
+      w->result = status;
+      continue;
+    }
+    ++revision;
+    for (size_t i = 0; i < current.size(); ++i) {
+      const Batch::Op& op = w->batch->ops()[i];
+      const std::string disk_key = absl::StrCat(kDataPrefix, op.key);
+      if (op.value.has_value()) {
+        KeyValue kv{op.key, *op.value, revision, revision};
+        if (current[i]) kv.create_revision = current[i]->create_revision;
+        write.Put(disk_key, Encode(kv));
+        overlay[op.key] = kv;
+        w->events.push_back({Event::Type::kPut, std::move(kv)});
+      } else if (current[i]) {
+        KeyValue last = *std::move(current[i]);
+        last.mod_revision = revision;
+        write.Delete(disk_key);
+        overlay[op.key] = std::nullopt;
+        w->events.push_back({Event::Type::kDelete, std::move(last)});
+      }
+    }
+    w->result = revision;
+  }
+  if (revision == start) return start;
+
+  write.Put(kRevisionKey, absl::StrCat(revision));
+  rocksdb::WriteOptions write_options;
+  write_options.sync = options_.sync;
+  absl::Status status =
+      FromRocksDb(db_->Write(write_options, &write), "write", options_.path);
+  if (status.ok()) return revision;
+  for (Writer* w : group) {
+    if (w->result.ok()) {
+      w->result = status;
+      w->events.clear();
+    }
+  }
+  return start;
+}
+
+int64_t RocksDbStore::CurrentRevision() {
+  absl::MutexLock lock(&mu_);
+  return revision_;
+}
+
+int64_t RocksDbStore::WriteCount() {
+  absl::MutexLock lock(&mu_);
+  return writes_;
+}
+
+absl::StatusOr<std::vector<Event>> RocksDbStore::WaitForEvents(
+    absl::string_view prefix, int64_t after_revision, absl::Time deadline,
+    size_t max_events) {
+  return history_.Wait(prefix, after_revision, deadline, max_events);
+}
+
+}  // namespace jobset::store

@@ -1,0 +1,85 @@
+#include "store/store.h"
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+
+namespace jobset::store {
+
+Batch& Batch::Put(absl::string_view key, absl::string_view value) {
+  ops_.push_back({std::string(key), std::string(value), Expect::kAny, 0});
+  return *this;
+}
+
+Batch& Batch::Create(absl::string_view key, absl::string_view value) {
+  ops_.push_back({std::string(key), std::string(value), Expect::kAbsent, 0});
+  return *this;
+}
+
+Batch& Batch::Update(absl::string_view key, absl::string_view value,
+                     int64_t mod_revision) {
+  ops_.push_back(
+      {std::string(key), std::string(value), Expect::kRevision, mod_revision});
+  return *this;
+}
+
+Batch& Batch::Delete(absl::string_view key) {
+  ops_.push_back({std::string(key), std::nullopt, Expect::kAny, 0});
+  return *this;
+}
+
+Batch& Batch::DeleteAt(absl::string_view key, int64_t mod_revision) {
+  ops_.push_back(
+      {std::string(key), std::nullopt, Expect::kRevision, mod_revision});
+  return *this;
+}
+
+absl::Status ValidateBatch(const Batch& batch) {
+  absl::flat_hash_set<absl::string_view> seen;
+  for (const Batch::Op& op : batch.ops()) {
+    if (op.key.empty()) return absl::InvalidArgumentError("store: empty key");
+    if (op.key.size() > Store::kMaxKeyBytes) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("store: key of ", op.key.size(),
+                       " bytes exceeds the limit of ", Store::kMaxKeyBytes));
+    }
+    if (op.value.has_value() && op.value->size() > Store::kMaxValueBytes) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("store: value of ", op.value->size(), " bytes at \"",
+                       absl::CEscape(op.key), "\" exceeds the limit of ",
+                       Store::kMaxValueBytes, " bytes"));
+    }
+    if (!seen.insert(op.key).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("store: key \"", absl::CEscape(op.key),
+                       "\" appears twice in a batch"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckCondition(const Batch::Op& op,
+                            const std::optional<KeyValue>& current) {
+  switch (op.expect) {
+    case Batch::Expect::kAny:
+      return absl::OkStatus();
+    case Batch::Expect::kAbsent:
+      if (!current.has_value()) return absl::OkStatus();
+      return absl::AbortedError(absl::StrCat(
+          "store: key \"", absl::CEscape(op.key),
+          "\" already exists (revision ", current->mod_revision, ")"));
+    case Batch::Expect::kRevision:
+      if (!current.has_value()) {
+        return absl::AbortedError(absl::StrCat(
+            "store: key \"", absl::CEscape(op.key),
+            "\" does not exist (expected revision ", op.revision, ")"));
+      }
+      if (current->mod_revision == op.revision) return absl::OkStatus();
+      return absl::AbortedError(absl::StrCat(
+          "store: key \"", absl::CEscape(op.key), "\" is at revision ",
+          current->mod_revision, ", not ", op.revision));
+  }
+  return absl::InternalError("store: unknown condition");
+}
+
+}  // namespace jobset::store

@@ -1,0 +1,138 @@
+#ifndef JOBSET_STORE_STORE_H_
+#define JOBSET_STORE_STORE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+
+namespace jobset::store {
+
+// A key with its value and the revisions that created and last modified it.
+struct KeyValue {
+  std::string key;
+  std::string value;
+  int64_t create_revision = 0;
+  int64_t mod_revision = 0;
+};
+
+// One change in the store's history. A delete carries the value the key held
+// just before it was deleted, so that watchers can report what went away.
+struct Event {
+  enum class Type { kPut, kDelete };
+  Type type = Type::kPut;
+  KeyValue kv;  // For kDelete, the last value; mod_revision is the delete's.
+};
+
+// A set of puts and deletes applied atomically by Store::Commit. Each
+// operation may carry a compare-and-swap condition on the key's current
+// mod_revision. Thread-compatible.
+class Batch {
+ public:
+  // The condition an operation places on the key's current state.
+  enum class Expect {
+    kAny,       // No condition.
+    kAbsent,    // The key must not exist.
+    kRevision,  // The key must exist with exactly `revision`.
+  };
+  struct Op {
+    std::string key;
+    std::optional<std::string> value;  // nullopt: delete.
+    Expect expect = Expect::kAny;
+    int64_t revision = 0;
+  };
+
+  // Writes `value` at `key` unconditionally.
+  Batch& Put(absl::string_view key, absl::string_view value);
+  // Writes `value` at `key`, which must not exist yet.
+  Batch& Create(absl::string_view key, absl::string_view value);
+  // Writes `value` at `key`, which must currently have `mod_revision`.
+  Batch& Update(absl::string_view key, absl::string_view value,
+                int64_t mod_revision);
+  // Deletes `key` if it exists.
+  Batch& Delete(absl::string_view key);
+  // Deletes `key`, which must currently have `mod_revision`.
+  Batch& DeleteAt(absl::string_view key, int64_t mod_revision);
+
+  const std::vector<Op>& ops() const { return ops_; }
+  bool empty() const { return ops_.empty(); }
+
+ private:
+  std::vector<Op> ops_;
+};
+
+// One page of a prefix scan, read at a single revision.
+struct ScanResult {
+  std::vector<KeyValue> kvs;
+  bool more = false;     // True when keys beyond the last one returned remain.
+  int64_t revision = 0;  // The store revision the page was read at.
+};
+
+// A transactional, revisioned key-value store: the memory of jobsetd.
+//
+// Every Commit that changes anything gets the next revision (a store-wide
+// counter that never goes backwards, also across restarts). Commits are atomic
+// and, for durable implementations, on disk before Commit returns. A bounded
+// history of recent events lets watchers resume from a revision; resuming from
+// a revision older than the history gives kOutOfRange ("compacted, list
+// again").
+//
+// Keys are arbitrary non-empty byte strings of at most kMaxKeyBytes; their
+// layout is defined in keys.h. Implementations are thread-safe.
+class Store {
+ public:
+  static constexpr size_t kMaxKeyBytes = 1024;
+  // Larger values are refused with kInvalidArgument.
+  static constexpr size_t kMaxValueBytes = 3 << 20;
+
+  virtual ~Store() = default;
+
+  // Returns the value at `key`, or nullopt if there is none. kDataLoss if the
+  // stored value is corrupt.
+  virtual absl::StatusOr<std::optional<KeyValue>> Get(
+      absl::string_view key) = 0;
+
+  // Returns up to `limit` keys that start with `prefix` and sort after
+  // `start_after` (all of them when it is empty), in key order.
+  virtual absl::StatusOr<ScanResult> Scan(absl::string_view prefix,
+                                          absl::string_view start_after,
+                                          size_t limit) = 0;
+
+  // Applies every operation of `batch` atomically and returns the new
+  // revision. If any condition fails, nothing is applied and the result is
+  // kAborted naming the key. An empty batch returns the current revision.
+  virtual absl::StatusOr<int64_t> Commit(const Batch& batch) = 0;
+
+  // Returns the revision of the last commit (0 for a new store).
+  virtual int64_t CurrentRevision() = 0;
+
+  // Returns the events after `after_revision` for keys starting with `prefix`,
+  // in revision order: about `max_events` of them (more only to keep a
+  // commit's events together, since a watcher resumes after a revision). Waits
+  // until `deadline` for one to arrive; returns an empty list if none did.
+  // kOutOfRange if `after_revision` is older than the retained history.
+  virtual absl::StatusOr<std::vector<Event>> WaitForEvents(
+      absl::string_view prefix, int64_t after_revision, absl::Time deadline,
+      size_t max_events) = 0;
+};
+
+// For implementations of Store.
+
+// Checks what a Commit checks before looking at the store's contents: keys are
+// non-empty and at most Store::kMaxKeyBytes, values at most
+// Store::kMaxValueBytes, no key appears twice. kInvalidArgument otherwise.
+absl::Status ValidateBatch(const Batch& batch);
+
+// Checks `op`'s condition against the key's current state (nullopt when the
+// key is absent). kAborted naming the key when it does not hold.
+absl::Status CheckCondition(const Batch::Op& op,
+                            const std::optional<KeyValue>& current);
+
+}  // namespace jobset::store
+
+#endif  // JOBSET_STORE_STORE_H_

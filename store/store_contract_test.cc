@@ -1,0 +1,343 @@
+// The Store contract, run against every implementation (TEST_P): what
+// MemoryStore does in fast tests is what RocksDbStore does in jobsetd.
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "common/status_matchers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "store/memory_store.h"
+#include "store/rocksdb_store.h"
+#include "store/store.h"
+
+namespace jobset::store {
+namespace {
+
+using ::jobset::testing::IsOk;
+using ::jobset::testing::StatusIs;
+using ::testing::ElementsAre;
+using ::testing::Field;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::SizeIs;
+
+struct Implementation {
+  std::string name;
+  std::function<std::unique_ptr<Store>(const std::string& dir,
+                                       size_t history_events)>
+      open;
+};
+
+void PrintTo(const Implementation& impl, std::ostream* os) { *os << impl.name; }
+
+class StoreContractTest : public ::testing::TestWithParam<Implementation> {
+ protected:
+  std::unique_ptr<Store> Open(size_t history_events = 10'000) {
+    const ::testing::TestInfo* info =
+        ::testing::UnitTest::GetInstance()->current_test_info();
+    std::string dir = absl::StrCat(::testing::TempDir(), "/contract-",
+                                   GetParam().name, "-", info->name());
+    std::replace(dir.begin() + ::testing::TempDir().size(), dir.end(), '/',
+                 '-');
+    std::filesystem::remove_all(dir);
+    return GetParam().open(dir, history_events);
+  }
+};
+
+std::vector<std::string> Keys(const std::vector<KeyValue>& kvs) {
+  std::vector<std::string> keys;
+  for (const KeyValue& kv : kvs) keys.push_back(kv.key);
+  return keys;
+}
+
+TEST_P(StoreContractTest, GetOfMissingKeyIsEmpty) {
+  auto store = Open();
+  auto got = store->Get("nope");
+  ASSERT_THAT(got.status(), IsOk());
+  EXPECT_FALSE(got->has_value());
+  EXPECT_EQ(store->CurrentRevision(), 0);
+}
+
+TEST_P(StoreContractTest, CommitAssignsIncreasingRevisions) {
+  auto store = Open();
+  auto r1 = store->Commit(Batch().Put("a", "1"));
+  ASSERT_THAT(r1.status(), IsOk());
+  EXPECT_EQ(*r1, 1);
+  auto r2 = store->Commit(Batch().Put("a", "2").Put("b", "x"));
+  ASSERT_THAT(r2.status(), IsOk());
+  EXPECT_EQ(*r2, 2);
+  EXPECT_EQ(store->CurrentRevision(), 2);
+
+  auto a = store->Get("a");
+  ASSERT_THAT(a.status(), IsOk());
+  ASSERT_TRUE(a->has_value());
+  EXPECT_EQ((*a)->value, "2");
+  EXPECT_EQ((*a)->create_revision, 1);
+  EXPECT_EQ((*a)->mod_revision, 2);
+  auto b = store->Get("b");
+  ASSERT_TRUE(b.ok() && b->has_value());
+  EXPECT_EQ((*b)->create_revision, 2);
+
+  // An empty batch changes nothing and reports the current revision.
+  EXPECT_EQ(*store->Commit(Batch()), 2);
+}
+
+TEST_P(StoreContractTest, CreateRequiresAbsentKey) {
+  auto store = Open();
+  ASSERT_THAT(store->Commit(Batch().Create("k", "v")).status(), IsOk());
+  EXPECT_THAT(store->Commit(Batch().Create("k", "w")).status(),
+              StatusIs(absl::StatusCode::kAborted, HasSubstr("\"k\"")));
+  EXPECT_EQ((*store->Get("k"))->value, "v");
+}
+
+TEST_P(StoreContractTest, UpdateComparesRevision) {
+  auto store = Open();
+  const int64_t r1 = *store->Commit(Batch().Put("k", "v1"));
+  const int64_t r2 = *store->Commit(Batch().Update("k", "v2", r1));
+  EXPECT_GT(r2, r1);
+  EXPECT_THAT(store->Commit(Batch().Update("k", "v3", r1)).status(),
+              StatusIs(absl::StatusCode::kAborted,
+                       HasSubstr(absl::StrCat("at revision ", r2))));
+  EXPECT_THAT(
+      store->Commit(Batch().Update("missing", "v", 1)).status(),
+      StatusIs(absl::StatusCode::kAborted, HasSubstr("does not exist")));
+  EXPECT_EQ((*store->Get("k"))->value, "v2");
+}
+
+TEST_P(StoreContractTest, FailedConditionAppliesNothing) {
+  auto store = Open();
+  ASSERT_THAT(store->Commit(Batch().Put("taken", "x")).status(), IsOk());
+  EXPECT_THAT(
+      store->Commit(Batch().Put("a", "1").Delete("taken").Create("taken", "y"))
+          .status(),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("twice")));
+  EXPECT_THAT(
+      store->Commit(Batch().Put("a", "1").Create("taken", "y")).status(),
+      StatusIs(absl::StatusCode::kAborted));
+  EXPECT_FALSE(store->Get("a")->has_value());
+  EXPECT_EQ((*store->Get("taken"))->value, "x");
+  EXPECT_EQ(store->CurrentRevision(), 1);
+}
+
+TEST_P(StoreContractTest, DeleteAndDeleteAt) {
+  auto store = Open();
+  const int64_t r1 = *store->Commit(Batch().Put("a", "1").Put("b", "2"));
+  EXPECT_THAT(store->Commit(Batch().DeleteAt("a", r1 + 5)).status(),
+              StatusIs(absl::StatusCode::kAborted));
+  ASSERT_THAT(store->Commit(Batch().DeleteAt("a", r1)).status(), IsOk());
+  ASSERT_THAT(store->Commit(Batch().Delete("b")).status(), IsOk());
+  EXPECT_FALSE(store->Get("a")->has_value());
+  EXPECT_FALSE(store->Get("b")->has_value());
+  // Deleting an absent key without a condition is not an error.
+  EXPECT_THAT(store->Commit(Batch().Delete("b")).status(), IsOk());
+}
+
+TEST_P(StoreContractTest, RejectsBadKeysAndValues) {
+  auto store = Open();
+  EXPECT_THAT(store->Commit(Batch().Put("", "v")).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("empty")));
+  EXPECT_THAT(
+      store->Commit(Batch().Put(std::string(Store::kMaxKeyBytes + 1, 'k'), "v"))
+          .status(),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("1024")));
+  EXPECT_THAT(
+      store
+          ->Commit(
+              Batch().Put("k", std::string(Store::kMaxValueBytes + 1, 'v')))
+          .status(),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("exceeds")));
+  EXPECT_EQ(store->CurrentRevision(), 0);
+}
+
+TEST_P(StoreContractTest, ScanPagesThroughAPrefix) {
+  auto store = Open();
+  ASSERT_THAT(store
+                  ->Commit(Batch()
+                               .Put("p/a", "1")
+                               .Put("p/b", "2")
+                               .Put("p/c", "3")
+                               .Put("q/a", "4")
+                               .Put("p", "5"))
+                  .status(),
+              IsOk());
+  auto page = store->Scan("p/", "", 2);
+  ASSERT_THAT(page.status(), IsOk());
+  EXPECT_THAT(Keys(page->kvs), ElementsAre("p/a", "p/b"));
+  EXPECT_TRUE(page->more);
+  EXPECT_EQ(page->revision, 1);
+  page = store->Scan("p/", "p/b", 2);
+  ASSERT_THAT(page.status(), IsOk());
+  EXPECT_THAT(Keys(page->kvs), ElementsAre("p/c"));
+  EXPECT_FALSE(page->more);
+  EXPECT_EQ(page->kvs[0].value, "3");
+
+  page = store->Scan("", "", 100);
+  EXPECT_THAT(Keys(page->kvs), ElementsAre("p", "p/a", "p/b", "p/c", "q/a"));
+  page = store->Scan("z/", "", 100);
+  EXPECT_THAT(page->kvs, IsEmpty());
+}
+
+TEST_P(StoreContractTest, WatchResumesFromARevision) {
+  auto store = Open();
+  const int64_t r1 = *store->Commit(Batch().Put("w/a", "1"));
+  const int64_t r2 = *store->Commit(Batch().Put("w/a", "2").Put("other", "x"));
+  const int64_t r3 = *store->Commit(Batch().Delete("w/a"));
+
+  auto events = store->WaitForEvents("w/", 0, absl::InfinitePast(), 100);
+  ASSERT_THAT(events.status(), IsOk());
+  ASSERT_THAT(*events, SizeIs(3));
+  EXPECT_EQ((*events)[0].type, Event::Type::kPut);
+  EXPECT_EQ((*events)[0].kv.mod_revision, r1);
+  EXPECT_EQ((*events)[1].kv.value, "2");
+  EXPECT_EQ((*events)[1].kv.mod_revision, r2);
+  EXPECT_EQ((*events)[1].kv.create_revision, r1);
+  // A delete carries the last value it removed.
+  EXPECT_EQ((*events)[2].type, Event::Type::kDelete);
+  EXPECT_EQ((*events)[2].kv.value, "2");
+  EXPECT_EQ((*events)[2].kv.mod_revision, r3);
+
+  events = store->WaitForEvents("w/", r2, absl::InfinitePast(), 100);
+  ASSERT_THAT(events.status(), IsOk());
+  EXPECT_THAT(*events, SizeIs(1));
+
+  // Nothing new: the wait ends at the deadline with no events.
+  events =
+      store->WaitForEvents("w/", r3, absl::Now() + absl::Milliseconds(20), 100);
+  ASSERT_THAT(events.status(), IsOk());
+  EXPECT_THAT(*events, IsEmpty());
+}
+
+TEST_P(StoreContractTest, WatchNeverSplitsACommit) {
+  auto store = Open();
+  ASSERT_THAT(
+      store->Commit(Batch().Put("a", "1").Put("b", "2").Put("c", "3")).status(),
+      IsOk());
+  ASSERT_THAT(store->Commit(Batch().Put("d", "4")).status(), IsOk());
+  auto events = store->WaitForEvents("", 0, absl::InfinitePast(), 1);
+  ASSERT_THAT(events.status(), IsOk());
+  EXPECT_THAT(*events, SizeIs(3));
+}
+
+TEST_P(StoreContractTest, WatchWakesWhenACommitArrives) {
+  auto store = Open();
+  std::thread writer([&] {
+    absl::SleepFor(absl::Milliseconds(20));
+    ASSERT_THAT(store->Commit(Batch().Put("other", "x")).status(), IsOk());
+    ASSERT_THAT(store->Commit(Batch().Put("w/k", "v")).status(), IsOk());
+  });
+  auto events =
+      store->WaitForEvents("w/", 0, absl::Now() + absl::Seconds(30), 10);
+  writer.join();
+  ASSERT_THAT(events.status(), IsOk());
+  ASSERT_THAT(*events, SizeIs(1));
+  EXPECT_EQ((*events)[0].kv.key, "w/k");
+}
+
+TEST_P(StoreContractTest, WatchFromACompactedRevisionSaysListAgain) {
+  auto store = Open(/*history_events=*/3);
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_THAT(store->Commit(Batch().Put("k", absl::StrCat(i))).status(),
+                IsOk());
+  }
+  EXPECT_THAT(store->WaitForEvents("", 2, absl::InfinitePast(), 10).status(),
+              StatusIs(absl::StatusCode::kOutOfRange, HasSubstr("list again")));
+  // Values 0..9 were written at revisions 1..10.
+  auto recent = store->WaitForEvents("", 9, absl::InfinitePast(), 10);
+  ASSERT_THAT(recent.status(), IsOk());
+  EXPECT_THAT(*recent,
+              ElementsAre(Field(&Event::kv, Field(&KeyValue::value, "9"))));
+}
+
+// Many concurrent read-modify-write clients: conflicts are kAborted and
+// retried, and no increment is lost.
+TEST_P(StoreContractTest, OptimisticConcurrencyLosesNoUpdate) {
+  auto store = Open();
+  ASSERT_THAT(store->Commit(Batch().Put("counter", "0")).status(), IsOk());
+  constexpr int kThreads = 8;
+  constexpr int kIncrements = 50;
+  std::atomic<int> conflicts = 0;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < kIncrements;) {
+        auto kv = store->Get("counter");
+        ASSERT_TRUE(kv.ok() && kv->has_value());
+        int n;
+        ASSERT_TRUE(absl::SimpleAtoi((*kv)->value, &n));
+        auto r = store->Commit(Batch().Update("counter", absl::StrCat(n + 1),
+                                              (*kv)->mod_revision));
+        if (r.ok()) {
+          ++i;
+        } else {
+          ASSERT_EQ(r.status().code(), absl::StatusCode::kAborted)
+              << r.status();
+          ++conflicts;
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ((*store->Get("counter"))->value,
+            absl::StrCat(kThreads * kIncrements));
+  EXPECT_EQ(store->CurrentRevision(), 1 + kThreads * kIncrements);
+  ::testing::Test::RecordProperty("conflicts", conflicts.load());
+}
+
+TEST_P(StoreContractTest, ConcurrentCreatesAllLandWithDistinctRevisions) {
+  auto store = Open();
+  constexpr int kThreads = 8;
+  constexpr int kCreates = 40;
+  std::vector<std::vector<int64_t>> revisions(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kCreates; ++i) {
+        auto r =
+            store->Commit(Batch().Create(absl::StrCat("c/", t, "/", i), "v"));
+        ASSERT_THAT(r.status(), IsOk());
+        revisions[t].push_back(*r);
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  std::vector<int64_t> all;
+  for (const auto& v : revisions) {
+    // Each client sees its own revisions increase.
+    EXPECT_TRUE(std::is_sorted(v.begin(), v.end()));
+    all.insert(all.end(), v.begin(), v.end());
+  }
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(std::adjacent_find(all.begin(), all.end()), all.end());
+  EXPECT_EQ(store->Scan("c/", "", 1000)->kvs.size(), kThreads * kCreates);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllStores, StoreContractTest,
+    ::testing::Values(
+        Implementation{"Memory",
+                       [](const std::string&, size_t history_events) {
+                         return std::make_unique<MemoryStore>(history_events);
+                       }},
+        Implementation{"RocksDb",
+                       [](const std::string& dir,
+                          size_t history_events) -> std::unique_ptr<Store> {
+                         auto store = RocksDbStore::Open(
+                             {.path = dir, .history_events = history_events});
+                         ABSL_RAW_CHECK(store.ok(),
+                                        store.status().ToString().c_str());
+                         return *std::move(store);
+                       }}),
+    [](const ::testing::TestParamInfo<Implementation>& info) {
+      return info.param.name;
+    });
+
+}  // namespace
+}  // namespace jobset::store
