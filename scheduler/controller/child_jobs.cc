@@ -1,0 +1,215 @@
+#include "scheduler/controller/child_jobs.h"
+
+#include <openssl/sha.h>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "api/names.h"
+#include "scheduler/controller/conditions.h"
+#include "scheduler/controller/constants.h"
+
+namespace jobset::scheduler {
+namespace {
+
+using StringMap = google::protobuf::Map<std::string, std::string>;
+
+// The exclusive-topology and node-selector annotations apply from the
+// ReplicatedJob's Job template, else from the JobSet.
+void CopyPlacementAnnotations(const api::JobSet& jobset,
+                              const api::ReplicatedJob& rjob, StringMap* out) {
+  const StringMap& job_level = rjob.template_().metadata().annotations();
+  const StringMap& jobset_level = jobset.metadata().annotations();
+  for (const char* key : {kExclusiveTopologyKey, kNodeSelectorStrategyKey}) {
+    if (auto it = job_level.find(key); it != job_level.end()) {
+      (*out)[key] = it->second;
+    } else if (auto it = jobset_level.find(key); it != jobset_level.end()) {
+      (*out)[key] = it->second;
+    }
+  }
+}
+
+}  // namespace
+
+std::string Subdomain(const api::JobSet& jobset) {
+  const std::string& subdomain = jobset.spec().network().subdomain();
+  return subdomain.empty() ? jobset.metadata().name() : subdomain;
+}
+
+bool DnsHostnamesEnabled(const api::JobSet& jobset) {
+  const api::Network& network = jobset.spec().network();
+  return !network.has_enable_dns_hostnames() || network.enable_dns_hostnames();
+}
+
+std::string JobKeyHash(absl::string_view ns, absl::string_view job_name) {
+  const std::string input = absl::StrCat(ns, "/", job_name);
+  unsigned char digest[SHA_DIGEST_LENGTH];
+  SHA1(reinterpret_cast<const unsigned char*>(input.data()), input.size(),
+       digest);
+  return absl::BytesToHexString(
+      absl::string_view(reinterpret_cast<const char*>(digest), sizeof(digest)));
+}
+
+api::Job ConstructJob(const api::JobSet& jobset, int rjob_index, int job_index,
+                      const api::Features& features) {
+  const api::JobSetSpec& spec = jobset.spec();
+  const api::ReplicatedJob& rjob = spec.replicated_jobs(rjob_index);
+  const std::string& ns = jobset.metadata().namespace_();
+  const std::string& name = jobset.metadata().name();
+
+  int64_t global_replicas = 0, global_index = 0, group_replicas = 0,
+          group_index = 0;
+  for (int i = 0; i < spec.replicated_jobs_size(); ++i) {
+    const api::ReplicatedJob& other = spec.replicated_jobs(i);
+    const int64_t replicas = other.replicas();
+    global_replicas += replicas;
+    if (i < rjob_index) global_index += replicas;
+    if (other.group_name() == rjob.group_name()) {
+      group_replicas += replicas;
+      if (i < rjob_index) group_index += replicas;
+    }
+  }
+
+  api::Job job;
+  *job.mutable_metadata() = rjob.template_().metadata();
+  *job.mutable_spec() = rjob.template_().spec();
+  const std::string job_name = api::JobName(name, rjob.name(), job_index);
+  api::ObjectMeta* meta = job.mutable_metadata();
+  meta->set_name(job_name);
+  meta->set_namespace_(ns);
+
+  StringMap keys;
+  keys[kJobSetNameKey] = name;
+  keys[kJobSetUidKey] = jobset.metadata().uid();
+  keys[kReplicatedJobNameKey] = rjob.name();
+  keys[kReplicatedJobReplicasKey] = absl::StrCat(rjob.replicas());
+  keys[kGlobalReplicasKey] = absl::StrCat(global_replicas);
+  keys[kJobIndexKey] = absl::StrCat(job_index);
+  keys[kJobGlobalIndexKey] = absl::StrCat(global_index + job_index);
+  keys[kJobKey] = JobKeyHash(ns, job_name);
+  keys[kRestartAttemptKey] = absl::StrCat(jobset.status().restarts());
+  if (features.restart_job) {
+    int32_t attempt = 0;
+    for (const api::ReplicatedJobStatus& s :
+         jobset.status().replicated_jobs_status()) {
+      if (s.name() == rjob.name() && job_index < s.job_restarts_size()) {
+        attempt = s.job_restarts(job_index);
+      }
+    }
+    keys[kJobRestartAttemptKey] = absl::StrCat(attempt);
+  }
+  keys[kGroupNameKey] = rjob.group_name();
+  keys[kGroupReplicasKey] = absl::StrCat(group_replicas);
+  keys[kJobGroupIndexKey] = absl::StrCat(group_index + job_index);
+  if (spec.has_coordinator()) {
+    keys[kCoordinatorKey] = api::CoordinatorEndpoint(
+        name, spec.coordinator().replicated_job(),
+        spec.coordinator().job_index(), spec.coordinator().pod_index(),
+        Subdomain(jobset));
+  }
+  StringMap annotations = keys;
+  CopyPlacementAnnotations(jobset, rjob, &annotations);
+
+  api::ObjectMeta* pod_meta =
+      job.mutable_spec()->mutable_template_()->mutable_metadata();
+  for (const auto& [k, v] : keys) {
+    (*meta->mutable_labels())[k] = v;
+    (*pod_meta->mutable_labels())[k] = v;
+  }
+  for (const auto& [k, v] : annotations) {
+    (*meta->mutable_annotations())[k] = v;
+    (*pod_meta->mutable_annotations())[k] = v;
+  }
+
+  api::PodSpec* pod = job.mutable_spec()->mutable_template_()->mutable_spec();
+  if (DnsHostnamesEnabled(jobset)) pod->set_subdomain(Subdomain(jobset));
+  if (annotations.contains(kExclusiveTopologyKey) &&
+      annotations.contains(kNodeSelectorStrategyKey)) {
+    (*pod->mutable_node_selector())[kNamespacedJobKey] =
+        absl::StrCat(ns, "_", job_name);
+    api::Toleration* toleration = pod->add_tolerations();
+    toleration->set_key(kNoScheduleTaintKey);
+    toleration->set_operator_("Exists");
+    toleration->set_effect("NoSchedule");
+  }
+  job.mutable_spec()->set_suspend(spec.suspend());
+  return job;
+}
+
+bool JobFinished(const api::Job& job) {
+  return IsConditionTrue(job.status().conditions(), kJobComplete) ||
+         IsConditionTrue(job.status().conditions(), kJobFailed);
+}
+
+int ReplicatedJobIndex(const api::JobSet& jobset, const api::Job& job) {
+  auto it = job.metadata().labels().find(kReplicatedJobNameKey);
+  if (it == job.metadata().labels().end()) return -1;
+  for (int i = 0; i < jobset.spec().replicated_jobs_size(); ++i) {
+    if (jobset.spec().replicated_jobs(i).name() == it->second) return i;
+  }
+  return -1;
+}
+
+int JobIndex(const api::Job& job) {
+  auto it = job.metadata().labels().find(kJobIndexKey);
+  int index;
+  if (it == job.metadata().labels().end() ||
+      !absl::SimpleAtoi(it->second, &index)) {
+    return -1;
+  }
+  return index;
+}
+
+absl::StatusOr<ChildJobs> ClassifyJobs(const api::JobSet& jobset,
+                                       const std::vector<api::Job>& jobs,
+                                       const api::Features& features) {
+  ChildJobs out;
+  for (const api::Job& job : jobs) {
+    const int rjob_index = ReplicatedJobIndex(jobset, job);
+    if (rjob_index < 0) continue;
+    const auto& labels = job.metadata().labels();
+    auto attempt_label = labels.find(kRestartAttemptKey);
+    int attempt;
+    if (attempt_label == labels.end() ||
+        !absl::SimpleAtoi(attempt_label->second, &attempt)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("job ", job.metadata().name(), ": label ",
+                       kRestartAttemptKey, " is missing or not an integer"));
+    }
+    bool previous = attempt < jobset.status().restarts();
+    if (!previous && features.restart_job) {
+      auto job_attempt_label = labels.find(kJobRestartAttemptKey);
+      const int index = JobIndex(job);
+      // A missing label is tolerated, as upstream (older Jobs lack it).
+      if (job_attempt_label != labels.end() && index >= 0) {
+        int job_attempt;
+        if (!absl::SimpleAtoi(job_attempt_label->second, &job_attempt)) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("job ", job.metadata().name(), ": label ",
+                           kJobRestartAttemptKey, " is not an integer"));
+        }
+        const std::string& rjob =
+            jobset.spec().replicated_jobs(rjob_index).name();
+        for (const api::ReplicatedJobStatus& s :
+             jobset.status().replicated_jobs_status()) {
+          if (s.name() == rjob && index < s.job_restarts_size() &&
+              job_attempt < s.job_restarts(index)) {
+            previous = true;
+          }
+        }
+      }
+    }
+    if (previous) {
+      out.previous.push_back(&job);
+    } else if (IsConditionTrue(job.status().conditions(), kJobComplete)) {
+      out.successful.push_back(&job);
+    } else if (IsConditionTrue(job.status().conditions(), kJobFailed)) {
+      out.failed.push_back(&job);
+    } else {
+      out.active.push_back(&job);
+    }
+  }
+  return out;
+}
+
+}  // namespace jobset::scheduler

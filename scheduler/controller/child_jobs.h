@@ -1,0 +1,64 @@
+#ifndef JOBSET_SCHEDULER_CONTROLLER_CHILD_JOBS_H_
+#define JOBSET_SCHEDULER_CONTROLLER_CHILD_JOBS_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "api/validation.h"
+#include "proto/cluster.pb.h"
+#include "proto/jobset.pb.h"
+
+namespace jobset::scheduler {
+
+// Returns the subdomain of a JobSet's pods: spec.network.subdomain, or the
+// JobSet's name.
+std::string Subdomain(const api::JobSet& jobset);
+
+// Returns whether pods get hostnames and a subdomain
+// (spec.network.enableDNSHostnames, true by default).
+bool DnsHostnamesEnabled(const api::JobSet& jobset);
+
+// Returns the lowercase hex SHA-1 of "<namespace>/<jobName>", upstream's
+// job-key label value.
+std::string JobKeyHash(absl::string_view ns, absl::string_view job_name);
+
+// Builds child Job `job_index` of spec.replicatedJobs[rjob_index] as
+// upstream's constructJobsFromTemplate does: a copy of the Job template with
+// upstream's labels and annotations (on the Job and its pod template), the
+// pod subdomain when DNS hostnames are enabled, the node-selector strategy's
+// nodeSelector and toleration, and spec.suspend mirrored from the JobSet.
+// metadata.uid is left for the caller.
+api::Job ConstructJob(const api::JobSet& jobset, int rjob_index, int job_index,
+                      const api::Features& features);
+
+// A JobSet's child Jobs sorted the way upstream's getChildJobs does.
+struct ChildJobs {
+  std::vector<const api::Job*> active;
+  std::vector<const api::Job*> successful;
+  std::vector<const api::Job*> failed;
+  // Of an earlier restart attempt (whole JobSet, or this Job alone with the
+  // RestartJob gate): to be deleted.
+  std::vector<const api::Job*> previous;
+};
+
+// Classifies `jobs` (the pointers stay valid while `jobs` does). Jobs of
+// ReplicatedJobs not in the spec are ignored. kInvalidArgument when a Job's
+// restart-attempt label is malformed (upstream aborts the reconcile).
+absl::StatusOr<ChildJobs> ClassifyJobs(const api::JobSet& jobset,
+                                       const std::vector<api::Job>& jobs,
+                                       const api::Features& features);
+
+// Returns whether a Job finished (Complete or Failed is True).
+bool JobFinished(const api::Job& job);
+
+// Returns the index of `job`'s ReplicatedJob in the spec, or -1.
+int ReplicatedJobIndex(const api::JobSet& jobset, const api::Job& job);
+
+// Returns the job-index label of `job` (-1 when missing or malformed).
+int JobIndex(const api::Job& job);
+
+}  // namespace jobset::scheduler
+
+#endif  // JOBSET_SCHEDULER_CONTROLLER_CHILD_JOBS_H_

@@ -1,0 +1,52 @@
+#include "scheduler/controller/conditions.h"
+
+namespace jobset::scheduler {
+
+const api::Condition* FindCondition(const Conditions& conditions,
+                                    absl::string_view type) {
+  for (const api::Condition& c : conditions) {
+    if (c.type() == type) return &c;
+  }
+  return nullptr;
+}
+
+bool IsConditionTrue(const Conditions& conditions, absl::string_view type) {
+  const api::Condition* c = FindCondition(conditions, type);
+  return c != nullptr && c->status() == "True";
+}
+
+bool UpdateCondition(Conditions* conditions, absl::string_view type,
+                     bool status, absl::string_view reason,
+                     absl::string_view message, absl::Time now) {
+  const char* status_text = status ? "True" : "False";
+  api::Condition* existing = nullptr;
+  for (api::Condition& c : *conditions) {
+    if (c.type() == type) existing = &c;
+  }
+  if (existing == nullptr) {
+    if (!status) return false;
+    existing = conditions->Add();
+    existing->set_type(std::string(type));
+  } else if (existing->status() == status_text) {
+    if (existing->reason() == reason && existing->message() == message) {
+      return false;
+    }
+    existing->set_reason(std::string(reason));
+    existing->set_message(std::string(message));
+    return true;
+  }
+  existing->set_status(status_text);
+  existing->set_reason(std::string(reason));
+  existing->set_message(std::string(message));
+  existing->mutable_last_transition_time()->set_seconds(
+      absl::ToUnixSeconds(now));
+  existing->mutable_last_transition_time()->set_nanos(0);
+  return true;
+}
+
+absl::Time TransitionTime(const api::Condition& condition) {
+  return absl::FromUnixSeconds(condition.last_transition_time().seconds()) +
+         absl::Nanoseconds(condition.last_transition_time().nanos());
+}
+
+}  // namespace jobset::scheduler

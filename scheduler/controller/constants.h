@@ -1,0 +1,74 @@
+#ifndef JOBSET_SCHEDULER_CONTROLLER_CONSTANTS_H_
+#define JOBSET_SCHEDULER_CONTROLLER_CONSTANTS_H_
+
+// Upstream JobSet's label, annotation, condition and reason names
+// (pkg/constants, api/jobset/v1alpha2), spelled exactly as upstream.
+namespace jobset::scheduler {
+
+// Labels and annotations on every child Job and pod.
+inline constexpr char kJobSetNameKey[] = "jobset.sigs.k8s.io/jobset-name";
+inline constexpr char kJobSetUidKey[] = "jobset.sigs.k8s.io/jobset-uid";
+inline constexpr char kReplicatedJobNameKey[] =
+    "jobset.sigs.k8s.io/replicatedjob-name";
+inline constexpr char kReplicatedJobReplicasKey[] =
+    "jobset.sigs.k8s.io/replicatedjob-replicas";
+inline constexpr char kGlobalReplicasKey[] =
+    "jobset.sigs.k8s.io/global-replicas";
+inline constexpr char kJobIndexKey[] = "jobset.sigs.k8s.io/job-index";
+inline constexpr char kJobGlobalIndexKey[] =
+    "jobset.sigs.k8s.io/job-global-index";
+inline constexpr char kJobKey[] = "jobset.sigs.k8s.io/job-key";
+inline constexpr char kRestartAttemptKey[] =
+    "jobset.sigs.k8s.io/restart-attempt";
+inline constexpr char kJobRestartAttemptKey[] =
+    "jobset.sigs.k8s.io/job-restart-attempt";
+inline constexpr char kGroupNameKey[] = "jobset.sigs.k8s.io/group-name";
+inline constexpr char kGroupReplicasKey[] = "jobset.sigs.k8s.io/group-replicas";
+inline constexpr char kJobGroupIndexKey[] =
+    "jobset.sigs.k8s.io/job-group-index";
+inline constexpr char kCoordinatorKey[] = "jobset.sigs.k8s.io/coordinator";
+inline constexpr char kExclusiveTopologyKey[] =
+    "alpha.jobset.sigs.k8s.io/exclusive-topology";
+inline constexpr char kNodeSelectorStrategyKey[] =
+    "alpha.jobset.sigs.k8s.io/node-selector";
+inline constexpr char kNamespacedJobKey[] =
+    "alpha.jobset.sigs.k8s.io/namespaced-job";
+inline constexpr char kNoScheduleTaintKey[] =
+    "alpha.jobset.sigs.k8s.io/no-schedule";
+inline constexpr char kCompletionIndexKey[] =
+    "batch.kubernetes.io/job-completion-index";
+inline constexpr char kJobSetControllerName[] =
+    "jobset.sigs.k8s.io/jobset-controller";
+
+// JobSet condition types.
+inline constexpr char kConditionCompleted[] = "Completed";
+inline constexpr char kConditionFailed[] = "Failed";
+inline constexpr char kConditionSuspended[] = "Suspended";
+inline constexpr char kConditionStartupPolicyInProgress[] =
+    "StartupPolicyInProgress";
+inline constexpr char kConditionStartupPolicyCompleted[] =
+    "StartupPolicyCompleted";
+inline constexpr char kConditionRestartingJobSet[] = "RestartingJobSet";
+
+// Job condition types.
+inline constexpr char kJobComplete[] = "Complete";
+inline constexpr char kJobFailed[] = "Failed";
+inline constexpr char kJobFailureTarget[] = "FailureTarget";
+inline constexpr char kJobSuspended[] = "Suspended";
+
+// Terminal states.
+inline constexpr char kTerminalCompleted[] = "Completed";
+inline constexpr char kTerminalFailed[] = "Failed";
+
+// Failure policy actions.
+inline constexpr char kFailJobSet[] = "FailJobSet";
+inline constexpr char kRestartJobSet[] = "RestartJobSet";
+inline constexpr char kRestartJobSetAndIgnoreMaxRestarts[] =
+    "RestartJobSetAndIgnoreMaxRestarts";
+inline constexpr char kRestartJob[] = "RestartJob";
+inline constexpr char kRestartJobAndIgnoreMaxRestarts[] =
+    "RestartJobAndIgnoreMaxRestarts";
+
+}  // namespace jobset::scheduler
+
+#endif  // JOBSET_SCHEDULER_CONTROLLER_CONSTANTS_H_
