@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
+#include "scheduler/controller/controller.h"
 #include "scheduler/server/server.h"
 #include "store/rocksdb_store.h"
 
@@ -39,6 +40,15 @@ ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(5),
 
 namespace jobset {
 namespace {
+
+// Node agents connect with the agent issue. Until then no node is
+// registered, so the controller places nothing and never calls these.
+class NoAgents final : public scheduler::AgentFleet {
+ public:
+  void Run(const api::Pod&, const std::vector<scheduler::HostEntry>&) override {
+  }
+  void Stop(const std::string&, const std::string&) override {}
+};
 
 bool ParseFeatureGates(const std::string& text, api::Features* features,
                        std::string* error) {
@@ -97,6 +107,14 @@ int Main() {
     std::fprintf(stderr, "jobsetd: %s\n", store.status().ToString().c_str());
     return 1;
   }
+  NoAgents fleet;
+  auto controller = scheduler::Controller::Start(
+      store->get(), &fleet, RealClock::Get(), options.features);
+  if (!controller.ok()) {
+    std::fprintf(stderr, "jobsetd: %s\n",
+                 controller.status().ToString().c_str());
+    return 1;
+  }
   auto server = scheduler::Server::Start(options, store->get());
   if (!server.ok()) {
     std::fprintf(stderr, "jobsetd: %s\n", server.status().ToString().c_str());
@@ -114,6 +132,7 @@ int Main() {
   std::fflush(stdout);
   (*server)->Shutdown(absl::Now() + absl::GetFlag(FLAGS_shutdown_grace));
   server->reset();
+  controller->reset();
   store->reset();
   std::printf("jobsetd: stopped\n");
   return 0;

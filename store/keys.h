@@ -25,6 +25,23 @@ inline std::string JobSetKey(absl::string_view ns, absl::string_view name) {
   return absl::StrCat(kJobSets, ns, "/", name);
 }
 
+// Child Jobs: "jobs/<namespace>/<jobset>/<job>" -> jobset::api::Job.
+inline constexpr absl::string_view kJobs = "jobs/";
+// Pods: "pods/<namespace>/<jobset>/<pod>" -> jobset::api::Pod.
+inline constexpr absl::string_view kPods = "pods/";
+
+// Returns the key of child Job `job` of JobSet `ns`/`jobset`.
+inline std::string JobKey(absl::string_view ns, absl::string_view jobset,
+                          absl::string_view job) {
+  return absl::StrCat(kJobs, ns, "/", jobset, "/", job);
+}
+
+// Returns the key of pod `pod` of JobSet `ns`/`jobset`.
+inline std::string PodKey(absl::string_view ns, absl::string_view jobset,
+                          absl::string_view pod) {
+  return absl::StrCat(kPods, ns, "/", jobset, "/", pod);
+}
+
 }  // namespace jobset::store::keys
 
 #endif  // JOBSET_STORE_KEYS_H_

@@ -2,7 +2,7 @@
 // jobsetd is SIGKILLed at random moments and restarted on the same data
 // directory. After every restart the test checks that
 //   - every acknowledged Create is stored, with the acknowledged spec, uid and
-//     resourceVersion;
+//     resourceVersion or a later one (the controller writes status);
 //   - no JobSet appears twice, and none appears that no client sent;
 //   - revisions never go backwards: the restarted store's revision is at least
 //     every acknowledged one, and a JobSet created after the restart gets a
@@ -255,9 +255,10 @@ int64_t VerifyStore(const std::string& address,
       problems.push_back(absl::StrCat(key, " has uid ", item.metadata().uid(),
                                       ", acknowledged ", ack.metadata().uid()));
     }
-    // Nothing updates these JobSets, so they keep their Create's revision.
-    if (item.metadata().resource_version() !=
-        ack.metadata().resource_version()) {
+    // Only the controller writes these JobSets after their Create (status),
+    // so a revision can move forward, never back.
+    if (Revision(item.metadata().resource_version()) <
+        Revision(ack.metadata().resource_version())) {
       problems.push_back(absl::StrCat(
           key, " has resourceVersion ", item.metadata().resource_version(),
           ", acknowledged ", ack.metadata().resource_version()));

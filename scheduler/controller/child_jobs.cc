@@ -161,10 +161,11 @@ int JobIndex(const api::Job& job) {
 }
 
 absl::StatusOr<ChildJobs> ClassifyJobs(const api::JobSet& jobset,
-                                       const std::vector<api::Job>& jobs,
+                                       const std::vector<const api::Job*>& jobs,
                                        const api::Features& features) {
   ChildJobs out;
-  for (const api::Job& job : jobs) {
+  for (const api::Job* job_ptr : jobs) {
+    const api::Job& job = *job_ptr;
     const int rjob_index = ReplicatedJobIndex(jobset, job);
     if (rjob_index < 0) continue;
     const auto& labels = job.metadata().labels();

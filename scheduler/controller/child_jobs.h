@@ -47,7 +47,7 @@ struct ChildJobs {
 // ReplicatedJobs not in the spec are ignored. kInvalidArgument when a Job's
 // restart-attempt label is malformed (upstream aborts the reconcile).
 absl::StatusOr<ChildJobs> ClassifyJobs(const api::JobSet& jobset,
-                                       const std::vector<api::Job>& jobs,
+                                       const std::vector<const api::Job*>& jobs,
                                        const api::Features& features);
 
 // Returns whether a Job finished (Complete or Failed is True).

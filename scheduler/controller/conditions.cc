@@ -44,6 +44,21 @@ bool UpdateCondition(Conditions* conditions, absl::string_view type,
   return true;
 }
 
+bool SetCondition(Conditions* conditions, absl::string_view type, bool status,
+                  absl::string_view reason, absl::string_view message,
+                  absl::Time now) {
+  if (!status && FindCondition(*conditions, type) == nullptr) {
+    api::Condition* c = conditions->Add();
+    c->set_type(std::string(type));
+    c->set_status("False");
+    c->set_reason(std::string(reason));
+    c->set_message(std::string(message));
+    c->mutable_last_transition_time()->set_seconds(absl::ToUnixSeconds(now));
+    return true;
+  }
+  return UpdateCondition(conditions, type, status, reason, message, now);
+}
+
 absl::Time TransitionTime(const api::Condition& condition) {
   return absl::FromUnixSeconds(condition.last_transition_time().seconds()) +
          absl::Nanoseconds(condition.last_transition_time().nanos());

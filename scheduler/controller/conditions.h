@@ -31,6 +31,13 @@ bool UpdateCondition(Conditions* conditions, absl::string_view type,
                      bool status, absl::string_view reason,
                      absl::string_view message, absl::Time now);
 
+// Sets a condition the way Kubernetes' core controllers do for pods: like
+// UpdateCondition, except that a condition with status "False" is added
+// when absent.
+bool SetCondition(Conditions* conditions, absl::string_view type, bool status,
+                  absl::string_view reason, absl::string_view message,
+                  absl::Time now);
+
 // Returns the lastTransitionTime of `condition` as absl::Time.
 absl::Time TransitionTime(const api::Condition& condition);
 

@@ -102,7 +102,8 @@ PodFailureVerdict EvaluatePodFailurePolicy(const api::Job& job,
   return {PodFailureVerdict::Action::kCount, ""};
 }
 
-JobActions ReconcileJob(const api::Job& job, const std::vector<api::Pod>& pods,
+JobActions ReconcileJob(const api::Job& job,
+                        const std::vector<const api::Pod*>& pods,
                         absl::Time now) {
   JobActions out;
   out.status = job.status();
@@ -119,7 +120,8 @@ JobActions ReconcileJob(const api::Job& job, const std::vector<api::Pod>& pods,
   std::vector<const api::Pod*> active, failed;
   std::set<int> succeeded_indexes, busy_indexes;
   int32_t succeeded = 0, ready = 0, restarts = 0;
-  for (const api::Pod& pod : pods) {
+  for (const api::Pod* pod_ptr : pods) {
+    const api::Pod& pod = *pod_ptr;
     const int index = CompletionIndex(pod);
     if (!PodFinished(pod)) busy_indexes.insert(index);
     if (Terminating(pod)) continue;

@@ -54,7 +54,8 @@ struct JobActions {
 //   - otherwise starts pods up to `parallelism` for the indexes that need
 //     one. A new pod for an index waits until the old one is gone, so that
 //     two pods never hold one hostname.
-JobActions ReconcileJob(const api::Job& job, const std::vector<api::Pod>& pods,
+JobActions ReconcileJob(const api::Job& job,
+                        const std::vector<const api::Pod*>& pods,
                         absl::Time now);
 
 // Returns the completion index of `pod` (-1 when it has none).

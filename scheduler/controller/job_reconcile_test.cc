@@ -54,6 +54,14 @@ api::Pod Exited(int index, int code, int attempt = 0) {
   return pod;
 }
 
+// Reconciles `job` against pods held by value.
+JobActions Reconcile(const api::Job& job, const std::vector<api::Pod>& pods,
+                     absl::Time now) {
+  std::vector<const api::Pod*> ptrs;
+  for (const api::Pod& pod : pods) ptrs.push_back(&pod);
+  return ReconcileJob(job, ptrs, now);
+}
+
 api::Pod ReadyPod(int index) {
   api::Pod pod = MakePod(index, "Running");
   UpdateCondition(pod.mutable_status()->mutable_conditions(), "Ready", true, "",
@@ -62,10 +70,10 @@ api::Pod ReadyPod(int index) {
 }
 
 TEST(JobReconcileTest, StartsOnePodPerIndexUpToParallelism) {
-  JobActions a = ReconcileJob(MakeJob(2, 4), {}, kNow);
+  JobActions a = Reconcile(MakeJob(2, 4), {}, kNow);
   EXPECT_THAT(a.create, ElementsAre(0, 1));
   EXPECT_TRUE(a.status.has_start_time());
-  a = ReconcileJob(MakeJob(2, 4), {Exited(0, 0), MakePod(1, "Running")}, kNow);
+  a = Reconcile(MakeJob(2, 4), {Exited(0, 0), MakePod(1, "Running")}, kNow);
   EXPECT_THAT(a.create, ElementsAre(2));
   EXPECT_EQ(a.status.succeeded(), 1);
   EXPECT_EQ(a.status.active(), 1);
@@ -74,15 +82,14 @@ TEST(JobReconcileTest, StartsOnePodPerIndexUpToParallelism) {
 
 TEST(JobReconcileTest, CountsReadyPods) {
   JobActions a =
-      ReconcileJob(MakeJob(2, 2), {ReadyPod(0), MakePod(1, "Pending")}, kNow);
+      Reconcile(MakeJob(2, 2), {ReadyPod(0), MakePod(1, "Pending")}, kNow);
   EXPECT_EQ(a.status.active(), 2);
   EXPECT_EQ(a.status.ready(), 1);
   EXPECT_THAT(a.create, IsEmpty());
 }
 
 TEST(JobReconcileTest, CompletesWhenEveryIndexSucceeded) {
-  JobActions a =
-      ReconcileJob(MakeJob(2, 2), {Exited(0, 0), Exited(1, 0)}, kNow);
+  JobActions a = Reconcile(MakeJob(2, 2), {Exited(0, 0), Exited(1, 0)}, kNow);
   EXPECT_TRUE(IsConditionTrue(a.status.conditions(), kJobComplete));
   EXPECT_EQ(a.status.completed_indexes(), "0-1");
   EXPECT_TRUE(a.status_changed);
@@ -90,10 +97,10 @@ TEST(JobReconcileTest, CompletesWhenEveryIndexSucceeded) {
 
 TEST(JobReconcileTest, NeverReplacesAFailedPodUntilTheBackoffLimit) {
   api::Job job = MakeJob(1, 1, "Never", /*backoff_limit=*/1);
-  JobActions a = ReconcileJob(job, {Exited(0, 1)}, kNow);
+  JobActions a = Reconcile(job, {Exited(0, 1)}, kNow);
   EXPECT_THAT(a.create, ElementsAre(0));
   EXPECT_EQ(a.status.failed(), 1);
-  a = ReconcileJob(job, {Exited(0, 1), Exited(0, 1, 1)}, kNow);
+  a = Reconcile(job, {Exited(0, 1), Exited(0, 1, 1)}, kNow);
   EXPECT_THAT(a.create, IsEmpty());
   const api::Condition* failed =
       FindCondition(a.status.conditions(), kJobFailed);
@@ -104,8 +111,8 @@ TEST(JobReconcileTest, NeverReplacesAFailedPodUntilTheBackoffLimit) {
 }
 
 TEST(JobReconcileTest, BackoffLimitZeroFailsOnTheFirstFailure) {
-  JobActions a = ReconcileJob(MakeJob(2, 2, "Never", 0),
-                              {Exited(0, 1), MakePod(1, "Running")}, kNow);
+  JobActions a = Reconcile(MakeJob(2, 2, "Never", 0),
+                           {Exited(0, 1), MakePod(1, "Running")}, kNow);
   EXPECT_TRUE(IsConditionTrue(a.status.conditions(), kJobFailed));
   EXPECT_THAT(a.remove, ElementsAre("js-w-0-1-0"));
 }
@@ -115,10 +122,10 @@ TEST(JobReconcileTest, OnFailureContainerRestartsCountTowardTheLimit) {
   api::ContainerStatus* c = pod.mutable_status()->add_container_statuses();
   c->set_name("main");
   c->set_restart_count(2);
-  JobActions a = ReconcileJob(MakeJob(1, 1, "OnFailure", 2), {pod}, kNow);
+  JobActions a = Reconcile(MakeJob(1, 1, "OnFailure", 2), {pod}, kNow);
   EXPECT_FALSE(IsConditionTrue(a.status.conditions(), kJobFailed));
   c->set_restart_count(3);
-  a = ReconcileJob(MakeJob(1, 1, "OnFailure", 2), {pod}, kNow);
+  a = Reconcile(MakeJob(1, 1, "OnFailure", 2), {pod}, kNow);
   EXPECT_EQ(FindCondition(a.status.conditions(), kJobFailed)->reason(),
             "BackoffLimitExceeded");
   EXPECT_THAT(a.remove, ElementsAre(pod.metadata().name()));
@@ -195,7 +202,7 @@ TEST(JobReconcileTest, FailJobRuleFailsWithUpstreamsMessage) {
   rule->mutable_on_exit_codes()->set_container_name("main");
   rule->mutable_on_exit_codes()->set_operator_("In");
   rule->mutable_on_exit_codes()->add_values(42);
-  JobActions a = ReconcileJob(job, {Exited(0, 42)}, kNow);
+  JobActions a = Reconcile(job, {Exited(0, 42)}, kNow);
   const api::Condition* failed =
       FindCondition(a.status.conditions(), kJobFailed);
   ASSERT_NE(failed, nullptr);
@@ -210,7 +217,7 @@ TEST(JobReconcileTest, FailJobRuleFailsWithUpstreamsMessage) {
   UpdateCondition(lost.mutable_status()->mutable_conditions(),
                   "DisruptionTarget", true, "NodeLost", "", kNow);
   job.mutable_spec()->set_backoff_limit(0);
-  a = ReconcileJob(job, {lost}, kNow);
+  a = Reconcile(job, {lost}, kNow);
   EXPECT_FALSE(IsConditionTrue(a.status.conditions(), kJobFailed));
   EXPECT_THAT(a.create, ElementsAre(0));
 }
@@ -221,9 +228,9 @@ TEST(JobReconcileTest, DeadlineExceeded) {
   job.mutable_status()->mutable_start_time()->set_seconds(
       absl::ToUnixSeconds(kNow));
   JobActions a =
-      ReconcileJob(job, {MakePod(0, "Running")}, kNow + absl::Seconds(59));
+      Reconcile(job, {MakePod(0, "Running")}, kNow + absl::Seconds(59));
   EXPECT_FALSE(IsConditionTrue(a.status.conditions(), kJobFailed));
-  a = ReconcileJob(job, {MakePod(0, "Running")}, kNow + absl::Seconds(60));
+  a = Reconcile(job, {MakePod(0, "Running")}, kNow + absl::Seconds(60));
   EXPECT_EQ(FindCondition(a.status.conditions(), kJobFailed)->reason(),
             "DeadlineExceeded");
   EXPECT_THAT(a.remove, ElementsAre("js-w-0-0-0"));
@@ -232,13 +239,13 @@ TEST(JobReconcileTest, DeadlineExceeded) {
 TEST(JobReconcileTest, SuspendRemovesActivePodsAndResumeRestartsThem) {
   api::Job job = MakeJob(2, 2);
   job.mutable_spec()->set_suspend(true);
-  JobActions a = ReconcileJob(job, {MakePod(0, "Running"), Exited(1, 0)}, kNow);
+  JobActions a = Reconcile(job, {MakePod(0, "Running"), Exited(1, 0)}, kNow);
   EXPECT_THAT(a.remove, ElementsAre("js-w-0-0-0"));
   EXPECT_THAT(a.create, IsEmpty());
   EXPECT_TRUE(IsConditionTrue(a.status.conditions(), kJobSuspended));
   job.mutable_spec()->set_suspend(false);
   *job.mutable_status() = a.status;
-  a = ReconcileJob(job, {Exited(1, 0)}, kNow);
+  a = Reconcile(job, {Exited(1, 0)}, kNow);
   EXPECT_THAT(a.create, ElementsAre(0));
   EXPECT_EQ(FindCondition(a.status.conditions(), kJobSuspended)->status(),
             "False");
@@ -247,7 +254,7 @@ TEST(JobReconcileTest, SuspendRemovesActivePodsAndResumeRestartsThem) {
 TEST(JobReconcileTest, ATerminatingPodHoldsItsIndex) {
   api::Pod old = MakePod(0, "Running");
   old.mutable_metadata()->mutable_deletion_timestamp()->set_seconds(1);
-  JobActions a = ReconcileJob(MakeJob(1, 1), {old}, kNow);
+  JobActions a = Reconcile(MakeJob(1, 1), {old}, kNow);
   EXPECT_THAT(a.create, IsEmpty());
   EXPECT_EQ(a.status.active(), 0);
 }
@@ -255,13 +262,13 @@ TEST(JobReconcileTest, ATerminatingPodHoldsItsIndex) {
 TEST(JobReconcileTest, NonIndexedRunsCompletionsPods) {
   api::Job job = MakeJob(2, 3);
   job.mutable_spec()->set_completion_mode("NonIndexed");
-  JobActions a = ReconcileJob(job, {}, kNow);
+  JobActions a = Reconcile(job, {}, kNow);
   EXPECT_THAT(a.create, ElementsAre(-1, -1));
   api::Pod done = Exited(0, 0);
   done.mutable_metadata()->clear_annotations();
-  a = ReconcileJob(job, {done, done, MakePod(0, "Running")}, kNow);
+  a = Reconcile(job, {done, done, MakePod(0, "Running")}, kNow);
   EXPECT_THAT(a.create, IsEmpty());
-  a = ReconcileJob(job, {done, done, done}, kNow);
+  a = Reconcile(job, {done, done, done}, kNow);
   EXPECT_TRUE(IsConditionTrue(a.status.conditions(), kJobComplete));
 }
 

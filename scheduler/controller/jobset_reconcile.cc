@@ -28,8 +28,9 @@ bool BeingDeleted(const api::Job& job) {
 // that the sequence reads as upstream's Reconcile.
 class Reconciler {
  public:
-  Reconciler(const api::JobSet& jobset, const std::vector<api::Job>& jobs,
-             absl::Time now, const api::Features& features)
+  Reconciler(const api::JobSet& jobset,
+             const std::vector<const api::Job*>& jobs, absl::Time now,
+             const api::Features& features)
       : jobset_(jobset), jobs_(jobs), now_(now), features_(features) {
     out_.status = jobset.status();
   }
@@ -60,7 +61,7 @@ class Reconciler {
   void Finish();
 
   const api::JobSet& jobset_;
-  const std::vector<api::Job>& jobs_;
+  const std::vector<const api::Job*>& jobs_;
   const absl::Time now_;
   const api::Features features_;
   ChildJobs children_;
@@ -128,7 +129,7 @@ void Reconciler::CreateJobs(
       jobset_.spec().failure_policy().restart_strategy() == "BlockingRecreate";
   if (blocking && !children_.previous.empty()) return;
   absl::flat_hash_set<std::string> existing;
-  for (const api::Job& job : jobs_) existing.insert(job.metadata().name());
+  for (const api::Job* job : jobs_) existing.insert(job->metadata().name());
 
   const StartupPlan plan = PlanCreation(jobset_, statuses);
   // Jobs are built from the status as it stands after this pass's changes
@@ -306,10 +307,9 @@ absl::StatusOr<JobSetActions> Reconciler::Run() {
 
 }  // namespace
 
-absl::StatusOr<JobSetActions> ReconcileJobSet(const api::JobSet& jobset,
-                                              const std::vector<api::Job>& jobs,
-                                              absl::Time now,
-                                              const api::Features& features) {
+absl::StatusOr<JobSetActions> ReconcileJobSet(
+    const api::JobSet& jobset, const std::vector<const api::Job*>& jobs,
+    absl::Time now, const api::Features& features) {
   return Reconciler(jobset, jobs, now, features).Run();
 }
 

@@ -45,10 +45,9 @@ struct JobSetActions {
 // pure function. `jobs` holds every child Job, including those being
 // deleted (metadata.deletionTimestamp set), which still block name reuse.
 // kInvalidArgument when a child Job's labels are malformed.
-absl::StatusOr<JobSetActions> ReconcileJobSet(const api::JobSet& jobset,
-                                              const std::vector<api::Job>& jobs,
-                                              absl::Time now,
-                                              const api::Features& features);
+absl::StatusOr<JobSetActions> ReconcileJobSet(
+    const api::JobSet& jobset, const std::vector<const api::Job*>& jobs,
+    absl::Time now, const api::Features& features);
 
 }  // namespace jobset::scheduler
 

@@ -57,7 +57,10 @@ class Cluster {
   // Reconciles until a pass changes nothing (at most 10 passes).
   void Settle() {
     for (int pass = 0; pass < 10; ++pass) {
-      auto actions = ReconcileJobSet(jobset_, Jobs(), now_, features_);
+      std::vector<api::Job> jobs = Jobs();
+      std::vector<const api::Job*> ptrs;
+      for (const api::Job& job : jobs) ptrs.push_back(&job);
+      auto actions = ReconcileJobSet(jobset_, ptrs, now_, features_);
       ASSERT_TRUE(actions.ok()) << actions.status();
       bool changed = actions->status_changed || !actions->create.empty() ||
                      !actions->remove.empty() || !actions->update.empty();

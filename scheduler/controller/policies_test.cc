@@ -29,6 +29,12 @@ using ::testing::UnorderedElementsAre;
 
 const absl::Time kNow = absl::FromUnixSeconds(1'700'000'000);
 
+std::vector<const api::Job*> Ptrs(const std::vector<api::Job>& jobs) {
+  std::vector<const api::Job*> out;
+  for (const api::Job& job : jobs) out.push_back(&job);
+  return out;
+}
+
 JobSet Defaulted(JobSet js) {
   api::SetJobSetDefaults(&js);
   js.mutable_metadata()->set_uid("uid-1");
@@ -141,14 +147,14 @@ TEST(ClassifyJobsTest, SortsByAttemptAndCondition) {
       "gone";
   jobs.push_back(foreign);
 
-  auto children = ClassifyJobs(js, jobs, {});
+  auto children = ClassifyJobs(js, Ptrs(jobs), {});
   ASSERT_TRUE(children.ok());
   // Attempt-0 Jobs are all previous now; only the attempt-1 Job is current.
   EXPECT_EQ(children->previous.size(), 4u);
   EXPECT_EQ(children->active.size(), 1u);
 
   jobs[0].mutable_metadata()->mutable_labels()->at(kRestartAttemptKey) = "x";
-  EXPECT_FALSE(ClassifyJobs(js, jobs, {}).ok());
+  EXPECT_FALSE(ClassifyJobs(js, Ptrs(jobs), {}).ok());
 }
 
 TEST(ReplicatedJobStatusTest, CountsAsUpstream) {
@@ -162,7 +168,7 @@ TEST(ReplicatedJobStatusTest, CountsAsUpstream) {
   jobs[1].mutable_status()->set_ready(1);
   CompleteJob(&jobs[2], kNow);
   FailJob(&jobs[3], "BackoffLimitExceeded", "", kNow);
-  auto children = ClassifyJobs(js, jobs, {});
+  auto children = ClassifyJobs(js, Ptrs(jobs), {});
   ASSERT_TRUE(children.ok());
   std::vector<api::ReplicatedJobStatus> s =
       ComputeReplicatedJobsStatus(js, *children);

@@ -11,6 +11,7 @@
 #include "api/defaults.h"
 #include "api/names.h"
 #include "common/status_macros.h"
+#include "common/uid.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "store/keys.h"
 
@@ -25,16 +26,6 @@ constexpr size_t kWatchBatch = 500;
 // caller (Create racing itself, Suspend/Resume).
 constexpr int kMaxRetries = 10;
 constexpr absl::string_view kContinuePrefix = "v1:";
-
-std::string NewUid() {
-  thread_local absl::BitGen gen;
-  const uint64_t hi = absl::Uniform<uint64_t>(gen);
-  const uint64_t lo = absl::Uniform<uint64_t>(gen);
-  // RFC 4122 version 4, variant 1.
-  return absl::StrFormat("%08x-%04x-4%03x-%04x-%012x", hi >> 32,
-                         (hi >> 16) & 0xffff, hi & 0x0fff,
-                         0x8000 | ((lo >> 48) & 0x3fff), lo & 0xffffffffffff);
-}
 
 // Kubernetes' generateName suffix: 5 characters without vowels or look-alikes.
 std::string NameSuffix() {

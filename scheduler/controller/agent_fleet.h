@@ -1,0 +1,30 @@
+#ifndef JOBSET_SCHEDULER_CONTROLLER_AGENT_FLEET_H_
+#define JOBSET_SCHEDULER_CONTROLLER_AGENT_FLEET_H_
+
+#include <string>
+#include <vector>
+
+#include "proto/cluster.pb.h"
+#include "scheduler/controller/pods.h"
+
+namespace jobset::scheduler {
+
+// What the controller tells the node agents, after the commit that decided
+// it. The agent issue implements it over the agents' streams; tests use a
+// fake fleet. Called only from the controller thread.
+class AgentFleet {
+ public:
+  virtual ~AgentFleet() = default;
+
+  // Starts `pod` (placed and bound: spec.nodeName set, environment
+  // resolved) with its JobSet attempt's host table.
+  virtual void Run(const api::Pod& pod,
+                   const std::vector<HostEntry>& hosts) = 0;
+
+  // Stops pod `pod_uid` on `node`; the agent reports its final status.
+  virtual void Stop(const std::string& node, const std::string& pod_uid) = 0;
+};
+
+}  // namespace jobset::scheduler
+
+#endif  // JOBSET_SCHEDULER_CONTROLLER_AGENT_FLEET_H_

@@ -1,0 +1,170 @@
+#ifndef JOBSET_SCHEDULER_CONTROLLER_CONTROLLER_CORE_H_
+#define JOBSET_SCHEDULER_CONTROLLER_CONTROLLER_CORE_H_
+
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "api/validation.h"
+#include "common/clock.h"
+#include "proto/cluster.pb.h"
+#include "proto/jobset.pb.h"
+#include "scheduler/controller/agent_fleet.h"
+#include "scheduler/controller/jobset_reconcile.h"
+#include "scheduler/placement/requirements.h"
+#include "scheduler/placement/snapshot.h"
+#include "store/store.h"
+
+namespace jobset::scheduler {
+
+// A node the controller may place pods on (the agent issue's registry
+// feeds these).
+struct NodeInfo {
+  std::string name;
+  std::string address;  // What the host table maps pod hostnames to.
+  placement::Labels labels;
+  std::vector<placement::Taint> taints;
+  placement::Resources allocatable;
+  bool ready = true;
+  bool cordoned = false;
+};
+
+// A pod's status as its agent reports it. Fenced by pod uid: a report for a
+// pod that is not current changes nothing.
+struct PodReport {
+  std::string node;
+  std::string pod_uid;
+  api::PodStatus status;
+};
+
+// The controller's state and one reconcile pass, without threads: the
+// Controller runs it on its single thread, and tests drive it directly with
+// a FakeClock. Each Pass reconciles every JobSet touched since the last one
+// (the Job layer, then the JobSet layer, to a fixed point), places the
+// pending gangs, commits everything in one store batch, then tells the
+// fleet what to run and stop. Everything needed to continue is in the
+// store; Load rebuilds the state after a restart.
+// Used only from the controller thread (thread-compatible).
+class ControllerCore {
+ public:
+  ControllerCore(store::Store* store, AgentFleet* fleet, Clock* clock,
+                 api::Features features);
+
+  // Reads every JobSet, Job and pod from the store, replacing what the
+  // controller held (nodes stay). Returns the revision read at (watch the
+  // store from there).
+  absl::StatusOr<int64_t> Load();
+
+  // Adds or replaces a node.
+  void SetNode(NodeInfo node);
+
+  // Takes a change of a JobSet made through the API (or by this controller:
+  // such echoes are recognised by revision and ignored).
+  void OnJobSetEvent(const store::Event& event);
+
+  // Takes an agent's report.
+  void OnPodReport(const PodReport& report);
+
+  // Runs one pass. Errors are the store's; the state stays consistent with
+  // what was committed, and the pass can be retried.
+  absl::Status Pass();
+
+  // When the next timer (TTL, activeDeadlineSeconds) is due, if any.
+  std::optional<absl::Time> NextWake() const;
+
+  // Observability (tests, the API's pod listing later).
+  const api::JobSet* FindJobSet(const std::string& ns,
+                                const std::string& name) const;
+  std::vector<api::Job> Jobs(const std::string& ns,
+                             const std::string& name) const;
+  std::vector<api::Pod> Pods(const std::string& ns,
+                             const std::string& name) const;
+  std::vector<JobSetEvent> Events(const std::string& ns,
+                                  const std::string& name) const;
+  int64_t stale_reports() const { return stale_reports_; }
+
+ private:
+  // Everything the controller holds about one JobSet.
+  struct Tracked {
+    api::JobSet jobset;
+    int64_t revision = 0;                  // The store revision of `jobset`.
+    std::map<std::string, api::Job> jobs;  // By name.
+    std::map<std::string, api::Pod> pods;  // By name.
+    // The node each (job, completion index) last ran on: sticky restarts.
+    std::map<std::pair<std::string, int>, std::string> last_node;
+    std::deque<JobSetEvent> events;  // The most recent, bounded.
+    std::optional<absl::Time> wake;
+    std::string unschedulable;  // The last placement rejection, "" if none.
+    // Pod names by Job name.
+    std::map<std::string, std::set<std::string>> pods_of_job;
+    // Pods whose status an agent changed since the last pass.
+    std::set<std::string> reported;
+    // Jobs whose pods, spec or timers changed: the Job layer looks at these
+    // only (incremental: one pod report does not rescan 1,000 Jobs).
+    std::set<std::string> dirty_jobs;
+    bool deleted = false;  // Deleted through the API; cascade next pass.
+    int32_t skips = 0;     // Placement's no-starvation count.
+  };
+
+  // Writes collected during a pass, one commit.
+  struct PendingWrites {
+    std::map<std::string, std::optional<std::string>> keys;  // nullopt: delete
+    std::set<std::string> jobsets;  // JobSet keys whose object changed
+    std::vector<api::Pod> run;      // Pods to start after the commit
+    std::vector<std::pair<std::string, std::string>> stop;  // (node, uid)
+    std::map<std::string, std::vector<JobSetEvent>> events;
+  };
+
+  static std::string KeyOf(const std::string& ns, const std::string& name);
+  void ReconcileOne(const std::string& key, absl::Time now, PendingWrites* w);
+  void AddPod(Tracked& t, api::Pod pod, PendingWrites* w);
+  void ErasePod(Tracked& t, const std::string& name, PendingWrites* w);
+  // Returns whether anything changed.
+  bool ReconcileJobs(Tracked& t, absl::Time now, PendingWrites* w);
+  void RemovePod(Tracked& t, api::Pod& pod, absl::Time now, PendingWrites* w);
+  void DeleteJobSet(const std::string& key, PendingWrites* w);
+  void PlacePending(absl::Time now, PendingWrites* w);
+  // Places every unplaced pod of JobSet `key` on `snapshot`, or none; on
+  // failure marks them Unschedulable. Returns whether they were placed.
+  bool TryPlace(const std::string& key, int32_t priority,
+                const placement::ClusterSnapshot& snapshot, absl::Time now,
+                PendingWrites* w);
+  absl::StatusOr<placement::ClusterSnapshot> Snapshot() const;
+  absl::StatusOr<std::shared_ptr<const placement::PodRequirements>>
+  Requirements(const api::Job& job);
+  void PutJob(const Tracked& t, const api::Job& job, PendingWrites* w);
+  void PutPod(const Tracked& t, const api::Pod& pod, PendingWrites* w);
+  absl::Status Commit(PendingWrites* w);
+
+  store::Store* const store_;
+  AgentFleet* const fleet_;
+  Clock* const clock_;
+  const api::Features features_;
+
+  std::map<std::string, Tracked> jobsets_;  // By "<ns>/<name>".
+  std::set<std::string> dirty_;
+  bool placement_needed_ =
+      true;  // Pods or capacity changed since the last try.
+  std::map<std::string, NodeInfo> nodes_;
+  // pod uid -> (JobSet key, pod name), for fencing reports.
+  absl::flat_hash_map<std::string, std::pair<std::string, std::string>>
+      pod_by_uid_;
+  // Pod requirements per Job uid (templates never change under a Job).
+  absl::flat_hash_map<std::string,
+                      std::shared_ptr<const placement::PodRequirements>>
+      requirements_;
+  int64_t stale_reports_ = 0;
+  // Keys of Jobs and pods whose JobSet is gone (found by Load).
+  std::vector<std::string> orphan_keys_;
+};
+
+}  // namespace jobset::scheduler
+
+#endif  // JOBSET_SCHEDULER_CONTROLLER_CONTROLLER_CORE_H_

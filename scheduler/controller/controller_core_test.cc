@@ -1,0 +1,381 @@
+// The controller end to end over a MemoryStore, a FakeClock and a fake
+// agent fleet: Jobs and pods are created, placed as a gang, run, and restart
+// all together; state survives a restart of the controller.
+#include "scheduler/controller/controller_core.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "api/defaults.h"
+#include "api/jobset_builder.h"
+#include "common/clock.h"
+#include "common/status_matchers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "scheduler/controller/conditions.h"
+#include "scheduler/controller/constants.h"
+#include "scheduler/controller/pods.h"
+#include "store/keys.h"
+#include "store/memory_store.h"
+
+namespace jobset::scheduler {
+namespace {
+
+using ::jobset::api::JobSet;
+using ::jobset::api::testing::JobSetBuilder;
+using ::jobset::testing::IsOk;
+using ::testing::Contains;
+using ::testing::Each;
+using ::testing::Field;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::SizeIs;
+
+class FakeFleet : public AgentFleet {
+ public:
+  void Run(const api::Pod& pod, const std::vector<HostEntry>& hosts) override {
+    running[pod.metadata().uid()] = pod;
+    last_hosts = hosts;
+    ++runs;
+  }
+  void Stop(const std::string& node, const std::string& uid) override {
+    stopped.push_back({node, uid});
+    running.erase(uid);
+  }
+  std::map<std::string, api::Pod> running;  // By uid.
+  std::vector<std::pair<std::string, std::string>> stopped;
+  std::vector<HostEntry> last_hosts;
+  int runs = 0;
+};
+
+NodeInfo Node(const std::string& name, const std::string& pool, int gpus = 8) {
+  NodeInfo n;
+  n.name = name;
+  n.address = absl::StrCat("10.0.0.", name.back() - '0' + 1);
+  n.labels["cloud.google.com/gke-nodepool"] = pool;
+  n.allocatable.cpu_millis = 16'000;
+  n.allocatable.memory_bytes = int64_t{64} << 30;
+  n.allocatable.extended["nvidia.com/gpu"] = gpus;
+  return n;
+}
+
+class ControllerCoreTest : public ::testing::Test {
+ protected:
+  ControllerCoreTest() { Restart(); }
+
+  // A fresh controller over the same store (a jobsetd restart).
+  void Restart() {
+    core_ = std::make_unique<ControllerCore>(
+        &store_, &fleet_, &clock_, api::Features{.restart_job = true});
+    ASSERT_THAT(core_->Load().status(), IsOk());
+    for (int i = 0; i < 4; ++i)
+      core_->SetNode(Node(absl::StrCat("node-", i), "pool-a"));
+  }
+
+  // Stores `js` as the API would and tells the controller.
+  void Submit(JobSet js) {
+    api::SetJobSetDefaults(&js);
+    js.mutable_metadata()->set_uid("js-uid");
+    js.mutable_metadata()->mutable_creation_timestamp()->set_seconds(1);
+    const std::string key =
+        store::keys::JobSetKey("default", js.metadata().name());
+    ASSERT_THAT(
+        store_.Commit(store::Batch().Put(key, js.SerializeAsString())).status(),
+        IsOk());
+    Notify(key);
+  }
+
+  void Notify(const std::string& key) {
+    auto kv = store_.Get(key);
+    ASSERT_TRUE(kv.ok());
+    store::Event e;
+    if (kv->has_value()) {
+      e.kv = **kv;
+    } else {
+      e.type = store::Event::Type::kDelete;
+      e.kv.key = key;
+    }
+    core_->OnJobSetEvent(e);
+  }
+
+  // Runs passes until the controller has nothing left to do now.
+  void Settle() {
+    for (int i = 0; i < 20; ++i) {
+      ASSERT_THAT(core_->Pass(), IsOk());
+      std::optional<absl::Time> next = core_->NextWake();
+      if (!next || *next > clock_.Now()) return;
+    }
+    FAIL() << "the controller never settled";
+  }
+
+  // Reports every running pod of `rjob` ("" for all) with `phase`.
+  void ReportAll(const std::string& phase, int exit_code = 0, bool ready = true,
+                 const std::string& rjob = "") {
+    std::vector<api::Pod> pods;
+    for (const auto& [uid, pod] : fleet_.running) pods.push_back(pod);
+    for (const api::Pod& pod : pods) {
+      if (!rjob.empty() &&
+          pod.metadata().labels().at(kReplicatedJobNameKey) != rjob) {
+        continue;
+      }
+      Report(pod, phase, exit_code, ready);
+    }
+  }
+
+  void Report(const api::Pod& pod, const std::string& phase, int exit_code = 0,
+              bool ready = true) {
+    PodReport r;
+    r.node = pod.spec().node_name();
+    r.pod_uid = pod.metadata().uid();
+    r.status.set_phase(phase);
+    api::ContainerStatus* c = r.status.add_container_statuses();
+    c->set_name("main");
+    c->set_state(phase == "Running" ? "running" : "terminated");
+    c->set_exit_code(exit_code);
+    if (phase == "Running" && ready) {
+      api::Condition* cond = r.status.add_conditions();
+      cond->set_type("Ready");
+      cond->set_status("True");
+    }
+    core_->OnPodReport(r);
+    if (phase != "Running") fleet_.running.erase(pod.metadata().uid());
+  }
+
+  // Confirms the stop orders: each stopped pod reports it was killed.
+  void ConfirmStops() {
+    for (const auto& [node, uid] : fleet_.stopped) {
+      PodReport r;
+      r.node = node;
+      r.pod_uid = uid;
+      r.status.set_phase("Failed");
+      r.status.set_reason("Killed");
+      core_->OnPodReport(r);
+    }
+    fleet_.stopped.clear();
+  }
+
+  const api::JobSet& Get(const std::string& name) {
+    const api::JobSet* js = core_->FindJobSet("default", name);
+    EXPECT_NE(js, nullptr);
+    return *js;
+  }
+
+  store::MemoryStore store_;
+  FakeClock clock_;
+  FakeFleet fleet_;
+  std::unique_ptr<ControllerCore> core_;
+};
+
+TEST_F(ControllerCoreTest, RunsAJobSetToCompletion) {
+  Submit(JobSetBuilder("train")
+             .Replicated("leader", 1)
+             .Replicated("workers", 2, 2, 2)
+             .Build());
+  Settle();
+  // 1 leader pod + 2 worker Jobs x 2 pods, all placed and started.
+  ASSERT_THAT(fleet_.running, SizeIs(5));
+  const api::Pod& any = fleet_.running.begin()->second;
+  EXPECT_FALSE(any.spec().node_name().empty());
+  EXPECT_TRUE(IsConditionTrue(any.status().conditions(), "PodScheduled"));
+  // The host table covers every pod of the attempt, with the subdomain.
+  ASSERT_THAT(fleet_.last_hosts, SizeIs(5));
+  bool found = false;
+  for (const HostEntry& e : fleet_.last_hosts) {
+    for (const std::string& n : e.names)
+      found |= n == "train-workers-1-1.train";
+  }
+  EXPECT_TRUE(found);
+
+  // Environment resolved before the pod reaches the agent.
+  for (const auto& [uid, pod] : fleet_.running) {
+    if (pod.spec().hostname() != "train-workers-1-1") continue;
+    std::map<std::string, std::string> env;
+    for (const api::EnvVar& v : pod.spec().containers(0).env())
+      env[v.name()] = v.value();
+    EXPECT_EQ(env[kEnvJobSetName], "train");
+    EXPECT_EQ(env[kEnvReplicatedJob], "workers");
+    EXPECT_EQ(env[kEnvJobIndex], "1");
+    EXPECT_EQ(env[kEnvJobGlobalIndex], "2");
+    EXPECT_EQ(env[kEnvRestartAttempt], "0");
+    EXPECT_EQ(env[kEnvCompletionIndex], "1");
+    EXPECT_EQ(pod.metadata().labels().at(kCompletionIndexKey), "1");
+  }
+
+  ReportAll("Running");
+  Settle();
+  EXPECT_EQ(Get("train").status().replicated_jobs_status(1).ready(), 2);
+  ReportAll("Succeeded");
+  Settle();
+  EXPECT_EQ(Get("train").status().terminal_state(), "Completed");
+  EXPECT_THAT(core_->Events("default", "train"),
+              Contains(Field(&JobSetEvent::reason, "AllJobsCompleted")));
+  // Status is durable.
+  auto stored = store_.Get(store::keys::JobSetKey("default", "train"));
+  ASSERT_TRUE(stored.ok() && stored->has_value());
+  api::JobSet js;
+  ASSERT_TRUE(js.ParseFromString((*stored)->value));
+  EXPECT_EQ(js.status().terminal_state(), "Completed");
+}
+
+TEST_F(ControllerCoreTest, RestartsAllPodsOnTheSameNodesAndFencesStaleReports) {
+  JobSetBuilder b("train");
+  b.Replicated("workers", 4).RestartPolicy("workers", "Never").FailurePolicy(3);
+  b.Mutable()
+      ->mutable_spec()
+      ->mutable_replicated_jobs(0)
+      ->mutable_template_()
+      ->mutable_spec()
+      ->set_backoff_limit(0);
+  Submit(b.Build());
+  Settle();
+  ASSERT_THAT(fleet_.running, SizeIs(4));
+  std::map<std::string, std::string> node_of;  // hostname -> node
+  std::vector<api::Pod> old;
+  for (const auto& [uid, pod] : fleet_.running) {
+    node_of[pod.spec().hostname()] = pod.spec().node_name();
+    old.push_back(pod);
+  }
+  ReportAll("Running");
+  Settle();
+
+  // One pod fails: the whole attempt is stopped in one batch.
+  Report(old[2], "Failed", 1);
+  Settle();
+  EXPECT_EQ(Get("train").status().restarts(), 1);
+  EXPECT_THAT(fleet_.stopped, SizeIs(3));
+  // Recreate: the failed pod's Job is gone at once, so its replacement
+  // starts; the other three wait for their old pods to stop.
+  ASSERT_THAT(fleet_.running, SizeIs(1));
+  EXPECT_EQ(fleet_.running.begin()->second.spec().hostname(),
+            old[2].spec().hostname());
+  ConfirmStops();
+  Settle();
+  // The new attempt runs on the same nodes (sticky), labelled attempt 1.
+  ASSERT_THAT(fleet_.running, SizeIs(4));
+  for (const auto& [uid, pod] : fleet_.running) {
+    EXPECT_EQ(pod.metadata().labels().at(kRestartAttemptKey), "1");
+    EXPECT_EQ(pod.spec().node_name(), node_of[pod.spec().hostname()]);
+  }
+  // A late report about an old pod changes nothing.
+  const int64_t stale = core_->stale_reports();
+  Report(old[0], "Failed", 137);
+  Settle();
+  EXPECT_EQ(core_->stale_reports(), stale + 1);
+  EXPECT_EQ(Get("train").status().restarts(), 1);
+  EXPECT_THAT(fleet_.running, SizeIs(4));
+}
+
+TEST_F(ControllerCoreTest, PlacesAGangWhollyOrNotAtAll) {
+  JobSetBuilder b("big");
+  b.Replicated("workers", 5);
+  (*b.Mutable()
+        ->mutable_spec()
+        ->mutable_replicated_jobs(0)
+        ->mutable_template_()
+        ->mutable_spec()
+        ->mutable_template_()
+        ->mutable_spec()
+        ->mutable_containers(0)
+        ->mutable_resources()
+        ->mutable_requests())["nvidia.com/gpu"] = "8";
+  Submit(b.Build());
+  Settle();
+  // Five 8-GPU pods, four 8-GPU nodes: nothing runs.
+  EXPECT_THAT(fleet_.running, IsEmpty());
+  std::vector<api::Pod> pods = core_->Pods("default", "big");
+  ASSERT_THAT(pods, SizeIs(5));
+  const api::Condition* scheduled =
+      FindCondition(pods[0].status().conditions(), "PodScheduled");
+  ASSERT_NE(scheduled, nullptr);
+  EXPECT_EQ(scheduled->status(), "False");
+  EXPECT_EQ(scheduled->reason(), "Unschedulable");
+  EXPECT_THAT(scheduled->message(), HasSubstr("nvidia.com/gpu"));
+  EXPECT_THAT(core_->Events("default", "big"),
+              Contains(Field(&JobSetEvent::reason, "FailedScheduling")));
+  // A fifth node arrives: the whole gang starts.
+  core_->SetNode(Node("node-4", "pool-b"));
+  Settle();
+  EXPECT_THAT(fleet_.running, SizeIs(5));
+}
+
+TEST_F(ControllerCoreTest, ContinuesAfterARestartFromTheStore) {
+  Submit(JobSetBuilder("train").Replicated("workers", 3).Build());
+  Settle();
+  ReportAll("Running");
+  Settle();
+  std::vector<api::Pod> before = core_->Pods("default", "train");
+  ASSERT_THAT(before, SizeIs(3));
+
+  Restart();
+  Settle();
+  std::vector<api::Pod> after = core_->Pods("default", "train");
+  ASSERT_THAT(after, SizeIs(3));
+  for (size_t i = 0; i < before.size(); ++i) {
+    EXPECT_EQ(after[i].metadata().uid(), before[i].metadata().uid());
+    EXPECT_EQ(after[i].status().phase(), "Running");
+  }
+  EXPECT_EQ(fleet_.runs, 3);  // Nothing was started twice.
+  ReportAll("Succeeded");
+  Settle();
+  EXPECT_EQ(Get("train").status().terminal_state(), "Completed");
+}
+
+TEST_F(ControllerCoreTest, DeletingAJobSetStopsItsPodsAndForgetsIt) {
+  Submit(JobSetBuilder("train").Replicated("workers", 2).Build());
+  Settle();
+  const std::string key = store::keys::JobSetKey("default", "train");
+  ASSERT_THAT(store_.Commit(store::Batch().Delete(key)).status(), IsOk());
+  Notify(key);
+  Settle();
+  EXPECT_THAT(fleet_.stopped, SizeIs(2));
+  EXPECT_EQ(core_->FindJobSet("default", "train"), nullptr);
+  EXPECT_THAT(store_.Scan("pods/", "", 100)->kvs, IsEmpty());
+  EXPECT_THAT(store_.Scan("jobs/", "", 100)->kvs, IsEmpty());
+}
+
+TEST_F(ControllerCoreTest, AnApiUpdateRacingTheControllerKeepsBoth) {
+  Submit(JobSetBuilder("train").Replicated("workers", 2).Build());
+  Settle();
+  // The API suspends it without the controller having seen the change yet.
+  const std::string key = store::keys::JobSetKey("default", "train");
+  auto kv = store_.Get(key);
+  api::JobSet js;
+  ASSERT_TRUE(js.ParseFromString((*kv)->value));
+  js.mutable_spec()->set_suspend(true);
+  ASSERT_THAT(store_
+                  .Commit(store::Batch().Update(key, js.SerializeAsString(),
+                                                (*kv)->mod_revision))
+                  .status(),
+              IsOk());
+  ReportAll("Running");  // Makes the controller write status.
+  Settle();
+  Notify(key);
+  Settle();
+  EXPECT_TRUE(Get("train").spec().suspend());
+  EXPECT_TRUE(
+      IsConditionTrue(Get("train").status().conditions(), kConditionSuspended));
+  EXPECT_THAT(fleet_.running, IsEmpty());
+}
+
+TEST_F(ControllerCoreTest, TtlDeletesAFinishedJobSet) {
+  Submit(JobSetBuilder("train")
+             .Replicated("workers", 1)
+             .TtlSecondsAfterFinished(60)
+             .Build());
+  Settle();
+  ReportAll("Succeeded");
+  Settle();
+  ASSERT_EQ(Get("train").status().terminal_state(), "Completed");
+  std::optional<absl::Time> wake = core_->NextWake();
+  ASSERT_TRUE(wake.has_value());
+  clock_.SetTime(*wake);
+  Settle();
+  EXPECT_EQ(core_->FindJobSet("default", "train"), nullptr);
+  EXPECT_FALSE(
+      store_.Get(store::keys::JobSetKey("default", "train"))->has_value());
+}
+
+}  // namespace
+}  // namespace jobset::scheduler

@@ -1,0 +1,206 @@
+// Restart-all at scale: a JobSet of --jobs x --pods_per_job pods on as many
+// fake nodes, running; one pod fails. Measures the time from the failure
+// report to the new attempt's launch orders being ready (stop orders, the
+// agents' stop confirmations fed back at once, the new attempt placed,
+// committed and handed to the fleet), and the controller's memory per pod.
+//
+//   bazel run -c opt //scheduler/controller:restart_bench -- --jobs=1000
+//   --pods_per_job=15
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "api/defaults.h"
+#include "common/clock.h"
+#include "scheduler/controller/controller_core.h"
+#include "store/keys.h"
+#include "store/rocksdb_store.h"
+
+ABSL_FLAG(int, jobs, 1000, "Jobs (replicas of one ReplicatedJob)");
+ABSL_FLAG(int, pods_per_job, 15, "Pods per Job (parallelism = completions)");
+ABSL_FLAG(int, restarts, 3, "Restarts to time");
+ABSL_FLAG(bool, fsync, true, "fsync the store's commits");
+ABSL_FLAG(std::string, data_dir, "/tmp/jobsetd-restart-bench",
+          "Store directory (wiped)");
+
+namespace jobset::scheduler {
+namespace {
+
+class BenchFleet : public AgentFleet {
+ public:
+  void Run(const api::Pod& pod, const std::vector<HostEntry>&) override {
+    running.push_back({pod.spec().node_name(), pod.metadata().uid()});
+  }
+  void Stop(const std::string& node, const std::string& uid) override {
+    stopped.push_back({node, uid});
+  }
+  std::vector<std::pair<std::string, std::string>> running, stopped;
+};
+
+int64_t RssBytes() {
+  std::ifstream statm("/proc/self/statm");
+  int64_t size = 0, resident = 0;
+  statm >> size >> resident;
+  return resident * sysconf(_SC_PAGESIZE);
+}
+
+PodReport Report(const std::pair<std::string, std::string>& pod,
+                 const std::string& phase, int exit_code) {
+  PodReport r;
+  r.node = pod.first;
+  r.pod_uid = pod.second;
+  r.status.set_phase(phase);
+  api::ContainerStatus* c = r.status.add_container_statuses();
+  c->set_name("main");
+  c->set_state(phase == "Running" ? "running" : "terminated");
+  c->set_exit_code(exit_code);
+  if (phase == "Running") {
+    api::Condition* ready = r.status.add_conditions();
+    ready->set_type("Ready");
+    ready->set_status("True");
+  }
+  return r;
+}
+
+void Settle(ControllerCore& core) {
+  for (int i = 0; i < 50; ++i) {
+    if (!core.Pass().ok()) std::abort();
+    std::optional<absl::Time> next = core.NextWake();
+    if (!next || *next > absl::Now()) return;
+  }
+}
+
+int Main() {
+  const int jobs = absl::GetFlag(FLAGS_jobs);
+  const int per_job = absl::GetFlag(FLAGS_pods_per_job);
+  const int pods = jobs * per_job;
+  const std::string dir = absl::GetFlag(FLAGS_data_dir);
+  std::filesystem::remove_all(dir);
+  auto store = store::RocksDbStore::Open(
+      {.path = dir, .sync = absl::GetFlag(FLAGS_fsync)});
+  if (!store.ok()) {
+    std::fprintf(stderr, "%s\n", store.status().ToString().c_str());
+    return 1;
+  }
+  BenchFleet fleet;
+  ControllerCore core(store->get(), &fleet, RealClock::Get(),
+                      {.restart_job = true});
+  (void)core.Load();
+  for (int n = 0; n < pods; ++n) {
+    NodeInfo node;
+    node.name = absl::StrCat("node-", n);
+    node.address =
+        absl::StrCat("10.", n / 65536, ".", (n / 256) % 256, ".", n % 256);
+    node.labels["cloud.google.com/gke-nodepool"] =
+        absl::StrCat("pool-", n / per_job);
+    node.allocatable.cpu_millis = 8000;
+    node.allocatable.memory_bytes = int64_t{32} << 30;
+    node.allocatable.extended["nvidia.com/gpu"] = 1;
+    core.SetNode(std::move(node));
+  }
+
+  // One ReplicatedJob: `jobs` Jobs of `per_job` pods, one GPU each, one Job
+  // per node pool, restart on any failure.
+  api::JobSet js;
+  js.mutable_metadata()->set_name("big");
+  js.mutable_metadata()->set_uid("big-uid");
+  (*js.mutable_metadata()->mutable_annotations())
+      ["alpha.jobset.sigs.k8s.io/exclusive-topology"] =
+          "cloud.google.com/gke-nodepool";
+  js.mutable_spec()->mutable_failure_policy()->set_max_restarts(1'000'000);
+  api::ReplicatedJob* rjob = js.mutable_spec()->add_replicated_jobs();
+  rjob->set_name("w");
+  rjob->set_replicas(jobs);
+  api::JobSpec* spec = rjob->mutable_template_()->mutable_spec();
+  spec->set_parallelism(per_job);
+  spec->set_completions(per_job);
+  spec->set_backoff_limit(0);
+  api::PodSpec* pod = spec->mutable_template_()->mutable_spec();
+  pod->set_restart_policy("Never");
+  api::Container* c = pod->add_containers();
+  c->set_name("main");
+  c->set_image("trainer");
+  c->add_command("python3");
+  c->add_command("train.py");
+  (*c->mutable_resources()->mutable_requests())["nvidia.com/gpu"] = "1";
+  (*c->mutable_resources()->mutable_requests())["cpu"] = "4";
+  api::SetJobSetDefaults(&js);
+  const std::string key = store::keys::JobSetKey("default", "big");
+  auto revision =
+      (*store)->Commit(store::Batch().Put(key, js.SerializeAsString()));
+  store::Event event;
+  event.kv = {key, js.SerializeAsString(), *revision, *revision};
+
+  const int64_t rss_before = RssBytes();
+  absl::Time t0 = absl::Now();
+  core.OnJobSetEvent(event);
+  Settle(core);
+  const absl::Duration first_launch = absl::Now() - t0;
+  if (static_cast<int>(fleet.running.size()) != pods) {
+    std::fprintf(stderr, "placed %zu of %d pods\n", fleet.running.size(), pods);
+    return 1;
+  }
+  for (const auto& p : fleet.running) core.OnPodReport(Report(p, "Running", 0));
+  Settle(core);
+  const int64_t rss_after = RssBytes();
+
+  std::printf(
+      "restart-all: %d Jobs x %d pods = %d pods on %d nodes, fsync %s\n", jobs,
+      per_job, pods, pods, absl::GetFlag(FLAGS_fsync) ? "on" : "off");
+  std::printf("first launch (create, place, commit, launch orders): %.1f ms\n",
+              absl::ToDoubleMilliseconds(first_launch));
+  std::printf(
+      "controller memory: %.0f MiB for %d pods = %.2f KiB per pod (RSS "
+      "growth)\n",
+      (rss_after - rss_before) / 1048576.0, pods,
+      (rss_after - rss_before) / 1024.0 / pods);
+  std::printf("%-8s %-16s %-20s %-12s\n", "restart", "stop orders ms",
+              "new launch orders ms", "total ms");
+  for (int r = 1; r <= absl::GetFlag(FLAGS_restarts); ++r) {
+    std::vector<std::pair<std::string, std::string>> running =
+        std::move(fleet.running);
+    fleet.running.clear();
+    fleet.stopped.clear();
+    const absl::Time start = absl::Now();
+    core.OnPodReport(Report(running[running.size() / 2], "Failed", 1));
+    Settle(core);
+    const absl::Time stopped = absl::Now();
+    // The agents confirm every stop at once.
+    for (const auto& p : fleet.stopped)
+      core.OnPodReport(Report(p, "Failed", 137));
+    Settle(core);
+    const absl::Time launched = absl::Now();
+    if (static_cast<int>(fleet.running.size()) != pods) {
+      std::fprintf(stderr, "restart %d launched %zu of %d pods\n", r,
+                   fleet.running.size(), pods);
+      return 1;
+    }
+    std::printf("%-8d %-16.1f %-20.1f %-12.1f\n", r,
+                absl::ToDoubleMilliseconds(stopped - start),
+                absl::ToDoubleMilliseconds(launched - stopped),
+                absl::ToDoubleMilliseconds(launched - start));
+    for (const auto& p : fleet.running)
+      core.OnPodReport(Report(p, "Running", 0));
+    Settle(core);
+  }
+  std::filesystem::remove_all(dir);
+  return 0;
+}
+
+}  // namespace
+}  // namespace jobset::scheduler
+
+int main(int argc, char** argv) {
+  absl::ParseCommandLine(argc, argv);
+  return jobset::scheduler::Main();
+}

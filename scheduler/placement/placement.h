@@ -1,0 +1,93 @@
+#ifndef JOBSET_SCHEDULER_PLACEMENT_PLACEMENT_H_
+#define JOBSET_SCHEDULER_PLACEMENT_PLACEMENT_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "scheduler/placement/requirements.h"
+#include "scheduler/placement/snapshot.h"
+
+namespace jobset::scheduler::placement {
+
+// Upstream's annotations. Either one, set on the JobSet or on a
+// ReplicatedJob's Job template, gives the Job an exclusive topology key.
+inline constexpr absl::string_view kExclusiveTopologyAnnotation =
+    "alpha.jobset.sigs.k8s.io/exclusive-topology";
+inline constexpr absl::string_view kNodeSelectorStrategyAnnotation =
+    "alpha.jobset.sigs.k8s.io/node-selector";
+
+// One Job of a JobSet attempt: all of its pods share one pod template.
+struct JobRequest {
+  std::string job_key;  // "<namespace>/<jobName>", unique in the request
+  // Computed once per pod template (RequirementsFromPodSpec) and shared by
+  // the Jobs of a ReplicatedJob; placement evaluates each template once.
+  std::shared_ptr<const PodRequirements> requirements;
+  int32_t pod_count = 0;
+  // The label key of alpha.jobset.sigs.k8s.io/exclusive-topology; empty for
+  // none. Every pod of the Job then lands in one domain (one value of the
+  // label) that no other Job of the same priority uses.
+  std::string exclusive_topology_key;
+  // The host of each pod index in the previous attempt ("" for none); may be
+  // shorter than pod_count. Hosts no longer in the snapshot are ignored.
+  std::vector<std::string> previous_hosts;
+};
+
+// The startable pods of one JobSet attempt, grouped by Job.
+struct PlacementRequest {
+  // Identify the decision; placement uses no randomness, so the same snapshot
+  // and request always give the same placement.
+  std::string jobset_uid;
+  int32_t restart_attempt = 0;
+  // The pods' priority. Exclusive domains are exclusive per priority level,
+  // as upstream scopes them.
+  int32_t priority = 0;
+  std::vector<JobRequest> jobs;
+};
+
+struct JobPlacement {
+  std::string job_key;
+  std::vector<std::string> hosts;  // host of each pod index
+  std::string domain;              // the exclusive domain, "" for none
+};
+
+struct JobRejection {
+  std::string job_key;
+  // For example "0/16 nodes are available: 8 Insufficient nvidia.com/gpu, 8
+  // node(s) didn't match Pod's node affinity/selector."
+  std::string reason;
+};
+
+// Either a host for every pod of every Job (rejections empty), or no
+// assignment at all (jobs empty) and the reason of each Job that did not fit.
+struct Placement {
+  std::vector<JobPlacement> jobs;  // in request order
+  std::vector<JobRejection> rejections;
+
+  bool placed() const { return rejections.empty(); }
+  // Returns the rejections as one line: "ns/a: <reason>; ns/b: <reason>".
+  std::string RejectionSummary() const;
+};
+
+// Chooses a host for every pod of a JobSet attempt, or for none of them (the
+// gang rule). Hard constraints: resources, nodeSelector, required node
+// affinity, taints and tolerations, host ports, cordoned and not-ready hosts,
+// and exclusive topology (each exclusive Job in one free domain of its own;
+// hosts of a domain held by another Job of the same priority, in the
+// snapshot or earlier in this request, take no pod of this request).
+// Preferences: previous hosts, then best fit, then fewest domains.
+//
+// "Does not fit" is a Placement with rejections, not an error. Returns
+// kInvalidArgument for a malformed request (empty or duplicate job key,
+// missing requirements, negative pod count, more previous hosts than pods).
+// Place() performs no I/O and reads no clock: the same snapshot and request
+// always yield the same result. Thread-compatible.
+absl::StatusOr<Placement> Place(const ClusterSnapshot& cluster,
+                                const PlacementRequest& request);
+
+}  // namespace jobset::scheduler::placement
+
+#endif  // JOBSET_SCHEDULER_PLACEMENT_PLACEMENT_H_

@@ -1,0 +1,219 @@
+#ifndef JOBSET_SCHEDULER_PLACEMENT_SNAPSHOT_H_
+#define JOBSET_SCHEDULER_PLACEMENT_SNAPSHOT_H_
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "scheduler/placement/requirements.h"
+
+namespace jobset::scheduler::placement {
+
+using Labels = absl::flat_hash_map<std::string, std::string>;
+
+// Topology label keys, from slice to zone: node pool or slice, NVLink domain,
+// rack, zone. A snapshot indexes them; Jobs without exclusive topology pack
+// into the first of them that the hosts carry.
+inline constexpr std::array<absl::string_view, 5> kDefaultTopologyKeys = {
+    "cloud.google.com/gke-nodepool", "nvidia.com/gpu.clique",
+    "topology.kubernetes.io/rack", "rack", "topology.kubernetes.io/zone"};
+
+// A Kubernetes node taint. NoSchedule and NoExecute taints keep pods without
+// a matching toleration off the host; PreferNoSchedule does not filter.
+struct Taint {
+  std::string key;
+  std::string value;
+  TaintEffect effect = TaintEffect::kNoSchedule;
+};
+
+// A Job with pods on a host (running, or terminating after a restart), at the
+// pods' priority. Exclusive placement keeps other Jobs of the same priority
+// out of every domain this Job's pods are in.
+struct HostJob {
+  std::string job_key;  // "<namespace>/<jobName>"
+  int32_t priority = 0;
+};
+
+// One host as the controller sees it when it takes a snapshot.
+struct HostRecord {
+  std::string name;
+  // Topology labels among them: see README.md.
+  Labels labels;
+  std::vector<Taint> taints;
+  Resources allocatable;
+  // Capacity in use, including pods of old attempts that are still
+  // terminating: the caller counts them, placement treats them as used.
+  Resources allocated;
+  bool ready = true;
+  bool cordoned = false;
+  // Ports bound by the host's current pods.
+  std::vector<HostPort> used_host_ports;
+  std::vector<HostJob> jobs;
+};
+
+// An exclusive topology domain held by a placed Job: the domain (one value of
+// a topology label) is closed to pods of every other Job of the same priority.
+struct DomainHold {
+  std::string topology_key;  // for example "cloud.google.com/gke-nodepool"
+  std::string domain;        // the label's value
+  std::string job_key;       // "<namespace>/<jobName>"
+  int32_t priority = 0;
+};
+
+// An immutable view of the cluster with the indexes placement needs: hosts
+// sorted by name, hosts by label value, capacity as dense arrays, and the
+// exclusive holds on topology domains. Build one with ClusterSnapshotBuilder.
+// The indexes point into the host records, which never move: the snapshot
+// can be moved but not copied. Immutable, hence thread-safe.
+class ClusterSnapshot {
+ public:
+  // Hosts are numbered 0..num_hosts()-1 in name order.
+  using HostId = int32_t;
+  // An interned job key (see FindJob and job_key).
+  using JobId = int32_t;
+
+  // A Job that holds a domain, or has pods on a host.
+  struct Holder {
+    JobId job = 0;
+    int32_t priority = 0;
+  };
+
+  // One value of a topology label and the hosts that carry it.
+  struct Domain {
+    absl::string_view value;         // points into the hosts' labels
+    absl::Span<const HostId> hosts;  // ascending
+    std::vector<Holder> holds;       // exclusive holds on this domain
+  };
+
+  // Every value of one label key. Domains appear in the order their first
+  // host appears in name order. Move-only: domains point into host_storage.
+  struct Topology {
+    Topology() = default;
+    Topology(Topology&&) = default;
+    Topology& operator=(Topology&&) = default;
+    Topology(const Topology&) = delete;
+    Topology& operator=(const Topology&) = delete;
+
+    std::vector<Domain> domains;
+    absl::flat_hash_map<absl::string_view, int32_t> domain_by_value;
+    std::vector<int32_t> domain_of_host;  // -1 where the host lacks the key
+    std::vector<HostId> host_storage;     // the hosts of every domain
+  };
+
+  ClusterSnapshot(ClusterSnapshot&&) = default;
+  ClusterSnapshot& operator=(ClusterSnapshot&&) = default;
+
+  int num_hosts() const { return static_cast<int>(hosts_.size()); }
+  const HostRecord& host(HostId id) const { return hosts_[id]; }
+  // Returns whether the host is ready, not cordoned, has no NoSchedule or
+  // NoExecute taint and no bound host port: then only labels and capacity
+  // decide whether a pod fits.
+  bool plain(HostId id) const { return plain_[id] != 0; }
+  std::optional<HostId> FindHost(absl::string_view name) const;
+
+  // Returns the domains of an indexed label key (see
+  // ClusterSnapshotBuilder::IndexLabel), or nullptr when the key is not
+  // indexed or no host carries it.
+  const Topology* FindTopology(absl::string_view key) const;
+  // Returns the domains of any label key, by a scan of every host. For keys
+  // that FindTopology does not know.
+  Topology ScanTopology(absl::string_view key) const;
+
+  // Dense capacity. Resource 0 is cpu (millicores), 1 memory (bytes), the
+  // rest extended resources in name order.
+  int num_resources() const { return static_cast<int>(resource_names_.size()); }
+  const std::string& resource_name(int index) const {
+    return resource_names_[index];
+  }
+  std::optional<int> FindResource(absl::string_view name) const;
+  // Returns allocatable minus allocated of every resource (may be negative on
+  // an overcommitted host). A host that declares no "pods" resource has room
+  // for any number of pods.
+  absl::Span<const int64_t> free(HostId id) const {
+    return absl::MakeConstSpan(free_).subspan(
+        static_cast<size_t>(id) * resource_names_.size(),
+        resource_names_.size());
+  }
+
+  std::optional<JobId> FindJob(absl::string_view job_key) const;
+  const std::string& job_key(JobId id) const { return job_keys_[id]; }
+  // Returns the Jobs with pods on a host.
+  absl::Span<const Holder> jobs_on_host(HostId id) const {
+    return Slice(job_offsets_, jobs_on_host_, id);
+  }
+  // Returns the exclusive holds on every domain (of any key) containing a host.
+  absl::Span<const Holder> holds_on_host(HostId id) const {
+    return Slice(hold_offsets_, holds_on_host_, id);
+  }
+  size_t num_holds() const { return num_holds_; }
+
+ private:
+  friend class ClusterSnapshotBuilder;
+  ClusterSnapshot() = default;
+
+  static absl::Span<const Holder> Slice(const std::vector<uint32_t>& offsets,
+                                        const std::vector<Holder>& values,
+                                        HostId id) {
+    return absl::MakeConstSpan(values).subspan(offsets[id],
+                                               offsets[id + 1] - offsets[id]);
+  }
+
+  std::vector<HostRecord> hosts_;
+  std::vector<uint8_t> plain_;
+  absl::flat_hash_map<absl::string_view, HostId> host_by_name_;
+  absl::flat_hash_map<std::string, Topology> topologies_;
+  std::vector<std::string> resource_names_;
+  std::vector<int64_t> free_;
+  std::vector<std::string> job_keys_;
+  absl::flat_hash_map<std::string, JobId> job_by_key_;
+  std::vector<uint32_t> job_offsets_;
+  std::vector<Holder> jobs_on_host_;
+  std::vector<uint32_t> hold_offsets_;
+  std::vector<Holder> holds_on_host_;
+  size_t num_holds_ = 0;
+};
+
+// Collects host records and holds, then builds a ClusterSnapshot in one pass
+// over the hosts. Thread-compatible.
+//
+//   ClusterSnapshotBuilder builder(records.size());
+//   for (HostRecord& r : records) builder.AddHost(std::move(r));
+//   builder.AddHold({"cloud.google.com/gke-nodepool", "pool-3", "ns/a", 0});
+//   absl::StatusOr<ClusterSnapshot> snapshot = builder.Build();
+class ClusterSnapshotBuilder {
+ public:
+  explicit ClusterSnapshotBuilder(size_t expected_hosts = 0);
+
+  ClusterSnapshotBuilder& AddHost(HostRecord host);
+  // Adds an exclusive hold; its topology key is indexed.
+  ClusterSnapshotBuilder& AddHold(DomainHold hold);
+  // Indexes the domains of a label key, besides kDefaultTopologyKeys. The
+  // controller indexes the exclusive-topology keys of the JobSets it knows;
+  // Place() scans the hosts for any other key a request names. Indexing
+  // every label (a Kubernetes node has dozens) would cost more than it saves.
+  ClusterSnapshotBuilder& IndexLabel(std::string key);
+
+  // Returns the snapshot and leaves the builder empty, or kInvalidArgument
+  // for an empty or duplicate host name, a negative allocatable amount, or a
+  // hold with an empty field.
+  absl::StatusOr<ClusterSnapshot> Build();
+
+ private:
+  std::vector<HostRecord> hosts_;
+  std::vector<DomainHold> holds_;
+  absl::flat_hash_set<std::string> index_keys_;
+  bool sorted_ = true;                 // hosts_ in name order so far
+  std::vector<std::string> extended_;  // extended resource names seen
+};
+
+}  // namespace jobset::scheduler::placement
+
+#endif  // JOBSET_SCHEDULER_PLACEMENT_SNAPSHOT_H_

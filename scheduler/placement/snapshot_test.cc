@@ -1,0 +1,136 @@
+#include "scheduler/placement/snapshot.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/status_matchers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "scheduler/placement/test_cluster.h"
+
+namespace jobset::scheduler::placement {
+namespace {
+
+using ::jobset::testing::StatusIs;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Optional;
+
+using Holder = ClusterSnapshot::Holder;
+
+MATCHER_P2(IsHolder, job, priority, "") {
+  return arg.job == job && arg.priority == priority;
+}
+
+TEST(ClusterSnapshotTest, HostsInNameOrderWithLabelIndex) {
+  ClusterSnapshotBuilder builder;
+  builder.IndexLabel("pool").IndexLabel("zone");
+  builder.AddHost(testing::GpuHost("c", 8, {{"pool", "p1"}, {"zone", "z"}}));
+  builder.AddHost(testing::GpuHost("a", 8, {{"pool", "p2"}}));
+  builder.AddHost(testing::GpuHost("b", 8, {{"pool", "p1"}}));
+  absl::StatusOr<ClusterSnapshot> snapshot = builder.Build();
+  ASSERT_TRUE(snapshot.ok()) << snapshot.status();
+  ASSERT_EQ(snapshot->num_hosts(), 3);
+  EXPECT_EQ(snapshot->host(0).name, "a");
+  EXPECT_EQ(snapshot->host(2).name, "c");
+  EXPECT_THAT(snapshot->FindHost("b"), Optional(1));
+  EXPECT_EQ(snapshot->FindHost("d"), std::nullopt);
+
+  const ClusterSnapshot::Topology* pools = snapshot->FindTopology("pool");
+  ASSERT_NE(pools, nullptr);
+  ASSERT_EQ(pools->domains.size(), 2);
+  EXPECT_EQ(pools->domains[0].value, "p2");  // first seen in name order
+  EXPECT_THAT(pools->domain_of_host, ElementsAre(0, 1, 1));
+  EXPECT_THAT(pools->domains[1].hosts, ElementsAre(1, 2));
+  EXPECT_THAT(pools->domain_by_value.at("p1"), 1);
+  const ClusterSnapshot::Topology* zones = snapshot->FindTopology("zone");
+  ASSERT_NE(zones, nullptr);
+  EXPECT_THAT(zones->domain_of_host, ElementsAre(-1, -1, 0));
+  EXPECT_EQ(snapshot->FindTopology("rack"), nullptr);
+}
+
+TEST(ClusterSnapshotTest, OnlyTopologyKeysAreIndexedOthersAreScanned) {
+  ClusterSnapshot snapshot = testing::MustBuild(
+      {testing::GpuHost("a", 8, {{"team", "x"}, {"rack", "r1"}}),
+       testing::GpuHost("b", 8, {{"team", "y"}}),
+       testing::GpuHost("c", 8, {{"team", "x"}, {"rack", "r1"}})});
+  EXPECT_EQ(snapshot.FindTopology("team"), nullptr);
+  ASSERT_NE(snapshot.FindTopology("rack"), nullptr);  // a default key
+  EXPECT_THAT(snapshot.FindTopology("rack")->domains[0].hosts,
+              ElementsAre(0, 2));
+  const ClusterSnapshot::Topology teams = snapshot.ScanTopology("team");
+  ASSERT_EQ(teams.domains.size(), 2);
+  EXPECT_EQ(teams.domains[0].value, "x");
+  EXPECT_THAT(teams.domains[0].hosts, ElementsAre(0, 2));
+  EXPECT_THAT(teams.domain_of_host, ElementsAre(0, 1, 0));
+  EXPECT_THAT(snapshot.ScanTopology("none").domains, IsEmpty());
+}
+
+TEST(ClusterSnapshotTest, DenseFreeCapacity) {
+  HostRecord a = testing::GpuHost("a", 8);
+  a.allocated.cpu_millis = 4000;
+  a.allocated.extended["nvidia.com/gpu"] = 3;
+  HostRecord b = testing::GpuHost("b", 0);
+  b.allocatable.extended["google.com/tpu"] = 4;
+  b.allocated.extended["google.com/tpu"] = 5;  // overcommitted
+  ClusterSnapshot snapshot = testing::MustBuild({a, b});
+  ASSERT_EQ(snapshot.num_resources(), 4);
+  EXPECT_EQ(snapshot.resource_name(2), "google.com/tpu");
+  EXPECT_THAT(snapshot.FindResource("cpu"), Optional(0));
+  EXPECT_THAT(snapshot.FindResource("memory"), Optional(1));
+  EXPECT_THAT(snapshot.FindResource("nvidia.com/gpu"), Optional(3));
+  EXPECT_EQ(snapshot.FindResource("pods"), std::nullopt);
+  EXPECT_THAT(snapshot.free(0), ElementsAre(60'000, int64_t{512} << 30, 0, 5));
+  EXPECT_THAT(snapshot.free(1), ElementsAre(64'000, int64_t{512} << 30, -1, 0));
+}
+
+TEST(ClusterSnapshotTest, HoldsAndJobsOnHosts) {
+  std::vector<HostRecord> hosts = testing::SliceCluster(8, 4);
+  hosts[6].jobs.push_back({"ns/running", 3});
+  ClusterSnapshot snapshot = testing::MustBuild(
+      std::move(hosts), {{testing::kPool, "pool-0001", "ns/holder", 7},
+                         {testing::kPool, "pool-0009", "ns/gone", 0},
+                         {"rack", "r1", "ns/no-rack", 0}});
+  EXPECT_EQ(snapshot.num_holds(), 1);
+  const auto holder = snapshot.FindJob("ns/holder");
+  const auto running = snapshot.FindJob("ns/running");
+  ASSERT_TRUE(holder.has_value());
+  ASSERT_TRUE(running.has_value());
+  EXPECT_EQ(snapshot.job_key(*holder), "ns/holder");
+  EXPECT_THAT(snapshot.holds_on_host(3), IsEmpty());
+  for (int h = 4; h < 8; ++h) {
+    EXPECT_THAT(snapshot.holds_on_host(h), ElementsAre(IsHolder(*holder, 7)));
+  }
+  EXPECT_THAT(snapshot.jobs_on_host(6), ElementsAre(IsHolder(*running, 3)));
+  EXPECT_THAT(snapshot.jobs_on_host(5), IsEmpty());
+  const auto& domain = snapshot.FindTopology(testing::kPool)->domains[1];
+  EXPECT_THAT(domain.holds, ElementsAre(IsHolder(*holder, 7)));
+}
+
+TEST(ClusterSnapshotBuilderTest, RejectsBadInput) {
+  EXPECT_THAT(ClusterSnapshotBuilder()
+                  .AddHost(testing::GpuHost("a"))
+                  .AddHost(testing::GpuHost("a"))
+                  .Build(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("duplicate host a")));
+  EXPECT_THAT(
+      ClusterSnapshotBuilder().AddHost(testing::GpuHost("")).Build(),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("empty name")));
+  HostRecord negative = testing::GpuHost("n");
+  negative.allocatable.extended["nvidia.com/gpu"] = -1;
+  EXPECT_THAT(ClusterSnapshotBuilder().AddHost(negative).Build(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("host n: allocatable nvidia.com/gpu")));
+  EXPECT_THAT(ClusterSnapshotBuilder()
+                  .AddHost(testing::GpuHost("a"))
+                  .AddHold({"pool", "p", "", 0})
+                  .Build(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("job key are required")));
+}
+
+}  // namespace
+}  // namespace jobset::scheduler::placement
