@@ -46,8 +46,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const Options& options,
 }
 
 void Server::Shutdown(absl::Time deadline) {
-  if (shut_down_ || grpc_server_ == nullptr) return;
-  shut_down_ = true;
+  if (grpc_server_ == nullptr || shut_down_.exchange(true)) return;
   grpc_server_->GetHealthCheckService()->SetServingStatus(false);
   service_.Shutdown();
   grpc_server_->Shutdown(absl::ToChronoTime(deadline));

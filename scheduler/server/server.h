@@ -1,6 +1,7 @@
 #ifndef JOBSET_SCHEDULER_SERVER_SERVER_H_
 #define JOBSET_SCHEDULER_SERVER_SERVER_H_
 
+#include <atomic>
 #include <memory>
 #include <string>
 
@@ -52,7 +53,7 @@ class Server {
   JobSetServiceImpl service_;
   std::unique_ptr<grpc::Server> grpc_server_;
   std::string address_;
-  bool shut_down_ = false;
+  std::atomic<bool> shut_down_ = false;
 };
 
 }  // namespace jobset::scheduler
