@@ -123,15 +123,10 @@ api::Job ConstructJob(const api::JobSet& jobset, int rjob_index, int job_index,
 
   api::PodSpec* pod = job.mutable_spec()->mutable_template_()->mutable_spec();
   if (DnsHostnamesEnabled(jobset)) pod->set_subdomain(Subdomain(jobset));
-  if (annotations.contains(kExclusiveTopologyKey) &&
-      annotations.contains(kNodeSelectorStrategyKey)) {
-    (*pod->mutable_node_selector())[kNamespacedJobKey] =
-        absl::StrCat(ns, "_", job_name);
-    api::Toleration* toleration = pod->add_tolerations();
-    toleration->set_key(kNoScheduleTaintKey);
-    toleration->set_operator_("Exists");
-    toleration->set_effect("NoSchedule");
-  }
+  // Upstream's node-selector strategy also pins each Job to nodes that a
+  // script labelled namespaced-job=<ns>_<job>. Placement here picks a free
+  // domain itself, so the strategy is treated as plain exclusive topology
+  // and no such nodeSelector is added.
   job.mutable_spec()->set_suspend(spec.suspend());
   return job;
 }

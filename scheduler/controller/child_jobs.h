@@ -27,8 +27,9 @@ std::string JobKeyHash(absl::string_view ns, absl::string_view job_name);
 // Builds child Job `job_index` of spec.replicatedJobs[rjob_index] as
 // upstream's constructJobsFromTemplate does: a copy of the Job template with
 // upstream's labels and annotations (on the Job and its pod template), the
-// pod subdomain when DNS hostnames are enabled, the node-selector strategy's
-// nodeSelector and toleration, and spec.suspend mirrored from the JobSet.
+// pod subdomain when DNS hostnames are enabled, and spec.suspend mirrored
+// from the JobSet. Unlike upstream, the node-selector strategy adds no
+// nodeSelector: placement chooses the exclusive domain itself.
 // metadata.uid is left for the caller.
 api::Job ConstructJob(const api::JobSet& jobset, int rjob_index, int job_index,
                       const api::Features& features);

@@ -31,10 +31,6 @@ inline constexpr char kExclusiveTopologyKey[] =
     "alpha.jobset.sigs.k8s.io/exclusive-topology";
 inline constexpr char kNodeSelectorStrategyKey[] =
     "alpha.jobset.sigs.k8s.io/node-selector";
-inline constexpr char kNamespacedJobKey[] =
-    "alpha.jobset.sigs.k8s.io/namespaced-job";
-inline constexpr char kNoScheduleTaintKey[] =
-    "alpha.jobset.sigs.k8s.io/no-schedule";
 inline constexpr char kCompletionIndexKey[] =
     "batch.kubernetes.io/job-completion-index";
 inline constexpr char kJobSetControllerName[] =

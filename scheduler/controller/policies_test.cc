@@ -24,8 +24,6 @@ using ::jobset::api::testing::JobSetBuilder;
 using ::jobset::scheduler::testing::CompleteJob;
 using ::jobset::scheduler::testing::FailJob;
 using ::jobset::scheduler::testing::ReadyJob;
-using ::testing::Pair;
-using ::testing::UnorderedElementsAre;
 
 const absl::Time kNow = absl::FromUnixSeconds(1'700'000'000);
 
@@ -124,13 +122,13 @@ TEST(ConstructJobTest, CoordinatorExclusiveTopologyAndNodeSelectorStrategy) {
   EXPECT_EQ(leader.metadata().labels().at(kJobRestartAttemptKey), "0");
   EXPECT_TRUE(leader.spec().template_().spec().node_selector().empty());
 
+  // The node-selector strategy keeps its annotation (placement treats it as
+  // exclusive topology) but pins the Job to no pre-labelled nodes.
   api::Job worker = ConstructJob(js, 1, 1, {});
-  EXPECT_THAT(
-      worker.spec().template_().spec().node_selector(),
-      UnorderedElementsAre(Pair(kNamespacedJobKey, "default_train-workers-1")));
-  ASSERT_EQ(worker.spec().template_().spec().tolerations_size(), 1);
-  EXPECT_EQ(worker.spec().template_().spec().tolerations(0).key(),
-            kNoScheduleTaintKey);
+  EXPECT_EQ(worker.metadata().annotations().at(kNodeSelectorStrategyKey),
+            "true");
+  EXPECT_TRUE(worker.spec().template_().spec().node_selector().empty());
+  EXPECT_EQ(worker.spec().template_().spec().tolerations_size(), 0);
 }
 
 TEST(ClassifyJobsTest, SortsByAttemptAndCondition) {
