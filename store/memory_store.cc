@@ -49,17 +49,16 @@ absl::StatusOr<int64_t> MemoryStore::Commit(const Batch& batch) {
   std::vector<Event> events;
   for (const Batch::Op& op : batch.ops()) {
     auto it = data_.find(op.key);
-    if (op.value.has_value()) {
-      KeyValue kv{op.key, *op.value, revision, revision};
-      if (it != data_.end()) kv.create_revision = it->second.create_revision;
-      data_[op.key] = kv;
-      events.push_back({Event::Type::kPut, std::move(kv)});
-    } else if (it != data_.end()) {
-      KeyValue last = std::move(it->second);
-      last.mod_revision = revision;
+    std::optional<Event> event = EventFor(
+        op, it == data_.end() ? std::nullopt : std::optional(it->second),
+        revision);
+    if (!event.has_value()) continue;
+    if (event->type == Event::Type::kPut) {
+      data_[op.key] = event->kv;
+    } else {
       data_.erase(it);
-      events.push_back({Event::Type::kDelete, std::move(last)});
     }
+    events.push_back(*std::move(event));
   }
   revision_ = revision;
   history_.Append(revision, std::move(events));

@@ -332,20 +332,18 @@ int64_t RocksDbStore::CommitGroup(const std::vector<Writer*>& group,
     ++revision;
     for (size_t i = 0; i < current.size(); ++i) {
       const Batch::Op& op = w->batch->ops()[i];
+      std::optional<Event> event =
+          EventFor(op, std::move(current[i]), revision);
+      if (!event.has_value()) continue;
       const std::string disk_key = absl::StrCat(kDataPrefix, op.key);
-      if (op.value.has_value()) {
-        KeyValue kv{op.key, *op.value, revision, revision};
-        if (current[i]) kv.create_revision = current[i]->create_revision;
-        write.Put(disk_key, Encode(kv));
-        overlay[op.key] = kv;
-        w->events.push_back({Event::Type::kPut, std::move(kv)});
-      } else if (current[i]) {
-        KeyValue last = *std::move(current[i]);
-        last.mod_revision = revision;
+      if (event->type == Event::Type::kPut) {
+        write.Put(disk_key, Encode(event->kv));
+        overlay[op.key] = event->kv;
+      } else {
         write.Delete(disk_key);
         overlay[op.key] = std::nullopt;
-        w->events.push_back({Event::Type::kDelete, std::move(last)});
       }
+      w->events.push_back(*std::move(event));
     }
     w->result = revision;
   }

@@ -82,4 +82,17 @@ absl::Status CheckCondition(const Batch::Op& op,
   return absl::InternalError("store: unknown condition");
 }
 
+std::optional<Event> EventFor(const Batch::Op& op,
+                              std::optional<KeyValue> current,
+                              int64_t revision) {
+  if (op.value.has_value()) {
+    KeyValue kv{op.key, *op.value, revision, revision};
+    if (current.has_value()) kv.create_revision = current->create_revision;
+    return Event{Event::Type::kPut, std::move(kv)};
+  }
+  if (!current.has_value()) return std::nullopt;
+  current->mod_revision = revision;
+  return Event{Event::Type::kDelete, *std::move(current)};
+}
+
 }  // namespace jobset::store

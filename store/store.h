@@ -133,6 +133,13 @@ absl::Status ValidateBatch(const Batch& batch);
 absl::Status CheckCondition(const Batch::Op& op,
                             const std::optional<KeyValue>& current);
 
+// Returns the event that applying `op` at `revision` makes, given the key's
+// `current` state: a put keeps the key's create_revision; deleting an absent
+// key makes none.
+std::optional<Event> EventFor(const Batch::Op& op,
+                              std::optional<KeyValue> current,
+                              int64_t revision);
+
 }  // namespace jobset::store
 
 #endif  // JOBSET_STORE_STORE_H_
