@@ -456,9 +456,13 @@ absl::StatusOr<placement::ClusterSnapshot> ControllerCore::Snapshot() const {
         if (!Placed(pod) || PodFinished(pod)) continue;
         auto host = records.find(pod.spec().node_name());
         if (host == records.end()) continue;
-        // Capacity of pods still stopping counts as used.
-        if (req != requirements_.end())
+        // Capacity and host ports of pods still stopping count as used.
+        if (req != requirements_.end()) {
           Add(req->second->resources, &host->second.allocated);
+          std::vector<placement::HostPort>& used = host->second.used_host_ports;
+          used.insert(used.end(), req->second->host_ports.begin(),
+                      req->second->host_ports.end());
+        }
         host->second.jobs.push_back({job_key, priority});
         if (topology != job.metadata().annotations().end() && !held) {
           auto value = host->second.labels.find(topology->second);
@@ -471,7 +475,10 @@ absl::StatusOr<placement::ClusterSnapshot> ControllerCore::Snapshot() const {
       }
     }
   }
-  for (auto& [name, r] : records) builder.AddHost(std::move(r));
+  for (auto& [name, r] : records) {
+    std::sort(r.used_host_ports.begin(), r.used_host_ports.end());
+    builder.AddHost(std::move(r));
+  }
   return builder.Build();
 }
 

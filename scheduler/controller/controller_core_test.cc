@@ -300,6 +300,42 @@ TEST_F(ControllerCoreTest, PlacesAGangWhollyOrNotAtAll) {
   EXPECT_THAT(fleet_.running, SizeIs(5));
 }
 
+TEST_F(ControllerCoreTest, HostPortsOfRunningPodsAreTaken) {
+  auto host_network = [](const std::string& name, int replicas) {
+    JobSetBuilder b(name);
+    b.Replicated("w", replicas);
+    api::PodSpec* pod = b.Mutable()
+                            ->mutable_spec()
+                            ->mutable_replicated_jobs(0)
+                            ->mutable_template_()
+                            ->mutable_spec()
+                            ->mutable_template_()
+                            ->mutable_spec();
+    pod->set_host_network(true);
+    pod->mutable_containers(0)->add_ports()->set_container_port(8476);
+    return b.Build();
+  };
+  Submit(host_network("first", 4));
+  Settle();
+  ASSERT_THAT(fleet_.running, SizeIs(4));
+  Submit(host_network("second", 1));
+  Settle();
+  EXPECT_THAT(fleet_.running, SizeIs(4));
+  std::vector<api::Pod> pods = core_->Pods("default", "second");
+  ASSERT_THAT(pods, SizeIs(1));
+  const api::Condition* scheduled =
+      FindCondition(pods[0].status().conditions(), "PodScheduled");
+  ASSERT_NE(scheduled, nullptr);
+  EXPECT_THAT(scheduled->message(), HasSubstr("free ports"));
+  // The first JobSet finishes: its ports free up and the second one runs.
+  ReportAll("Succeeded");
+  Settle();
+  ASSERT_THAT(fleet_.running, SizeIs(1));
+  EXPECT_EQ(
+      fleet_.running.begin()->second.metadata().labels().at(kJobSetNameKey),
+      "second");
+}
+
 TEST_F(ControllerCoreTest, ContinuesAfterARestartFromTheStore) {
   Submit(JobSetBuilder("train").Replicated("workers", 3).Build());
   Settle();
