@@ -153,6 +153,11 @@ int Main() {
   for (const auto& p : fleet.running) core.OnPodReport(Report(p, "Running", 0));
   Settle(core);
   const int64_t rss_after = RssBytes();
+  int64_t object_bytes = 0;
+  for (const api::Pod& p : core.Pods("default", "big"))
+    object_bytes += p.SpaceUsedLong();
+  for (const api::Job& j : core.Jobs("default", "big"))
+    object_bytes += j.SpaceUsedLong();
 
   std::printf(
       "restart-all: %d Jobs x %d pods = %d pods on %d nodes, fsync %s\n", jobs,
@@ -160,10 +165,14 @@ int Main() {
   std::printf("first launch (create, place, commit, launch orders): %.1f ms\n",
               absl::ToDoubleMilliseconds(first_launch));
   std::printf(
-      "controller memory: %.0f MiB for %d pods = %.2f KiB per pod (RSS "
-      "growth)\n",
+      "process memory: %.0f MiB for %d pods = %.2f KiB per pod (RSS growth; "
+      "RocksDB memtables and the watch history included)\n",
       (rss_after - rss_before) / 1048576.0, pods,
       (rss_after - rss_before) / 1024.0 / pods);
+  std::printf(
+      "controller objects: %.2f KiB per pod (its pods and Jobs, protobuf "
+      "SpaceUsedLong)\n",
+      object_bytes / 1024.0 / pods);
   std::printf("%-8s %-16s %-20s %-12s\n", "restart", "stop orders ms",
               "new launch orders ms", "total ms");
   for (int r = 1; r <= absl::GetFlag(FLAGS_restarts); ++r) {
