@@ -42,15 +42,6 @@ ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(5),
 namespace jobset {
 namespace {
 
-// Node agents connect with the agent issue. Until then no node is
-// registered, so the controller places nothing and never calls these.
-class NoAgents final : public scheduler::AgentFleet {
- public:
-  void Run(const api::Pod&, const std::vector<scheduler::HostEntry>&) override {
-  }
-  void Stop(const std::string&, const std::string&) override {}
-};
-
 bool ParseFeatureGates(const std::string& text, api::Features* features,
                        std::string* error) {
   for (absl::string_view gate : absl::StrSplit(text, ',', absl::SkipEmpty())) {
@@ -108,7 +99,7 @@ int Main() {
     std::fprintf(stderr, "jobsetd: %s\n", store.status().ToString().c_str());
     return 1;
   }
-  NoAgents fleet;
+  scheduler::NoAgentFleet fleet;
   auto controller = scheduler::Controller::Start(
       store->get(), &fleet, RealClock::Get(), options.features);
   if (!controller.ok()) {

@@ -25,6 +25,15 @@ class AgentFleet {
   virtual void Stop(const std::string& node, const std::string& pod_uid) = 0;
 };
 
+// The fleet of a jobsetd that no agent has joined: with no node registered
+// the controller places nothing, so there is never anything to tell. The
+// agent issue replaces it with the agents' streams.
+class NoAgentFleet final : public AgentFleet {
+ public:
+  void Run(const api::Pod&, const std::vector<HostEntry>&) override {}
+  void Stop(const std::string&, const std::string&) override {}
+};
+
 }  // namespace jobset::scheduler
 
 #endif  // JOBSET_SCHEDULER_CONTROLLER_AGENT_FLEET_H_

@@ -60,6 +60,8 @@
 #include "grpcpp/support/channel_arguments.h"
 #include "proto/jobset.pb.h"
 #include "proto/jobset_service.grpc.pb.h"
+#include "common/clock.h"
+#include "scheduler/controller/controller.h"
 #include "scheduler/server/server.h"
 #include "store/keys.h"
 #include "store/rocksdb_store.h"
@@ -82,6 +84,11 @@ ABSL_FLAG(bool, store_only, false,
           "JobSet-sized value per Create, as JobSetApi does) instead of "
           "CreateJobSet over gRPC: the store's ceiling without gRPC, "
           "defaulting and validation");
+ABSL_FLAG(bool, controller, false,
+          "Also run jobsetd's controller (with no nodes, as jobsetd before "
+          "any agent joins): each Create then also makes the controller "
+          "write the JobSet's Jobs, pods and status, sharing the CPUs and "
+          "the store's writes");
 ABSL_FLAG(std::string, json, "",
           "Also write the results as JSON to this file (\"-\": stdout)");
 
@@ -300,6 +307,14 @@ absl::StatusOr<CellResult> RunCell(const std::string& dir, bool fsync,
           {.path = dir, .sync = fsync, .history_events = 10'000});
   if (!rocksdb.ok()) return rocksdb.status();
   TimedStore store(rocksdb->get());
+  NoAgentFleet fleet;
+  std::unique_ptr<Controller> controller;
+  if (absl::GetFlag(FLAGS_controller)) {
+    absl::StatusOr<std::unique_ptr<Controller>> started = Controller::Start(
+        rocksdb->get(), &fleet, RealClock::Get(), {.restart_job = true});
+    if (!started.ok()) return started.status();
+    controller = *std::move(started);
+  }
   std::unique_ptr<Server> server;
   std::vector<CreateFn> creates;
   if (store_only) {
@@ -344,6 +359,7 @@ absl::StatusOr<CellResult> RunCell(const std::string& dir, bool fsync,
   if (server != nullptr) server->Shutdown(absl::Now() + absl::Seconds(5));
   creates.clear();
   server.reset();
+  controller.reset();  // Before the store it writes to.
   rocksdb->reset();
   std::filesystem::remove_all(dir, error);
 
