@@ -22,6 +22,7 @@ constexpr size_t kScanPage = 1000;
 constexpr size_t kMaxEventsPerJobSet = 100;
 constexpr int kMaxReconcileRounds = 10;
 constexpr int kMaxCommitRetries = 5;
+constexpr size_t kMaxJobSetsPerPass = 32;
 constexpr char kJobNameLabel[] = "batch.kubernetes.io/job-name";
 
 std::string JobSetStoreKey(const api::JobSet& js) {
@@ -85,7 +86,9 @@ absl::StatusOr<int64_t> ControllerCore::Load() {
   dirty_.clear();
   pod_by_uid_.clear();
   orphan_keys_.clear();
-  placement_needed_ = true;
+  pending_gangs_.clear();
+  new_gangs_.clear();
+  capacity_grew_ = true;
   const int64_t revision = store_->CurrentRevision();
   JOBSET_RETURN_IF_ERROR(
       ScanAll(store_, store::keys::kJobSets,
@@ -146,7 +149,7 @@ absl::StatusOr<int64_t> ControllerCore::Load() {
 
 void ControllerCore::SetNode(NodeInfo node) {
   nodes_[node.name] = std::move(node);
-  placement_needed_ = true;
+  capacity_grew_ = true;
 }
 
 void ControllerCore::OnJobSetEvent(const store::Event& event) {
@@ -200,7 +203,7 @@ void ControllerCore::OnPodReport(const PodReport& report) {
     SetCondition(status->mutable_conditions(), c.type(), c.status() == "True",
                  c.reason(), c.message(), now);
   }
-  if (PodFinished(pod)) placement_needed_ = true;
+  if (PodFinished(pod)) capacity_grew_ = true;
   t.reported.insert(pod.metadata().name());
   t.dirty_jobs.insert(JobLabel(pod));
   dirty_.insert(where->second.first);
@@ -228,8 +231,12 @@ void ControllerCore::AddPod(Tracked& t, api::Pod pod, PendingWrites* w) {
   t.pods_of_job[JobLabel(pod)].insert(name);
   t.dirty_jobs.insert(JobLabel(pod));
   PutPod(t, pod, w);
+  const std::string key =
+      KeyOf(t.jobset.metadata().namespace_(), t.jobset.metadata().name());
+  pending_gangs_.insert(key);
+  new_gangs_.insert(key);
+  t.gang_priority = pod.spec().priority();
   t.pods[name] = std::move(pod);
-  placement_needed_ = true;
 }
 
 void ControllerCore::ErasePod(Tracked& t, const std::string& name,
@@ -246,7 +253,7 @@ void ControllerCore::ErasePod(Tracked& t, const std::string& name,
     of_job->second.erase(name);
     if (of_job->second.empty()) t.pods_of_job.erase(of_job);
   }
-  if (Placed(pod)) placement_needed_ = true;
+  if (Placed(pod)) capacity_grew_ = true;
   t.pods.erase(it);
 }
 
@@ -414,6 +421,8 @@ void ControllerCore::DeleteJobSet(const std::string& key, PendingWrites* w) {
   }
   t.jobs.clear();
   w->jobsets.erase(key);
+  pending_gangs_.erase(key);
+  new_gangs_.erase(key);
 }
 
 absl::StatusOr<std::shared_ptr<const placement::PodRequirements>>
@@ -483,22 +492,20 @@ absl::StatusOr<placement::ClusterSnapshot> ControllerCore::Snapshot() const {
 }
 
 void ControllerCore::PlacePending(absl::Time now, PendingWrites* w) {
-  if (!placement_needed_) return;
-  placement_needed_ = false;
+  // A gang that did not fit is tried again only once capacity has grown;
+  // placing others only shrinks it.
+  if (!capacity_grew_ && new_gangs_.empty()) return;
+  const bool grew = std::exchange(capacity_grew_, false);
+  const std::set<std::string> fresh = std::exchange(new_gangs_, {});
   // Gangs waiting for placement, in placement's pending order (priority,
   // then submission, with its no-starvation rule).
   std::vector<placement::PendingJobSet> pending;
-  for (const auto& [key, t] : jobsets_) {
-    for (const auto& [name, pod] : t.pods) {
-      if (!Placed(pod) && !pod.metadata().has_deletion_timestamp()) {
-        pending.push_back(
-            {key, pod.spec().priority(),
-             absl::FromUnixSeconds(
-                 t.jobset.metadata().creation_timestamp().seconds()),
-             t.skips});
-        break;
-      }
-    }
+  for (const std::string& key : pending_gangs_) {
+    const Tracked& t = jobsets_.at(key);
+    pending.push_back({key, t.gang_priority,
+                       absl::FromUnixSeconds(
+                           t.jobset.metadata().creation_timestamp().seconds()),
+                       t.skips});
   }
   if (pending.empty()) return;
   absl::StatusOr<placement::ClusterSnapshot> snapshot = Snapshot();
@@ -506,13 +513,19 @@ void ControllerCore::PlacePending(absl::Time now, PendingWrites* w) {
   placement::PendingPass pass = placement::RunPendingPass(
       pending, now, placement::PendingPolicy(), [&](size_t i) {
         if (!snapshot.ok()) return placement::FitResult::kNoRoomNow;
+        if (!grew && !fresh.contains(pending[i].key)) {
+          return placement::FitResult::kNoRoomNow;  // Still does not fit.
+        }
         if (!TryPlace(pending[i].key, pending[i].priority, *snapshot, now, w)) {
           return placement::FitResult::kNoRoomNow;
         }
         snapshot = Snapshot();
         return placement::FitResult::kPlaced;
       });
-  for (size_t i : pass.placed) jobsets_[pending[i].key].skips = 0;
+  for (size_t i : pass.placed) {
+    jobsets_[pending[i].key].skips = 0;
+    pending_gangs_.erase(pending[i].key);
+  }
   for (size_t i : pass.skipped) ++jobsets_[pending[i].key].skips;
 }
 
@@ -561,6 +574,7 @@ bool ControllerCore::TryPlace(const std::string& key, int32_t priority,
     }
     pods_by_job.push_back(std::move(unplaced));
   }
+  if (error.empty() && request.jobs.empty()) return true;  // Nothing waits.
   absl::StatusOr<placement::Placement> placed =
       error.empty() ? placement::Place(snapshot, request)
                     : absl::StatusOr<placement::Placement>(
@@ -699,9 +713,13 @@ absl::Status ControllerCore::Pass() {
     }
   }
   // Reconciling may mark JobSets dirty again (placement, conflicts): those
-  // wait for the next pass.
-  std::set<std::string> dirty = std::move(dirty_);
-  dirty_.clear();
+  // wait for the next pass. A pass takes a bounded number of JobSets, so
+  // that its commit stays small and API writes queued behind it wait little;
+  // the rest go to the next pass, which the loop runs at once.
+  std::set<std::string> dirty;
+  while (!dirty_.empty() && dirty.size() < kMaxJobSetsPerPass) {
+    dirty.insert(dirty_.extract(dirty_.begin()));
+  }
   for (const std::string& key : dirty) {
     auto it = jobsets_.find(key);
     if (it == jobsets_.end()) continue;

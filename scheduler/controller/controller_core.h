@@ -109,8 +109,9 @@ class ControllerCore {
     // Jobs whose pods, spec or timers changed: the Job layer looks at these
     // only (incremental: one pod report does not rescan 1,000 Jobs).
     std::set<std::string> dirty_jobs;
-    bool deleted = false;  // Deleted through the API; cascade next pass.
-    int32_t skips = 0;     // Placement's no-starvation count.
+    bool deleted = false;       // Deleted through the API; cascade next pass.
+    int32_t skips = 0;          // Placement's no-starvation count.
+    int32_t gang_priority = 0;  // The priority of its pods.
   };
 
   // Writes collected during a pass, one commit.
@@ -150,8 +151,11 @@ class ControllerCore {
 
   std::map<std::string, Tracked> jobsets_;  // By "<ns>/<name>".
   std::set<std::string> dirty_;
-  bool placement_needed_ =
-      true;  // Pods or capacity changed since the last try.
+  // JobSets with pods not yet placed, those that got new ones since the last
+  // placement, and whether capacity grew (nodes, pods gone) since then.
+  std::set<std::string> pending_gangs_;
+  std::set<std::string> new_gangs_;
+  bool capacity_grew_ = true;
   std::map<std::string, NodeInfo> nodes_;
   // pod uid -> (JobSet key, pod name), for fencing reports.
   absl::flat_hash_map<std::string, std::pair<std::string, std::string>>
