@@ -13,6 +13,7 @@
 #include "scheduler/controller/job_reconcile.h"
 #include "scheduler/placement/pending_order.h"
 #include "scheduler/placement/placement.h"
+#include "store/decode.h"
 #include "store/keys.h"
 
 namespace jobset::scheduler {
@@ -45,16 +46,6 @@ absl::Status ScanAll(
     more = page.more;
   }
   return absl::OkStatus();
-}
-
-template <typename Message>
-absl::StatusOr<Message> Parse(const store::KeyValue& kv) {
-  Message m;
-  if (!m.ParseFromString(kv.value)) {
-    return absl::DataLossError(absl::StrCat("stored value at \"", kv.key,
-                                            "\" is not a ", m.GetTypeName()));
-  }
-  return m;
 }
 
 void Add(const placement::Resources& r, placement::Resources* sum) {
@@ -93,7 +84,8 @@ absl::StatusOr<int64_t> ControllerCore::Load() {
   JOBSET_RETURN_IF_ERROR(
       ScanAll(store_, store::keys::kJobSets,
               [&](const store::KeyValue& kv) -> absl::Status {
-                JOBSET_ASSIGN_OR_RETURN(api::JobSet js, Parse<api::JobSet>(kv));
+                JOBSET_ASSIGN_OR_RETURN(api::JobSet js,
+                                        store::DecodeValue<api::JobSet>(kv));
                 const std::string key =
                     KeyOf(js.metadata().namespace_(), js.metadata().name());
                 Tracked& t = jobsets_[key];
@@ -107,7 +99,7 @@ absl::StatusOr<int64_t> ControllerCore::Load() {
   JOBSET_RETURN_IF_ERROR(ScanAll(
       store_, store::keys::kJobs,
       [&](const store::KeyValue& kv) -> absl::Status {
-        JOBSET_ASSIGN_OR_RETURN(api::Job job, Parse<api::Job>(kv));
+        JOBSET_ASSIGN_OR_RETURN(api::Job job, store::DecodeValue<api::Job>(kv));
         auto it =
             jobsets_.find(KeyOf(job.metadata().namespace_(),
                                 job.metadata().labels().contains(kJobSetNameKey)
@@ -124,7 +116,7 @@ absl::StatusOr<int64_t> ControllerCore::Load() {
   JOBSET_RETURN_IF_ERROR(ScanAll(
       store_, store::keys::kPods,
       [&](const store::KeyValue& kv) -> absl::Status {
-        JOBSET_ASSIGN_OR_RETURN(api::Pod pod, Parse<api::Pod>(kv));
+        JOBSET_ASSIGN_OR_RETURN(api::Pod pod, store::DecodeValue<api::Pod>(kv));
         auto it =
             jobsets_.find(KeyOf(pod.metadata().namespace_(),
                                 pod.metadata().labels().contains(kJobSetNameKey)
@@ -167,7 +159,7 @@ void ControllerCore::OnJobSetEvent(const store::Event& event) {
   if (it != jobsets_.end() && event.kv.mod_revision <= it->second.revision) {
     return;  // Our own write, or older than what we hold.
   }
-  absl::StatusOr<api::JobSet> js = Parse<api::JobSet>(event.kv);
+  absl::StatusOr<api::JobSet> js = store::DecodeValue<api::JobSet>(event.kv);
   if (!js.ok()) return;  // The API never writes garbage; Load reports it.
   Tracked& t = jobsets_[key];
   t.jobset = *std::move(js);
@@ -658,7 +650,8 @@ absl::Status ControllerCore::Commit(PendingWrites* w) {
         continue;
       }
       if (kv->mod_revision == t.revision) continue;
-      JOBSET_ASSIGN_OR_RETURN(api::JobSet stored, Parse<api::JobSet>(*kv));
+      JOBSET_ASSIGN_OR_RETURN(api::JobSet stored,
+                              store::DecodeValue<api::JobSet>(*kv));
       *stored.mutable_status() = t.jobset.status();
       t.jobset = std::move(stored);
       t.revision = kv->mod_revision;

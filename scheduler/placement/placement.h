@@ -13,13 +13,6 @@
 
 namespace jobset::scheduler::placement {
 
-// Upstream's annotations. Either one, set on the JobSet or on a
-// ReplicatedJob's Job template, gives the Job an exclusive topology key.
-inline constexpr absl::string_view kExclusiveTopologyAnnotation =
-    "alpha.jobset.sigs.k8s.io/exclusive-topology";
-inline constexpr absl::string_view kNodeSelectorStrategyAnnotation =
-    "alpha.jobset.sigs.k8s.io/node-selector";
-
 // One Job of a JobSet attempt: all of its pods share one pod template.
 struct JobRequest {
   std::string job_key;  // "<namespace>/<jobName>", unique in the request

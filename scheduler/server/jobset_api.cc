@@ -13,6 +13,7 @@
 #include "common/status_macros.h"
 #include "common/uid.h"
 #include "google/protobuf/util/message_differencer.h"
+#include "store/decode.h"
 #include "store/keys.h"
 
 namespace jobset::scheduler {
@@ -120,12 +121,8 @@ absl::StatusOr<std::string> ParseContinueToken(absl::string_view token,
 }  // namespace
 
 absl::StatusOr<api::JobSet> DecodeJobSet(const store::KeyValue& kv) {
-  api::JobSet jobset;
-  if (!jobset.ParseFromString(kv.value)) {
-    return absl::DataLossError(
-        absl::StrCat("stored value at \"", absl::CEscape(kv.key),
-                     "\" (revision ", kv.mod_revision, ") is not a JobSet"));
-  }
+  JOBSET_ASSIGN_OR_RETURN(api::JobSet jobset,
+                          store::DecodeValue<api::JobSet>(kv));
   jobset.mutable_metadata()->set_resource_version(
       absl::StrCat(kv.mod_revision));
   return jobset;
