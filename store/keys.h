@@ -1,6 +1,7 @@
 #ifndef JOBSET_STORE_KEYS_H_
 #define JOBSET_STORE_KEYS_H_
 
+#include <cstdint>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -40,6 +41,34 @@ inline std::string JobKey(absl::string_view ns, absl::string_view jobset,
 inline std::string PodKey(absl::string_view ns, absl::string_view jobset,
                           absl::string_view pod) {
   return absl::StrCat(kPods, ns, "/", jobset, "/", pod);
+}
+
+// Events: "events/<namespace>/<jobset>/<seq>" -> jobset::api::Event, where
+// <seq> is a 20-digit zero-padded number that grows with time (the event's
+// unix nanoseconds, bumped to stay unique), so a prefix scan lists a JobSet's
+// events oldest first. The controller writes them and keeps a bounded number
+// per JobSet; they go with their JobSet.
+inline constexpr absl::string_view kEvents = "events/";
+
+// Returns the prefix of the events of JobSet `ns`/`jobset`.
+inline std::string EventPrefix(absl::string_view ns, absl::string_view jobset) {
+  return absl::StrCat(kEvents, ns, "/", jobset, "/");
+}
+
+// Returns the key of event `seq` of JobSet `ns`/`jobset`.
+inline std::string EventKey(absl::string_view ns, absl::string_view jobset,
+                            uint64_t seq) {
+  return absl::StrCat(EventPrefix(ns, jobset),
+                      absl::Dec(seq, absl::kZeroPad20));
+}
+
+// Nodes: "nodes/<name>" -> jobset::api::Node (the registration and whether
+// it is cordoned; liveness is not stored).
+inline constexpr absl::string_view kNodes = "nodes/";
+
+// Returns the key of node `name`.
+inline std::string NodeKey(absl::string_view name) {
+  return absl::StrCat(kNodes, name);
 }
 
 }  // namespace jobset::store::keys

@@ -23,6 +23,10 @@ class AgentFleet {
 
   // Stops pod `pod_uid` on `node`; the agent reports its final status.
   virtual void Stop(const std::string& node, const std::string& pod_uid) = 0;
+
+  // The pod's final status is durable (or the pod is gone): `node`'s agent
+  // may forget it, and stops it first if it still runs.
+  virtual void Release(const std::string& node, const std::string& pod_uid) = 0;
 };
 
 // The fleet of a jobsetd that no agent has joined: with no node registered
@@ -32,6 +36,7 @@ class NoAgentFleet final : public AgentFleet {
  public:
   void Run(const api::Pod&, const std::vector<HostEntry>&) override {}
   void Stop(const std::string&, const std::string&) override {}
+  void Release(const std::string&, const std::string&) override {}
 };
 
 }  // namespace jobset::scheduler

@@ -25,6 +25,7 @@ absl::StatusOr<std::unique_ptr<Controller>> Controller::Start(
       absl::WrapUnique(new Controller(store, fleet, clock, features));
   absl::StatusOr<int64_t> revision = controller->core_.Load();
   if (!revision.ok()) return revision.status();
+  controller->core_.Announce();
   controller->loop_ = std::thread([c = controller.get()] { c->RunLoop(); });
   controller->watcher_ =
       std::thread([c = controller.get(), r = *revision] { c->WatchStore(r); });
@@ -48,6 +49,11 @@ void Controller::Enqueue(Input input) {
 void Controller::SetNode(NodeInfo node) { Enqueue(std::move(node)); }
 
 void Controller::ReportPod(PodReport report) { Enqueue(std::move(report)); }
+
+void Controller::LoseNode(std::string name, std::string reason,
+                          std::string message) {
+  Enqueue(NodeLoss{std::move(name), std::move(reason), std::move(message)});
+}
 
 void Controller::WatchStore(int64_t revision) {
   while (true) {
@@ -100,12 +106,15 @@ void Controller::RunLoop() {
         ABSL_RAW_LOG(FATAL, "controller: reloading the store failed: %s",
                      loaded.status().ToString().c_str());
       }
+      core_.Announce();
     }
     for (Input& input : inputs) {
       if (auto* node = std::get_if<NodeInfo>(&input)) {
         core_.SetNode(std::move(*node));
       } else if (auto* report = std::get_if<PodReport>(&input)) {
         core_.OnPodReport(*report);
+      } else if (auto* loss = std::get_if<NodeLoss>(&input)) {
+        core_.LoseNode(loss->name, loss->reason, loss->message);
       } else {
         core_.OnJobSetEvent(std::get<store::Event>(input));
       }

@@ -32,9 +32,14 @@ class Controller {
 
   void SetNode(NodeInfo node);
   void ReportPod(PodReport report);
+  // See ControllerCore::LoseNode.
+  void LoseNode(std::string name, std::string reason, std::string message);
 
  private:
-  using Input = std::variant<NodeInfo, PodReport, store::Event>;
+  struct NodeLoss {
+    std::string name, reason, message;
+  };
+  using Input = std::variant<NodeInfo, PodReport, NodeLoss, store::Event>;
 
   Controller(store::Store* store, AgentFleet* fleet, Clock* clock,
              api::Features features);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/status_macros.h"
@@ -136,7 +137,82 @@ absl::StatusOr<int64_t> ControllerCore::Load() {
         t.pods[name] = std::move(pod);
         return absl::OkStatus();
       }));
+  JOBSET_RETURN_IF_ERROR(ScanAll(
+      store_, store::keys::kEvents,
+      [&](const store::KeyValue& kv) -> absl::Status {
+        // events/<ns>/<jobset>/<seq>
+        std::vector<std::string> parts = absl::StrSplit(kv.key, '/');
+        uint64_t seq = 0;
+        auto it = parts.size() == 4 ? jobsets_.find(KeyOf(parts[1], parts[2]))
+                                    : jobsets_.end();
+        if (it == jobsets_.end() || !absl::SimpleAtoi(parts[3], &seq)) {
+          orphan_keys_.push_back(kv.key);
+          return absl::OkStatus();
+        }
+        JOBSET_ASSIGN_OR_RETURN(api::Event e,
+                                store::DecodeValue<api::Event>(kv));
+        it->second.events.emplace_back(
+            seq, JobSetEvent{e.type(), e.reason(), e.note()});
+        last_event_seq_ = std::max(last_event_seq_, seq);
+        return absl::OkStatus();
+      }));
   return revision;
+}
+
+void ControllerCore::Announce() {
+  for (auto& [key, t] : jobsets_) {
+    std::vector<const api::Pod*> placed;
+    for (const auto& [name, pod] : t.pods) {
+      if (Placed(pod) && !PodFinished(pod)) placed.push_back(&pod);
+    }
+    if (placed.empty()) continue;
+    std::vector<const api::Pod*> current;
+    for (const api::Pod* pod : placed) {
+      if (!pod->metadata().has_deletion_timestamp()) current.push_back(pod);
+    }
+    const std::vector<HostEntry> table = HostTable(current);
+    for (const api::Pod* pod : placed) {
+      fleet_->Run(*pod, table);
+      if (pod->metadata().has_deletion_timestamp()) {
+        fleet_->Stop(pod->spec().node_name(), pod->metadata().uid());
+      }
+    }
+  }
+}
+
+void ControllerCore::LoseNode(const std::string& name,
+                              const std::string& reason,
+                              const std::string& message) {
+  if (auto node = nodes_.find(name); node != nodes_.end()) {
+    node->second.ready = false;
+  }
+  const absl::Time now = clock_->Now();
+  for (auto& [key, t] : jobsets_) {
+    bool touched = false;
+    for (auto& [pod_name, pod] : t.pods) {
+      if (pod.spec().node_name() != name || PodFinished(pod)) continue;
+      api::PodStatus* status = pod.mutable_status();
+      status->set_phase("Failed");
+      status->set_reason(reason);
+      status->set_message(message);
+      for (api::ContainerStatus& c : *status->mutable_container_statuses()) {
+        if (c.state() == "terminated") continue;
+        c.set_state("terminated");
+        c.set_ready(false);
+        c.set_exit_code(137);
+        c.set_reason(reason);
+      }
+      SetCondition(status->mutable_conditions(), "DisruptionTarget", true,
+                   reason, message, now);
+      SetCondition(status->mutable_conditions(), "Ready", false, reason,
+                   message, now);
+      t.reported.insert(pod_name);
+      t.dirty_jobs.insert(JobLabel(pod));
+      touched = true;
+    }
+    if (touched) dirty_.insert(key);
+  }
+  capacity_grew_ = true;
 }
 
 void ControllerCore::SetNode(NodeInfo node) {
@@ -245,7 +321,10 @@ void ControllerCore::ErasePod(Tracked& t, const std::string& name,
     of_job->second.erase(name);
     if (of_job->second.empty()) t.pods_of_job.erase(of_job);
   }
-  if (Placed(pod)) capacity_grew_ = true;
+  if (Placed(pod)) {
+    capacity_grew_ = true;
+    w->release.emplace_back(pod.spec().node_name(), pod.metadata().uid());
+  }
   t.pods.erase(it);
 }
 
@@ -331,6 +410,10 @@ void ControllerCore::ReconcileOne(const std::string& key, absl::Time now,
       ErasePod(t, name, w);
     } else {
       PutPod(t, it->second, w);
+      if (PodFinished(it->second)) {
+        w->release.emplace_back(it->second.spec().node_name(),
+                                it->second.metadata().uid());
+      }
     }
   }
   t.reported.clear();
@@ -412,6 +495,13 @@ void ControllerCore::DeleteJobSet(const std::string& key, PendingWrites* w) {
         std::nullopt;
   }
   t.jobs.clear();
+  for (const auto& [seq, e] : t.events) {
+    w->keys[store::keys::EventKey(t.jobset.metadata().namespace_(),
+                                  t.jobset.metadata().name(), seq)] =
+        std::nullopt;
+  }
+  t.events.clear();
+  w->events.erase(key);
   w->jobsets.erase(key);
   pending_gangs_.erase(key);
   new_gangs_.erase(key);
@@ -612,6 +702,39 @@ bool ControllerCore::TryPlace(const std::string& key, int32_t priority,
   return false;
 }
 
+void ControllerCore::StageEvents(PendingWrites* w) {
+  const absl::Time now = clock_->Now();
+  for (auto& [key, events] : w->events) {
+    auto it = jobsets_.find(key);
+    if (it == jobsets_.end()) continue;
+    Tracked& t = it->second;
+    const std::string& ns = t.jobset.metadata().namespace_();
+    const std::string& name = t.jobset.metadata().name();
+    for (JobSetEvent& e : events) {
+      last_event_seq_ = std::max(last_event_seq_ + 1,
+                                 static_cast<uint64_t>(absl::ToUnixNanos(now)));
+      api::Event stored;
+      stored.mutable_metadata()->set_namespace_(ns);
+      stored.mutable_metadata()->set_name(
+          absl::StrCat(name, ".", absl::Hex(last_event_seq_)));
+      stored.set_regarding(absl::StrCat("JobSet/", name));
+      stored.set_type(e.type);
+      stored.set_reason(e.reason);
+      stored.set_note(e.message);
+      stored.mutable_event_time()->set_seconds(absl::ToUnixSeconds(now));
+      w->keys[store::keys::EventKey(ns, name, last_event_seq_)] =
+          stored.SerializeAsString();
+      t.events.emplace_back(last_event_seq_, std::move(e));
+      if (t.events.size() > kMaxEventsPerJobSet) {
+        w->keys[store::keys::EventKey(ns, name, t.events.front().first)] =
+            std::nullopt;
+        t.events.pop_front();
+      }
+    }
+  }
+  w->events.clear();
+}
+
 absl::Status ControllerCore::Commit(PendingWrites* w) {
   for (int attempt = 0; attempt < kMaxCommitRetries; ++attempt) {
     store::Batch batch;
@@ -682,15 +805,7 @@ absl::Status ControllerCore::Commit(PendingWrites* w) {
     }
     fleet_->Run(pod, table->second);
   }
-  for (auto& [key, events] : w->events) {
-    auto it = jobsets_.find(key);
-    if (it == jobsets_.end()) continue;
-    for (JobSetEvent& e : events) {
-      it->second.events.push_back(std::move(e));
-      if (it->second.events.size() > kMaxEventsPerJobSet)
-        it->second.events.pop_front();
-    }
-  }
+  for (const auto& [node, uid] : w->release) fleet_->Release(node, uid);
   return absl::OkStatus();
 }
 
@@ -724,6 +839,7 @@ absl::Status ControllerCore::Pass() {
     ReconcileOne(key, now, &w);
   }
   PlacePending(now, &w);
+  StageEvents(&w);
   return Commit(&w);
 }
 
@@ -764,7 +880,9 @@ std::vector<JobSetEvent> ControllerCore::Events(const std::string& ns,
                                                 const std::string& name) const {
   auto it = jobsets_.find(KeyOf(ns, name));
   if (it == jobsets_.end()) return {};
-  return {it->second.events.begin(), it->second.events.end()};
+  std::vector<JobSetEvent> out;
+  for (const auto& [seq, e] : it->second.events) out.push_back(e);
+  return out;
 }
 
 }  // namespace jobset::scheduler

@@ -62,8 +62,20 @@ class ControllerCore {
   // store from there).
   absl::StatusOr<int64_t> Load();
 
+  // Tells the fleet what every node should run, as the store says: call
+  // after Load, so that agents reconnecting to a restarted jobsetd get their
+  // desired sets.
+  void Announce();
+
   // Adds or replaces a node.
   void SetNode(NodeInfo node);
+
+  // The node is gone (lost, or drained): every unfinished pod on it fails
+  // with a DisruptionTarget condition with `reason` (as Kubernetes marks
+  // pods of an unreachable node), and the pods' policies decide. The node
+  // takes no new pods until SetNode says it is ready again.
+  void LoseNode(const std::string& name, const std::string& reason,
+                const std::string& message);
 
   // Takes a change of a JobSet made through the API (or by this controller:
   // such echoes are recognised by revision and ignored).
@@ -99,7 +111,8 @@ class ControllerCore {
     std::map<std::string, api::Pod> pods;  // By name.
     // The node each (job, completion index) last ran on: sticky restarts.
     std::map<std::pair<std::string, int>, std::string> last_node;
-    std::deque<JobSetEvent> events;  // The most recent, bounded.
+    // The most recent events, bounded, with their store sequence numbers.
+    std::deque<std::pair<uint64_t, JobSetEvent>> events;
     std::optional<absl::Time> wake;
     std::string unschedulable;  // The last placement rejection, "" if none.
     // Pod names by Job name.
@@ -120,6 +133,8 @@ class ControllerCore {
     std::set<std::string> jobsets;  // JobSet keys whose object changed
     std::vector<api::Pod> run;      // Pods to start after the commit
     std::vector<std::pair<std::string, std::string>> stop;  // (node, uid)
+    // Pods whose final status is durable after the commit: (node, uid).
+    std::vector<std::pair<std::string, std::string>> release;
     std::map<std::string, std::vector<JobSetEvent>> events;
   };
 
@@ -142,6 +157,9 @@ class ControllerCore {
   Requirements(const api::Job& job);
   void PutJob(const Tracked& t, const api::Job& job, PendingWrites* w);
   void PutPod(const Tracked& t, const api::Pod& pod, PendingWrites* w);
+  // Stages `w`'s events as store writes, trimming each JobSet's to the
+  // most recent.
+  void StageEvents(PendingWrites* w);
   absl::Status Commit(PendingWrites* w);
 
   store::Store* const store_;
@@ -165,6 +183,7 @@ class ControllerCore {
                       std::shared_ptr<const placement::PodRequirements>>
       requirements_;
   int64_t stale_reports_ = 0;
+  uint64_t last_event_seq_ = 0;
   // Keys of Jobs and pods whose JobSet is gone (found by Load).
   std::vector<std::string> orphan_keys_;
 };

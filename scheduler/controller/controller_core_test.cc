@@ -4,6 +4,7 @@
 #include "scheduler/controller/controller_core.h"
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,7 @@ using ::testing::Each;
 using ::testing::Field;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 using ::testing::SizeIs;
 
 class FakeFleet : public AgentFleet {
@@ -44,7 +46,12 @@ class FakeFleet : public AgentFleet {
     stopped.push_back({node, uid});
     running.erase(uid);
   }
+  void Release(const std::string& node, const std::string& uid) override {
+    released.push_back({node, uid});
+    running.erase(uid);
+  }
   std::map<std::string, api::Pod> running;  // By uid.
+  std::vector<std::pair<std::string, std::string>> released;
   std::vector<std::pair<std::string, std::string>> stopped;
   std::vector<HostEntry> last_hosts;
   int runs = 0;
@@ -411,6 +418,122 @@ TEST_F(ControllerCoreTest, TtlDeletesAFinishedJobSet) {
   EXPECT_EQ(core_->FindJobSet("default", "train"), nullptr);
   EXPECT_FALSE(
       store_.Get(store::keys::JobSetKey("default", "train"))->has_value());
+}
+
+TEST_F(ControllerCoreTest, ALostNodeFailsItsPodsAndTheAttemptMovesElsewhere) {
+  JobSetBuilder b("train");
+  b.Replicated("workers", 2).RestartPolicy("workers", "Never").FailurePolicy(3);
+  b.Mutable()
+      ->mutable_spec()
+      ->mutable_replicated_jobs(0)
+      ->mutable_template_()
+      ->mutable_spec()
+      ->set_backoff_limit(0);
+  Submit(b.Build());
+  Settle();
+  ASSERT_THAT(fleet_.running, SizeIs(2));
+  ReportAll("Running");
+  Settle();
+  const api::Pod victim = fleet_.running.begin()->second;
+  const std::string lost = victim.spec().node_name();
+  core_->LoseNode(lost, "NodeLost", "node stopped heartbeating");
+  for (const api::Pod& pod : core_->Pods("default", "train")) {
+    if (pod.metadata().uid() != victim.metadata().uid()) continue;
+    EXPECT_EQ(pod.status().phase(), "Failed");
+    const api::Condition* c =
+        FindCondition(pod.status().conditions(), "DisruptionTarget");
+    ASSERT_NE(c, nullptr);
+    EXPECT_EQ(c->status(), "True");
+    EXPECT_EQ(c->reason(), "NodeLost");
+  }
+  Settle();
+  EXPECT_EQ(Get("train").status().restarts(), 1);
+  // The lost pod's final status is durable and the agent may forget it.
+  EXPECT_THAT(fleet_.released,
+              Contains(std::pair(lost, victim.metadata().uid())));
+  // The new attempt avoids the lost node.
+  ConfirmStops();
+  Settle();
+  ASSERT_THAT(fleet_.running, SizeIs(2));
+  for (const auto& [uid, pod] : fleet_.running) {
+    EXPECT_NE(pod.spec().node_name(), lost);
+    EXPECT_EQ(pod.metadata().labels().at(kRestartAttemptKey), "1");
+  }
+}
+
+TEST_F(ControllerCoreTest, FinishedPodsAreReleasedOnceDurable) {
+  Submit(JobSetBuilder("train").Replicated("workers", 2).Build());
+  Settle();
+  ASSERT_THAT(fleet_.running, SizeIs(2));
+  std::vector<std::string> uids;
+  for (const auto& [uid, pod] : fleet_.running) uids.push_back(uid);
+  ReportAll("Running");
+  Settle();
+  EXPECT_THAT(fleet_.released, IsEmpty());
+  ReportAll("Succeeded");
+  Settle();
+  std::set<std::string> released;
+  for (const auto& [node, uid] : fleet_.released) released.insert(uid);
+  EXPECT_EQ(released, std::set<std::string>(uids.begin(), uids.end()));
+}
+
+TEST_F(ControllerCoreTest,
+       ARestartedControllerAnnouncesDesiredPodsAndKeepsEvents) {
+  Submit(JobSetBuilder("train").Replicated("workers", 3).Build());
+  Settle();
+  ASSERT_THAT(fleet_.running, SizeIs(3));
+  std::map<std::string, api::Pod> before = fleet_.running;
+  fleet_.running.clear();
+  Restart();
+  core_->Announce();
+  EXPECT_EQ(fleet_.running.size(), before.size());
+  for (const auto& [uid, pod] : before) {
+    ASSERT_TRUE(fleet_.running.contains(uid));
+    EXPECT_EQ(fleet_.running[uid].spec().node_name(), pod.spec().node_name());
+  }
+  EXPECT_THAT(fleet_.last_hosts, SizeIs(3));
+
+  ReportAll("Succeeded");
+  Settle();
+  const std::vector<JobSetEvent> events = core_->Events("default", "train");
+  ASSERT_THAT(events, Not(IsEmpty()));
+  Restart();
+  core_->Announce();
+  EXPECT_THAT(fleet_.running, IsEmpty());  // Finished pods are not desired.
+  EXPECT_EQ(core_->Events("default", "train"), events);
+}
+
+TEST_F(ControllerCoreTest, EventsAreBoundedAndGoWithTheirJobSet) {
+  JobSetBuilder b("big");
+  b.Replicated("workers", 5);
+  (*b.Mutable()
+        ->mutable_spec()
+        ->mutable_replicated_jobs(0)
+        ->mutable_template_()
+        ->mutable_spec()
+        ->mutable_template_()
+        ->mutable_spec()
+        ->mutable_containers(0)
+        ->mutable_resources()
+        ->mutable_requests())["nvidia.com/gpu"] = "8";
+  Submit(b.Build());
+  Settle();
+  auto count = [&] {
+    auto page =
+        store_.Scan(store::keys::EventPrefix("default", "big"), "", 1000);
+    EXPECT_TRUE(page.ok());
+    return page.ok() ? page->kvs.size() : 0;
+  };
+  EXPECT_GE(count(), 1u);
+  EXPECT_LE(count(), 100u);
+  ASSERT_THAT(store_
+                  .Commit(store::Batch().Delete(
+                      store::keys::JobSetKey("default", "big")))
+                  .status(),
+              IsOk());
+  Notify(store::keys::JobSetKey("default", "big"));
+  Settle();
+  EXPECT_EQ(count(), 0u);
 }
 
 }  // namespace

@@ -28,6 +28,7 @@ class RecordingFleet : public AgentFleet {
     running_.push_back(pod);
   }
   void Stop(const std::string&, const std::string&) override {}
+  void Release(const std::string&, const std::string&) override {}
   std::vector<api::Pod> running() {
     absl::MutexLock lock(&mu_);
     return running_;

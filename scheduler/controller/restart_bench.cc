@@ -44,6 +44,7 @@ class BenchFleet : public AgentFleet {
   void Stop(const std::string& node, const std::string& uid) override {
     stopped.push_back({node, uid});
   }
+  void Release(const std::string&, const std::string&) override {}
   std::vector<std::pair<std::string, std::string>> running, stopped;
 };
 

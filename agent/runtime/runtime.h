@@ -1,0 +1,59 @@
+#ifndef JOBSET_AGENT_RUNTIME_RUNTIME_H_
+#define JOBSET_AGENT_RUNTIME_RUNTIME_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "proto/agent.pb.h"
+#include "proto/cluster.pb.h"
+
+namespace jobset::agent {
+
+// What a runtime knows about one pod.
+struct PodState {
+  std::string uid;
+  // phase Pending (starting, init containers), Running, Succeeded or Failed;
+  // container statuses (state, exit code, signal, reason such as OOMKilled,
+  // Error, Completed, StartError; restart count; ready); a Ready condition.
+  api::PodStatus status;
+};
+
+// The seam between the agent and how pods run. Implementations: the shim
+// runtime in process or oci mode (each pod supervised by its own
+// jobset-pod-shim process, which outlives the agent and keeps the pod's exit
+// status on disk), and FakeRuntime for tests. Thread-safe.
+class Runtime {
+ public:
+  virtual ~Runtime() = default;
+
+  // Records the pod durably, then starts it, and returns (progress shows in
+  // List). A pod the runtime cannot run (missing binary, bad working dir,
+  // unknown image) is not an error here: it shows as Failed with a reason.
+  // Errors: ALREADY_EXISTS for a uid already known (never a second launch),
+  // or the agent's own failures (disk full).
+  virtual absl::Status Start(const api::PodAssignment& assignment) = 0;
+
+  // Stops the pod: SIGTERM to all of its processes, `grace`, then SIGKILL to
+  // everything left. Returns at once; List shows the end. Idempotent;
+  // NOT_FOUND for an unknown uid.
+  virtual absl::Status Stop(const std::string& uid, absl::Duration grace) = 0;
+
+  // Forgets a pod: kills whatever is left of it, removes its state and
+  // cgroups, keeps its logs. Idempotent.
+  virtual absl::Status Remove(const std::string& uid) = 0;
+
+  // Every pod known, with its current status; after an agent restart, the
+  // pods found on disk (re-attached).
+  virtual std::vector<PodState> List() = 0;
+
+  // Where container `container` of pod `uid` writes its output ("" if the
+  // runtime keeps none).
+  virtual std::string LogPath(const std::string& uid,
+                              const std::string& container) const = 0;
+};
+
+}  // namespace jobset::agent
+
+#endif  // JOBSET_AGENT_RUNTIME_RUNTIME_H_
