@@ -15,6 +15,8 @@
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "scheduler/agents/agent_hub.h"
+#include "scheduler/agents/agent_service.h"
 #include "scheduler/controller/controller.h"
 #include "scheduler/server/server.h"
 #include "store/rocksdb_store.h"
@@ -35,6 +37,16 @@ ABSL_FLAG(int64_t, watch_history, 10'000,
 ABSL_FLAG(std::string, feature_gates, "RestartJob=true",
           "Comma-separated Name=true|false of upstream JobSet feature gates: "
           "RestartJob, InPlaceRestart, ElasticJobSet");
+ABSL_FLAG(absl::Duration, node_lost_timeout, absl::Seconds(10),
+          "A node whose agent sends nothing for this long is declared lost: "
+          "its pods fail with a DisruptionTarget condition (reason NodeLost) "
+          "and their JobSets' failure policies decide");
+ABSL_FLAG(absl::Duration, heartbeat_interval, absl::Seconds(1),
+          "How often agents are asked to send a heartbeat");
+ABSL_FLAG(absl::Duration, restart_grace, absl::Seconds(30),
+          "After jobsetd starts, how long known nodes have to reconnect "
+          "before any is declared lost (a scheduler outage is not a node "
+          "failure)");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(5),
           "On SIGTERM/SIGINT, how long in-flight calls may finish before they "
           "are cancelled");
@@ -99,14 +111,27 @@ int Main() {
     std::fprintf(stderr, "jobsetd: %s\n", store.status().ToString().c_str());
     return 1;
   }
-  scheduler::NoAgentFleet fleet;
+  scheduler::AgentHub hub(
+      store->get(),
+      {.node_lost_timeout = absl::GetFlag(FLAGS_node_lost_timeout),
+       .heartbeat_interval = absl::GetFlag(FLAGS_heartbeat_interval),
+       .restart_grace = absl::GetFlag(FLAGS_restart_grace)});
+  if (absl::Status loaded = hub.Load(); !loaded.ok()) {
+    std::fprintf(stderr, "jobsetd: %s\n", loaded.ToString().c_str());
+    return 1;
+  }
   auto controller = scheduler::Controller::Start(
-      store->get(), &fleet, RealClock::Get(), options.features);
+      store->get(), &hub, RealClock::Get(), options.features);
   if (!controller.ok()) {
     std::fprintf(stderr, "jobsetd: %s\n",
                  controller.status().ToString().c_str());
     return 1;
   }
+  hub.Attach(controller->get());
+  scheduler::AgentServiceImpl agent_service(&hub);
+  scheduler::NodeServiceImpl node_service(&hub);
+  options.services = {&agent_service, &node_service};
+  options.end_streams = [&hub] { hub.CloseAll(); };
   auto server = scheduler::Server::Start(options, store->get());
   if (!server.ok()) {
     std::fprintf(stderr, "jobsetd: %s\n", server.status().ToString().c_str());
@@ -124,6 +149,7 @@ int Main() {
   std::fflush(stdout);
   (*server)->Shutdown(absl::Now() + absl::GetFlag(FLAGS_shutdown_grace));
   server->reset();
+  hub.CloseAll();
   controller->reset();
   store->reset();
   std::printf("jobsetd: stopped\n");

@@ -131,8 +131,8 @@ absl::StatusOr<std::unique_ptr<JobsetdProcess>> JobsetdProcess::Start(
     return ErrnoError("fork");
   }
   // The process object owns the pid from here: its destructor reaps it.
-  std::unique_ptr<JobsetdProcess> process(
-      new JobsetdProcess(pid, out[0], options.stderr_path));
+  std::unique_ptr<JobsetdProcess> process(new JobsetdProcess(
+      pid, out[0], options.stderr_path, options.ready_prefix));
 
   // exec() closes the error pipe; anything read from it is exec's errno.
   int error = 0;
@@ -205,7 +205,8 @@ absl::Status JobsetdProcess::AwaitServing(absl::Time deadline) {
     for (size_t end; (end = stdout_.find('\n', scanned)) != std::string::npos;
          scanned = end + 1) {
       absl::string_view line(stdout_.data() + scanned, end - scanned);
-      if (!absl::StartsWith(line, kServingOn)) continue;
+      if (!absl::StartsWith(line, ready_prefix_)) continue;
+      if (ready_prefix_ != kServingOn) return absl::OkStatus();
       if (!ParseServingLine(line, &address_, &start_revision_)) {
         return absl::InternalError(
             absl::StrCat("cannot parse jobsetd's line \"", line, "\""));
@@ -214,10 +215,11 @@ absl::Status JobsetdProcess::AwaitServing(absl::Time deadline) {
     }
     if (absl::Now() >= deadline) {
       return absl::DeadlineExceededError(
-          "jobsetd did not print \"serving on\" in time");
+          absl::StrCat("no \"", ready_prefix_, "\" line in time"));
     }
     if (!ReadStdout(deadline)) {
-      return absl::UnavailableError("jobsetd closed its stdout before serving");
+      return absl::UnavailableError(
+          "the child closed its stdout before it was ready");
     }
   }
 }

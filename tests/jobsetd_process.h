@@ -41,6 +41,9 @@ class JobsetdProcess {
     std::string stderr_path;
     // How long jobsetd may take to print its "serving on" line.
     absl::Duration startup_timeout = absl::Seconds(20);
+    // The line that says the child is ready. Other daemons (jobset-agent)
+    // are started with their own; address() is parsed only from jobsetd's.
+    std::string ready_prefix = "jobsetd serving on ";
   };
 
   // Returns the jobsetd built by //scheduler:jobsetd in this test's runfiles
@@ -77,10 +80,12 @@ class JobsetdProcess {
   std::string Stdout();
 
  private:
-  JobsetdProcess(pid_t pid, int stdout_fd, std::string stderr_path)
+  JobsetdProcess(pid_t pid, int stdout_fd, std::string stderr_path,
+                 std::string ready_prefix)
       : pid_(pid),
         stdout_fd_(stdout_fd),
-        stderr_path_(std::move(stderr_path)) {}
+        stderr_path_(std::move(stderr_path)),
+        ready_prefix_(std::move(ready_prefix)) {}
 
   // Appends what the child wrote to stdout_, waiting until something arrives
   // or `deadline`; returns false at end of file.
@@ -91,6 +96,7 @@ class JobsetdProcess {
   pid_t pid_;
   int stdout_fd_;
   const std::string stderr_path_;
+  const std::string ready_prefix_;
   std::string stdout_;
   std::string address_;
   int64_t start_revision_ = -1;

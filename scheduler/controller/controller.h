@@ -19,7 +19,7 @@ namespace jobset::scheduler {
 // store, which a second thread watches. Each wake-up drains everything
 // queued and runs one pass, so a burst of events costs one commit.
 // Thread-safe.
-class Controller {
+class Controller final : public NodeSink {
  public:
   // Loads the state from `store` and starts both threads. `store` and
   // `fleet` must outlive the Controller.
@@ -28,12 +28,12 @@ class Controller {
       api::Features features);
 
   // Stops both threads (a pass in progress completes).
-  ~Controller();
+  ~Controller() override;
 
-  void SetNode(NodeInfo node);
-  void ReportPod(PodReport report);
-  // See ControllerCore::LoseNode.
-  void LoseNode(std::string name, std::string reason, std::string message);
+  void SetNode(NodeInfo node) override;
+  void ReportPod(PodReport report) override;
+  void LoseNode(std::string name, std::string reason,
+                std::string message) override;
 
  private:
   struct NodeLoss {

@@ -44,6 +44,18 @@ struct PodReport {
   api::PodStatus status;
 };
 
+// What the node registry tells the controller. Implemented by Controller
+// (which queues each call for its thread); thread-safe.
+class NodeSink {
+ public:
+  virtual ~NodeSink() = default;
+  virtual void SetNode(NodeInfo node) = 0;
+  virtual void ReportPod(PodReport report) = 0;
+  // See ControllerCore::LoseNode.
+  virtual void LoseNode(std::string name, std::string reason,
+                        std::string message) = 0;
+};
+
 // The controller's state and one reconcile pass, without threads: the
 // Controller runs it on its single thread, and tests drive it directly with
 // a FakeClock. Each Pass reconciles every JobSet touched since the last one

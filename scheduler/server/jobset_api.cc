@@ -338,6 +338,64 @@ absl::StatusOr<api::JobSet> JobSetApi::Delete(
   return std::move(jobset);
 }
 
+template <typename Message>
+absl::StatusOr<int64_t> JobSetApi::ScanChildren(
+    absl::string_view kind, absl::string_view ns, absl::string_view jobset,
+    google::protobuf::RepeatedPtrField<Message>* items) {
+  JOBSET_ASSIGN_OR_RETURN(std::string valid_ns, Namespace(ns));
+  std::string prefix = absl::StrCat(kind, valid_ns, "/");
+  if (!jobset.empty()) {
+    JOBSET_RETURN_IF_ERROR(CheckName(jobset));
+    absl::StrAppend(&prefix, jobset, "/");
+  }
+  int64_t revision = -1;
+  std::string after;
+  for (bool more = true; more;) {
+    JOBSET_ASSIGN_OR_RETURN(store::ScanResult page,
+                            store_->Scan(prefix, after, kScanChunk));
+    if (revision < 0) revision = page.revision;
+    more = page.more;
+    for (const store::KeyValue& kv : page.kvs) {
+      JOBSET_ASSIGN_OR_RETURN(*items->Add(), store::DecodeValue<Message>(kv));
+      after = kv.key;
+    }
+  }
+  return revision;
+}
+
+absl::StatusOr<api::ListJobsResponse> JobSetApi::ListJobs(
+    const api::ListJobsRequest& request) {
+  api::ListJobsResponse response;
+  JOBSET_ASSIGN_OR_RETURN(
+      int64_t revision,
+      ScanChildren(store::keys::kJobs, request.namespace_(), request.jobset(),
+                   response.mutable_items()));
+  response.set_resource_version(absl::StrCat(revision));
+  return response;
+}
+
+absl::StatusOr<api::ListPodsResponse> JobSetApi::ListPods(
+    const api::ListPodsRequest& request) {
+  api::ListPodsResponse response;
+  JOBSET_ASSIGN_OR_RETURN(
+      int64_t revision,
+      ScanChildren(store::keys::kPods, request.namespace_(), request.jobset(),
+                   response.mutable_items()));
+  response.set_resource_version(absl::StrCat(revision));
+  return response;
+}
+
+absl::StatusOr<api::ListEventsResponse> JobSetApi::ListEvents(
+    const api::ListEventsRequest& request) {
+  api::ListEventsResponse response;
+  JOBSET_ASSIGN_OR_RETURN(
+      int64_t revision,
+      ScanChildren(store::keys::kEvents, request.namespace_(), request.jobset(),
+                   response.mutable_items()));
+  response.set_resource_version(absl::StrCat(revision));
+  return response;
+}
+
 absl::StatusOr<JobSetApi::Watch> JobSetApi::StartWatch(
     const api::WatchJobSetsRequest& request) {
   JOBSET_ASSIGN_OR_RETURN(api::LabelSelector selector,

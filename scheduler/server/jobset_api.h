@@ -11,6 +11,7 @@
 #include "api/label_selector.h"
 #include "api/validation.h"
 #include "common/clock.h"
+#include "proto/cluster.pb.h"
 #include "proto/jobset.pb.h"
 #include "proto/jobset_service.pb.h"
 #include "store/store.h"
@@ -55,6 +56,18 @@ class JobSetApi {
                                      absl::string_view name,
                                      absl::string_view resource_version);
 
+  // Return the child Jobs, pods and events the controller stored for the
+  // JobSets of a namespace, or of one JobSet when `request.jobset` is set
+  // (an unknown JobSet has none). Jobs and pods come in key order (JobSet,
+  // then name); events oldest first per JobSet. Each list is read at one
+  // store revision per page of the scan, as List is.
+  absl::StatusOr<api::ListJobsResponse> ListJobs(
+      const api::ListJobsRequest& request);
+  absl::StatusOr<api::ListPodsResponse> ListPods(
+      const api::ListPodsRequest& request);
+  absl::StatusOr<api::ListEventsResponse> ListEvents(
+      const api::ListEventsRequest& request);
+
   // A watch in progress: Start it, then call Next until the caller is done.
   // Thread-compatible.
   class Watch {
@@ -80,6 +93,14 @@ class JobSetApi {
   absl::StatusOr<Watch> StartWatch(const api::WatchJobSetsRequest& request);
 
  private:
+  // Appends every `Message` stored under the child prefix `kind` (keys::kJobs,
+  // kPods or kEvents) of namespace `ns` and, if set, JobSet `jobset` to
+  // `items`; returns the revision of the first page read.
+  template <typename Message>
+  absl::StatusOr<int64_t> ScanChildren(
+      absl::string_view kind, absl::string_view ns, absl::string_view jobset,
+      google::protobuf::RepeatedPtrField<Message>* items);
+
   // Reads the JobSet at `key` with its resourceVersion; kNotFound naming it.
   absl::StatusOr<std::pair<api::JobSet, int64_t>> Read(absl::string_view ns,
                                                        absl::string_view name);

@@ -4,6 +4,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -14,6 +15,7 @@
 #include "gmock/gmock.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
+#include "proto/cluster.pb.h"
 #include "store/keys.h"
 #include "store/memory_store.h"
 
@@ -410,6 +412,105 @@ TEST_F(JobSetApiTest, CorruptStoredJobSetIsReportedNotServed) {
       StatusIs(absl::StatusCode::kDataLoss, HasSubstr("jobsets/default/bad")));
   EXPECT_THAT(api_.List(api::ListJobSetsRequest()).status(),
               StatusIs(absl::StatusCode::kDataLoss));
+}
+
+// Stores `message` at `key` as the controller would.
+template <typename Message>
+void Put(store::Store& store, const std::string& key, const Message& message) {
+  ASSERT_THAT(store.Commit(store::Batch().Put(key, message.SerializeAsString()))
+                  .status(),
+              IsOk());
+}
+
+template <typename List>
+std::vector<std::string> ItemNames(const List& list) {
+  std::vector<std::string> names;
+  for (const auto& item : list.items()) names.push_back(item.metadata().name());
+  return names;
+}
+
+TEST_F(JobSetApiTest, ListJobsAndPodsOfANamespaceOrOneJobSet) {
+  for (const auto& [ns, jobset, name] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"default", "a", "a-workers-0"},
+           {"default", "a", "a-workers-1"},
+           {"default", "ab", "ab-workers-0"},
+           {"other", "a", "a-other-0"}}) {
+    api::Job job;
+    job.mutable_metadata()->set_name(name);
+    job.mutable_metadata()->set_namespace_(ns);
+    Put(store_, store::keys::JobKey(ns, jobset, name), job);
+    api::Pod pod;
+    pod.mutable_metadata()->set_name(absl::StrCat(name, "-0-x"));
+    pod.mutable_spec()->set_node_name("node-1");
+    Put(store_, store::keys::PodKey(ns, jobset, pod.metadata().name()), pod);
+  }
+
+  api::ListJobsRequest jobs_request;
+  auto all_jobs = api_.ListJobs(jobs_request);
+  ASSERT_THAT(all_jobs.status(), IsOk());
+  EXPECT_THAT(ItemNames(*all_jobs),
+              ElementsAre("a-workers-0", "a-workers-1", "ab-workers-0"));
+  EXPECT_EQ(all_jobs->resource_version(), "8");
+
+  // "a" must not match JobSet "ab" by prefix.
+  jobs_request.set_jobset("a");
+  auto of_a = api_.ListJobs(jobs_request);
+  ASSERT_THAT(of_a.status(), IsOk());
+  EXPECT_THAT(ItemNames(*of_a), ElementsAre("a-workers-0", "a-workers-1"));
+
+  api::ListPodsRequest pods_request;
+  pods_request.set_namespace_("other");
+  auto pods = api_.ListPods(pods_request);
+  ASSERT_THAT(pods.status(), IsOk());
+  EXPECT_THAT(ItemNames(*pods), ElementsAre("a-other-0-0-x"));
+  EXPECT_EQ(pods->items(0).spec().node_name(), "node-1");
+
+  pods_request.set_jobset("missing");
+  auto none = api_.ListPods(pods_request);
+  ASSERT_THAT(none.status(), IsOk());
+  EXPECT_THAT(none->items(), IsEmpty());
+}
+
+TEST_F(JobSetApiTest, ListEventsOldestFirstAndEmptyWithoutAny) {
+  auto empty = api_.ListEvents(api::ListEventsRequest());
+  ASSERT_THAT(empty.status(), IsOk());
+  EXPECT_THAT(empty->items(), IsEmpty());
+
+  for (uint64_t seq : {30, 10, 20}) {
+    api::Event event;
+    event.mutable_metadata()->set_name(absl::StrCat("e", seq));
+    event.set_reason("AllJobsCompleted");
+    Put(store_, store::keys::EventKey("default", "train", seq), event);
+  }
+  api::ListEventsRequest request;
+  request.set_jobset("train");
+  auto events = api_.ListEvents(request);
+  ASSERT_THAT(events.status(), IsOk());
+  EXPECT_THAT(ItemNames(*events), ElementsAre("e10", "e20", "e30"));
+  EXPECT_EQ(events->items(0).reason(), "AllJobsCompleted");
+}
+
+TEST_F(JobSetApiTest, ListChildrenValidatesNamesAndReportsCorruption) {
+  api::ListJobsRequest bad_ns;
+  bad_ns.set_namespace_("Bad/NS");
+  EXPECT_THAT(api_.ListJobs(bad_ns).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("metadata.namespace")));
+  api::ListPodsRequest bad_jobset;
+  bad_jobset.set_jobset("a/b");
+  EXPECT_THAT(
+      api_.ListPods(bad_jobset).status(),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("metadata.name")));
+
+  ASSERT_THAT(store_
+                  .Commit(store::Batch().Put(
+                      store::keys::PodKey("default", "a", "p"), "\xff\xff"))
+                  .status(),
+              IsOk());
+  EXPECT_THAT(
+      api_.ListPods(api::ListPodsRequest()).status(),
+      StatusIs(absl::StatusCode::kDataLoss, HasSubstr("pods/default/a/p")));
 }
 
 }  // namespace

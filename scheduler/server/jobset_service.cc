@@ -87,4 +87,22 @@ grpc::Status JobSetServiceImpl::ResumeJobSet(
                response);
 }
 
+grpc::Status JobSetServiceImpl::ListJobs(grpc::ServerContext*,
+                                         const api::ListJobsRequest* request,
+                                         api::ListJobsResponse* response) {
+  return Reply(api_->ListJobs(*request), response);
+}
+
+grpc::Status JobSetServiceImpl::ListPods(grpc::ServerContext*,
+                                         const api::ListPodsRequest* request,
+                                         api::ListPodsResponse* response) {
+  return Reply(api_->ListPods(*request), response);
+}
+
+grpc::Status JobSetServiceImpl::ListEvents(
+    grpc::ServerContext*, const api::ListEventsRequest* request,
+    api::ListEventsResponse* response) {
+  return Reply(api_->ListEvents(*request), response);
+}
+
 }  // namespace jobset::scheduler

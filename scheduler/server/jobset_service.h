@@ -41,6 +41,15 @@ class JobSetServiceImpl final : public api::JobSetService::Service {
   grpc::Status ResumeJobSet(grpc::ServerContext* context,
                             const api::ResumeJobSetRequest* request,
                             api::JobSet* response) override;
+  grpc::Status ListJobs(grpc::ServerContext* context,
+                        const api::ListJobsRequest* request,
+                        api::ListJobsResponse* response) override;
+  grpc::Status ListPods(grpc::ServerContext* context,
+                        const api::ListPodsRequest* request,
+                        api::ListPodsResponse* response) override;
+  grpc::Status ListEvents(grpc::ServerContext* context,
+                          const api::ListEventsRequest* request,
+                          api::ListEventsResponse* response) override;
 
  private:
   JobSetApi* const api_;

@@ -12,7 +12,9 @@
 namespace jobset::scheduler {
 
 Server::Server(store::Store* store, const Options& options)
-    : api_(store, options.clock, options.features), service_(&api_) {}
+    : end_streams_(options.end_streams),
+      api_(store, options.clock, options.features),
+      service_(&api_) {}
 
 absl::StatusOr<std::unique_ptr<Server>> Server::Start(const Options& options,
                                                       store::Store* store) {
@@ -29,6 +31,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const Options& options,
   // silently share the port (and split the traffic) with the first.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.RegisterService(&server->service_);
+  for (grpc::Service* service : options.services)
+    builder.RegisterService(service);
   server->grpc_server_ = builder.BuildAndStart();
   if (server->grpc_server_ == nullptr || port == 0) {
     return absl::UnavailableError(
@@ -49,6 +53,7 @@ void Server::Shutdown(absl::Time deadline) {
   if (grpc_server_ == nullptr || shut_down_.exchange(true)) return;
   grpc_server_->GetHealthCheckService()->SetServingStatus(false);
   service_.Shutdown();
+  if (end_streams_) end_streams_();
   grpc_server_->Shutdown(absl::ToChronoTime(deadline));
   grpc_server_->Wait();
 }

@@ -2,8 +2,10 @@
 #define JOBSET_SCHEDULER_SERVER_SERVER_H_
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -29,6 +31,12 @@ class Server {
     std::string listen = "127.0.0.1:7070";  // HOST:PORT; port 0 picks one.
     api::Features features = {.restart_job = true};
     Clock* clock = RealClock::Get();
+    // More services to serve (the agents' and the node registry's); they
+    // must outlive the server.
+    std::vector<grpc::Service*> services;
+    // Called by Shutdown once watches are ended, before in-flight calls are
+    // drained: ends the calls that would otherwise never finish (streams).
+    std::function<void()> end_streams;
   };
 
   // Serves `store` (which must outlive the server) on options.listen.
@@ -49,6 +57,7 @@ class Server {
  private:
   Server(store::Store* store, const Options& options);
 
+  std::function<void()> end_streams_;
   JobSetApi api_;
   JobSetServiceImpl service_;
   std::unique_ptr<grpc::Server> grpc_server_;

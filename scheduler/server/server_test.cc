@@ -25,6 +25,12 @@
 namespace jobset::scheduler {
 namespace {
 
+Server::Options ListenOn(const std::string& address) {
+  Server::Options options;
+  options.listen = address;
+  return options;
+}
+
 using ::jobset::api::JobSet;
 using ::jobset::api::testing::JobSetBuilder;
 using ::jobset::testing::IsOk;
@@ -50,7 +56,7 @@ grpc::ByteBuffer FromString(const std::string& bytes) {
 class ServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto server = Server::Start({.listen = "127.0.0.1:0"}, &store_);
+    auto server = Server::Start(ListenOn("127.0.0.1:0"), &store_);
     ASSERT_THAT(server.status(), IsOk());
     server_ = *std::move(server);
     channel_ = grpc::CreateChannel(server_->address(),
@@ -241,10 +247,10 @@ TEST_F(ServerTest, ReflectionListsTheServices) {
 
 TEST(ServerStartTest, ABusyPortIsReported) {
   store::MemoryStore store;
-  auto first = Server::Start({.listen = "127.0.0.1:0"}, &store);
+  auto first = Server::Start(ListenOn("127.0.0.1:0"), &store);
   ASSERT_THAT(first.status(), IsOk());
   EXPECT_THAT(
-      Server::Start({.listen = (*first)->address()}, &store).status(),
+      Server::Start(ListenOn((*first)->address()), &store).status(),
       StatusIs(absl::StatusCode::kUnavailable, HasSubstr((*first)->address())));
 }
 

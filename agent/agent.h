@@ -1,0 +1,109 @@
+#ifndef JOBSET_AGENT_AGENT_H_
+#define JOBSET_AGENT_AGENT_H_
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "agent/runtime/runtime.h"
+#include "grpcpp/grpcpp.h"
+#include "proto/agent.grpc.pb.h"
+
+namespace jobset::agent {
+
+// The agent's side of the protocol (proto/agent.proto): keeps one stream to
+// jobsetd open, says hello with every pod the runtime knows, makes the
+// runtime match the desired set it is sent, and reports every status change.
+//
+// - A scheduler outage is not a failure: pods keep running, their exits stay
+//   in the runtime (on disk, with the shim runtime) and are reported on
+//   reconnect. Reconnects back off from min_backoff to max_backoff.
+// - A stream that hears nothing for 3 heartbeat intervals (at least 2 s) is
+//   dropped and reopened, so a silently dead connection is noticed.
+// - With a lease, pods are stopped once the scheduler has not been heard
+//   from for that long (SIGTERM, then SIGKILL after at most 1 s): with
+//   lease + 1 s below jobsetd's node-lost timeout, an old attempt never
+//   overlaps the new one.
+// - GPUs (nvidia.com/gpu) are handed out by device index and recorded in
+//   state_dir, so a restarted agent does not give them out twice.
+// Thread-safe.
+class Agent {
+ public:
+  struct Options {
+    std::string scheduler;  // HOST:PORT
+    api::NodeRegistration registration;
+    std::string state_dir;  // "" keeps the device ledger in memory only
+    absl::Duration lease = absl::ZeroDuration();  // zero: off
+    absl::Duration tick = absl::Milliseconds(100);
+    absl::Duration min_backoff = absl::Milliseconds(100);
+    absl::Duration max_backoff = absl::Seconds(1);
+  };
+
+  Agent(Options options, Runtime* runtime);
+  ~Agent();  // Shutdown
+
+  // Starts connecting. The runtime must outlive the agent.
+  void Start();
+  // Closes the stream and stops the threads; pods keep running.
+  void Shutdown();
+
+  bool welcomed();
+  int64_t connects();
+
+ private:
+  void ConnectLoop();
+  // One stream, from hello until it ends.
+  void Session();
+  void Handle(const api::SchedulerMessage& msg);
+  void Reconcile(const api::Welcome& welcome);
+  void StartPod(api::PodAssignment assignment);
+  void ReleasePod(const std::string& uid);
+  void TickLoop();
+  void Tick();
+  // Sends on the open stream, if any.
+  bool Send(const api::AgentMessage& msg);
+  void ReportFailure(const api::PodAssignment& a, const std::string& reason,
+                     const std::string& message);
+  void LoadDevices();
+  void SaveDevices() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const Options options_;
+  Runtime* const runtime_;
+
+  absl::Mutex write_mu_ ABSL_ACQUIRED_AFTER(mu_);
+  grpc::ClientReaderWriter<api::AgentMessage, api::SchedulerMessage>* stream_
+      ABSL_GUARDED_BY(write_mu_) = nullptr;
+
+  absl::Mutex mu_;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  grpc::ClientContext* context_ ABSL_GUARDED_BY(mu_) = nullptr;
+  bool welcomed_ ABSL_GUARDED_BY(mu_) = false;
+  bool lease_fired_ ABSL_GUARDED_BY(mu_) = false;
+  // A failed attempt was logged; the next are not, until welcomed.
+  bool quiet_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Time stream_opened_ ABSL_GUARDED_BY(mu_);
+  absl::Time last_contact_ ABSL_GUARDED_BY(mu_);
+  absl::Time last_heartbeat_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  absl::Duration heartbeat_interval_ ABSL_GUARDED_BY(mu_) = absl::Seconds(1);
+  int64_t heartbeat_seq_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t connects_ ABSL_GUARDED_BY(mu_) = 0;
+  // What was last reported per pod (serialized status).
+  std::map<std::string, std::string> sent_ ABSL_GUARDED_BY(mu_);
+  // Termination grace per pod uid.
+  std::map<std::string, absl::Duration> grace_ ABSL_GUARDED_BY(mu_);
+  // GPU device indices per pod uid.
+  std::map<std::string, std::vector<int>> devices_ ABSL_GUARDED_BY(mu_);
+
+  std::thread connect_thread_;
+  std::thread tick_thread_;
+};
+
+}  // namespace jobset::agent
+
+#endif  // JOBSET_AGENT_AGENT_H_

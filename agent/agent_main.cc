@@ -1,0 +1,164 @@
+// jobset-agent: runs a host's pods for jobsetd. Dials --scheduler, registers
+// the host and runs what it is told until SIGTERM or SIGINT; pods keep
+// running when the agent stops (each has its own supervisor), and a
+// restarted agent re-attaches to them.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "agent/agent.h"
+#include "agent/host.h"
+#include "agent/runtime/shim_runtime.h"
+
+ABSL_FLAG(std::string, scheduler, "127.0.0.1:7070",
+          "jobsetd's HOST:PORT (the agent dials out; it needs no inbound "
+          "port)");
+ABSL_FLAG(std::string, node_name, "",
+          "This node's name (a DNS subdomain); default: the host name");
+ABSL_FLAG(std::string, address, "",
+          "The address other nodes reach this node's pods at (what pod "
+          "hostnames resolve to); default 127.0.0.1");
+ABSL_FLAG(std::string, labels, "",
+          "Node labels, k=v,k2=v2 (for nodeSelector, affinity and exclusive "
+          "topology, e.g. cloud.google.com/gke-nodepool=slice-a)");
+ABSL_FLAG(std::string, taints, "",
+          "Node taints, key[=value]:NoSchedule|PreferNoSchedule|NoExecute, "
+          "comma-separated");
+ABSL_FLAG(std::string, capacity, "",
+          "Capacity overrides, e.g. cpu=8,memory=32Gi,nvidia.com/gpu=8; "
+          "default: online CPUs, MemTotal, detected GPUs (nvidia-smi) and TPU "
+          "chips (/dev/accel*)");
+ABSL_FLAG(std::string, work_dir, "./jobset-agent-data",
+          "Where pods' state and logs live; created if missing. A restarted "
+          "agent on the same directory re-attaches to its pods");
+ABSL_FLAG(std::string, runtime, "process",
+          "How pods run: process (supervised processes; namespaces and "
+          "cgroups when root) or oci (runc containers)");
+ABSL_FLAG(std::string, image_dir, "/var/lib/jobset/images",
+          "oci: a container's image names <image_dir>/<image>/rootfs");
+ABSL_FLAG(std::string, runc, "runc", "oci: the runc binary");
+ABSL_FLAG(std::string, shim, "",
+          "The jobset-pod-shim binary; default: next to jobset-agent");
+ABSL_FLAG(absl::Duration, lease, absl::ZeroDuration(),
+          "Stop every pod once jobsetd has not been heard from for this long "
+          "(0: never). Set it (plus 1s) below jobsetd's --node_lost_timeout "
+          "to guarantee an old attempt never overlaps its replacement");
+
+namespace jobset::agent {
+namespace {
+
+int Fail(const std::string& message) {
+  std::fprintf(stderr, "jobset-agent: %s\n", message.c_str());
+  return 2;
+}
+
+int Main(const char* argv0) {
+  Agent::Options options;
+  options.scheduler = absl::GetFlag(FLAGS_scheduler);
+  options.lease = absl::GetFlag(FLAGS_lease);
+  api::NodeRegistration& r = options.registration;
+  std::string name = absl::GetFlag(FLAGS_node_name);
+  if (name.empty()) {
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    name = host;
+  }
+  r.set_name(name);
+  r.set_address(absl::GetFlag(FLAGS_address).empty()
+                    ? "127.0.0.1"
+                    : absl::GetFlag(FLAGS_address));
+  r.set_agent_version("jobset-agent 0.1");
+  auto labels = ParseKeyValues("labels", absl::GetFlag(FLAGS_labels));
+  if (!labels.ok()) return Fail(std::string(labels.status().message()));
+  r.mutable_labels()->insert(labels->begin(), labels->end());
+  auto capacity = ParseKeyValues("capacity", absl::GetFlag(FLAGS_capacity));
+  if (!capacity.ok()) return Fail(std::string(capacity.status().message()));
+  auto taints = ParseTaints(absl::GetFlag(FLAGS_taints));
+  if (!taints.ok()) return Fail(std::string(taints.status().message()));
+  for (api::Taint& t : *taints) *r.add_taints() = std::move(t);
+  DescribeHost(DetectAccelerators(), *capacity, &r);
+  // Flags win over detected labels.
+  for (const auto& [k, v] : *labels) (*r.mutable_labels())[k] = v;
+
+  const std::string work_dir = absl::GetFlag(FLAGS_work_dir);
+  std::error_code ec;
+  std::filesystem::create_directories(work_dir, ec);
+  if (ec) {
+    return Fail(absl::StrCat("--work_dir ", work_dir, ": ", ec.message()));
+  }
+  options.state_dir = work_dir;
+
+  ShimRuntime::Options ro;
+  ro.work_dir = work_dir;
+  ro.shim_path = absl::GetFlag(FLAGS_shim);
+  if (ro.shim_path.empty()) {
+    std::error_code self_ec;
+    std::filesystem::path self =
+        std::filesystem::read_symlink("/proc/self/exe", self_ec);
+    if (self_ec) self = argv0;
+    ro.shim_path = (self.parent_path() / "jobset-pod-shim").string();
+    if (access(ro.shim_path.c_str(), X_OK) != 0) {
+      // Under bazel-bin the shim is in its own package.
+      ro.shim_path =
+          (self.parent_path() / "runtime" / "jobset-pod-shim").string();
+    }
+  }
+  const std::string mode = absl::GetFlag(FLAGS_runtime);
+  if (mode == "process") {
+    ro.mode = ShimRuntime::Mode::kProcess;
+  } else if (mode == "oci") {
+    ro.mode = ShimRuntime::Mode::kOci;
+  } else {
+    return Fail(
+        absl::StrCat("--runtime: \"", mode, "\" is not process or oci"));
+  }
+  ro.image_dir = absl::GetFlag(FLAGS_image_dir);
+  ro.runc_path = absl::GetFlag(FLAGS_runc);
+  auto runtime = ShimRuntime::Create(ro);
+  if (!runtime.ok()) return Fail(runtime.status().ToString());
+
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  Agent agent(options, runtime->get());
+  agent.Start();
+  std::printf(
+      "jobset-agent %s serving jobsetd at %s (address %s, runtime %s, "
+      "work dir %s)\n",
+      r.name().c_str(), options.scheduler.c_str(), r.address().c_str(),
+      mode.c_str(), work_dir.c_str());
+  std::fflush(stdout);
+  int signal = 0;
+  sigwait(&signals, &signal);
+  std::printf("jobset-agent: %s, stopping (pods keep running)\n",
+              strsignal(signal));
+  std::fflush(stdout);
+  agent.Shutdown();
+  return 0;
+}
+
+}  // namespace
+}  // namespace jobset::agent
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "Runs a host's pods for jobsetd.\n"
+      "Usage: jobset-agent --scheduler=HOST:PORT [--node_name=NAME] "
+      "[--address=IP] [--labels=k=v,...] [--capacity=cpu=8,...] [flags]");
+  absl::ParseCommandLine(argc, argv);
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  return jobset::agent::Main(argv[0]);
+}

@@ -1,0 +1,88 @@
+#include "agent/fake_runtime.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace jobset::agent {
+namespace {
+
+void Terminate(api::PodStatus* status, int exit_code,
+               const std::string& reason) {
+  status->set_phase(exit_code == 0 ? "Succeeded" : "Failed");
+  for (api::ContainerStatus& c : *status->mutable_container_statuses()) {
+    c.set_state("terminated");
+    c.set_ready(false);
+    c.set_exit_code(exit_code);
+    c.set_reason(reason);
+  }
+  for (api::Condition& c : *status->mutable_conditions()) {
+    if (c.type() == "Ready") c.set_status("False");
+  }
+}
+
+}  // namespace
+
+absl::Status FakeRuntime::Start(const api::PodAssignment& assignment) {
+  absl::MutexLock lock(&mu_);
+  const std::string& uid = assignment.pod().metadata().uid();
+  if (pods_.contains(uid)) {
+    return absl::AlreadyExistsError(absl::StrCat("pod ", uid, " is known"));
+  }
+  started_.push_back(assignment);
+  PodState& state = pods_[uid];
+  state.uid = uid;
+  state.status.set_phase("Running");
+  for (const api::Container& c : assignment.pod().spec().containers()) {
+    api::ContainerStatus* s = state.status.add_container_statuses();
+    s->set_name(c.name());
+    s->set_state("running");
+    s->set_ready(true);
+  }
+  api::Condition* ready = state.status.add_conditions();
+  ready->set_type("Ready");
+  ready->set_status("True");
+  return absl::OkStatus();
+}
+
+absl::Status FakeRuntime::Stop(const std::string& uid, absl::Duration) {
+  absl::MutexLock lock(&mu_);
+  auto it = pods_.find(uid);
+  if (it == pods_.end()) {
+    return absl::NotFoundError(absl::StrCat("pod ", uid, " is not known"));
+  }
+  if (it->second.status.phase() == "Running")
+    Terminate(&it->second.status, 137, "Error");
+  return absl::OkStatus();
+}
+
+absl::Status FakeRuntime::Remove(const std::string& uid) {
+  absl::MutexLock lock(&mu_);
+  pods_.erase(uid);
+  return absl::OkStatus();
+}
+
+std::vector<PodState> FakeRuntime::List() {
+  absl::MutexLock lock(&mu_);
+  std::vector<PodState> out;
+  for (const auto& [uid, state] : pods_) out.push_back(state);
+  return out;
+}
+
+void FakeRuntime::Exit(const std::string& uid, int exit_code) {
+  absl::MutexLock lock(&mu_);
+  auto it = pods_.find(uid);
+  if (it == pods_.end() || it->second.status.phase() != "Running") return;
+  Terminate(&it->second.status, exit_code,
+            exit_code == 0 ? "Completed" : "Error");
+}
+
+std::vector<api::PodAssignment> FakeRuntime::started() {
+  absl::MutexLock lock(&mu_);
+  return started_;
+}
+
+bool FakeRuntime::Has(const std::string& uid) {
+  absl::MutexLock lock(&mu_);
+  return pods_.contains(uid);
+}
+
+}  // namespace jobset::agent

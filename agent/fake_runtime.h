@@ -1,0 +1,40 @@
+#ifndef JOBSET_AGENT_FAKE_RUNTIME_H_
+#define JOBSET_AGENT_FAKE_RUNTIME_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "agent/runtime/runtime.h"
+
+namespace jobset::agent {
+
+// A runtime that runs nothing: started pods are Running at once, and tests
+// end them with Exit. Stop ends a pod as killed (exit 137). Thread-safe.
+class FakeRuntime final : public Runtime {
+ public:
+  absl::Status Start(const api::PodAssignment& assignment) override;
+  absl::Status Stop(const std::string& uid, absl::Duration grace) override;
+  absl::Status Remove(const std::string& uid) override;
+  std::vector<PodState> List() override;
+  std::string LogPath(const std::string&, const std::string&) const override {
+    return "";
+  }
+
+  // Ends pod `uid`'s containers with `exit_code` (Succeeded if 0).
+  void Exit(const std::string& uid, int exit_code);
+  // Every assignment ever started, in order (to count launches).
+  std::vector<api::PodAssignment> started();
+  bool Has(const std::string& uid);
+
+ private:
+  absl::Mutex mu_;
+  std::map<std::string, PodState> pods_ ABSL_GUARDED_BY(mu_);
+  std::vector<api::PodAssignment> started_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace jobset::agent
+
+#endif  // JOBSET_AGENT_FAKE_RUNTIME_H_

@@ -1,0 +1,69 @@
+#ifndef JOBSET_AGENT_RUNTIME_OCI_BUNDLE_H_
+#define JOBSET_AGENT_RUNTIME_OCI_BUNDLE_H_
+
+// What the shim needs to run a container: executable lookup (on the host or
+// inside an image's rootfs), image directories, and the runc bundle's
+// config.json. Pure functions over the file system; thread-compatible.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace jobset::agent {
+
+// PATH used to find a bare command name when the container sets no PATH.
+inline constexpr char kDefaultPath[] =
+    "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+// Finds `command` as execve would after a shell-style PATH search, inside
+// `root` ("/" for the host): a name with a '/' is taken as it is, a bare
+// name is searched in `path_env` (kDefaultPath when empty). Symlinks are
+// followed inside `root` (an absolute link target is relative to `root`).
+// Returns the path as seen from inside `root`; kNotFound naming `command`.
+absl::StatusOr<std::string> LookPath(const std::string& root,
+                                     const std::string& command,
+                                     const std::string& path_env);
+
+// Returns `root` + `path` with symlinks resolved inside `root`, or kNotFound.
+absl::StatusOr<std::string> ResolveInRoot(const std::string& root,
+                                          const std::string& path);
+
+// Maps a container's image to its rootfs: `<image_dir>/<image>/rootfs`, or,
+// when that does not exist, the same without the tag or digest
+// (`busybox:1` -> `<image_dir>/busybox/rootfs`). kNotFound naming both paths;
+// kInvalidArgument for an empty image or one with ".." components.
+absl::StatusOr<std::string> ImageRootfs(const std::string& image_dir,
+                                        const std::string& image);
+
+struct OciMount {
+  std::string source;
+  std::string destination;
+  bool read_only = false;
+};
+
+// The parts of a runc bundle's config.json jobsetd sets.
+struct OciSpec {
+  std::vector<std::string> args;
+  std::vector<std::string> env;
+  std::string cwd = "/";
+  std::string rootfs;
+  std::string hostname;
+  std::string hosts_file;    // bind-mounted read-only at /etc/hosts
+  std::string cgroups_path;  // relative: nests under runc's own cgroup
+  int64_t memory_limit = 0;  // bytes; 0: none
+  int64_t pids_limit = 0;    // 0: none
+  int64_t nofile = 65536;    // RLIMIT_NOFILE soft and hard
+  std::vector<OciMount> mounts;
+};
+
+// Returns config.json text: namespaces pid, ipc, uts, mount (the host's
+// network), terminal false, read-only root with a tmpfs /tmp, runc's default
+// capabilities and masked paths.
+std::string OciConfigJson(const OciSpec& spec);
+
+}  // namespace jobset::agent
+
+#endif  // JOBSET_AGENT_RUNTIME_OCI_BUNDLE_H_

@@ -1,0 +1,98 @@
+#include "agent/runtime/oci_bundle.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "common/status_matchers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace jobset::agent {
+namespace {
+
+using ::jobset::testing::IsOkAndHolds;
+using ::jobset::testing::StatusIs;
+using ::testing::HasSubstr;
+
+class OciBundleTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = std::string(std::getenv("TEST_TMPDIR")) + "/img/busybox/rootfs";
+    ASSERT_EQ(
+        system(("mkdir -p " + root_ + "/bin " + root_ + "/usr/bin").c_str()),
+        0);
+    Touch(root_ + "/bin/busybox", 0755);
+    Touch(root_ + "/bin/data", 0644);
+    symlink("busybox", (root_ + "/bin/sh").c_str());
+    symlink("/bin/busybox", (root_ + "/usr/bin/env").c_str());
+    symlink("../../../../../../bin", (root_ + "/usr/bin/escape").c_str());
+  }
+  static void Touch(const std::string& path, mode_t mode) {
+    FILE* f = fopen(path.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    fclose(f);
+    chmod(path.c_str(), mode);
+  }
+  std::string root_;
+};
+
+TEST_F(OciBundleTest, LookPathFollowsLinksInsideRoot) {
+  EXPECT_THAT(LookPath(root_, "sh", ""), IsOkAndHolds("/bin/sh"));
+  EXPECT_THAT(LookPath(root_, "env", "/usr/bin"), IsOkAndHolds("/usr/bin/env"));
+  EXPECT_THAT(LookPath(root_, "data", ""),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("data")));
+  EXPECT_THAT(LookPath(root_, "nope", ""),
+              StatusIs(absl::StatusCode::kNotFound,
+                       HasSubstr("executable file not found in $PATH: nope")));
+  EXPECT_THAT(LookPath(root_, "/bin/nope", ""),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("/bin/nope")));
+}
+
+TEST_F(OciBundleTest, ResolveInRootNeverLeavesRoot) {
+  EXPECT_THAT(ResolveInRoot(root_, "/usr/bin/env"),
+              IsOkAndHolds(root_ + "/bin/busybox"));
+  EXPECT_THAT(ResolveInRoot(root_, "/usr/bin/escape/busybox"),
+              IsOkAndHolds(root_ + "/bin/busybox"));
+  EXPECT_THAT(ResolveInRoot(root_, "/../../bin/sh"),
+              IsOkAndHolds(root_ + "/bin/busybox"));
+}
+
+TEST_F(OciBundleTest, ImageRootfsStripsTagAndDigest) {
+  const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/img";
+  EXPECT_THAT(ImageRootfs(dir, "busybox"), IsOkAndHolds(root_));
+  EXPECT_THAT(ImageRootfs(dir, "busybox:1.35"), IsOkAndHolds(root_));
+  EXPECT_THAT(ImageRootfs(dir, "busybox@sha256:abc"), IsOkAndHolds(root_));
+  EXPECT_THAT(ImageRootfs(dir, "alpine:3"),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("alpine:3")));
+  EXPECT_THAT(ImageRootfs(dir, "../etc"),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(ImageRootfs(dir, ""),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+TEST(OciConfigJsonTest, QuotesEverything) {
+  OciSpec spec;
+  spec.args = {"sh", "-c", "echo \"$(x)\""};
+  spec.env = {"A=1"};
+  spec.rootfs = "/img/rootfs";
+  spec.hostname = "worker-0";
+  spec.hosts_file = "/pods/u/hosts";
+  spec.cgroups_path = "jobset-pods/u/main";
+  spec.memory_limit = 67108864;
+  const std::string json = OciConfigJson(spec);
+  EXPECT_THAT(json,
+              HasSubstr("\"args\":[\"sh\",\"-c\",\"echo \\\"$(x)\\\"\"]"));
+  EXPECT_THAT(json, HasSubstr("\"hostname\":\"worker-0\""));
+  EXPECT_THAT(json, HasSubstr("\"memory\":{\"limit\":67108864}"));
+  EXPECT_THAT(json, HasSubstr("\"cgroupsPath\":\"jobset-pods/u/main\""));
+  EXPECT_THAT(json,
+              HasSubstr("{\"destination\":\"/etc/hosts\",\"type\":\"bind\","
+                        "\"source\":\"/pods/u/hosts\""));
+  EXPECT_THAT(json, ::testing::Not(HasSubstr("\"network\"")));
+}
+
+}  // namespace
+}  // namespace jobset::agent

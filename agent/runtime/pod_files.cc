@@ -1,0 +1,217 @@
+#include "agent/runtime/pod_files.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+
+namespace jobset::agent {
+namespace {
+
+absl::Status ErrnoError(absl::string_view what, const std::string& path,
+                        int err) {
+  std::string message = absl::StrCat(what, " ", path, ": ", strerror(err));
+  if (err == ENOENT) return absl::NotFoundError(message);
+  if (err == ENOSPC || err == EDQUOT) {
+    return absl::ResourceExhaustedError(message);
+  }
+  return absl::InternalError(message);
+}
+
+std::string DirName(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+}  // namespace
+
+absl::Status FsyncDir(const std::string& dir) {
+  const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return ErrnoError("open", dir, errno);
+  const int rc = fsync(fd);
+  const int err = errno;
+  close(fd);
+  if (rc != 0) return ErrnoError("fsync", dir, err);
+  return absl::OkStatus();
+}
+
+absl::Status WriteFileAtomic(const std::string& path, absl::string_view data) {
+  const std::string tmp = absl::StrCat(path, ".tmp");
+  const int fd =
+      open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoError("create", tmp, errno);
+  size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = write(fd, data.data() + done, data.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      close(fd);
+      unlink(tmp.c_str());
+      return ErrnoError("write", tmp, err);
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (fsync(fd) != 0) {
+    const int err = errno;
+    close(fd);
+    unlink(tmp.c_str());
+    return ErrnoError("fsync", tmp, err);
+  }
+  close(fd);
+  if (rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    unlink(tmp.c_str());
+    return ErrnoError("rename", tmp, err);
+  }
+  return FsyncDir(DirName(path));
+}
+
+absl::Status WriteProtoAtomic(const std::string& path,
+                              const google::protobuf::MessageLite& message) {
+  std::string bytes;
+  if (!message.SerializeToString(&bytes)) {
+    return absl::InternalError(absl::StrCat("cannot serialize ", path));
+  }
+  return WriteFileAtomic(path, bytes);
+}
+
+absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoError("open", path, errno);
+  std::string out;
+  char buf[8192];
+  while (true) {
+    const ssize_t n = read(fd, buf, sizeof(buf));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      close(fd);
+      return ErrnoError("read", path, err);
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return out;
+}
+
+absl::Status ReadProtoFile(const std::string& path,
+                           google::protobuf::MessageLite* message) {
+  absl::StatusOr<std::string> bytes = ReadFileToString(path);
+  if (!bytes.ok()) return bytes.status();
+  if (!message->ParseFromString(*bytes)) {
+    return absl::DataLossError(absl::StrCat("cannot parse ", path));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint64_t> ProcStartTime(pid_t pid) {
+  absl::StatusOr<std::string> stat =
+      ReadFileToString(absl::StrCat("/proc/", pid, "/stat"));
+  if (!stat.ok()) return absl::NotFoundError(absl::StrCat("no process ", pid));
+  // The command name (field 2) may hold spaces and parentheses: fields after
+  // it are counted from the last ')'.
+  const size_t paren = stat->rfind(')');
+  if (paren == std::string::npos) {
+    return absl::DataLossError(absl::StrCat("bad /proc/", pid, "/stat"));
+  }
+  std::vector<absl::string_view> fields = absl::StrSplit(
+      absl::string_view(*stat).substr(paren + 1), ' ', absl::SkipEmpty());
+  // fields[0] is field 3 (state); start time is field 22.
+  uint64_t start = 0;
+  if (fields.size() < 20 || !absl::SimpleAtoi(fields[19], &start)) {
+    return absl::DataLossError(absl::StrCat("bad /proc/", pid, "/stat"));
+  }
+  if (fields[0] == "Z" || fields[0] == "X") {
+    return absl::NotFoundError(absl::StrCat("process ", pid, " exited"));
+  }
+  return start;
+}
+
+std::string FormatProcessId(const ProcessId& id) {
+  return absl::StrCat(id.pid, " ", id.start_time, "\n");
+}
+
+absl::StatusOr<ProcessId> ParseProcessId(absl::string_view text) {
+  std::vector<absl::string_view> parts =
+      absl::StrSplit(absl::StripAsciiWhitespace(text), ' ', absl::SkipEmpty());
+  ProcessId id;
+  int pid = 0;
+  if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &pid) || pid <= 0 ||
+      !absl::SimpleAtoi(parts[1], &id.start_time)) {
+    return absl::DataLossError(
+        absl::StrCat("bad process id \"", absl::CEscape(text), "\""));
+  }
+  id.pid = pid;
+  return id;
+}
+
+bool ProcessAlive(const ProcessId& id) {
+  if (id.pid <= 0) return false;
+  absl::StatusOr<uint64_t> start = ProcStartTime(id.pid);
+  return start.ok() && *start == id.start_time;
+}
+
+bool IsFinalPhase(absl::string_view phase) {
+  return phase == "Succeeded" || phase == "Failed";
+}
+
+bool ValidPodUid(absl::string_view uid) {
+  if (uid.empty() || uid.size() > 200 || uid == "." || uid == "..") {
+    return false;
+  }
+  for (char c : uid) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                    (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+absl::Status RemoveTree(const std::string& path) {
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return absl::OkStatus();
+    return ErrnoError("stat", path, errno);
+  }
+  if (S_ISDIR(st.st_mode)) {
+    DIR* dir = opendir(path.c_str());
+    if (dir == nullptr) return ErrnoError("opendir", path, errno);
+    std::vector<std::string> names;
+    while (struct dirent* entry = readdir(dir)) {
+      const std::string name = entry->d_name;
+      if (name == "." || name == "..") continue;
+      names.push_back(name);
+    }
+    closedir(dir);
+    absl::Status first;
+    for (const std::string& name : names) {
+      absl::Status s = RemoveTree(absl::StrCat(path, "/", name));
+      if (!s.ok() && first.ok()) first = s;
+    }
+    if (rmdir(path.c_str()) != 0 && errno != ENOENT) {
+      if (first.ok()) first = ErrnoError("rmdir", path, errno);
+    }
+    return first;
+  }
+  if (unlink(path.c_str()) != 0 && errno != ENOENT) {
+    return ErrnoError("unlink", path, errno);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace jobset::agent

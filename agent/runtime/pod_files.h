@@ -1,0 +1,77 @@
+#ifndef JOBSET_AGENT_RUNTIME_POD_FILES_H_
+#define JOBSET_AGENT_RUNTIME_POD_FILES_H_
+
+// The on-disk contract between ShimRuntime and jobset-pod-shim: the files of
+// a pod directory (see agent/runtime/README.md) and the helpers both sides
+// use to write them durably. Thread-compatible free functions.
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "google/protobuf/message_lite.h"
+
+namespace jobset::agent {
+
+// Files inside <work_dir>/pods/<uid>/.
+inline constexpr char kAssignmentFile[] =
+    "assignment.pb";                                  // api::PodAssignment
+inline constexpr char kStatusFile[] = "status.pb";    // api::PodStatus
+inline constexpr char kShimPidFile[] = "shim.pid";    // "<pid> <starttime>\n"
+inline constexpr char kShimLockFile[] = "shim.lock";  // flock'd by the shim
+inline constexpr char kShimLogFile[] = "shim.log";    // the shim's stderr
+inline constexpr char kStopFile[] = "stop";           // grace in ms, as text
+inline constexpr char kCgroupsFile[] = "cgroups";     // one cgroup dir a line
+inline constexpr char kHostsFile[] = "hosts";         // the pod's /etc/hosts
+
+// Writes `data` to `path` atomically: a temporary file beside it, fsync,
+// rename over `path`, fsync of the directory.
+absl::Status WriteFileAtomic(const std::string& path, absl::string_view data);
+
+// Serializes `message` deterministically and writes it with WriteFileAtomic.
+absl::Status WriteProtoAtomic(const std::string& path,
+                              const google::protobuf::MessageLite& message);
+
+// Returns the contents of `path`; kNotFound when it does not exist.
+absl::StatusOr<std::string> ReadFileToString(const std::string& path);
+
+// Parses `path` into `message`; kNotFound when missing, kDataLoss when the
+// bytes do not parse.
+absl::Status ReadProtoFile(const std::string& path,
+                           google::protobuf::MessageLite* message);
+
+// Fsyncs the directory `dir` (so a created or renamed entry is durable).
+absl::Status FsyncDir(const std::string& dir);
+
+// Returns the start time of process `pid` (field 22 of /proc/<pid>/stat, in
+// clock ticks since boot); kNotFound when there is no such process.
+absl::StatusOr<uint64_t> ProcStartTime(pid_t pid);
+
+// A process identified so that a reused pid is never mistaken for it.
+struct ProcessId {
+  pid_t pid = 0;
+  uint64_t start_time = 0;
+};
+std::string FormatProcessId(const ProcessId& id);
+absl::StatusOr<ProcessId> ParseProcessId(absl::string_view text);
+// Returns true when `id` names a live (non-zombie) process.
+bool ProcessAlive(const ProcessId& id);
+
+// Returns true for the phases after which nothing changes.
+bool IsFinalPhase(absl::string_view phase);
+
+// Returns true when `uid` is usable as a directory name: 1-200 characters of
+// [A-Za-z0-9._-], not "." or "..".
+bool ValidPodUid(absl::string_view uid);
+
+// Removes `path` and everything under it (no error if it does not exist).
+// Does not cross into other file systems' mount points it cannot remove.
+absl::Status RemoveTree(const std::string& path);
+
+}  // namespace jobset::agent
+
+#endif  // JOBSET_AGENT_RUNTIME_POD_FILES_H_

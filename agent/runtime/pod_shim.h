@@ -1,0 +1,32 @@
+#ifndef JOBSET_AGENT_RUNTIME_POD_SHIM_H_
+#define JOBSET_AGENT_RUNTIME_POD_SHIM_H_
+
+// The per-pod supervisor behind jobset-pod-shim (pod_shim_main.cc). It runs
+// one pod from <pod_dir>/assignment.pb and keeps <pod_dir>/status.pb current;
+// see agent/runtime/README.md for the files and the semantics. Single
+// threaded: one poll loop over a signalfd (SIGCHLD, SIGTERM) and the
+// containers' output pipes. Thread-compatible (and meant to own its process).
+
+#include <cstdint>
+#include <string>
+
+namespace jobset::agent {
+
+struct PodShimOptions {
+  std::string pod_dir;
+  std::string logs_dir;
+  bool oci = false;           // run containers with runc instead of execve
+  std::string image_dir;      // oci: <image_dir>/<image>/rootfs
+  std::string runc = "runc";  // oci: the runc binary
+  std::string cgroup_root = "jobset-pods";
+  int64_t log_cap_bytes = 10 << 20;
+  int64_t pids_max = 4096;
+};
+
+// Runs the pod to its end and returns the process exit status (0 once a final
+// status is on disk). Expects SIGTERM and SIGCHLD blocked on entry.
+int RunPodShim(const PodShimOptions& options);
+
+}  // namespace jobset::agent
+
+#endif  // JOBSET_AGENT_RUNTIME_POD_SHIM_H_

@@ -1,0 +1,63 @@
+// jobset-pod-shim: supervises one pod; started detached by ShimRuntime.
+//
+//   jobset-pod-shim --pod_dir=DIR --logs_dir=DIR [--mode=process|oci]
+//       [--image_dir=DIR] [--runc=PATH] [--cgroup_root=PATH]
+//       [--log_cap_bytes=N] [--pids_max=N]
+//
+// It expects SIGTERM and SIGCHLD blocked (the runtime starts it so, closing
+// the window before it reads them from a signalfd) and fd 3, when open, to
+// hold the flock on <pod_dir>/shim.lock. Its stderr is <pod_dir>/shim.log.
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "agent/runtime/pod_shim.h"
+
+ABSL_FLAG(std::string, pod_dir, "", "the pod's directory");
+ABSL_FLAG(std::string, logs_dir, "", "where <container>.log files go");
+ABSL_FLAG(std::string, mode, "process", "process or oci");
+ABSL_FLAG(std::string, image_dir, "", "oci: <image_dir>/<image>/rootfs");
+ABSL_FLAG(std::string, runc, "runc", "oci: the runc binary");
+ABSL_FLAG(std::string, cgroup_root, "jobset-pods",
+          "relative (below the shim's own cgroup) or absolute cgroup path");
+ABSL_FLAG(int64_t, log_cap_bytes, 10 << 20,
+          "size at which a container log is rotated to .log.1");
+ABSL_FLAG(int64_t, pids_max, 4096, "pids.max of the pod (0: none)");
+
+int main(int argc, char** argv) {
+  // First of all, so that a stop request is never the default action.
+  sigset_t mask;
+  sigemptyset(&mask);
+  sigaddset(&mask, SIGCHLD);
+  sigaddset(&mask, SIGTERM);
+  sigaddset(&mask, SIGINT);
+  sigprocmask(SIG_BLOCK, &mask, nullptr);
+  // The inherited lock fd must not reach the containers.
+  if (fcntl(3, F_GETFD) >= 0) fcntl(3, F_SETFD, FD_CLOEXEC);
+  absl::ParseCommandLine(argc, argv);
+  jobset::agent::PodShimOptions options;
+  options.pod_dir = absl::GetFlag(FLAGS_pod_dir);
+  options.logs_dir = absl::GetFlag(FLAGS_logs_dir);
+  const std::string mode = absl::GetFlag(FLAGS_mode);
+  if (options.pod_dir.empty() || options.logs_dir.empty() ||
+      (mode != "process" && mode != "oci")) {
+    fprintf(stderr,
+            "usage: jobset-pod-shim --pod_dir=DIR --logs_dir=DIR "
+            "[--mode=process|oci]\n");
+    return 2;
+  }
+  options.oci = mode == "oci";
+  options.image_dir = absl::GetFlag(FLAGS_image_dir);
+  options.runc = absl::GetFlag(FLAGS_runc);
+  options.cgroup_root = absl::GetFlag(FLAGS_cgroup_root);
+  options.log_cap_bytes = absl::GetFlag(FLAGS_log_cap_bytes);
+  options.pids_max = absl::GetFlag(FLAGS_pids_max);
+  return jobset::agent::RunPodShim(options);
+}

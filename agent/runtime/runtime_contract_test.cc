@@ -1,0 +1,625 @@
+// The Runtime contract, run against ShimRuntime in process mode and in oci
+// mode (skipped, with the reason, where runc cannot run). Every wait is a
+// poll with a deadline; only pods these tests start are stopped or removed.
+
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "agent/runtime/cgroups.h"
+#include "agent/runtime/pod_files.h"
+#include "agent/runtime/runtime.h"
+#include "agent/runtime/runtime_test_env.h"
+#include "agent/runtime/shim_runtime.h"
+#include "common/status_matchers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace jobset::agent {
+namespace {
+
+using ::jobset::agent::testing::BuildTestImage;
+using ::jobset::agent::testing::IsFinal;
+using ::jobset::agent::testing::IsRunning;
+using ::jobset::agent::testing::OciAvailable;
+using ::jobset::agent::testing::PodBuilder;
+using ::jobset::agent::testing::RunfilePath;
+using ::jobset::agent::testing::WaitForPod;
+using ::jobset::testing::IsOk;
+using ::jobset::testing::StatusIs;
+using ::testing::HasSubstr;
+
+constexpr absl::Duration kTimeout = absl::Seconds(20);
+
+// One implementation under test: how to make it on a work dir, and how its
+// containers name the test helper.
+struct RuntimeFactory {
+  std::string name;
+  std::function<absl::StatusOr<std::unique_ptr<Runtime>>(
+      const std::string& work_dir, const std::string& image_dir,
+      int64_t log_cap)>
+      make;
+  // Why it cannot run here ("" when it can).
+  std::function<std::string()> unavailable;
+  bool oci = false;
+};
+
+void PrintTo(const RuntimeFactory& factory, std::ostream* os) {
+  *os << factory.name;
+}
+
+absl::StatusOr<std::unique_ptr<Runtime>> MakeShimRuntime(
+    ShimRuntime::Mode mode, const std::string& work_dir,
+    const std::string& image_dir, int64_t log_cap) {
+  ShimRuntime::Options options;
+  options.work_dir = work_dir;
+  options.shim_path = RunfilePath("agent/runtime/jobset-pod-shim");
+  options.mode = mode;
+  options.image_dir = image_dir;
+  options.cgroup_root = "jobset-test";
+  if (log_cap > 0) options.log_cap_bytes = log_cap;
+  absl::StatusOr<std::unique_ptr<ShimRuntime>> r = ShimRuntime::Create(options);
+  if (!r.ok()) return r.status();
+  return std::unique_ptr<Runtime>(std::move(*r));
+}
+
+class RuntimeContractTest : public ::testing::TestWithParam<RuntimeFactory> {
+ protected:
+  void SetUp() override {
+    const std::string why = GetParam().unavailable();
+    if (!why.empty()) GTEST_SKIP() << GetParam().name << ": " << why;
+    static int counter = 0;
+    root_ = absl::StrCat(std::getenv("TEST_TMPDIR"), "/", GetParam().name, "-",
+                         ++counter);
+    work_dir_ = root_ + "/work";
+    image_dir_ = root_ + "/images";
+    ASSERT_EQ(mkdir(root_.c_str(), 0755), 0);
+    helper_ = RunfilePath("agent/runtime/test_helper");
+    if (GetParam().oci) {
+      ASSERT_THAT(BuildTestImage(image_dir_, helper_), IsOk());
+      helper_ = "/bin/helper";
+    }
+    NewRuntime();
+  }
+
+  void TearDown() override {
+    if (runtime_ == nullptr) return;
+    for (const std::string& uid : started_) {
+      EXPECT_THAT(runtime_->Remove(uid), IsOk());
+    }
+  }
+
+  void NewRuntime(int64_t log_cap = 0) {
+    runtime_.reset();
+    absl::StatusOr<std::unique_ptr<Runtime>> r =
+        GetParam().make(work_dir_, image_dir_, log_cap);
+    ASSERT_THAT(r.status(), IsOk());
+    runtime_ = std::move(*r);
+  }
+
+  std::vector<std::string> Helper(std::vector<std::string> args) {
+    args.insert(args.begin(), helper_);
+    return args;
+  }
+
+  absl::Status Start(const PodBuilder& pod) {
+    api::PodAssignment a = pod.Build();
+    started_.push_back(a.pod().metadata().uid());
+    return runtime_->Start(a);
+  }
+
+  api::PodStatus WaitFinal(const std::string& uid) {
+    absl::StatusOr<PodState> pod =
+        WaitForPod(*runtime_, uid, IsFinal, kTimeout);
+    EXPECT_THAT(pod.status(), IsOk());
+    return pod.ok() ? pod->status : api::PodStatus();
+  }
+
+  std::string Log(const std::string& uid, const std::string& container) {
+    absl::StatusOr<std::string> text =
+        ReadFileToString(runtime_->LogPath(uid, container));
+    return text.ok() ? *text : "";
+  }
+
+  // Waits until container's log holds `text`.
+  bool WaitLog(const std::string& uid, const std::string& container,
+               const std::string& text) {
+    const absl::Time deadline = absl::Now() + kTimeout;
+    while (absl::Now() < deadline) {
+      if (absl::StrContains(Log(uid, container), text)) return true;
+      absl::SleepFor(absl::Milliseconds(10));
+    }
+    return false;
+  }
+
+  bool oci() const { return GetParam().oci; }
+
+  std::string root_, work_dir_, image_dir_, helper_;
+  std::unique_ptr<Runtime> runtime_;
+  std::vector<std::string> started_;
+};
+
+std::string Counted(const std::string& key, const std::string& value) {
+  return absl::StrCat(key, " ", value.size(), ":", value, "\n");
+}
+
+TEST_P(RuntimeContractTest, ExitCodePropagates) {
+  ASSERT_THAT(
+      Start(PodBuilder("exit3").Container("main", Helper({"exit", "3"}))),
+      IsOk());
+  api::PodStatus s = WaitFinal("exit3");
+  EXPECT_EQ(s.phase(), "Failed");
+  ASSERT_EQ(s.container_statuses_size(), 1);
+  EXPECT_EQ(s.container_statuses(0).state(), "terminated");
+  EXPECT_EQ(s.container_statuses(0).exit_code(), 3);
+  EXPECT_EQ(s.container_statuses(0).reason(), "Error");
+  EXPECT_TRUE(s.container_statuses(0).has_finished_at());
+}
+
+TEST_P(RuntimeContractTest, SuccessIsCompleted) {
+  ASSERT_THAT(Start(PodBuilder("ok").Container("main", Helper({"exit", "0"}))),
+              IsOk());
+  api::PodStatus s = WaitFinal("ok");
+  EXPECT_EQ(s.phase(), "Succeeded");
+  EXPECT_EQ(s.container_statuses(0).reason(), "Completed");
+  EXPECT_EQ(s.container_statuses(0).exit_code(), 0);
+  EXPECT_THAT(Log("ok", "main"), HasSubstr("started"));
+}
+
+TEST_P(RuntimeContractTest, ArgvIsExactAndNoShell) {
+  const std::vector<std::string> args = {"argv",         "a;b", "$(x)", "'q'\"",
+                                         "line1\nline2", "",    "*",    "`id`"};
+  ASSERT_THAT(Start(PodBuilder("argv").Container("main", Helper(args))),
+              IsOk());
+  EXPECT_EQ(WaitFinal("argv").phase(), "Succeeded");
+  std::string expected = Counted("arg", helper_);
+  for (const std::string& a : args) expected += Counted("arg", a);
+  const std::string log = Log("argv", "main");
+  EXPECT_THAT(log, HasSubstr(expected + "end\n"));
+  // The helper itself runs, not a shell that ran it.
+  EXPECT_THAT(log, HasSubstr(oci() ? "exe 11:/bin/helper\n" : "test_helper\n"));
+}
+
+TEST_P(RuntimeContractTest, EnvIsExactlyTheContainers) {
+  ASSERT_THAT(Start(PodBuilder("env")
+                        .Container("main", Helper({"env"}))
+                        .Env("A", "1")
+                        .Env("SPACED", "x y $HOME")
+                        .Env("EMPTY", "")),
+              IsOk());
+  EXPECT_EQ(WaitFinal("env").phase(), "Succeeded");
+  // runc sets HOME (from the image's passwd, else "/") when the container
+  // sets none, as Docker and Kubernetes do; nothing else is added.
+  EXPECT_EQ(Log("env", "main"),
+            Counted("env", "A=1") + Counted("env", "SPACED=x y $HOME") +
+                Counted("env", "EMPTY=") +
+                (oci() ? Counted("env", "HOME=/") : "") + "end\n");
+}
+
+TEST_P(RuntimeContractTest, WorkingDir) {
+  const std::string dir = oci() ? "/etc" : root_;
+  ASSERT_THAT(
+      Start(
+          PodBuilder("cwd").Container("main", Helper({"cwd"})).WorkingDir(dir)),
+      IsOk());
+  EXPECT_EQ(WaitFinal("cwd").phase(), "Succeeded");
+  EXPECT_EQ(Log("cwd", "main"), Counted("cwd", dir));
+}
+
+TEST_P(RuntimeContractTest, MissingBinaryIsStartError) {
+  ASSERT_THAT(
+      Start(PodBuilder("nobin").Container("main", {"no-such-binary-x"})),
+      IsOk());
+  api::PodStatus s = WaitFinal("nobin");
+  EXPECT_EQ(s.phase(), "Failed");
+  EXPECT_EQ(s.container_statuses(0).reason(), "StartError");
+  EXPECT_THAT(s.container_statuses(0).message(), HasSubstr("no-such-binary-x"));
+  EXPECT_THAT(s.message(), HasSubstr("no-such-binary-x"));
+}
+
+TEST_P(RuntimeContractTest, BadWorkingDirIsStartError) {
+  ASSERT_THAT(Start(PodBuilder("badwd")
+                        .Container("main", Helper({"cwd"}))
+                        .WorkingDir("/no/such/dir-x")),
+              IsOk());
+  api::PodStatus s = WaitFinal("badwd");
+  EXPECT_EQ(s.phase(), "Failed");
+  EXPECT_EQ(s.container_statuses(0).reason(), "StartError");
+  EXPECT_THAT(s.container_statuses(0).message(), HasSubstr("/no/such/dir-x"));
+}
+
+TEST_P(RuntimeContractTest, UnknownImageFailsThePod) {
+  if (!oci()) GTEST_SKIP() << "process mode runs host binaries, no images";
+  PodBuilder pod("noimg");
+  pod.Container("main", Helper({"exit", "0"}));
+  api::PodAssignment a = pod.Build();
+  a.mutable_pod()->mutable_spec()->mutable_containers(0)->set_image("nope:1");
+  started_.push_back("noimg");
+  ASSERT_THAT(runtime_->Start(a), IsOk());
+  api::PodStatus s = WaitFinal("noimg");
+  EXPECT_EQ(s.phase(), "Failed");
+  EXPECT_EQ(s.container_statuses(0).reason(), "StartError");
+  EXPECT_THAT(s.container_statuses(0).message(), HasSubstr("nope:1"));
+}
+
+TEST_P(RuntimeContractTest, StopKillsWhatIgnoresTermAndDoubleForks) {
+  ASSERT_THAT(Start(PodBuilder("orphan").Container("main", Helper({"orphan"}))),
+              IsOk());
+  ASSERT_TRUE(WaitLog("orphan", "main", "orphan="));
+  ASSERT_TRUE(WaitLog("orphan", "main", "main="));
+  ASSERT_THAT(WaitForPod(*runtime_, "orphan", IsRunning, kTimeout).status(),
+              IsOk());
+  int orphan = 0;
+  for (absl::string_view line :
+       absl::StrSplit(Log("orphan", "main"), '\n', absl::SkipEmpty())) {
+    if (absl::ConsumePrefix(&line, "orphan=")) {
+      ASSERT_TRUE(absl::SimpleAtoi(line, &orphan));
+    }
+  }
+  const absl::Time stopped = absl::Now();
+  ASSERT_THAT(runtime_->Stop("orphan", absl::Milliseconds(300)), IsOk());
+  api::PodStatus s = WaitFinal("orphan");
+  EXPECT_GE(absl::Now() - stopped, absl::Milliseconds(300));
+  EXPECT_EQ(s.phase(), "Failed");
+  EXPECT_EQ(s.reason(), "Stopped");
+  EXPECT_EQ(s.container_statuses(0).signal(), SIGKILL);
+  EXPECT_EQ(s.container_statuses(0).exit_code(), 128 + SIGKILL);
+  if (!oci()) {
+    // A pid in this pid namespace: it must be gone (and reaped).
+    ASSERT_GT(orphan, 0);
+    EXPECT_NE(kill(orphan, 0), 0);
+    EXPECT_EQ(errno, ESRCH);
+  }
+  EXPECT_THAT(runtime_->Stop("orphan", absl::ZeroDuration()), IsOk());
+  EXPECT_THAT(runtime_->Stop("never-started", absl::ZeroDuration()),
+              StatusIs(absl::StatusCode::kNotFound));
+}
+
+TEST_P(RuntimeContractTest, StopSendsTermFirst) {
+  ASSERT_THAT(Start(PodBuilder("graceful")
+                        .Container("main", Helper({"sleep", "60000"}))
+                        .Grace(1)),
+              IsOk());
+  ASSERT_THAT(WaitForPod(*runtime_, "graceful", IsRunning, kTimeout).status(),
+              IsOk());
+  ASSERT_TRUE(WaitLog("graceful", "main", "started"));
+  ASSERT_THAT(runtime_->Stop("graceful", absl::Seconds(2)), IsOk());
+  api::PodStatus s = WaitFinal("graceful");
+  EXPECT_EQ(s.phase(), "Failed");
+  // On the host the helper dies of the SIGTERM. In oci mode it is pid 1 of
+  // its pid namespace with no handler, which ignores SIGTERM: the SIGKILL
+  // after the grace period ends it.
+  EXPECT_EQ(s.container_statuses(0).signal(), oci() ? SIGKILL : SIGTERM);
+}
+
+TEST_P(RuntimeContractTest, HostnameAndHosts) {
+  if (geteuid() != 0) GTEST_SKIP() << "namespaces need root";
+  char host_before[256] = {};
+  gethostname(host_before, sizeof(host_before));
+  ASSERT_THAT(Start(PodBuilder("hosts")
+                        .Hostname("worker-0")
+                        .Host("10.1.2.3", {"peer-1", "peer-1.sub"})
+                        .Container("main", Helper({"hosts", "peer-1.sub"}))),
+              IsOk());
+  EXPECT_EQ(WaitFinal("hosts").phase(), "Succeeded");
+  EXPECT_EQ(Log("hosts", "main"),
+            Counted("hostname", "worker-0") + Counted("address", "10.1.2.3"));
+  char host_after[256] = {};
+  gethostname(host_after, sizeof(host_after));
+  EXPECT_STREQ(host_before, host_after);
+}
+
+TEST_P(RuntimeContractTest, MemoryLimitIsOomKilled) {
+  if (geteuid() != 0) GTEST_SKIP() << "cgroups need root";
+  absl::StatusOr<CgroupLayout> layout = DetectCgroupLayout();
+  if (!layout.ok() || (layout->memory_mount.empty() && !layout->pure_v2)) {
+    GTEST_SKIP() << "no memory cgroup controller";
+  }
+  const std::string memory = layout->pure_v2
+                                 ? layout->unified_mount + layout->own_unified
+                                 : layout->memory_mount + layout->own_memory;
+  if (access(memory.c_str(), W_OK) != 0) {
+    GTEST_SKIP() << memory << " is not writable here: " << strerror(errno);
+  }
+  ASSERT_THAT(Start(PodBuilder("oom")
+                        .Container("main", Helper({"hog", "512"}))
+                        .MemoryLimit("32Mi")),
+              IsOk());
+  api::PodStatus s = WaitFinal("oom");
+  EXPECT_EQ(s.phase(), "Failed");
+  EXPECT_EQ(s.container_statuses(0).reason(), "OOMKilled");
+  EXPECT_EQ(s.container_statuses(0).exit_code(), 137);
+  EXPECT_THAT(Log("oom", "main"), ::testing::Not(HasSubstr("survived")));
+}
+
+TEST_P(RuntimeContractTest, InitContainersRunFirstInOrder) {
+  ASSERT_THAT(Start(PodBuilder("init")
+                        .InitContainer("first", Helper({"sleep", "200"}))
+                        .InitContainer("second", Helper({"exit", "0"}))
+                        .Container("main", Helper({"exit", "0"}))),
+              IsOk());
+  api::PodStatus s = WaitFinal("init");
+  EXPECT_EQ(s.phase(), "Succeeded");
+  ASSERT_EQ(s.init_container_statuses_size(), 2);
+  auto micros = [](const google::protobuf::Timestamp& t) {
+    return t.seconds() * 1000000 + t.nanos() / 1000;
+  };
+  const auto& first = s.init_container_statuses(0);
+  const auto& second = s.init_container_statuses(1);
+  EXPECT_EQ(first.reason(), "Completed");
+  EXPECT_LE(micros(first.finished_at()), micros(second.started_at()));
+  EXPECT_LE(micros(second.finished_at()),
+            micros(s.container_statuses(0).started_at()));
+}
+
+TEST_P(RuntimeContractTest, FailingInitContainerFailsThePod) {
+  ASSERT_THAT(Start(PodBuilder("initfail")
+                        .InitContainer("setup", Helper({"exit", "4"}))
+                        .Container("main", Helper({"exit", "0"}))),
+              IsOk());
+  api::PodStatus s = WaitFinal("initfail");
+  EXPECT_EQ(s.phase(), "Failed");
+  EXPECT_EQ(s.init_container_statuses(0).exit_code(), 4);
+  EXPECT_EQ(s.container_statuses(0).state(), "waiting");
+  EXPECT_FALSE(s.container_statuses(0).has_started_at());
+}
+
+TEST_P(RuntimeContractTest, OnFailureRestartsInPlace) {
+  const std::string marker_dir = root_ + "/marker";
+  ASSERT_EQ(mkdir(marker_dir.c_str(), 0777), 0);
+  ASSERT_THAT(
+      Start(PodBuilder("restart")
+                .RestartPolicy("OnFailure")
+                .Container("main", Helper({"failonce", marker_dir + "/m"}))
+                .HostPathVolume(marker_dir)),
+      IsOk());
+  // Between the attempts (1s back-off) the pod is Running, restart_count 1.
+  absl::StatusOr<PodState> backing_off = WaitForPod(
+      *runtime_, "restart",
+      [](const api::PodStatus& s) {
+        return s.container_statuses_size() == 1 &&
+               s.container_statuses(0).restart_count() == 1;
+      },
+      kTimeout);
+  ASSERT_THAT(backing_off.status(), IsOk());
+  api::PodStatus s = WaitFinal("restart");
+  EXPECT_EQ(s.phase(), "Succeeded");
+  EXPECT_EQ(s.container_statuses(0).restart_count(), 1);
+  EXPECT_EQ(s.container_statuses(0).reason(), "Completed");
+  EXPECT_THAT(Log("restart", "main"), HasSubstr("first run\nsecond run\n"));
+}
+
+int FreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr = {};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+bool PodReady(const api::PodStatus& s) {
+  for (const api::Condition& c : s.conditions()) {
+    if (c.type() == "Ready") return c.status() == "True";
+  }
+  return false;
+}
+
+TEST_P(RuntimeContractTest, ReadinessTcpAndHttpProbesFlipReady) {
+  const int port = FreePort();
+  api::Probe tcp;
+  tcp.mutable_tcp_socket()->set_port(absl::StrCat(port));
+  tcp.set_period_seconds(1);
+  api::Probe http;
+  http.mutable_http_get()->set_port(absl::StrCat(port));
+  http.mutable_http_get()->set_path("/healthz");
+  http.set_period_seconds(1);
+  ASSERT_THAT(
+      Start(PodBuilder("tcp")
+                .Container("server",
+                           Helper({"listen", absl::StrCat(port), "700"}))
+                .ReadinessProbe(tcp)
+                .Container("web", Helper({"sleep", "60000"}))
+                .ReadinessProbe(http)),
+      IsOk());
+  absl::StatusOr<PodState> running =
+      WaitForPod(*runtime_, "tcp", IsRunning, kTimeout);
+  ASSERT_THAT(running.status(), IsOk());
+  if (!absl::StrContains(Log("tcp", "server"), "listening")) {
+    EXPECT_FALSE(PodReady(running->status));
+  }
+  absl::StatusOr<PodState> ready =
+      WaitForPod(*runtime_, "tcp", PodReady, kTimeout);
+  ASSERT_THAT(ready.status(), IsOk());
+  EXPECT_TRUE(ready->status.container_statuses(0).ready());
+  EXPECT_TRUE(ready->status.container_statuses(1).ready());
+  ASSERT_THAT(runtime_->Stop("tcp", absl::ZeroDuration()), IsOk());
+  api::PodStatus s = WaitFinal("tcp");
+  EXPECT_FALSE(PodReady(s));
+}
+
+TEST_P(RuntimeContractTest, ReadinessExecProbe) {
+  api::Probe probe;
+  probe.mutable_exec()->add_command(helper_);
+  probe.mutable_exec()->add_command("exit");
+  probe.mutable_exec()->add_command("0");
+  probe.set_period_seconds(1);
+  api::Probe failing = probe;
+  failing.mutable_exec()->set_command(2, "1");
+  ASSERT_THAT(Start(PodBuilder("exec")
+                        .Container("main", Helper({"sleep", "60000"}))
+                        .ReadinessProbe(probe)),
+              IsOk());
+  ASSERT_THAT(WaitForPod(*runtime_, "exec", PodReady, kTimeout).status(),
+              IsOk());
+  ASSERT_THAT(Start(PodBuilder("exec-fail")
+                        .Container("main", Helper({"sleep", "60000"}))
+                        .ReadinessProbe(failing)),
+              IsOk());
+  absl::StatusOr<PodState> running =
+      WaitForPod(*runtime_, "exec-fail", IsRunning, kTimeout);
+  ASSERT_THAT(running.status(), IsOk());
+  absl::SleepFor(absl::Milliseconds(1500));  // Room for a wrong flip.
+  absl::StatusOr<PodState> still =
+      WaitForPod(*runtime_, "exec-fail", IsRunning, kTimeout);
+  ASSERT_THAT(still.status(), IsOk());
+  EXPECT_FALSE(PodReady(still->status));
+  EXPECT_FALSE(still->status.container_statuses(0).ready());
+}
+
+TEST_P(RuntimeContractTest, LogIsCapped) {
+  NewRuntime(/*log_cap=*/64 << 10);
+  ASSERT_THAT(
+      Start(PodBuilder("spam").Container("main", Helper({"spam", "300000"}))),
+      IsOk());
+  EXPECT_EQ(WaitFinal("spam").phase(), "Succeeded");
+  struct stat st;
+  const std::string log = runtime_->LogPath("spam", "main");
+  ASSERT_EQ(stat(log.c_str(), &st), 0);
+  EXPECT_LE(st.st_size, 64 << 10);
+  ASSERT_EQ(stat((log + ".1").c_str(), &st), 0);
+  EXPECT_LE(st.st_size, 64 << 10);
+  EXPECT_GT(st.st_size, 32 << 10);
+}
+
+TEST_P(RuntimeContractTest, NewRuntimeReattachesToRunningPod) {
+  ASSERT_THAT(Start(PodBuilder("reattach")
+                        .Container("main", Helper({"sleep", "1500", "7"}))),
+              IsOk());
+  ASSERT_THAT(WaitForPod(*runtime_, "reattach", IsRunning, kTimeout).status(),
+              IsOk());
+  NewRuntime();  // The agent restarts.
+  absl::StatusOr<PodState> running = WaitForPod(
+      *runtime_, "reattach", [](const api::PodStatus&) { return true; },
+      kTimeout);
+  ASSERT_THAT(running.status(), IsOk());
+  EXPECT_EQ(running->status.phase(), "Running");
+  api::PodStatus s = WaitFinal("reattach");
+  EXPECT_EQ(s.phase(), "Failed");
+  EXPECT_EQ(s.container_statuses(0).exit_code(), 7);
+}
+
+TEST_P(RuntimeContractTest, ExitWhileNoRuntimeIsSeen) {
+  ASSERT_THAT(Start(PodBuilder("offline").Container(
+                  "main", Helper({"exit", "5", "200"}))),
+              IsOk());
+  runtime_.reset();  // No agent while the pod ends.
+  const std::string status_path = work_dir_ + "/pods/offline/status.pb";
+  const absl::Time deadline = absl::Now() + kTimeout;
+  api::PodStatus on_disk;
+  while (absl::Now() < deadline) {
+    on_disk.Clear();
+    if (ReadProtoFile(status_path, &on_disk).ok() && IsFinal(on_disk)) break;
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  NewRuntime();
+  api::PodStatus s = WaitFinal("offline");
+  EXPECT_EQ(s.phase(), "Failed");
+  EXPECT_EQ(s.container_statuses(0).exit_code(), 5);
+}
+
+TEST_P(RuntimeContractTest, StartTwiceIsAlreadyExistsAndRunsOnce) {
+  PodBuilder pod("twice");
+  pod.Container("main", Helper({"exit", "0"}));
+  ASSERT_THAT(Start(pod), IsOk());
+  EXPECT_THAT(runtime_->Start(pod.Build()),
+              StatusIs(absl::StatusCode::kAlreadyExists));
+  EXPECT_EQ(WaitFinal("twice").phase(), "Succeeded");
+  EXPECT_THAT(runtime_->Start(pod.Build()),
+              StatusIs(absl::StatusCode::kAlreadyExists));
+  NewRuntime();
+  EXPECT_THAT(runtime_->Start(pod.Build()),
+              StatusIs(absl::StatusCode::kAlreadyExists));
+  EXPECT_EQ(Log("twice", "main"), "started\n");
+}
+
+TEST_P(RuntimeContractTest, BadUidIsInvalidArgument) {
+  EXPECT_THAT(runtime_->Start(PodBuilder("../x").Build()),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+TEST_P(RuntimeContractTest, RemoveCleansUpAndKeepsLogs) {
+  ASSERT_THAT(Start(PodBuilder("remove").Container("main", Helper({"orphan"}))),
+              IsOk());
+  ASSERT_TRUE(WaitLog("remove", "main", "orphan="));
+  absl::StatusOr<std::string> cgroups =
+      ReadFileToString(work_dir_ + "/pods/remove/cgroups");
+  ASSERT_THAT(runtime_->Remove("remove"), IsOk());
+  struct stat st;
+  EXPECT_NE(stat((work_dir_ + "/pods/remove").c_str(), &st), 0);
+  EXPECT_EQ(stat(runtime_->LogPath("remove", "main").c_str(), &st), 0);
+  for (const PodState& pod : runtime_->List()) EXPECT_NE(pod.uid, "remove");
+  if (cgroups.ok()) {
+    for (absl::string_view dir :
+         absl::StrSplit(*cgroups, '\n', absl::SkipEmpty())) {
+      EXPECT_NE(stat(std::string(dir).c_str(), &st), 0) << dir;
+    }
+  }
+  EXPECT_THAT(runtime_->Remove("remove"), IsOk());
+  started_.clear();
+}
+
+TEST_P(RuntimeContractTest, LostSupervisorIsReportedNotRelaunched) {
+  // A pod dir with its intent but no shim: the agent died before spawning.
+  const std::string dir = work_dir_ + "/pods/lost";
+  ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
+  ASSERT_THAT(
+      WriteProtoAtomic(
+          dir + "/assignment.pb",
+          PodBuilder("lost").Container("main", Helper({"exit", "0"})).Build()),
+      IsOk());
+  started_.push_back("lost");
+  api::PodStatus s = WaitFinal("lost");
+  EXPECT_EQ(s.phase(), "Failed");
+  EXPECT_EQ(s.reason(), "SupervisorLost");
+  NewRuntime();
+  EXPECT_EQ(WaitFinal("lost").reason(), "SupervisorLost");
+}
+
+std::string ProcessUnavailable() { return ""; }
+std::string OciUnavailable() {
+  absl::Status s = OciAvailable();
+  return s.ok() ? "" : std::string(s.message());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Runtimes, RuntimeContractTest,
+    ::testing::Values(
+        RuntimeFactory{
+            "process",
+            [](const std::string& w, const std::string& i, int64_t cap) {
+              return MakeShimRuntime(ShimRuntime::Mode::kProcess, w, i, cap);
+            },
+            ProcessUnavailable, false},
+        RuntimeFactory{
+            "oci",
+            [](const std::string& w, const std::string& i, int64_t cap) {
+              return MakeShimRuntime(ShimRuntime::Mode::kOci, w, i, cap);
+            },
+            OciUnavailable, true}),
+    [](const ::testing::TestParamInfo<RuntimeFactory>& info) {
+      return info.param.name;
+    });
+
+}  // namespace
+}  // namespace jobset::agent

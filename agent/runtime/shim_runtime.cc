@@ -1,0 +1,322 @@
+#include "agent/runtime/shim_runtime.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "agent/runtime/cgroups.h"
+#include "agent/runtime/pod_files.h"
+#include "common/status_macros.h"
+
+namespace jobset::agent {
+namespace {
+
+absl::Status MkdirIfMissing(const std::string& path) {
+  if (mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
+    return absl::InternalError(
+        absl::StrCat("mkdir ", path, ": ", strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+// Returns true when the shim of the pod in `pod_dir` is alive: it holds the
+// flock on shim.lock for as long as it runs (even a kill -9 releases it).
+bool ShimAlive(const std::string& pod_dir) {
+  const std::string path = absl::StrCat(pod_dir, "/", kShimLockFile);
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool alive = flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  close(fd);  // Releases the lock if this call took it.
+  return alive;
+}
+
+absl::StatusOr<ProcessId> ReadShimPid(const std::string& pod_dir) {
+  JOBSET_ASSIGN_OR_RETURN(std::string text, ReadFileToString(absl::StrCat(
+                                                pod_dir, "/", kShimPidFile)));
+  return ParseProcessId(text);
+}
+
+void SetNow(google::protobuf::Timestamp* t) {
+  const int64_t nanos = absl::ToUnixNanos(absl::Now());
+  t->set_seconds(nanos / 1000000000);
+  t->set_nanos(static_cast<int32_t>(nanos % 1000000000));
+}
+
+}  // namespace
+
+ShimRuntime::ShimRuntime(Options options) : options_(std::move(options)) {}
+
+absl::StatusOr<std::unique_ptr<ShimRuntime>> ShimRuntime::Create(
+    const Options& options) {
+  if (options.work_dir.empty()) {
+    return absl::InvalidArgumentError("ShimRuntime: work_dir is empty");
+  }
+  if (options.shim_path.empty()) {
+    return absl::InvalidArgumentError("ShimRuntime: shim_path is empty");
+  }
+  if (access(options.shim_path.c_str(), X_OK) != 0) {
+    return absl::NotFoundError(
+        absl::StrCat("jobset-pod-shim not executable: ", options.shim_path));
+  }
+  JOBSET_RETURN_IF_ERROR(MkdirIfMissing(options.work_dir));
+  JOBSET_RETURN_IF_ERROR(
+      MkdirIfMissing(absl::StrCat(options.work_dir, "/pods")));
+  JOBSET_RETURN_IF_ERROR(
+      MkdirIfMissing(absl::StrCat(options.work_dir, "/logs")));
+  return std::unique_ptr<ShimRuntime>(new ShimRuntime(options));
+}
+
+std::string ShimRuntime::PodDir(const std::string& uid) const {
+  return absl::StrCat(options_.work_dir, "/pods/", uid);
+}
+
+std::string ShimRuntime::LogsDir(const std::string& uid) const {
+  return absl::StrCat(options_.work_dir, "/logs/", uid);
+}
+
+std::string ShimRuntime::LogPath(const std::string& uid,
+                                 const std::string& container) const {
+  return absl::StrCat(LogsDir(uid), "/", container, ".log");
+}
+
+absl::Status ShimRuntime::Start(const api::PodAssignment& assignment) {
+  const std::string& uid = assignment.pod().metadata().uid();
+  if (!ValidPodUid(uid)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("pod.metadata.uid: invalid uid \"", uid, "\""));
+  }
+  absl::MutexLock lock(&mu_);
+  const std::string dir = PodDir(uid);
+  if (mkdir(dir.c_str(), 0755) != 0) {
+    if (errno == EEXIST) {
+      return absl::AlreadyExistsError(absl::StrCat("pod ", uid, " exists"));
+    }
+    return absl::InternalError(
+        absl::StrCat("mkdir ", dir, ": ", strerror(errno)));
+  }
+  JOBSET_RETURN_IF_ERROR(FsyncDir(absl::StrCat(options_.work_dir, "/pods")));
+  JOBSET_RETURN_IF_ERROR(MkdirIfMissing(LogsDir(uid)));
+  // The lock is taken before the intent is written and handed to the shim:
+  // from now on "lock free and no final status" means the pod's supervisor is
+  // gone, whether it ever started or not.
+  const std::string lock_path = absl::StrCat(dir, "/", kShimLockFile);
+  const int lock_fd =
+      open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd < 0) {
+    return absl::InternalError(
+        absl::StrCat("open ", lock_path, ": ", strerror(errno)));
+  }
+  if (flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    close(lock_fd);
+    return absl::InternalError(absl::StrCat("flock ", lock_path));
+  }
+  absl::Status s =
+      WriteProtoAtomic(absl::StrCat(dir, "/", kAssignmentFile), assignment);
+  if (s.ok()) s = SpawnShim(uid, lock_fd);
+  close(lock_fd);
+  return s;
+}
+
+absl::Status ShimRuntime::SpawnShim(const std::string& uid, int lock_fd) {
+  const std::string dir = PodDir(uid);
+  std::vector<std::string> args = {
+      options_.shim_path,
+      absl::StrCat("--pod_dir=", dir),
+      absl::StrCat("--logs_dir=", LogsDir(uid)),
+      absl::StrCat("--mode=", options_.mode == Mode::kOci ? "oci" : "process"),
+      absl::StrCat("--image_dir=", options_.image_dir),
+      absl::StrCat("--runc=", options_.runc_path),
+      absl::StrCat("--cgroup_root=", options_.cgroup_root),
+      absl::StrCat("--log_cap_bytes=", options_.log_cap_bytes),
+      absl::StrCat("--pids_max=", options_.pids_max),
+  };
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  char* envp[] = {nullptr};
+  const std::string log_path = absl::StrCat(dir, "/", kShimLogFile);
+  // Everything the children need is prepared above: between fork and exec
+  // of a multithreaded process only async-signal-safe calls are allowed.
+  sigset_t block;
+  sigemptyset(&block);
+  sigaddset(&block, SIGCHLD);
+  sigaddset(&block, SIGTERM);
+  sigaddset(&block, SIGINT);
+  const pid_t middle = fork();
+  if (middle < 0) {
+    return absl::InternalError(absl::StrCat("fork: ", strerror(errno)));
+  }
+  if (middle == 0) {
+    sigprocmask(SIG_BLOCK, &block, nullptr);
+    setsid();
+    const pid_t shim = fork();
+    if (shim != 0) _exit(shim < 0 ? 1 : 0);
+    const int null_fd = open("/dev/null", O_RDWR);
+    const int log_fd =
+        open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    dup2(null_fd, 0);
+    dup2(log_fd < 0 ? null_fd : log_fd, 1);
+    dup2(log_fd < 0 ? null_fd : log_fd, 2);
+    if (lock_fd == 3) {
+      fcntl(3, F_SETFD, 0);
+    } else {
+      dup2(lock_fd, 3);  // dup2 clears close-on-exec on the copy.
+    }
+    for (int fd = 4; fd < 1024; ++fd) close(fd);
+    for (int sig = 1; sig < NSIG; ++sig) {
+      if (sig != SIGKILL && sig != SIGSTOP) signal(sig, SIG_DFL);
+    }
+    execve(argv[0], argv.data(), envp);
+    static const char kMessage[] = "jobset-pod-shim: exec failed\n";
+    (void)!write(2, kMessage, sizeof(kMessage) - 1);
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(middle, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    return absl::InternalError("cannot start jobset-pod-shim (fork failed)");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<api::PodStatus> ShimRuntime::ReadStatus(const std::string& uid) {
+  const std::string dir = PodDir(uid);
+  const std::string status_path = absl::StrCat(dir, "/", kStatusFile);
+  api::PodStatus status;
+  absl::Status read = ReadProtoFile(status_path, &status);
+  if (read.ok() && IsFinalPhase(status.phase())) return status;
+  if (ShimAlive(dir)) {
+    if (!read.ok()) status.set_phase("Pending");
+    return status;
+  }
+  // The shim may have written its final status and exited in between.
+  status.Clear();
+  read = ReadProtoFile(status_path, &status);
+  if (read.ok() && IsFinalPhase(status.phase())) return status;
+  if (!read.ok() && read.code() != absl::StatusCode::kNotFound) {
+    status.Clear();
+  }
+  // Never launched, or its supervisor died: the pod is not run again.
+  status.set_phase("Failed");
+  status.set_reason("SupervisorLost");
+  status.set_message(
+      "the pod's jobset-pod-shim is gone and recorded no final status");
+  for (auto* list : {status.mutable_init_container_statuses(),
+                     status.mutable_container_statuses()}) {
+    for (api::ContainerStatus& c : *list) {
+      c.set_ready(false);
+      if (c.state() != "terminated") {
+        c.set_state("terminated");
+        c.set_reason("Unknown");
+        c.set_exit_code(137);
+        SetNow(c.mutable_finished_at());
+      }
+    }
+  }
+  for (api::Condition& c : *status.mutable_conditions()) {
+    if (c.type() == "Ready") c.set_status("False");
+  }
+  absl::Status w = WriteProtoAtomic(status_path, status);
+  if (!w.ok()) {
+    fprintf(stderr, "ShimRuntime: recording SupervisorLost for %s: %s\n",
+            uid.c_str(), std::string(w.message()).c_str());
+  }
+  return status;
+}
+
+std::vector<PodState> ShimRuntime::List() {
+  absl::MutexLock lock(&mu_);
+  std::vector<PodState> pods;
+  const std::string pods_dir = absl::StrCat(options_.work_dir, "/pods");
+  DIR* dir = opendir(pods_dir.c_str());
+  if (dir == nullptr) return pods;
+  std::vector<std::string> uids;
+  while (struct dirent* entry = readdir(dir)) {
+    const std::string name = entry->d_name;
+    if (!ValidPodUid(name)) continue;
+    uids.push_back(name);
+  }
+  closedir(dir);
+  std::sort(uids.begin(), uids.end());
+  for (const std::string& uid : uids) {
+    absl::StatusOr<api::PodStatus> status = ReadStatus(uid);
+    if (!status.ok()) continue;
+    pods.push_back({uid, *std::move(status)});
+  }
+  return pods;
+}
+
+absl::Status ShimRuntime::Stop(const std::string& uid, absl::Duration grace) {
+  if (!ValidPodUid(uid)) {
+    return absl::NotFoundError(absl::StrCat("no pod ", uid));
+  }
+  absl::MutexLock lock(&mu_);
+  const std::string dir = PodDir(uid);
+  struct stat st;
+  if (stat(dir.c_str(), &st) != 0) {
+    return absl::NotFoundError(absl::StrCat("no pod ", uid));
+  }
+  JOBSET_ASSIGN_OR_RETURN(api::PodStatus status, ReadStatus(uid));
+  if (IsFinalPhase(status.phase())) return absl::OkStatus();
+  // The stop file first: a shim not yet reading signals reads it at start.
+  JOBSET_RETURN_IF_ERROR(WriteFileAtomic(
+      absl::StrCat(dir, "/", kStopFile),
+      absl::StrCat(
+          absl::ToInt64Milliseconds(std::max(grace, absl::ZeroDuration())),
+          "\n")));
+  absl::StatusOr<ProcessId> shim = ReadShimPid(dir);
+  if (shim.ok() && ProcessAlive(*shim)) kill(shim->pid, SIGTERM);
+  return absl::OkStatus();
+}
+
+absl::Status ShimRuntime::Remove(const std::string& uid) {
+  if (!ValidPodUid(uid)) return absl::OkStatus();
+  absl::MutexLock lock(&mu_);
+  const std::string dir = PodDir(uid);
+  struct stat st;
+  if (stat(dir.c_str(), &st) != 0) return absl::OkStatus();
+  if (ShimAlive(dir)) {
+    (void)WriteFileAtomic(absl::StrCat(dir, "/", kStopFile), "0\n");
+    absl::StatusOr<ProcessId> shim = ReadShimPid(dir);
+    if (shim.ok() && ProcessAlive(*shim)) kill(shim->pid, SIGTERM);
+    const absl::Time deadline = absl::Now() + absl::Seconds(5);
+    while (ShimAlive(dir) && absl::Now() < deadline) {
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+    if (ShimAlive(dir) && shim.ok() && ProcessAlive(*shim)) {
+      kill(shim->pid, SIGKILL);
+    }
+  }
+  // Whatever the shim could not clean up (it died, or was killed above).
+  absl::StatusOr<std::string> cgroups =
+      ReadFileToString(absl::StrCat(dir, "/", kCgroupsFile));
+  if (cgroups.ok()) {
+    std::vector<std::string> dirs =
+        absl::StrSplit(*cgroups, '\n', absl::SkipEmpty());
+    if (!KillCgroups(dirs, 200)) {
+      return absl::UnavailableError(
+          absl::StrCat("pod ", uid, ": processes survive SIGKILL in ",
+                       dirs.empty() ? "" : dirs[0]));
+    }
+    RemoveCgroups(dirs);
+  }
+  JOBSET_RETURN_IF_ERROR(RemoveTree(dir));
+  return FsyncDir(absl::StrCat(options_.work_dir, "/pods"));
+}
+
+}  // namespace jobset::agent

@@ -1,0 +1,75 @@
+#ifndef JOBSET_AGENT_RUNTIME_SHIM_RUNTIME_H_
+#define JOBSET_AGENT_RUNTIME_SHIM_RUNTIME_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "agent/runtime/runtime.h"
+
+namespace jobset::agent {
+
+// The real Runtime: every pod is supervised by its own jobset-pod-shim
+// process, started fully detached (double fork + setsid), so pods and their
+// final statuses outlive the agent. All state is on disk under
+// <work_dir>/pods/<uid>/ (see agent/runtime/README.md); a new ShimRuntime on
+// the same work_dir re-attaches to whatever is there. Thread-safe; one
+// ShimRuntime per work_dir at a time.
+class ShimRuntime : public Runtime {
+ public:
+  enum class Mode { kProcess, kOci };
+
+  struct Options {
+    std::string work_dir;
+    // The jobset-pod-shim binary.
+    std::string shim_path;
+    Mode mode = Mode::kProcess;
+    // oci: a container's image names <image_dir>/<image>/rootfs.
+    std::string image_dir;
+    // oci: the runc binary (a bare name is searched in the default PATH).
+    std::string runc_path = "runc";
+    // Pod cgroups go to <root>/<uid>/<container>: relative to the agent's own
+    // cgroup in each hierarchy, or absolute.
+    std::string cgroup_root = "jobset-pods";
+    // A container log is rotated to .log.1 at this size.
+    int64_t log_cap_bytes = 10 << 20;
+    // pids.max of each pod's cgroup (0: none).
+    int64_t pids_max = 4096;
+  };
+
+  // Creates <work_dir>/pods and <work_dir>/logs. kInvalidArgument for a
+  // missing work_dir or shim_path, kNotFound when the shim is not executable.
+  static absl::StatusOr<std::unique_ptr<ShimRuntime>> Create(
+      const Options& options);
+
+  absl::Status Start(const api::PodAssignment& assignment) override;
+  absl::Status Stop(const std::string& uid, absl::Duration grace) override;
+  absl::Status Remove(const std::string& uid) override;
+  std::vector<PodState> List() override;
+  std::string LogPath(const std::string& uid,
+                      const std::string& container) const override;
+
+ private:
+  explicit ShimRuntime(Options options);
+
+  std::string PodDir(const std::string& uid) const;
+  std::string LogsDir(const std::string& uid) const;
+  absl::Status SpawnShim(const std::string& uid, int lock_fd);
+  // The pod's status as on disk; a pod whose shim is gone without a final
+  // status is marked Failed/SupervisorLost (and that is persisted).
+  absl::StatusOr<api::PodStatus> ReadStatus(const std::string& uid)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const Options options_;
+  absl::Mutex mu_;
+};
+
+}  // namespace jobset::agent
+
+#endif  // JOBSET_AGENT_RUNTIME_SHIM_RUNTIME_H_

@@ -1,0 +1,346 @@
+#include "cli/args.h"
+
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+
+namespace jobset::cli {
+namespace {
+
+constexpr absl::string_view kDefaultServer = "127.0.0.1:7070";
+
+FlagSpec Switch(std::string name, char short_name, std::string help) {
+  return {std::move(name), short_name, false, "", std::move(help)};
+}
+
+FlagSpec Valued(std::string name, char short_name, std::string value_name,
+                std::string help) {
+  return {std::move(name), short_name, true, std::move(value_name),
+          std::move(help)};
+}
+
+const FlagSpec* FindLong(absl::string_view name, const std::vector<FlagSpec>& a,
+                         const std::vector<FlagSpec>& b) {
+  const std::string normalized = absl::StrReplaceAll(name, {{"_", "-"}});
+  for (const auto* flags : {&a, &b}) {
+    for (const FlagSpec& flag : *flags) {
+      if (flag.name == normalized) return &flag;
+    }
+  }
+  return nullptr;
+}
+
+const FlagSpec* FindShort(char c, const std::vector<FlagSpec>& a,
+                          const std::vector<FlagSpec>& b) {
+  for (const auto* flags : {&a, &b}) {
+    for (const FlagSpec& flag : *flags) {
+      if (flag.short_name != '\0' && flag.short_name == c) return &flag;
+    }
+  }
+  return nullptr;
+}
+
+absl::Status UsageError(absl::string_view message, const CommandSpec* command) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      message, "\nSee 'jobsetctl ",
+      command == nullptr ? "" : absl::StrCat(command->verb, " "), "--help'."));
+}
+
+void AppendFlags(const std::vector<FlagSpec>& flags, std::string* out) {
+  for (const FlagSpec& flag : flags) {
+    std::string names = flag.short_name == '\0'
+                            ? absl::StrCat("    --", flag.name)
+                            : absl::StrCat("-", std::string(1, flag.short_name),
+                                           ", --", flag.name);
+    if (flag.has_value) absl::StrAppend(&names, "=", flag.value_name);
+    absl::StrAppend(out, "  ", names,
+                    std::string(names.size() < 34 ? 34 - names.size() : 1, ' '),
+                    flag.help, "\n");
+  }
+}
+
+}  // namespace
+
+std::string Invocation::Get(absl::string_view name,
+                            absl::string_view fallback) const {
+  auto it = flags.find(std::string(name));
+  return it == flags.end() ? std::string(fallback) : it->second;
+}
+
+const std::vector<FlagSpec>& GlobalFlags() {
+  static const auto* flags = new std::vector<FlagSpec>{
+      Valued("server", '\0', "HOST:PORT",
+             "jobsetd's address (default $JOBSET_SERVER, else "
+             "127.0.0.1:7070)"),
+      Valued("namespace", 'n', "NAMESPACE", "the namespace (default default)"),
+      Valued("request-timeout", '\0', "DURATION",
+             "deadline of each request (default 10s)"),
+      Switch("help", 'h', "show help"),
+  };
+  return *flags;
+}
+
+const std::vector<CommandSpec>& Commands() {
+  static const auto* commands = new std::vector<CommandSpec>{
+      {"apply",
+       "apply -f FILE|- [--dry-run]",
+       "Create or update JobSets from a YAML or JSON manifest (several "
+       "documents allowed; upstream JobSet manifests load unchanged).",
+       {Valued("filename", 'f', "FILE", "manifest file, or - for stdin"),
+        Switch("dry-run", '\0', "default and validate on the server only")},
+       0,
+       0},
+      {"get",
+       "get jobsets|jobs|pods|nodes|events [NAME] [-o json|yaml|name] "
+       "[--jobset NAME] [-w]",
+       "Show resources as a table, or as JSON/YAML with -o.",
+       {Valued("output", 'o', "FORMAT", "json, yaml, name or wide"),
+        Valued("jobset", '\0', "NAME", "only the children of this JobSet"),
+        Switch("watch", 'w', "after listing, stream changes (jobsets only)"),
+        Valued("timeout", '\0', "DURATION",
+               "stop watching after this long (default: until interrupted)")},
+       1,
+       2},
+      {"describe",
+       "describe jobset NAME",
+       "Show a JobSet in detail: conditions, replicated jobs, pods and their "
+       "nodes, why pods are pending, recent events.",
+       {},
+       2,
+       2},
+      {"delete", "delete jobset NAME", "Delete a JobSet.", {}, 2, 2},
+      {"suspend",
+       "suspend jobset NAME",
+       "Suspend a JobSet (spec.suspend=true): its pods are stopped.",
+       {},
+       2,
+       2},
+      {"resume",
+       "resume jobset NAME",
+       "Resume a suspended JobSet (spec.suspend=false).",
+       {},
+       2,
+       2},
+      {"wait",
+       "wait jobset NAME --for=condition=Completed|Failed [--timeout=60s]",
+       "Wait until a JobSet's condition is True. Exits 4 on timeout and 5 "
+       "when the JobSet ends otherwise (the other terminal condition, or "
+       "deleted).",
+       {Valued("for", '\0', "condition=TYPE",
+               "the condition to wait for, e.g. condition=Completed"),
+        Valued("timeout", '\0', "DURATION", "how long to wait (default 60s)")},
+       2,
+       2},
+      {"watch",
+       "watch [jobsets] [NAME]",
+       "Stream changes to the JobSets of the namespace (as get jobsets -w).",
+       {Valued("timeout", '\0', "DURATION",
+               "stop after this long (default: until interrupted)")},
+       0,
+       2},
+      {"cordon",
+       "cordon NODE",
+       "Mark a node unschedulable: it keeps its pods and gets no new ones.",
+       {},
+       1,
+       1},
+      {"uncordon", "uncordon NODE", "Mark a node schedulable again.", {}, 1, 1},
+      {"drain",
+       "drain NODE",
+       "Cordon a node and stop its pods; their JobSets' failure policies "
+       "decide what follows.",
+       {},
+       1,
+       1},
+      {"logs",
+       "logs POD [-c CONTAINER] [-f]",
+       "Print a pod's output (not supported yet).",
+       {Valued("container", 'c', "CONTAINER", "the container"),
+        Switch("follow", 'f', "keep printing while the pod runs")},
+       1,
+       1},
+  };
+  return *commands;
+}
+
+absl::StatusOr<Invocation> ParseCommandLine(
+    const std::vector<std::string>& args,
+    const std::vector<CommandSpec>& commands) {
+  Invocation invocation;
+  static const std::vector<FlagSpec> kNoFlags;
+  std::vector<std::string> positional;
+  // Flags are resolved against the command's once the verb is known; until
+  // then only global flags are allowed (as kubectl requires).
+  bool flags_done = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (flags_done || arg == "-" || !absl::StartsWith(arg, "-")) {
+      if (invocation.command == nullptr && !flags_done) {
+        for (const CommandSpec& command : commands) {
+          if (command.verb == arg) invocation.command = &command;
+        }
+        if (invocation.command == nullptr) {
+          return UsageError(absl::StrCat("unknown command \"", arg, "\""),
+                            nullptr);
+        }
+        continue;
+      }
+      positional.push_back(arg);
+      continue;
+    }
+    if (arg == "--") {
+      flags_done = true;
+      continue;
+    }
+    const std::vector<FlagSpec>& command_flags =
+        invocation.command == nullptr ? kNoFlags : invocation.command->flags;
+    const FlagSpec* flag = nullptr;
+    std::optional<std::string> value;
+    std::string shown;
+    if (absl::StartsWith(arg, "--")) {
+      absl::string_view body = absl::string_view(arg).substr(2);
+      const size_t eq = body.find('=');
+      if (eq != absl::string_view::npos) {
+        value = std::string(body.substr(eq + 1));
+        body = body.substr(0, eq);
+      }
+      shown = absl::StrCat("--", body);
+      flag = FindLong(body, GlobalFlags(), command_flags);
+    } else {
+      // -n NS, -nNS, -n=NS; a single letter each.
+      shown = arg.substr(0, 2);
+      flag = FindShort(arg[1], GlobalFlags(), command_flags);
+      if (arg.size() > 2) {
+        value = arg[2] == '=' ? arg.substr(3) : arg.substr(2);
+      }
+    }
+    if (flag == nullptr) {
+      return UsageError(absl::StrCat("unknown flag: ", shown),
+                        invocation.command);
+    }
+    if (flag->has_value) {
+      if (!value.has_value()) {
+        if (i + 1 >= args.size()) {
+          return UsageError(absl::StrCat("flag needs an argument: ", shown, " ",
+                                         flag->value_name),
+                            invocation.command);
+        }
+        value = args[++i];
+      }
+    } else if (value.has_value()) {
+      std::string lower = absl::AsciiStrToLower(*value);
+      if (lower != "true" && lower != "false") {
+        return UsageError(
+            absl::StrCat("flag ", shown,
+                         " takes no value (or true/false), got \"", *value,
+                         "\""),
+            invocation.command);
+      }
+      if (lower == "false") {
+        invocation.flags.erase(flag->name);
+        continue;
+      }
+      value = "true";
+    } else {
+      value = "true";
+    }
+    invocation.flags[flag->name] = *value;
+  }
+  invocation.help = invocation.Has("help");
+  invocation.args = std::move(positional);
+  if (invocation.help || invocation.command == nullptr) return invocation;
+  const CommandSpec& command = *invocation.command;
+  const int n = static_cast<int>(invocation.args.size());
+  if (n < command.min_args || n > command.max_args) {
+    return UsageError(
+        absl::StrCat(
+            n < command.min_args ? "missing arguments" : "too many arguments",
+            " for \"", command.verb, "\": usage: jobsetctl ", command.usage),
+        &command);
+  }
+  return invocation;
+}
+
+std::string HelpText(const CommandSpec* command,
+                     const std::vector<CommandSpec>& commands) {
+  std::string out;
+  if (command == nullptr) {
+    absl::StrAppend(&out,
+                    "jobsetctl controls jobsetd, the JobSet gang scheduler.\n\n"
+                    "Usage: jobsetctl [global flags] COMMAND [ARGS] [flags]\n\n"
+                    "Commands:\n");
+    for (const CommandSpec& c : commands) {
+      // The first sentence of the summary.
+      absl::string_view summary = c.summary;
+      if (const size_t end = summary.find(". "); end != summary.npos) {
+        summary = summary.substr(0, end + 1);
+      }
+      absl::StrAppend(&out, "  ", c.verb, std::string(12 - c.verb.size(), ' '),
+                      summary, "\n");
+    }
+    absl::StrAppend(&out, "\nGlobal flags:\n");
+    AppendFlags(GlobalFlags(), &out);
+    absl::StrAppend(
+        &out,
+        "\nExit status: 0 ok, 1 error from jobsetd, 2 usage error, "
+        "3 jobsetd unreachable,\n4 wait timed out, 5 wait cannot "
+        "succeed (other terminal state).\n"
+        "Use \"jobsetctl COMMAND --help\" for a command's flags.\n");
+    return out;
+  }
+  absl::StrAppend(&out, command->summary, "\n\nUsage: jobsetctl ",
+                  command->usage, "\n");
+  if (!command->flags.empty()) {
+    absl::StrAppend(&out, "\nFlags:\n");
+    AppendFlags(command->flags, &out);
+  }
+  absl::StrAppend(&out, "\nGlobal flags:\n");
+  AppendFlags(GlobalFlags(), &out);
+  return out;
+}
+
+absl::StatusOr<absl::Duration> ParseDurationFlag(absl::string_view flag,
+                                                 absl::string_view value) {
+  absl::Duration d;
+  int64_t seconds;
+  if (absl::SimpleAtoi(value, &seconds) && seconds >= 0) {
+    return absl::Seconds(seconds);
+  }
+  if (!absl::ParseDuration(value, &d) || d < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", flag, ": invalid duration \"", value,
+                     "\" (use e.g. 30s, 5m, 1h)"));
+  }
+  return d;
+}
+
+std::string ServerAddress(const Invocation& invocation, const char* env) {
+  if (invocation.Has("server")) return invocation.Get("server", "");
+  if (env != nullptr && *env != '\0') return env;
+  return std::string(kDefaultServer);
+}
+
+std::optional<std::string> CanonicalType(absl::string_view type) {
+  const std::string t = absl::AsciiStrToLower(type);
+  auto any = [&](std::initializer_list<absl::string_view> names) {
+    for (absl::string_view n : names) {
+      if (t == n) return true;
+    }
+    return false;
+  };
+  if (any({"jobsets", "jobset", "js", "jobsets.jobset.x-k8s.io"})) {
+    return "jobsets";
+  }
+  if (any({"jobs", "job"})) return "jobs";
+  if (any({"pods", "pod", "po"})) return "pods";
+  if (any({"nodes", "node", "no"})) return "nodes";
+  if (any({"events", "event", "ev"})) return "events";
+  return std::nullopt;
+}
+
+}  // namespace jobset::cli

@@ -1,0 +1,213 @@
+#include "cli/client.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/grpc_status.h"
+#include "grpcpp/client_context.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+#include "grpcpp/support/channel_arguments.h"
+#include "grpcpp/support/time.h"
+
+namespace jobset::cli {
+namespace {
+
+// Lists of many pods exceed gRPC's default 4 MiB receive limit.
+constexpr int kMaxReceiveBytes = 512 << 20;
+
+std::chrono::system_clock::time_point ToChrono(absl::Time t) {
+  return absl::ToChronoTime(t);
+}
+
+}  // namespace
+
+Client::Client(std::string address, absl::Duration timeout)
+    : address_(std::move(address)), timeout_(timeout) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(kMaxReceiveBytes);
+  channel_ = grpc::CreateCustomChannel(
+      address_, grpc::InsecureChannelCredentials(), args);
+  jobsets_ = api::JobSetService::NewStub(channel_);
+  nodes_ = api::NodeService::NewStub(channel_);
+}
+
+absl::Status Client::Convert(const grpc::Status& status,
+                             absl::string_view method) {
+  switch (status.error_code()) {
+    case grpc::StatusCode::OK:
+      return absl::OkStatus();
+    case grpc::StatusCode::UNAVAILABLE:
+      return absl::UnavailableError(absl::StrCat(
+          "cannot reach jobsetd at ", address_, ": ", status.error_message(),
+          " (is jobsetd running there? set --server or "
+          "JOBSET_SERVER)"));
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return absl::DeadlineExceededError(absl::StrCat(
+          "jobsetd at ", address_, " did not answer ", method, " within ",
+          absl::FormatDuration(timeout_), " (--request-timeout)"));
+    case grpc::StatusCode::UNIMPLEMENTED:
+      return absl::UnimplementedError(
+          absl::StrCat("jobsetd at ", address_, " does not serve ", method,
+                       " (an older jobsetd?): ", status.error_message()));
+    default:
+      return FromGrpcStatus(status);
+  }
+}
+
+template <typename Response, typename Call>
+absl::StatusOr<Response> Client::Unary(absl::string_view method, Call call) {
+  grpc::ClientContext context;
+  context.set_deadline(ToChrono(absl::Now() + timeout_));
+  Response response;
+  grpc::Status status = call(&context, &response);
+  if (!status.ok()) return Convert(status, method);
+  return response;
+}
+
+absl::StatusOr<api::CreateJobSetResponse> Client::Create(
+    const api::CreateJobSetRequest& request) {
+  return Unary<api::CreateJobSetResponse>(
+      "CreateJobSet", [&](grpc::ClientContext* c, auto* r) {
+        return jobsets_->CreateJobSet(c, request, r);
+      });
+}
+
+absl::StatusOr<api::JobSet> Client::Get(const api::GetJobSetRequest& request) {
+  return Unary<api::JobSet>("GetJobSet", [&](grpc::ClientContext* c, auto* r) {
+    return jobsets_->GetJobSet(c, request, r);
+  });
+}
+
+absl::StatusOr<api::ListJobSetsResponse> Client::List(
+    const api::ListJobSetsRequest& request) {
+  return Unary<api::ListJobSetsResponse>(
+      "ListJobSets", [&](grpc::ClientContext* c, auto* r) {
+        return jobsets_->ListJobSets(c, request, r);
+      });
+}
+
+absl::StatusOr<api::JobSet> Client::Update(
+    const api::UpdateJobSetRequest& request) {
+  return Unary<api::JobSet>("UpdateJobSet",
+                            [&](grpc::ClientContext* c, auto* r) {
+                              return jobsets_->UpdateJobSet(c, request, r);
+                            });
+}
+
+absl::StatusOr<api::JobSet> Client::Delete(
+    const api::DeleteJobSetRequest& request) {
+  return Unary<api::JobSet>("DeleteJobSet",
+                            [&](grpc::ClientContext* c, auto* r) {
+                              return jobsets_->DeleteJobSet(c, request, r);
+                            });
+}
+
+absl::StatusOr<api::JobSet> Client::Suspend(
+    const api::SuspendJobSetRequest& request) {
+  return Unary<api::JobSet>("SuspendJobSet",
+                            [&](grpc::ClientContext* c, auto* r) {
+                              return jobsets_->SuspendJobSet(c, request, r);
+                            });
+}
+
+absl::StatusOr<api::JobSet> Client::Resume(
+    const api::ResumeJobSetRequest& request) {
+  return Unary<api::JobSet>("ResumeJobSet",
+                            [&](grpc::ClientContext* c, auto* r) {
+                              return jobsets_->ResumeJobSet(c, request, r);
+                            });
+}
+
+absl::StatusOr<api::ListJobsResponse> Client::ListJobs(
+    const api::ListJobsRequest& request) {
+  return Unary<api::ListJobsResponse>(
+      "ListJobs", [&](grpc::ClientContext* c, auto* r) {
+        return jobsets_->ListJobs(c, request, r);
+      });
+}
+
+absl::StatusOr<api::ListPodsResponse> Client::ListPods(
+    const api::ListPodsRequest& request) {
+  return Unary<api::ListPodsResponse>(
+      "ListPods", [&](grpc::ClientContext* c, auto* r) {
+        return jobsets_->ListPods(c, request, r);
+      });
+}
+
+absl::StatusOr<api::ListEventsResponse> Client::ListEvents(
+    const api::ListEventsRequest& request) {
+  return Unary<api::ListEventsResponse>(
+      "ListEvents", [&](grpc::ClientContext* c, auto* r) {
+        return jobsets_->ListEvents(c, request, r);
+      });
+}
+
+absl::StatusOr<api::ListNodesResponse> Client::ListNodes() {
+  return Unary<api::ListNodesResponse>(
+      "NodeService.ListNodes", [&](grpc::ClientContext* c, auto* r) {
+        return nodes_->ListNodes(c, api::ListNodesRequest(), r);
+      });
+}
+
+namespace {
+api::GetNodeRequest NodeRequest(const std::string& name) {
+  api::GetNodeRequest request;
+  request.set_name(name);
+  return request;
+}
+}  // namespace
+
+absl::StatusOr<api::Node> Client::GetNode(const std::string& name) {
+  return Unary<api::Node>("NodeService.GetNode",
+                          [&](grpc::ClientContext* c, auto* r) {
+                            return nodes_->GetNode(c, NodeRequest(name), r);
+                          });
+}
+
+absl::StatusOr<api::Node> Client::CordonNode(const std::string& name) {
+  return Unary<api::Node>("NodeService.CordonNode",
+                          [&](grpc::ClientContext* c, auto* r) {
+                            return nodes_->CordonNode(c, NodeRequest(name), r);
+                          });
+}
+
+absl::StatusOr<api::Node> Client::UncordonNode(const std::string& name) {
+  return Unary<api::Node>(
+      "NodeService.UncordonNode", [&](grpc::ClientContext* c, auto* r) {
+        return nodes_->UncordonNode(c, NodeRequest(name), r);
+      });
+}
+
+absl::StatusOr<api::Node> Client::DrainNode(const std::string& name) {
+  return Unary<api::Node>("NodeService.DrainNode",
+                          [&](grpc::ClientContext* c, auto* r) {
+                            return nodes_->DrainNode(c, NodeRequest(name), r);
+                          });
+}
+
+absl::Status Client::Watch(
+    const api::WatchJobSetsRequest& request, absl::Time deadline,
+    const std::function<bool(const api::WatchEvent&)>& on_event) {
+  grpc::ClientContext context;
+  if (deadline != absl::InfiniteFuture()) {
+    context.set_deadline(ToChrono(deadline));
+  }
+  std::unique_ptr<grpc::ClientReader<api::WatchEvent>> reader =
+      jobsets_->WatchJobSets(&context, request);
+  api::WatchEvent event;
+  while (reader->Read(&event)) {
+    if (!on_event(event)) {
+      context.TryCancel();
+      (void)reader->Finish();
+      return absl::OkStatus();
+    }
+  }
+  grpc::Status status = reader->Finish();
+  if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+    return absl::DeadlineExceededError("watch deadline passed");
+  }
+  return Convert(status, "WatchJobSets");
+}
+
+}  // namespace jobset::cli

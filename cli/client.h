@@ -1,0 +1,71 @@
+#ifndef JOBSET_CLI_CLIENT_H_
+#define JOBSET_CLI_CLIENT_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "grpcpp/channel.h"
+#include "proto/agent.grpc.pb.h"
+#include "proto/jobset_service.grpc.pb.h"
+
+namespace jobset::cli {
+
+// jobsetd's JobSetService and NodeService for jobsetctl: every call has a
+// deadline (`timeout` from the call), and errors come back as absl::Status
+// with jobsetd's code and message. When jobsetd cannot be reached the
+// status is kUnavailable (or kDeadlineExceeded) and its message names the
+// address. Thread-compatible.
+class Client {
+ public:
+  Client(std::string address, absl::Duration timeout);
+
+  const std::string& address() const { return address_; }
+
+  absl::StatusOr<api::CreateJobSetResponse> Create(
+      const api::CreateJobSetRequest& request);
+  absl::StatusOr<api::JobSet> Get(const api::GetJobSetRequest& request);
+  absl::StatusOr<api::ListJobSetsResponse> List(
+      const api::ListJobSetsRequest& request);
+  absl::StatusOr<api::JobSet> Update(const api::UpdateJobSetRequest& request);
+  absl::StatusOr<api::JobSet> Delete(const api::DeleteJobSetRequest& request);
+  absl::StatusOr<api::JobSet> Suspend(const api::SuspendJobSetRequest& request);
+  absl::StatusOr<api::JobSet> Resume(const api::ResumeJobSetRequest& request);
+  absl::StatusOr<api::ListJobsResponse> ListJobs(
+      const api::ListJobsRequest& request);
+  absl::StatusOr<api::ListPodsResponse> ListPods(
+      const api::ListPodsRequest& request);
+  absl::StatusOr<api::ListEventsResponse> ListEvents(
+      const api::ListEventsRequest& request);
+
+  absl::StatusOr<api::ListNodesResponse> ListNodes();
+  absl::StatusOr<api::Node> GetNode(const std::string& name);
+  absl::StatusOr<api::Node> CordonNode(const std::string& name);
+  absl::StatusOr<api::Node> UncordonNode(const std::string& name);
+  absl::StatusOr<api::Node> DrainNode(const std::string& name);
+
+  // Streams WatchJobSets events to `on_event` until it returns false (then
+  // OK), the stream ends, or `deadline` passes (kDeadlineExceeded).
+  absl::Status Watch(
+      const api::WatchJobSetsRequest& request, absl::Time deadline,
+      const std::function<bool(const api::WatchEvent&)>& on_event);
+
+ private:
+  // Runs `call` with a fresh context whose deadline is now + timeout_.
+  template <typename Response, typename Call>
+  absl::StatusOr<Response> Unary(absl::string_view method, Call call);
+  absl::Status Convert(const grpc::Status& status, absl::string_view method);
+
+  std::string address_;
+  absl::Duration timeout_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<api::JobSetService::Stub> jobsets_;
+  std::unique_ptr<api::NodeService::Stub> nodes_;
+};
+
+}  // namespace jobset::cli
+
+#endif  // JOBSET_CLI_CLIENT_H_

@@ -1,0 +1,185 @@
+#include "cli/describe.h"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "cli/output.h"
+
+namespace jobset::cli {
+namespace {
+
+constexpr absl::string_view kReplicatedJobLabel =
+    "jobset.sigs.k8s.io/replicatedjob-name";
+
+std::string Pairs(const google::protobuf::Map<std::string, std::string>& map) {
+  if (map.empty()) return "<none>";
+  std::vector<std::pair<std::string, std::string>> sorted(map.begin(),
+                                                          map.end());
+  std::sort(sorted.begin(), sorted.end());
+  return absl::StrJoin(sorted, "\n                ", absl::PairFormatter("="));
+}
+
+void Field(absl::string_view name, absl::string_view value, std::string* out) {
+  const std::string label = absl::StrCat(name, ":");
+  absl::StrAppend(out, label,
+                  std::string(label.size() < 16 ? 16 - label.size() : 1, ' '),
+                  value, "\n");
+}
+
+// Appends `rows` as a table indented by two spaces, or "  <none>".
+void Section(absl::string_view title, const std::vector<Row>& rows,
+             std::string* out) {
+  absl::StrAppend(out, title, ":\n");
+  if (rows.size() <= 1) {
+    absl::StrAppend(out, "  <none>\n");
+    return;
+  }
+  for (absl::string_view line :
+       absl::StrSplit(FormatTable(rows), '\n', absl::SkipEmpty())) {
+    absl::StrAppend(out, "  ", line, "\n");
+  }
+}
+
+}  // namespace
+
+std::string DescribeJobSet(const api::JobSet& jobset,
+                           const std::vector<api::Pod>& pods,
+                           const std::vector<api::Event>& events,
+                           absl::Time now, int max_events) {
+  const api::ObjectMeta& meta = jobset.metadata();
+  const api::JobSetSpec& spec = jobset.spec();
+  const api::JobSetStatus& status = jobset.status();
+  std::string out;
+  Field("Name", meta.name(), &out);
+  Field("Namespace", meta.namespace_(), &out);
+  Field("Labels", Pairs(meta.labels()), &out);
+  Field("Annotations", Pairs(meta.annotations()), &out);
+  Field("UID", meta.uid(), &out);
+  const absl::Time created = ToTime(meta.creation_timestamp());
+  Field("Created",
+        created == absl::InfinitePast()
+            ? "<unknown>"
+            : absl::StrCat(absl::FormatTime(absl::RFC3339_sec, created,
+                                            absl::UTCTimeZone()),
+                           " (", FormatAge(created, now), " ago)"),
+        &out);
+  Field("Suspended", spec.suspend() ? "true" : "false", &out);
+  Field("State",
+        status.terminal_state().empty() ? "Active" : status.terminal_state(),
+        &out);
+  Field("Restarts",
+        absl::StrCat(status.restarts(), " (",
+                     status.restarts_count_towards_max(), " of maxRestarts ",
+                     spec.failure_policy().max_restarts(), ")"),
+        &out);
+  Field("Failure Policy",
+        absl::StrCat("maxRestarts=", spec.failure_policy().max_restarts(),
+                     " restartStrategy=",
+                     spec.failure_policy().restart_strategy().empty()
+                         ? "Recreate"
+                         : spec.failure_policy().restart_strategy(),
+                     " rules=", spec.failure_policy().rules_size()),
+        &out);
+  Field("Success Policy",
+        absl::StrCat(
+            "operator=", spec.success_policy().operator_(), " targets=",
+            spec.success_policy().target_replicated_jobs().empty()
+                ? "<all>"
+                : absl::StrJoin(spec.success_policy().target_replicated_jobs(),
+                                ",")),
+        &out);
+  if (!spec.startup_policy().startup_policy_order().empty()) {
+    Field("Startup Order", spec.startup_policy().startup_policy_order(), &out);
+  }
+  if (!spec.coordinator().replicated_job().empty()) {
+    Field("Coordinator",
+          absl::StrCat(spec.coordinator().replicated_job(), " job ",
+                       spec.coordinator().job_index(), " pod ",
+                       spec.coordinator().pod_index()),
+          &out);
+  }
+
+  std::vector<Row> conditions = {
+      {"TYPE", "STATUS", "REASON", "AGE", "MESSAGE"}};
+  for (const api::Condition& c : status.conditions()) {
+    conditions.push_back({c.type(), c.status(), c.reason(),
+                          FormatAge(ToTime(c.last_transition_time()), now),
+                          c.message()});
+  }
+  Section("Conditions", conditions, &out);
+
+  std::vector<Row> rjobs = {{"NAME", "REPLICAS", "READY", "ACTIVE", "SUCCEEDED",
+                             "FAILED", "SUSPENDED"}};
+  for (const api::ReplicatedJob& rjob : spec.replicated_jobs()) {
+    api::ReplicatedJobStatus counts;
+    for (const api::ReplicatedJobStatus& s : status.replicated_jobs_status()) {
+      if (s.name() == rjob.name()) counts = s;
+    }
+    rjobs.push_back(
+        {rjob.name(), absl::StrCat(rjob.has_replicas() ? rjob.replicas() : 1),
+         absl::StrCat(counts.ready()), absl::StrCat(counts.active()),
+         absl::StrCat(counts.succeeded()), absl::StrCat(counts.failed()),
+         absl::StrCat(counts.suspended())});
+  }
+  Section("Replicated Jobs", rjobs, &out);
+
+  std::vector<Row> pod_rows = {
+      {"NAME", "REPLICATED JOB", "STATUS", "RESTARTS", "NODE", "AGE"}};
+  // Pending pods grouped by why they are not scheduled, in first-seen order.
+  std::vector<std::pair<std::string, int>> pending;
+  for (const api::Pod& pod : pods) {
+    int restarts = 0;
+    for (const api::ContainerStatus& c : pod.status().container_statuses()) {
+      restarts += c.restart_count();
+    }
+    auto rjob = pod.metadata().labels().find(std::string(kReplicatedJobLabel));
+    pod_rows.push_back(
+        {pod.metadata().name(),
+         rjob == pod.metadata().labels().end() ? "" : rjob->second,
+         PodStatusText(pod), absl::StrCat(restarts),
+         pod.spec().node_name().empty() ? "<none>" : pod.spec().node_name(),
+         FormatAge(ToTime(pod.metadata().creation_timestamp()), now)});
+    for (const api::Condition& c : pod.status().conditions()) {
+      if (c.type() != "PodScheduled" || c.status() != "False") continue;
+      const std::string why = absl::StrCat(
+          c.reason().empty() ? "Unschedulable" : c.reason(), ": ", c.message());
+      auto it = std::find_if(pending.begin(), pending.end(),
+                             [&](const auto& p) { return p.first == why; });
+      if (it == pending.end()) {
+        pending.emplace_back(why, 1);
+      } else {
+        ++it->second;
+      }
+    }
+  }
+  Section("Pods", pod_rows, &out);
+  if (!pending.empty()) {
+    absl::StrAppend(&out, "Pending:\n");
+    for (const auto& [why, count] : pending) {
+      absl::StrAppend(&out, "  ", count, count == 1 ? " pod: " : " pods: ", why,
+                      "\n");
+    }
+  }
+
+  std::vector<Row> event_rows = {{"TYPE", "REASON", "AGE", "FROM", "MESSAGE"}};
+  const size_t first = events.size() > static_cast<size_t>(max_events)
+                           ? events.size() - static_cast<size_t>(max_events)
+                           : 0;
+  for (size_t i = first; i < events.size(); ++i) {
+    const api::Event& e = events[i];
+    absl::Time at = ToTime(e.event_time());
+    if (at == absl::InfinitePast()) {
+      at = ToTime(e.metadata().creation_timestamp());
+    }
+    event_rows.push_back(
+        {e.type(), e.reason(), FormatAge(at, now), e.regarding(), e.note()});
+  }
+  Section("Events", event_rows, &out);
+  return out;
+}
+
+}  // namespace jobset::cli

@@ -1,0 +1,24 @@
+#ifndef JOBSET_CLI_DESCRIBE_H_
+#define JOBSET_CLI_DESCRIBE_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "proto/cluster.pb.h"
+#include "proto/jobset.pb.h"
+
+namespace jobset::cli {
+
+// Renders `jobset describe` for `jobset`: metadata, policies, conditions,
+// per-ReplicatedJob counts, its `pods` with their nodes, why pods are pending
+// (their PodScheduled=False reasons, each distinct one once with a count),
+// and the last `max_events` of `events` (oldest first). Pure.
+std::string DescribeJobSet(const api::JobSet& jobset,
+                           const std::vector<api::Pod>& pods,
+                           const std::vector<api::Event>& events,
+                           absl::Time now, int max_events = 20);
+
+}  // namespace jobset::cli
+
+#endif  // JOBSET_CLI_DESCRIBE_H_

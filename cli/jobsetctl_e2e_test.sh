@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# jobsetctl against a real jobsetd on 127.0.0.1 (a port chosen at run time):
+# apply an upstream manifest, get, describe, suspend/resume, wait, delete,
+# rejected manifests and an unreachable server. There are no agents, so pods
+# stay pending; a Job's activeDeadlineSeconds makes a JobSet fail for wait.
+# Usage: jobsetctl_e2e_test.sh JOBSETCTL JOBSETD UPSTREAM_MANIFEST
+set -uo pipefail
+
+jobsetctl=$(realpath "$1")
+jobsetd=$(realpath "$2")
+manifest=$(realpath "$3")
+tmp=${TEST_TMPDIR:-$(mktemp -d)}
+failures=0
+
+"$jobsetd" --listen=127.0.0.1:0 --data_dir="$tmp/data" --fsync=false \
+  >"$tmp/jobsetd.out" 2>"$tmp/jobsetd.err" &
+jobsetd_pid=$!
+trap 'kill "$jobsetd_pid" 2>/dev/null; wait "$jobsetd_pid" 2>/dev/null' EXIT
+
+for _ in $(seq 1 200); do
+  grep -q '^jobsetd serving on ' "$tmp/jobsetd.out" && break
+  sleep 0.1
+done
+address=$(sed -n 's/^jobsetd serving on \([^ ]*\) .*/\1/p' "$tmp/jobsetd.out")
+if [ -z "$address" ]; then
+  echo "jobsetd did not start:"; cat "$tmp/jobsetd.out" "$tmp/jobsetd.err"
+  exit 1
+fi
+export JOBSET_SERVER=$address
+
+# run WANT_RC CMD...: runs jobsetctl, keeps stdout in $out and stderr in $err.
+run() {
+  local want=$1; shift
+  out=$("$jobsetctl" "$@" 2>"$tmp/stderr")
+  local rc=$?
+  err=$(cat "$tmp/stderr")
+  if [ "$rc" -ne "$want" ]; then
+    echo "FAIL: jobsetctl $*: exit $rc, want $want"
+    echo "  stdout: $out"; echo "  stderr: $err"
+    failures=$((failures + 1))
+  fi
+}
+# expect WHERE TEXT: $out or $err (WHERE) contains TEXT.
+expect() {
+  local text
+  if [ "$1" = out ]; then text=$out; else text=$err; fi
+  if ! grep -qF -- "$2" <<<"$text"; then
+    echo "FAIL: expected std$1 to contain '$2', got:"; echo "$text"
+    failures=$((failures + 1))
+  fi
+}
+
+# Apply, idempotently, then changed.
+run 0 apply -f "$manifest"
+expect out "jobset.jobset.x-k8s.io/success-policy created"
+run 0 apply -f "$manifest"
+expect out "jobset.jobset.x-k8s.io/success-policy unchanged"
+sed 's/^  name: success-policy$/  name: success-policy\n  labels:\n    team: ml/' \
+  "$manifest" >"$tmp/labelled.yaml"
+run 0 apply -f "$tmp/labelled.yaml" --dry-run
+expect out "success-policy configured (dry run)"
+run 0 apply -f - <"$tmp/labelled.yaml"
+expect out "success-policy configured"
+run 0 apply -f - <"$tmp/labelled.yaml"
+expect out "success-policy unchanged"
+
+# get in every shape.
+run 0 get jobsets
+expect out "NAME             TERMINALSTATE   RESTARTS   COMPLETED   SUSPENDED   AGE"
+expect out "success-policy"
+run 0 get jobset success-policy -o json
+expect out '"apiVersion": "jobset.x-k8s.io/v1alpha2"'
+expect out '"kind": "JobSet"'
+expect out '"replicatedJobs": ['
+expect out '"team": "ml"'
+run 0 get js success-policy -o yaml
+expect out "kind: JobSet"
+expect out "  targetReplicatedJobs:"
+run 0 get jobsets -o name
+expect out "jobset.jobset.x-k8s.io/success-policy"
+
+# The controller creates Jobs and pods shortly after.
+for _ in $(seq 1 100); do
+  "$jobsetctl" get pods --jobset success-policy 2>/dev/null |
+    grep -q success-policy-workers && break
+  sleep 0.1
+done
+run 0 get jobs --jobset success-policy
+expect out "success-policy-workers-0"
+run 0 get pods --jobset success-policy
+expect out "NAME"
+expect out "READY"
+expect out "success-policy-leader-0-0"
+run 0 get pods -o json
+expect out '"kind": "Pod"'
+run 0 get events --jobset success-policy
+expect out "FailedScheduling"
+run 0 describe jobset success-policy
+expect out "Name:           success-policy"
+expect out "Replicated Jobs:"
+expect out "Pending:"
+expect out "Events:"
+
+# Suspend and resume.
+run 0 suspend jobset success-policy
+expect out "jobset.jobset.x-k8s.io/success-policy suspended"
+run 0 get jobsets success-policy
+expect out "true"
+run 0 resume jobset success-policy
+expect out "resumed"
+
+# get -w lists, then streams until --timeout.
+run 0 get jobsets -w --timeout=1s
+expect out "success-policy"
+
+# wait: timeout, met, and the other terminal condition.
+run 4 wait jobset success-policy --for=condition=Completed --timeout=1s
+expect err "timed out"
+cat >"$tmp/deadline.yaml" <<'YAML'
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: deadline
+spec:
+  replicatedJobs:
+  - name: workers
+    template:
+      spec:
+        activeDeadlineSeconds: 1
+        template:
+          spec:
+            containers:
+            - name: main
+              image: bash
+              command: ["true"]
+YAML
+run 0 apply -f "$tmp/deadline.yaml"
+run 0 wait jobset deadline --for=condition=Failed --timeout=30s
+expect out "jobset.jobset.x-k8s.io/deadline condition met"
+run 5 wait jobset deadline --for=condition=Completed --timeout=30s
+expect err "cannot be met"
+run 1 wait jobset missing --for=condition=Completed --timeout=1s
+expect err "not found"
+
+# Namespaces.
+run 0 -n team apply -f "$manifest"
+expect out "created"
+run 0 get jobsets -n team -o name
+expect out "success-policy"
+
+# Delete.
+run 0 delete jobset success-policy
+expect out "jobset.jobset.x-k8s.io \"success-policy\" deleted"
+run 1 get jobset success-policy
+expect err "not found"
+
+# Rejected manifests: the field path, a non-zero exit, nothing created.
+cat >"$tmp/bad.yaml" <<'YAML'
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: bad
+spec:
+  replicatedJobs:
+  - name: workers
+    replicas: -1
+    template:
+      spec:
+        template:
+          spec:
+            containers:
+            - name: main
+              image: bash
+YAML
+run 1 apply -f "$tmp/bad.yaml"
+expect err "spec.replicatedJobs[0].replicas"
+sed 's/replicatedJobs:/replicatedJob:/' "$tmp/bad.yaml" >"$tmp/typo.yaml"
+run 1 apply -f "$tmp/typo.yaml"
+expect err 'spec.replicatedJob: unknown field (did you mean "replicatedJobs"?)'
+run 1 get jobset bad
+expect err "not found"
+
+# Usage errors and an unreachable server.
+run 2 get jobsets --bogus
+expect err "unknown flag: --bogus"
+run 2 get widgets
+expect err "unknown resource type"
+run 0 describe --help
+expect out "Usage: jobsetctl describe jobset NAME"
+run 3 --server=127.0.0.1:1 get jobsets
+expect err "cannot reach jobsetd at 127.0.0.1:1"
+run 1 logs some-pod
+expect err "not supported yet"
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures check(s) failed"
+  exit 1
+fi
+echo "all checks passed"

@@ -1,0 +1,403 @@
+#include "cli/output.h"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "common/json_quote.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "google/protobuf/descriptor.h"
+#include "google/protobuf/util/json_util.h"
+#include "yaml-cpp/yaml.h"
+
+namespace jobset::cli {
+namespace {
+
+using ::google::protobuf::Descriptor;
+using ::google::protobuf::FieldDescriptor;
+
+// yaml-cpp tags a quoted scalar (every JSON string) "!"; the numbers,
+// booleans and nulls of protobuf's JSON are plain.
+bool IsString(const YAML::Node& node) { return node.Tag() == "!"; }
+
+YAML::Node StringNode(absl::string_view s) {
+  YAML::Node node(std::string{s});
+  node.SetTag("!");
+  return node;
+}
+
+// Protobuf's JSON mapping writes 64-bit integers as strings; Kubernetes
+// writes them as numbers (metadata.generation, activeDeadlineSeconds).
+// Unquotes them, guided by the message's descriptor.
+void UnquoteInt64(const Descriptor* descriptor, YAML::Node node) {
+  if (!node.IsMap() || descriptor->file()->package() == "google.protobuf") {
+    return;
+  }
+  for (auto entry : node) {
+    const std::string key = entry.first.Scalar();
+    const FieldDescriptor* field = nullptr;
+    for (int i = 0; i < descriptor->field_count(); ++i) {
+      if (descriptor->field(i)->json_name() == key)
+        field = descriptor->field(i);
+    }
+    if (field == nullptr || field->is_map()) continue;
+    YAML::Node value = entry.second;
+    const bool int64 = field->cpp_type() == FieldDescriptor::CPPTYPE_INT64 ||
+                       field->cpp_type() == FieldDescriptor::CPPTYPE_UINT64;
+    if (int64) {
+      if (field->is_repeated()) {
+        for (size_t i = 0; i < value.size(); ++i) {
+          value[i] = YAML::Node(value[i].Scalar());
+        }
+      } else {
+        node[key] = YAML::Node(value.Scalar());
+      }
+    } else if (field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+      if (field->is_repeated()) {
+        for (size_t i = 0; i < value.size(); ++i) {
+          UnquoteInt64(field->message_type(), value[i]);
+        }
+      } else {
+        UnquoteInt64(field->message_type(), value);
+      }
+    }
+  }
+}
+
+YAML::Node ObjectNode(const google::protobuf::Message& message,
+                      absl::string_view api_version, absl::string_view kind) {
+  std::string json;
+  // The message types are our own, so printing cannot fail.
+  (void)google::protobuf::util::MessageToJsonString(message, &json);
+  YAML::Node parsed = YAML::Load(json);
+  UnquoteInt64(message.GetDescriptor(), parsed);
+  const YAML::Node& lookup = parsed;  // const: operator[] adds no key
+  if (api_version.empty() || lookup["apiVersion"]) return parsed;
+  YAML::Node object(YAML::NodeType::Map);
+  object["apiVersion"] = StringNode(api_version);
+  object["kind"] = StringNode(kind);
+  for (auto entry : parsed) object[entry.first.Scalar()] = entry.second;
+  return object;
+}
+
+void EmitJson(const YAML::Node& node, int indent, std::string* out) {
+  const std::string pad(static_cast<size_t>(indent + 4), ' ');
+  const std::string close_pad(static_cast<size_t>(indent), ' ');
+  if (node.IsMap()) {
+    if (node.size() == 0) {
+      *out += "{}";
+      return;
+    }
+    *out += "{\n";
+    bool first = true;
+    for (auto entry : node) {
+      if (!first) *out += ",\n";
+      first = false;
+      absl::StrAppend(out, pad, JsonQuote(entry.first.Scalar()), ": ");
+      EmitJson(entry.second, indent + 4, out);
+    }
+    absl::StrAppend(out, "\n", close_pad, "}");
+  } else if (node.IsSequence()) {
+    if (node.size() == 0) {
+      *out += "[]";
+      return;
+    }
+    *out += "[\n";
+    for (size_t i = 0; i < node.size(); ++i) {
+      if (i > 0) *out += ",\n";
+      *out += pad;
+      EmitJson(node[i], indent + 4, out);
+    }
+    absl::StrAppend(out, "\n", close_pad, "]");
+  } else if (node.IsScalar()) {
+    *out += IsString(node) ? JsonQuote(node.Scalar()) : node.Scalar();
+  } else {
+    *out += "null";
+  }
+}
+
+// True when YAML would read the plain scalar `s` as something other than
+// this string (a number, boolean or null), or cannot write it plain.
+bool NeedsQuotes(absl::string_view s) {
+  if (s.empty()) return true;
+  static constexpr absl::string_view kWords[] = {
+      "null", "~",    "true",  "false", "yes", "no", "on",
+      "off",  ".inf", "-.inf", ".nan",  "y",   "n"};
+  const std::string lower = absl::AsciiStrToLower(s);
+  for (absl::string_view w : kWords) {
+    if (lower == w) return true;
+  }
+  double d;
+  if (absl::SimpleAtod(s, &d)) return true;
+  if (absl::StartsWith(s, "0x") || absl::StartsWith(s, "0o")) return true;
+  return false;
+}
+
+void EmitYaml(const YAML::Node& node, YAML::Emitter* out) {
+  if (node.IsMap()) {
+    if (node.size() == 0) {
+      *out << YAML::Flow << YAML::BeginMap << YAML::EndMap;
+      return;
+    }
+    *out << YAML::BeginMap;
+    for (auto entry : node) {
+      *out << YAML::Key << entry.first.Scalar() << YAML::Value;
+      EmitYaml(entry.second, out);
+    }
+    *out << YAML::EndMap;
+  } else if (node.IsSequence()) {
+    if (node.size() == 0) {
+      *out << YAML::Flow << YAML::BeginSeq << YAML::EndSeq;
+      return;
+    }
+    *out << YAML::BeginSeq;
+    for (size_t i = 0; i < node.size(); ++i) EmitYaml(node[i], out);
+    *out << YAML::EndSeq;
+  } else if (node.IsScalar()) {
+    const std::string& s = node.Scalar();
+    if (!IsString(node)) {
+      *out << s;
+    } else if (absl::StrContains(s, '\n')) {
+      *out << YAML::Literal << s;
+    } else if (NeedsQuotes(s)) {
+      *out << YAML::DoubleQuoted << s;
+    } else {
+      *out << s;
+    }
+  } else {
+    *out << YAML::Null;
+  }
+}
+
+std::string Render(const YAML::Node& node, bool yaml) {
+  if (yaml) {
+    YAML::Emitter out;
+    out.SetIndent(2);
+    out.SetSeqFormat(YAML::Block);
+    EmitYaml(node, &out);
+    return absl::StrCat(out.c_str(), "\n");
+  }
+  std::string json;
+  EmitJson(node, 0, &json);
+  json += "\n";
+  return json;
+}
+
+const api::Condition* FindCondition(
+    const google::protobuf::RepeatedPtrField<api::Condition>& conditions,
+    absl::string_view type) {
+  for (const api::Condition& c : conditions) {
+    if (c.type() == type) return &c;
+  }
+  return nullptr;
+}
+
+std::string Age(const api::ObjectMeta& meta, absl::Time now) {
+  return FormatAge(ToTime(meta.creation_timestamp()), now);
+}
+
+}  // namespace
+
+std::string FormatTable(const std::vector<Row>& rows) {
+  std::vector<size_t> widths;
+  for (const Row& row : rows) {
+    if (widths.size() < row.size()) widths.resize(row.size(), 0);
+    for (size_t i = 0; i < row.size(); ++i) {
+      widths[i] = std::max(widths[i], row[i].size());
+    }
+  }
+  std::string out;
+  for (const Row& row : rows) {
+    std::string line;
+    for (size_t i = 0; i < row.size(); ++i) {
+      line += row[i];
+      if (i + 1 < row.size()) {
+        line += std::string(widths[i] - row[i].size() + 3, ' ');
+      }
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    absl::StrAppend(&out, line, "\n");
+  }
+  return out;
+}
+
+absl::Time ToTime(const google::protobuf::Timestamp& timestamp) {
+  if (timestamp.seconds() == 0 && timestamp.nanos() == 0) {
+    return absl::InfinitePast();
+  }
+  return absl::FromUnixSeconds(timestamp.seconds()) +
+         absl::Nanoseconds(timestamp.nanos());
+}
+
+std::string FormatAge(absl::Time since, absl::Time now) {
+  if (since == absl::InfinitePast()) return "<unknown>";
+  const absl::Duration d = now - since;
+  const int64_t seconds = absl::ToInt64Seconds(d);
+  if (seconds < -1) return "<invalid>";
+  if (seconds < 0) return "0s";
+  if (seconds < 120) return absl::StrCat(seconds, "s");
+  const int64_t minutes = seconds / 60;
+  if (minutes < 10) {
+    return seconds % 60 == 0 ? absl::StrCat(minutes, "m")
+                             : absl::StrCat(minutes, "m", seconds % 60, "s");
+  }
+  if (minutes < 180) return absl::StrCat(minutes, "m");
+  const int64_t hours = minutes / 60;
+  if (hours < 8) {
+    return minutes % 60 == 0 ? absl::StrCat(hours, "h")
+                             : absl::StrCat(hours, "h", minutes % 60, "m");
+  }
+  if (hours < 48) return absl::StrCat(hours, "h");
+  const int64_t days = hours / 24;
+  if (hours < 24 * 8) {
+    return hours % 24 == 0 ? absl::StrCat(days, "d")
+                           : absl::StrCat(days, "d", hours % 24, "h");
+  }
+  if (hours < 24 * 365 * 2) return absl::StrCat(days, "d");
+  if (hours < 24 * 365 * 8) {
+    return days % 365 == 0 ? absl::StrCat(days / 365, "y")
+                           : absl::StrCat(days / 365, "y", days % 365, "d");
+  }
+  return absl::StrCat(days / 365, "y");
+}
+
+std::vector<Row> JobSetRows(const std::vector<api::JobSet>& jobsets,
+                            absl::Time now) {
+  std::vector<Row> rows = {
+      {"NAME", "TERMINALSTATE", "RESTARTS", "COMPLETED", "SUSPENDED", "AGE"}};
+  for (const api::JobSet& js : jobsets) {
+    const api::Condition* completed =
+        FindCondition(js.status().conditions(), "Completed");
+    rows.push_back({js.metadata().name(), js.status().terminal_state(),
+                    absl::StrCat(js.status().restarts()),
+                    completed == nullptr ? "" : completed->status(),
+                    js.spec().has_suspend()
+                        ? (js.spec().suspend() ? "true" : "false")
+                        : "",
+                    Age(js.metadata(), now)});
+  }
+  return rows;
+}
+
+std::vector<Row> JobRows(const std::vector<api::Job>& jobs, absl::Time now) {
+  std::vector<Row> rows = {
+      {"NAME", "STATUS", "COMPLETIONS", "ACTIVE", "FAILED", "AGE"}};
+  for (const api::Job& job : jobs) {
+    std::string status = "Running";
+    for (absl::string_view type : {"Complete", "Failed", "Suspended"}) {
+      const api::Condition* c = FindCondition(job.status().conditions(), type);
+      if (c != nullptr && c->status() == "True") status = std::string(type);
+    }
+    const int completions =
+        job.spec().has_completions()
+            ? job.spec().completions()
+            : (job.spec().has_parallelism() ? job.spec().parallelism() : 1);
+    rows.push_back({job.metadata().name(), status,
+                    absl::StrCat(job.status().succeeded(), "/", completions),
+                    absl::StrCat(job.status().active()),
+                    absl::StrCat(job.status().failed()),
+                    Age(job.metadata(), now)});
+  }
+  return rows;
+}
+
+std::string PodStatusText(const api::Pod& pod) {
+  const api::PodStatus& status = pod.status();
+  if (status.phase() == "Failed" || status.phase() == "Running" ||
+      status.phase() == "Pending") {
+    for (const api::ContainerStatus& c : status.container_statuses()) {
+      if (c.state() != "running" && !c.reason().empty() &&
+          !(c.state() == "terminated" && c.reason() == "Completed" &&
+            status.phase() != "Failed")) {
+        return c.reason();
+      }
+    }
+  }
+  if (!status.reason().empty()) return status.reason();
+  if (status.phase().empty()) return "Pending";
+  if (status.phase() == "Succeeded") return "Completed";
+  return status.phase();
+}
+
+std::vector<Row> PodRows(const std::vector<api::Pod>& pods, absl::Time now) {
+  std::vector<Row> rows = {
+      {"NAME", "READY", "STATUS", "RESTARTS", "NODE", "AGE"}};
+  for (const api::Pod& pod : pods) {
+    int ready = 0;
+    int restarts = 0;
+    for (const api::ContainerStatus& c : pod.status().container_statuses()) {
+      ready += c.ready() ? 1 : 0;
+      restarts += c.restart_count();
+    }
+    const std::string node =
+        pod.spec().node_name().empty() ? "<none>" : pod.spec().node_name();
+    rows.push_back({pod.metadata().name(),
+                    absl::StrCat(ready, "/", pod.spec().containers_size()),
+                    PodStatusText(pod), absl::StrCat(restarts), node,
+                    Age(pod.metadata(), now)});
+  }
+  return rows;
+}
+
+std::vector<Row> NodeRows(const std::vector<api::Node>& nodes, absl::Time now) {
+  std::vector<Row> rows = {
+      {"NAME", "STATUS", "CORDONED", "PODS", "ADDRESS", "LAST HEARTBEAT"}};
+  for (const api::Node& node : nodes) {
+    const absl::Time heartbeat = ToTime(node.last_heartbeat());
+    rows.push_back(
+        {node.registration().name(),
+         node.state().empty() ? "Unknown" : node.state(),
+         node.cordoned() ? "true" : "false", absl::StrCat(node.pods()),
+         node.registration().address().empty() ? "<none>"
+                                               : node.registration().address(),
+         heartbeat == absl::InfinitePast()
+             ? "<never>"
+             : absl::StrCat(FormatAge(heartbeat, now), " ago")});
+  }
+  return rows;
+}
+
+std::vector<Row> EventRows(const std::vector<api::Event>& events,
+                           absl::Time now) {
+  std::vector<Row> rows = {
+      {"LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"}};
+  for (const api::Event& event : events) {
+    absl::Time at = ToTime(event.event_time());
+    if (at == absl::InfinitePast()) {
+      at = ToTime(event.metadata().creation_timestamp());
+    }
+    rows.push_back({FormatAge(at, now), event.type(), event.reason(),
+                    event.regarding(), event.note()});
+  }
+  return rows;
+}
+
+std::string ToJson(const google::protobuf::Message& message,
+                   absl::string_view api_version, absl::string_view kind) {
+  return Render(ObjectNode(message, api_version, kind), /*yaml=*/false);
+}
+
+std::string ToYaml(const google::protobuf::Message& message,
+                   absl::string_view api_version, absl::string_view kind) {
+  return Render(ObjectNode(message, api_version, kind), /*yaml=*/true);
+}
+
+std::string ToList(const std::vector<const google::protobuf::Message*>& items,
+                   absl::string_view api_version, absl::string_view kind,
+                   bool yaml) {
+  YAML::Node list(YAML::NodeType::Map);
+  list["apiVersion"] = StringNode("v1");
+  YAML::Node nodes(YAML::NodeType::Sequence);
+  for (const google::protobuf::Message* item : items) {
+    nodes.push_back(ObjectNode(*item, api_version, kind));
+  }
+  list["items"] = nodes;
+  list["kind"] = StringNode("List");
+  return Render(list, yaml);
+}
+
+}  // namespace jobset::cli

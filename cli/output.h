@@ -1,0 +1,71 @@
+#ifndef JOBSET_CLI_OUTPUT_H_
+#define JOBSET_CLI_OUTPUT_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "google/protobuf/message.h"
+#include "google/protobuf/timestamp.pb.h"
+#include "proto/agent.pb.h"
+#include "proto/cluster.pb.h"
+#include "proto/jobset.pb.h"
+#include "proto/jobset_service.pb.h"
+
+// What jobsetctl prints: kubectl-style tables and the objects as JSON or
+// YAML in Kubernetes' shape. Pure functions of their inputs (`now` is passed
+// in).
+namespace jobset::cli {
+
+using Row = std::vector<std::string>;
+
+// Formats `rows` (the first is the header) as kubectl does: left-aligned
+// columns separated by three spaces, no trailing blanks; one line per row.
+std::string FormatTable(const std::vector<Row>& rows);
+
+// Formats an age as kubectl's HumanDuration: "45s", "3m12s", "25m", "5h10m",
+// "2d3h", "120d", "3y". "<unknown>" for a zero (unset) `since`.
+std::string FormatAge(absl::Time since, absl::Time now);
+
+// Returns the time a Timestamp holds; absl::InfinitePast() when unset.
+absl::Time ToTime(const google::protobuf::Timestamp& timestamp);
+
+// The tables of `get`. Each starts with its header row.
+std::vector<Row> JobSetRows(const std::vector<api::JobSet>& jobsets,
+                            absl::Time now);
+std::vector<Row> JobRows(const std::vector<api::Job>& jobs, absl::Time now);
+std::vector<Row> PodRows(const std::vector<api::Pod>& pods, absl::Time now);
+std::vector<Row> NodeRows(const std::vector<api::Node>& nodes, absl::Time now);
+std::vector<Row> EventRows(const std::vector<api::Event>& events,
+                           absl::Time now);
+
+// Returns a pod's STATUS column: the reason of a waiting or failed container
+// ("OOMKilled", "Error"), the pod's reason, else its phase.
+std::string PodStatusText(const api::Pod& pod);
+
+// Returns the `message` in Kubernetes' JSON shape: protobuf's JSON mapping
+// with the fields' json names (camelCase, as upstream), with "apiVersion" and
+// "kind" first when `api_version` and `kind` are non-empty and the message
+// has none of its own. Indented by 4 spaces, as kubectl -o json.
+std::string ToJson(const google::protobuf::Message& message,
+                   absl::string_view api_version = "",
+                   absl::string_view kind = "");
+
+// As ToJson, but YAML (block style, 2 spaces, strings quoted where YAML
+// would read them as another type).
+std::string ToYaml(const google::protobuf::Message& message,
+                   absl::string_view api_version = "",
+                   absl::string_view kind = "");
+
+// Returns the messages as a Kubernetes List
+// ({"apiVersion": "v1", "kind": "List", "items": [...]}), each item with
+// `api_version` and `kind` as in ToJson; as JSON or, if `yaml`, YAML.
+std::string ToList(const std::vector<const google::protobuf::Message*>& items,
+                   absl::string_view api_version, absl::string_view kind,
+                   bool yaml);
+
+}  // namespace jobset::cli
+
+#endif  // JOBSET_CLI_OUTPUT_H_

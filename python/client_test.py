@@ -1,0 +1,197 @@
+"""The Python client against a real jobsetd on 127.0.0.1 (port chosen at
+run time). Without agents pods stay pending; a Job with
+activeDeadlineSeconds makes a JobSet fail, which gives wait() an ending.
+"""
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+import grpc
+
+import jobset
+
+DEADLINE_JOBSET = {
+    "apiVersion": "jobset.x-k8s.io/v1alpha2",
+    "kind": "JobSet",
+    "metadata": {"name": "deadline"},
+    "spec": {
+        "replicatedJobs": [{
+            "name": "workers",
+            "template": {"spec": {
+                "activeDeadlineSeconds": 1,
+                "template": {"spec": {
+                    "containers": [{"name": "main", "image": "bash",
+                                    "command": ["true"],
+                                    "resources": {"limits": {"cpu": 1}}}],
+                    # Kubernetes has it, jobsetd ignores it: a warning.
+                    "dnsPolicy": "ClusterFirst",
+                }},
+            }},
+        }],
+    },
+}
+
+
+def start_jobsetd(data_dir):
+    """Starts jobsetd; returns (process, address)."""
+    process = subprocess.Popen(
+        [os.environ["JOBSETD"], "--listen=127.0.0.1:0",
+         f"--data_dir={data_dir}", "--fsync=false"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if not line:
+            break
+        match = re.match(r"jobsetd serving on (\S+) ", line)
+        if match:
+            return process, match.group(1)
+    process.kill()
+    process.wait()
+    raise RuntimeError("jobsetd did not start")
+
+
+class ClientTest(unittest.TestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
+        cls.process, cls.address = start_jobsetd(os.path.join(cls.tmp, "data"))
+        cls.client = jobset.Client(cls.address)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.client.close()
+        cls.process.kill()  # Only the pid this test started.
+        cls.process.wait()
+
+    def test_apply_get_list_suspend_resume_delete(self):
+        path = os.environ["UPSTREAM_MANIFEST"]
+        results = self.client.apply(path)
+        self.assertEqual([(r.name, r.action) for r in results],
+                         [("success-policy", "created")])
+        self.assertEqual(self.client.apply(path)[0].action, "unchanged")
+        with open(path, encoding="utf-8") as f:
+            text = f.read().replace(
+                "  name: success-policy\n",
+                "  name: success-policy\n  labels:\n    team: ml\n", 1)
+        self.assertEqual(self.client.apply(text, dry_run=True)[0].action,
+                         "configured")
+        self.assertEqual(self.client.apply(text)[0].action, "configured")
+
+        got = self.client.get("success-policy")
+        self.assertEqual(got.metadata.labels["team"], "ml")
+        self.assertEqual([rj.name for rj in got.spec.replicated_jobs],
+                         ["leader", "workers"])
+        as_dict = jobset.to_dict(got)
+        self.assertEqual(as_dict["spec"]["successPolicy"]["operator"], "All")
+        self.assertIn("success-policy",
+                      [js.metadata.name for js in self.client.list()])
+        self.assertEqual(self.client.list(label_selector="team=other"), [])
+
+        self.assertTrue(self.client.suspend("success-policy").spec.suspend)
+        self.assertFalse(self.client.resume("success-policy").spec.suspend)
+
+        deadline = time.monotonic() + 10
+        while not self.client.list_pods("success-policy") and \
+                time.monotonic() < deadline:
+            time.sleep(0.1)
+        pods = self.client.list_pods("success-policy")
+        self.assertEqual(len(pods), 3)
+        self.assertEqual(len(self.client.list_jobs("success-policy")), 2)
+
+        self.assertEqual(self.client.delete("success-policy").metadata.name,
+                         "success-policy")
+        with self.assertRaises(jobset.NotFoundError) as caught:
+            self.client.get("success-policy")
+        self.assertEqual(caught.exception.code, grpc.StatusCode.NOT_FOUND)
+        self.assertIn("success-policy", caught.exception.message)
+
+    def test_wait_met_other_terminal_and_timeout(self):
+        results = self.client.apply(DEADLINE_JOBSET)
+        self.assertEqual(results[0].action, "created")
+        self.assertEqual(
+            results[0].warnings,
+            ["spec.replicatedJobs[0].template.spec.template.spec.dnsPolicy: "
+             "ignored by jobsetd"])
+        self.assertEqual(
+            results[0].jobset.spec.replicated_jobs[0].template.spec.template
+            .spec.containers[0].resources.limits["cpu"], "1")
+        failed = self.client.wait("deadline", "Failed", timeout=30)
+        self.assertEqual(failed.status.terminal_state, "Failed")
+        with self.assertRaises(jobset.ConditionNotMetError):
+            self.client.wait("deadline", "Completed", timeout=30)
+
+        pending = dict(DEADLINE_JOBSET, metadata={"name": "pending"})
+        pending["spec"] = {"replicatedJobs": [{
+            "name": "w", "template": {"spec": {"template": {"spec": {
+                "containers": [{"name": "c", "image": "bash"}]}}}}}]}
+        self.client.apply(pending)
+        start = time.monotonic()
+        with self.assertRaises(jobset.WaitTimeoutError):
+            self.client.wait("pending", "Completed", timeout=1)
+        self.assertLess(time.monotonic() - start, 10)
+
+    def test_watch_lists_then_streams(self):
+        self.client.apply(dict(DEADLINE_JOBSET, metadata={"name": "watched"}))
+        events = []
+        for event_type, obj in self.client.watch("watched", timeout=3):
+            events.append(event_type)
+            if obj.status.terminal_state:
+                break
+        self.assertEqual(events[0], "ADDED")
+        self.assertIn("MODIFIED", events)
+
+    def test_rejected_spec_carries_field_path(self):
+        bad = dict(DEADLINE_JOBSET, metadata={"name": "bad"})
+        bad["spec"] = {"replicatedJobs": [{
+            "name": "w", "replicas": -1, "template": {"spec": {"template": {
+                "spec": {"containers": [{"name": "c", "image": "bash"}]}}}}}]}
+        with self.assertRaises(jobset.InvalidError) as caught:
+            self.client.apply(bad)
+        self.assertEqual(caught.exception.code,
+                         grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertIn("spec.replicatedJobs[0].replicas",
+                      caught.exception.message)
+        with self.assertRaises(jobset.NotFoundError):
+            self.client.get("bad")
+
+    def test_manifest_errors_name_the_field(self):
+        typo = dict(DEADLINE_JOBSET, spec={"replicatedJob": []})
+        with self.assertRaisesRegex(jobset.ManifestError,
+                                    r"spec\.replicatedJob: unknown field"):
+            self.client.apply(typo)
+        with self.assertRaisesRegex(jobset.ManifestError, "kind"):
+            self.client.apply(dict(DEADLINE_JOBSET, kind="Job"))
+        with self.assertRaisesRegex(jobset.ManifestError, "not valid YAML"):
+            self.client.apply("a: [")
+
+    def test_unreachable_server_names_the_address(self):
+        with jobset.Client("127.0.0.1:1", timeout=5) as client:
+            with self.assertRaises(jobset.UnavailableError) as caught:
+                client.get("x")
+        self.assertIn("127.0.0.1:1", str(caught.exception))
+
+    def test_example_launcher(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".yaml",
+                                         delete=False) as f:
+            import yaml
+            yaml.safe_dump(dict(DEADLINE_JOBSET,
+                                metadata={"name": "launched"}), f)
+        run = subprocess.run(
+            [sys.executable, os.environ["LAUNCH_PY"], f.name,
+             "--server", self.address, "--timeout", "30"],
+            capture_output=True, text=True, timeout=60, check=False)
+        # The JobSet fails (no agents, a 1 s deadline): exit 1 with its status.
+        self.assertEqual(run.returncode, 1, run.stdout + run.stderr)
+        self.assertIn("jobset launched created", run.stdout)
+        self.assertIn("Failed", run.stdout + run.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()

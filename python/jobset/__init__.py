@@ -1,0 +1,23 @@
+"""jobset: a Python client for jobsetd, the JobSet gang scheduler.
+
+    import jobset
+    with jobset.Client("127.0.0.1:7070") as client:
+        client.apply("train.yaml")          # dict, YAML text or a file path
+        client.wait("train", "Completed", timeout=3600)
+
+Needs Debian's python3-grpcio, python3-protobuf and python3-yaml, and the
+generated modules of proto/*.proto on sys.path (python/README.md).
+"""
+
+from jobset.client import ApplyResult, Client, condition, to_dict
+from jobset.errors import (ApiError, ConditionNotMetError, InvalidError,
+                           JobSetError, ManifestError, NotFoundError,
+                           UnavailableError, WaitTimeoutError)
+from jobset.manifest import load as load_manifest
+
+__all__ = [
+    "ApiError", "ApplyResult", "Client", "ConditionNotMetError",
+    "InvalidError", "JobSetError", "ManifestError", "NotFoundError",
+    "UnavailableError", "WaitTimeoutError", "condition", "load_manifest",
+    "to_dict",
+]

@@ -1,0 +1,269 @@
+"""Client: jobsetd's JobSet API for Python programs (training launchers)."""
+
+import logging
+import os
+import time
+
+import grpc
+from google.protobuf import json_format
+
+from jobset import manifest as _manifest
+from jobset.errors import (ApiError, ConditionNotMetError, NotFoundError,
+                           WaitTimeoutError, from_rpc_error)
+from proto import agent_pb2
+from proto import agent_pb2_grpc
+from proto import jobset_service_pb2 as service_pb2
+from proto import jobset_service_pb2_grpc as service_grpc
+
+DEFAULT_SERVER = "127.0.0.1:7070"
+_log = logging.getLogger("jobset")
+
+
+class ApplyResult:
+    """What apply() did with one JobSet of a manifest.
+
+    Attributes:
+      name: the JobSet's name.
+      action: "created", "configured" or "unchanged".
+      jobset: the JobSet as jobsetd stored it (or would, with dry_run).
+      warnings: fields jobsetd accepted without acting on them.
+    """
+
+    def __init__(self, name, action, jobset, warnings):
+        self.name = name
+        self.action = action
+        self.jobset = jobset
+        self.warnings = warnings
+
+    def __repr__(self):
+        return f"ApplyResult({self.name!r}, {self.action!r})"
+
+
+def to_dict(message):
+    """Returns a proto (a JobSet, Pod, ...) as a dict in upstream JSON shape."""
+    return json_format.MessageToDict(message)
+
+
+def condition(jobset, condition_type):
+    """Returns the JobSet's condition of `condition_type`, or None."""
+    for c in jobset.status.conditions:
+        if c.type == condition_type:
+            return c
+    return None
+
+
+class Client:
+    """A connection to jobsetd.
+
+    Every call has a deadline (`timeout` seconds) and raises ApiError (or a
+    subclass: NotFoundError, InvalidError, UnavailableError) carrying the
+    gRPC code and jobsetd's message. Use as a context manager, or close().
+
+        with jobset.Client("127.0.0.1:7070") as client:
+            client.apply("train.yaml")
+            client.wait("train", "Completed", timeout=3600)
+    """
+
+    def __init__(self, address=None, namespace="default", timeout=10.0):
+        self.address = address or os.environ.get("JOBSET_SERVER") or \
+            DEFAULT_SERVER
+        self.namespace = namespace
+        self.timeout = timeout
+        self._channel = grpc.insecure_channel(
+            self.address,
+            options=[("grpc.max_receive_message_length", 512 << 20)])
+        self._jobsets = service_grpc.JobSetServiceStub(self._channel)
+        self._nodes = agent_pb2_grpc.NodeServiceStub(self._channel)
+
+    def close(self):
+        self._channel.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _call(self, method, request, stub=None):
+        rpc = getattr(stub or self._jobsets, method)
+        try:
+            return rpc(request, timeout=self.timeout)
+        except grpc.RpcError as e:
+            raise from_rpc_error(e, self.address, method) from None
+
+    def _ns(self, namespace):
+        return namespace or self.namespace
+
+    # ---- JobSets ----
+
+    def apply(self, manifest, namespace=None, dry_run=False):
+        """Creates or updates the JobSets of `manifest`.
+
+        `manifest` is a dict (an upstream JobSet), a list of them, YAML or
+        JSON text (several documents allowed) or a file path. A JobSet that
+        exists is updated (labels, annotations, spec). Returns a list of
+        ApplyResult; raises ManifestError before anything is sent when the
+        manifest cannot be read, ApiError when jobsetd refuses a JobSet.
+        """
+        results = []
+        for jobset, warnings in _manifest.load(manifest):
+            for warning in warnings:
+                _log.warning("jobset %s: %s", jobset.metadata.name, warning)
+            if not jobset.metadata.namespace:
+                jobset.metadata.namespace = self._ns(namespace)
+            results.append(self._apply_one(jobset, warnings, dry_run))
+        return results
+
+    def _apply_one(self, jobset, warnings, dry_run):
+        existing = None
+        if jobset.metadata.name:
+            try:
+                existing = self.get(jobset.metadata.name,
+                                    jobset.metadata.namespace)
+            except NotFoundError:
+                pass
+        if existing is None:
+            response = self._call("CreateJobSet", service_pb2.CreateJobSetRequest(
+                jobset=jobset, dry_run=dry_run))
+            return ApplyResult(response.jobset.metadata.name,
+                               "created" if response.created else "unchanged",
+                               response.jobset, warnings)
+        updated = self._call("UpdateJobSet", service_pb2.UpdateJobSetRequest(
+            jobset=jobset, dry_run=dry_run))
+        action = "unchanged" if updated == existing else "configured"
+        return ApplyResult(updated.metadata.name, action, updated, warnings)
+
+    def create(self, jobset, dry_run=False):
+        """Creates a JobSet (a proto or a dict); returns it as stored."""
+        if isinstance(jobset, dict):
+            jobset, _ = _manifest.jobset_from_dict(jobset)
+        if not jobset.metadata.namespace:
+            jobset.metadata.namespace = self.namespace
+        return self._call("CreateJobSet", service_pb2.CreateJobSetRequest(
+            jobset=jobset, dry_run=dry_run)).jobset
+
+    def get(self, name, namespace=None):
+        """Returns the JobSet proto; NotFoundError when there is none."""
+        return self._call("GetJobSet", service_pb2.GetJobSetRequest(
+            namespace=self._ns(namespace), name=name))
+
+    def list(self, namespace=None, label_selector="", all_namespaces=False):
+        """Returns the JobSets of a namespace (every page)."""
+        items = []
+        token = ""
+        while True:
+            response = self._call("ListJobSets", service_pb2.ListJobSetsRequest(
+                namespace=self._ns(namespace), all_namespaces=all_namespaces,
+                label_selector=label_selector, limit=1000, **{
+                    "continue": token}))
+            items.extend(response.items)
+            token = getattr(response, "continue")
+            if not token:
+                return items
+
+    def delete(self, name, namespace=None):
+        """Deletes a JobSet; returns its last state."""
+        return self._call("DeleteJobSet", service_pb2.DeleteJobSetRequest(
+            namespace=self._ns(namespace), name=name))
+
+    def suspend(self, name, namespace=None):
+        return self._call("SuspendJobSet", service_pb2.SuspendJobSetRequest(
+            namespace=self._ns(namespace), name=name))
+
+    def resume(self, name, namespace=None):
+        return self._call("ResumeJobSet", service_pb2.ResumeJobSetRequest(
+            namespace=self._ns(namespace), name=name))
+
+    def list_jobs(self, jobset=None, namespace=None):
+        return list(self._call("ListJobs", service_pb2.ListJobsRequest(
+            namespace=self._ns(namespace), jobset=jobset or "")).items)
+
+    def list_pods(self, jobset=None, namespace=None):
+        return list(self._call("ListPods", service_pb2.ListPodsRequest(
+            namespace=self._ns(namespace), jobset=jobset or "")).items)
+
+    def list_events(self, jobset=None, namespace=None):
+        return list(self._call("ListEvents", service_pb2.ListEventsRequest(
+            namespace=self._ns(namespace), jobset=jobset or "")).items)
+
+    def list_nodes(self):
+        return list(self._call("ListNodes", agent_pb2.ListNodesRequest(),
+                               stub=self._nodes).nodes)
+
+    def watch(self, name=None, namespace=None, resource_version="",
+              timeout=None):
+        """Yields (event type, JobSet) for the JobSets of a namespace (or
+        one JobSet): first the current ones as "ADDED" (when no
+        resource_version is given), then "ADDED", "MODIFIED" and "DELETED"
+        as they happen. Ends after `timeout` seconds (None: never).
+        """
+        request = service_pb2.WatchJobSetsRequest(
+            namespace=self._ns(namespace), resource_version=resource_version)
+        stream = self._jobsets.WatchJobSets(request, timeout=timeout)
+        try:
+            for event in stream:
+                if name and event.object.metadata.name != name:
+                    continue
+                yield event.type, event.object
+        except grpc.RpcError as e:
+            if e.code() == grpc.StatusCode.DEADLINE_EXCEEDED and timeout:
+                return
+            raise from_rpc_error(e, self.address, "WatchJobSets") from None
+        finally:
+            stream.cancel()
+
+    def wait(self, name, condition_type="Completed", timeout=60.0,
+             namespace=None):
+        """Waits until the JobSet's `condition_type` condition is True and
+        returns the JobSet.
+
+        Raises WaitTimeoutError after `timeout` seconds, and
+        ConditionNotMetError when the JobSet ends otherwise (it Failed while
+        waiting for Completed, or the reverse) or is deleted.
+        """
+        deadline = time.monotonic() + timeout
+        jobset = self.get(name, namespace)
+        state = _evaluate(jobset, condition_type)
+        resource_version = jobset.metadata.resource_version
+        while state is None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            try:
+                for event_type, obj in self.watch(
+                        name, namespace, resource_version, timeout=remaining):
+                    if event_type == "DELETED":
+                        raise ConditionNotMetError(
+                            f"jobset {name} was deleted while waiting for "
+                            f"{condition_type}")
+                    jobset = obj
+                    state = _evaluate(jobset, condition_type)
+                    resource_version = jobset.metadata.resource_version
+                    if state is not None:
+                        break
+                # A stream that ended (deadline, server restart) is watched
+                # again while time remains.
+            except ApiError as e:
+                if e.code != grpc.StatusCode.OUT_OF_RANGE:
+                    raise
+                resource_version = ""  # History compacted: list again.
+        if state is True:
+            return jobset
+        if state is False:
+            raise ConditionNotMetError(
+                f"jobset {name} ended without {condition_type}: "
+                f"{jobset.status.terminal_state}", jobset)
+        raise WaitTimeoutError(
+            f"timed out after {timeout}s waiting for jobset {name} to be "
+            f"{condition_type}")
+
+
+def _evaluate(jobset, condition_type):
+    """True: condition met; False: it cannot be; None: not yet."""
+    for c in jobset.status.conditions:
+        if c.type == condition_type and c.status == "True":
+            return True
+    for c in jobset.status.conditions:
+        if c.type in ("Completed", "Failed") and c.status == "True":
+            return False
+    return None

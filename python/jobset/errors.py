@@ -1,0 +1,77 @@
+"""Exceptions raised by the jobset client."""
+
+import grpc
+
+
+class JobSetError(Exception):
+    """Base class of every error this package raises."""
+
+
+class ManifestError(JobSetError, ValueError):
+    """A manifest could not be read: bad YAML, unknown fields, wrong types.
+
+    The message names the document and field path, e.g.
+    "manifest document 1: spec.replicatedJob: unknown field".
+    """
+
+
+class ApiError(JobSetError):
+    """jobsetd refused or failed a request.
+
+    Attributes:
+      code: the grpc.StatusCode (INVALID_ARGUMENT, NOT_FOUND, ...).
+      message: jobsetd's message (field paths included for invalid specs).
+      address: the server's address.
+    """
+
+    def __init__(self, code, message, address=""):
+        self.code = code
+        self.message = message
+        self.address = address
+        super().__init__(f"{code.name}: {message}")
+
+
+class NotFoundError(ApiError):
+    """The JobSet (or node) does not exist."""
+
+
+class InvalidError(ApiError):
+    """The request or the JobSet's spec is invalid (INVALID_ARGUMENT)."""
+
+
+class UnavailableError(ApiError):
+    """jobsetd cannot be reached (or did not answer in time)."""
+
+
+class WaitTimeoutError(JobSetError, TimeoutError):
+    """wait() did not see the condition before its timeout."""
+
+
+class ConditionNotMetError(JobSetError):
+    """wait() saw the JobSet end otherwise (or be deleted).
+
+    Attributes:
+      jobset: the JobSet's last state (None when it was deleted).
+    """
+
+    def __init__(self, message, jobset=None):
+        self.jobset = jobset
+        super().__init__(message)
+
+
+def from_rpc_error(error, address, method):
+    """Converts a grpc.RpcError into the matching ApiError subclass."""
+    code = error.code()
+    details = error.details() or ""
+    if code == grpc.StatusCode.UNAVAILABLE:
+        return UnavailableError(
+            code, f"cannot reach jobsetd at {address}: {details}", address)
+    if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+        return UnavailableError(
+            code, f"jobsetd at {address} did not answer {method} in time",
+            address)
+    if code == grpc.StatusCode.NOT_FOUND:
+        return NotFoundError(code, details, address)
+    if code == grpc.StatusCode.INVALID_ARGUMENT:
+        return InvalidError(code, details, address)
+    return ApiError(code, details, address)

@@ -1,0 +1,489 @@
+#include "scheduler/agents/agent_hub.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "api/names.h"
+#include "api/quantity.h"
+#include "common/status_macros.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "scheduler/placement/requirements.h"
+#include "store/decode.h"
+#include "store/keys.h"
+
+namespace jobset::scheduler {
+namespace {
+
+constexpr size_t kScanPage = 1000;
+
+absl::StatusOr<placement::TaintEffect> ParseEffect(const std::string& effect) {
+  if (effect == "NoSchedule") return placement::TaintEffect::kNoSchedule;
+  if (effect == "PreferNoSchedule")
+    return placement::TaintEffect::kPreferNoSchedule;
+  if (effect == "NoExecute") return placement::TaintEffect::kNoExecute;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unsupported value \"", effect,
+                   "\": supported values: \"NoSchedule\", "
+                   "\"PreferNoSchedule\", \"NoExecute\""));
+}
+
+void FormatResources(const placement::Resources& r,
+                     google::protobuf::Map<std::string, std::string>* out) {
+  if (r.cpu_millis > 0) {
+    (*out)["cpu"] = r.cpu_millis % 1000 == 0 ? absl::StrCat(r.cpu_millis / 1000)
+                                             : absl::StrCat(r.cpu_millis, "m");
+  }
+  if (r.memory_bytes > 0) (*out)["memory"] = absl::StrCat(r.memory_bytes);
+  for (const auto& [name, n] : r.extended) (*out)[name] = absl::StrCat(n);
+}
+
+}  // namespace
+
+bool AgentHub::Session::Pop(api::SchedulerMessage* msg, absl::Duration wait,
+                            bool* timed_out) {
+  absl::MutexLock lock(&mu_);
+  auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return closed_ || !out_.empty();
+  };
+  const bool woke = mu_.AwaitWithTimeout(absl::Condition(&ready), wait);
+  if (timed_out != nullptr) *timed_out = !woke;
+  if (closed_ || out_.empty()) return false;
+  *msg = std::move(out_.front());
+  out_.pop_front();
+  return true;
+}
+
+void AgentHub::Session::Push(api::SchedulerMessage msg) {
+  absl::MutexLock lock(&mu_);
+  if (!closed_) out_.push_back(std::move(msg));
+}
+
+void AgentHub::Session::Close() {
+  absl::MutexLock lock(&mu_);
+  closed_ = true;
+  out_.clear();
+  if (cancel_) std::exchange(cancel_, nullptr)();
+}
+
+void AgentHub::Session::Detach() {
+  absl::MutexLock lock(&mu_);
+  closed_ = true;
+  out_.clear();
+  cancel_ = nullptr;
+}
+
+AgentHub::AgentHub(store::Store* store, Options options)
+    : store_(store), options_(options), started_(options.clock->Now()) {}
+
+AgentHub::~AgentHub() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  if (monitor_.joinable()) monitor_.join();
+  CloseAll();
+}
+
+absl::Status AgentHub::Load() {
+  std::string after;
+  for (bool more = true; more;) {
+    JOBSET_ASSIGN_OR_RETURN(
+        store::ScanResult page,
+        store_->Scan(store::keys::kNodes, after, kScanPage));
+    for (const store::KeyValue& kv : page.kvs) {
+      JOBSET_ASSIGN_OR_RETURN(api::Node node,
+                              store::DecodeValue<api::Node>(kv));
+      absl::MutexLock lock(&mu_);
+      NodeEntry& entry = nodes_[node.registration().name()];
+      entry.node = std::move(node);
+      // Within the restart grace the node counts as Ready: its pods keep
+      // running while its agent reconnects.
+      entry.ready = true;
+      after = kv.key;
+    }
+    more = page.more;
+  }
+  return absl::OkStatus();
+}
+
+void AgentHub::Attach(NodeSink* sink) {
+  std::vector<NodeInfo> known;
+  {
+    absl::MutexLock lock(&mu_);
+    sink_ = sink;
+    for (const auto& [name, entry] : nodes_) {
+      absl::StatusOr<NodeInfo> info = ToNodeInfo(entry.node);
+      if (info.ok()) known.push_back(*std::move(info));
+    }
+    for (NodeInfo& info : known) sink_->SetNode(std::move(info));
+  }
+  monitor_ = std::thread([this] { MonitorLoop(); });
+}
+
+absl::StatusOr<NodeInfo> AgentHub::ToNodeInfo(const api::Node& node) const {
+  const api::NodeRegistration& r = node.registration();
+  NodeInfo info;
+  info.name = r.name();
+  info.address = r.address();
+  info.labels.insert(r.labels().begin(), r.labels().end());
+  for (int i = 0; i < r.taints_size(); ++i) {
+    const api::Taint& t = r.taints(i);
+    absl::StatusOr<placement::TaintEffect> effect = ParseEffect(t.effect());
+    if (!effect.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "hello.node.taints[", i, "].effect: ", effect.status().message()));
+    }
+    info.taints.push_back({t.key(), t.value(), *effect});
+  }
+  for (const auto& [name, text] : r.capacity()) {
+    absl::StatusOr<api::Quantity> q = api::ParseQuantity(text);
+    if (!q.ok() || q->MilliValue() < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "hello.node.capacity[", name, "]: invalid quantity \"", text, "\""));
+    }
+    if (name == "cpu") {
+      info.allocatable.cpu_millis = q->MilliValue();
+    } else if (name == "memory") {
+      info.allocatable.memory_bytes = q->Value();
+    } else {
+      info.allocatable.extended[name] = q->Value();
+    }
+  }
+  info.ready = true;
+  info.cordoned = node.cordoned();
+  return info;
+}
+
+absl::Status AgentHub::Persist(const api::Node& node) {
+  api::Node stored;
+  *stored.mutable_registration() = node.registration();
+  stored.set_cordoned(node.cordoned());
+  return store_
+      ->Commit(
+          store::Batch().Put(store::keys::NodeKey(node.registration().name()),
+                             stored.SerializeAsString()))
+      .status();
+}
+
+void AgentHub::Run(const api::Pod& pod, const std::vector<HostEntry>& hosts) {
+  api::PodAssignment a;
+  *a.mutable_pod() = pod;
+  for (const HostEntry& h : hosts) {
+    api::HostEntry* e = a.add_hosts();
+    e->set_address(h.address);
+    for (const std::string& n : h.names) e->add_names(n);
+  }
+  absl::MutexLock lock(&mu_);
+  const std::string& node = pod.spec().node_name();
+  desired_[node][pod.metadata().uid()] = a;
+  auto entry = nodes_.find(node);
+  if (entry != nodes_.end() && entry->second.session) {
+    api::SchedulerMessage msg;
+    *msg.mutable_run() = std::move(a);
+    entry->second.session->Push(std::move(msg));
+  }
+}
+
+void AgentHub::Stop(const std::string& node, const std::string& pod_uid) {
+  absl::MutexLock lock(&mu_);
+  auto pods = desired_.find(node);
+  if (pods == desired_.end()) return;
+  auto pod = pods->second.find(pod_uid);
+  if (pod == pods->second.end()) return;
+  pod->second.set_stop(true);
+  auto entry = nodes_.find(node);
+  if (entry != nodes_.end() && entry->second.session) {
+    api::SchedulerMessage msg;
+    msg.mutable_stop()->set_pod_uid(pod_uid);
+    entry->second.session->Push(std::move(msg));
+  }
+}
+
+void AgentHub::Release(const std::string& node, const std::string& pod_uid) {
+  absl::MutexLock lock(&mu_);
+  auto pods = desired_.find(node);
+  if (pods != desired_.end()) {
+    pods->second.erase(pod_uid);
+    if (pods->second.empty()) desired_.erase(pods);
+  }
+  auto entry = nodes_.find(node);
+  if (entry != nodes_.end() && entry->second.session) {
+    api::SchedulerMessage msg;
+    msg.mutable_release()->set_pod_uid(pod_uid);
+    entry->second.session->Push(std::move(msg));
+  }
+}
+
+absl::StatusOr<std::shared_ptr<AgentHub::Session>> AgentHub::Connect(
+    const api::Hello& hello, std::function<void()> cancel) {
+  const api::NodeRegistration& r = hello.node();
+  if (std::vector<std::string> errors = api::IsDns1123Subdomain(r.name());
+      !errors.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("hello.node.name: invalid value \"", r.name(),
+                     "\": ", absl::StrJoin(errors, "; ")));
+  }
+  if (r.address().empty()) {
+    return absl::InvalidArgumentError(
+        "hello.node.address: required (what pods' hostnames resolve to)");
+  }
+  api::Node candidate;
+  *candidate.mutable_registration() = r;
+  JOBSET_ASSIGN_OR_RETURN(NodeInfo info, ToNodeInfo(candidate));
+
+  auto session = std::make_shared<Session>(r.name(), std::move(cancel));
+  std::shared_ptr<Session> replaced;
+  bool persist = false;
+  api::Node to_store;
+  {
+    absl::MutexLock lock(&mu_);
+    if (closed_) return absl::UnavailableError("jobsetd is shutting down");
+    NodeEntry& entry = nodes_[r.name()];
+    replaced = std::exchange(entry.session, session);
+    info.cordoned = entry.node.cordoned();
+    persist = !google::protobuf::util::MessageDifferencer::Equals(
+        entry.node.registration(), r);
+    *entry.node.mutable_registration() = r;
+    to_store = entry.node;
+    entry.last_seen = options_.clock->Now();
+    entry.ready = true;
+    if (sink_ != nullptr) sink_->SetNode(info);
+
+    api::SchedulerMessage welcome;
+    welcome.mutable_welcome()->set_heartbeat_interval_ms(
+        absl::ToInt64Milliseconds(options_.heartbeat_interval));
+    auto pods = desired_.find(r.name());
+    if (pods != desired_.end()) {
+      for (const auto& [uid, a] : pods->second)
+        *welcome.mutable_welcome()->add_pods() = a;
+    }
+    session->Push(std::move(welcome));
+    // What the agent knows: reports of its own desired pods count (exits
+    // that happened while it was away); it stops the rest itself.
+    for (const api::PodReport& report : hello.pods()) {
+      if (pods == desired_.end() || !pods->second.contains(report.pod_uid())) {
+        ++fenced_;
+        continue;
+      }
+      if (sink_ != nullptr) {
+        sink_->ReportPod({r.name(), report.pod_uid(), report.status()});
+      }
+    }
+  }
+  if (replaced) replaced->Close();
+  if (persist) {
+    absl::Status stored = Persist(to_store);
+    if (!stored.ok()) return stored;
+  }
+  return session;
+}
+
+absl::Status AgentHub::OnMessage(Session* session,
+                                 const api::AgentMessage& msg) {
+  absl::MutexLock lock(&mu_);
+  auto entry = nodes_.find(session->node());
+  if (entry == nodes_.end() || entry->second.session.get() != session) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "node ", session->node(),
+        ": this stream was replaced or the node was declared lost; "
+        "reconnect and say hello again"));
+  }
+  entry->second.last_seen = options_.clock->Now();
+  switch (msg.kind_case()) {
+    case api::AgentMessage::kHeartbeat: {
+      api::SchedulerMessage ack;
+      ack.mutable_heartbeat_ack()->set_seq(msg.heartbeat().seq());
+      session->Push(std::move(ack));
+      return absl::OkStatus();
+    }
+    case api::AgentMessage::kPodUpdate: {
+      const api::PodReport& report = msg.pod_update();
+      auto pods = desired_.find(session->node());
+      if (pods == desired_.end() || !pods->second.contains(report.pod_uid())) {
+        // Not this node's (any more): fenced, and the agent may forget it.
+        ++fenced_;
+        api::SchedulerMessage release;
+        release.mutable_release()->set_pod_uid(report.pod_uid());
+        session->Push(std::move(release));
+        return absl::OkStatus();
+      }
+      if (sink_ != nullptr) {
+        sink_->ReportPod({session->node(), report.pod_uid(), report.status()});
+      }
+      return absl::OkStatus();
+    }
+    case api::AgentMessage::kHello:
+      return absl::InvalidArgumentError(
+          "hello: only the first message of a stream may be a hello");
+    default:
+      return absl::InvalidArgumentError("empty agent message");
+  }
+}
+
+void AgentHub::Disconnect(Session* session) {
+  std::shared_ptr<Session> closing;
+  {
+    absl::MutexLock lock(&mu_);
+    auto entry = nodes_.find(session->node());
+    if (entry != nodes_.end() && entry->second.session.get() == session) {
+      closing = std::move(entry->second.session);
+    }
+  }
+  session->Detach();
+}
+
+void AgentHub::CloseAll() {
+  std::vector<std::shared_ptr<Session>> sessions;
+  {
+    absl::MutexLock lock(&mu_);
+    closed_ = true;
+    sink_ = nullptr;  // The controller may be going away.
+    for (auto& [name, entry] : nodes_) {
+      if (entry.session) sessions.push_back(std::move(entry.session));
+    }
+  }
+  for (auto& s : sessions) s->Close();
+}
+
+std::vector<std::string> AgentHub::CheckLiveness() {
+  const absl::Time now = options_.clock->Now();
+  std::vector<std::string> lost;
+  std::vector<std::shared_ptr<Session>> closing;
+  {
+    absl::MutexLock lock(&mu_);
+    if (now < started_ + options_.restart_grace) return lost;
+    for (auto& [name, entry] : nodes_) {
+      if (!entry.ready) continue;
+      const absl::Time seen = std::max(entry.last_seen, started_);
+      if (now - seen < options_.node_lost_timeout) continue;
+      entry.ready = false;
+      if (entry.session) closing.push_back(std::move(entry.session));
+      lost.push_back(name);
+      if (sink_ != nullptr) {
+        sink_->LoseNode(
+            name, "NodeLost",
+            absl::StrCat("node ", name, " sent no heartbeat for ",
+                         absl::FormatDuration(now - seen), " (timeout ",
+                         absl::FormatDuration(options_.node_lost_timeout),
+                         ")"));
+      }
+    }
+  }
+  for (auto& s : closing) s->Close();
+  return lost;
+}
+
+void AgentHub::MonitorLoop() {
+  const absl::Duration tick =
+      std::clamp(options_.node_lost_timeout / 10, absl::Milliseconds(20),
+                 absl::Milliseconds(500));
+  while (true) {
+    {
+      absl::MutexLock lock(&mu_);
+      auto stopping = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return stopping_;
+      };
+      if (mu_.AwaitWithTimeout(absl::Condition(&stopping), tick)) return;
+    }
+    CheckLiveness();
+  }
+}
+
+api::Node AgentHub::Describe(const NodeEntry& entry) const {
+  api::Node node = entry.node;
+  node.set_state(entry.ready ? "Ready" : "NotReady");
+  node.set_connected(entry.session != nullptr);
+  if (entry.last_seen != absl::InfinitePast()) {
+    node.mutable_last_heartbeat()->set_seconds(
+        absl::ToUnixSeconds(entry.last_seen));
+  }
+  placement::Resources allocated;
+  int32_t pods = 0;
+  auto desired = desired_.find(node.registration().name());
+  if (desired != desired_.end()) {
+    for (const auto& [uid, a] : desired->second) {
+      if (a.stop()) continue;
+      ++pods;
+      absl::StatusOr<placement::PodRequirements> req =
+          placement::RequirementsFromPodSpec(a.pod().spec());
+      if (!req.ok()) continue;
+      allocated.cpu_millis += req->resources.cpu_millis;
+      allocated.memory_bytes += req->resources.memory_bytes;
+      for (const auto& [name, n] : req->resources.extended)
+        allocated.extended[name] += n;
+    }
+  }
+  FormatResources(allocated, node.mutable_allocated());
+  node.set_pods(pods);
+  return node;
+}
+
+std::vector<api::Node> AgentHub::ListNodes() {
+  absl::MutexLock lock(&mu_);
+  std::vector<api::Node> out;
+  for (const auto& [name, entry] : nodes_) out.push_back(Describe(entry));
+  return out;
+}
+
+absl::StatusOr<api::Node> AgentHub::GetNode(const std::string& name) {
+  absl::MutexLock lock(&mu_);
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) {
+    return absl::NotFoundError(absl::StrCat("node \"", name, "\" not found"));
+  }
+  return Describe(it->second);
+}
+
+absl::StatusOr<api::Node> AgentHub::SetCordoned(const std::string& name,
+                                                bool cordoned) {
+  api::Node to_store;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = nodes_.find(name);
+    if (it == nodes_.end()) {
+      return absl::NotFoundError(absl::StrCat("node \"", name, "\" not found"));
+    }
+    to_store = it->second.node;
+  }
+  to_store.set_cordoned(cordoned);
+  JOBSET_RETURN_IF_ERROR(Persist(to_store));
+  absl::MutexLock lock(&mu_);
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) {
+    return absl::NotFoundError(absl::StrCat("node \"", name, "\" not found"));
+  }
+  it->second.node.set_cordoned(cordoned);
+  if (sink_ != nullptr) {
+    absl::StatusOr<NodeInfo> info = ToNodeInfo(it->second.node);
+    if (info.ok()) {
+      info->ready = it->second.ready;
+      sink_->SetNode(*std::move(info));
+    }
+  }
+  return Describe(it->second);
+}
+
+absl::StatusOr<api::Node> AgentHub::Drain(const std::string& name) {
+  JOBSET_ASSIGN_OR_RETURN(api::Node node, SetCordoned(name, true));
+  absl::MutexLock lock(&mu_);
+  if (sink_ != nullptr) {
+    sink_->LoseNode(name, "EvictionByEvictionAPI",
+                    absl::StrCat("node ", name, " was drained"));
+    // Draining stops the pods, it does not take the node away.
+    auto it = nodes_.find(name);
+    if (it != nodes_.end() && it->second.ready) {
+      absl::StatusOr<NodeInfo> info = ToNodeInfo(it->second.node);
+      if (info.ok()) sink_->SetNode(*std::move(info));
+    }
+  }
+  return node;
+}
+
+int64_t AgentHub::fenced_reports() {
+  absl::MutexLock lock(&mu_);
+  return fenced_;
+}
+
+}  // namespace jobset::scheduler

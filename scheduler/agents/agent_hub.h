@@ -1,0 +1,159 @@
+#ifndef JOBSET_SCHEDULER_AGENTS_AGENT_HUB_H_
+#define JOBSET_SCHEDULER_AGENTS_AGENT_HUB_H_
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "common/clock.h"
+#include "proto/agent.pb.h"
+#include "scheduler/controller/agent_fleet.h"
+#include "scheduler/controller/controller_core.h"
+#include "store/store.h"
+
+namespace jobset::scheduler {
+
+// The node registry and the scheduler's end of the agents' streams.
+//
+// - As the controller's AgentFleet it keeps, per node, the desired set: every
+//   pod the controller placed there and has not released (with a stop mark
+//   once stopped), and forwards each change to the node's stream.
+// - Agents Connect with a Hello (registration and every pod they know), get
+//   a Welcome with the node's whole desired set, then send heartbeats and pod
+//   updates. Reports are fenced: only pods in the node's desired set reach
+//   the controller (an agent speaks only for its own node); the rest are
+//   counted and released.
+// - A node silent for node_lost_timeout is lost: its stream is ended and its
+//   pods fail (NodeSink::LoseNode). After jobsetd starts, no node is declared
+//   lost before restart_grace has passed, so a scheduler outage is not a
+//   node failure.
+// - Registrations and cordons are stored (nodes/<name>); liveness is not.
+// Thread-safe.
+class AgentHub final : public AgentFleet {
+ public:
+  struct Options {
+    absl::Duration node_lost_timeout = absl::Seconds(10);
+    // How often agents are asked to heartbeat.
+    absl::Duration heartbeat_interval = absl::Seconds(1);
+    // After start, how long nodes have to reconnect before any is lost.
+    absl::Duration restart_grace = absl::Seconds(30);
+    Clock* clock = RealClock::Get();
+  };
+
+  // One agent's stream. The gRPC adapter writes what Pop returns.
+  class Session {
+   public:
+    Session(std::string node, std::function<void()> cancel)
+        : node_(std::move(node)), cancel_(std::move(cancel)) {}
+    const std::string& node() const { return node_; }
+    // Waits up to `wait` for the next message to send; false once the
+    // session is closed (nothing more to send) or on timeout with `*msg`
+    // untouched and timed_out set.
+    bool Pop(api::SchedulerMessage* msg, absl::Duration wait,
+             bool* timed_out = nullptr);
+
+   private:
+    friend class AgentHub;
+    void Push(api::SchedulerMessage msg);
+    // Ends the stream: Pop returns false and the gRPC call, if still
+    // running, is cancelled.
+    void Close();
+    // The gRPC call is over (its context is about to go): closes the
+    // session, and a later Close cancels nothing.
+    void Detach();
+
+    const std::string node_;
+    absl::Mutex mu_;
+    // Called under mu_, so that it never races Detach.
+    std::function<void()> cancel_ ABSL_GUARDED_BY(mu_);
+    std::deque<api::SchedulerMessage> out_ ABSL_GUARDED_BY(mu_);
+    bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  };
+
+  AgentHub(store::Store* store, Options options);
+  ~AgentHub() override;
+
+  // Reads the stored nodes. Call once, before Attach.
+  absl::Status Load();
+
+  // Starts telling `sink` (the controller) about nodes and reports: every
+  // stored node is announced (ready, within the restart grace), and the
+  // liveness monitor starts. `sink` must outlive the hub.
+  void Attach(NodeSink* sink);
+
+  // AgentFleet, called by the controller thread.
+  void Run(const api::Pod& pod, const std::vector<HostEntry>& hosts) override;
+  void Stop(const std::string& node, const std::string& pod_uid) override;
+  void Release(const std::string& node, const std::string& pod_uid) override;
+
+  // An agent's stream opened with `hello`. `cancel` ends the gRPC call. An
+  // earlier session of the same node is closed. kInvalidArgument names the
+  // field of a bad registration.
+  absl::StatusOr<std::shared_ptr<Session>> Connect(
+      const api::Hello& hello, std::function<void()> cancel);
+  // A message after the Hello. An error ends the stream (FAILED_PRECONDITION:
+  // the session was replaced or the node declared lost; reconnect).
+  absl::Status OnMessage(Session* session, const api::AgentMessage& msg);
+  // The stream ended. The node stays Ready until it times out.
+  void Disconnect(Session* session);
+  // Closes every stream, refuses new ones and stops talking to the sink
+  // (jobsetd shutting down).
+  void CloseAll();
+
+  // Declares lost every node silent for too long; returns their names. The
+  // monitor thread calls it; tests call it with a FakeClock.
+  std::vector<std::string> CheckLiveness();
+
+  // NodeService.
+  std::vector<api::Node> ListNodes();
+  absl::StatusOr<api::Node> GetNode(const std::string& name);
+  absl::StatusOr<api::Node> SetCordoned(const std::string& name, bool cordoned);
+  // Cordons the node and fails its pods (reason EvictionByEvictionAPI), as
+  // an eviction would; their JobSets' policies decide.
+  absl::StatusOr<api::Node> Drain(const std::string& name);
+
+  // Reports about pods not assigned to the reporting node.
+  int64_t fenced_reports();
+
+ private:
+  struct NodeEntry {
+    api::Node node;  // registration, cordoned (stored); state, heartbeat
+    std::shared_ptr<Session> session;
+    absl::Time last_seen = absl::InfinitePast();
+    bool ready = false;
+  };
+
+  absl::StatusOr<NodeInfo> ToNodeInfo(const api::Node& node) const;
+  api::Node Describe(const NodeEntry& entry) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status Persist(const api::Node& node);
+  void MonitorLoop();
+
+  store::Store* const store_;
+  const Options options_;
+  const absl::Time started_;
+
+  absl::Mutex mu_;
+  NodeSink* sink_ ABSL_GUARDED_BY(mu_) = nullptr;
+  std::map<std::string, NodeEntry> nodes_ ABSL_GUARDED_BY(mu_);
+  // node -> pod uid -> assignment.
+  std::map<std::string, std::map<std::string, api::PodAssignment>> desired_
+      ABSL_GUARDED_BY(mu_);
+  int64_t fenced_ ABSL_GUARDED_BY(mu_) = 0;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;  // CloseAll was called
+  std::thread monitor_;
+};
+
+}  // namespace jobset::scheduler
+
+#endif  // JOBSET_SCHEDULER_AGENTS_AGENT_HUB_H_

@@ -1,0 +1,288 @@
+#include "scheduler/agents/agent_hub.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/clock.h"
+#include "common/status_matchers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "store/memory_store.h"
+
+namespace jobset::scheduler {
+namespace {
+
+using ::jobset::testing::IsOk;
+using ::jobset::testing::StatusIs;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::SizeIs;
+
+class RecordingSink : public NodeSink {
+ public:
+  void SetNode(NodeInfo node) override { nodes.push_back(std::move(node)); }
+  void ReportPod(PodReport report) override {
+    reports.push_back(std::move(report));
+  }
+  void LoseNode(std::string name, std::string reason,
+                std::string message) override {
+    lost.push_back(name + ":" + reason);
+    last_message = message;
+  }
+  std::vector<NodeInfo> nodes;
+  std::vector<PodReport> reports;
+  std::vector<std::string> lost;
+  std::string last_message;
+};
+
+api::Hello HelloFrom(const std::string& node) {
+  api::Hello hello;
+  hello.mutable_node()->set_name(node);
+  hello.mutable_node()->set_address("127.0.0.2");
+  (*hello.mutable_node()->mutable_capacity())["cpu"] = "8";
+  (*hello.mutable_node()->mutable_capacity())["memory"] = "32Gi";
+  (*hello.mutable_node()->mutable_capacity())["nvidia.com/gpu"] = "4";
+  (*hello.mutable_node()->mutable_labels())["slice"] = "a";
+  return hello;
+}
+
+api::Pod PodOn(const std::string& node, const std::string& uid) {
+  api::Pod pod;
+  pod.mutable_metadata()->set_name("pod-" + uid);
+  pod.mutable_metadata()->set_uid(uid);
+  pod.mutable_spec()->set_node_name(node);
+  api::Container* c = pod.mutable_spec()->add_containers();
+  c->set_name("main");
+  (*c->mutable_resources()->mutable_requests())["cpu"] = "500m";
+  return pod;
+}
+
+// Drains what the session has queued, without waiting.
+std::vector<api::SchedulerMessage> Drain(AgentHub::Session& s) {
+  std::vector<api::SchedulerMessage> out;
+  api::SchedulerMessage m;
+  while (s.Pop(&m, absl::ZeroDuration())) out.push_back(m);
+  return out;
+}
+
+class AgentHubTest : public ::testing::Test {
+ protected:
+  AgentHubTest() { Start(); }
+
+  void Start() {
+    hub_.reset();
+    hub_ = std::make_unique<AgentHub>(
+        &store_, AgentHub::Options{.node_lost_timeout = absl::Seconds(5),
+                                   .heartbeat_interval = absl::Seconds(1),
+                                   .restart_grace = absl::Seconds(10),
+                                   .clock = &clock_});
+    ASSERT_THAT(hub_->Load(), IsOk());
+    sink_ = RecordingSink();
+    hub_->Attach(&sink_);
+  }
+
+  std::shared_ptr<AgentHub::Session> Connect(const api::Hello& hello,
+                                             int* cancels = nullptr) {
+    auto s = hub_->Connect(hello, [cancels] {
+      if (cancels != nullptr) ++*cancels;
+    });
+    EXPECT_THAT(s.status(), IsOk());
+    return s.ok() ? *s : nullptr;
+  }
+
+  store::MemoryStore store_;
+  FakeClock clock_;
+  RecordingSink sink_;
+  std::unique_ptr<AgentHub> hub_;
+};
+
+TEST_F(AgentHubTest, WelcomesWithTheDesiredSetAndForwardsChanges) {
+  hub_->Run(PodOn("n1", "a"), {{"127.0.0.2", {"train-0-0"}}});
+  hub_->Run(PodOn("n2", "b"), {});
+  auto s = Connect(HelloFrom("n1"));
+  ASSERT_THAT(sink_.nodes, SizeIs(1));
+  EXPECT_EQ(sink_.nodes[0].name, "n1");
+  EXPECT_EQ(sink_.nodes[0].allocatable.cpu_millis, 8000);
+  EXPECT_EQ(sink_.nodes[0].allocatable.memory_bytes, int64_t{32} << 30);
+  EXPECT_EQ(sink_.nodes[0].allocatable.extended.at("nvidia.com/gpu"), 4);
+
+  std::vector<api::SchedulerMessage> got = Drain(*s);
+  ASSERT_THAT(got, SizeIs(1));
+  ASSERT_TRUE(got[0].has_welcome());
+  ASSERT_THAT(got[0].welcome().pods(), SizeIs(1));  // Only n1's.
+  EXPECT_EQ(got[0].welcome().pods(0).pod().metadata().uid(), "a");
+  EXPECT_EQ(got[0].welcome().pods(0).hosts(0).names(0), "train-0-0");
+  EXPECT_EQ(got[0].welcome().heartbeat_interval_ms(), 1000);
+
+  hub_->Run(PodOn("n1", "c"), {});
+  hub_->Stop("n1", "a");
+  hub_->Release("n1", "a");
+  got = Drain(*s);
+  ASSERT_THAT(got, SizeIs(3));
+  EXPECT_EQ(got[0].run().pod().metadata().uid(), "c");
+  EXPECT_EQ(got[1].stop().pod_uid(), "a");
+  EXPECT_EQ(got[2].release().pod_uid(), "a");
+
+  absl::StatusOr<api::Node> node = hub_->GetNode("n1");
+  ASSERT_THAT(node.status(), IsOk());
+  EXPECT_EQ(node->state(), "Ready");
+  EXPECT_TRUE(node->connected());
+  EXPECT_EQ(node->pods(), 1);
+  EXPECT_EQ(node->allocated().at("cpu"), "500m");
+}
+
+TEST_F(AgentHubTest, FencesReportsAboutPodsNotAssignedToTheNode) {
+  hub_->Run(PodOn("n1", "mine"), {});
+  hub_->Run(PodOn("n2", "theirs"), {});
+  api::Hello hello = HelloFrom("n1");
+  // What the agent knew when it connected: its pod, and an old one.
+  hello.add_pods()->set_pod_uid("mine");
+  hello.mutable_pods(0)->mutable_status()->set_phase("Succeeded");
+  hello.add_pods()->set_pod_uid("old");
+  auto s = Connect(hello);
+  ASSERT_THAT(sink_.reports, SizeIs(1));
+  EXPECT_EQ(sink_.reports[0].pod_uid, "mine");
+  EXPECT_EQ(sink_.reports[0].node, "n1");
+  EXPECT_EQ(sink_.reports[0].status.phase(), "Succeeded");
+  EXPECT_EQ(hub_->fenced_reports(), 1);
+  Drain(*s);
+
+  // n1 reporting n2's pod changes nothing, and is told to forget it.
+  api::AgentMessage update;
+  update.mutable_pod_update()->set_pod_uid("theirs");
+  update.mutable_pod_update()->mutable_status()->set_phase("Failed");
+  ASSERT_THAT(hub_->OnMessage(s.get(), update), IsOk());
+  EXPECT_THAT(sink_.reports, SizeIs(1));
+  EXPECT_EQ(hub_->fenced_reports(), 2);
+  std::vector<api::SchedulerMessage> got = Drain(*s);
+  ASSERT_THAT(got, SizeIs(1));
+  EXPECT_EQ(got[0].release().pod_uid(), "theirs");
+
+  // Its own pod's report goes through, duplicates included (the controller
+  // applies the first terminal one).
+  update.mutable_pod_update()->set_pod_uid("mine");
+  ASSERT_THAT(hub_->OnMessage(s.get(), update), IsOk());
+  ASSERT_THAT(hub_->OnMessage(s.get(), update), IsOk());
+  EXPECT_THAT(sink_.reports, SizeIs(3));
+}
+
+TEST_F(AgentHubTest, HeartbeatsAreAcknowledged) {
+  auto s = Connect(HelloFrom("n1"));
+  Drain(*s);
+  api::AgentMessage hb;
+  hb.mutable_heartbeat()->set_seq(42);
+  ASSERT_THAT(hub_->OnMessage(s.get(), hb), IsOk());
+  std::vector<api::SchedulerMessage> got = Drain(*s);
+  ASSERT_THAT(got, SizeIs(1));
+  EXPECT_EQ(got[0].heartbeat_ack().seq(), 42);
+  api::AgentMessage hello;
+  *hello.mutable_hello() = HelloFrom("n1");
+  EXPECT_THAT(hub_->OnMessage(s.get(), hello),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+TEST_F(AgentHubTest, ASilentNodeIsLostOnlyAfterTheGraceAndTheTimeout) {
+  int cancels = 0;
+  auto s = Connect(HelloFrom("n1"), &cancels);
+  Drain(*s);
+  clock_.Advance(absl::Seconds(9));  // Silent 9s, but within the grace.
+  EXPECT_THAT(hub_->CheckLiveness(), IsEmpty());
+  clock_.Advance(absl::Seconds(2));
+  EXPECT_THAT(hub_->CheckLiveness(), ElementsAre("n1"));
+  EXPECT_THAT(sink_.lost, ElementsAre("n1:NodeLost"));
+  EXPECT_THAT(sink_.last_message, HasSubstr("no heartbeat for 11s"));
+  EXPECT_EQ(cancels, 1);
+  EXPECT_EQ(hub_->GetNode("n1")->state(), "NotReady");
+  // Lost once, not again.
+  EXPECT_THAT(hub_->CheckLiveness(), IsEmpty());
+  // The zombie's stream is fenced.
+  api::AgentMessage hb;
+  hb.mutable_heartbeat()->set_seq(1);
+  EXPECT_THAT(hub_->OnMessage(s.get(), hb),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+  // It says hello again and is Ready.
+  auto again = Connect(HelloFrom("n1"));
+  EXPECT_EQ(hub_->GetNode("n1")->state(), "Ready");
+  EXPECT_TRUE(sink_.nodes.back().ready);
+}
+
+TEST_F(AgentHubTest, AHeartbeatingNodeIsNeverLost) {
+  auto s = Connect(HelloFrom("n1"));
+  api::AgentMessage hb;
+  for (int i = 0; i < 30; ++i) {
+    clock_.Advance(absl::Seconds(1));
+    hb.mutable_heartbeat()->set_seq(i);
+    ASSERT_THAT(hub_->OnMessage(s.get(), hb), IsOk());
+    EXPECT_THAT(hub_->CheckLiveness(), IsEmpty());
+  }
+  EXPECT_THAT(sink_.lost, IsEmpty());
+}
+
+TEST_F(AgentHubTest, ASecondConnectionReplacesTheFirst) {
+  int cancels = 0;
+  auto first = Connect(HelloFrom("n1"), &cancels);
+  auto second = Connect(HelloFrom("n1"));
+  EXPECT_EQ(cancels, 1);
+  api::SchedulerMessage m;
+  Drain(*first);
+  EXPECT_FALSE(first->Pop(&m, absl::ZeroDuration()));
+  api::AgentMessage hb;
+  hb.mutable_heartbeat()->set_seq(1);
+  EXPECT_THAT(hub_->OnMessage(first.get(), hb),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(hub_->OnMessage(second.get(), hb), IsOk());
+}
+
+TEST_F(AgentHubTest, RejectsABadRegistrationNamingTheField) {
+  api::Hello hello = HelloFrom("Bad_Name");
+  EXPECT_THAT(hub_->Connect(hello, nullptr).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("hello.node.name")));
+  hello = HelloFrom("n1");
+  (*hello.mutable_node()->mutable_capacity())["memory"] = "lots";
+  EXPECT_THAT(hub_->Connect(hello, nullptr).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("hello.node.capacity[memory]")));
+  hello = HelloFrom("n1");
+  api::Taint* t = hello.mutable_node()->add_taints();
+  t->set_key("k");
+  t->set_effect("Sometimes");
+  EXPECT_THAT(hub_->Connect(hello, nullptr).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("hello.node.taints[0].effect")));
+  EXPECT_THAT(hub_->ListNodes(), IsEmpty());
+}
+
+TEST_F(AgentHubTest, NodesAndCordonsSurviveARestart) {
+  auto s = Connect(HelloFrom("n1"));
+  ASSERT_THAT(hub_->SetCordoned("n1", true).status(), IsOk());
+  EXPECT_TRUE(sink_.nodes.back().cordoned);
+  s.reset();
+  Start();  // jobsetd restarts: n1 is known, Ready within the grace.
+  ASSERT_THAT(sink_.nodes, SizeIs(1));
+  EXPECT_EQ(sink_.nodes[0].name, "n1");
+  EXPECT_TRUE(sink_.nodes[0].cordoned);
+  EXPECT_TRUE(sink_.nodes[0].ready);
+  EXPECT_EQ(hub_->GetNode("n1")->state(), "Ready");
+  EXPECT_FALSE(hub_->GetNode("n1")->connected());
+  // It never comes back: lost once the grace has passed.
+  clock_.Advance(absl::Seconds(10));
+  EXPECT_THAT(hub_->CheckLiveness(), ElementsAre("n1"));
+  EXPECT_THAT(hub_->SetCordoned("nope", true).status(),
+              StatusIs(absl::StatusCode::kNotFound));
+}
+
+TEST_F(AgentHubTest, DrainCordonsAndFailsThePods) {
+  auto s = Connect(HelloFrom("n1"));
+  absl::StatusOr<api::Node> node = hub_->Drain("n1");
+  ASSERT_THAT(node.status(), IsOk());
+  EXPECT_TRUE(node->cordoned());
+  EXPECT_THAT(sink_.lost, ElementsAre("n1:EvictionByEvictionAPI"));
+  EXPECT_TRUE(sink_.nodes.back().cordoned);
+  EXPECT_TRUE(sink_.nodes.back().ready);
+}
+
+}  // namespace
+}  // namespace jobset::scheduler

@@ -1,0 +1,221 @@
+// jobsetd's controller, node registry and gRPC server in this process, with
+// real jobset-agent Agents on FakeRuntimes talking to it over gRPC: the
+// protocol end to end, without launching processes (tests/ does that).
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "agent/agent.h"
+#include "agent/fake_runtime.h"
+#include "api/jobset_builder.h"
+#include "common/status_matchers.h"
+#include "gtest/gtest.h"
+#include "proto/jobset_service.grpc.pb.h"
+#include "scheduler/agents/agent_hub.h"
+#include "scheduler/agents/agent_service.h"
+#include "scheduler/controller/controller.h"
+#include "scheduler/server/server.h"
+#include "store/memory_store.h"
+
+namespace jobset::scheduler {
+namespace {
+
+using ::jobset::api::testing::JobSetBuilder;
+using ::jobset::testing::IsOk;
+
+// Polls `done` for up to 15 s.
+bool Eventually(const std::function<bool()>& done) {
+  const absl::Time deadline = absl::Now() + absl::Seconds(15);
+  while (absl::Now() < deadline) {
+    if (done()) return true;
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  return done();
+}
+
+class AgentProtocolTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    hub_ = std::make_unique<AgentHub>(
+        &store_,
+        AgentHub::Options{.node_lost_timeout = absl::Seconds(1),
+                          .heartbeat_interval = absl::Milliseconds(100),
+                          .restart_grace = absl::ZeroDuration()});
+    ASSERT_THAT(hub_->Load(), IsOk());
+    auto controller = Controller::Start(&store_, hub_.get(), RealClock::Get(),
+                                        api::Features{.restart_job = true});
+    ASSERT_THAT(controller.status(), IsOk());
+    controller_ = *std::move(controller);
+    hub_->Attach(controller_.get());
+    agent_service_ = std::make_unique<AgentServiceImpl>(hub_.get());
+    Server::Options options;
+    options.listen = "127.0.0.1:0";
+    options.services = {agent_service_.get()};
+    options.end_streams = [this] { hub_->CloseAll(); };
+    auto server = Server::Start(options, &store_);
+    ASSERT_THAT(server.status(), IsOk());
+    server_ = *std::move(server);
+    stub_ = api::JobSetService::NewStub(grpc::CreateChannel(
+        server_->address(), grpc::InsecureChannelCredentials()));
+  }
+
+  void TearDown() override {
+    agents_.clear();
+    server_->Shutdown(absl::Now() + absl::Seconds(1));
+    server_.reset();
+    hub_->CloseAll();
+    controller_.reset();
+    hub_.reset();
+  }
+
+  // Starts (or restarts, on the same runtime) the agent of node `name`.
+  void StartAgent(const std::string& name, agent::FakeRuntime* runtime) {
+    agent::Agent::Options o;
+    o.scheduler = server_->address();
+    o.registration.set_name(name);
+    o.registration.set_address(absl::StrCat("10.0.0.", agents_.size() + 1));
+    (*o.registration.mutable_capacity())["cpu"] = "1";
+    (*o.registration.mutable_capacity())["memory"] = "1Gi";
+    o.tick = absl::Milliseconds(20);
+    auto a = std::make_unique<agent::Agent>(o, runtime);
+    a->Start();
+    agents_[name] = std::move(a);
+    ASSERT_TRUE(Eventually([&] { return agents_[name]->welcomed(); }));
+  }
+
+  void Create(api::JobSet js) {
+    grpc::ClientContext ctx;
+    api::CreateJobSetRequest req;
+    *req.mutable_jobset() = std::move(js);
+    api::CreateJobSetResponse resp;
+    ASSERT_TRUE(stub_->CreateJobSet(&ctx, req, &resp).ok());
+  }
+
+  api::JobSet Get(const std::string& name) {
+    grpc::ClientContext ctx;
+    api::GetJobSetRequest req;
+    req.set_namespace_("default");
+    req.set_name(name);
+    api::JobSet js;
+    EXPECT_TRUE(stub_->GetJobSet(&ctx, req, &js).ok());
+    return js;
+  }
+
+  // Pods running on `runtime`, by uid.
+  static std::vector<std::string> Running(agent::FakeRuntime& runtime) {
+    std::vector<std::string> out;
+    for (const agent::PodState& p : runtime.List()) {
+      if (p.status.phase() == "Running") out.push_back(p.uid);
+    }
+    return out;
+  }
+
+  store::MemoryStore store_;
+  std::unique_ptr<AgentHub> hub_;
+  std::unique_ptr<Controller> controller_;
+  std::unique_ptr<AgentServiceImpl> agent_service_;
+  std::unique_ptr<Server> server_;
+  std::unique_ptr<api::JobSetService::Stub> stub_;
+  // The nodes' runtimes outlive the agents that use them.
+  agent::FakeRuntime a_, b_;
+  std::map<std::string, std::unique_ptr<agent::Agent>> agents_;
+};
+
+TEST_F(AgentProtocolTest, PodsRunOnAgentsAndTheirExitsCompleteTheJobSet) {
+  agent::FakeRuntime& a = a_;
+  agent::FakeRuntime& b = b_;
+  StartAgent("node-a", &a);
+  StartAgent("node-b", &b);
+  // Two pods of one CPU each: one per node.
+  JobSetBuilder builder("train");
+  builder.Replicated("workers", 2);
+  (*builder.Mutable()
+        ->mutable_spec()
+        ->mutable_replicated_jobs(0)
+        ->mutable_template_()
+        ->mutable_spec()
+        ->mutable_template_()
+        ->mutable_spec()
+        ->mutable_containers(0)
+        ->mutable_resources()
+        ->mutable_requests())["cpu"] = "1";
+  Create(builder.Build());
+  ASSERT_TRUE(Eventually(
+      [&] { return Running(a).size() == 1 && Running(b).size() == 1; }));
+  // The agents got bound pods with the attempt's host table.
+  const api::PodAssignment got = a.started()[0];
+  EXPECT_EQ(got.pod().spec().node_name(), "node-a");
+  EXPECT_EQ(got.hosts_size(), 2);
+  ASSERT_TRUE(Eventually([&] {
+    return Get("train").status().replicated_jobs_status(0).ready() == 2;
+  }));
+
+  a.Exit(Running(a)[0], 0);
+  b.Exit(Running(b)[0], 0);
+  ASSERT_TRUE(Eventually(
+      [&] { return Get("train").status().terminal_state() == "Completed"; }));
+  // Once their final statuses are durable, the agents forget the pods.
+  EXPECT_TRUE(Eventually([&] { return a.List().empty() && b.List().empty(); }));
+  EXPECT_EQ(a.started().size(), 1u);
+  EXPECT_EQ(b.started().size(), 1u);
+}
+
+TEST_F(AgentProtocolTest, ARestartedAgentReattachesWithoutRelaunching) {
+  agent::FakeRuntime& a = a_;
+  StartAgent("node-a", &a);
+  Create(JobSetBuilder("train").Replicated("workers", 1).Build());
+  ASSERT_TRUE(Eventually([&] { return Running(a).size() == 1; }));
+  const std::string uid = Running(a)[0];
+  // The agent goes away (its pod keeps running) and comes back.
+  agents_.erase("node-a");
+  a.Exit(uid, 0);  // Exits while no agent is there.
+  StartAgent("node-a", &a);
+  ASSERT_TRUE(Eventually(
+      [&] { return Get("train").status().terminal_state() == "Completed"; }));
+  EXPECT_EQ(a.started().size(), 1u);  // Never launched twice.
+  EXPECT_EQ(Get("train").status().restarts(), 0);
+}
+
+TEST_F(AgentProtocolTest,
+       ALostNodesPodsRestartElsewhereAndItsZombiesAreStopped) {
+  agent::FakeRuntime& a = a_;
+  agent::FakeRuntime& b = b_;
+  StartAgent("node-a", &a);
+  StartAgent("node-b", &b);
+  JobSetBuilder builder("train");
+  builder.Replicated("workers", 1)
+      .RestartPolicy("workers", "Never")
+      .FailurePolicy(3);
+  builder.Mutable()
+      ->mutable_spec()
+      ->mutable_replicated_jobs(0)
+      ->mutable_template_()
+      ->mutable_spec()
+      ->set_backoff_limit(0);
+  Create(builder.Build());
+  ASSERT_TRUE(
+      Eventually([&] { return Running(a).size() + Running(b).size() == 1; }));
+  const bool on_a = Running(a).size() == 1;
+  agent::FakeRuntime& first = on_a ? a : b;
+  agent::FakeRuntime& second = on_a ? b : a;
+  const std::string first_node = on_a ? "node-a" : "node-b";
+  const std::string old_uid = Running(first)[0];
+
+  // The node's agent dies; its pod is still there.
+  agents_.erase(first_node);
+  ASSERT_TRUE(
+      Eventually([&] { return Get("train").status().restarts() == 1; }));
+  ASSERT_TRUE(Eventually([&] { return Running(second).size() == 1; }));
+  EXPECT_TRUE(first.Has(old_uid));
+
+  // It comes back: the old attempt is not wanted and goes at once.
+  StartAgent(first_node, &first);
+  EXPECT_TRUE(Eventually([&] { return !first.Has(old_uid); }));
+  EXPECT_EQ(Get("train").status().restarts(), 1);
+  EXPECT_GE(hub_->fenced_reports(), 1);
+}
+
+}  // namespace
+}  // namespace jobset::scheduler

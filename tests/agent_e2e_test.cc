@@ -1,0 +1,323 @@
+// jobsetd and several jobset-agents as real processes on 127.0.0.1, running
+// real pods (the process runtime): peers resolve each other, an agent killed
+// briefly costs nothing, a node lost for longer restarts the JobSet
+// elsewhere, a scheduler outage is not a failure, and a pod that cannot run
+// fails alone.
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/time.h"
+#include "agent/runtime/shim_runtime.h"
+#include "api/jobset_builder.h"
+#include "gmock/gmock.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "proto/jobset_service.grpc.pb.h"
+#include "tests/jobsetd_process.h"
+
+namespace jobset {
+namespace {
+
+using ::jobset::api::testing::JobSetBuilder;
+using ::jobset::testing::JobsetdProcess;
+
+std::string Runfile(const std::string& path) {
+  return absl::StrCat(std::getenv("TEST_SRCDIR"), "/",
+                      std::getenv("TEST_WORKSPACE"), "/", path);
+}
+
+bool Eventually(const std::function<bool()>& done,
+                absl::Duration timeout = absl::Seconds(30)) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (absl::Now() < deadline) {
+    if (done()) return true;
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  return done();
+}
+
+int CountLines(const std::string& path) {
+  std::ifstream in(path);
+  int n = 0;
+  for (std::string line; std::getline(in, line);) ++n;
+  return n;
+}
+
+class AgentE2eTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = absl::StrCat(
+        std::getenv("TEST_TMPDIR"), "/",
+        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+    StartJobsetd("127.0.0.1:0");
+  }
+
+  void TearDown() override {
+    agents_.clear();  // SIGKILL: the pods' shims live on...
+    // ... so stop every pod this test started, through the runtime.
+    for (const std::string& work_dir : work_dirs_) {
+      agent::ShimRuntime::Options o;
+      o.work_dir = work_dir;
+      o.shim_path = Runfile("agent/runtime/jobset-pod-shim");
+      auto runtime = agent::ShimRuntime::Create(o);
+      if (!runtime.ok()) continue;
+      for (const agent::PodState& pod : (*runtime)->List())
+        (*runtime)->Remove(pod.uid).IgnoreError();
+    }
+    jobsetd_.reset();
+  }
+
+  void StartJobsetd(const std::string& listen) {
+    auto jobsetd = JobsetdProcess::Start(
+        {.binary = Runfile("scheduler/jobsetd"),
+         .args = {absl::StrCat("--listen=", listen),
+                  absl::StrCat("--data_dir=", dir_, "/jobsetd"),
+                  "--node_lost_timeout=2s", "--heartbeat_interval=200ms",
+                  "--restart_grace=3s", "--shutdown_grace=1s"},
+         .stderr_path = absl::StrCat(dir_, "/jobsetd.stderr")});
+    ASSERT_TRUE(jobsetd.ok()) << jobsetd.status();
+    jobsetd_ = *std::move(jobsetd);
+    address_ = jobsetd_->address();
+    stub_ = api::JobSetService::NewStub(
+        grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()));
+  }
+
+  // Starts (or restarts) the agent of node `name` at 127.0.0.<n>.
+  void StartAgent(const std::string& name, int n,
+                  std::vector<std::string> extra = {}) {
+    const std::string work_dir = absl::StrCat(dir_, "/", name);
+    if (std::find(work_dirs_.begin(), work_dirs_.end(), work_dir) ==
+        work_dirs_.end())
+      work_dirs_.push_back(work_dir);
+    std::vector<std::string> args = {
+        absl::StrCat("--scheduler=", address_),
+        absl::StrCat("--node_name=", name),
+        absl::StrCat("--address=127.0.0.", n),
+        absl::StrCat("--work_dir=", work_dir),
+        absl::StrCat("--shim=", Runfile("agent/runtime/jobset-pod-shim")),
+        "--capacity=cpu=1,memory=4Gi",
+        absl::StrCat("--labels=slice=s", n)};
+    args.insert(args.end(), extra.begin(), extra.end());
+    agents_.erase(name);
+    auto agent = JobsetdProcess::Start(
+        {.binary = Runfile("agent/jobset-agent"),
+         .args = args,
+         .stderr_path = absl::StrCat(dir_, "/", name, ".stderr"),
+         .ready_prefix = absl::StrCat("jobset-agent ", name, " serving")});
+    ASSERT_TRUE(agent.ok()) << agent.status();
+    agents_[name] = *std::move(agent);
+  }
+
+  void Create(const api::JobSet& js) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
+    api::CreateJobSetRequest req;
+    *req.mutable_jobset() = js;
+    api::CreateJobSetResponse resp;
+    grpc::Status s = stub_->CreateJobSet(&ctx, req, &resp);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+  }
+
+  api::JobSet Get(const std::string& name) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(5)));
+    api::GetJobSetRequest req;
+    req.set_namespace_("default");
+    req.set_name(name);
+    api::JobSet js;
+    stub_->GetJobSet(&ctx, req, &js);
+    return js;
+  }
+
+  bool Finished(const std::string& name, const std::string& state) {
+    return Eventually(
+        [&] { return Get(name).status().terminal_state() == state; },
+        absl::Seconds(40));
+  }
+
+  // Pod uids the agent of `node` holds (from its work dir).
+  std::vector<std::string> PodsOn(const std::string& node) {
+    std::vector<std::string> uids;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(
+             absl::StrCat(dir_, "/", node, "/pods"), ec)) {
+      uids.push_back(e.path().filename().string());
+    }
+    return uids;
+  }
+
+  // A one-container JobSet: `replicas` Jobs of one pod each running
+  // /bin/sh -c `script`, one CPU each (one pod per node).
+  JobSetBuilder ShellJobSet(const std::string& name, int replicas,
+                            const std::string& script) {
+    JobSetBuilder b(name);
+    b.Replicated("workers", replicas).RestartPolicy("workers", "Never");
+    api::JobSpec* job = b.Mutable()
+                            ->mutable_spec()
+                            ->mutable_replicated_jobs(0)
+                            ->mutable_template_()
+                            ->mutable_spec();
+    job->set_backoff_limit(0);
+    api::Container* c =
+        job->mutable_template_()->mutable_spec()->mutable_containers(0);
+    c->clear_command();
+    c->clear_args();
+    c->add_command("/bin/sh");
+    c->add_command("-c");
+    c->add_command(script);
+    (*c->mutable_resources()->mutable_requests())["cpu"] = "1";
+    return b;
+  }
+
+  std::string dir_;
+  std::string address_;
+  std::unique_ptr<JobsetdProcess> jobsetd_;
+  std::map<std::string, std::unique_ptr<JobsetdProcess>> agents_;
+  std::vector<std::string> work_dirs_;
+  std::unique_ptr<api::JobSetService::Stub> stub_;
+};
+
+TEST_F(AgentE2eTest, PodsResolveTheirPeersAndTheJobSetCompletes) {
+  StartAgent("node-a", 2);
+  StartAgent("node-b", 3);
+  const std::string out = absl::StrCat(dir_, "/resolved");
+  // Each pod resolves both pods' hostnames (the JobSet's subdomain form too)
+  // and records what it sees.
+  Create(ShellJobSet("peers", 2,
+                     absl::StrCat("getent hosts peers-workers-0-0.peers "
+                                  "peers-workers-1-0 >> ",
+                                  out, ".$JOB_COMPLETION_INDEX.$(hostname)"))
+             .Build());
+  ASSERT_TRUE(Finished("peers", "Completed")) << Get("peers").DebugString();
+  // The pods saw their own hostnames and each other's node address.
+  const std::string a = absl::StrCat(out, ".0.peers-workers-0-0");
+  const std::string b = absl::StrCat(out, ".0.peers-workers-1-0");
+  ASSERT_TRUE(std::filesystem::exists(a)) << a;
+  ASSERT_TRUE(std::filesystem::exists(b)) << b;
+  std::ifstream in(a);
+  std::string text((std::istreambuf_iterator<char>(in)),
+                   std::istreambuf_iterator<char>());
+  EXPECT_THAT(text, ::testing::HasSubstr("127.0.0."));
+  EXPECT_THAT(text, ::testing::HasSubstr("peers-workers-1-0"));
+}
+
+TEST_F(AgentE2eTest, AnAgentKilledBrieflyCostsNoRestartAndNoRelaunch) {
+  StartAgent("node-a", 2);
+  const std::string launches = absl::StrCat(dir_, "/launches");
+  Create(
+      ShellJobSet("brief", 1, absl::StrCat("echo x >> ", launches, "; sleep 3"))
+          .Build());
+  ASSERT_TRUE(Eventually([&] { return CountLines(launches) == 1; }));
+  ASSERT_TRUE(agents_["node-a"]->Kill(SIGKILL).ok());
+  agents_["node-a"]->Wait().IgnoreError();
+  absl::SleepFor(absl::Milliseconds(500));
+  StartAgent("node-a", 2);
+  ASSERT_TRUE(Finished("brief", "Completed")) << Get("brief").DebugString();
+  EXPECT_EQ(Get("brief").status().restarts(), 0);
+  EXPECT_EQ(CountLines(launches), 1);
+}
+
+TEST_F(AgentE2eTest, ALostNodeRestartsTheJobSetElsewhereAndItsPodsAreStopped) {
+  StartAgent("node-a", 2);
+  StartAgent("node-b", 3);
+  const std::string starts = absl::StrCat(dir_, "/starts");
+  // Attempt 0 hangs; attempt 1 finishes.
+  JobSetBuilder b = ShellJobSet(
+      "lost", 1,
+      absl::StrCat("echo $JOBSET_RESTART_ATTEMPT >> ", starts,
+                   "; [ \"$JOBSET_RESTART_ATTEMPT\" -ge 1 ] && exit 0; "
+                   "sleep 300"));
+  b.FailurePolicy(3);
+  Create(b.Build());
+  ASSERT_TRUE(Eventually([&] { return CountLines(starts) == 1; }));
+  const std::string victim = PodsOn("node-a").empty() ? "node-b" : "node-a";
+  const std::vector<std::string> old_pods = PodsOn(victim);
+  ASSERT_EQ(old_pods.size(), 1u);
+  ASSERT_TRUE(agents_[victim]->Kill(SIGKILL).ok());
+  agents_[victim]->Wait().IgnoreError();
+  ASSERT_TRUE(Finished("lost", "Completed")) << Get("lost").DebugString();
+  EXPECT_EQ(Get("lost").status().restarts(), 1);
+  // The lost node comes back: its old attempt is stopped and forgotten.
+  StartAgent(victim, victim == "node-a" ? 2 : 3);
+  EXPECT_TRUE(Eventually([&] { return PodsOn(victim).empty(); }));
+  EXPECT_EQ(Get("lost").status().restarts(), 1);
+}
+
+TEST_F(AgentE2eTest, ASchedulerOutageIsNotAFailure) {
+  StartAgent("node-a", 2);
+  StartAgent("node-b", 3);
+  const std::string done = absl::StrCat(dir_, "/done");
+  // Both pods exit while jobsetd is down.
+  Create(ShellJobSet("outage", 2, absl::StrCat("sleep 2; echo x >> ", done))
+             .Build());
+  ASSERT_TRUE(Eventually([&] {
+    return PodsOn("node-a").size() == 1 && PodsOn("node-b").size() == 1;
+  }));
+  ASSERT_TRUE(jobsetd_->Kill(SIGKILL).ok());
+  jobsetd_->Wait().IgnoreError();
+  ASSERT_TRUE(Eventually([&] { return CountLines(done) == 2; }));
+  absl::SleepFor(absl::Seconds(3));  // Longer than the node-lost timeout.
+  StartJobsetd(address_);
+  ASSERT_TRUE(Finished("outage", "Completed")) << Get("outage").DebugString();
+  EXPECT_EQ(Get("outage").status().restarts(), 0);
+  EXPECT_EQ(CountLines(done), 2);
+}
+
+TEST_F(AgentE2eTest, APodThatCannotRunFailsAloneAndTheAgentCarriesOn) {
+  StartAgent("node-a", 2);
+  JobSetBuilder bad("bad");
+  bad.Replicated("workers", 1).RestartPolicy("workers", "Never");
+  api::JobSpec* job = bad.Mutable()
+                          ->mutable_spec()
+                          ->mutable_replicated_jobs(0)
+                          ->mutable_template_()
+                          ->mutable_spec();
+  job->set_backoff_limit(0);
+  api::Container* c =
+      job->mutable_template_()->mutable_spec()->mutable_containers(0);
+  c->clear_command();
+  c->clear_args();
+  c->add_command("/no/such/binary");
+  Create(bad.Build());
+  ASSERT_TRUE(Finished("bad", "Failed")) << Get("bad").DebugString();
+  // The same agent still runs the next JobSet.
+  Create(ShellJobSet("good", 1, "exit 0").Build());
+  ASSERT_TRUE(Finished("good", "Completed")) << Get("good").DebugString();
+}
+
+TEST_F(AgentE2eTest, AFrozenAgentPastItsLeaseHasItsPodsStopped) {
+  StartAgent("node-a", 2, {"--lease=1s"});
+  StartAgent("node-b", 3, {"--lease=1s"});
+  const std::string starts = absl::StrCat(dir_, "/starts");
+  JobSetBuilder b = ShellJobSet(
+      "frozen", 1,
+      absl::StrCat("echo $JOBSET_RESTART_ATTEMPT >> ", starts,
+                   "; [ \"$JOBSET_RESTART_ATTEMPT\" -ge 1 ] && exit 0; "
+                   "sleep 300"));
+  b.FailurePolicy(3);
+  Create(b.Build());
+  ASSERT_TRUE(Eventually([&] { return CountLines(starts) == 1; }));
+  const std::string victim = PodsOn("node-a").empty() ? "node-b" : "node-a";
+  // Frozen past its lease and the node-lost timeout: the JobSet moves on.
+  ASSERT_TRUE(agents_[victim]->Kill(SIGSTOP).ok());
+  ASSERT_TRUE(Finished("frozen", "Completed")) << Get("frozen").DebugString();
+  ASSERT_TRUE(agents_[victim]->Kill(SIGCONT).ok());
+  // Thawed, it stops and forgets the old attempt; nothing restarts again.
+  EXPECT_TRUE(Eventually([&] { return PodsOn(victim).empty(); }));
+  EXPECT_EQ(Get("frozen").status().restarts(), 1);
+  EXPECT_EQ(CountLines(starts), 2);
+}
+
+}  // namespace
+}  // namespace jobset
