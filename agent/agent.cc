@@ -40,6 +40,10 @@ Agent::~Agent() { Shutdown(); }
 
 void Agent::Start() {
   LoadDevices();
+  absl::Status lease = runtime_->SetLease(options_.lease);
+  if (!lease.ok()) {
+    std::fprintf(stderr, "jobset-agent: %s\n", lease.ToString().c_str());
+  }
   connect_thread_ = std::thread([this] { ConnectLoop(); });
   tick_thread_ = std::thread([this] { TickLoop(); });
 }
@@ -127,10 +131,17 @@ void Agent::Session() {
       stream_ = stream.get();
     }
     api::SchedulerMessage msg;
+    absl::Time renewed = absl::InfinitePast();
     while (stream->Read(&msg)) {
+      const absl::Time now = absl::Now();
       {
         absl::MutexLock lock(&mu_);
-        last_contact_ = absl::Now();
+        last_contact_ = now;
+      }
+      if (options_.lease > absl::ZeroDuration() &&
+          now - renewed >= absl::Milliseconds(100)) {
+        runtime_->RenewLease().IgnoreError();
+        renewed = now;
       }
       Handle(msg);
     }
@@ -246,8 +257,10 @@ void Agent::StartPod(api::PodAssignment a) {
     if (want > 0) {
       int total = 0;
       auto cap = options_.registration.capacity().find(kGpu);
-      if (cap != options_.registration.capacity().end())
-        absl::SimpleAtoi(cap->second, &total);
+      if (cap != options_.registration.capacity().end() &&
+          !absl::SimpleAtoi(cap->second, &total)) {
+        total = 0;
+      }
       std::set<int> used;
       for (const auto& [other, ids] : devices_)
         used.insert(ids.begin(), ids.end());

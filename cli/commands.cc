@@ -23,6 +23,20 @@
 namespace jobset::cli {
 namespace {
 
+// Whether two JobSets agree on what apply owns: labels, annotations and spec
+// (the controller may have written status in between).
+bool SameApplied(const api::JobSet& a, const api::JobSet& b) {
+  auto owned = [](const api::JobSet& js) {
+    api::JobSet out;
+    *out.mutable_metadata()->mutable_labels() = js.metadata().labels();
+    *out.mutable_metadata()->mutable_annotations() =
+        js.metadata().annotations();
+    *out.mutable_spec() = js.spec();
+    return out;
+  };
+  return google::protobuf::util::MessageDifferencer::Equals(owned(a), owned(b));
+}
+
 using ::google::protobuf::util::MessageDifferencer;
 
 constexpr absl::string_view kJobSetResource = "jobset.jobset.x-k8s.io";
@@ -120,9 +134,7 @@ int ApplyOne(const Context& ctx, api::JobSet jobset, bool dry_run) {
   update.set_dry_run(dry_run);
   absl::StatusOr<api::JobSet> updated = ctx.client.Update(update);
   if (!updated.ok()) return failed(updated.status());
-  // Update returns the stored object unchanged when the request changes
-  // nothing.
-  const bool same = MessageDifferencer::Equals(*updated, *existing);
+  const bool same = SameApplied(*updated, *existing);
   *ctx.io.out << kJobSetResource << "/" << updated->metadata().name()
               << (same ? " unchanged" : " configured") << suffix << "\n";
   return kExitOk;

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
@@ -296,27 +297,42 @@ TEST_F(AgentE2eTest, APodThatCannotRunFailsAloneAndTheAgentCarriesOn) {
   ASSERT_TRUE(Finished("good", "Completed")) << Get("good").DebugString();
 }
 
-TEST_F(AgentE2eTest, AFrozenAgentPastItsLeaseHasItsPodsStopped) {
-  StartAgent("node-a", 2, {"--lease=1s"});
-  StartAgent("node-b", 3, {"--lease=1s"});
-  const std::string starts = absl::StrCat(dir_, "/starts");
+TEST_F(AgentE2eTest,
+       AFrozenAgentsPodsStopOnItsLeaseBeforeTheirReplacementsStart) {
+  // lease + its 1 s kill grace < node-lost timeout (2 s): no overlap.
+  StartAgent("node-a", 2, {"--lease=500ms"});
+  StartAgent("node-b", 3, {"--lease=500ms"});
+  const std::string log = absl::StrCat(dir_, "/log");
+  // Attempt 0 records when it is stopped; attempt 1 when it starts.
   JobSetBuilder b = ShellJobSet(
       "frozen", 1,
-      absl::StrCat("echo $JOBSET_RESTART_ATTEMPT >> ", starts,
-                   "; [ \"$JOBSET_RESTART_ATTEMPT\" -ge 1 ] && exit 0; "
-                   "sleep 300"));
+      absl::StrCat("now() { date +%s.%N; }; ",
+                   "if [ \"$JOBSET_RESTART_ATTEMPT\" -ge 1 ]; then ",
+                   "echo \"start $(now)\" >> ", log, "; exit 0; fi; ",
+                   "echo \"run $(now)\" >> ", log, "; ",
+                   "trap 'trap \"\" TERM; echo \"stop $(now)\" >> ", log,
+                   "; exit 143' TERM; ", "sleep 300 & wait $!"));
   b.FailurePolicy(3);
   Create(b.Build());
-  ASSERT_TRUE(Eventually([&] { return CountLines(starts) == 1; }));
+  ASSERT_TRUE(Eventually([&] { return CountLines(log) == 1; }));
   const std::string victim = PodsOn("node-a").empty() ? "node-b" : "node-a";
   // Frozen past its lease and the node-lost timeout: the JobSet moves on.
   ASSERT_TRUE(agents_[victim]->Kill(SIGSTOP).ok());
   ASSERT_TRUE(Finished("frozen", "Completed")) << Get("frozen").DebugString();
   ASSERT_TRUE(agents_[victim]->Kill(SIGCONT).ok());
-  // Thawed, it stops and forgets the old attempt; nothing restarts again.
+  // Thawed, it forgets the old attempt; nothing restarts again.
   EXPECT_TRUE(Eventually([&] { return PodsOn(victim).empty(); }));
   EXPECT_EQ(Get("frozen").status().restarts(), 1);
-  EXPECT_EQ(CountLines(starts), 2);
+  // The old attempt stopped before the new one started.
+  std::map<std::string, double> at;
+  std::ifstream in(log);
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> words = absl::StrSplit(line, ' ');
+    double t = 0;
+    if (words.size() == 2 && absl::SimpleAtod(words[1], &t)) at[words[0]] = t;
+  }
+  ASSERT_TRUE(at.contains("stop") && at.contains("start")) << CountLines(log);
+  EXPECT_LT(at["stop"], at["start"]);
 }
 
 }  // namespace

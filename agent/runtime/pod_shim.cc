@@ -164,6 +164,8 @@ class PodShim {
   absl::Status SetUpCgroups();
   void Fail(absl::string_view reason, absl::string_view message);
   void Advance(absl::Time now);
+  // Stops the pod if the agent's lease ran out.
+  void CheckLease(absl::Time now);
   StartResult StartContainer(Container& c, absl::Time now);
   StartResult StartProcess(Container& c);
   StartResult StartRunc(Container& c);
@@ -206,6 +208,7 @@ class PodShim {
   std::string message_;
   bool finished_ = false;  // phase_ is final; waiting for processes to go
   bool stopping_ = false;
+  absl::Time next_lease_check_ = absl::InfinitePast();
   bool kill_sent_ = false;
   absl::Time kill_deadline_ = absl::InfiniteFuture();
   absl::Time start_time_;
@@ -916,6 +919,28 @@ void PodShim::BeginStop(absl::Duration grace, absl::Time now) {
   if (grace <= absl::ZeroDuration()) KillEverything();
 }
 
+void PodShim::CheckLease(absl::Time now) {
+  if (options_.lease_file.empty() || now < next_lease_check_) return;
+  next_lease_check_ = now + absl::Milliseconds(100);
+  if (finished_ || stopping_) return;
+  struct stat st;
+  if (stat(options_.lease_file.c_str(), &st) != 0) return;  // No lease.
+  absl::StatusOr<std::string> text = ReadFileToString(options_.lease_file);
+  int64_t ms = 0;
+  if (!text.ok() || !absl::SimpleAtoi(absl::StripAsciiWhitespace(*text), &ms) ||
+      ms <= 0) {
+    return;
+  }
+  const absl::Time renewed = absl::TimeFromTimespec(st.st_mtim);
+  if (now - renewed <= absl::Milliseconds(ms)) return;
+  reason_ = "LeaseExpired";
+  message_ = absl::StrCat("the agent has not renewed its lease for ",
+                          absl::FormatDuration(now - renewed), " (lease ",
+                          absl::FormatDuration(absl::Milliseconds(ms)), ")");
+  Log(message_);
+  BeginStop(std::min(grace_, absl::Seconds(1)), now);
+}
+
 void PodShim::KillEverything() {
   kill_sent_ = true;
   for (auto* list : {&inits_, &mains_}) {
@@ -1325,6 +1350,7 @@ int PodShim::Run() {
   while (true) {
     absl::Time now = absl::Now();
     HandleSignals(sfd, now);
+    CheckLease(now);
     Reap(now);
     Advance(now);
     if (finished_ || stopping_) {
@@ -1356,6 +1382,7 @@ int PodShim::Run() {
     WriteStatus(false);
     // Sleep until something happens or the next deadline.
     absl::Time wake = now + absl::Seconds(1);
+    if (!options_.lease_file.empty()) wake = std::min(wake, next_lease_check_);
     if (stopping_ && !kill_sent_) wake = std::min(wake, kill_deadline_);
     for (auto* list : {&inits_, &mains_}) {
       for (auto& c : *list) {

@@ -21,6 +21,11 @@ struct PodShimOptions {
   std::string cgroup_root = "jobset-pods";
   int64_t log_cap_bytes = 10 << 20;
   int64_t pids_max = 4096;
+  // The agent's lease (see ShimRuntime::RenewLease): when this file exists,
+  // it holds the lease in milliseconds and its mtime is the last renewal;
+  // the shim stops the pod (reason LeaseExpired) once the lease runs out, so
+  // a frozen or dead agent's pods stop on time. "" or no file: no lease.
+  std::string lease_file;
 };
 
 // Runs the pod to its end and returns the process exit status (0 once a final

@@ -30,6 +30,9 @@ ABSL_FLAG(std::string, cgroup_root, "jobset-pods",
 ABSL_FLAG(int64_t, log_cap_bytes, 10 << 20,
           "size at which a container log is rotated to .log.1");
 ABSL_FLAG(int64_t, pids_max, 4096, "pids.max of the pod (0: none)");
+ABSL_FLAG(
+    std::string, lease_file, "",
+    "the agent's lease file: stop the pod once it is not renewed in time");
 
 int main(int argc, char** argv) {
   // First of all, so that a stop request is never the default action.
@@ -59,5 +62,6 @@ int main(int argc, char** argv) {
   options.cgroup_root = absl::GetFlag(FLAGS_cgroup_root);
   options.log_cap_bytes = absl::GetFlag(FLAGS_log_cap_bytes);
   options.pids_max = absl::GetFlag(FLAGS_pids_max);
+  options.lease_file = absl::GetFlag(FLAGS_lease_file);
   return jobset::agent::RunPodShim(options);
 }

@@ -48,6 +48,15 @@ class Runtime {
   // pods found on disk (re-attached).
   virtual std::vector<PodState> List() = 0;
 
+  // The agent's lease (zero: none). A runtime whose pods outlive the agent
+  // (the shim runtime) stops every pod itself once the lease has not been
+  // renewed for that long, so a frozen or dead agent's pods stop on time.
+  virtual absl::Status SetLease(absl::Duration /*lease*/) {
+    return absl::OkStatus();
+  }
+  // The agent heard from jobsetd: the lease starts over.
+  virtual absl::Status RenewLease() { return absl::OkStatus(); }
+
   // Where container `container` of pod `uid` writes its output ("" if the
   // runtime keeps none).
   virtual std::string LogPath(const std::string& uid,

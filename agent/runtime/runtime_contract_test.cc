@@ -502,6 +502,29 @@ TEST_P(RuntimeContractTest, LogIsCapped) {
   EXPECT_GT(st.st_size, 32 << 10);
 }
 
+TEST_P(RuntimeContractTest, AnUnrenewedLeaseStopsThePodsOnItsOwn) {
+  ASSERT_THAT(runtime_->SetLease(absl::Milliseconds(600)), IsOk());
+  ASSERT_THAT(
+      Start(PodBuilder("leased").Container("main", Helper({"sleep", "60000"}))),
+      IsOk());
+  ASSERT_THAT(WaitForPod(*runtime_, "leased", IsRunning, kTimeout).status(),
+              IsOk());
+  // Renewed, it keeps running past the lease.
+  for (int i = 0; i < 10; ++i) {
+    absl::SleepFor(absl::Milliseconds(100));
+    ASSERT_THAT(runtime_->RenewLease(), IsOk());
+  }
+  ASSERT_EQ(runtime_->List()[0].status.phase(), "Running");
+  // The agent stops renewing (frozen, dead): the shim stops the pod itself.
+  const absl::Time last = absl::Now();
+  api::PodStatus s = WaitFinal("leased");
+  EXPECT_EQ(s.phase(), "Failed");
+  EXPECT_EQ(s.reason(), "LeaseExpired");
+  EXPECT_GE(absl::Now() - last, absl::Milliseconds(600));
+  EXPECT_LT(absl::Now() - last, absl::Seconds(4));
+  ASSERT_THAT(runtime_->SetLease(absl::ZeroDuration()), IsOk());
+}
+
 TEST_P(RuntimeContractTest, NewRuntimeReattachesToRunningPod) {
   ASSERT_THAT(Start(PodBuilder("reattach")
                         .Container("main", Helper({"sleep", "1500", "7"}))),

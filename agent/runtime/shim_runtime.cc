@@ -60,6 +60,31 @@ void SetNow(google::protobuf::Timestamp* t) {
 
 ShimRuntime::ShimRuntime(Options options) : options_(std::move(options)) {}
 
+std::string ShimRuntime::LeasePath() const {
+  return absl::StrCat(options_.work_dir, "/lease");
+}
+
+absl::Status ShimRuntime::SetLease(absl::Duration lease) {
+  if (lease <= absl::ZeroDuration()) {
+    if (unlink(LeasePath().c_str()) != 0 && errno != ENOENT) {
+      return absl::InternalError(
+          absl::StrCat("removing ", LeasePath(), ": ", strerror(errno)));
+    }
+    return absl::OkStatus();
+  }
+  return WriteFileAtomic(LeasePath(),
+                         absl::StrCat(absl::ToInt64Milliseconds(lease)));
+}
+
+absl::Status ShimRuntime::RenewLease() {
+  if (utimensat(AT_FDCWD, LeasePath().c_str(), nullptr, 0) != 0 &&
+      errno != ENOENT) {
+    return absl::InternalError(
+        absl::StrCat("renewing ", LeasePath(), ": ", strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::unique_ptr<ShimRuntime>> ShimRuntime::Create(
     const Options& options) {
   if (options.work_dir.empty()) {
@@ -143,6 +168,7 @@ absl::Status ShimRuntime::SpawnShim(const std::string& uid, int lock_fd) {
       absl::StrCat("--cgroup_root=", options_.cgroup_root),
       absl::StrCat("--log_cap_bytes=", options_.log_cap_bytes),
       absl::StrCat("--pids_max=", options_.pids_max),
+      absl::StrCat("--lease_file=", LeasePath()),
   };
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());

@@ -54,8 +54,13 @@ class ShimRuntime : public Runtime {
   std::vector<PodState> List() override;
   std::string LogPath(const std::string& uid,
                       const std::string& container) const override;
+  // The lease lives in <work_dir>/lease: its content is the lease in
+  // milliseconds, its mtime the last renewal. Every shim checks it.
+  absl::Status SetLease(absl::Duration lease) override;
+  absl::Status RenewLease() override;
 
  private:
+  std::string LeasePath() const;
   explicit ShimRuntime(Options options);
 
   std::string PodDir(const std::string& uid) const;

@@ -130,7 +130,13 @@ class Client:
                                response.jobset, warnings)
         updated = self._call("UpdateJobSet", service_pb2.UpdateJobSetRequest(
             jobset=jobset, dry_run=dry_run))
-        action = "unchanged" if updated == existing else "configured"
+        # What apply owns: labels, annotations and spec (the controller may
+        # have written status meanwhile).
+        same = (updated.spec == existing.spec and
+                dict(updated.metadata.labels) == dict(existing.metadata.labels) and
+                dict(updated.metadata.annotations) ==
+                dict(existing.metadata.annotations))
+        action = "unchanged" if same else "configured"
         return ApplyResult(updated.metadata.name, action, updated, warnings)
 
     def create(self, jobset, dry_run=False):
