@@ -3,7 +3,10 @@
 // briefly costs nothing, a node lost for longer restarts the JobSet
 // elsewhere, a scheduler outage is not a failure, and a pod that cannot run
 // fails alone.
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -16,10 +19,12 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "agent/runtime/shim_runtime.h"
 #include "api/jobset_builder.h"
+#include "api/manifest.h"
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
@@ -333,6 +338,62 @@ TEST_F(AgentE2eTest,
   }
   ASSERT_TRUE(at.contains("stop") && at.contains("start")) << CountLines(log);
   EXPECT_LT(at["stop"], at["start"]);
+}
+
+// A free TCP port on 127.0.0.1 (closed again; the caller binds it soon).
+int FreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr = {};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  int port = 0;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  close(fd);
+  return port;
+}
+
+TEST_F(AgentE2eTest, PyTorchDdpRestartsAndResumesFromItsCheckpoint) {
+  if (system("/usr/bin/python3 -c 'import torch.distributed' 2>/dev/null") !=
+      0) {
+    GTEST_SKIP() << "python3-torch is not installed (tools/setup installs it)";
+  }
+  const std::string ckpt = "/tmp/jobsetd-example-checkpoints/pytorch-ddp";
+  std::filesystem::remove_all(ckpt);
+  for (int i = 1; i <= 4; ++i) StartAgent(absl::StrCat("node-", i), i + 1);
+  // The example as it is, on a port free on this machine.
+  std::ifstream in(Runfile("examples/pytorch-ddp.yaml"));
+  std::string text((std::istreambuf_iterator<char>(in)),
+                   std::istreambuf_iterator<char>());
+  text = absl::StrReplaceAll(
+      text, {{"\"29500\"", absl::StrCat("\"", FreePort(), "\"")}});
+  auto manifest = api::LoadManifest(text);
+  ASSERT_TRUE(manifest.ok()) << manifest.status();
+  Create((*manifest)[0].jobset);
+  const bool done = Eventually(
+      [&] { return !Get("pytorch-ddp").status().terminal_state().empty(); },
+      absl::Seconds(150));
+  std::string logs;
+  for (int i = 1; i <= 4; ++i) {
+    std::error_code ec;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(
+             absl::StrCat(dir_, "/node-", i, "/logs"), ec)) {
+      if (e.path().extension() != ".log") continue;
+      std::ifstream log(e.path());
+      logs.append((std::istreambuf_iterator<char>(log)),
+                  std::istreambuf_iterator<char>());
+    }
+  }
+  std::filesystem::remove_all(ckpt);
+  ASSERT_TRUE(done) << logs;
+  EXPECT_EQ(Get("pytorch-ddp").status().terminal_state(), "Completed") << logs;
+  EXPECT_EQ(Get("pytorch-ddp").status().restarts(), 1);
+  EXPECT_THAT(logs, ::testing::HasSubstr("rank 3: simulated failure"));
+  EXPECT_THAT(logs, ::testing::HasSubstr("attempt 1: resumed from epoch"));
+  EXPECT_THAT(logs, ::testing::HasSubstr("rank 0 attempt 1 epoch 9"));
 }
 
 }  // namespace

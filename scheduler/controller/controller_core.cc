@@ -384,7 +384,10 @@ bool ControllerCore::ReconcileJobs(Tracked& t, absl::Time now,
       const std::string pod_name =
           index >= 0 ? absl::StrCat(name, "-", index, "-", uid.substr(0, 5))
                      : absl::StrCat(name, "-", uid.substr(0, 5));
-      AddPod(t, ConstructPod(job, index, pod_name, uid), w);
+      api::Pod pod = ConstructPod(job, index, pod_name, uid);
+      pod.mutable_metadata()->mutable_creation_timestamp()->set_seconds(
+          absl::ToUnixSeconds(now));
+      AddPod(t, std::move(pod), w);
       changed = true;
     }
     if (job.spec().has_active_deadline_seconds() &&
