@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# The system as users meet it: jobsetd, four jobset-agents (two slices), jobsetctl and the
+# Python client, all real, on 127.0.0.1 with ports chosen at run time. Every example reaches
+# its end state (the PyTorch one runs in //tests:agent_e2e_test), exclusive placement puts
+# each Job in its own slice, a JobSet too big for the free capacity waits with its reason and
+# starts when capacity frees, upstream manifests apply, and a bad manifest creates nothing.
+set -uo pipefail
+runfiles=$(pwd)
+BIN=$runfiles
+CLUSTER_DIR=${TEST_TMPDIR:-/tmp}/examples-e2e
+rm -rf "$CLUSTER_DIR"
+# shellcheck source=tools/local_cluster.sh
+. "$runfiles/tools/local_cluster.sh"
+export PYTHONPATH="$runfiles/python"
+
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+pass() { echo "ok: $*"; }
+field() {  # field JOBSET PYTHON_EXPR_ON_js
+  ctl get jobset "$1" -o json | /usr/bin/python3 -c "import json,sys; js=json.load(sys.stdin); print($2)"
+}
+trap 'cluster_stop; rm -rf /tmp/jobsetd-example-checkpoints/demo' EXIT
+rm -rf /tmp/jobsetd-example-checkpoints/demo
+
+cluster_start 4 || exit 1
+
+# 1. The leader/worker example, through the Python client's example launcher.
+if /usr/bin/python3 -B "$runfiles/examples/python/launch.py" --server="$SERVER" --timeout=60 \
+  "$runfiles/examples/leader-workers.yaml" >"$CLUSTER_DIR/launch.out" 2>&1; then
+  pass "examples/leader-workers.yaml completed (examples/python/launch.py)"
+else
+  fail "leader-workers via launch.py:"; cat "$CLUSTER_DIR/launch.out"
+fi
+ctl delete jobset train >/dev/null
+
+# 2. Restart-all from checkpoints, and exclusive placement: each Job in its own slice.
+ctl apply -f "$runfiles/examples/slices-restart.yaml" >/dev/null
+if ctl wait jobset demo --for=condition=Completed --timeout=60s >/dev/null; then
+  pass "examples/slices-restart.yaml completed"
+else
+  fail "slices-restart did not complete"; ctl describe jobset demo
+fi
+restarts=$(field demo 'js["status"].get("restarts", 0)')
+[ "$restarts" = 1 ] && pass "status.restarts is 1" || fail "status.restarts is $restarts, not 1"
+placement=$(ctl get pods --jobset demo -o json | /usr/bin/python3 -c '
+import json, sys
+pods = json.load(sys.stdin)["items"]
+print("\n".join(sorted("%s %s" % (p["metadata"]["annotations"]["jobset.sigs.k8s.io/job-index"],
+                                  p["spec"]["nodeName"]) for p in pods
+                       if p["metadata"]["labels"]["jobset.sigs.k8s.io/restart-attempt"] == "1")))')
+slices=$(ctl get nodes -o json | /usr/bin/python3 -c '
+import json, sys
+for n in json.load(sys.stdin)["items"]:
+    r = n["registration"]
+    print(r["name"], r["labels"]["cloud.google.com/gke-nodepool"])')
+per_job=$(while read -r job node; do
+  echo "$job $(echo "$slices" | awk -v n="$node" '$1 == n {print $2}')"
+done <<<"$placement" | sort -u)
+if [ "$(echo "$per_job" | wc -l)" = 2 ] &&
+  [ "$(echo "$per_job" | awk '{print $2}' | sort -u | wc -l)" = 2 ]; then
+  pass "each Job in its own slice: $(echo "$per_job" | tr '\n' ' ')"
+else
+  fail "exclusive placement: job/slice pairs: $(echo "$per_job" | tr '\n' ' ') (pods: $placement)"
+fi
+ctl delete jobset demo >/dev/null
+
+# 3. Too big for the free capacity: pending with its reason, then it starts.
+hog=$(mktemp "$CLUSTER_DIR/hog.XXXX.yaml")
+cat >"$hog" <<'EOF'
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: hog}
+spec:
+  replicatedJobs:
+  - name: w
+    replicas: 3
+    template:
+      spec:
+        template:
+          spec:
+            restartPolicy: Never
+            containers:
+            - {name: c, image: busybox, command: [sleep, "4"], resources: {requests: {cpu: "1"}}}
+EOF
+sed -e 's/name: hog/name: big/' -e 's/replicas: 3/replicas: 4/' -e 's/"4"/"0"/' "$hog" >"$hog.big"
+ctl apply -f "$hog" >/dev/null
+for _ in $(seq 1 100); do
+  [ "$(ctl get pods --jobset hog | grep -c Running)" = 3 ] && break
+  sleep 0.1
+done
+ctl apply -f "$hog.big" >/dev/null
+sleep 1
+if ctl describe jobset big | grep -q "Insufficient cpu"; then
+  pass "the big JobSet waits: $(ctl describe jobset big | grep -m1 'Insufficient cpu' | sed 's/  */ /g')"
+else
+  fail "no pending reason for the big JobSet:"; ctl describe jobset big
+fi
+[ "$(ctl get pods --jobset big | grep -c Running)" = 0 ] || fail "the big JobSet ran partially"
+if ctl wait jobset big --for=condition=Completed --timeout=60s >/dev/null; then
+  pass "the big JobSet started once capacity freed, and completed"
+else
+  fail "the big JobSet never completed"; ctl describe jobset big
+fi
+ctl delete jobset hog >/dev/null
+ctl delete jobset big >/dev/null
+
+# 4. Upstream's own example manifests are accepted as they are.
+bad=0
+for f in "$runfiles"/api/testdata/upstream/*.yaml; do
+  ctl apply --dry-run -f "$f" >/dev/null 2>"$CLUSTER_DIR/apply.err" || {
+    bad=$((bad + 1)); echo "rejected $f:"; cat "$CLUSTER_DIR/apply.err"; }
+done
+[ "$bad" = 0 ] && pass "every upstream example applies (--dry-run)" || fail "$bad upstream examples rejected"
+
+# 5. A bad manifest: exit 1, the field path, nothing created.
+sed -e 's/name: hog/name: broken/' -e 's/replicas: 3/replicas: -1/' "$hog" >"$hog.bad"
+if ctl apply -f "$hog.bad" >/dev/null 2>"$CLUSTER_DIR/bad.err"; then
+  fail "a negative replicas was accepted"
+elif grep -q 'spec.replicatedJobs\[0\].replicas' "$CLUSTER_DIR/bad.err" &&
+  ! ctl get jobsets | grep -q broken; then
+  pass "bad manifest rejected: $(head -1 "$CLUSTER_DIR/bad.err")"
+else
+  fail "bad manifest: $(cat "$CLUSTER_DIR/bad.err")"
+fi
+
+echo "$failures failure(s)"
+[ "$failures" = 0 ]

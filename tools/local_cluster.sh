@@ -1,0 +1,75 @@
+# A local jobsetd and N jobset-agents on 127.0.0.1, for tools/demo and the end-to-end shell
+# tests. Source it, set BIN (a directory holding scheduler/jobsetd, agent/jobset-agent,
+# agent/runtime/jobset-pod-shim and cli/jobsetctl) and CLUSTER_DIR, then:
+#
+#   cluster_start 4 [jobsetd flags...]   # node-1..N at 127.0.0.2.., odd/even halves as
+#                                        # slice-a / slice-b (cloud.google.com/gke-nodepool),
+#                                        # cpu=1 each; sets SERVER
+#   ctl get nodes                        # jobsetctl against it
+#   cluster_stop                         # deletes every JobSet (their pods stop), then
+#                                        # SIGTERMs what cluster_start started
+#
+# Only the pids this file started are ever signalled.
+
+CLUSTER_PIDS=()
+SERVER=""
+
+ctl() { "$BIN/cli/jobsetctl" --server="$SERVER" "$@"; }
+
+cluster_start() {
+  local n=$1
+  shift
+  mkdir -p "$CLUSTER_DIR"
+  "$BIN/scheduler/jobsetd" --listen=127.0.0.1:0 --data_dir="$CLUSTER_DIR/jobsetd" \
+    --node_lost_timeout=5s --restart_grace=5s "$@" \
+    >"$CLUSTER_DIR/jobsetd.out" 2>"$CLUSTER_DIR/jobsetd.err" &
+  CLUSTER_PIDS+=($!)
+  local _
+  for _ in $(seq 1 200); do
+    SERVER=$(sed -n 's/^jobsetd serving on \([^ ]*\).*/\1/p' "$CLUSTER_DIR/jobsetd.out")
+    [ -n "$SERVER" ] && break
+    sleep 0.1
+  done
+  if [ -z "$SERVER" ]; then
+    echo "jobsetd did not start:" >&2
+    cat "$CLUSTER_DIR/jobsetd.err" >&2
+    return 1
+  fi
+  local i slice
+  for i in $(seq 1 "$n"); do
+    slice=slice-a
+    [ "$i" -gt $((n / 2)) ] && slice=slice-b
+    "$BIN/agent/jobset-agent" --scheduler="$SERVER" --node_name="node-$i" \
+      --address="127.0.0.$((i + 1))" --capacity=cpu=1,memory=2Gi \
+      --labels="cloud.google.com/gke-nodepool=$slice" --work_dir="$CLUSTER_DIR/node-$i" \
+      --shim="$BIN/agent/runtime/jobset-pod-shim" \
+      >"$CLUSTER_DIR/node-$i.out" 2>"$CLUSTER_DIR/node-$i.err" &
+    CLUSTER_PIDS+=($!)
+  done
+  for _ in $(seq 1 200); do
+    [ "$(ctl get nodes 2>/dev/null | grep -c ' Ready')" -eq "$n" ] && return 0
+    sleep 0.1
+  done
+  echo "the agents did not all register:" >&2
+  ctl get nodes >&2
+  return 1
+}
+
+cluster_stop() {
+  if [ -n "$SERVER" ]; then
+    local name _
+    for name in $(ctl get jobsets -o name 2>/dev/null); do
+      ctl delete jobset "${name##*/}" >/dev/null 2>&1
+    done
+    # Their agents stop the pods and forget them.
+    for _ in $(seq 1 100); do
+      [ -z "$(find "$CLUSTER_DIR"/node-*/pods -mindepth 1 -maxdepth 1 2>/dev/null)" ] && break
+      sleep 0.1
+    done
+  fi
+  local pid
+  for pid in "${CLUSTER_PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null; done
+  for pid in "${CLUSTER_PIDS[@]}"; do wait "$pid" 2>/dev/null; done
+  CLUSTER_PIDS=()
+  SERVER=""
+}
