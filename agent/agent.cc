@@ -17,6 +17,7 @@ constexpr char kGpu[] = "nvidia.com/gpu";
 constexpr absl::Duration kDefaultGrace = absl::Seconds(30);
 constexpr absl::Duration kLeaseGrace = absl::Seconds(1);
 constexpr absl::Duration kWelcomeTimeout = absl::Seconds(10);
+constexpr int32_t kMaxLogChunk = 1 << 20;
 
 bool Finished(const api::PodStatus& s) {
   return s.phase() == "Succeeded" || s.phase() == "Failed";
@@ -197,6 +198,12 @@ void Agent::Handle(const api::SchedulerMessage& msg) {
     case api::SchedulerMessage::kRelease:
       ReleasePod(msg.release().pod_uid());
       break;
+    case api::SchedulerMessage::kLogRequest: {
+      api::AgentMessage reply;
+      *reply.mutable_log_chunk() = ReadLog(msg.log_request());
+      Send(reply);
+      break;
+    }
     default:
       break;  // Heartbeat acks only refresh last_contact_.
   }
@@ -283,6 +290,33 @@ void Agent::StartPod(api::PodAssignment a) {
   absl::Status started = runtime_->Start(a);
   if (started.ok() || absl::IsAlreadyExists(started)) return;
   ReportFailure(a, "StartError", std::string(started.message()));
+}
+
+api::LogChunk Agent::ReadLog(const api::LogRequest& request) {
+  api::LogChunk chunk;
+  chunk.set_request_id(request.request_id());
+  const std::string path =
+      runtime_->LogPath(request.pod_uid(), request.container());
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (path.empty() || !in) {
+    chunk.set_error(absl::StrCat("no log for container \"", request.container(),
+                                 "\" of pod ", request.pod_uid(),
+                                 " on this node"));
+    return chunk;
+  }
+  const int64_t size = in.tellg();
+  int64_t offset = request.offset();
+  if (offset < 0) offset = std::max<int64_t>(0, size + offset);
+  offset = std::min(offset, size);
+  const int64_t n = std::min<int64_t>(
+      size - offset, std::clamp(request.max_bytes(), 1, kMaxLogChunk));
+  std::string data(n, '\0');
+  in.seekg(offset);
+  in.read(data.data(), n);
+  data.resize(in.gcount());
+  chunk.set_next_offset(offset + static_cast<int64_t>(data.size()));
+  chunk.set_data(std::move(data));
+  return chunk;
 }
 
 void Agent::ReportFailure(const api::PodAssignment& a,

@@ -64,6 +64,7 @@ class Agent {
   void Reconcile(const api::Welcome& welcome);
   void StartPod(api::PodAssignment assignment);
   void ReleasePod(const std::string& uid);
+  api::LogChunk ReadLog(const api::LogRequest& request);
   void TickLoop();
   void Tick();
   // Sends on the open stream, if any.

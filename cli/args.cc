@@ -159,7 +159,8 @@ const std::vector<CommandSpec>& Commands() {
        1},
       {"logs",
        "logs POD [-c CONTAINER] [-f]",
-       "Print a pod's output (not supported yet).",
+       "Print a pod's output, read from its node's agent; -f follows it until "
+       "the pod ends.",
        {Valued("container", 'c', "CONTAINER", "the container"),
         Switch("follow", 'f', "keep printing while the pod runs")},
        1,

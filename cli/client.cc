@@ -30,6 +30,7 @@ Client::Client(std::string address, absl::Duration timeout)
       address_, grpc::InsecureChannelCredentials(), args);
   jobsets_ = api::JobSetService::NewStub(channel_);
   nodes_ = api::NodeService::NewStub(channel_);
+  logs_ = api::PodLogService::NewStub(channel_);
 }
 
 absl::Status Client::Convert(const grpc::Status& status,
@@ -208,6 +209,18 @@ absl::Status Client::Watch(
     return absl::DeadlineExceededError("watch deadline passed");
   }
   return Convert(status, "WatchJobSets");
+}
+
+absl::Status Client::Logs(
+    const api::GetPodLogsRequest& request,
+    const std::function<void(const std::string&)>& on_data) {
+  grpc::ClientContext context;
+  if (!request.follow()) context.set_deadline(ToChrono(absl::Now() + timeout_));
+  std::unique_ptr<grpc::ClientReader<api::PodLogs>> reader =
+      logs_->GetPodLogs(&context, request);
+  api::PodLogs chunk;
+  while (reader->Read(&chunk)) on_data(chunk.data());
+  return Convert(reader->Finish(), "GetPodLogs");
 }
 
 }  // namespace jobset::cli

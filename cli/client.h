@@ -53,6 +53,10 @@ class Client {
       const api::WatchJobSetsRequest& request, absl::Time deadline,
       const std::function<bool(const api::WatchEvent&)>& on_event);
 
+  // Streams pod output (PodLogService) to `on_data` until the stream ends.
+  absl::Status Logs(const api::GetPodLogsRequest& request,
+                    const std::function<void(const std::string&)>& on_data);
+
  private:
   // Runs `call` with a fresh context whose deadline is now + timeout_.
   template <typename Response, typename Call>
@@ -64,6 +68,7 @@ class Client {
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<api::JobSetService::Stub> jobsets_;
   std::unique_ptr<api::NodeService::Stub> nodes_;
+  std::unique_ptr<api::PodLogService::Stub> logs_;
 };
 
 }  // namespace jobset::cli

@@ -625,10 +625,17 @@ int NodeVerb(const Context& ctx) {
 }
 
 int Logs(const Context& ctx) {
-  return Fail(ctx, absl::UnimplementedError(
-                       "logs is not supported yet: jobsetd does not serve pod "
-                       "output; read it on the pod's node (see jobsetctl get "
-                       "pods for the NODE)"));
+  api::GetPodLogsRequest request;
+  request.set_namespace_(ctx.ns);
+  request.set_pod(ctx.invocation.args[0]);
+  request.set_container(ctx.invocation.Get("container", ""));
+  request.set_follow(ctx.invocation.Has("follow"));
+  absl::Status status = ctx.client.Logs(request, [&](const std::string& data) {
+    *ctx.io.out << data;
+    ctx.io.out->flush();
+  });
+  if (!status.ok()) return Fail(ctx, status);
+  return kExitOk;
 }
 
 }  // namespace

@@ -190,7 +190,7 @@ expect out "Usage: jobsetctl describe jobset NAME"
 run 3 --server=127.0.0.1:1 get jobsets
 expect err "cannot reach jobsetd at 127.0.0.1:1"
 run 1 logs some-pod
-expect err "not supported yet"
+expect err "pod \"some-pod\" not found"
 
 if [ "$failures" -ne 0 ]; then
   echo "$failures check(s) failed"

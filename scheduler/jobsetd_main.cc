@@ -17,6 +17,7 @@
 #include "absl/time/time.h"
 #include "scheduler/agents/agent_hub.h"
 #include "scheduler/agents/agent_service.h"
+#include "scheduler/agents/pod_log_service.h"
 #include "scheduler/controller/controller.h"
 #include "scheduler/server/server.h"
 #include "store/rocksdb_store.h"
@@ -130,7 +131,8 @@ int Main() {
   hub.Attach(controller->get());
   scheduler::AgentServiceImpl agent_service(&hub);
   scheduler::NodeServiceImpl node_service(&hub);
-  options.services = {&agent_service, &node_service};
+  scheduler::PodLogServiceImpl pod_log_service(store->get(), &hub);
+  options.services = {&agent_service, &node_service, &pod_log_service};
   options.end_streams = [&hub] { hub.CloseAll(); };
   auto server = scheduler::Server::Start(options, store->get());
   if (!server.ok()) {

@@ -62,7 +62,59 @@ if [ "$(echo "$per_job" | wc -l)" = 2 ] &&
 else
   fail "exclusive placement: job/slice pairs: $(echo "$per_job" | tr '\n' ' ') (pods: $placement)"
 fi
+# Pod output, read from the agents (kept after the pods ended).
+pod=$(ctl get pods --jobset demo -o json | /usr/bin/python3 -c '
+import json, sys
+for p in json.load(sys.stdin)["items"]:
+    if p["spec"]["hostname"] == "demo-workers-1-1" and \
+       p["metadata"]["labels"]["jobset.sigs.k8s.io/restart-attempt"] == "1":
+        print(p["metadata"]["name"])')
+out=$(ctl logs "$pod" 2>&1)
+if echo "$out" | grep -q "attempt 1: resuming at step 3" && echo "$out" | grep -q "step 6"; then
+  pass "jobsetctl logs $pod: $(echo "$out" | head -1) ... $(echo "$out" | tail -1)"
+else
+  fail "jobsetctl logs $pod: $out"
+fi
+if ctl logs no-such-pod >/dev/null 2>&1; then
+  fail "logs of an unknown pod succeeded"
+else
+  pass "logs of an unknown pod: $(ctl logs no-such-pod 2>&1)"
+fi
 ctl delete jobset demo >/dev/null
+
+# jobsetctl logs -f follows a running pod until it ends.
+cat >"$CLUSTER_DIR/talk.yaml" <<'EOF'
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: talk}
+spec:
+  replicatedJobs:
+  - name: w
+    replicas: 1
+    template:
+      spec:
+        template:
+          spec:
+            restartPolicy: Never
+            containers:
+            - name: c
+              image: busybox
+              command: [sh, -c, "for i in 1 2 3 4 5; do echo line $i; sleep 0.4; done"]
+EOF
+ctl apply -f "$CLUSTER_DIR/talk.yaml" >/dev/null
+talk=""
+for _ in $(seq 1 100); do
+  talk=$(ctl get pods --jobset talk 2>/dev/null | awk '$3 == "Running" {print $1}')
+  [ -n "$talk" ] && break
+  sleep 0.1
+done
+followed=$(timeout 30 "$BIN/cli/jobsetctl" --server="$SERVER" logs -f "$talk" 2>&1)
+if [ "$(echo "$followed" | grep -c '^line')" = 5 ]; then
+  pass "jobsetctl logs -f followed $talk to its end (5 lines)"
+else
+  fail "jobsetctl logs -f $talk: $followed"
+fi
+ctl delete jobset talk >/dev/null
 
 # 3. Too big for the free capacity: pending with its reason, then it starts.
 hog=$(mktemp "$CLUSTER_DIR/hog.XXXX.yaml")

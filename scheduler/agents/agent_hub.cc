@@ -314,6 +314,14 @@ absl::Status AgentHub::OnMessage(Session* session,
       }
       return absl::OkStatus();
     }
+    case api::AgentMessage::kLogChunk: {
+      auto wait = log_waits_.find(msg.log_chunk().request_id());
+      // Only the node asked may answer.
+      if (wait != log_waits_.end() && wait->second.node == session->node()) {
+        wait->second.chunk = msg.log_chunk();
+      }
+      return absl::OkStatus();
+    }
     case api::AgentMessage::kHello:
       return absl::InvalidArgumentError(
           "hello: only the first message of a stream may be a hello");
@@ -479,6 +487,42 @@ absl::StatusOr<api::Node> AgentHub::Drain(const std::string& name) {
     }
   }
   return node;
+}
+
+absl::StatusOr<api::LogChunk> AgentHub::ReadLog(const std::string& node,
+                                                const std::string& pod_uid,
+                                                const std::string& container,
+                                                int64_t offset,
+                                                int32_t max_bytes,
+                                                absl::Duration timeout) {
+  absl::MutexLock lock(&mu_);
+  auto entry = nodes_.find(node);
+  if (entry == nodes_.end() || entry->second.session == nullptr) {
+    return absl::UnavailableError(absl::StrCat(
+        "the agent of node ", node, " is not connected; try again later"));
+  }
+  const int64_t id = next_log_request_++;
+  log_waits_[id].node = node;
+  api::SchedulerMessage msg;
+  api::LogRequest* r = msg.mutable_log_request();
+  r->set_request_id(id);
+  r->set_pod_uid(pod_uid);
+  r->set_container(container);
+  r->set_offset(offset);
+  r->set_max_bytes(max_bytes);
+  entry->second.session->Push(std::move(msg));
+  auto answered = [this, id]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return log_waits_.at(id).chunk.has_value();
+  };
+  mu_.AwaitWithTimeout(absl::Condition(&answered), timeout);
+  std::optional<api::LogChunk> chunk = std::move(log_waits_.at(id).chunk);
+  log_waits_.erase(id);
+  if (!chunk.has_value()) {
+    return absl::UnavailableError(absl::StrCat("the agent of node ", node,
+                                               " did not answer within ",
+                                               absl::FormatDuration(timeout)));
+  }
+  return *std::move(chunk);
 }
 
 int64_t AgentHub::fenced_reports() {

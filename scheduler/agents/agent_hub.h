@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -121,6 +122,16 @@ class AgentHub final : public AgentFleet {
   // an eviction would; their JobSets' policies decide.
   absl::StatusOr<api::Node> Drain(const std::string& name);
 
+  // Reads up to `max_bytes` of container `container`'s log of pod `pod_uid`
+  // from `node`'s agent, from `offset` (negative: that many bytes before the
+  // end). kUnavailable when the agent is not connected or does not answer
+  // within `timeout`.
+  absl::StatusOr<api::LogChunk> ReadLog(const std::string& node,
+                                        const std::string& pod_uid,
+                                        const std::string& container,
+                                        int64_t offset, int32_t max_bytes,
+                                        absl::Duration timeout);
+
   // Reports about pods not assigned to the reporting node.
   int64_t fenced_reports();
 
@@ -149,6 +160,13 @@ class AgentHub final : public AgentFleet {
   std::map<std::string, std::map<std::string, api::PodAssignment>> desired_
       ABSL_GUARDED_BY(mu_);
   int64_t fenced_ ABSL_GUARDED_BY(mu_) = 0;
+  // Log reads in flight: request id -> (node asked, its answer once there).
+  struct LogWait {
+    std::string node;
+    std::optional<api::LogChunk> chunk;
+  };
+  std::map<int64_t, LogWait> log_waits_ ABSL_GUARDED_BY(mu_);
+  int64_t next_log_request_ ABSL_GUARDED_BY(mu_) = 1;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;  // CloseAll was called
   std::thread monitor_;

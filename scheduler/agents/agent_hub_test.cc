@@ -1,6 +1,7 @@
 #include "scheduler/agents/agent_hub.h"
 
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -282,6 +283,42 @@ TEST_F(AgentHubTest, DrainCordonsAndFailsThePods) {
   EXPECT_THAT(sink_.lost, ElementsAre("n1:EvictionByEvictionAPI"));
   EXPECT_TRUE(sink_.nodes.back().cordoned);
   EXPECT_TRUE(sink_.nodes.back().ready);
+}
+
+TEST_F(AgentHubTest, ReadsLogsFromTheNodeAskedOnly) {
+  EXPECT_THAT(
+      hub_->ReadLog("n1", "a", "main", 0, 100, absl::Milliseconds(10)).status(),
+      StatusIs(absl::StatusCode::kUnavailable, HasSubstr("not connected")));
+  auto n1 = Connect(HelloFrom("n1"));
+  auto n2 = Connect(HelloFrom("n2"));
+  Drain(*n1);
+  Drain(*n2);
+  // The agent answers from another thread, as its stream would.
+  std::thread agent([&] {
+    api::SchedulerMessage m;
+    ASSERT_TRUE(n1->Pop(&m, absl::Seconds(5)));
+    ASSERT_TRUE(m.has_log_request());
+    EXPECT_EQ(m.log_request().pod_uid(), "a");
+    EXPECT_EQ(m.log_request().offset(), -100);
+    api::AgentMessage answer;
+    answer.mutable_log_chunk()->set_request_id(m.log_request().request_id());
+    // Another node cannot answer for n1.
+    answer.mutable_log_chunk()->set_data("forged");
+    ASSERT_THAT(hub_->OnMessage(n2.get(), answer), IsOk());
+    answer.mutable_log_chunk()->set_data("hello\n");
+    answer.mutable_log_chunk()->set_next_offset(6);
+    ASSERT_THAT(hub_->OnMessage(n1.get(), answer), IsOk());
+  });
+  absl::StatusOr<api::LogChunk> chunk =
+      hub_->ReadLog("n1", "a", "main", -100, 100, absl::Seconds(5));
+  agent.join();
+  ASSERT_THAT(chunk.status(), IsOk());
+  EXPECT_EQ(chunk->data(), "hello\n");
+  EXPECT_EQ(chunk->next_offset(), 6);
+  // Nobody answers: UNAVAILABLE after the timeout.
+  EXPECT_THAT(
+      hub_->ReadLog("n2", "b", "main", 0, 100, absl::Milliseconds(50)).status(),
+      StatusIs(absl::StatusCode::kUnavailable, HasSubstr("answer")));
 }
 
 }  // namespace

@@ -1,0 +1,29 @@
+#ifndef JOBSET_SCHEDULER_AGENTS_POD_LOG_SERVICE_H_
+#define JOBSET_SCHEDULER_AGENTS_POD_LOG_SERVICE_H_
+
+#include "proto/agent.grpc.pb.h"
+#include "scheduler/agents/agent_hub.h"
+#include "store/store.h"
+
+namespace jobset::scheduler {
+
+// Pods' output (jobsetctl logs): finds the pod in the store and reads its
+// container's log from the pod's agent through the hub, chunk by chunk;
+// with follow, polls until the pod has finished and everything is sent.
+class PodLogServiceImpl final : public api::PodLogService::Service {
+ public:
+  PodLogServiceImpl(store::Store* store, AgentHub* hub)
+      : store_(store), hub_(hub) {}
+
+  grpc::Status GetPodLogs(grpc::ServerContext* context,
+                          const api::GetPodLogsRequest* request,
+                          grpc::ServerWriter<api::PodLogs>* writer) override;
+
+ private:
+  store::Store* const store_;
+  AgentHub* const hub_;
+};
+
+}  // namespace jobset::scheduler
+
+#endif  // JOBSET_SCHEDULER_AGENTS_POD_LOG_SERVICE_H_
