@@ -41,6 +41,10 @@ Agent::~Agent() { Shutdown(); }
 
 void Agent::Start() {
   LoadDevices();
+  if (options_.metrics != nullptr) {
+    options_.metrics->reattached.Increment(
+        static_cast<double>(runtime_->List().size()));
+  }
   absl::Status lease = runtime_->SetLease(options_.lease);
   if (!lease.ok()) {
     std::fprintf(stderr, "jobset-agent: %s\n", lease.ToString().c_str());
@@ -183,6 +187,11 @@ void Agent::Handle(const api::SchedulerMessage& msg) {
       Reconcile(msg.welcome());
       break;
     case api::SchedulerMessage::kRun:
+      // A pod already here: its attempt's host table grew.
+      if (!absl::IsNotFound(runtime_->UpdateHosts(
+              msg.run().pod().metadata().uid(), msg.run().hosts()))) {
+        break;
+      }
       StartPod(msg.run());
       break;
     case api::SchedulerMessage::kStop: {
@@ -204,8 +213,20 @@ void Agent::Handle(const api::SchedulerMessage& msg) {
       Send(reply);
       break;
     }
+    case api::SchedulerMessage::kHeartbeatAck: {
+      absl::MutexLock lock(&mu_);
+      auto sent = heartbeats_.find(msg.heartbeat_ack().seq());
+      if (sent != heartbeats_.end()) {
+        if (options_.metrics != nullptr) {
+          options_.metrics->heartbeat_rtt_seconds.Observe(
+              absl::ToDoubleSeconds(absl::Now() - sent->second));
+        }
+        heartbeats_.erase(heartbeats_.begin(), std::next(sent));
+      }
+      break;
+    }
     default:
-      break;  // Heartbeat acks only refresh last_contact_.
+      break;
   }
 }
 
@@ -233,7 +254,11 @@ void Agent::Reconcile(const api::Welcome& welcome) {
         runtime_->Stop(uid, GraceOf(a->pod())).IgnoreError();
       continue;
     }
-    if (!known.contains(uid)) StartPod(*a);
+    if (known.contains(uid)) {
+      runtime_->UpdateHosts(uid, a->hosts()).IgnoreError();
+    } else {
+      StartPod(*a);
+    }
   }
   absl::MutexLock lock(&mu_);
   heartbeat_interval_ =
@@ -287,7 +312,13 @@ void Agent::StartPod(api::PodAssignment a) {
     return;
   }
   AddAcceleratorEnv(gpus, &a);
+  const absl::Time ordered = absl::Now();
   absl::Status started = runtime_->Start(a);
+  if (started.ok() && options_.metrics != nullptr) {
+    options_.metrics->launches.Increment();
+    absl::MutexLock lock(&mu_);
+    launching_[uid] = ordered;
+  }
   if (started.ok() || absl::IsAlreadyExists(started)) return;
   ReportFailure(a, "StartError", std::string(started.message()));
 }
@@ -339,6 +370,7 @@ void Agent::ReleasePod(const std::string& uid) {
   absl::MutexLock lock(&mu_);
   sent_.erase(uid);
   grace_.erase(uid);
+  exited_.erase(uid);
   if (devices_.erase(uid) > 0) SaveDevices();
 }
 
@@ -381,6 +413,8 @@ void Agent::Tick() {
       last_heartbeat_ = now;
       hb.mutable_heartbeat()->set_seq(++heartbeat_seq_);
       heartbeat = true;
+      heartbeats_[heartbeat_seq_] = now;
+      if (heartbeats_.size() > 100) heartbeats_.erase(heartbeats_.begin());
     }
   }
   std::vector<PodState> pods = runtime_->List();
@@ -394,6 +428,7 @@ void Agent::Tick() {
         runtime_->Stop(pod.uid, kLeaseGrace).IgnoreError();
     }
   }
+  if (options_.metrics != nullptr) RecordPods(pods, now);
   if (!welcomed) return;
   if (heartbeat) Send(hb);
   for (PodState& pod : pods) {
@@ -410,6 +445,32 @@ void Agent::Tick() {
     absl::MutexLock lock(&mu_);
     sent_[pod.uid] = std::move(now_status);
   }
+}
+
+void Agent::RecordPods(const std::vector<PodState>& pods, absl::Time now) {
+  std::map<std::string, double> phases = {
+      {"Pending", 0}, {"Running", 0}, {"Succeeded", 0}, {"Failed", 0}};
+  absl::MutexLock lock(&mu_);
+  for (const PodState& pod : pods) {
+    phases[pod.status.phase().empty() ? "Pending" : pod.status.phase()] += 1;
+    auto ordered = launching_.find(pod.uid);
+    if (ordered != launching_.end() && pod.status.phase() != "Pending") {
+      if (pod.status.phase() == "Running") {
+        options_.metrics->launch_seconds.Observe(
+            absl::ToDoubleSeconds(now - ordered->second));
+      }
+      launching_.erase(ordered);
+    }
+    // Each pod's end counts once.
+    if (Finished(pod.status) && exited_.insert(pod.uid).second) {
+      std::string reason = pod.status.reason();
+      if (reason.empty() && pod.status.container_statuses_size() > 0)
+        reason = pod.status.container_statuses(0).reason();
+      options_.metrics->exits.Add({{"reason", reason}}).Increment();
+    }
+  }
+  for (const auto& [phase, n] : phases)
+    options_.metrics->pods.Add({{"phase", phase}}).Set(n);
 }
 
 void Agent::LoadDevices() {

@@ -11,6 +11,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "agent/metrics.h"
 #include "agent/runtime/runtime.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/agent.grpc.pb.h"
@@ -43,6 +44,7 @@ class Agent {
     absl::Duration tick = absl::Milliseconds(100);
     absl::Duration min_backoff = absl::Milliseconds(100);
     absl::Duration max_backoff = absl::Seconds(1);
+    AgentMetrics* metrics = nullptr;  // Null: none.
   };
 
   Agent(Options options, Runtime* runtime);
@@ -71,6 +73,8 @@ class Agent {
   bool Send(const api::AgentMessage& msg);
   void ReportFailure(const api::PodAssignment& a, const std::string& reason,
                      const std::string& message);
+  // Updates the metrics from the runtime's view (each tick).
+  void RecordPods(const std::vector<PodState>& pods, absl::Time now);
   void LoadDevices();
   void SaveDevices() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
@@ -98,6 +102,11 @@ class Agent {
   std::map<std::string, std::string> sent_ ABSL_GUARDED_BY(mu_);
   // Termination grace per pod uid.
   std::map<std::string, absl::Duration> grace_ ABSL_GUARDED_BY(mu_);
+  // Metrics: heartbeats in flight (seq -> sent) and pods ordered to run
+  // but not yet seen running (uid -> ordered).
+  std::map<int64_t, absl::Time> heartbeats_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, absl::Time> launching_ ABSL_GUARDED_BY(mu_);
+  std::set<std::string> exited_ ABSL_GUARDED_BY(mu_);  // exits counted
   // GPU device indices per pod uid.
   std::map<std::string, std::vector<int>> devices_ ABSL_GUARDED_BY(mu_);
 

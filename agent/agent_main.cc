@@ -18,7 +18,9 @@
 #include "absl/time/time.h"
 #include "agent/agent.h"
 #include "agent/host.h"
+#include "agent/metrics.h"
 #include "agent/runtime/shim_runtime.h"
+#include "prometheus/exposer.h"
 
 ABSL_FLAG(std::string, scheduler, "127.0.0.1:7070",
           "jobsetd's HOST:PORT (the agent dials out; it needs no inbound "
@@ -49,6 +51,8 @@ ABSL_FLAG(std::string, image_dir, "/var/lib/jobset/images",
 ABSL_FLAG(std::string, runc, "runc", "oci: the runc binary");
 ABSL_FLAG(std::string, shim, "",
           "The jobset-pod-shim binary; default: next to jobset-agent");
+ABSL_FLAG(std::string, metrics_listen, "",
+          "HOST:PORT to serve Prometheus metrics on (/metrics); empty: off");
 ABSL_FLAG(absl::Duration, lease, absl::ZeroDuration(),
           "Stop every pod once jobsetd has not been heard from for this long "
           "(0: never). Set it (plus 1s) below jobsetd's --node_lost_timeout "
@@ -132,6 +136,22 @@ int Main(const char* argv0) {
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  AgentMetrics metrics;
+  options.metrics = &metrics;
+  std::unique_ptr<prometheus::Exposer> exposer;
+  if (const std::string listen = absl::GetFlag(FLAGS_metrics_listen);
+      !listen.empty()) {
+    try {  // prometheus-cpp reports a port it cannot bind by throwing.
+      exposer = std::make_unique<prometheus::Exposer>(listen);
+    } catch (const std::exception& e) {
+      return Fail(absl::StrCat("--metrics_listen=", listen, ": ", e.what()));
+    }
+    exposer->RegisterCollectable(metrics.registry);
+    std::printf("jobset-agent metrics on http://%s:%d/metrics\n",
+                listen.substr(0, listen.rfind(':')).c_str(),
+                exposer->GetListeningPorts().front());
+  }
 
   Agent agent(options, runtime->get());
   agent.Start();

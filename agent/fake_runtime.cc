@@ -28,6 +28,7 @@ absl::Status FakeRuntime::Start(const api::PodAssignment& assignment) {
     return absl::AlreadyExistsError(absl::StrCat("pod ", uid, " is known"));
   }
   started_.push_back(assignment);
+  hosts_[uid] = assignment.hosts();
   PodState& state = pods_[uid];
   state.uid = uid;
   state.status.set_phase("Running");
@@ -57,6 +58,7 @@ absl::Status FakeRuntime::Stop(const std::string& uid, absl::Duration) {
 absl::Status FakeRuntime::Remove(const std::string& uid) {
   absl::MutexLock lock(&mu_);
   pods_.erase(uid);
+  hosts_.erase(uid);
   return absl::OkStatus();
 }
 
@@ -73,6 +75,25 @@ void FakeRuntime::Exit(const std::string& uid, int exit_code) {
   if (it == pods_.end() || it->second.status.phase() != "Running") return;
   Terminate(&it->second.status, exit_code,
             exit_code == 0 ? "Completed" : "Error");
+}
+
+absl::Status FakeRuntime::UpdateHosts(
+    const std::string& uid,
+    const google::protobuf::RepeatedPtrField<api::HostEntry>& hosts) {
+  absl::MutexLock lock(&mu_);
+  if (!pods_.contains(uid)) {
+    return absl::NotFoundError(absl::StrCat("pod ", uid, " is not known"));
+  }
+  hosts_[uid] = hosts;
+  return absl::OkStatus();
+}
+
+std::vector<std::string> FakeRuntime::HostNames(const std::string& uid) {
+  absl::MutexLock lock(&mu_);
+  std::vector<std::string> names;
+  for (const api::HostEntry& e : hosts_[uid])
+    names.insert(names.end(), e.names().begin(), e.names().end());
+  return names;
 }
 
 std::vector<api::PodAssignment> FakeRuntime::started() {

@@ -19,6 +19,11 @@ class FakeRuntime final : public Runtime {
   absl::Status Stop(const std::string& uid, absl::Duration grace) override;
   absl::Status Remove(const std::string& uid) override;
   std::vector<PodState> List() override;
+  absl::Status UpdateHosts(
+      const std::string& uid,
+      const google::protobuf::RepeatedPtrField<api::HostEntry>& hosts) override;
+  // The host table pod `uid` was last given.
+  std::vector<std::string> HostNames(const std::string& uid);
   std::string LogPath(const std::string&, const std::string&) const override {
     return "";
   }
@@ -32,6 +37,8 @@ class FakeRuntime final : public Runtime {
  private:
   absl::Mutex mu_;
   std::map<std::string, PodState> pods_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, google::protobuf::RepeatedPtrField<api::HostEntry>>
+      hosts_ ABSL_GUARDED_BY(mu_);
   std::vector<api::PodAssignment> started_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -15,10 +15,12 @@
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "prometheus/exposer.h"
 #include "scheduler/agents/agent_hub.h"
 #include "scheduler/agents/agent_service.h"
 #include "scheduler/agents/pod_log_service.h"
 #include "scheduler/controller/controller.h"
+#include "scheduler/metrics.h"
 #include "scheduler/server/server.h"
 #include "store/rocksdb_store.h"
 
@@ -48,6 +50,9 @@ ABSL_FLAG(absl::Duration, restart_grace, absl::Seconds(30),
           "After jobsetd starts, how long known nodes have to reconnect "
           "before any is declared lost (a scheduler outage is not a node "
           "failure)");
+ABSL_FLAG(std::string, metrics_listen, "",
+          "HOST:PORT to serve Prometheus metrics on (/metrics); empty: off. "
+          "docs/metrics.md lists them");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(5),
           "On SIGTERM/SIGINT, how long in-flight calls may finish before they "
           "are cancelled");
@@ -112,17 +117,36 @@ int Main() {
     std::fprintf(stderr, "jobsetd: %s\n", store.status().ToString().c_str());
     return 1;
   }
+  // Every part writes through the metered store (commit latency and bytes).
+  scheduler::SchedulerMetrics metrics;
+  scheduler::MeteredStore metered(store->get(), &metrics);
+  std::unique_ptr<prometheus::Exposer> exposer;
+  if (const std::string listen = absl::GetFlag(FLAGS_metrics_listen);
+      !listen.empty()) {
+    try {  // prometheus-cpp reports a port it cannot bind by throwing.
+      exposer = std::make_unique<prometheus::Exposer>(listen);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "jobsetd: --metrics_listen=%s: %s\n", listen.c_str(),
+                   e.what());
+      return 1;
+    }
+    exposer->RegisterCollectable(metrics.registry);
+    const std::string host = listen.substr(0, listen.rfind(':'));
+    std::printf("jobsetd metrics on http://%s:%d/metrics\n", host.c_str(),
+                exposer->GetListeningPorts().front());
+  }
+  options.metrics = &metrics;
   scheduler::AgentHub hub(
-      store->get(),
-      {.node_lost_timeout = absl::GetFlag(FLAGS_node_lost_timeout),
-       .heartbeat_interval = absl::GetFlag(FLAGS_heartbeat_interval),
-       .restart_grace = absl::GetFlag(FLAGS_restart_grace)});
+      &metered, {.node_lost_timeout = absl::GetFlag(FLAGS_node_lost_timeout),
+                 .heartbeat_interval = absl::GetFlag(FLAGS_heartbeat_interval),
+                 .restart_grace = absl::GetFlag(FLAGS_restart_grace),
+                 .metrics = &metrics});
   if (absl::Status loaded = hub.Load(); !loaded.ok()) {
     std::fprintf(stderr, "jobsetd: %s\n", loaded.ToString().c_str());
     return 1;
   }
   auto controller = scheduler::Controller::Start(
-      store->get(), &hub, RealClock::Get(), options.features);
+      &metered, &hub, RealClock::Get(), options.features, &metrics);
   if (!controller.ok()) {
     std::fprintf(stderr, "jobsetd: %s\n",
                  controller.status().ToString().c_str());
@@ -131,10 +155,10 @@ int Main() {
   hub.Attach(controller->get());
   scheduler::AgentServiceImpl agent_service(&hub);
   scheduler::NodeServiceImpl node_service(&hub);
-  scheduler::PodLogServiceImpl pod_log_service(store->get(), &hub);
+  scheduler::PodLogServiceImpl pod_log_service(&metered, &hub);
   options.services = {&agent_service, &node_service, &pod_log_service};
   options.end_streams = [&hub] { hub.CloseAll(); };
-  auto server = scheduler::Server::Start(options, store->get());
+  auto server = scheduler::Server::Start(options, &metered);
   if (!server.ok()) {
     std::fprintf(stderr, "jobsetd: %s\n", server.status().ToString().c_str());
     return 1;

@@ -13,6 +13,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 
@@ -212,6 +213,48 @@ absl::Status RemoveTree(const std::string& path) {
     return ErrnoError("unlink", path, errno);
   }
   return absl::OkStatus();
+}
+
+absl::Status RewriteFileInPlace(const std::string& path,
+                                absl::string_view data) {
+  const int fd = open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+  if (fd < 0) {
+    return absl::InternalError(
+        absl::StrCat("open ", path, ": ", strerror(errno)));
+  }
+  size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int error = errno;
+      close(fd);
+      return absl::InternalError(
+          absl::StrCat("write ", path, ": ", strerror(error)));
+    }
+    done += static_cast<size_t>(n);
+  }
+  close(fd);
+  return absl::OkStatus();
+}
+
+std::string HostsFileText(const api::PodAssignment& assignment) {
+  const api::Pod& pod = assignment.pod();
+  std::string hostname = pod.spec().hostname().empty() ? pod.metadata().name()
+                                                       : pod.spec().hostname();
+  if (hostname.empty()) hostname = pod.metadata().uid();
+  std::string hosts = "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost\n";
+  const std::string own_ip = pod.status().pod_ip().empty()
+                                 ? pod.status().host_ip()
+                                 : pod.status().pod_ip();
+  absl::StrAppend(&hosts, own_ip.empty() ? "127.0.1.1" : own_ip, "\t", hostname,
+                  "\n");
+  for (const api::HostEntry& entry : assignment.hosts()) {
+    if (entry.address().empty() || entry.names().empty()) continue;
+    absl::StrAppend(&hosts, entry.address(), "\t",
+                    absl::StrJoin(entry.names(), " "), "\n");
+  }
+  return hosts;
 }
 
 }  // namespace jobset::agent

@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "google/protobuf/message_lite.h"
+#include "proto/agent.pb.h"
 
 namespace jobset::agent {
 
@@ -31,6 +32,15 @@ inline constexpr char kHostsFile[] = "hosts";         // the pod's /etc/hosts
 // Writes `data` to `path` atomically: a temporary file beside it, fsync,
 // rename over `path`, fsync of the directory.
 absl::Status WriteFileAtomic(const std::string& path, absl::string_view data);
+
+// Rewrites the file at `path` in place (same inode: a bind mount of it sees
+// the new content; a reader may briefly see it short).
+absl::Status RewriteFileInPlace(const std::string& path,
+                                absl::string_view data);
+
+// The pod's /etc/hosts: localhost, the pod's own hostname, and the JobSet
+// attempt's host table.
+std::string HostsFileText(const api::PodAssignment& assignment);
 
 // Serializes `message` deterministically and writes it with WriteFileAtomic.
 absl::Status WriteProtoAtomic(const std::string& path,

@@ -300,19 +300,10 @@ absl::Status PodShim::Setup() {
     absl::Status s = add(pod.spec().containers(i), false, i, &mains_);
     if (!s.ok()) return s;
   }
-  // The pod's /etc/hosts.
-  std::string hosts = "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost\n";
-  const std::string own_ip = pod.status().pod_ip().empty()
-                                 ? pod.status().host_ip()
-                                 : pod.status().pod_ip();
-  absl::StrAppend(&hosts, own_ip.empty() ? "127.0.1.1" : own_ip, "\t",
-                  hostname_, "\n");
-  for (const api::HostEntry& entry : assignment_.hosts()) {
-    if (entry.address().empty() || entry.names().empty()) continue;
-    absl::StrAppend(&hosts, entry.address(), "\t",
-                    absl::StrJoin(entry.names(), " "), "\n");
-  }
-  absl::Status s = WriteFileAtomic(PodPath(kHostsFile), hosts);
+  // The pod's /etc/hosts (the agent rewrites it in place as the attempt's
+  // host table grows).
+  absl::Status s =
+      WriteFileAtomic(PodPath(kHostsFile), HostsFileText(assignment_));
   if (!s.ok()) return s;
   const std::string work = PodPath("work");
   if (mkdir(work.c_str(), 0755) != 0 && errno != EEXIST) {

@@ -48,6 +48,13 @@ class Runtime {
   // pods found on disk (re-attached).
   virtual std::vector<PodState> List() = 0;
 
+  // The JobSet attempt's host table grew (pods placed after this one
+  // started): the pod's /etc/hosts is rewritten to `hosts`. NOT_FOUND for an
+  // unknown uid.
+  virtual absl::Status UpdateHosts(
+      const std::string& uid,
+      const google::protobuf::RepeatedPtrField<api::HostEntry>& hosts) = 0;
+
   // The agent's lease (zero: none). A runtime whose pods outlive the agent
   // (the shim runtime) stops every pod itself once the lease has not been
   // renewed for that long, so a frozen or dead agent's pods stop on time.

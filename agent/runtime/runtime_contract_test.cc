@@ -502,6 +502,34 @@ TEST_P(RuntimeContractTest, LogIsCapped) {
   EXPECT_GT(st.st_size, 32 << 10);
 }
 
+TEST_P(RuntimeContractTest, UpdatedHostsReachARunningPod) {
+  if (geteuid() != 0) GTEST_SKIP() << "namespaces need root";
+  // The pod waits until a peer placed after it resolves.
+  ASSERT_THAT(
+      Start(PodBuilder("grows")
+                .Hostname("worker-0")
+                .Host("10.1.2.3", {"peer-1"})
+                .Container("main", {"/bin/sh", "-c",
+                                    "while ! grep -q late-peer /etc/hosts; do "
+                                    "sleep 0.05; done; grep late-peer "
+                                    "/etc/hosts"})),
+      IsOk());
+  ASSERT_THAT(WaitForPod(*runtime_, "grows", IsRunning, kTimeout).status(),
+              IsOk());
+  api::PodAssignment grown;
+  api::HostEntry* e = grown.add_hosts();
+  e->set_address("10.1.2.3");
+  e->add_names("peer-1");
+  e = grown.add_hosts();
+  e->set_address("10.1.2.4");
+  e->add_names("late-peer");
+  ASSERT_THAT(runtime_->UpdateHosts("grows", grown.hosts()), IsOk());
+  EXPECT_EQ(WaitFinal("grows").phase(), "Succeeded");
+  EXPECT_THAT(Log("grows", "main"), HasSubstr("10.1.2.4\tlate-peer"));
+  EXPECT_THAT(runtime_->UpdateHosts("nope", grown.hosts()),
+              StatusIs(absl::StatusCode::kNotFound));
+}
+
 TEST_P(RuntimeContractTest, AnUnrenewedLeaseStopsThePodsOnItsOwn) {
   ASSERT_THAT(runtime_->SetLease(absl::Milliseconds(600)), IsOk());
   ASSERT_THAT(

@@ -56,6 +56,9 @@ class ShimRuntime : public Runtime {
                       const std::string& container) const override;
   // The lease lives in <work_dir>/lease: its content is the lease in
   // milliseconds, its mtime the last renewal. Every shim checks it.
+  absl::Status UpdateHosts(
+      const std::string& uid,
+      const google::protobuf::RepeatedPtrField<api::HostEntry>& hosts) override;
   absl::Status SetLease(absl::Duration lease) override;
   absl::Status RenewLease() override;
 

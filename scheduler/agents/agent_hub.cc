@@ -118,6 +118,7 @@ void AgentHub::Attach(NodeSink* sink) {
       if (info.ok()) known.push_back(*std::move(info));
     }
     for (NodeInfo& info : known) sink_->SetNode(std::move(info));
+    UpdateNodeGauge();
   }
   monitor_ = std::thread([this] { MonitorLoop(); });
 }
@@ -260,11 +261,12 @@ absl::StatusOr<std::shared_ptr<AgentHub::Session>> AgentHub::Connect(
         *welcome.mutable_welcome()->add_pods() = a;
     }
     session->Push(std::move(welcome));
+    UpdateNodeGauge();
     // What the agent knows: reports of its own desired pods count (exits
     // that happened while it was away); it stops the rest itself.
     for (const api::PodReport& report : hello.pods()) {
       if (pods == desired_.end() || !pods->second.contains(report.pod_uid())) {
-        ++fenced_;
+        Fenced();
         continue;
       }
       if (sink_ != nullptr) {
@@ -303,7 +305,7 @@ absl::Status AgentHub::OnMessage(Session* session,
       auto pods = desired_.find(session->node());
       if (pods == desired_.end() || !pods->second.contains(report.pod_uid())) {
         // Not this node's (any more): fenced, and the agent may forget it.
-        ++fenced_;
+        Fenced();
         api::SchedulerMessage release;
         release.mutable_release()->set_pod_uid(report.pod_uid());
         session->Push(std::move(release));
@@ -369,6 +371,7 @@ std::vector<std::string> AgentHub::CheckLiveness() {
       entry.ready = false;
       if (entry.session) closing.push_back(std::move(entry.session));
       lost.push_back(name);
+      if (options_.metrics != nullptr) options_.metrics->nodes_lost.Increment();
       if (sink_ != nullptr) {
         sink_->LoseNode(
             name, "NodeLost",
@@ -378,6 +381,10 @@ std::vector<std::string> AgentHub::CheckLiveness() {
                          ")"));
       }
     }
+  }
+  if (!lost.empty()) {
+    absl::MutexLock lock(&mu_);
+    UpdateNodeGauge();
   }
   for (auto& s : closing) s->Close();
   return lost;
@@ -463,6 +470,7 @@ absl::StatusOr<api::Node> AgentHub::SetCordoned(const std::string& name,
     return absl::NotFoundError(absl::StrCat("node \"", name, "\" not found"));
   }
   it->second.node.set_cordoned(cordoned);
+  UpdateNodeGauge();
   if (sink_ != nullptr) {
     absl::StatusOr<NodeInfo> info = ToNodeInfo(it->second.node);
     if (info.ok()) {
@@ -523,6 +531,23 @@ absl::StatusOr<api::LogChunk> AgentHub::ReadLog(const std::string& node,
                                                absl::FormatDuration(timeout)));
   }
   return *std::move(chunk);
+}
+
+void AgentHub::Fenced() {
+  ++fenced_;
+  if (options_.metrics != nullptr) options_.metrics->fenced_reports.Increment();
+}
+
+void AgentHub::UpdateNodeGauge() {
+  if (options_.metrics == nullptr) return;
+  double ready = 0, not_ready = 0, cordoned = 0;
+  for (const auto& [name, entry] : nodes_) {
+    (entry.ready ? ready : not_ready) += 1;
+    if (entry.node.cordoned()) cordoned += 1;
+  }
+  options_.metrics->nodes.Add({{"state", "Ready"}}).Set(ready);
+  options_.metrics->nodes.Add({{"state", "NotReady"}}).Set(not_ready);
+  options_.metrics->nodes.Add({{"state", "Cordoned"}}).Set(cordoned);
 }
 
 int64_t AgentHub::fenced_reports() {

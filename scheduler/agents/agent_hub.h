@@ -19,6 +19,7 @@
 #include "proto/agent.pb.h"
 #include "scheduler/controller/agent_fleet.h"
 #include "scheduler/controller/controller_core.h"
+#include "scheduler/metrics.h"
 #include "store/store.h"
 
 namespace jobset::scheduler {
@@ -48,6 +49,7 @@ class AgentHub final : public AgentFleet {
     // After start, how long nodes have to reconnect before any is lost.
     absl::Duration restart_grace = absl::Seconds(30);
     Clock* clock = RealClock::Get();
+    SchedulerMetrics* metrics = nullptr;  // Null: none.
   };
 
   // One agent's stream. The gRPC adapter writes what Pop returns.
@@ -147,6 +149,9 @@ class AgentHub final : public AgentFleet {
   api::Node Describe(const NodeEntry& entry) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status Persist(const api::Node& node);
+  // Counts a fenced report; refreshes the nodes gauge.
+  void Fenced() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void UpdateNodeGauge() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void MonitorLoop();
 
   store::Store* const store_;

@@ -1,6 +1,7 @@
 // jobsetd's controller, node registry and gRPC server in this process, with
 // real jobset-agent Agents on FakeRuntimes talking to it over gRPC: the
 // protocol end to end, without launching processes (tests/ does that).
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <string>
@@ -215,6 +216,35 @@ TEST_F(AgentProtocolTest,
   EXPECT_TRUE(Eventually([&] { return !first.Has(old_uid); }));
   EXPECT_EQ(Get("train").status().restarts(), 1);
   EXPECT_GE(hub_->fenced_reports(), 1);
+}
+
+TEST_F(AgentProtocolTest, RunningPodsLearnTheHostnamesOfPodsPlacedLater) {
+  agent::FakeRuntime& a = a_;
+  agent::FakeRuntime& b = b_;
+  StartAgent("node-a", &a);
+  StartAgent("node-b", &b);
+  // The workers are created only once the leader is ready (dependsOn).
+  Create(JobSetBuilder("train")
+             .Replicated("leader", 1)
+             .Replicated("workers", 1)
+             .DependsOn("workers", "leader", "Ready")
+             .Build());
+  ASSERT_TRUE(
+      Eventually([&] { return Running(a).size() + Running(b).size() == 2; }));
+  std::string leader;
+  for (agent::FakeRuntime* r : {&a, &b}) {
+    for (const api::PodAssignment& started : r->started()) {
+      if (started.pod().spec().hostname() == "train-leader-0-0")
+        leader = started.pod().metadata().uid();
+    }
+  }
+  ASSERT_FALSE(leader.empty());
+  agent::FakeRuntime& leader_node = a.Has(leader) ? a : b;
+  EXPECT_TRUE(Eventually([&] {
+    std::vector<std::string> names = leader_node.HostNames(leader);
+    return std::find(names.begin(), names.end(), "train-workers-0-0") !=
+           names.end();
+  }));
 }
 
 }  // namespace

@@ -20,9 +20,10 @@ Controller::Controller(store::Store* store, AgentFleet* fleet, Clock* clock,
 
 absl::StatusOr<std::unique_ptr<Controller>> Controller::Start(
     store::Store* store, AgentFleet* fleet, Clock* clock,
-    api::Features features) {
+    api::Features features, SchedulerMetrics* metrics) {
   auto controller =
       absl::WrapUnique(new Controller(store, fleet, clock, features));
+  controller->core_.set_metrics(metrics);
   absl::StatusOr<int64_t> revision = controller->core_.Load();
   if (!revision.ok()) return revision.status();
   controller->core_.Announce();

@@ -248,6 +248,7 @@ void ControllerCore::OnPodReport(const PodReport& report) {
   auto where = pod_by_uid_.find(report.pod_uid);
   if (where == pod_by_uid_.end()) {
     ++stale_reports_;
+    if (metrics_ != nullptr) metrics_->fenced_reports.Increment();
     return;
   }
   Tracked& t = jobsets_[where->second.first];
@@ -255,6 +256,7 @@ void ControllerCore::OnPodReport(const PodReport& report) {
   // Agents speak only for their own node; a finished pod stays finished.
   if (pod.spec().node_name() != report.node || PodFinished(pod)) {
     ++stale_reports_;
+    if (metrics_ != nullptr) metrics_->fenced_reports.Increment();
     return;
   }
   api::PodStatus* status = pod.mutable_status();
@@ -422,6 +424,8 @@ void ControllerCore::ReconcileOne(const std::string& key, absl::Time now,
   t.reported.clear();
   t.wake.reset();
 
+  const api::JobSetStatus before = t.jobset.status();
+  std::vector<JobSetEvent> decided;  // This reconcile's events (metrics).
   for (int round = 0; round < kMaxReconcileRounds; ++round) {
     bool changed = ReconcileJobs(t, now, w);
     std::vector<const api::Job*> jobs;
@@ -465,8 +469,10 @@ void ControllerCore::ReconcileOne(const std::string& key, absl::Time now,
       t.jobs[job.metadata().name()] = std::move(job);
       changed = true;
     }
-    for (JobSetEvent& e : actions->events)
+    for (JobSetEvent& e : actions->events) {
+      if (metrics_ != nullptr) decided.push_back(e);
       w->events[key].push_back(std::move(e));
+    }
     if (actions->delete_jobset) {
       DeleteJobSet(key, w);
       w->keys[JobSetStoreKey(t.jobset)] = std::nullopt;
@@ -478,6 +484,111 @@ void ControllerCore::ReconcileOne(const std::string& key, absl::Time now,
     }
     if (!changed) break;
   }
+  if (metrics_ != nullptr) RecordReconcile(t, before, decided, now);
+}
+
+void ControllerCore::RecordReconcile(Tracked& t,
+                                     const api::JobSetStatus& before,
+                                     const std::vector<JobSetEvent>& events,
+                                     absl::Time now) {
+  const api::JobSetStatus& after = t.jobset.status();
+  const prometheus::Labels jobset = {
+      {"jobset_name", t.jobset.metadata().name()},
+      {"namespace", t.jobset.metadata().namespace_()}};
+  if (before.terminal_state().empty() && !after.terminal_state().empty()) {
+    (after.terminal_state() == "Completed" ? metrics_->completed
+                                           : metrics_->failed)
+        .Add(jobset)
+        .Increment();
+  }
+  const std::string reason = events.empty() ? "" : events.back().reason;
+  if (after.restarts() > before.restarts()) {
+    metrics_->restarts.Add({{"action", "RestartJobSet"}, {"reason", reason}})
+        .Increment(after.restarts() - before.restarts());
+    t.restart_decided = now;
+  }
+  auto job_restarts = [](const api::JobSetStatus& s) {
+    int64_t n = 0;
+    for (const api::ReplicatedJobStatus& r : s.replicated_jobs_status())
+      for (int32_t c : r.job_restarts()) n += c;
+    return n;
+  };
+  if (job_restarts(after) > job_restarts(before)) {
+    metrics_->restarts.Add({{"action", "RestartJob"}, {"reason", reason}})
+        .Increment(
+            static_cast<double>(job_restarts(after) - job_restarts(before)));
+  }
+  if ((t.first_running_seen && !t.restart_decided) ||
+      !after.terminal_state().empty()) {
+    return;
+  }
+  // Is every pod of the current attempt running?
+  int64_t expected = 0;
+  for (const api::ReplicatedJob& r : t.jobset.spec().replicated_jobs()) {
+    const api::JobSpec& job = r.template_().spec();
+    const int64_t per_job =
+        std::min(job.has_parallelism() ? job.parallelism() : 1,
+                 job.has_completions() ? job.completions() : 1 << 30);
+    expected += r.replicas() * per_job;
+  }
+  const std::string attempt = absl::StrCat(after.restarts());
+  int64_t running = 0;
+  for (const auto& [name, pod] : t.pods) {
+    auto label = pod.metadata().labels().find(kRestartAttemptKey);
+    if (label == pod.metadata().labels().end() || label->second != attempt ||
+        pod.metadata().has_deletion_timestamp()) {
+      continue;
+    }
+    if (pod.status().phase() != "Running") return;
+    ++running;
+  }
+  if (expected == 0 || running < expected) return;
+  if (t.restart_decided) {
+    metrics_->restart_seconds.Observe(
+        absl::ToDoubleSeconds(now - *t.restart_decided));
+    t.restart_decided.reset();
+  } else {
+    metrics_->submit_to_running_seconds.Observe(absl::ToDoubleSeconds(
+        now - absl::FromUnixSeconds(
+                  t.jobset.metadata().creation_timestamp().seconds())));
+  }
+  t.first_running_seen = true;
+}
+
+void ControllerCore::RecordGauges(absl::Time now) {
+  if (metrics_ == nullptr || now - gauges_at_ < absl::Seconds(1)) return;
+  gauges_at_ = now;
+  std::map<std::string, int64_t> states = {{"pending", 0},
+                                           {"running", 0},
+                                           {"suspended", 0},
+                                           {"completed", 0},
+                                           {"failed", 0}};
+  std::map<std::string, int64_t> phases = {
+      {"Pending", 0}, {"Running", 0}, {"Succeeded", 0}, {"Failed", 0}};
+  for (const auto& [key, t] : jobsets_) {
+    const api::JobSetStatus& status = t.jobset.status();
+    bool running = false;
+    for (const auto& [name, pod] : t.pods) {
+      const std::string& phase =
+          pod.status().phase().empty() ? "Pending" : pod.status().phase();
+      ++phases[phase];
+      running |= phase == "Running";
+    }
+    if (status.terminal_state() == "Completed") {
+      ++states["completed"];
+    } else if (status.terminal_state() == "Failed") {
+      ++states["failed"];
+    } else if (t.jobset.spec().suspend()) {
+      ++states["suspended"];
+    } else {
+      ++states[running ? "running" : "pending"];
+    }
+  }
+  for (const auto& [state, n] : states)
+    metrics_->jobsets.Add({{"state", state}}).Set(static_cast<double>(n));
+  for (const auto& [phase, n] : phases)
+    metrics_->pods.Add({{"phase", phase}}).Set(static_cast<double>(n));
+  metrics_->pending.Set(static_cast<double>(pending_gangs_.size()));
 }
 
 void ControllerCore::DeleteJobSet(const std::string& key, PendingWrites* w) {
@@ -660,10 +771,15 @@ bool ControllerCore::TryPlace(const std::string& key, int32_t priority,
     pods_by_job.push_back(std::move(unplaced));
   }
   if (error.empty() && request.jobs.empty()) return true;  // Nothing waits.
+  const absl::Time place_start = absl::Now();
   absl::StatusOr<placement::Placement> placed =
       error.empty() ? placement::Place(snapshot, request)
                     : absl::StatusOr<placement::Placement>(
                           absl::InvalidArgumentError(error));
+  if (metrics_ != nullptr) {
+    metrics_->placement_seconds.Observe(
+        absl::ToDoubleSeconds(absl::Now() - place_start));
+  }
   if (placed.ok() && placed->placed()) {
     for (size_t j = 0; j < placed->jobs.size(); ++j) {
       for (size_t i = 0; i < placed->jobs[j].hosts.size(); ++i) {
@@ -791,22 +907,26 @@ absl::Status ControllerCore::Commit(PendingWrites* w) {
   }
   // Tell the agents, now that it is durable.
   for (const auto& [node, uid] : w->stop) fleet_->Stop(node, uid);
-  std::map<std::string, std::vector<HostEntry>> tables;
+  // New pods run with their attempt's host table; the attempt's pods already
+  // running get the grown table too (their /etc/hosts is rewritten), since
+  // an attempt may be placed in waves (Recreate, dependsOn, InOrder).
+  std::set<std::string> grown;
   for (const api::Pod& pod : w->run) {
-    const std::string key = KeyOf(pod.metadata().namespace_(),
-                                  pod.metadata().labels().at(kJobSetNameKey));
-    auto table = tables.find(key);
-    if (table == tables.end()) {
-      std::vector<const api::Pod*> placed;
-      for (const auto& [name, p] : jobsets_[key].pods) {
-        if (Placed(p) && !PodFinished(p) &&
-            !p.metadata().has_deletion_timestamp()) {
-          placed.push_back(&p);
-        }
+    grown.insert(KeyOf(pod.metadata().namespace_(),
+                       pod.metadata().labels().at(kJobSetNameKey)));
+  }
+  for (const std::string& key : grown) {
+    auto it = jobsets_.find(key);
+    if (it == jobsets_.end()) continue;
+    std::vector<const api::Pod*> placed;
+    for (const auto& [name, p] : it->second.pods) {
+      if (Placed(p) && !PodFinished(p) &&
+          !p.metadata().has_deletion_timestamp()) {
+        placed.push_back(&p);
       }
-      table = tables.emplace(key, HostTable(placed)).first;
     }
-    fleet_->Run(pod, table->second);
+    const std::vector<HostEntry> table = HostTable(placed);
+    for (const api::Pod* pod : placed) fleet_->Run(*pod, table);
   }
   for (const auto& [node, uid] : w->release) fleet_->Release(node, uid);
   return absl::OkStatus();
@@ -843,7 +963,9 @@ absl::Status ControllerCore::Pass() {
   }
   PlacePending(now, &w);
   StageEvents(&w);
-  return Commit(&w);
+  absl::Status committed = Commit(&w);
+  RecordGauges(now);
+  return committed;
 }
 
 std::optional<absl::Time> ControllerCore::NextWake() const {

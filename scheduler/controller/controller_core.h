@@ -18,6 +18,7 @@
 #include "proto/jobset.pb.h"
 #include "scheduler/controller/agent_fleet.h"
 #include "scheduler/controller/jobset_reconcile.h"
+#include "scheduler/metrics.h"
 #include "scheduler/placement/requirements.h"
 #include "scheduler/placement/snapshot.h"
 #include "store/store.h"
@@ -68,6 +69,9 @@ class ControllerCore {
  public:
   ControllerCore(store::Store* store, AgentFleet* fleet, Clock* clock,
                  api::Features features);
+
+  // Updates `metrics` from now on (null: none). It must outlive the core.
+  void set_metrics(SchedulerMetrics* metrics) { metrics_ = metrics; }
 
   // Reads every JobSet, Job and pod from the store, replacing what the
   // controller held (nodes stay). Returns the revision read at (watch the
@@ -137,6 +141,10 @@ class ControllerCore {
     bool deleted = false;       // Deleted through the API; cascade next pass.
     int32_t skips = 0;          // Placement's no-starvation count.
     int32_t gang_priority = 0;  // The priority of its pods.
+    // Metrics: when the current attempt's restart was decided, and whether
+    // the first attempt was seen all running.
+    std::optional<absl::Time> restart_decided;
+    bool first_running_seen = false;
   };
 
   // Writes collected during a pass, one commit.
@@ -173,6 +181,13 @@ class ControllerCore {
   // most recent.
   void StageEvents(PendingWrites* w);
   absl::Status Commit(PendingWrites* w);
+  // Metrics of one reconcile: terminal states and restarts reached (from
+  // `before`), and the attempt's pods all running.
+  void RecordReconcile(Tracked& t, const api::JobSetStatus& before,
+                       const std::vector<JobSetEvent>& events, absl::Time now);
+  // The gauges (JobSets by state, pods by phase, pending), at most once a
+  // second.
+  void RecordGauges(absl::Time now);
 
   store::Store* const store_;
   AgentFleet* const fleet_;
@@ -196,6 +211,8 @@ class ControllerCore {
       requirements_;
   int64_t stale_reports_ = 0;
   uint64_t last_event_seq_ = 0;
+  SchedulerMetrics* metrics_ = nullptr;
+  absl::Time gauges_at_ = absl::InfinitePast();
   // Keys of Jobs and pods whose JobSet is gone (found by Load).
   std::vector<std::string> orphan_keys_;
 };

@@ -33,6 +33,14 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const Options& options,
   builder.RegisterService(&server->service_);
   for (grpc::Service* service : options.services)
     builder.RegisterService(service);
+  if (options.metrics != nullptr) {
+    std::vector<
+        std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
+        interceptors;
+    interceptors.push_back(
+        std::make_unique<GrpcMetricsInterceptorFactory>(options.metrics));
+    builder.experimental().SetInterceptorCreators(std::move(interceptors));
+  }
   server->grpc_server_ = builder.BuildAndStart();
   if (server->grpc_server_ == nullptr || port == 0) {
     return absl::UnavailableError(

@@ -12,6 +12,7 @@
 #include "api/validation.h"
 #include "common/clock.h"
 #include "grpcpp/server.h"
+#include "scheduler/metrics.h"
 #include "scheduler/server/jobset_api.h"
 #include "scheduler/server/jobset_service.h"
 #include "store/store.h"
@@ -37,6 +38,8 @@ class Server {
     // Called by Shutdown once watches are ended, before in-flight calls are
     // drained: ends the calls that would otherwise never finish (streams).
     std::function<void()> end_streams;
+    // Counts and times every call (null: no metrics).
+    SchedulerMetrics* metrics = nullptr;
   };
 
   // Serves `store` (which must outlive the server) on options.listen.

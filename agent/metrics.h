@@ -1,0 +1,29 @@
+#ifndef JOBSET_AGENT_METRICS_H_
+#define JOBSET_AGENT_METRICS_H_
+
+#include <memory>
+
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
+
+namespace jobset::agent {
+
+// jobset-agent's Prometheus metrics (docs/metrics.md). Thread-safe.
+struct AgentMetrics {
+  AgentMetrics();
+
+  std::shared_ptr<prometheus::Registry> registry;
+  prometheus::Family<prometheus::Gauge>& pods;  // by phase
+  prometheus::Counter& launches;
+  prometheus::Family<prometheus::Counter>& exits;  // by reason
+  prometheus::Histogram& launch_seconds;
+  prometheus::Histogram& heartbeat_rtt_seconds;
+  prometheus::Counter& reattached;
+};
+
+}  // namespace jobset::agent
+
+#endif  // JOBSET_AGENT_METRICS_H_

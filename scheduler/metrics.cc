@@ -1,0 +1,184 @@
+#include "scheduler/metrics.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+
+namespace jobset::scheduler {
+namespace {
+
+using prometheus::BuildCounter;
+using prometheus::BuildGauge;
+using prometheus::BuildHistogram;
+using prometheus::Histogram;
+
+// Seconds, from 1 ms to about 2 minutes.
+Histogram::BucketBoundaries LatencyBuckets() {
+  return {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+          0.5,   1,      2.5,   5,    10,    30,   60,  120};
+}
+
+// gRPC's status code names, as grpc_code labels usually read.
+std::string CodeName(grpc::StatusCode code) {
+  static constexpr const char* kNames[] = {"OK",
+                                           "CANCELLED",
+                                           "UNKNOWN",
+                                           "INVALID_ARGUMENT",
+                                           "DEADLINE_EXCEEDED",
+                                           "NOT_FOUND",
+                                           "ALREADY_EXISTS",
+                                           "PERMISSION_DENIED",
+                                           "RESOURCE_EXHAUSTED",
+                                           "FAILED_PRECONDITION",
+                                           "ABORTED",
+                                           "OUT_OF_RANGE",
+                                           "UNIMPLEMENTED",
+                                           "INTERNAL",
+                                           "UNAVAILABLE",
+                                           "DATA_LOSS",
+                                           "UNAUTHENTICATED"};
+  const int i = static_cast<int>(code);
+  return i >= 0 && i < 17 ? kNames[i] : absl::StrCat(i);
+}
+
+}  // namespace
+
+SchedulerMetrics::SchedulerMetrics()
+    : registry(std::make_shared<prometheus::Registry>()),
+      completed(BuildCounter()
+                    .Name("jobset_completed_total")
+                    .Help("JobSets that completed (upstream's metric)")
+                    .Register(*registry)),
+      failed(BuildCounter()
+                 .Name("jobset_failed_total")
+                 .Help("JobSets that failed (upstream's metric)")
+                 .Register(*registry)),
+      restarts(BuildCounter()
+                   .Name("jobsetd_restarts_total")
+                   .Help("Restarts of a whole JobSet or of one Job, by action "
+                         "and by the reason of the event that decided it")
+                   .Register(*registry)),
+      jobsets(BuildGauge()
+                  .Name("jobsetd_jobsets")
+                  .Help("JobSets by state: pending, running, suspended, "
+                        "completed, failed")
+                  .Register(*registry)),
+      pods(BuildGauge()
+               .Name("jobsetd_pods")
+               .Help("Pods by phase")
+               .Register(*registry)),
+      pending(BuildGauge()
+                  .Name("jobsetd_pending_jobsets")
+                  .Help("JobSets whose current attempt waits for placement")
+                  .Register(*registry)
+                  .Add({})),
+      placement_seconds(
+          BuildHistogram()
+              .Name("jobsetd_placement_duration_seconds")
+              .Help("Time to place one JobSet attempt as a gang (whether it "
+                    "fit or not)")
+              .Register(*registry)
+              .Add({}, LatencyBuckets())),
+      submit_to_running_seconds(
+          BuildHistogram()
+              .Name("jobsetd_submit_to_running_seconds")
+              .Help("From a JobSet's creation to all pods of its first "
+                    "attempt running")
+              .Register(*registry)
+              .Add({}, LatencyBuckets())),
+      restart_seconds(BuildHistogram()
+                          .Name("jobsetd_restart_duration_seconds")
+                          .Help("From the restart decision (a failure "
+                                "reported) to all pods of the new attempt "
+                                "running")
+                          .Register(*registry)
+                          .Add({}, LatencyBuckets())),
+      nodes(BuildGauge()
+                .Name("jobsetd_nodes")
+                .Help("Nodes by state: Ready, NotReady, Cordoned")
+                .Register(*registry)),
+      nodes_lost(BuildCounter()
+                     .Name("jobsetd_node_lost_total")
+                     .Help("Nodes declared lost (no heartbeat for "
+                           "--node_lost_timeout)")
+                     .Register(*registry)
+                     .Add({})),
+      fenced_reports(BuildCounter()
+                         .Name("jobsetd_fenced_reports_total")
+                         .Help("Agent reports about pods not assigned to the "
+                               "reporting node, or not current: ignored")
+                         .Register(*registry)
+                         .Add({})),
+      commit_seconds(BuildHistogram()
+                         .Name("jobsetd_store_commit_duration_seconds")
+                         .Help("Store commits (synced writes), API and "
+                               "controller")
+                         .Register(*registry)
+                         .Add({}, LatencyBuckets())),
+      commit_bytes(BuildCounter()
+                       .Name("jobsetd_store_commit_bytes_total")
+                       .Help("Bytes of keys and values committed to the store")
+                       .Register(*registry)
+                       .Add({})),
+      grpc_requests(BuildCounter()
+                        .Name("jobsetd_grpc_requests_total")
+                        .Help("gRPC calls served, by method and status code")
+                        .Register(*registry)),
+      grpc_seconds(BuildHistogram()
+                       .Name("jobsetd_grpc_request_duration_seconds")
+                       .Help("gRPC call durations by method (streams: their "
+                             "whole life)")
+                       .Register(*registry)) {}
+
+absl::StatusOr<int64_t> MeteredStore::Commit(const store::Batch& batch) {
+  const absl::Time start = absl::Now();
+  absl::StatusOr<int64_t> revision = inner_->Commit(batch);
+  metrics_->commit_seconds.Observe(absl::ToDoubleSeconds(absl::Now() - start));
+  if (revision.ok()) {
+    size_t bytes = 0;
+    for (const store::Batch::Op& op : batch.ops()) {
+      bytes += op.key.size() + (op.value.has_value() ? op.value->size() : 0);
+    }
+    metrics_->commit_bytes.Increment(static_cast<double>(bytes));
+  }
+  return revision;
+}
+
+namespace {
+
+class GrpcMetricsInterceptor final : public grpc::experimental::Interceptor {
+ public:
+  GrpcMetricsInterceptor(SchedulerMetrics* metrics, std::string method)
+      : metrics_(metrics), method_(std::move(method)), start_(absl::Now()) {}
+
+  void Intercept(
+      grpc::experimental::InterceptorBatchMethods* methods) override {
+    using grpc::experimental::InterceptionHookPoints;
+    if (methods->QueryInterceptionHookPoint(
+            InterceptionHookPoints::PRE_SEND_STATUS)) {
+      const grpc::Status status = methods->GetSendStatus();
+      metrics_->grpc_requests
+          .Add({{"method", method_}, {"code", CodeName(status.error_code())}})
+          .Increment();
+      metrics_->grpc_seconds.Add({{"method", method_}}, LatencyBuckets())
+          .Observe(absl::ToDoubleSeconds(absl::Now() - start_));
+    }
+    methods->Proceed();
+  }
+
+ private:
+  SchedulerMetrics* const metrics_;
+  const std::string method_;
+  const absl::Time start_;
+};
+
+}  // namespace
+
+grpc::experimental::Interceptor*
+GrpcMetricsInterceptorFactory::CreateServerInterceptor(
+    grpc::experimental::ServerRpcInfo* info) {
+  return new GrpcMetricsInterceptor(metrics_, info->method());
+}
+
+}  // namespace jobset::scheduler

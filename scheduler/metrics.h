@@ -1,0 +1,95 @@
+#ifndef JOBSET_SCHEDULER_METRICS_H_
+#define JOBSET_SCHEDULER_METRICS_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "grpcpp/support/server_interceptor.h"
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
+#include "store/store.h"
+
+namespace jobset::scheduler {
+
+// jobsetd's Prometheus metrics, every one documented in docs/metrics.md. The
+// parts update what they own: the controller (JobSets, pods, restarts,
+// placement), the hub (nodes, fencing), the store wrapper (commits) and the
+// gRPC interceptor (requests). Thread-safe (prometheus-cpp's metrics are).
+struct SchedulerMetrics {
+  SchedulerMetrics();
+
+  std::shared_ptr<prometheus::Registry> registry;
+
+  // Upstream's, labelled jobset_name and namespace.
+  prometheus::Family<prometheus::Counter>& completed;
+  prometheus::Family<prometheus::Counter>& failed;
+  // Restarts of a JobSet or of one Job, by action (RestartJobSet,
+  // RestartJob) and by the reason of the event that decided it.
+  prometheus::Family<prometheus::Counter>& restarts;
+  // JobSets by state (pending, running, suspended, completed, failed).
+  prometheus::Family<prometheus::Gauge>& jobsets;
+  // Pods by phase (Pending, Running, Succeeded, Failed).
+  prometheus::Family<prometheus::Gauge>& pods;
+  // JobSets whose current attempt waits for placement.
+  prometheus::Gauge& pending;
+  prometheus::Histogram& placement_seconds;
+  prometheus::Histogram& submit_to_running_seconds;
+  prometheus::Histogram& restart_seconds;
+  // Nodes by state (Ready, NotReady, Cordoned).
+  prometheus::Family<prometheus::Gauge>& nodes;
+  prometheus::Counter& nodes_lost;
+  prometheus::Counter& fenced_reports;
+  prometheus::Histogram& commit_seconds;
+  prometheus::Counter& commit_bytes;
+  prometheus::Family<prometheus::Counter>& grpc_requests;
+  prometheus::Family<prometheus::Histogram>& grpc_seconds;
+};
+
+// A Store that times every commit and counts its bytes.
+class MeteredStore final : public store::Store {
+ public:
+  MeteredStore(store::Store* inner, SchedulerMetrics* metrics)
+      : inner_(inner), metrics_(metrics) {}
+
+  absl::StatusOr<std::optional<store::KeyValue>> Get(
+      absl::string_view key) override {
+    return inner_->Get(key);
+  }
+  absl::StatusOr<store::ScanResult> Scan(absl::string_view prefix,
+                                         absl::string_view after,
+                                         size_t limit) override {
+    return inner_->Scan(prefix, after, limit);
+  }
+  absl::StatusOr<int64_t> Commit(const store::Batch& batch) override;
+  int64_t CurrentRevision() override { return inner_->CurrentRevision(); }
+  absl::StatusOr<std::vector<store::Event>> WaitForEvents(
+      absl::string_view prefix, int64_t after_revision, absl::Time deadline,
+      size_t max_events) override {
+    return inner_->WaitForEvents(prefix, after_revision, deadline, max_events);
+  }
+
+ private:
+  store::Store* const inner_;
+  SchedulerMetrics* const metrics_;
+};
+
+// Counts and times every gRPC call by method and status code.
+class GrpcMetricsInterceptorFactory final
+    : public grpc::experimental::ServerInterceptorFactoryInterface {
+ public:
+  explicit GrpcMetricsInterceptorFactory(SchedulerMetrics* metrics)
+      : metrics_(metrics) {}
+  grpc::experimental::Interceptor* CreateServerInterceptor(
+      grpc::experimental::ServerRpcInfo* info) override;
+
+ private:
+  SchedulerMetrics* const metrics_;
+};
+
+}  // namespace jobset::scheduler
+
+#endif  // JOBSET_SCHEDULER_METRICS_H_
