@@ -428,7 +428,10 @@ void Agent::Tick() {
         runtime_->Stop(pod.uid, kLeaseGrace).IgnoreError();
     }
   }
-  if (options_.metrics != nullptr) RecordPods(pods, now);
+  if (options_.metrics != nullptr) {
+    RecordPods(pods, now);
+    options_.metrics->connected.Set(welcomed ? 1 : 0);
+  }
   if (!welcomed) return;
   if (heartbeat) Send(hb);
   for (PodState& pod : pods) {

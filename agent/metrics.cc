@@ -46,6 +46,12 @@ AgentMetrics::AgentMetrics()
                            "directory when the agent started (re-attached to "
                            "their supervisors)")
                      .Register(*registry)
-                     .Add({})) {}
+                     .Add({})),
+      connected(BuildGauge()
+                    .Name("jobset_agent_connected")
+                    .Help("1 while the agent holds a welcomed stream to "
+                          "jobsetd, else 0 (its health)")
+                    .Register(*registry)
+                    .Add({})) {}
 
 }  // namespace jobset::agent

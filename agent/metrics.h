@@ -22,6 +22,8 @@ struct AgentMetrics {
   prometheus::Histogram& launch_seconds;
   prometheus::Histogram& heartbeat_rtt_seconds;
   prometheus::Counter& reattached;
+  // The agent's health: 1 while it holds a welcomed stream to jobsetd.
+  prometheus::Gauge& connected;
 };
 
 }  // namespace jobset::agent

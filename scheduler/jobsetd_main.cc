@@ -50,6 +50,11 @@ ABSL_FLAG(absl::Duration, restart_grace, absl::Seconds(30),
           "After jobsetd starts, how long known nodes have to reconnect "
           "before any is declared lost (a scheduler outage is not a node "
           "failure)");
+ABSL_FLAG(int64_t, events_per_jobset, 100,
+          "Events kept per JobSet (the oldest go first)");
+ABSL_FLAG(absl::Duration, event_max_age, absl::Hours(24),
+          "Events older than this are deleted (checked at least once a "
+          "minute)");
 ABSL_FLAG(std::string, metrics_listen, "",
           "HOST:PORT to serve Prometheus metrics on (/metrics); empty: off. "
           "docs/metrics.md lists them");
@@ -146,7 +151,10 @@ int Main() {
     return 1;
   }
   auto controller = scheduler::Controller::Start(
-      &metered, &hub, RealClock::Get(), options.features, &metrics);
+      &metered, &hub, RealClock::Get(), options.features, &metrics,
+      {.per_jobset = static_cast<size_t>(
+           std::max<int64_t>(1, absl::GetFlag(FLAGS_events_per_jobset))),
+       .max_age = absl::GetFlag(FLAGS_event_max_age)});
   if (!controller.ok()) {
     std::fprintf(stderr, "jobsetd: %s\n",
                  controller.status().ToString().c_str());

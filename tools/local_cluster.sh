@@ -2,6 +2,7 @@
 # tests. Source it, set BIN (a directory holding scheduler/jobsetd, agent/jobset-agent,
 # agent/runtime/jobset-pod-shim and cli/jobsetctl) and CLUSTER_DIR, then:
 #
+#   AGENT_FLAGS="--metrics_listen=127.0.0.1:0"   # optional, for every agent
 #   cluster_start 4 [jobsetd flags...]   # node-1..N at 127.0.0.2.., odd/even halves as
 #                                        # slice-a / slice-b (cloud.google.com/gke-nodepool),
 #                                        # cpu=1 each; sets SERVER
@@ -42,7 +43,7 @@ cluster_start() {
     "$BIN/agent/jobset-agent" --scheduler="$SERVER" --node_name="node-$i" \
       --address="127.0.0.$((i + 1))" --capacity=cpu=1,memory=2Gi \
       --labels="cloud.google.com/gke-nodepool=$slice" --work_dir="$CLUSTER_DIR/node-$i" \
-      --shim="$BIN/agent/runtime/jobset-pod-shim" \
+      --shim="$BIN/agent/runtime/jobset-pod-shim" ${AGENT_FLAGS:-} \
       >"$CLUSTER_DIR/node-$i.out" 2>"$CLUSTER_DIR/node-$i.err" &
     CLUSTER_PIDS+=($!)
   done

@@ -20,10 +20,12 @@ Controller::Controller(store::Store* store, AgentFleet* fleet, Clock* clock,
 
 absl::StatusOr<std::unique_ptr<Controller>> Controller::Start(
     store::Store* store, AgentFleet* fleet, Clock* clock,
-    api::Features features, SchedulerMetrics* metrics) {
+    api::Features features, SchedulerMetrics* metrics,
+    EventRetention retention) {
   auto controller =
       absl::WrapUnique(new Controller(store, fleet, clock, features));
   controller->core_.set_metrics(metrics);
+  controller->core_.set_event_retention(retention);
   absl::StatusOr<int64_t> revision = controller->core_.Load();
   if (!revision.ok()) return revision.status();
   controller->core_.Announce();

@@ -5,6 +5,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/status_macros.h"
 #include "common/uid.h"
@@ -21,7 +22,6 @@ namespace jobset::scheduler {
 namespace {
 
 constexpr size_t kScanPage = 1000;
-constexpr size_t kMaxEventsPerJobSet = 100;
 constexpr int kMaxReconcileRounds = 10;
 constexpr int kMaxCommitRetries = 5;
 constexpr size_t kMaxJobSetsPerPass = 32;
@@ -188,7 +188,7 @@ void ControllerCore::LoseNode(const std::string& name,
   }
   const absl::Time now = clock_->Now();
   for (auto& [key, t] : jobsets_) {
-    bool touched = false;
+    std::vector<std::string> lost;
     for (auto& [pod_name, pod] : t.pods) {
       if (pod.spec().node_name() != name || PodFinished(pod)) continue;
       api::PodStatus* status = pod.mutable_status();
@@ -208,9 +208,14 @@ void ControllerCore::LoseNode(const std::string& name,
                    message, now);
       t.reported.insert(pod_name);
       t.dirty_jobs.insert(JobLabel(pod));
-      touched = true;
+      lost.push_back(pod_name);
     }
-    if (touched) dirty_.insert(key);
+    if (!lost.empty()) {
+      dirty_.insert(key);
+      queued_events_[key].push_back({"Warning", reason,
+                                     absl::StrCat(message, "; pods failed: ",
+                                                  absl::StrJoin(lost, ", "))});
+    }
   }
   capacity_grew_ = true;
 }
@@ -821,8 +826,19 @@ bool ControllerCore::TryPlace(const std::string& key, int32_t priority,
   return false;
 }
 
-void ControllerCore::StageEvents(PendingWrites* w) {
-  const absl::Time now = clock_->Now();
+void ControllerCore::TrimEvents(Tracked& t, absl::Time now, PendingWrites* w) {
+  const uint64_t oldest = static_cast<uint64_t>(
+      std::max<int64_t>(0, absl::ToUnixNanos(now - retention_.max_age)));
+  while (!t.events.empty() && (t.events.size() > retention_.per_jobset ||
+                               t.events.front().first < oldest)) {
+    w->keys[store::keys::EventKey(t.jobset.metadata().namespace_(),
+                                  t.jobset.metadata().name(),
+                                  t.events.front().first)] = std::nullopt;
+    t.events.pop_front();
+  }
+}
+
+void ControllerCore::StageEvents(absl::Time now, PendingWrites* w) {
   for (auto& [key, events] : w->events) {
     auto it = jobsets_.find(key);
     if (it == jobsets_.end()) continue;
@@ -844,14 +860,14 @@ void ControllerCore::StageEvents(PendingWrites* w) {
       w->keys[store::keys::EventKey(ns, name, last_event_seq_)] =
           stored.SerializeAsString();
       t.events.emplace_back(last_event_seq_, std::move(e));
-      if (t.events.size() > kMaxEventsPerJobSet) {
-        w->keys[store::keys::EventKey(ns, name, t.events.front().first)] =
-            std::nullopt;
-        t.events.pop_front();
-      }
     }
+    TrimEvents(t, now, w);
   }
   w->events.clear();
+  if (now - events_swept_ >= absl::Minutes(1)) {
+    events_swept_ = now;
+    for (auto& [key, t] : jobsets_) TrimEvents(t, now, w);
+  }
 }
 
 absl::Status ControllerCore::Commit(PendingWrites* w) {
@@ -962,7 +978,11 @@ absl::Status ControllerCore::Pass() {
     ReconcileOne(key, now, &w);
   }
   PlacePending(now, &w);
-  StageEvents(&w);
+  for (auto& [key, events] : std::exchange(queued_events_, {})) {
+    if (!jobsets_.contains(key)) continue;
+    for (JobSetEvent& e : events) w.events[key].push_back(std::move(e));
+  }
+  StageEvents(now, &w);
   absl::Status committed = Commit(&w);
   RecordGauges(now);
   return committed;

@@ -45,6 +45,12 @@ struct PodReport {
   api::PodStatus status;
 };
 
+// How many events each JobSet keeps, and for how long.
+struct EventRetention {
+  size_t per_jobset = 100;
+  absl::Duration max_age = absl::Hours(24);
+};
+
 // What the node registry tells the controller. Implemented by Controller
 // (which queues each call for its thread); thread-safe.
 class NodeSink {
@@ -72,6 +78,7 @@ class ControllerCore {
 
   // Updates `metrics` from now on (null: none). It must outlive the core.
   void set_metrics(SchedulerMetrics* metrics) { metrics_ = metrics; }
+  void set_event_retention(EventRetention retention) { retention_ = retention; }
 
   // Reads every JobSet, Job and pod from the store, replacing what the
   // controller held (nodes stay). Returns the revision read at (watch the
@@ -178,8 +185,10 @@ class ControllerCore {
   void PutJob(const Tracked& t, const api::Job& job, PendingWrites* w);
   void PutPod(const Tracked& t, const api::Pod& pod, PendingWrites* w);
   // Stages `w`'s events as store writes, trimming each JobSet's to the
-  // most recent.
-  void StageEvents(PendingWrites* w);
+  // retention; once a minute, trims every JobSet's by age.
+  void StageEvents(absl::Time now, PendingWrites* w);
+  // Deletes `t`'s events beyond the retention.
+  void TrimEvents(Tracked& t, absl::Time now, PendingWrites* w);
   absl::Status Commit(PendingWrites* w);
   // Metrics of one reconcile: terminal states and restarts reached (from
   // `before`), and the attempt's pods all running.
@@ -212,6 +221,10 @@ class ControllerCore {
   int64_t stale_reports_ = 0;
   uint64_t last_event_seq_ = 0;
   SchedulerMetrics* metrics_ = nullptr;
+  EventRetention retention_;
+  absl::Time events_swept_ = absl::InfinitePast();
+  // Events decided outside a pass (node loss), by JobSet key.
+  std::map<std::string, std::vector<JobSetEvent>> queued_events_;
   absl::Time gauges_at_ = absl::InfinitePast();
   // Keys of Jobs and pods whose JobSet is gone (found by Load).
   std::vector<std::string> orphan_keys_;

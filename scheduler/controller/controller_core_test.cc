@@ -448,6 +448,8 @@ TEST_F(ControllerCoreTest, ALostNodeFailsItsPodsAndTheAttemptMovesElsewhere) {
   }
   Settle();
   EXPECT_EQ(Get("train").status().restarts(), 1);
+  EXPECT_THAT(core_->Events("default", "train"),
+              Contains(Field(&JobSetEvent::reason, "NodeLost")));
   // The lost pod's final status is durable and the agent may forget it.
   EXPECT_THAT(fleet_.released,
               Contains(std::pair(lost, victim.metadata().uid())));
@@ -503,6 +505,27 @@ TEST_F(ControllerCoreTest,
   EXPECT_EQ(core_->Events("default", "train"), events);
 }
 
+TEST_F(ControllerCoreTest, EventsAreTrimmedByCountAndAge) {
+  core_->set_event_retention({.per_jobset = 1, .max_age = absl::Hours(1)});
+  Submit(JobSetBuilder("train").Replicated("workers", 2).Build());
+  Settle();
+  core_->LoseNode("node-0", "NodeLost", "gone");
+  core_->LoseNode("node-1", "NodeLost", "gone too");
+  Settle();
+  auto stored = [&] {
+    auto page =
+        store_.Scan(store::keys::EventPrefix("default", "train"), "", 1000);
+    EXPECT_TRUE(page.ok());
+    return page.ok() ? page->kvs.size() : 0;
+  };
+  EXPECT_EQ(stored(), 1u);
+  EXPECT_THAT(core_->Events("default", "train"), SizeIs(1));
+  clock_.Advance(absl::Hours(2));
+  ASSERT_THAT(core_->Pass(), IsOk());
+  EXPECT_EQ(stored(), 0u);
+  EXPECT_THAT(core_->Events("default", "train"), IsEmpty());
+}
+
 TEST_F(ControllerCoreTest, EventsAreBoundedAndGoWithTheirJobSet) {
   JobSetBuilder b("big");
   b.Replicated("workers", 5);
@@ -534,6 +557,79 @@ TEST_F(ControllerCoreTest, EventsAreBoundedAndGoWithTheirJobSet) {
   Notify(store::keys::JobSetKey("default", "big"));
   Settle();
   EXPECT_EQ(count(), 0u);
+}
+
+// The value of `name`'s series with `labels` in `metrics` (0 if absent).
+double MetricValue(SchedulerMetrics& metrics, const std::string& name,
+                   const std::map<std::string, std::string>& labels = {}) {
+  for (const prometheus::MetricFamily& family : metrics.registry->Collect()) {
+    if (family.name != name) continue;
+    for (const prometheus::ClientMetric& m : family.metric) {
+      std::map<std::string, std::string> have;
+      for (const prometheus::ClientMetric::Label& l : m.label)
+        have[l.name] = l.value;
+      bool match = true;
+      for (const auto& [k, v] : labels) match &= have[k] == v;
+      if (!match) continue;
+      if (family.type == prometheus::MetricType::Histogram)
+        return static_cast<double>(m.histogram.sample_count);
+      if (family.type == prometheus::MetricType::Gauge) return m.gauge.value;
+      return m.counter.value;
+    }
+  }
+  return 0;
+}
+
+TEST_F(ControllerCoreTest, MetricsFollowAScriptedRun) {
+  SchedulerMetrics metrics;
+  core_->set_metrics(&metrics);
+  JobSetBuilder b("train");
+  b.Replicated("workers", 2).RestartPolicy("workers", "Never").FailurePolicy(3);
+  b.Mutable()
+      ->mutable_spec()
+      ->mutable_replicated_jobs(0)
+      ->mutable_template_()
+      ->mutable_spec()
+      ->set_backoff_limit(0);
+  Submit(b.Build());
+  Settle();
+  EXPECT_EQ(MetricValue(metrics, "jobsetd_placement_duration_seconds"), 1);
+  clock_.Advance(absl::Seconds(2));
+  ReportAll("Running");
+  Settle();
+  EXPECT_EQ(MetricValue(metrics, "jobsetd_submit_to_running_seconds"), 1);
+  EXPECT_EQ(MetricValue(metrics, "jobsetd_jobsets", {{"state", "running"}}), 1);
+  EXPECT_EQ(MetricValue(metrics, "jobsetd_pods", {{"phase", "Running"}}), 2);
+
+  // One pod fails: one restart, then the new attempt runs.
+  Report(fleet_.running.begin()->second, "Failed", 1);
+  Settle();
+  EXPECT_EQ(MetricValue(metrics, "jobsetd_restarts_total",
+                        {{"action", "RestartJobSet"}}),
+            1);
+  ConfirmStops();
+  Settle();
+  clock_.Advance(absl::Seconds(3));
+  ReportAll("Running");
+  Settle();
+  EXPECT_EQ(MetricValue(metrics, "jobsetd_restart_duration_seconds"), 1);
+  // A report about a pod of the old attempt is fenced.
+  PodReport stale;
+  stale.node = "node-0";
+  stale.pod_uid = "no-such-pod";
+  core_->OnPodReport(stale);
+  EXPECT_EQ(MetricValue(metrics, "jobsetd_fenced_reports_total"), 1);
+
+  ReportAll("Succeeded");
+  Settle();
+  EXPECT_EQ(MetricValue(metrics, "jobset_completed_total",
+                        {{"jobset_name", "train"}, {"namespace", "default"}}),
+            1);
+  EXPECT_EQ(MetricValue(metrics, "jobset_failed_total"), 0);
+  clock_.Advance(absl::Seconds(2));
+  ASSERT_THAT(core_->Pass(), IsOk());
+  EXPECT_EQ(MetricValue(metrics, "jobsetd_jobsets", {{"state", "completed"}}),
+            1);
 }
 
 }  // namespace
