@@ -33,6 +33,46 @@ else
 fi
 ctl delete jobset train >/dev/null
 
+# Success policy Any: completes with the driver, its workers stopped.
+ctl apply -f "$runfiles/examples/success-policy-any.yaml" >/dev/null
+if ctl wait jobset any-driver --for=condition=Completed --timeout=60s >/dev/null; then
+  pass "examples/success-policy-any.yaml completed with its driver"
+else
+  fail "success-policy-any did not complete"; ctl describe jobset any-driver
+fi
+for _ in $(seq 1 100); do
+  [ "$(ctl get pods --jobset any-driver | grep -c Running)" = 0 ] && break
+  sleep 0.1
+done
+[ "$(ctl get pods --jobset any-driver | grep -c Running)" = 0 ] &&
+  pass "its remaining workers were stopped" || fail "workers still running after success"
+ctl delete jobset any-driver >/dev/null
+
+# dependsOn: the workers start after the leader is ready, and find it.
+ctl apply -f "$runfiles/examples/depends-on.yaml" >/dev/null
+if ctl wait jobset ordered --for=condition=Completed --timeout=60s >/dev/null; then
+  pass "examples/depends-on.yaml completed (workers after the leader)"
+else
+  fail "depends-on did not complete"; ctl describe jobset ordered
+fi
+ctl delete jobset ordered >/dev/null
+
+# Suspend/resume: nothing runs while suspended; resumed, it completes.
+ctl apply -f "$runfiles/examples/suspend-resume.yaml" >/dev/null
+sleep 1
+if [ "$(ctl get pods --jobset paused -o json | /usr/bin/python3 -c 'import json,sys; print(len(json.load(sys.stdin)["items"]))')" = 0 ]; then
+  pass "a suspended JobSet runs nothing"
+else
+  fail "pods exist while suspended"
+fi
+ctl resume jobset paused >/dev/null
+if ctl wait jobset paused --for=condition=Completed --timeout=60s >/dev/null; then
+  pass "examples/suspend-resume.yaml completed once resumed"
+else
+  fail "suspend-resume did not complete"; ctl describe jobset paused
+fi
+ctl delete jobset paused >/dev/null
+
 # 2. Restart-all from checkpoints, and exclusive placement: each Job in its own slice.
 ctl apply -f "$runfiles/examples/slices-restart.yaml" >/dev/null
 if ctl wait jobset demo --for=condition=Completed --timeout=60s >/dev/null; then
