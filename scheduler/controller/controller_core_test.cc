@@ -68,6 +68,22 @@ NodeInfo Node(const std::string& name, const std::string& pool, int gpus = 8) {
   return n;
 }
 
+// `replicas` one-pod Jobs; any pod failing restarts the whole JobSet (up
+// to 3 times).
+JobSet RestartOnAnyFailure(const std::string& name, int replicas) {
+  JobSetBuilder b(name);
+  b.Replicated("workers", replicas)
+      .RestartPolicy("workers", "Never")
+      .FailurePolicy(3);
+  b.Mutable()
+      ->mutable_spec()
+      ->mutable_replicated_jobs(0)
+      ->mutable_template_()
+      ->mutable_spec()
+      ->set_backoff_limit(0);
+  return b.Build();
+}
+
 class ControllerCoreTest : public ::testing::Test {
  protected:
   ControllerCoreTest() { Restart(); }
@@ -227,15 +243,7 @@ TEST_F(ControllerCoreTest, RunsAJobSetToCompletion) {
 }
 
 TEST_F(ControllerCoreTest, RestartsAllPodsOnTheSameNodesAndFencesStaleReports) {
-  JobSetBuilder b("train");
-  b.Replicated("workers", 4).RestartPolicy("workers", "Never").FailurePolicy(3);
-  b.Mutable()
-      ->mutable_spec()
-      ->mutable_replicated_jobs(0)
-      ->mutable_template_()
-      ->mutable_spec()
-      ->set_backoff_limit(0);
-  Submit(b.Build());
+  Submit(RestartOnAnyFailure("train", 4));
   Settle();
   ASSERT_THAT(fleet_.running, SizeIs(4));
   std::map<std::string, std::string> node_of;  // hostname -> node
@@ -421,15 +429,7 @@ TEST_F(ControllerCoreTest, TtlDeletesAFinishedJobSet) {
 }
 
 TEST_F(ControllerCoreTest, ALostNodeFailsItsPodsAndTheAttemptMovesElsewhere) {
-  JobSetBuilder b("train");
-  b.Replicated("workers", 2).RestartPolicy("workers", "Never").FailurePolicy(3);
-  b.Mutable()
-      ->mutable_spec()
-      ->mutable_replicated_jobs(0)
-      ->mutable_template_()
-      ->mutable_spec()
-      ->set_backoff_limit(0);
-  Submit(b.Build());
+  Submit(RestartOnAnyFailure("train", 2));
   Settle();
   ASSERT_THAT(fleet_.running, SizeIs(2));
   ReportAll("Running");
@@ -583,15 +583,7 @@ double MetricValue(SchedulerMetrics& metrics, const std::string& name,
 TEST_F(ControllerCoreTest, MetricsFollowAScriptedRun) {
   SchedulerMetrics metrics;
   core_->set_metrics(&metrics);
-  JobSetBuilder b("train");
-  b.Replicated("workers", 2).RestartPolicy("workers", "Never").FailurePolicy(3);
-  b.Mutable()
-      ->mutable_spec()
-      ->mutable_replicated_jobs(0)
-      ->mutable_template_()
-      ->mutable_spec()
-      ->set_backoff_limit(0);
-  Submit(b.Build());
+  Submit(RestartOnAnyFailure("train", 2));
   Settle();
   EXPECT_EQ(MetricValue(metrics, "jobsetd_placement_duration_seconds"), 1);
   clock_.Advance(absl::Seconds(2));

@@ -338,16 +338,16 @@ absl::StatusOr<api::JobSet> JobSetApi::Delete(
   return std::move(jobset);
 }
 
-template <typename Message>
-absl::StatusOr<int64_t> JobSetApi::ScanChildren(
-    absl::string_view kind, absl::string_view ns, absl::string_view jobset,
-    google::protobuf::RepeatedPtrField<Message>* items) {
-  JOBSET_ASSIGN_OR_RETURN(std::string valid_ns, Namespace(ns));
-  std::string prefix = absl::StrCat(kind, valid_ns, "/");
-  if (!jobset.empty()) {
-    JOBSET_RETURN_IF_ERROR(CheckName(jobset));
-    absl::StrAppend(&prefix, jobset, "/");
+template <typename Response, typename Request>
+absl::StatusOr<Response> JobSetApi::ListChildren(absl::string_view kind,
+                                                 const Request& request) {
+  JOBSET_ASSIGN_OR_RETURN(std::string ns, Namespace(request.namespace_()));
+  std::string prefix = absl::StrCat(kind, ns, "/");
+  if (!request.jobset().empty()) {
+    JOBSET_RETURN_IF_ERROR(CheckName(request.jobset()));
+    absl::StrAppend(&prefix, request.jobset(), "/");
   }
+  Response response;
   int64_t revision = -1;
   std::string after;
   for (bool more = true; more;) {
@@ -356,44 +356,30 @@ absl::StatusOr<int64_t> JobSetApi::ScanChildren(
     if (revision < 0) revision = page.revision;
     more = page.more;
     for (const store::KeyValue& kv : page.kvs) {
-      JOBSET_ASSIGN_OR_RETURN(*items->Add(), store::DecodeValue<Message>(kv));
+      using Item =
+          typename std::decay_t<decltype(response.items())>::value_type;
+      JOBSET_ASSIGN_OR_RETURN(*response.add_items(),
+                              store::DecodeValue<Item>(kv));
       after = kv.key;
     }
   }
-  return revision;
+  response.set_resource_version(absl::StrCat(revision));
+  return response;
 }
 
 absl::StatusOr<api::ListJobsResponse> JobSetApi::ListJobs(
     const api::ListJobsRequest& request) {
-  api::ListJobsResponse response;
-  JOBSET_ASSIGN_OR_RETURN(
-      int64_t revision,
-      ScanChildren(store::keys::kJobs, request.namespace_(), request.jobset(),
-                   response.mutable_items()));
-  response.set_resource_version(absl::StrCat(revision));
-  return response;
+  return ListChildren<api::ListJobsResponse>(store::keys::kJobs, request);
 }
 
 absl::StatusOr<api::ListPodsResponse> JobSetApi::ListPods(
     const api::ListPodsRequest& request) {
-  api::ListPodsResponse response;
-  JOBSET_ASSIGN_OR_RETURN(
-      int64_t revision,
-      ScanChildren(store::keys::kPods, request.namespace_(), request.jobset(),
-                   response.mutable_items()));
-  response.set_resource_version(absl::StrCat(revision));
-  return response;
+  return ListChildren<api::ListPodsResponse>(store::keys::kPods, request);
 }
 
 absl::StatusOr<api::ListEventsResponse> JobSetApi::ListEvents(
     const api::ListEventsRequest& request) {
-  api::ListEventsResponse response;
-  JOBSET_ASSIGN_OR_RETURN(
-      int64_t revision,
-      ScanChildren(store::keys::kEvents, request.namespace_(), request.jobset(),
-                   response.mutable_items()));
-  response.set_resource_version(absl::StrCat(revision));
-  return response;
+  return ListChildren<api::ListEventsResponse>(store::keys::kEvents, request);
 }
 
 absl::StatusOr<JobSetApi::Watch> JobSetApi::StartWatch(

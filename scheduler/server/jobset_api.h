@@ -93,13 +93,12 @@ class JobSetApi {
   absl::StatusOr<Watch> StartWatch(const api::WatchJobSetsRequest& request);
 
  private:
-  // Appends every `Message` stored under the child prefix `kind` (keys::kJobs,
-  // kPods or kEvents) of namespace `ns` and, if set, JobSet `jobset` to
-  // `items`; returns the revision of the first page read.
-  template <typename Message>
-  absl::StatusOr<int64_t> ScanChildren(
-      absl::string_view kind, absl::string_view ns, absl::string_view jobset,
-      google::protobuf::RepeatedPtrField<Message>* items);
+  // Lists every item stored under the child prefix `kind` (keys::kJobs,
+  // kPods or kEvents) of the request's namespace and, if set, JobSet, at the
+  // revision of the first page read.
+  template <typename Response, typename Request>
+  absl::StatusOr<Response> ListChildren(absl::string_view kind,
+                                        const Request& request);
 
   // Reads the JobSet at `key` with its resourceVersion; kNotFound naming it.
   absl::StatusOr<std::pair<api::JobSet, int64_t>> Read(absl::string_view ns,
