@@ -86,6 +86,42 @@ JobSetBuilder& JobSetBuilder::RestartPolicy(absl::string_view rjob,
   return *this;
 }
 
+JobSetBuilder& JobSetBuilder::Command(absl::string_view rjob,
+                                      std::vector<std::string> command) {
+  api::Container* c = FindReplicatedJob(rjob)
+                          ->mutable_template_()
+                          ->mutable_spec()
+                          ->mutable_template_()
+                          ->mutable_spec()
+                          ->mutable_containers(0);
+  c->clear_args();
+  c->mutable_command()->Assign(command.begin(), command.end());
+  return *this;
+}
+
+JobSetBuilder& JobSetBuilder::BackoffLimit(absl::string_view rjob,
+                                           int32_t limit) {
+  FindReplicatedJob(rjob)
+      ->mutable_template_()
+      ->mutable_spec()
+      ->set_backoff_limit(limit);
+  return *this;
+}
+
+JobSetBuilder& JobSetBuilder::Request(absl::string_view rjob,
+                                      absl::string_view resource,
+                                      absl::string_view quantity) {
+  (*FindReplicatedJob(rjob)
+        ->mutable_template_()
+        ->mutable_spec()
+        ->mutable_template_()
+        ->mutable_spec()
+        ->mutable_containers(0)
+        ->mutable_resources()
+        ->mutable_requests())[std::string(resource)] = std::string(quantity);
+  return *this;
+}
+
 JobSetBuilder& JobSetBuilder::DependsOn(absl::string_view rjob,
                                         absl::string_view dependency,
                                         absl::string_view status) {

@@ -53,6 +53,14 @@ class JobSetBuilder {
   // Sets the pod restartPolicy of `rjob`.
   JobSetBuilder& RestartPolicy(absl::string_view rjob,
                                absl::string_view policy);
+  // Sets the command of `rjob`'s first container (and clears its args).
+  JobSetBuilder& Command(absl::string_view rjob,
+                         std::vector<std::string> command);
+  // Sets the Job backoffLimit of `rjob`.
+  JobSetBuilder& BackoffLimit(absl::string_view rjob, int32_t limit);
+  // Sets resources.requests[resource] of `rjob`'s first container.
+  JobSetBuilder& Request(absl::string_view rjob, absl::string_view resource,
+                         absl::string_view quantity);
   // Appends {name: dependency, status: status} to the dependsOn of `rjob`.
   JobSetBuilder& DependsOn(absl::string_view rjob, absl::string_view dependency,
                            absl::string_view status);

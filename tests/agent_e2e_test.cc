@@ -168,21 +168,11 @@ class AgentE2eTest : public ::testing::Test {
   JobSetBuilder ShellJobSet(const std::string& name, int replicas,
                             const std::string& script) {
     JobSetBuilder b(name);
-    b.Replicated("workers", replicas).RestartPolicy("workers", "Never");
-    api::JobSpec* job = b.Mutable()
-                            ->mutable_spec()
-                            ->mutable_replicated_jobs(0)
-                            ->mutable_template_()
-                            ->mutable_spec();
-    job->set_backoff_limit(0);
-    api::Container* c =
-        job->mutable_template_()->mutable_spec()->mutable_containers(0);
-    c->clear_command();
-    c->clear_args();
-    c->add_command("/bin/sh");
-    c->add_command("-c");
-    c->add_command(script);
-    (*c->mutable_resources()->mutable_requests())["cpu"] = "1";
+    b.Replicated("workers", replicas)
+        .RestartPolicy("workers", "Never")
+        .BackoffLimit("workers", 0)
+        .Command("workers", {"/bin/sh", "-c", script})
+        .Request("workers", "cpu", "1");
     return b;
   }
 
@@ -282,19 +272,8 @@ TEST_F(AgentE2eTest, ASchedulerOutageIsNotAFailure) {
 
 TEST_F(AgentE2eTest, APodThatCannotRunFailsAloneAndTheAgentCarriesOn) {
   StartAgent("node-a", 2);
-  JobSetBuilder bad("bad");
-  bad.Replicated("workers", 1).RestartPolicy("workers", "Never");
-  api::JobSpec* job = bad.Mutable()
-                          ->mutable_spec()
-                          ->mutable_replicated_jobs(0)
-                          ->mutable_template_()
-                          ->mutable_spec();
-  job->set_backoff_limit(0);
-  api::Container* c =
-      job->mutable_template_()->mutable_spec()->mutable_containers(0);
-  c->clear_command();
-  c->clear_args();
-  c->add_command("/no/such/binary");
+  JobSetBuilder bad = ShellJobSet("bad", 1, "");
+  bad.Command("workers", {"/no/such/binary"});
   Create(bad.Build());
   ASSERT_TRUE(Finished("bad", "Failed")) << Get("bad").DebugString();
   // The same agent still runs the next JobSet.

@@ -132,16 +132,7 @@ TEST_F(AgentProtocolTest, PodsRunOnAgentsAndTheirExitsCompleteTheJobSet) {
   // Two pods of one CPU each: one per node.
   JobSetBuilder builder("train");
   builder.Replicated("workers", 2);
-  (*builder.Mutable()
-        ->mutable_spec()
-        ->mutable_replicated_jobs(0)
-        ->mutable_template_()
-        ->mutable_spec()
-        ->mutable_template_()
-        ->mutable_spec()
-        ->mutable_containers(0)
-        ->mutable_resources()
-        ->mutable_requests())["cpu"] = "1";
+  builder.Request("workers", "cpu", "1");
   Create(builder.Build());
   ASSERT_TRUE(Eventually(
       [&] { return Running(a).size() == 1 && Running(b).size() == 1; }));
@@ -189,12 +180,7 @@ TEST_F(AgentProtocolTest,
   builder.Replicated("workers", 1)
       .RestartPolicy("workers", "Never")
       .FailurePolicy(3);
-  builder.Mutable()
-      ->mutable_spec()
-      ->mutable_replicated_jobs(0)
-      ->mutable_template_()
-      ->mutable_spec()
-      ->set_backoff_limit(0);
+  builder.BackoffLimit("workers", 0);
   Create(builder.Build());
   ASSERT_TRUE(
       Eventually([&] { return Running(a).size() + Running(b).size() == 1; }));

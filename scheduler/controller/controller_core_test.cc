@@ -71,17 +71,12 @@ NodeInfo Node(const std::string& name, const std::string& pool, int gpus = 8) {
 // `replicas` one-pod Jobs; any pod failing restarts the whole JobSet (up
 // to 3 times).
 JobSet RestartOnAnyFailure(const std::string& name, int replicas) {
-  JobSetBuilder b(name);
-  b.Replicated("workers", replicas)
+  return JobSetBuilder(name)
+      .Replicated("workers", replicas)
       .RestartPolicy("workers", "Never")
-      .FailurePolicy(3);
-  b.Mutable()
-      ->mutable_spec()
-      ->mutable_replicated_jobs(0)
-      ->mutable_template_()
-      ->mutable_spec()
-      ->set_backoff_limit(0);
-  return b.Build();
+      .BackoffLimit("workers", 0)
+      .FailurePolicy(3)
+      .Build();
 }
 
 class ControllerCoreTest : public ::testing::Test {
@@ -285,16 +280,7 @@ TEST_F(ControllerCoreTest, RestartsAllPodsOnTheSameNodesAndFencesStaleReports) {
 TEST_F(ControllerCoreTest, PlacesAGangWhollyOrNotAtAll) {
   JobSetBuilder b("big");
   b.Replicated("workers", 5);
-  (*b.Mutable()
-        ->mutable_spec()
-        ->mutable_replicated_jobs(0)
-        ->mutable_template_()
-        ->mutable_spec()
-        ->mutable_template_()
-        ->mutable_spec()
-        ->mutable_containers(0)
-        ->mutable_resources()
-        ->mutable_requests())["nvidia.com/gpu"] = "8";
+  b.Request("workers", "nvidia.com/gpu", "8");
   Submit(b.Build());
   Settle();
   // Five 8-GPU pods, four 8-GPU nodes: nothing runs.
@@ -529,16 +515,7 @@ TEST_F(ControllerCoreTest, EventsAreTrimmedByCountAndAge) {
 TEST_F(ControllerCoreTest, EventsAreBoundedAndGoWithTheirJobSet) {
   JobSetBuilder b("big");
   b.Replicated("workers", 5);
-  (*b.Mutable()
-        ->mutable_spec()
-        ->mutable_replicated_jobs(0)
-        ->mutable_template_()
-        ->mutable_spec()
-        ->mutable_template_()
-        ->mutable_spec()
-        ->mutable_containers(0)
-        ->mutable_resources()
-        ->mutable_requests())["nvidia.com/gpu"] = "8";
+  b.Request("workers", "nvidia.com/gpu", "8");
   Submit(b.Build());
   Settle();
   auto count = [&] {
