@@ -28,7 +28,9 @@ inline std::string JobSetKey(absl::string_view ns, absl::string_view name) {
 
 // Child Jobs: "jobs/<namespace>/<jobset>/<job>" -> jobset::api::Job.
 inline constexpr absl::string_view kJobs = "jobs/";
-// Pods: "pods/<namespace>/<jobset>/<pod>" -> jobset::api::Pod.
+// Pods: "pods/<namespace>/<jobset>/<job>" -> jobset::api::JobPods, the
+// records of one Job's pods (the full Pod is built from the Job and its
+// record: scheduler/controller/pods.h).
 inline constexpr absl::string_view kPods = "pods/";
 
 // Returns the key of child Job `job` of JobSet `ns`/`jobset`.
@@ -37,10 +39,10 @@ inline std::string JobKey(absl::string_view ns, absl::string_view jobset,
   return absl::StrCat(kJobs, ns, "/", jobset, "/", job);
 }
 
-// Returns the key of pod `pod` of JobSet `ns`/`jobset`.
-inline std::string PodKey(absl::string_view ns, absl::string_view jobset,
-                          absl::string_view pod) {
-  return absl::StrCat(kPods, ns, "/", jobset, "/", pod);
+// Returns the key of the pods of child Job `job` of JobSet `ns`/`jobset`.
+inline std::string JobPodsKey(absl::string_view ns, absl::string_view jobset,
+                              absl::string_view job) {
+  return absl::StrCat(kPods, ns, "/", jobset, "/", job);
 }
 
 // Events: "events/<namespace>/<jobset>/<seq>" -> jobset::api::Event, where

@@ -28,7 +28,7 @@ namespace jobset::store {
 class RocksDbStore final : public Store {
  public:
   // The on-disk layout version this build reads and writes.
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = 2;
 
   struct Options {
     std::string path;  // The database directory; created if missing.

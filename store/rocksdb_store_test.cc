@@ -88,10 +88,10 @@ TEST_F(RocksDbStoreTest, CreatesMissingParentDirectories) {
 
 TEST_F(RocksDbStoreTest, RefusesANewerSchema) {
   OpenOrDie();
-  RawPut("m/schema", "2");
+  RawPut("m/schema", "3");
   EXPECT_THAT(RocksDbStore::Open({.path = dir_}).status(),
               StatusIs(absl::StatusCode::kFailedPrecondition,
-                       AllOf(HasSubstr("schema version 2"), HasSubstr(dir_),
+                       AllOf(HasSubstr("schema version 3"), HasSubstr(dir_),
                              HasSubstr("newer jobsetd"))));
 }
 

@@ -39,25 +39,69 @@ void FormatResources(const placement::Resources& r,
   for (const auto& [name, n] : r.extended) (*out)[name] = absl::StrCat(n);
 }
 
+// Builds what the agent gets for `desired`: the full pod and its attempt's
+// host table.
+api::PodAssignment ToAssignment(const AgentHub::DesiredPod& desired) {
+  api::PodAssignment a;
+  *a.mutable_pod() = desired.order.Pod();
+  if (desired.order.hosts != nullptr) {
+    a.mutable_hosts()->Reserve(desired.order.hosts->size());
+    for (const HostEntry& h : *desired.order.hosts) {
+      api::HostEntry* e = a.add_hosts();
+      e->set_address(h.address);
+      for (const std::string& n : h.names) e->add_names(n);
+    }
+  }
+  a.set_stop(desired.stop);
+  return a;
+}
+
 }  // namespace
 
 bool AgentHub::Session::Pop(api::SchedulerMessage* msg, absl::Duration wait,
                             bool* timed_out) {
-  absl::MutexLock lock(&mu_);
-  auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return closed_ || !out_.empty();
-  };
-  const bool woke = mu_.AwaitWithTimeout(absl::Condition(&ready), wait);
-  if (timed_out != nullptr) *timed_out = !woke;
-  if (closed_ || out_.empty()) return false;
-  *msg = std::move(out_.front());
-  out_.pop_front();
+  Outgoing next;
+  {
+    absl::MutexLock lock(&mu_);
+    auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return closed_ || !out_.empty();
+    };
+    const bool woke = mu_.AwaitWithTimeout(absl::Condition(&ready), wait);
+    if (timed_out != nullptr) *timed_out = !woke;
+    if (closed_ || out_.empty()) return false;
+    next = std::move(out_.front());
+    out_.pop_front();
+  }
+  // Built outside the lock, so the hub (and the controller thread behind it)
+  // never waits for a pod or a whole desired set to be built. One thread
+  // pops a session, so messages keep their order.
+  *msg = std::move(next.message);
+  if (next.run.has_value()) *msg->mutable_run() = ToAssignment(*next.run);
+  if (!next.pods.empty()) {
+    api::Welcome* welcome = msg->mutable_welcome();
+    welcome->mutable_pods()->Reserve(next.pods.size());
+    for (const DesiredPod& pod : next.pods)
+      *welcome->add_pods() = ToAssignment(pod);
+  }
   return true;
 }
 
 void AgentHub::Session::Push(api::SchedulerMessage msg) {
   absl::MutexLock lock(&mu_);
-  if (!closed_) out_.push_back(std::move(msg));
+  if (!closed_) out_.push_back(Outgoing{std::move(msg), std::nullopt, {}});
+}
+
+void AgentHub::Session::PushRun(DesiredPod pod) {
+  absl::MutexLock lock(&mu_);
+  if (!closed_) out_.push_back(Outgoing{{}, std::move(pod), {}});
+}
+
+void AgentHub::Session::PushWelcome(api::SchedulerMessage welcome,
+                                    std::vector<DesiredPod> pods) {
+  absl::MutexLock lock(&mu_);
+  if (!closed_) {
+    out_.push_back(Outgoing{std::move(welcome), std::nullopt, std::move(pods)});
+  }
 }
 
 void AgentHub::Session::Close() {
@@ -168,22 +212,14 @@ absl::Status AgentHub::Persist(const api::Node& node) {
       .status();
 }
 
-void AgentHub::Run(const api::Pod& pod, const std::vector<HostEntry>& hosts) {
-  api::PodAssignment a;
-  *a.mutable_pod() = pod;
-  for (const HostEntry& h : hosts) {
-    api::HostEntry* e = a.add_hosts();
-    e->set_address(h.address);
-    for (const std::string& n : h.names) e->add_names(n);
-  }
+void AgentHub::Run(const LaunchOrder& order) {
   absl::MutexLock lock(&mu_);
-  const std::string& node = pod.spec().node_name();
-  desired_[node][pod.metadata().uid()] = a;
+  const std::string& node = order.node();
+  DesiredPod& desired = desired_[node][order.uid()];
+  desired = DesiredPod{order, /*stop=*/false};
   auto entry = nodes_.find(node);
   if (entry != nodes_.end() && entry->second.session) {
-    api::SchedulerMessage msg;
-    *msg.mutable_run() = std::move(a);
-    entry->second.session->Push(std::move(msg));
+    entry->second.session->PushRun(desired);
   }
 }
 
@@ -193,7 +229,7 @@ void AgentHub::Stop(const std::string& node, const std::string& pod_uid) {
   if (pods == desired_.end()) return;
   auto pod = pods->second.find(pod_uid);
   if (pod == pods->second.end()) return;
-  pod->second.set_stop(true);
+  pod->second.stop = true;
   auto entry = nodes_.find(node);
   if (entry != nodes_.end() && entry->second.session) {
     api::SchedulerMessage msg;
@@ -255,12 +291,15 @@ absl::StatusOr<std::shared_ptr<AgentHub::Session>> AgentHub::Connect(
     api::SchedulerMessage welcome;
     welcome.mutable_welcome()->set_heartbeat_interval_ms(
         absl::ToInt64Milliseconds(options_.heartbeat_interval));
+    // The set as it is now; its pods are built when the Welcome is sent.
+    std::vector<DesiredPod> welcome_pods;
     auto pods = desired_.find(r.name());
     if (pods != desired_.end()) {
-      for (const auto& [uid, a] : pods->second)
-        *welcome.mutable_welcome()->add_pods() = a;
+      welcome_pods.reserve(pods->second.size());
+      for (const auto& [uid, desired] : pods->second)
+        welcome_pods.push_back(desired);
     }
-    session->Push(std::move(welcome));
+    session->PushWelcome(std::move(welcome), std::move(welcome_pods));
     UpdateNodeGauge();
     // What the agent knows: reports of its own desired pods count (exits
     // that happened while it was away); it stops the rest itself.
@@ -418,11 +457,13 @@ api::Node AgentHub::Describe(const NodeEntry& entry) const {
   int32_t pods = 0;
   auto desired = desired_.find(node.registration().name());
   if (desired != desired_.end()) {
-    for (const auto& [uid, a] : desired->second) {
-      if (a.stop()) continue;
+    for (const auto& [uid, d] : desired->second) {
+      if (d.stop) continue;
       ++pods;
+      // What a pod requests is its Job's template's.
       absl::StatusOr<placement::PodRequirements> req =
-          placement::RequirementsFromPodSpec(a.pod().spec());
+          placement::RequirementsFromPodSpec(
+              d.order.job->spec().template_().spec());
       if (!req.ok()) continue;
       allocated.cpu_millis += req->resources.cpu_millis;
       allocated.memory_bytes += req->resources.memory_bytes;

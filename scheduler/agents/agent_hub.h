@@ -27,8 +27,12 @@ namespace jobset::scheduler {
 // The node registry and the scheduler's end of the agents' streams.
 //
 // - As the controller's AgentFleet it keeps, per node, the desired set: every
-//   pod the controller placed there and has not released (with a stop mark
-//   once stopped), and forwards each change to the node's stream.
+//   pod the controller placed there and has not released, as its launch
+//   order (with a stop mark once stopped), and forwards each change to the
+//   node's stream. The assignment an agent gets (the full pod and its host
+//   table) is built only when it is sent, on the stream's writer thread, so
+//   the pods of an attempt share their Jobs and host table instead of each
+//   holding a copy (a 15,000-pod attempt would otherwise be quadratic).
 // - Agents Connect with a Hello (registration and every pod they know), get
 //   a Welcome with the node's whole desired set, then send heartbeats and pod
 //   updates. Reports are fenced: only pods in the node's desired set reach
@@ -52,6 +56,12 @@ class AgentHub final : public AgentFleet {
     SchedulerMetrics* metrics = nullptr;  // Null: none.
   };
 
+  // A pod of a node's desired set.
+  struct DesiredPod {
+    LaunchOrder order;
+    bool stop = false;  // Stopped; kept until released.
+  };
+
   // One agent's stream. The gRPC adapter writes what Pop returns.
   class Session {
    public:
@@ -60,13 +70,26 @@ class AgentHub final : public AgentFleet {
     const std::string& node() const { return node_; }
     // Waits up to `wait` for the next message to send; false once the
     // session is closed (nothing more to send) or on timeout with `*msg`
-    // untouched and timed_out set.
+    // untouched and timed_out set. Run and Welcome messages are built here,
+    // on the caller's thread, from the launch orders queued for them.
     bool Pop(api::SchedulerMessage* msg, absl::Duration wait,
              bool* timed_out = nullptr);
 
    private:
     friend class AgentHub;
+    // A queued message: `message` as is, or, for a run or a welcome, what
+    // Pop completes it with.
+    struct Outgoing {
+      api::SchedulerMessage message;
+      std::optional<DesiredPod> run;  // Becomes message.run.
+      std::vector<DesiredPod> pods;   // Become message.welcome.pods.
+    };
     void Push(api::SchedulerMessage msg);
+    // Queues a run message of `pod`.
+    void PushRun(DesiredPod pod);
+    // Queues `welcome` (a Welcome without its pods) with `pods`.
+    void PushWelcome(api::SchedulerMessage welcome,
+                     std::vector<DesiredPod> pods);
     // Ends the stream: Pop returns false and the gRPC call, if still
     // running, is cancelled.
     void Close();
@@ -78,7 +101,7 @@ class AgentHub final : public AgentFleet {
     absl::Mutex mu_;
     // Called under mu_, so that it never races Detach.
     std::function<void()> cancel_ ABSL_GUARDED_BY(mu_);
-    std::deque<api::SchedulerMessage> out_ ABSL_GUARDED_BY(mu_);
+    std::deque<Outgoing> out_ ABSL_GUARDED_BY(mu_);
     bool closed_ ABSL_GUARDED_BY(mu_) = false;
   };
 
@@ -94,7 +117,7 @@ class AgentHub final : public AgentFleet {
   void Attach(NodeSink* sink);
 
   // AgentFleet, called by the controller thread.
-  void Run(const api::Pod& pod, const std::vector<HostEntry>& hosts) override;
+  void Run(const LaunchOrder& order) override;
   void Stop(const std::string& node, const std::string& pod_uid) override;
   void Release(const std::string& node, const std::string& pod_uid) override;
 
@@ -161,8 +184,8 @@ class AgentHub final : public AgentFleet {
   absl::Mutex mu_;
   NodeSink* sink_ ABSL_GUARDED_BY(mu_) = nullptr;
   std::map<std::string, NodeEntry> nodes_ ABSL_GUARDED_BY(mu_);
-  // node -> pod uid -> assignment.
-  std::map<std::string, std::map<std::string, api::PodAssignment>> desired_
+  // node -> pod uid -> its order and stop mark.
+  std::map<std::string, std::map<std::string, DesiredPod>> desired_
       ABSL_GUARDED_BY(mu_);
   int64_t fenced_ ABSL_GUARDED_BY(mu_) = 0;
   // Log reads in flight: request id -> (node asked, its answer once there).

@@ -1,5 +1,6 @@
 #include "scheduler/agents/agent_hub.h"
 
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -9,6 +10,8 @@
 #include "common/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "scheduler/controller/agent_fleet.h"
+#include "scheduler/controller/pods.h"
 #include "store/memory_store.h"
 
 namespace jobset::scheduler {
@@ -49,15 +52,44 @@ api::Hello HelloFrom(const std::string& node) {
   return hello;
 }
 
-api::Pod PodOn(const std::string& node, const std::string& uid) {
-  api::Pod pod;
-  pod.mutable_metadata()->set_name("pod-" + uid);
-  pod.mutable_metadata()->set_uid(uid);
-  pod.mutable_spec()->set_node_name(node);
-  api::Container* c = pod.mutable_spec()->add_containers();
+// A Job of one-container pods (500m CPU each) that read their node's name.
+std::shared_ptr<const api::Job> MakeJob() {
+  auto job = std::make_shared<api::Job>();
+  job->mutable_metadata()->set_name("train-workers-0");
+  job->mutable_metadata()->set_namespace_("default");
+  job->mutable_spec()->set_completion_mode("Indexed");
+  api::Container* c = job->mutable_spec()
+                          ->mutable_template_()
+                          ->mutable_spec()
+                          ->add_containers();
   c->set_name("main");
   (*c->mutable_resources()->mutable_requests())["cpu"] = "500m";
-  return pod;
+  api::EnvVar* env = c->add_env();
+  env->set_name("NODE");
+  env->mutable_value_from()->mutable_field_ref()->set_field_path(
+      "spec.nodeName");
+  return job;
+}
+
+// An order for pod `uid` (index `index` of `job`) bound to `node`.
+LaunchOrder OrderOn(const std::string& node, const std::string& uid,
+                    std::vector<HostEntry> hosts = {},
+                    std::shared_ptr<const api::Job> job = MakeJob(),
+                    int index = 0) {
+  LaunchOrder order;
+  order.job = std::move(job);
+  order.pod = NewPodRecord("pod-" + uid, uid, index, absl::UnixEpoch());
+  BindPod(node, "127.0.0.2", absl::UnixEpoch(), &order.pod);
+  order.hosts =
+      std::make_shared<const std::vector<HostEntry>>(std::move(hosts));
+  return order;
+}
+
+std::string Env(const api::Pod& pod, const std::string& name) {
+  for (const api::EnvVar& var : pod.spec().containers(0).env()) {
+    if (var.name() == name) return var.value();
+  }
+  return "<unset>";
 }
 
 // Drains what the session has queued, without waiting.
@@ -100,8 +132,8 @@ class AgentHubTest : public ::testing::Test {
 };
 
 TEST_F(AgentHubTest, WelcomesWithTheDesiredSetAndForwardsChanges) {
-  hub_->Run(PodOn("n1", "a"), {{"127.0.0.2", {"train-0-0"}}});
-  hub_->Run(PodOn("n2", "b"), {});
+  hub_->Run(OrderOn("n1", "a", {{"127.0.0.2", {"train-0-0"}}}));
+  hub_->Run(OrderOn("n2", "b"));
   auto s = Connect(HelloFrom("n1"));
   ASSERT_THAT(sink_.nodes, SizeIs(1));
   EXPECT_EQ(sink_.nodes[0].name, "n1");
@@ -113,16 +145,32 @@ TEST_F(AgentHubTest, WelcomesWithTheDesiredSetAndForwardsChanges) {
   ASSERT_THAT(got, SizeIs(1));
   ASSERT_TRUE(got[0].has_welcome());
   ASSERT_THAT(got[0].welcome().pods(), SizeIs(1));  // Only n1's.
-  EXPECT_EQ(got[0].welcome().pods(0).pod().metadata().uid(), "a");
-  EXPECT_EQ(got[0].welcome().pods(0).hosts(0).names(0), "train-0-0");
+  // The full pod, built from its Job and record, environment resolved.
+  const api::PodAssignment& welcomed = got[0].welcome().pods(0);
+  EXPECT_EQ(welcomed.pod().metadata().uid(), "a");
+  EXPECT_EQ(welcomed.pod().metadata().name(), "pod-a");
+  EXPECT_EQ(
+      welcomed.pod().metadata().labels().at("batch.kubernetes.io/job-name"),
+      "train-workers-0");
+  EXPECT_EQ(welcomed.pod().spec().node_name(), "n1");
+  EXPECT_EQ(welcomed.pod().spec().hostname(), "train-workers-0-0");
+  EXPECT_EQ(Env(welcomed.pod(), "NODE"), "n1");
+  EXPECT_FALSE(welcomed.stop());
+  ASSERT_THAT(welcomed.hosts(), SizeIs(1));
+  EXPECT_EQ(welcomed.hosts(0).address(), "127.0.0.2");
+  EXPECT_EQ(welcomed.hosts(0).names(0), "train-0-0");
   EXPECT_EQ(got[0].welcome().heartbeat_interval_ms(), 1000);
 
-  hub_->Run(PodOn("n1", "c"), {});
+  hub_->Run(OrderOn("n1", "c", {{"127.0.0.3", {"train-0-1"}}}));
   hub_->Stop("n1", "a");
   hub_->Release("n1", "a");
   got = Drain(*s);
   ASSERT_THAT(got, SizeIs(3));
   EXPECT_EQ(got[0].run().pod().metadata().uid(), "c");
+  EXPECT_EQ(Env(got[0].run().pod(), "NODE"), "n1");
+  ASSERT_THAT(got[0].run().hosts(), SizeIs(1));
+  EXPECT_EQ(got[0].run().hosts(0).names(0), "train-0-1");
+  EXPECT_FALSE(got[0].run().stop());
   EXPECT_EQ(got[1].stop().pod_uid(), "a");
   EXPECT_EQ(got[2].release().pod_uid(), "a");
 
@@ -135,8 +183,8 @@ TEST_F(AgentHubTest, WelcomesWithTheDesiredSetAndForwardsChanges) {
 }
 
 TEST_F(AgentHubTest, FencesReportsAboutPodsNotAssignedToTheNode) {
-  hub_->Run(PodOn("n1", "mine"), {});
-  hub_->Run(PodOn("n2", "theirs"), {});
+  hub_->Run(OrderOn("n1", "mine"));
+  hub_->Run(OrderOn("n2", "theirs"));
   api::Hello hello = HelloFrom("n1");
   // What the agent knew when it connected: its pod, and an old one.
   hello.add_pods()->set_pod_uid("mine");
@@ -167,6 +215,83 @@ TEST_F(AgentHubTest, FencesReportsAboutPodsNotAssignedToTheNode) {
   ASSERT_THAT(hub_->OnMessage(s.get(), update), IsOk());
   ASSERT_THAT(hub_->OnMessage(s.get(), update), IsOk());
   EXPECT_THAT(sink_.reports, SizeIs(3));
+}
+
+TEST_F(AgentHubTest, AStoppedPodIsWelcomedWithItsStopMarkUntilReleased) {
+  hub_->Run(OrderOn("n1", "a"));
+  hub_->Run(OrderOn("n1", "b"));
+  hub_->Stop("n1", "a");
+  hub_->Stop("n1", "unknown");  // Not in the set: nothing to tell.
+  auto s = Connect(HelloFrom("n1"));
+  std::vector<api::SchedulerMessage> got = Drain(*s);
+  ASSERT_THAT(got, SizeIs(1));
+  ASSERT_THAT(got[0].welcome().pods(), SizeIs(2));
+  EXPECT_EQ(got[0].welcome().pods(0).pod().metadata().uid(), "a");
+  EXPECT_TRUE(got[0].welcome().pods(0).stop());
+  EXPECT_EQ(got[0].welcome().pods(1).pod().metadata().uid(), "b");
+  EXPECT_FALSE(got[0].welcome().pods(1).stop());
+  // A stopped pod no longer counts against the node.
+  EXPECT_EQ(hub_->GetNode("n1")->pods(), 1);
+
+  hub_->Release("n1", "a");
+  auto again = Connect(HelloFrom("n1"));
+  got = Drain(*again);
+  ASSERT_THAT(got, SizeIs(1));
+  ASSERT_THAT(got[0].welcome().pods(), SizeIs(1));
+  EXPECT_EQ(got[0].welcome().pods(0).pod().metadata().uid(), "b");
+}
+
+TEST_F(AgentHubTest, TheDesiredSetSharesJobsAndHostTablesUntilReleased) {
+  std::shared_ptr<const api::Job> job = MakeJob();
+  auto hosts = std::make_shared<const std::vector<HostEntry>>(
+      std::vector<HostEntry>{{"127.0.0.2", {"train-workers-0-0"}},
+                             {"127.0.0.3", {"train-workers-0-1"}}});
+  for (int i = 0; i < 2; ++i) {
+    LaunchOrder order = OrderOn("n1", absl::StrCat("p", i), {}, job, i);
+    order.hosts = hosts;
+    hub_->Run(order);
+  }
+  // Two pods, one Job and one host table: no copy per pod.
+  EXPECT_EQ(job.use_count(), 3);
+  EXPECT_EQ(hosts.use_count(), 3);
+
+  auto s = Connect(HelloFrom("n1"));
+  std::vector<api::SchedulerMessage> got = Drain(*s);
+  ASSERT_THAT(got, SizeIs(1));
+  ASSERT_THAT(got[0].welcome().pods(), SizeIs(2));
+  for (int i = 0; i < 2; ++i) {
+    const api::PodAssignment& a = got[0].welcome().pods(i);
+    EXPECT_EQ(a.pod().spec().hostname(), absl::StrCat("train-workers-0-", i));
+    EXPECT_THAT(a.hosts(), SizeIs(2));
+  }
+
+  hub_->Release("n1", "p0");
+  hub_->Release("n1", "p1");
+  EXPECT_EQ(job.use_count(), 1);
+  EXPECT_EQ(hosts.use_count(), 1);
+}
+
+TEST_F(AgentHubTest, MessagesKeepTheirOrderWhileAWriterPops) {
+  auto s = Connect(HelloFrom("n1"));
+  Drain(*s);
+  constexpr int kPods = 200;
+  std::vector<api::SchedulerMessage> got;
+  // The stream's writer, as AgentServiceImpl runs it.
+  std::thread writer([&] {
+    api::SchedulerMessage m;
+    while (got.size() < 2 * kPods && s->Pop(&m, absl::Seconds(5)))
+      got.push_back(m);
+  });
+  for (int i = 0; i < kPods; ++i) {
+    hub_->Run(OrderOn("n1", absl::StrCat("p", i)));
+    hub_->Stop("n1", absl::StrCat("p", i));
+  }
+  writer.join();
+  ASSERT_THAT(got, SizeIs(2 * kPods));
+  for (int i = 0; i < kPods; ++i) {
+    EXPECT_EQ(got[2 * i].run().pod().metadata().uid(), absl::StrCat("p", i));
+    EXPECT_EQ(got[2 * i + 1].stop().pod_uid(), absl::StrCat("p", i));
+  }
 }
 
 TEST_F(AgentHubTest, HeartbeatsAreAcknowledged) {

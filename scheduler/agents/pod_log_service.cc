@@ -1,11 +1,14 @@
 #include "scheduler/agents/pod_log_service.h"
 
-#include "absl/strings/match.h"
+#include <algorithm>
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/grpc_status.h"
 #include "common/status_macros.h"
-#include "store/decode.h"
+#include "scheduler/controller/constants.h"
+#include "scheduler/controller/stored_pods.h"
 #include "store/keys.h"
 
 namespace jobset::scheduler {
@@ -20,22 +23,16 @@ bool Finished(const api::Pod& pod) {
          pod.status().phase() == "Failed";
 }
 
-// Finds pod `name` in namespace `ns` (its key holds its JobSet's name too).
+// Finds pod `name` in namespace `ns`, among the pods of JobSet `jobset`
+// when it is known (not empty).
 absl::StatusOr<api::Pod> FindPod(store::Store* store, const std::string& ns,
+                                 const std::string& jobset,
                                  const std::string& name) {
-  const std::string prefix = absl::StrCat(store::keys::kPods, ns, "/");
-  const std::string suffix = absl::StrCat("/", name);
-  std::string after;
-  for (bool more = true; more;) {
-    JOBSET_ASSIGN_OR_RETURN(store::ScanResult page,
-                            store->Scan(prefix, after, 1000));
-    for (const store::KeyValue& kv : page.kvs) {
-      if (absl::EndsWith(kv.key, suffix)) {
-        return store::DecodeValue<api::Pod>(kv);
-      }
-      after = kv.key;
-    }
-    more = page.more;
+  std::string prefix = absl::StrCat(store::keys::kPods, ns, "/");
+  if (!jobset.empty()) absl::StrAppend(&prefix, jobset, "/");
+  JOBSET_ASSIGN_OR_RETURN(StoredPods stored, ReadStoredPods(store, prefix));
+  for (api::Pod& pod : stored.pods) {
+    if (pod.metadata().name() == name) return std::move(pod);
   }
   return absl::NotFoundError(
       absl::StrCat("pod \"", name, "\" not found in namespace \"", ns, "\""));
@@ -48,8 +45,15 @@ grpc::Status PodLogServiceImpl::GetPodLogs(
     grpc::ServerWriter<api::PodLogs>* writer) {
   const std::string ns =
       request->namespace_().empty() ? "default" : request->namespace_();
-  absl::StatusOr<api::Pod> pod = FindPod(store_, ns, request->pod());
+  absl::StatusOr<api::Pod> pod = FindPod(store_, ns, "", request->pod());
   if (!pod.ok()) return ToGrpcStatus(pod.status());
+  // Following, the pod is looked for again among its JobSet's pods only:
+  // building every pod of the namespace on each poll would be wasted work.
+  std::string jobset;
+  if (auto it = pod->metadata().labels().find(kJobSetNameKey);
+      it != pod->metadata().labels().end()) {
+    jobset = it->second;
+  }
   std::vector<std::string> names;
   for (const api::Container& c : pod->spec().init_containers())
     names.push_back(c.name());
@@ -88,7 +92,7 @@ grpc::Status PodLogServiceImpl::GetPodLogs(
     // Everything so far is sent.
     if (!request->follow() || finished) return grpc::Status::OK;
     absl::SleepFor(kFollowPoll);
-    absl::StatusOr<api::Pod> now = FindPod(store_, ns, request->pod());
+    absl::StatusOr<api::Pod> now = FindPod(store_, ns, jobset, request->pod());
     // Gone (its JobSet was deleted) or finished: one last read.
     finished = !now.ok() || Finished(*now);
   }

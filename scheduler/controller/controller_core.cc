@@ -25,7 +25,6 @@ constexpr size_t kScanPage = 1000;
 constexpr int kMaxReconcileRounds = 10;
 constexpr int kMaxCommitRetries = 5;
 constexpr size_t kMaxJobSetsPerPass = 32;
-constexpr char kJobNameLabel[] = "batch.kubernetes.io/job-name";
 
 std::string JobSetStoreKey(const api::JobSet& js) {
   return store::keys::JobSetKey(js.metadata().namespace_(),
@@ -55,12 +54,17 @@ void Add(const placement::Resources& r, placement::Resources* sum) {
   for (const auto& [name, n] : r.extended) sum->extended[name] += n;
 }
 
-std::string JobLabel(const api::Pod& pod) {
-  auto it = pod.metadata().labels().find(kJobNameLabel);
-  return it == pod.metadata().labels().end() ? "" : it->second;
+bool Placed(const api::PodRecord& pod) { return !pod.node_name().empty(); }
+
+// A placed pod that is not finished: it holds its node's resources.
+bool OnNode(const api::PodRecord& pod) {
+  return Placed(pod) && !PodFinished(pod);
 }
 
-bool Placed(const api::Pod& pod) { return !pod.spec().node_name().empty(); }
+std::string Label(const api::ObjectMeta& meta, const char* key) {
+  auto it = meta.labels().find(key);
+  return it == meta.labels().end() ? "" : it->second;
+}
 
 }  // namespace
 
@@ -90,51 +94,58 @@ absl::StatusOr<int64_t> ControllerCore::Load() {
                 const std::string key =
                     KeyOf(js.metadata().namespace_(), js.metadata().name());
                 Tracked& t = jobsets_[key];
+                t.key = key;
                 t.jobset = std::move(js);
                 t.revision = kv.mod_revision;
                 dirty_.insert(key);
                 return absl::OkStatus();
               }));
   // Children of a JobSet that is gone are deleted by the first pass.
-  PendingWrites orphans;
+  // jobs/<ns>/<jobset>/<job> and pods/<ns>/<jobset>/<job>.
+  auto owner = [&](const std::string& key) -> Tracked* {
+    std::vector<std::string> parts = absl::StrSplit(key, '/');
+    if (parts.size() != 4) return nullptr;
+    auto it = jobsets_.find(KeyOf(parts[1], parts[2]));
+    return it == jobsets_.end() ? nullptr : &it->second;
+  };
   JOBSET_RETURN_IF_ERROR(ScanAll(
       store_, store::keys::kJobs,
       [&](const store::KeyValue& kv) -> absl::Status {
         JOBSET_ASSIGN_OR_RETURN(api::Job job, store::DecodeValue<api::Job>(kv));
-        auto it =
-            jobsets_.find(KeyOf(job.metadata().namespace_(),
-                                job.metadata().labels().contains(kJobSetNameKey)
-                                    ? job.metadata().labels().at(kJobSetNameKey)
-                                    : ""));
-        if (it == jobsets_.end()) {
+        Tracked* t = owner(kv.key);
+        if (t == nullptr) {
           orphan_keys_.push_back(kv.key);
         } else {
-          it->second.dirty_jobs.insert(job.metadata().name());
-          it->second.jobs[job.metadata().name()] = std::move(job);
+          t->dirty_jobs.insert(job.metadata().name());
+          AddJob(*t, std::move(job));
         }
         return absl::OkStatus();
       }));
   JOBSET_RETURN_IF_ERROR(ScanAll(
       store_, store::keys::kPods,
       [&](const store::KeyValue& kv) -> absl::Status {
-        JOBSET_ASSIGN_OR_RETURN(api::Pod pod, store::DecodeValue<api::Pod>(kv));
-        auto it =
-            jobsets_.find(KeyOf(pod.metadata().namespace_(),
-                                pod.metadata().labels().contains(kJobSetNameKey)
-                                    ? pod.metadata().labels().at(kJobSetNameKey)
-                                    : ""));
-        if (it == jobsets_.end()) {
+        JOBSET_ASSIGN_OR_RETURN(api::JobPods pods,
+                                store::DecodeValue<api::JobPods>(kv));
+        Tracked* t = owner(kv.key);
+        const std::string job_name(kv.key.substr(kv.key.rfind('/') + 1));
+        auto job = t == nullptr ? decltype(t->jobs)::iterator()
+                                : t->jobs.find(job_name);
+        if (t == nullptr || job == t->jobs.end()) {
           orphan_keys_.push_back(kv.key);
           return absl::OkStatus();
         }
-        Tracked& t = it->second;
-        const std::string name = pod.metadata().name();
-        pod_by_uid_[pod.metadata().uid()] = {it->first, name};
-        t.pods_of_job[JobLabel(pod)].insert(name);
-        if (Placed(pod))
-          t.last_node[{JobLabel(pod), CompletionIndex(pod)}] =
-              pod.spec().node_name();
-        t.pods[name] = std::move(pod);
+        JobState& state = job->second;
+        for (api::PodRecord& pod : *pods.mutable_pods()) {
+          std::string name = pod.name();
+          api::PodRecord& held = state.pods[name] = std::move(pod);
+          pod_by_uid_[held.uid()] = {t, &state, &held};
+          if (Placed(held) && held.completion_index() >= 0) {
+            std::vector<std::string>& last = t->last_node[job_name];
+            if (static_cast<int>(last.size()) <= held.completion_index())
+              last.resize(held.completion_index() + 1);
+            last[held.completion_index()] = held.node_name();
+          }
+        }
         return absl::OkStatus();
       }));
   JOBSET_RETURN_IF_ERROR(ScanAll(
@@ -160,24 +171,34 @@ absl::StatusOr<int64_t> ControllerCore::Load() {
 }
 
 void ControllerCore::Announce() {
+  const auto no_hosts = std::make_shared<const std::vector<HostEntry>>();
   for (auto& [key, t] : jobsets_) {
-    std::vector<const api::Pod*> placed;
-    for (const auto& [name, pod] : t.pods) {
-      if (Placed(pod) && !PodFinished(pod)) placed.push_back(&pod);
-    }
-    if (placed.empty()) continue;
-    std::vector<const api::Pod*> current;
-    for (const api::Pod* pod : placed) {
-      if (!pod->metadata().has_deletion_timestamp()) current.push_back(pod);
-    }
-    const std::vector<HostEntry> table = HostTable(current);
-    for (const api::Pod* pod : placed) {
-      fleet_->Run(*pod, table);
-      if (pod->metadata().has_deletion_timestamp()) {
-        fleet_->Stop(pod->spec().node_name(), pod->metadata().uid());
+    SendLaunchOrders(t);
+    // Pods still stopping: their agents keep them until they report.
+    for (auto& [name, job] : t.jobs) {
+      for (auto& [pod_name, pod] : job.pods) {
+        if (!OnNode(pod) || !pod.has_deletion_timestamp()) continue;
+        fleet_->Run({job.shape, pod, no_hosts});
+        fleet_->Stop(pod.node_name(), pod.uid());
       }
     }
   }
+}
+
+void ControllerCore::SendLaunchOrders(const Tracked& t) {
+  std::vector<std::pair<const api::Job*, const api::PodRecord*>> current;
+  std::vector<std::pair<const JobState*, const api::PodRecord*>> orders;
+  for (const auto& [name, job] : t.jobs) {
+    for (const auto& [pod_name, pod] : job.pods) {
+      if (!OnNode(pod) || pod.has_deletion_timestamp()) continue;
+      current.emplace_back(&job.job, &pod);
+      orders.emplace_back(&job, &pod);
+    }
+  }
+  if (orders.empty()) return;
+  auto table =
+      std::make_shared<const std::vector<HostEntry>>(HostTable(current));
+  for (const auto& [job, pod] : orders) fleet_->Run({job->shape, *pod, table});
 }
 
 void ControllerCore::LoseNode(const std::string& name,
@@ -189,28 +210,31 @@ void ControllerCore::LoseNode(const std::string& name,
   const absl::Time now = clock_->Now();
   for (auto& [key, t] : jobsets_) {
     std::vector<std::string> lost;
-    for (auto& [pod_name, pod] : t.pods) {
-      if (pod.spec().node_name() != name || PodFinished(pod)) continue;
-      api::PodStatus* status = pod.mutable_status();
-      status->set_phase("Failed");
-      status->set_reason(reason);
-      status->set_message(message);
-      for (api::ContainerStatus& c : *status->mutable_container_statuses()) {
-        if (c.state() == "terminated") continue;
-        c.set_state("terminated");
-        c.set_ready(false);
-        c.set_exit_code(137);
-        c.set_reason(reason);
+    for (auto& [job_name, job] : t.jobs) {
+      for (auto& [pod_name, pod] : job.pods) {
+        if (pod.node_name() != name || PodFinished(pod)) continue;
+        api::PodStatus* status = pod.mutable_status();
+        status->set_phase("Failed");
+        status->set_reason(reason);
+        status->set_message(message);
+        for (api::ContainerStatus& c : *status->mutable_container_statuses()) {
+          if (c.state() == "terminated") continue;
+          c.set_state("terminated");
+          c.set_ready(false);
+          c.set_exit_code(137);
+          c.set_reason(reason);
+        }
+        SetCondition(status->mutable_conditions(), "DisruptionTarget", true,
+                     reason, message, now);
+        SetCondition(status->mutable_conditions(), "Ready", false, reason,
+                     message, now);
+        t.reported.emplace(job_name, pod_name);
+        t.dirty_jobs.insert(job_name);
+        lost.push_back(pod_name);
       }
-      SetCondition(status->mutable_conditions(), "DisruptionTarget", true,
-                   reason, message, now);
-      SetCondition(status->mutable_conditions(), "Ready", false, reason,
-                   message, now);
-      t.reported.insert(pod_name);
-      t.dirty_jobs.insert(JobLabel(pod));
-      lost.push_back(pod_name);
     }
     if (!lost.empty()) {
+      std::sort(lost.begin(), lost.end());
       dirty_.insert(key);
       queued_events_[key].push_back({"Warning", reason,
                                      absl::StrCat(message, "; pods failed: ",
@@ -243,6 +267,7 @@ void ControllerCore::OnJobSetEvent(const store::Event& event) {
   absl::StatusOr<api::JobSet> js = store::DecodeValue<api::JobSet>(event.kv);
   if (!js.ok()) return;  // The API never writes garbage; Load reports it.
   Tracked& t = jobsets_[key];
+  t.key = key;
   t.jobset = *std::move(js);
   t.revision = event.kv.mod_revision;
   t.deleted = false;
@@ -251,20 +276,16 @@ void ControllerCore::OnJobSetEvent(const store::Event& event) {
 
 void ControllerCore::OnPodReport(const PodReport& report) {
   auto where = pod_by_uid_.find(report.pod_uid);
-  if (where == pod_by_uid_.end()) {
-    ++stale_reports_;
-    if (metrics_ != nullptr) metrics_->fenced_reports.Increment();
-    return;
-  }
-  Tracked& t = jobsets_[where->second.first];
-  api::Pod& pod = t.pods[where->second.second];
   // Agents speak only for their own node; a finished pod stays finished.
-  if (pod.spec().node_name() != report.node || PodFinished(pod)) {
+  if (where == pod_by_uid_.end() ||
+      where->second.pod->node_name() != report.node ||
+      PodFinished(*where->second.pod)) {
     ++stale_reports_;
     if (metrics_ != nullptr) metrics_->fenced_reports.Increment();
     return;
   }
-  api::PodStatus* status = pod.mutable_status();
+  auto [t, job, pod] = where->second;
+  api::PodStatus* status = pod->mutable_status();
   status->set_phase(report.status.phase());
   status->set_reason(report.status.reason());
   status->set_message(report.status.message());
@@ -278,74 +299,139 @@ void ControllerCore::OnPodReport(const PodReport& report) {
     SetCondition(status->mutable_conditions(), c.type(), c.status() == "True",
                  c.reason(), c.message(), now);
   }
-  if (PodFinished(pod)) capacity_grew_ = true;
-  t.reported.insert(pod.metadata().name());
-  t.dirty_jobs.insert(JobLabel(pod));
-  dirty_.insert(where->second.first);
+  if (PodFinished(*pod)) capacity_grew_ = true;
+  t->reported.emplace(job->job.metadata().name(), pod->name());
+  t->dirty_jobs.insert(job->job.metadata().name());
+  dirty_.insert(t->key);
 }
 
-void ControllerCore::PutJob(const Tracked& t, const api::Job& job,
-                            PendingWrites* w) {
-  w->keys[store::keys::JobKey(job.metadata().namespace_(),
-                              t.jobset.metadata().name(),
-                              job.metadata().name())] = job.SerializeAsString();
+void ControllerCore::MarkJobChanged(Tracked& t, JobState& job,
+                                    PendingWrites* w) {
+  job.job_changed = true;
+  w->staged.insert(t.key);
 }
 
-void ControllerCore::PutPod(const Tracked& t, const api::Pod& pod,
-                            PendingWrites* w) {
-  w->keys[store::keys::PodKey(pod.metadata().namespace_(),
-                              t.jobset.metadata().name(),
-                              pod.metadata().name())] = pod.SerializeAsString();
+ControllerCore::JobState& ControllerCore::AddJob(Tracked& t, api::Job job) {
+  JobState& state = t.jobs[job.metadata().name()];
+  UpdateJob(state, std::move(job));
+  return state;
 }
 
-void ControllerCore::AddPod(Tracked& t, api::Pod pod, PendingWrites* w) {
-  const std::string name = pod.metadata().name();
-  pod_by_uid_[pod.metadata().uid()] = {
-      KeyOf(t.jobset.metadata().namespace_(), t.jobset.metadata().name()),
-      name};
-  t.pods_of_job[JobLabel(pod)].insert(name);
-  t.dirty_jobs.insert(JobLabel(pod));
-  PutPod(t, pod, w);
-  const std::string key =
-      KeyOf(t.jobset.metadata().namespace_(), t.jobset.metadata().name());
-  pending_gangs_.insert(key);
-  new_gangs_.insert(key);
-  t.gang_priority = pod.spec().priority();
-  t.pods[name] = std::move(pod);
+void ControllerCore::UpdateJob(JobState& state, api::Job job) {
+  state.job = std::move(job);
+  auto shape = std::make_shared<api::Job>();
+  *shape->mutable_metadata() = state.job.metadata();
+  *shape->mutable_spec() = state.job.spec();
+  state.shape = std::move(shape);
+  state.env = CheckPodEnv(state.job);
 }
 
-void ControllerCore::ErasePod(Tracked& t, const std::string& name,
-                              PendingWrites* w) {
-  auto it = t.pods.find(name);
-  if (it == t.pods.end()) return;
-  const api::Pod& pod = it->second;
-  w->keys[store::keys::PodKey(pod.metadata().namespace_(),
-                              t.jobset.metadata().name(), name)] = std::nullopt;
-  pod_by_uid_.erase(pod.metadata().uid());
-  t.dirty_jobs.insert(JobLabel(pod));
-  auto of_job = t.pods_of_job.find(JobLabel(pod));
-  if (of_job != t.pods_of_job.end()) {
-    of_job->second.erase(name);
-    if (of_job->second.empty()) t.pods_of_job.erase(of_job);
+void ControllerCore::MarkPodsChanged(Tracked& t, JobState& job,
+                                     PendingWrites* w) {
+  job.pods_changed = true;
+  w->staged.insert(t.key);
+}
+
+void ControllerCore::StageChildren(PendingWrites* w) {
+  for (const std::string& key : w->staged) {
+    auto it = jobsets_.find(key);
+    if (it == jobsets_.end()) continue;
+    Tracked& t = it->second;
+    const std::string& ns = t.jobset.metadata().namespace_();
+    const std::string& jobset = t.jobset.metadata().name();
+    for (auto& [name, job] : t.jobs) {
+      if (job.job_changed) {
+        job.job_changed = false;
+        w->keys[store::keys::JobKey(ns, jobset, name)] =
+            job.job.SerializeAsString();
+      }
+      if (!job.pods_changed) continue;
+      job.pods_changed = false;
+      std::optional<std::string>& value =
+          w->keys[store::keys::JobPodsKey(ns, jobset, name)];
+      if (job.pods.empty()) {
+        value = std::nullopt;
+        continue;
+      }
+      // A JobPods message, written record by record (field 1, repeated)
+      // rather than copied into one first.
+      std::string out;
+      std::string record;
+      for (const auto& [pod_name, pod] : job.pods) {
+        record.clear();
+        pod.SerializeToString(&record);
+        out.push_back('\x0a');
+        for (uint64_t n = record.size();; n >>= 7) {
+          if (n < 0x80) {
+            out.push_back(static_cast<char>(n));
+            break;
+          }
+          out.push_back(static_cast<char>((n & 0x7f) | 0x80));
+        }
+        out += record;
+      }
+      value = std::move(out);
+    }
   }
+  w->staged.clear();
+}
+
+void ControllerCore::AddPod(Tracked& t, JobState& job, api::PodRecord pod,
+                            PendingWrites* w) {
+  std::string name = pod.name();
+  api::PodRecord& held = job.pods[name] = std::move(pod);
+  pod_by_uid_[held.uid()] = {&t, &job, &held};
+  t.dirty_jobs.insert(job.job.metadata().name());
+  MarkPodsChanged(t, job, w);
+  pending_gangs_.insert(t.key);
+  new_gangs_.insert(t.key);
+  t.gang_priority = job.job.spec().template_().spec().priority();
+}
+
+void ControllerCore::ErasePod(Tracked& t, JobState& job,
+                              const std::string& name, PendingWrites* w) {
+  auto it = job.pods.find(name);
+  if (it == job.pods.end()) return;
+  const api::PodRecord& pod = it->second;
+  pod_by_uid_.erase(pod.uid());
+  t.dirty_jobs.insert(job.job.metadata().name());
   if (Placed(pod)) {
     capacity_grew_ = true;
-    w->release.emplace_back(pod.spec().node_name(), pod.metadata().uid());
+    w->release.emplace_back(pod.node_name(), pod.uid());
   }
-  t.pods.erase(it);
+  job.pods.erase(it);
+  MarkPodsChanged(t, job, w);
 }
 
-void ControllerCore::RemovePod(Tracked& t, api::Pod& pod, absl::Time now,
-                               PendingWrites* w) {
-  if (!Placed(pod) || PodFinished(pod)) {
-    ErasePod(t, pod.metadata().name(), w);
+void ControllerCore::EraseJob(Tracked& t, const std::string& name,
+                              PendingWrites* w) {
+  auto it = t.jobs.find(name);
+  if (it == t.jobs.end()) return;
+  for (auto& [pod_name, pod] : it->second.pods) {
+    pod_by_uid_.erase(pod.uid());
+    if (Placed(pod)) {
+      capacity_grew_ = true;
+      w->release.emplace_back(pod.node_name(), pod.uid());
+    }
+  }
+  const std::string& ns = t.jobset.metadata().namespace_();
+  const std::string& jobset = t.jobset.metadata().name();
+  w->keys[store::keys::JobKey(ns, jobset, name)] = std::nullopt;
+  w->keys[store::keys::JobPodsKey(ns, jobset, name)] = std::nullopt;
+  requirements_.erase(it->second.job.metadata().uid());
+  t.jobs.erase(it);
+}
+
+void ControllerCore::RemovePod(Tracked& t, JobState& job, api::PodRecord& pod,
+                               absl::Time now, PendingWrites* w) {
+  if (!OnNode(pod)) {
+    ErasePod(t, job, pod.name(), w);
     return;
   }
-  if (pod.metadata().has_deletion_timestamp()) return;  // Already stopping.
-  pod.mutable_metadata()->mutable_deletion_timestamp()->set_seconds(
-      absl::ToUnixSeconds(now));
-  PutPod(t, pod, w);
-  w->stop.emplace_back(pod.spec().node_name(), pod.metadata().uid());
+  if (pod.has_deletion_timestamp()) return;  // Already stopping.
+  pod.mutable_deletion_timestamp()->set_seconds(absl::ToUnixSeconds(now));
+  MarkPodsChanged(t, job, w);
+  w->stop.emplace_back(pod.node_name(), pod.uid());
 }
 
 bool ControllerCore::ReconcileJobs(Tracked& t, absl::Time now,
@@ -355,46 +441,40 @@ bool ControllerCore::ReconcileJobs(Tracked& t, absl::Time now,
   for (const std::string& name : names) {
     auto job_it = t.jobs.find(name);
     if (job_it == t.jobs.end()) continue;
-    api::Job& job = job_it->second;
-    std::vector<std::string> pod_names;
-    if (auto it = t.pods_of_job.find(name); it != t.pods_of_job.end()) {
-      pod_names.assign(it->second.begin(), it->second.end());
-    }
+    JobState& state = job_it->second;
+    api::Job& job = state.job;
     if (job.metadata().has_deletion_timestamp()) {
       // Foreground deletion: the Job goes once its pods are gone.
-      for (const std::string& p : pod_names) RemovePod(t, t.pods[p], now, w);
-      if (!t.pods_of_job.contains(name)) {
-        w->keys[store::keys::JobKey(job.metadata().namespace_(),
-                                    t.jobset.metadata().name(), name)] =
-            std::nullopt;
-        t.jobs.erase(name);
+      std::vector<api::PodRecord*> pods;
+      for (auto& [pod_name, pod] : state.pods) pods.push_back(&pod);
+      for (api::PodRecord* pod : pods) RemovePod(t, state, *pod, now, w);
+      if (state.pods.empty()) {
+        EraseJob(t, name, w);
         changed = true;
       }
       continue;
     }
-    std::vector<const api::Pod*> pods;
-    pods.reserve(pod_names.size());
-    for (const std::string& p : pod_names) pods.push_back(&t.pods[p]);
+    std::vector<const api::PodRecord*> pods;
+    pods.reserve(state.pods.size());
+    for (const auto& [pod_name, pod] : state.pods) pods.push_back(&pod);
     JobActions a = ReconcileJob(job, pods, now);
     if (a.status_changed) {
       *job.mutable_status() = a.status;
-      PutJob(t, job, w);
+      MarkJobChanged(t, state, w);
       changed = true;
     }
     for (const std::string& p : a.remove) {
-      if (auto it = t.pods.find(p); it != t.pods.end())
-        RemovePod(t, it->second, now, w);
+      if (auto it = state.pods.find(p); it != state.pods.end())
+        RemovePod(t, state, it->second, now, w);
       changed = true;
     }
     for (int index : a.create) {
-      const std::string uid = NewUid();
-      const std::string pod_name =
+      std::string uid = NewUid();
+      std::string pod_name =
           index >= 0 ? absl::StrCat(name, "-", index, "-", uid.substr(0, 5))
                      : absl::StrCat(name, "-", uid.substr(0, 5));
-      api::Pod pod = ConstructPod(job, index, pod_name, uid);
-      pod.mutable_metadata()->mutable_creation_timestamp()->set_seconds(
-          absl::ToUnixSeconds(now));
-      AddPod(t, std::move(pod), w);
+      AddPod(t, state,
+             NewPodRecord(std::move(pod_name), std::move(uid), index, now), w);
       changed = true;
     }
     if (job.spec().has_active_deadline_seconds() &&
@@ -412,19 +492,18 @@ void ControllerCore::ReconcileOne(const std::string& key, absl::Time now,
                                   PendingWrites* w) {
   Tracked& t = jobsets_[key];
   // Agents' reports first: persist them, and let stopped pods go.
-  for (const std::string& name : t.reported) {
-    auto it = t.pods.find(name);
-    if (it == t.pods.end()) continue;
-    if (it->second.metadata().has_deletion_timestamp() &&
-        PodFinished(it->second)) {
-      ErasePod(t, name, w);
-    } else {
-      PutPod(t, it->second, w);
-      if (PodFinished(it->second)) {
-        w->release.emplace_back(it->second.spec().node_name(),
-                                it->second.metadata().uid());
-      }
+  for (const auto& [job_name, pod_name] : t.reported) {
+    auto job = t.jobs.find(job_name);
+    if (job == t.jobs.end()) continue;
+    auto it = job->second.pods.find(pod_name);
+    if (it == job->second.pods.end()) continue;
+    const api::PodRecord& pod = it->second;
+    if (pod.has_deletion_timestamp() && PodFinished(pod)) {
+      ErasePod(t, job->second, pod_name, w);
+      continue;
     }
+    MarkPodsChanged(t, job->second, w);
+    if (PodFinished(pod)) w->release.emplace_back(pod.node_name(), pod.uid());
   }
   t.reported.clear();
   t.wake.reset();
@@ -435,7 +514,7 @@ void ControllerCore::ReconcileOne(const std::string& key, absl::Time now,
     bool changed = ReconcileJobs(t, now, w);
     std::vector<const api::Job*> jobs;
     jobs.reserve(t.jobs.size());
-    for (const auto& [name, job] : t.jobs) jobs.push_back(&job);
+    for (const auto& [name, job] : t.jobs) jobs.push_back(&job.job);
     absl::StatusOr<JobSetActions> actions =
         ::jobset::scheduler::ReconcileJobSet(t.jobset, jobs, now, features_);
     if (!actions.ok()) {
@@ -453,25 +532,31 @@ void ControllerCore::ReconcileOne(const std::string& key, absl::Time now,
       job.mutable_metadata()->set_uid(NewUid());
       job.mutable_metadata()->mutable_creation_timestamp()->set_seconds(
           absl::ToUnixSeconds(now));
-      PutJob(t, job, w);
       t.dirty_jobs.insert(job.metadata().name());
-      t.jobs[job.metadata().name()] = std::move(job);
+      MarkJobChanged(t, AddJob(t, std::move(job)), w);
       changed = true;
     }
     for (const std::string& name : actions->remove) {
       auto it = t.jobs.find(name);
-      if (it == t.jobs.end() || it->second.metadata().has_deletion_timestamp())
+      if (it == t.jobs.end() ||
+          it->second.job.metadata().has_deletion_timestamp())
         continue;
-      it->second.mutable_metadata()->mutable_deletion_timestamp()->set_seconds(
-          absl::ToUnixSeconds(now));
-      PutJob(t, it->second, w);
+      it->second.job.mutable_metadata()
+          ->mutable_deletion_timestamp()
+          ->set_seconds(absl::ToUnixSeconds(now));
+      MarkJobChanged(t, it->second, w);
       t.dirty_jobs.insert(name);
       changed = true;
     }
     for (api::Job& job : actions->update) {
-      PutJob(t, job, w);
       t.dirty_jobs.insert(job.metadata().name());
-      t.jobs[job.metadata().name()] = std::move(job);
+      auto it = t.jobs.find(job.metadata().name());
+      if (it == t.jobs.end()) {
+        MarkJobChanged(t, AddJob(t, std::move(job)), w);
+      } else {
+        UpdateJob(it->second, std::move(job));
+        MarkJobChanged(t, it->second, w);
+      }
       changed = true;
     }
     for (JobSetEvent& e : actions->events) {
@@ -538,14 +623,13 @@ void ControllerCore::RecordReconcile(Tracked& t,
   }
   const std::string attempt = absl::StrCat(after.restarts());
   int64_t running = 0;
-  for (const auto& [name, pod] : t.pods) {
-    auto label = pod.metadata().labels().find(kRestartAttemptKey);
-    if (label == pod.metadata().labels().end() || label->second != attempt ||
-        pod.metadata().has_deletion_timestamp()) {
-      continue;
+  for (const auto& [name, job] : t.jobs) {
+    if (Label(job.job.metadata(), kRestartAttemptKey) != attempt) continue;
+    for (const auto& [pod_name, pod] : job.pods) {
+      if (pod.has_deletion_timestamp()) continue;
+      if (pod.status().phase() != "Running") return;
+      ++running;
     }
-    if (pod.status().phase() != "Running") return;
-    ++running;
   }
   if (expected == 0 || running < expected) return;
   if (t.restart_decided) {
@@ -573,11 +657,13 @@ void ControllerCore::RecordGauges(absl::Time now) {
   for (const auto& [key, t] : jobsets_) {
     const api::JobSetStatus& status = t.jobset.status();
     bool running = false;
-    for (const auto& [name, pod] : t.pods) {
-      const std::string& phase =
-          pod.status().phase().empty() ? "Pending" : pod.status().phase();
-      ++phases[phase];
-      running |= phase == "Running";
+    for (const auto& [name, job] : t.jobs) {
+      for (const auto& [pod_name, pod] : job.pods) {
+        const std::string& phase =
+            pod.status().phase().empty() ? "Pending" : pod.status().phase();
+        ++phases[phase];
+        running |= phase == "Running";
+      }
     }
     if (status.terminal_state() == "Completed") {
       ++states["completed"];
@@ -598,22 +684,15 @@ void ControllerCore::RecordGauges(absl::Time now) {
 
 void ControllerCore::DeleteJobSet(const std::string& key, PendingWrites* w) {
   Tracked& t = jobsets_[key];
-  std::vector<std::string> pods;
-  for (const auto& [name, pod] : t.pods) pods.push_back(name);
-  for (const std::string& name : pods) {
-    api::Pod& pod = t.pods[name];
-    if (Placed(pod) && !PodFinished(pod) &&
-        !pod.metadata().has_deletion_timestamp()) {
-      w->stop.emplace_back(pod.spec().node_name(), pod.metadata().uid());
-    }
-    ErasePod(t, name, w);
-  }
+  std::vector<std::string> jobs;
   for (const auto& [name, job] : t.jobs) {
-    w->keys[store::keys::JobKey(job.metadata().namespace_(),
-                                t.jobset.metadata().name(), name)] =
-        std::nullopt;
+    jobs.push_back(name);
+    for (const auto& [pod_name, pod] : job.pods) {
+      if (OnNode(pod) && !pod.has_deletion_timestamp())
+        w->stop.emplace_back(pod.node_name(), pod.uid());
+    }
   }
-  t.jobs.clear();
+  for (const std::string& name : jobs) EraseJob(t, name, w);
   for (const auto& [seq, e] : t.events) {
     w->keys[store::keys::EventKey(t.jobset.metadata().namespace_(),
                                   t.jobset.metadata().name(), seq)] =
@@ -622,6 +701,8 @@ void ControllerCore::DeleteJobSet(const std::string& key, PendingWrites* w) {
   t.events.clear();
   w->events.erase(key);
   w->jobsets.erase(key);
+  w->staged.erase(key);
+  w->launched.erase(key);
   pending_gangs_.erase(key);
   new_gangs_.erase(key);
 }
@@ -652,19 +733,17 @@ absl::StatusOr<placement::ClusterSnapshot> ControllerCore::Snapshot() const {
   }
   placement::ClusterSnapshotBuilder builder(records.size());
   for (const auto& [key, t] : jobsets_) {
-    for (const auto& [name, job] : t.jobs) {
-      auto pod_names = t.pods_of_job.find(name);
-      if (pod_names == t.pods_of_job.end()) continue;
+    for (const auto& [name, state] : t.jobs) {
+      const api::Job& job = state.job;
       auto req = requirements_.find(job.metadata().uid());
       const int32_t priority = job.spec().template_().spec().priority();
       const std::string job_key =
           absl::StrCat(job.metadata().namespace_(), "/", name);
       auto topology = job.metadata().annotations().find(kExclusiveTopologyKey);
       bool held = false;
-      for (const std::string& p : pod_names->second) {
-        const api::Pod& pod = t.pods.at(p);
-        if (!Placed(pod) || PodFinished(pod)) continue;
-        auto host = records.find(pod.spec().node_name());
+      for (const auto& [pod_name, pod] : state.pods) {
+        if (!OnNode(pod)) continue;
+        auto host = records.find(pod.node_name());
         if (host == records.end()) continue;
         // Capacity and host ports of pods still stopping count as used.
         if (req != requirements_.end()) {
@@ -709,18 +788,19 @@ void ControllerCore::PlacePending(absl::Time now, PendingWrites* w) {
                        t.skips});
   }
   if (pending.empty()) return;
-  absl::StatusOr<placement::ClusterSnapshot> snapshot = Snapshot();
-  if (!snapshot.ok()) return;
+  // Built when first needed, and again after each gang placed.
+  std::optional<absl::StatusOr<placement::ClusterSnapshot>> snapshot;
   placement::PendingPass pass = placement::RunPendingPass(
       pending, now, placement::PendingPolicy(), [&](size_t i) {
-        if (!snapshot.ok()) return placement::FitResult::kNoRoomNow;
         if (!grew && !fresh.contains(pending[i].key)) {
           return placement::FitResult::kNoRoomNow;  // Still does not fit.
         }
-        if (!TryPlace(pending[i].key, pending[i].priority, *snapshot, now, w)) {
+        if (!snapshot.has_value()) snapshot = Snapshot();
+        if (!snapshot->ok() || !TryPlace(pending[i].key, pending[i].priority,
+                                         **snapshot, now, w)) {
           return placement::FitResult::kNoRoomNow;
         }
-        snapshot = Snapshot();
+        snapshot.reset();
         return placement::FitResult::kPlaced;
       });
   for (size_t i : pass.placed) {
@@ -738,22 +818,21 @@ bool ControllerCore::TryPlace(const std::string& key, int32_t priority,
   request.jobset_uid = t.jobset.metadata().uid();
   request.restart_attempt = t.jobset.status().restarts();
   request.priority = priority;
-  std::vector<std::vector<api::Pod*>> pods_by_job;
+  std::vector<std::pair<JobState*, std::vector<api::PodRecord*>>> pods_by_job;
   std::string error;
-  for (auto& [name, job] : t.jobs) {
+  for (auto& [name, state] : t.jobs) {
+    const api::Job& job = state.job;
     if (job.metadata().has_deletion_timestamp()) continue;
-    std::vector<api::Pod*> unplaced;
-    if (auto it = t.pods_of_job.find(name); it != t.pods_of_job.end()) {
-      for (const std::string& p : it->second) {
-        api::Pod& pod = t.pods[p];
-        if (!Placed(pod) && !pod.metadata().has_deletion_timestamp())
-          unplaced.push_back(&pod);
-      }
+    std::vector<api::PodRecord*> unplaced;
+    for (auto& [pod_name, pod] : state.pods) {
+      if (!Placed(pod) && !pod.has_deletion_timestamp() && !PodFinished(pod))
+        unplaced.push_back(&pod);
     }
     if (unplaced.empty()) continue;
-    std::sort(unplaced.begin(), unplaced.end(), [](api::Pod* a, api::Pod* b) {
-      return CompletionIndex(*a) < CompletionIndex(*b);
-    });
+    std::sort(unplaced.begin(), unplaced.end(),
+              [](api::PodRecord* a, api::PodRecord* b) {
+                return a->completion_index() < b->completion_index();
+              });
     absl::StatusOr<std::shared_ptr<const placement::PodRequirements>> req =
         Requirements(job);
     if (!req.ok()) {
@@ -768,12 +847,17 @@ bool ControllerCore::TryPlace(const std::string& key, int32_t priority,
         topo != job.metadata().annotations().end()) {
       jr.exclusive_topology_key = topo->second;
     }
-    for (api::Pod* pod : unplaced) {
-      auto last = t.last_node.find({name, CompletionIndex(*pod)});
-      jr.previous_hosts.push_back(last == t.last_node.end() ? ""
-                                                            : last->second);
+    const std::vector<std::string>* last = nullptr;
+    if (auto it = t.last_node.find(name); it != t.last_node.end())
+      last = &it->second;
+    for (api::PodRecord* pod : unplaced) {
+      const int index = pod->completion_index();
+      jr.previous_hosts.push_back(last != nullptr && index >= 0 &&
+                                          index < static_cast<int>(last->size())
+                                      ? (*last)[index]
+                                      : "");
     }
-    pods_by_job.push_back(std::move(unplaced));
+    pods_by_job.emplace_back(&state, std::move(unplaced));
   }
   if (error.empty() && request.jobs.empty()) return true;  // Nothing waits.
   const absl::Time place_start = absl::Now();
@@ -787,25 +871,32 @@ bool ControllerCore::TryPlace(const std::string& key, int32_t priority,
   }
   if (placed.ok() && placed->placed()) {
     for (size_t j = 0; j < placed->jobs.size(); ++j) {
+      auto& [state, pods] = pods_by_job[j];
+      const std::string& job_name = state->job.metadata().name();
       for (size_t i = 0; i < placed->jobs[j].hosts.size(); ++i) {
-        api::Pod& pod = *pods_by_job[j][i];
-        const std::string& host = placed->jobs[j].hosts[i];
-        absl::Status bound = BindPod(host, nodes_[host].address, now, &pod);
-        if (!bound.ok()) {
+        api::PodRecord& pod = *pods[i];
+        if (!state->env.ok()) {
           // The template cannot run anywhere: fail the pod, and the Job's
           // policies take it from there.
           pod.mutable_status()->set_phase("Failed");
           pod.mutable_status()->set_reason("InvalidEnvironment");
-          pod.mutable_status()->set_message(std::string(bound.message()));
-          pod.mutable_spec()->clear_node_name();
-          t.dirty_jobs.insert(JobLabel(pod));
+          pod.mutable_status()->set_message(
+              absl::StrCat("pod ", pod.name(), ": ", state->env.message()));
+          t.dirty_jobs.insert(job_name);
         } else {
-          t.last_node[{JobLabel(pod), CompletionIndex(pod)}] = host;
-          w->run.push_back(pod);
+          const std::string& host = placed->jobs[j].hosts[i];
+          BindPod(host, nodes_[host].address, now, &pod);
+          if (pod.completion_index() >= 0) {
+            std::vector<std::string>& last = t.last_node[job_name];
+            if (static_cast<int>(last.size()) <= pod.completion_index())
+              last.resize(pod.completion_index() + 1);
+            last[pod.completion_index()] = host;
+          }
         }
-        PutPod(t, pod, w);
       }
+      MarkPodsChanged(t, *state, w);
     }
+    w->launched.insert(key);
     t.unschedulable.clear();
     dirty_.insert(key);
     return true;
@@ -815,12 +906,12 @@ bool ControllerCore::TryPlace(const std::string& key, int32_t priority,
                                  : std::string(placed.status().message());
   if (reason == t.unschedulable) return false;
   t.unschedulable = reason;
-  for (auto& unplaced : pods_by_job) {
-    for (api::Pod* pod : unplaced) {
+  for (auto& [state, pods] : pods_by_job) {
+    for (api::PodRecord* pod : pods) {
       SetCondition(pod->mutable_status()->mutable_conditions(), "PodScheduled",
                    false, "Unschedulable", reason, now);
-      PutPod(t, *pod, w);
     }
+    MarkPodsChanged(t, *state, w);
   }
   w->events[key].push_back({"Warning", "FailedScheduling", reason});
   return false;
@@ -926,23 +1017,9 @@ absl::Status ControllerCore::Commit(PendingWrites* w) {
   // New pods run with their attempt's host table; the attempt's pods already
   // running get the grown table too (their /etc/hosts is rewritten), since
   // an attempt may be placed in waves (Recreate, dependsOn, InOrder).
-  std::set<std::string> grown;
-  for (const api::Pod& pod : w->run) {
-    grown.insert(KeyOf(pod.metadata().namespace_(),
-                       pod.metadata().labels().at(kJobSetNameKey)));
-  }
-  for (const std::string& key : grown) {
+  for (const std::string& key : w->launched) {
     auto it = jobsets_.find(key);
-    if (it == jobsets_.end()) continue;
-    std::vector<const api::Pod*> placed;
-    for (const auto& [name, p] : it->second.pods) {
-      if (Placed(p) && !PodFinished(p) &&
-          !p.metadata().has_deletion_timestamp()) {
-        placed.push_back(&p);
-      }
-    }
-    const std::vector<HostEntry> table = HostTable(placed);
-    for (const api::Pod* pod : placed) fleet_->Run(*pod, table);
+    if (it != jobsets_.end()) SendLaunchOrders(it->second);
   }
   for (const auto& [node, uid] : w->release) fleet_->Release(node, uid);
   return absl::OkStatus();
@@ -983,6 +1060,7 @@ absl::Status ControllerCore::Pass() {
     for (JobSetEvent& e : events) w.events[key].push_back(std::move(e));
   }
   StageEvents(now, &w);
+  StageChildren(&w);
   absl::Status committed = Commit(&w);
   RecordGauges(now);
   return committed;
@@ -1008,7 +1086,7 @@ std::vector<api::Job> ControllerCore::Jobs(const std::string& ns,
   std::vector<api::Job> out;
   auto it = jobsets_.find(KeyOf(ns, name));
   if (it == jobsets_.end()) return out;
-  for (const auto& [n, job] : it->second.jobs) out.push_back(job);
+  for (const auto& [n, job] : it->second.jobs) out.push_back(job.job);
   return out;
 }
 
@@ -1017,7 +1095,10 @@ std::vector<api::Pod> ControllerCore::Pods(const std::string& ns,
   std::vector<api::Pod> out;
   auto it = jobsets_.find(KeyOf(ns, name));
   if (it == jobsets_.end()) return out;
-  for (const auto& [n, pod] : it->second.pods) out.push_back(pod);
+  for (const auto& [n, job] : it->second.jobs) {
+    for (const auto& [pod_name, pod] : job.pods)
+      out.push_back(ExpandPod(job.job, pod));
+  }
   return out;
 }
 

@@ -114,7 +114,7 @@ class ControllerCore {
   // When the next timer (TTL, activeDeadlineSeconds) is due, if any.
   std::optional<absl::Time> NextWake() const;
 
-  // Observability (tests, the API's pod listing later).
+  // Observability (tests; clients read the store). Pods are built in full.
   const api::JobSet* FindJobSet(const std::string& ns,
                                 const std::string& name) const;
   std::vector<api::Job> Jobs(const std::string& ns,
@@ -126,22 +126,34 @@ class ControllerCore {
   int64_t stale_reports() const { return stale_reports_; }
 
  private:
+  // One child Job and its pods, as compact records (the full pods are built
+  // only for agents and clients).
+  struct JobState {
+    api::Job job;
+    // `job` without its status, shared with launch orders; replaced when the
+    // Job's spec changes.
+    std::shared_ptr<const api::Job> shape;
+    absl::Status env;  // Whether its pods' environment resolves.
+    std::map<std::string, api::PodRecord> pods;  // By name.
+    // The Job, and its JobPods record, must be written.
+    bool job_changed = false;
+    bool pods_changed = false;
+  };
+
   // Everything the controller holds about one JobSet.
   struct Tracked {
+    std::string key;  // "<ns>/<name>"
     api::JobSet jobset;
     int64_t revision = 0;                  // The store revision of `jobset`.
-    std::map<std::string, api::Job> jobs;  // By name.
-    std::map<std::string, api::Pod> pods;  // By name.
-    // The node each (job, completion index) last ran on: sticky restarts.
-    std::map<std::pair<std::string, int>, std::string> last_node;
+    std::map<std::string, JobState> jobs;  // By name.
+    // The node each Job's completion indexes last ran on: sticky restarts.
+    std::map<std::string, std::vector<std::string>> last_node;
     // The most recent events, bounded, with their store sequence numbers.
     std::deque<std::pair<uint64_t, JobSetEvent>> events;
     std::optional<absl::Time> wake;
     std::string unschedulable;  // The last placement rejection, "" if none.
-    // Pod names by Job name.
-    std::map<std::string, std::set<std::string>> pods_of_job;
-    // Pods whose status an agent changed since the last pass.
-    std::set<std::string> reported;
+    // Pods whose status an agent changed since the last pass: (Job, pod).
+    std::set<std::pair<std::string, std::string>> reported;
     // Jobs whose pods, spec or timers changed: the Job layer looks at these
     // only (incremental: one pod report does not rescan 1,000 Jobs).
     std::set<std::string> dirty_jobs;
@@ -154,11 +166,23 @@ class ControllerCore {
     bool first_running_seen = false;
   };
 
+  // Where a pod lives. The maps holding them are node-based, so the
+  // pointers stay valid until the pod, its Job or its JobSet is erased,
+  // which removes the entry first.
+  struct PodLocation {
+    Tracked* jobset;
+    JobState* job;
+    api::PodRecord* pod;
+  };
+
   // Writes collected during a pass, one commit.
   struct PendingWrites {
     std::map<std::string, std::optional<std::string>> keys;  // nullopt: delete
     std::set<std::string> jobsets;  // JobSet keys whose object changed
-    std::vector<api::Pod> run;      // Pods to start after the commit
+    // JobSets whose Jobs or pod records changed: staged before the commit.
+    std::set<std::string> staged;
+    // JobSets with pods placed in this pass: launch orders after the commit.
+    std::set<std::string> launched;
     std::vector<std::pair<std::string, std::string>> stop;  // (node, uid)
     // Pods whose final status is durable after the commit: (node, uid).
     std::vector<std::pair<std::string, std::string>> release;
@@ -167,11 +191,22 @@ class ControllerCore {
 
   static std::string KeyOf(const std::string& ns, const std::string& name);
   void ReconcileOne(const std::string& key, absl::Time now, PendingWrites* w);
-  void AddPod(Tracked& t, api::Pod pod, PendingWrites* w);
-  void ErasePod(Tracked& t, const std::string& name, PendingWrites* w);
+  // Adds `job` to `t` (new, or read by Load) and returns its state.
+  JobState& AddJob(Tracked& t, api::Job job);
+  // Replaces the metadata and spec of `state`'s Job (an update from the
+  // JobSet layer), keeping its pods.
+  void UpdateJob(JobState& state, api::Job job);
+  void AddPod(Tracked& t, JobState& job, api::PodRecord pod, PendingWrites* w);
+  void ErasePod(Tracked& t, JobState& job, const std::string& name,
+                PendingWrites* w);
+  // Erases Job `name` and its stored records (its pods must be gone).
+  void EraseJob(Tracked& t, const std::string& name, PendingWrites* w);
+  void MarkJobChanged(Tracked& t, JobState& job, PendingWrites* w);
+  void MarkPodsChanged(Tracked& t, JobState& job, PendingWrites* w);
   // Returns whether anything changed.
   bool ReconcileJobs(Tracked& t, absl::Time now, PendingWrites* w);
-  void RemovePod(Tracked& t, api::Pod& pod, absl::Time now, PendingWrites* w);
+  void RemovePod(Tracked& t, JobState& job, api::PodRecord& pod, absl::Time now,
+                 PendingWrites* w);
   void DeleteJobSet(const std::string& key, PendingWrites* w);
   void PlacePending(absl::Time now, PendingWrites* w);
   // Places every unplaced pod of JobSet `key` on `snapshot`, or none; on
@@ -182,8 +217,11 @@ class ControllerCore {
   absl::StatusOr<placement::ClusterSnapshot> Snapshot() const;
   absl::StatusOr<std::shared_ptr<const placement::PodRequirements>>
   Requirements(const api::Job& job);
-  void PutJob(const Tracked& t, const api::Job& job, PendingWrites* w);
-  void PutPod(const Tracked& t, const api::Pod& pod, PendingWrites* w);
+  // Stages every changed Job and JobPods record as store writes.
+  void StageChildren(PendingWrites* w);
+  // Tells the fleet to run the placed, current pods of `t`, with the host
+  // table of all of them.
+  void SendLaunchOrders(const Tracked& t);
   // Stages `w`'s events as store writes, trimming each JobSet's to the
   // retention; once a minute, trims every JobSet's by age.
   void StageEvents(absl::Time now, PendingWrites* w);
@@ -211,9 +249,8 @@ class ControllerCore {
   std::set<std::string> new_gangs_;
   bool capacity_grew_ = true;
   std::map<std::string, NodeInfo> nodes_;
-  // pod uid -> (JobSet key, pod name), for fencing reports.
-  absl::flat_hash_map<std::string, std::pair<std::string, std::string>>
-      pod_by_uid_;
+  // Every pod by uid, for fencing reports.
+  absl::flat_hash_map<std::string, PodLocation> pod_by_uid_;
   // Pod requirements per Job uid (templates never change under a Job).
   absl::flat_hash_map<std::string,
                       std::shared_ptr<const placement::PodRequirements>>

@@ -37,9 +37,9 @@ using ::testing::SizeIs;
 
 class FakeFleet : public AgentFleet {
  public:
-  void Run(const api::Pod& pod, const std::vector<HostEntry>& hosts) override {
-    running[pod.metadata().uid()] = pod;
-    last_hosts = hosts;
+  void Run(const LaunchOrder& order) override {
+    running[order.uid()] = order.Pod();
+    last_hosts = *order.hosts;
     ++runs;
   }
   void Stop(const std::string& node, const std::string& uid) override {

@@ -23,9 +23,9 @@ using ::jobset::testing::IsOk;
 
 class RecordingFleet : public AgentFleet {
  public:
-  void Run(const api::Pod& pod, const std::vector<HostEntry>&) override {
+  void Run(const LaunchOrder& order) override {
     absl::MutexLock lock(&mu_);
-    running_.push_back(pod);
+    running_.push_back(order.Pod());
   }
   void Stop(const std::string&, const std::string&) override {}
   void Release(const std::string&, const std::string&) override {}

@@ -16,27 +16,17 @@ using ::google::protobuf::util::MessageDifferencer;
 
 constexpr int32_t kDefaultBackoffLimit = 6;
 
-bool Terminating(const api::Pod& pod) {
-  return pod.metadata().has_deletion_timestamp();
+bool Terminating(const api::PodRecord& pod) {
+  return pod.has_deletion_timestamp();
 }
 
-std::string PodRef(const api::Pod& pod) {
-  return absl::StrCat(pod.metadata().namespace_(), "/", pod.metadata().name());
+std::string PodRef(const api::Job& job, const api::PodRecord& pod) {
+  return absl::StrCat(job.metadata().namespace_(), "/", pod.name());
 }
 
 }  // namespace
 
-int CompletionIndex(const api::Pod& pod) {
-  auto it = pod.metadata().annotations().find(kCompletionIndexKey);
-  int index;
-  if (it == pod.metadata().annotations().end() ||
-      !absl::SimpleAtoi(it->second, &index)) {
-    return -1;
-  }
-  return index;
-}
-
-bool PodFinished(const api::Pod& pod) {
+bool PodFinished(const api::PodRecord& pod) {
   return pod.status().phase() == "Succeeded" ||
          pod.status().phase() == "Failed";
 }
@@ -55,7 +45,7 @@ std::string FormatIndexes(const std::vector<int>& sorted) {
 }
 
 PodFailureVerdict EvaluatePodFailurePolicy(const api::Job& job,
-                                           const api::Pod& pod) {
+                                           const api::PodRecord& pod) {
   const auto& rules = job.spec().pod_failure_policy().rules();
   for (int i = 0; i < rules.size(); ++i) {
     const api::PodFailurePolicyRule& rule = rules[i];
@@ -70,10 +60,10 @@ PodFailureVerdict EvaluatePodFailurePolicy(const api::Job& job,
         const bool listed = std::find(req.values().begin(), req.values().end(),
                                       c.exit_code()) != req.values().end();
         if (listed == (req.operator_() != "NotIn")) {
-          message =
-              absl::StrCat("Container ", c.name(), " for pod ", PodRef(pod),
-                           " failed with exit code ", c.exit_code(),
-                           " matching ", rule.action(), " rule at index ", i);
+          message = absl::StrCat("Container ", c.name(), " for pod ",
+                                 PodRef(job, pod), " failed with exit code ",
+                                 c.exit_code(), " matching ", rule.action(),
+                                 " rule at index ", i);
           break;
         }
       }
@@ -86,9 +76,9 @@ PodFailureVerdict EvaluatePodFailurePolicy(const api::Job& job,
       const api::Condition* c =
           FindCondition(pod.status().conditions(), pattern.type());
       if (c != nullptr && c->status() == status) {
-        message =
-            absl::StrCat("Pod ", PodRef(pod), " has condition ", pattern.type(),
-                         " matching ", rule.action(), " rule at index ", i);
+        message = absl::StrCat("Pod ", PodRef(job, pod), " has condition ",
+                               pattern.type(), " matching ", rule.action(),
+                               " rule at index ", i);
       }
     }
     if (message.empty()) continue;
@@ -103,7 +93,7 @@ PodFailureVerdict EvaluatePodFailurePolicy(const api::Job& job,
 }
 
 JobActions ReconcileJob(const api::Job& job,
-                        const std::vector<const api::Pod*>& pods,
+                        const std::vector<const api::PodRecord*>& pods,
                         absl::Time now) {
   JobActions out;
   out.status = job.status();
@@ -117,12 +107,12 @@ JobActions ReconcileJob(const api::Job& job,
 
   // Count. Terminating pods are gone as far as counts go; they only hold
   // their index.
-  std::vector<const api::Pod*> active, failed;
+  std::vector<const api::PodRecord*> active, failed;
   std::set<int> succeeded_indexes, busy_indexes;
   int32_t succeeded = 0, ready = 0, restarts = 0;
-  for (const api::Pod* pod_ptr : pods) {
-    const api::Pod& pod = *pod_ptr;
-    const int index = CompletionIndex(pod);
+  for (const api::PodRecord* pod_ptr : pods) {
+    const api::PodRecord& pod = *pod_ptr;
+    const int index = pod.completion_index();
     if (!PodFinished(pod)) busy_indexes.insert(index);
     if (Terminating(pod)) continue;
     if (pod.status().phase() == "Succeeded") {
@@ -148,8 +138,7 @@ JobActions ReconcileJob(const api::Job& job,
         std::vector<int>(succeeded_indexes.begin(), succeeded_indexes.end())));
   }
   auto remove_active = [&] {
-    for (const api::Pod* pod : active)
-      out.remove.push_back(pod->metadata().name());
+    for (const api::PodRecord* pod : active) out.remove.push_back(pod->name());
   };
   auto finish = [&] {
     out.status_changed = !MessageDifferencer::Equals(out.status, job.status());
@@ -165,12 +154,12 @@ JobActions ReconcileJob(const api::Job& job,
   // Failure: a FailJob rule, the backoff limit, or the deadline.
   std::string reason, message;
   int32_t counted = 0;
-  std::vector<const api::Pod*> by_name = failed;
+  std::vector<const api::PodRecord*> by_name = failed;
   std::sort(by_name.begin(), by_name.end(),
-            [](const api::Pod* a, const api::Pod* b) {
-              return a->metadata().name() < b->metadata().name();
+            [](const api::PodRecord* a, const api::PodRecord* b) {
+              return a->name() < b->name();
             });
-  for (const api::Pod* pod : by_name) {
+  for (const api::PodRecord* pod : by_name) {
     PodFailureVerdict verdict = EvaluatePodFailurePolicy(job, *pod);
     if (verdict.action == PodFailureVerdict::Action::kFailJob) {
       reason = "PodFailurePolicy";

@@ -26,7 +26,7 @@ struct PodFailureVerdict {
 // onPodConditions (a condition of the given type and status, "True" by
 // default) match decides; no match counts the failure.
 PodFailureVerdict EvaluatePodFailurePolicy(const api::Job& job,
-                                           const api::Pod& pod);
+                                           const api::PodRecord& pod);
 
 // What one Job reconcile decides; the caller applies it in the controller's
 // commit.
@@ -55,14 +55,11 @@ struct JobActions {
 //     one. A new pod for an index waits until the old one is gone, so that
 //     two pods never hold one hostname.
 JobActions ReconcileJob(const api::Job& job,
-                        const std::vector<const api::Pod*>& pods,
+                        const std::vector<const api::PodRecord*>& pods,
                         absl::Time now);
 
-// Returns the completion index of `pod` (-1 when it has none).
-int CompletionIndex(const api::Pod& pod);
-
 // Returns whether a pod finished ("Succeeded" or "Failed").
-bool PodFinished(const api::Pod& pod);
+bool PodFinished(const api::PodRecord& pod);
 
 // Formats sorted indexes as Kubernetes' completedIndexes ("1,3-5,7").
 std::string FormatIndexes(const std::vector<int>& sorted);

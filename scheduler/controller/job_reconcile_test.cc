@@ -34,19 +34,17 @@ api::Job MakeJob(int parallelism, int completions,
   return job;
 }
 
-api::Pod MakePod(int index, const std::string& phase, int attempt = 0) {
-  api::Pod pod;
-  pod.mutable_metadata()->set_name(
-      absl::StrCat("js-w-0-", index, "-", attempt));
-  pod.mutable_metadata()->set_namespace_("default");
-  (*pod.mutable_metadata()->mutable_annotations())[kCompletionIndexKey] =
-      absl::StrCat(index);
+api::PodRecord MakePod(int index, const std::string& phase, int attempt = 0) {
+  api::PodRecord pod;
+  pod.set_name(absl::StrCat("js-w-0-", index, "-", attempt));
+  pod.set_completion_index(index);
   pod.mutable_status()->set_phase(phase);
   return pod;
 }
 
-api::Pod Exited(int index, int code, int attempt = 0) {
-  api::Pod pod = MakePod(index, code == 0 ? "Succeeded" : "Failed", attempt);
+api::PodRecord Exited(int index, int code, int attempt = 0) {
+  api::PodRecord pod =
+      MakePod(index, code == 0 ? "Succeeded" : "Failed", attempt);
   api::ContainerStatus* c = pod.mutable_status()->add_container_statuses();
   c->set_name("main");
   c->set_state("terminated");
@@ -55,15 +53,15 @@ api::Pod Exited(int index, int code, int attempt = 0) {
 }
 
 // Reconciles `job` against pods held by value.
-JobActions Reconcile(const api::Job& job, const std::vector<api::Pod>& pods,
-                     absl::Time now) {
-  std::vector<const api::Pod*> ptrs;
-  for (const api::Pod& pod : pods) ptrs.push_back(&pod);
+JobActions Reconcile(const api::Job& job,
+                     const std::vector<api::PodRecord>& pods, absl::Time now) {
+  std::vector<const api::PodRecord*> ptrs;
+  for (const api::PodRecord& pod : pods) ptrs.push_back(&pod);
   return ReconcileJob(job, ptrs, now);
 }
 
-api::Pod ReadyPod(int index) {
-  api::Pod pod = MakePod(index, "Running");
+api::PodRecord ReadyPod(int index) {
+  api::PodRecord pod = MakePod(index, "Running");
   UpdateCondition(pod.mutable_status()->mutable_conditions(), "Ready", true, "",
                   "", kNow);
   return pod;
@@ -118,7 +116,7 @@ TEST(JobReconcileTest, BackoffLimitZeroFailsOnTheFirstFailure) {
 }
 
 TEST(JobReconcileTest, OnFailureContainerRestartsCountTowardTheLimit) {
-  api::Pod pod = MakePod(0, "Running");
+  api::PodRecord pod = MakePod(0, "Running");
   api::ContainerStatus* c = pod.mutable_status()->add_container_statuses();
   c->set_name("main");
   c->set_restart_count(2);
@@ -128,7 +126,7 @@ TEST(JobReconcileTest, OnFailureContainerRestartsCountTowardTheLimit) {
   a = Reconcile(MakeJob(1, 1, "OnFailure", 2), {pod}, kNow);
   EXPECT_EQ(FindCondition(a.status.conditions(), kJobFailed)->reason(),
             "BackoffLimitExceeded");
-  EXPECT_THAT(a.remove, ElementsAre(pod.metadata().name()));
+  EXPECT_THAT(a.remove, ElementsAre(pod.name()));
 }
 
 struct PolicyCase {
@@ -213,7 +211,7 @@ TEST(JobReconcileTest, FailJobRuleFailsWithUpstreamsMessage) {
       "matching FailJob rule at index 1");
 
   // A pod lost with its node is ignored by rule 0: replaced, not counted.
-  api::Pod lost = MakePod(0, "Failed");
+  api::PodRecord lost = MakePod(0, "Failed");
   UpdateCondition(lost.mutable_status()->mutable_conditions(),
                   "DisruptionTarget", true, "NodeLost", "", kNow);
   job.mutable_spec()->set_backoff_limit(0);
@@ -252,8 +250,8 @@ TEST(JobReconcileTest, SuspendRemovesActivePodsAndResumeRestartsThem) {
 }
 
 TEST(JobReconcileTest, ATerminatingPodHoldsItsIndex) {
-  api::Pod old = MakePod(0, "Running");
-  old.mutable_metadata()->mutable_deletion_timestamp()->set_seconds(1);
+  api::PodRecord old = MakePod(0, "Running");
+  old.mutable_deletion_timestamp()->set_seconds(1);
   JobActions a = Reconcile(MakeJob(1, 1), {old}, kNow);
   EXPECT_THAT(a.create, IsEmpty());
   EXPECT_EQ(a.status.active(), 0);
@@ -264,8 +262,8 @@ TEST(JobReconcileTest, NonIndexedRunsCompletionsPods) {
   job.mutable_spec()->set_completion_mode("NonIndexed");
   JobActions a = Reconcile(job, {}, kNow);
   EXPECT_THAT(a.create, ElementsAre(-1, -1));
-  api::Pod done = Exited(0, 0);
-  done.mutable_metadata()->clear_annotations();
+  api::PodRecord done = Exited(0, 0);
+  done.set_completion_index(-1);
   a = Reconcile(job, {done, done, MakePod(0, "Running")}, kNow);
   EXPECT_THAT(a.create, IsEmpty());
   a = Reconcile(job, {done, done, done}, kNow);

@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
@@ -16,18 +17,21 @@ std::string Label(const api::Pod& pod, const char* key) {
   return it == pod.metadata().labels().end() ? "" : it->second;
 }
 
-// Resolves one downward-API field path against the bound pod.
-absl::StatusOr<std::string> ResolveField(const api::Pod& pod,
+// Resolves one downward-API field path against the pod (`pod` null: only
+// checks that the path is supported).
+absl::StatusOr<std::string> ResolveField(const api::Pod* pod,
                                          absl::string_view path) {
-  const api::ObjectMeta& meta = pod.metadata();
+  static const api::Pod* const kEmpty = new api::Pod();
+  const api::Pod& p = pod == nullptr ? *kEmpty : *pod;
+  const api::ObjectMeta& meta = p.metadata();
   if (path == "metadata.name") return meta.name();
   if (path == "metadata.namespace") return meta.namespace_();
   if (path == "metadata.uid") return meta.uid();
-  if (path == "spec.nodeName") return pod.spec().node_name();
+  if (path == "spec.nodeName") return p.spec().node_name();
   if (path == "spec.serviceAccountName") return std::string();
   if (path == "status.hostIP" || path == "status.podIP") {
     // Pods share their node's network: the pod IP is the host's.
-    return pod.status().host_ip();
+    return p.status().host_ip();
   }
   for (auto [prefix, map] :
        {std::make_pair("metadata.labels['", &meta.labels()),
@@ -38,15 +42,13 @@ absl::StatusOr<std::string> ResolveField(const api::Pod& pod,
       return it == map->end() ? "" : it->second;
     }
   }
-  return absl::InvalidArgumentError(absl::StrCat("pod ", meta.name(),
-                                                 ": fieldRef.fieldPath \"",
-                                                 path, "\" is not supported"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("fieldRef.fieldPath \"", path, "\" is not supported"));
 }
 
-absl::Status ResolveEnv(
-    const api::Pod& pod,
-    const std::vector<std::pair<std::string, std::string>>& extra,
-    api::Container* container) {
+void ResolveEnv(const api::Pod& pod,
+                const std::vector<std::pair<std::string, std::string>>& extra,
+                api::Container* container) {
   std::vector<api::EnvVar> resolved;
   std::map<std::string, bool> own;
   for (const api::EnvVar& var : container->env()) own[var.name()] = true;
@@ -60,92 +62,127 @@ absl::Status ResolveEnv(
     api::EnvVar& out = resolved.emplace_back();
     out.set_name(var.name());
     if (var.value_from().has_field_ref()) {
+      // CheckPodEnv kept unsupported paths from being bound.
       absl::StatusOr<std::string> value =
-          ResolveField(pod, var.value_from().field_ref().field_path());
-      if (!value.ok()) return value.status();
-      out.set_value(*value);
+          ResolveField(&pod, var.value_from().field_ref().field_path());
+      out.set_value(value.ok() ? *value : "");
     } else {
       out.set_value(var.value());
     }
   }
   container->clear_env();
   for (api::EnvVar& var : resolved) *container->add_env() = std::move(var);
-  return absl::OkStatus();
 }
 
 }  // namespace
 
-api::Pod ConstructPod(const api::Job& job, int index, const std::string& name,
-                      const std::string& uid) {
+api::PodRecord NewPodRecord(std::string name, std::string uid, int index,
+                            absl::Time now) {
+  api::PodRecord r;
+  r.set_name(std::move(name));
+  r.set_uid(std::move(uid));
+  r.set_completion_index(index);
+  r.mutable_creation_timestamp()->set_seconds(absl::ToUnixSeconds(now));
+  r.mutable_status()->set_phase("Pending");
+  return r;
+}
+
+std::string PodHostname(const api::Job& job, int index) {
+  return index < 0 ? "" : absl::StrCat(job.metadata().name(), "-", index);
+}
+
+api::Pod ExpandPod(const api::Job& job, const api::PodRecord& record) {
   api::Pod pod;
   const api::PodTemplateSpec& tmpl = job.spec().template_();
   *pod.mutable_metadata() = tmpl.metadata();
   *pod.mutable_spec() = tmpl.spec();
   api::ObjectMeta* meta = pod.mutable_metadata();
-  meta->set_name(name);
+  meta->set_name(record.name());
   meta->set_namespace_(job.metadata().namespace_());
-  meta->set_uid(uid);
+  meta->set_uid(record.uid());
+  if (record.has_creation_timestamp())
+    *meta->mutable_creation_timestamp() = record.creation_timestamp();
+  if (record.has_deletion_timestamp())
+    *meta->mutable_deletion_timestamp() = record.deletion_timestamp();
   (*meta->mutable_labels())["batch.kubernetes.io/job-name"] =
       job.metadata().name();
   (*meta->mutable_labels())["batch.kubernetes.io/controller-uid"] =
       job.metadata().uid();
+  const int index = record.completion_index();
   if (index >= 0) {
     (*meta->mutable_labels())[kCompletionIndexKey] = absl::StrCat(index);
     (*meta->mutable_annotations())[kCompletionIndexKey] = absl::StrCat(index);
-    pod.mutable_spec()->set_hostname(
-        absl::StrCat(job.metadata().name(), "-", index));
+    pod.mutable_spec()->set_hostname(PodHostname(job, index));
   }
-  pod.mutable_status()->set_phase("Pending");
-  return pod;
-}
+  *pod.mutable_status() = record.status();
+  if (record.node_name().empty()) return pod;
 
-absl::Status BindPod(const std::string& node, const std::string& host_ip,
-                     absl::Time now, api::Pod* pod) {
-  pod->mutable_spec()->set_node_name(node);
-  pod->mutable_status()->set_host_ip(host_ip);
-  pod->mutable_status()->set_pod_ip(host_ip);
+  pod.mutable_spec()->set_node_name(record.node_name());
+  pod.mutable_status()->set_pod_ip(record.status().host_ip());
   std::vector<std::pair<std::string, std::string>> extra = {
-      {kEnvJobSetName, Label(*pod, kJobSetNameKey)},
-      {kEnvJobSetNamespace, pod->metadata().namespace_()},
-      {kEnvReplicatedJob, Label(*pod, kReplicatedJobNameKey)},
-      {kEnvJobIndex, Label(*pod, kJobIndexKey)},
-      {kEnvJobGlobalIndex, Label(*pod, kJobGlobalIndexKey)},
-      {kEnvRestartAttempt, Label(*pod, kRestartAttemptKey)},
+      {kEnvJobSetName, Label(pod, kJobSetNameKey)},
+      {kEnvJobSetNamespace, pod.metadata().namespace_()},
+      {kEnvReplicatedJob, Label(pod, kReplicatedJobNameKey)},
+      {kEnvJobIndex, Label(pod, kJobIndexKey)},
+      {kEnvJobGlobalIndex, Label(pod, kJobGlobalIndexKey)},
+      {kEnvRestartAttempt, Label(pod, kRestartAttemptKey)},
   };
-  if (const std::string coordinator = Label(*pod, kCoordinatorKey);
+  if (const std::string coordinator = Label(pod, kCoordinatorKey);
       !coordinator.empty()) {
     extra.emplace_back(kEnvCoordinator, coordinator);
   }
-  if (!pod->spec().hostname().empty()) {
-    extra.emplace_back(kEnvPodHostname, pod->spec().hostname());
+  if (!pod.spec().hostname().empty()) {
+    extra.emplace_back(kEnvPodHostname, pod.spec().hostname());
   }
-  if (const std::string index = Label(*pod, kCompletionIndexKey);
-      !index.empty()) {
-    extra.emplace_back(kEnvCompletionIndex, index);
+  if (index >= 0) extra.emplace_back(kEnvCompletionIndex, absl::StrCat(index));
+  for (api::Container& c : *pod.mutable_spec()->mutable_init_containers())
+    ResolveEnv(pod, extra, &c);
+  for (api::Container& c : *pod.mutable_spec()->mutable_containers())
+    ResolveEnv(pod, extra, &c);
+  return pod;
+}
+
+absl::Status CheckPodEnv(const api::Job& job) {
+  const api::PodSpec& spec = job.spec().template_().spec();
+  for (const auto* containers : {&spec.init_containers(), &spec.containers()}) {
+    for (const api::Container& c : *containers) {
+      for (const api::EnvVar& var : c.env()) {
+        if (!var.value_from().has_field_ref()) continue;
+        absl::StatusOr<std::string> value =
+            ResolveField(nullptr, var.value_from().field_ref().field_path());
+        if (!value.ok()) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("container ", c.name(), " env ", var.name(), ": ",
+                           value.status().message()));
+        }
+      }
+    }
   }
-  for (api::Container& c : *pod->mutable_spec()->mutable_init_containers()) {
-    if (absl::Status s = ResolveEnv(*pod, extra, &c); !s.ok()) return s;
-  }
-  for (api::Container& c : *pod->mutable_spec()->mutable_containers()) {
-    if (absl::Status s = ResolveEnv(*pod, extra, &c); !s.ok()) return s;
-  }
-  SetCondition(pod->mutable_status()->mutable_conditions(), "PodScheduled",
-               true, "", "", now);
   return absl::OkStatus();
 }
 
-std::vector<HostEntry> HostTable(const std::vector<const api::Pod*>& pods) {
+void BindPod(const std::string& node, const std::string& host_ip,
+             absl::Time now, api::PodRecord* record) {
+  record->set_node_name(node);
+  record->mutable_status()->set_host_ip(host_ip);
+  SetCondition(record->mutable_status()->mutable_conditions(), "PodScheduled",
+               true, "", "", now);
+}
+
+std::vector<HostEntry> HostTable(
+    const std::vector<std::pair<const api::Job*, const api::PodRecord*>>&
+        pods) {
   std::vector<HostEntry> table;
-  for (const api::Pod* pod : pods) {
-    if (pod->spec().hostname().empty() || pod->status().host_ip().empty())
-      continue;
+  table.reserve(pods.size());
+  for (const auto& [job, pod] : pods) {
+    const std::string hostname = PodHostname(*job, pod->completion_index());
+    if (hostname.empty() || pod->status().host_ip().empty()) continue;
     HostEntry& entry = table.emplace_back();
     entry.address = pod->status().host_ip();
-    entry.names.push_back(pod->spec().hostname());
-    if (!pod->spec().subdomain().empty()) {
-      entry.names.push_back(
-          absl::StrCat(pod->spec().hostname(), ".", pod->spec().subdomain()));
-    }
+    entry.names.push_back(hostname);
+    const std::string& subdomain = job->spec().template_().spec().subdomain();
+    if (!subdomain.empty())
+      entry.names.push_back(absl::StrCat(hostname, ".", subdomain));
   }
   return table;
 }

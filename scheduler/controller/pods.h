@@ -2,9 +2,10 @@
 #define JOBSET_SCHEDULER_CONTROLLER_PODS_H_
 
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "absl/status/statusor.h"
+#include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "proto/cluster.pb.h"
 #include "proto/jobset.pb.h"
@@ -24,22 +25,34 @@ inline constexpr char kEnvCoordinator[] = "JOBSET_COORDINATOR";
 inline constexpr char kEnvPodHostname[] = "JOBSET_POD_HOSTNAME";
 inline constexpr char kEnvCompletionIndex[] = "JOB_COMPLETION_INDEX";
 
-// Builds a pod of `job` for completion `index` (-1 for NonIndexed) from its
-// pod template, as the Kubernetes Job controller would: name, uid, the
-// template's labels and annotations plus batch.kubernetes.io/
-// job-completion-index, the stable hostname "<job>-<index>" (Indexed Jobs),
-// phase Pending. The pod is not yet placed.
-api::Pod ConstructPod(const api::Job& job, int index, const std::string& name,
-                      const std::string& uid);
+// A pod is kept as a PodRecord (proto/cluster.proto): its name, uid,
+// completion index, node and status. Everything else follows from its Job.
 
-// Binds `pod` to `node` at `host_ip` and resolves every container's
-// environment: literal values, the downward API (metadata.name, .namespace,
-// .uid, .labels['k'], .annotations['k'], spec.nodeName,
+// Returns a new, unplaced record: phase Pending.
+api::PodRecord NewPodRecord(std::string name, std::string uid, int index,
+                            absl::Time now);
+
+// Builds the full pod of `record` in `job`, as the Kubernetes Job controller
+// and kubelet would have it: the template's metadata and spec, name, uid,
+// batch.kubernetes.io/job-name, controller-uid and job-completion-index,
+// the stable hostname "<job>-<index>" (Indexed Jobs), the record's
+// timestamps and status; once bound, spec.nodeName and every container's
+// environment resolved: literal values, the downward API (metadata.name,
+// .namespace, .uid, .labels['k'], .annotations['k'], spec.nodeName,
 // spec.serviceAccountName, status.hostIP, status.podIP) and jobsetd's
-// variables; sets PodScheduled. kInvalidArgument names a fieldRef that
-// cannot be resolved.
-absl::Status BindPod(const std::string& node, const std::string& host_ip,
-                     absl::Time now, api::Pod* pod);
+// variables.
+api::Pod ExpandPod(const api::Job& job, const api::PodRecord& record);
+
+// Checks that the environment of `job`'s pod template can be resolved:
+// kInvalidArgument names a fieldRef that cannot.
+absl::Status CheckPodEnv(const api::Job& job);
+
+// Binds `record` to `node` at `host_ip`: sets PodScheduled.
+void BindPod(const std::string& node, const std::string& host_ip,
+             absl::Time now, api::PodRecord* record);
+
+// The stable hostname of pod `index` of `job` ("" for NonIndexed Jobs).
+std::string PodHostname(const api::Job& job, int index);
 
 // One line of a JobSet attempt's host table: every pod's hostname, and
 // hostname.subdomain, resolve to its node's address.
@@ -48,8 +61,10 @@ struct HostEntry {
   std::vector<std::string> names;
 };
 
-// Returns the host table of `pods` (those placed, with hostnames).
-std::vector<HostEntry> HostTable(const std::vector<const api::Pod*>& pods);
+// Returns the host table of `pods` (each with its Job; those placed, with
+// hostnames).
+std::vector<HostEntry> HostTable(
+    const std::vector<std::pair<const api::Job*, const api::PodRecord*>>& pods);
 
 }  // namespace jobset::scheduler
 

@@ -13,6 +13,7 @@
 #include "common/status_macros.h"
 #include "common/uid.h"
 #include "google/protobuf/util/message_differencer.h"
+#include "scheduler/controller/stored_pods.h"
 #include "store/decode.h"
 #include "store/keys.h"
 
@@ -81,6 +82,21 @@ absl::Status CheckName(absl::string_view name) {
         "metadata.name: Invalid value: \"", name, "\": ", errors[0]));
   }
   return absl::OkStatus();
+}
+
+// Returns the prefix of the children of kind `kind` (keys::kJobs, kPods or
+// kEvents) that `request` asks for: its namespace's and, if it names one,
+// its JobSet's.
+template <typename Request>
+absl::StatusOr<std::string> ChildPrefix(absl::string_view kind,
+                                        const Request& request) {
+  JOBSET_ASSIGN_OR_RETURN(std::string ns, Namespace(request.namespace_()));
+  std::string prefix = absl::StrCat(kind, ns, "/");
+  if (!request.jobset().empty()) {
+    JOBSET_RETURN_IF_ERROR(CheckName(request.jobset()));
+    absl::StrAppend(&prefix, request.jobset(), "/");
+  }
+  return prefix;
 }
 
 absl::StatusOr<int64_t> ParseResourceVersion(absl::string_view rv) {
@@ -341,12 +357,7 @@ absl::StatusOr<api::JobSet> JobSetApi::Delete(
 template <typename Response, typename Request>
 absl::StatusOr<Response> JobSetApi::ListChildren(absl::string_view kind,
                                                  const Request& request) {
-  JOBSET_ASSIGN_OR_RETURN(std::string ns, Namespace(request.namespace_()));
-  std::string prefix = absl::StrCat(kind, ns, "/");
-  if (!request.jobset().empty()) {
-    JOBSET_RETURN_IF_ERROR(CheckName(request.jobset()));
-    absl::StrAppend(&prefix, request.jobset(), "/");
-  }
+  JOBSET_ASSIGN_OR_RETURN(const std::string prefix, ChildPrefix(kind, request));
   Response response;
   int64_t revision = -1;
   std::string after;
@@ -374,7 +385,15 @@ absl::StatusOr<api::ListJobsResponse> JobSetApi::ListJobs(
 
 absl::StatusOr<api::ListPodsResponse> JobSetApi::ListPods(
     const api::ListPodsRequest& request) {
-  return ListChildren<api::ListPodsResponse>(store::keys::kPods, request);
+  // Pods are stored as records, one group per Job, and built from their Job.
+  JOBSET_ASSIGN_OR_RETURN(const std::string prefix,
+                          ChildPrefix(store::keys::kPods, request));
+  JOBSET_ASSIGN_OR_RETURN(StoredPods stored, ReadStoredPods(store_, prefix));
+  api::ListPodsResponse response;
+  response.mutable_items()->Reserve(stored.pods.size());
+  for (api::Pod& pod : stored.pods) *response.add_items() = std::move(pod);
+  response.set_resource_version(absl::StrCat(stored.revision));
+  return response;
 }
 
 absl::StatusOr<api::ListEventsResponse> JobSetApi::ListEvents(

@@ -58,9 +58,11 @@ class JobSetApi {
 
   // Return the child Jobs, pods and events the controller stored for the
   // JobSets of a namespace, or of one JobSet when `request.jobset` is set
-  // (an unknown JobSet has none). Jobs and pods come in key order (JobSet,
-  // then name); events oldest first per JobSet. Each list is read at one
-  // store revision per page of the scan, as List is.
+  // (an unknown JobSet has none). Jobs come in key order (JobSet, then
+  // name), pods by Job in that order and then as their Job lists them,
+  // events oldest first per JobSet. Each list is read at one store revision
+  // per page of the scan, as List is; pods are built from their Job, read
+  // with each Job's pods (scheduler/controller/stored_pods.h).
   absl::StatusOr<api::ListJobsResponse> ListJobs(
       const api::ListJobsRequest& request);
   absl::StatusOr<api::ListPodsResponse> ListPods(
@@ -93,8 +95,8 @@ class JobSetApi {
   absl::StatusOr<Watch> StartWatch(const api::WatchJobSetsRequest& request);
 
  private:
-  // Lists every item stored under the child prefix `kind` (keys::kJobs,
-  // kPods or kEvents) of the request's namespace and, if set, JobSet, at the
+  // Lists every item stored under the child prefix `kind` (keys::kJobs or
+  // kEvents) of the request's namespace and, if set, JobSet, at the
   // revision of the first page read.
   template <typename Response, typename Request>
   absl::StatusOr<Response> ListChildren(absl::string_view kind,

@@ -440,10 +440,14 @@ TEST_F(JobSetApiTest, ListJobsAndPodsOfANamespaceOrOneJobSet) {
     job.mutable_metadata()->set_name(name);
     job.mutable_metadata()->set_namespace_(ns);
     Put(store_, store::keys::JobKey(ns, jobset, name), job);
-    api::Pod pod;
-    pod.mutable_metadata()->set_name(absl::StrCat(name, "-0-x"));
-    pod.mutable_spec()->set_node_name("node-1");
-    Put(store_, store::keys::PodKey(ns, jobset, pod.metadata().name()), pod);
+    // Pods are stored as records beside their Job, which they are built from.
+    api::JobPods pods;
+    api::PodRecord* pod = pods.add_pods();
+    pod->set_name(absl::StrCat(name, "-0-x"));
+    pod->set_completion_index(0);
+    pod->set_node_name("node-1");
+    pod->mutable_status()->set_host_ip("10.0.0.1");
+    Put(store_, store::keys::JobPodsKey(ns, jobset, name), pods);
   }
 
   api::ListJobsRequest jobs_request;
@@ -464,7 +468,21 @@ TEST_F(JobSetApiTest, ListJobsAndPodsOfANamespaceOrOneJobSet) {
   auto pods = api_.ListPods(pods_request);
   ASSERT_THAT(pods.status(), IsOk());
   EXPECT_THAT(ItemNames(*pods), ElementsAre("a-other-0-0-x"));
+  EXPECT_EQ(pods->items(0).metadata().namespace_(), "other");
+  EXPECT_EQ(
+      pods->items(0).metadata().labels().at("batch.kubernetes.io/job-name"),
+      "a-other-0");
   EXPECT_EQ(pods->items(0).spec().node_name(), "node-1");
+  EXPECT_EQ(pods->items(0).status().host_ip(), "10.0.0.1");
+  EXPECT_EQ(pods->resource_version(), "8");
+
+  // "a" must not match JobSet "ab" by prefix.
+  pods_request.set_namespace_("default");
+  pods_request.set_jobset("a");
+  auto pods_of_a = api_.ListPods(pods_request);
+  ASSERT_THAT(pods_of_a.status(), IsOk());
+  EXPECT_THAT(ItemNames(*pods_of_a),
+              ElementsAre("a-workers-0-0-x", "a-workers-1-0-x"));
 
   pods_request.set_jobset("missing");
   auto none = api_.ListPods(pods_request);
@@ -505,12 +523,13 @@ TEST_F(JobSetApiTest, ListChildrenValidatesNamesAndReportsCorruption) {
 
   ASSERT_THAT(store_
                   .Commit(store::Batch().Put(
-                      store::keys::PodKey("default", "a", "p"), "\xff\xff"))
+                      store::keys::JobPodsKey("default", "a", "a-workers-0"),
+                      "\xff\xff"))
                   .status(),
               IsOk());
-  EXPECT_THAT(
-      api_.ListPods(api::ListPodsRequest()).status(),
-      StatusIs(absl::StatusCode::kDataLoss, HasSubstr("pods/default/a/p")));
+  EXPECT_THAT(api_.ListPods(api::ListPodsRequest()).status(),
+              StatusIs(absl::StatusCode::kDataLoss,
+                       HasSubstr("pods/default/a/a-workers-0")));
 }
 
 }  // namespace

@@ -1,0 +1,60 @@
+#include "scheduler/controller/stored_pods.h"
+
+#include <optional>
+#include <string>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "scheduler/controller/pods.h"
+#include "store/decode.h"
+#include "store/keys.h"
+
+namespace jobset::scheduler {
+namespace {
+
+constexpr size_t kScanPage = 1000;
+
+}  // namespace
+
+absl::StatusOr<StoredPods> ReadStoredPods(store::Store* store,
+                                          absl::string_view prefix) {
+  if (!absl::StartsWith(prefix, store::keys::kPods)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("\"", absl::CEscape(prefix), "\" is not a pods prefix"));
+  }
+  StoredPods out;
+  bool first = true;
+  std::string after;
+  for (bool more = true; more;) {
+    JOBSET_ASSIGN_OR_RETURN(store::ScanResult page,
+                            store->Scan(prefix, after, kScanPage));
+    if (first) {
+      out.revision = page.revision;
+      first = false;
+    }
+    for (const store::KeyValue& kv : page.kvs) {
+      after = kv.key;
+      JOBSET_ASSIGN_OR_RETURN(api::JobPods records,
+                              store::DecodeValue<api::JobPods>(kv));
+      const absl::string_view job_path =
+          absl::string_view(kv.key).substr(store::keys::kPods.size());
+      // One Get per Job, nothing cached: a listing holds one Job at a time
+      // and sees each Job as it is now.
+      JOBSET_ASSIGN_OR_RETURN(
+          std::optional<store::KeyValue> job_kv,
+          store->Get(absl::StrCat(store::keys::kJobs, job_path)));
+      if (!job_kv.has_value()) continue;  // Deleted since the scan.
+      JOBSET_ASSIGN_OR_RETURN(api::Job job,
+                              store::DecodeValue<api::Job>(*job_kv));
+      for (const api::PodRecord& record : records.pods()) {
+        out.pods.push_back(ExpandPod(job, record));
+      }
+    }
+    more = page.more;
+  }
+  return out;
+}
+
+}  // namespace jobset::scheduler
