@@ -228,8 +228,8 @@ void ControllerCore::LoseNode(const std::string& name,
                      reason, message, now);
         SetCondition(status->mutable_conditions(), "Ready", false, reason,
                      message, now);
-        t.reported.emplace(job_name, pod_name);
-        t.dirty_jobs.insert(job_name);
+        t.reported.emplace(&pod, &job);
+        MarkDirty(t, job);
         lost.push_back(pod_name);
       }
     }
@@ -300,15 +300,21 @@ void ControllerCore::OnPodReport(const PodReport& report) {
                  c.reason(), c.message(), now);
   }
   if (PodFinished(*pod)) capacity_grew_ = true;
-  t->reported.emplace(job->job.metadata().name(), pod->name());
-  t->dirty_jobs.insert(job->job.metadata().name());
+  t->reported.emplace(pod, job);
+  MarkDirty(*t, *job);
   dirty_.insert(t->key);
+}
+
+void ControllerCore::MarkDirty(Tracked& t, JobState& job) {
+  if (job.dirty) return;
+  job.dirty = true;
+  t.dirty_jobs.insert(job.job.metadata().name());
 }
 
 void ControllerCore::MarkJobChanged(Tracked& t, JobState& job,
                                     PendingWrites* w) {
+  if (!job.job_changed && !job.pods_changed) w->staged.insert(t.key);
   job.job_changed = true;
-  w->staged.insert(t.key);
 }
 
 ControllerCore::JobState& ControllerCore::AddJob(Tracked& t, api::Job job) {
@@ -328,8 +334,8 @@ void ControllerCore::UpdateJob(JobState& state, api::Job job) {
 
 void ControllerCore::MarkPodsChanged(Tracked& t, JobState& job,
                                      PendingWrites* w) {
+  if (!job.job_changed && !job.pods_changed) w->staged.insert(t.key);
   job.pods_changed = true;
-  w->staged.insert(t.key);
 }
 
 void ControllerCore::StageChildren(PendingWrites* w) {
@@ -381,7 +387,7 @@ void ControllerCore::AddPod(Tracked& t, JobState& job, api::PodRecord pod,
   std::string name = pod.name();
   api::PodRecord& held = job.pods[name] = std::move(pod);
   pod_by_uid_[held.uid()] = {&t, &job, &held};
-  t.dirty_jobs.insert(job.job.metadata().name());
+  MarkDirty(t, job);
   MarkPodsChanged(t, job, w);
   pending_gangs_.insert(t.key);
   new_gangs_.insert(t.key);
@@ -394,7 +400,7 @@ void ControllerCore::ErasePod(Tracked& t, JobState& job,
   if (it == job.pods.end()) return;
   const api::PodRecord& pod = it->second;
   pod_by_uid_.erase(pod.uid());
-  t.dirty_jobs.insert(job.job.metadata().name());
+  MarkDirty(t, job);
   if (Placed(pod)) {
     capacity_grew_ = true;
     w->release.emplace_back(pod.node_name(), pod.uid());
@@ -430,7 +436,10 @@ void ControllerCore::RemovePod(Tracked& t, JobState& job, api::PodRecord& pod,
   }
   if (pod.has_deletion_timestamp()) return;  // Already stopping.
   pod.mutable_deletion_timestamp()->set_seconds(absl::ToUnixSeconds(now));
-  MarkPodsChanged(t, job, w);
+  // The pods of a Job being deleted are stopping because it is (the store
+  // shows them with its deletionTimestamp, and Load stops them again), so
+  // a restart does not rewrite every pod record to say so.
+  if (!job.job.metadata().has_deletion_timestamp()) MarkPodsChanged(t, job, w);
   w->stop.emplace_back(pod.node_name(), pod.uid());
 }
 
@@ -442,6 +451,7 @@ bool ControllerCore::ReconcileJobs(Tracked& t, absl::Time now,
     auto job_it = t.jobs.find(name);
     if (job_it == t.jobs.end()) continue;
     JobState& state = job_it->second;
+    state.dirty = false;
     api::Job& job = state.job;
     if (job.metadata().has_deletion_timestamp()) {
       // Foreground deletion: the Job goes once its pods are gone.
@@ -492,20 +502,15 @@ void ControllerCore::ReconcileOne(const std::string& key, absl::Time now,
                                   PendingWrites* w) {
   Tracked& t = jobsets_[key];
   // Agents' reports first: persist them, and let stopped pods go.
-  for (const auto& [job_name, pod_name] : t.reported) {
-    auto job = t.jobs.find(job_name);
-    if (job == t.jobs.end()) continue;
-    auto it = job->second.pods.find(pod_name);
-    if (it == job->second.pods.end()) continue;
-    const api::PodRecord& pod = it->second;
-    if (pod.has_deletion_timestamp() && PodFinished(pod)) {
-      ErasePod(t, job->second, pod_name, w);
+  for (const auto& [pod, job] : std::exchange(t.reported, {})) {
+    if (pod->has_deletion_timestamp() && PodFinished(*pod)) {
+      ErasePod(t, *job, std::string(pod->name()), w);
       continue;
     }
-    MarkPodsChanged(t, job->second, w);
-    if (PodFinished(pod)) w->release.emplace_back(pod.node_name(), pod.uid());
+    MarkPodsChanged(t, *job, w);
+    if (PodFinished(*pod))
+      w->release.emplace_back(pod->node_name(), pod->uid());
   }
-  t.reported.clear();
   t.wake.reset();
 
   const api::JobSetStatus before = t.jobset.status();

@@ -135,9 +135,11 @@ class ControllerCore {
     std::shared_ptr<const api::Job> shape;
     absl::Status env;  // Whether its pods' environment resolves.
     std::map<std::string, api::PodRecord> pods;  // By name.
-    // The Job, and its JobPods record, must be written.
+    // The Job, and its JobPods record, must be written (and the JobSet is
+    // in PendingWrites::staged).
     bool job_changed = false;
     bool pods_changed = false;
+    bool dirty = false;  // In its JobSet's dirty_jobs.
   };
 
   // Everything the controller holds about one JobSet.
@@ -152,8 +154,9 @@ class ControllerCore {
     std::deque<std::pair<uint64_t, JobSetEvent>> events;
     std::optional<absl::Time> wake;
     std::string unschedulable;  // The last placement rejection, "" if none.
-    // Pods whose status an agent changed since the last pass: (Job, pod).
-    std::set<std::pair<std::string, std::string>> reported;
+    // Pods whose status an agent changed since the last pass, with their
+    // Jobs (only passes erase pods, and a pass takes these first).
+    absl::flat_hash_map<api::PodRecord*, JobState*> reported;
     // Jobs whose pods, spec or timers changed: the Job layer looks at these
     // only (incremental: one pod report does not rescan 1,000 Jobs).
     std::set<std::string> dirty_jobs;
@@ -201,6 +204,8 @@ class ControllerCore {
                 PendingWrites* w);
   // Erases Job `name` and its stored records (its pods must be gone).
   void EraseJob(Tracked& t, const std::string& name, PendingWrites* w);
+  // Queues `job` for the Job layer.
+  void MarkDirty(Tracked& t, JobState& job);
   void MarkJobChanged(Tracked& t, JobState& job, PendingWrites* w);
   void MarkPodsChanged(Tracked& t, JobState& job, PendingWrites* w);
   // Returns whether anything changed.

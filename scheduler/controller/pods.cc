@@ -102,8 +102,12 @@ api::Pod ExpandPod(const api::Job& job, const api::PodRecord& record) {
   meta->set_uid(record.uid());
   if (record.has_creation_timestamp())
     *meta->mutable_creation_timestamp() = record.creation_timestamp();
-  if (record.has_deletion_timestamp())
+  if (record.has_deletion_timestamp()) {
     *meta->mutable_deletion_timestamp() = record.deletion_timestamp();
+  } else if (job.metadata().has_deletion_timestamp()) {
+    // Its Job is being deleted (foreground): so is the pod.
+    *meta->mutable_deletion_timestamp() = job.metadata().deletion_timestamp();
+  }
   (*meta->mutable_labels())["batch.kubernetes.io/job-name"] =
       job.metadata().name();
   (*meta->mutable_labels())["batch.kubernetes.io/controller-uid"] =

@@ -36,7 +36,8 @@ api::PodRecord NewPodRecord(std::string name, std::string uid, int index,
 // and kubelet would have it: the template's metadata and spec, name, uid,
 // batch.kubernetes.io/job-name, controller-uid and job-completion-index,
 // the stable hostname "<job>-<index>" (Indexed Jobs), the record's
-// timestamps and status; once bound, spec.nodeName and every container's
+// timestamps (or the Job's deletionTimestamp, when the Job is being deleted)
+// and status; once bound, spec.nodeName and every container's
 // environment resolved: literal values, the downward API (metadata.name,
 // .namespace, .uid, .labels['k'], .annotations['k'], spec.nodeName,
 // spec.serviceAccountName, status.hostIP, status.podIP) and jobsetd's

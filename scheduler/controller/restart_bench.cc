@@ -6,7 +6,6 @@
 //
 //   bazel run -c opt //scheduler/controller:restart_bench -- --jobs=1000
 //   --pods_per_job=15
-#include <malloc.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -23,6 +22,7 @@
 #include "absl/time/clock.h"
 #include "api/defaults.h"
 #include "common/clock.h"
+#include "gperftools/malloc_extension_c.h"
 #include "scheduler/controller/controller_core.h"
 #include "store/keys.h"
 #include "store/rocksdb_store.h"
@@ -54,6 +54,13 @@ int64_t RssBytes() {
   int64_t size = 0, resident = 0;
   statm >> size >> resident;
   return resident * sysconf(_SC_PAGESIZE);
+}
+
+// Bytes allocated and not freed (tcmalloc's count).
+size_t HeapBytes() {
+  size_t bytes = 0;
+  MallocExtension_GetNumericProperty("generic.current_allocated_bytes", &bytes);
+  return bytes;
 }
 
 PodReport Report(const std::pair<std::string, std::string>& pod,
@@ -162,10 +169,10 @@ int Main() {
     BenchFleet unused;
     ControllerCore loaded(store->get(), &unused, RealClock::Get(),
                           {.restart_job = true});
-    const size_t heap_before = mallinfo2().uordblks;
+    const size_t heap_before = HeapBytes();
     if (!loaded.Load().ok()) std::abort();
-    object_bytes = static_cast<int64_t>(mallinfo2().uordblks) -
-                   static_cast<int64_t>(heap_before);
+    object_bytes =
+        static_cast<int64_t>(HeapBytes()) - static_cast<int64_t>(heap_before);
   }
 
   std::printf(
@@ -179,7 +186,7 @@ int Main() {
       (rss_after - rss_before) / 1048576.0, pods,
       (rss_after - rss_before) / 1024.0 / pods);
   std::printf(
-      "controller state: %.2f KiB per pod (heap taken by Load: Jobs, pod "
+      "controller state: %.2f KiB per pod (heap allocated by Load: Jobs, pod "
       "records, indexes)\n",
       object_bytes / 1024.0 / pods);
   std::printf("%-8s %-16s %-20s %-12s\n", "restart", "stop orders ms",

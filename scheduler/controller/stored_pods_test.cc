@@ -161,6 +161,20 @@ TEST_F(StoredPodsTest, SkipsRecordsWhoseJobIsGone) {
   EXPECT_THAT(Names(read->pods), ElementsAre("train-workers-1-0"));
 }
 
+TEST_F(StoredPodsTest, PodsOfAJobBeingDeletedAreBeingDeletedToo) {
+  api::Job job = MakeJob("train", "train-workers-0");
+  job.mutable_metadata()->mutable_deletion_timestamp()->set_seconds(42);
+  Put(job, 2, 2);
+
+  absl::StatusOr<StoredPods> read =
+      ReadStoredPods(&store_, "pods/default/train/");
+  ASSERT_THAT(read, IsOk());
+  ASSERT_EQ(read->pods.size(), 2u);
+  for (const api::Pod& pod : read->pods) {
+    EXPECT_EQ(pod.metadata().deletion_timestamp().seconds(), 42);
+  }
+}
+
 TEST_F(StoredPodsTest, EmptyPrefixHasNoPodsAndTheCurrentRevision) {
   Put(MakeJob("train", "train-workers-0"), 1, 0);
   absl::StatusOr<StoredPods> read = ReadStoredPods(&store_, "pods/other/");
