@@ -454,11 +454,15 @@ bool ControllerCore::ReconcileJobs(Tracked& t, absl::Time now,
     state.dirty = false;
     api::Job& job = state.job;
     if (job.metadata().has_deletion_timestamp()) {
-      // Foreground deletion: the Job goes once its pods are gone.
-      std::vector<api::PodRecord*> pods;
-      for (auto& [pod_name, pod] : state.pods) pods.push_back(&pod);
-      for (api::PodRecord* pod : pods) RemovePod(t, state, *pod, now, w);
-      if (state.pods.empty()) {
+      // Foreground deletion: the Job goes, with its pods, once none of them
+      // runs any more.
+      bool running = false;
+      for (auto& [pod_name, pod] : state.pods) {
+        if (!OnNode(pod)) continue;
+        running = true;
+        RemovePod(t, state, pod, now, w);
+      }
+      if (!running) {
         EraseJob(t, name, w);
         changed = true;
       }
@@ -504,7 +508,13 @@ void ControllerCore::ReconcileOne(const std::string& key, absl::Time now,
   // Agents' reports first: persist them, and let stopped pods go.
   for (const auto& [pod, job] : std::exchange(t.reported, {})) {
     if (pod->has_deletion_timestamp() && PodFinished(*pod)) {
-      ErasePod(t, *job, std::string(pod->name()), w);
+      // A Job being deleted goes with all its pods at once, when the last
+      // one has stopped (the Job layer looks at it again).
+      if (job->job.metadata().has_deletion_timestamp()) {
+        MarkDirty(t, *job);
+      } else {
+        ErasePod(t, *job, std::string(pod->name()), w);
+      }
       continue;
     }
     MarkPodsChanged(t, *job, w);
@@ -726,9 +736,14 @@ ControllerCore::Requirements(const api::Job& job) {
 }
 
 absl::StatusOr<placement::ClusterSnapshot> ControllerCore::Snapshot() const {
-  std::map<std::string, placement::HostRecord> records;
+  // In name order (nodes_ is), with an index for the pods' lookups.
+  std::vector<placement::HostRecord> records(nodes_.size());
+  absl::flat_hash_map<absl::string_view, placement::HostRecord*> by_name;
+  by_name.reserve(nodes_.size());
+  size_t i = 0;
   for (const auto& [name, node] : nodes_) {
-    placement::HostRecord& r = records[name];
+    placement::HostRecord& r = records[i++];
+    by_name[name] = &r;
     r.name = name;
     r.labels = node.labels;
     r.taints = node.taints;
@@ -748,19 +763,20 @@ absl::StatusOr<placement::ClusterSnapshot> ControllerCore::Snapshot() const {
       bool held = false;
       for (const auto& [pod_name, pod] : state.pods) {
         if (!OnNode(pod)) continue;
-        auto host = records.find(pod.node_name());
-        if (host == records.end()) continue;
+        auto host = by_name.find(pod.node_name());
+        if (host == by_name.end()) continue;
         // Capacity and host ports of pods still stopping count as used.
         if (req != requirements_.end()) {
-          Add(req->second->resources, &host->second.allocated);
-          std::vector<placement::HostPort>& used = host->second.used_host_ports;
+          Add(req->second->resources, &host->second->allocated);
+          std::vector<placement::HostPort>& used =
+              host->second->used_host_ports;
           used.insert(used.end(), req->second->host_ports.begin(),
                       req->second->host_ports.end());
         }
-        host->second.jobs.push_back({job_key, priority});
+        host->second->jobs.push_back({job_key, priority});
         if (topology != job.metadata().annotations().end() && !held) {
-          auto value = host->second.labels.find(topology->second);
-          if (value != host->second.labels.end()) {
+          auto value = host->second->labels.find(topology->second);
+          if (value != host->second->labels.end()) {
             builder.AddHold(
                 {topology->second, value->second, job_key, priority});
             held = true;
@@ -769,7 +785,7 @@ absl::StatusOr<placement::ClusterSnapshot> ControllerCore::Snapshot() const {
       }
     }
   }
-  for (auto& [name, r] : records) {
+  for (placement::HostRecord& r : records) {
     std::sort(r.used_host_ports.begin(), r.used_host_ports.end());
     builder.AddHost(std::move(r));
   }

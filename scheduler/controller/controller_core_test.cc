@@ -359,6 +359,44 @@ TEST_F(ControllerCoreTest, ContinuesAfterARestartFromTheStore) {
   EXPECT_EQ(Get("train").status().terminal_state(), "Completed");
 }
 
+TEST_F(ControllerCoreTest, ARestartInterruptedByAJobsetdRestartCarriesOn) {
+  Submit(RestartOnAnyFailure("train", 4));
+  Settle();
+  ReportAll("Running");
+  Settle();
+  std::vector<api::Pod> old;
+  for (const auto& [uid, pod] : fleet_.running) old.push_back(pod);
+  Report(old[2], "Failed", 1);
+  Settle();
+  ASSERT_EQ(Get("train").status().restarts(), 1);
+  std::set<std::string> stopping;
+  for (const auto& [node, uid] : fleet_.stopped) stopping.insert(uid);
+  ASSERT_THAT(stopping, SizeIs(3));
+
+  // jobsetd dies before the old pods confirm their stop. The store does not
+  // hold each pod's stop mark: it follows from the Job being deleted.
+  Restart();
+  fleet_.stopped.clear();
+  Settle();
+  std::set<std::string> stopped_again;
+  for (const auto& [node, uid] : fleet_.stopped) stopped_again.insert(uid);
+  EXPECT_EQ(stopped_again, stopping);
+  for (const api::Pod& pod : core_->Pods("default", "train")) {
+    if (stopping.contains(pod.metadata().uid())) {
+      EXPECT_TRUE(pod.metadata().has_deletion_timestamp())
+          << pod.metadata().name();
+    }
+  }
+
+  ConfirmStops();
+  Settle();
+  EXPECT_EQ(Get("train").status().restarts(), 1);
+  ASSERT_THAT(fleet_.running, SizeIs(4));
+  for (const auto& [uid, pod] : fleet_.running) {
+    EXPECT_EQ(pod.metadata().labels().at(kRestartAttemptKey), "1");
+  }
+}
+
 TEST_F(ControllerCoreTest, DeletingAJobSetStopsItsPodsAndForgetsIt) {
   Submit(JobSetBuilder("train").Replicated("workers", 2).Build());
   Settle();
