@@ -22,7 +22,8 @@ struct StoredPods {
 
 // Reads every pod under `prefix` ("pods/<ns>/" or "pods/<ns>/<jobset>/").
 // A record whose Job is gone (deleted between the two reads) is skipped;
-// a value that does not decode is DATA_LOSS naming the key.
+// a value that does not decode is DATA_LOSS naming the key; a prefix outside
+// "pods/" is INVALID_ARGUMENT.
 absl::StatusOr<StoredPods> ReadStoredPods(store::Store* store,
                                           absl::string_view prefix);
 
