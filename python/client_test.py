@@ -97,11 +97,13 @@ class ClientTest(unittest.TestCase):
         self.assertTrue(self.client.suspend("success-policy").spec.suspend)
         self.assertFalse(self.client.resume("success-policy").spec.suspend)
 
+        # The controller may still be stopping the pods of the suspended
+        # attempt: wait for the resumed JobSet's three.
         deadline = time.monotonic() + 10
-        while not self.client.list_pods("success-policy") and \
-                time.monotonic() < deadline:
-            time.sleep(0.1)
         pods = self.client.list_pods("success-policy")
+        while len(pods) != 3 and time.monotonic() < deadline:
+            time.sleep(0.1)
+            pods = self.client.list_pods("success-policy")
         self.assertEqual(len(pods), 3)
         self.assertEqual(len(self.client.list_jobs("success-policy")), 2)
 
