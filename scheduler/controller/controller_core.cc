@@ -9,6 +9,9 @@
 #include "absl/strings/str_split.h"
 #include "common/status_macros.h"
 #include "common/uid.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "google/protobuf/wire_format_lite.h"
 #include "scheduler/controller/child_jobs.h"
 #include "scheduler/controller/conditions.h"
 #include "scheduler/controller/constants.h"
@@ -59,6 +62,15 @@ bool Placed(const api::PodRecord& pod) { return !pod.node_name().empty(); }
 // A placed pod that is not finished: it holds its node's resources.
 bool OnNode(const api::PodRecord& pod) {
   return Placed(pod) && !PodFinished(pod);
+}
+
+// Remembers that completion index `index` of a Job ran on `node`, for sticky
+// restarts (`last` is the Job's entry in Tracked::last_node).
+void RememberNode(int index, const std::string& node,
+                  std::vector<std::string>* last) {
+  if (index < 0) return;
+  if (static_cast<int>(last->size()) <= index) last->resize(index + 1);
+  (*last)[index] = node;
 }
 
 std::string Label(const api::ObjectMeta& meta, const char* key) {
@@ -139,11 +151,9 @@ absl::StatusOr<int64_t> ControllerCore::Load() {
           std::string name = pod.name();
           api::PodRecord& held = state.pods[name] = std::move(pod);
           pod_by_uid_[held.uid()] = {t, &state, &held};
-          if (Placed(held) && held.completion_index() >= 0) {
-            std::vector<std::string>& last = t->last_node[job_name];
-            if (static_cast<int>(last.size()) <= held.completion_index())
-              last.resize(held.completion_index() + 1);
-            last[held.completion_index()] = held.node_name();
+          if (Placed(held)) {
+            RememberNode(held.completion_index(), held.node_name(),
+                         &t->last_node[job_name]);
           }
         }
         return absl::OkStatus();
@@ -359,22 +369,21 @@ void ControllerCore::StageChildren(PendingWrites* w) {
         value = std::nullopt;
         continue;
       }
-      // A JobPods message, written record by record (field 1, repeated)
+      // A JobPods message, written record by record (its repeated field 1)
       // rather than copied into one first.
       std::string out;
-      std::string record;
-      for (const auto& [pod_name, pod] : job.pods) {
-        record.clear();
-        pod.SerializeToString(&record);
-        out.push_back('\x0a');
-        for (uint64_t n = record.size();; n >>= 7) {
-          if (n < 0x80) {
-            out.push_back(static_cast<char>(n));
-            break;
-          }
-          out.push_back(static_cast<char>((n & 0x7f) | 0x80));
+      {
+        google::protobuf::io::StringOutputStream stream(&out);
+        google::protobuf::io::CodedOutputStream coded(&stream);
+        for (const auto& [pod_name, pod] : job.pods) {
+          const std::string record = pod.SerializeAsString();
+          coded.WriteTag(google::protobuf::internal::WireFormatLite::MakeTag(
+              api::JobPods::kPodsFieldNumber,
+              google::protobuf::internal::WireFormatLite::
+                  WIRETYPE_LENGTH_DELIMITED));
+          coded.WriteVarint32(static_cast<uint32_t>(record.size()));
+          coded.WriteString(record);
         }
-        out += record;
       }
       value = std::move(out);
     }
@@ -903,16 +912,11 @@ bool ControllerCore::TryPlace(const std::string& key, int32_t priority,
           pod.mutable_status()->set_reason("InvalidEnvironment");
           pod.mutable_status()->set_message(
               absl::StrCat("pod ", pod.name(), ": ", state->env.message()));
-          t.dirty_jobs.insert(job_name);
+          MarkDirty(t, *state);
         } else {
           const std::string& host = placed->jobs[j].hosts[i];
-          BindPod(host, nodes_[host].address, now, &pod);
-          if (pod.completion_index() >= 0) {
-            std::vector<std::string>& last = t.last_node[job_name];
-            if (static_cast<int>(last.size()) <= pod.completion_index())
-              last.resize(pod.completion_index() + 1);
-            last[pod.completion_index()] = host;
-          }
+          BindPod(host, nodes_.at(host).address, now, &pod);
+          RememberNode(pod.completion_index(), host, &t.last_node[job_name]);
         }
       }
       MarkPodsChanged(t, *state, w);
