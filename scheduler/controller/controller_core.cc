@@ -129,6 +129,7 @@ absl::StatusOr<int64_t> ControllerCore::Load() {
           orphan_keys_.push_back(kv.key);
         } else {
           t->dirty_jobs.insert(job.metadata().name());
+          CompactJob(&job);  // Written by an older jobsetd: it may not be.
           AddJob(*t, std::move(job));
         }
         return absl::OkStatus();
@@ -1111,7 +1112,9 @@ std::vector<api::Job> ControllerCore::Jobs(const std::string& ns,
   std::vector<api::Job> out;
   auto it = jobsets_.find(KeyOf(ns, name));
   if (it == jobsets_.end()) return out;
-  for (const auto& [n, job] : it->second.jobs) out.push_back(job.job);
+  for (const auto& [n, job] : it->second.jobs) {
+    ExpandJob(&out.emplace_back(job.job));
+  }
   return out;
 }
 

@@ -404,7 +404,8 @@ TEST(SuspendTest, CreatedSuspendedThenResumedWithMergedTemplate) {
   c.jobset_.mutable_spec()->set_suspend(false);
   c.Settle();
   for (const api::Job& job : c.Jobs()) EXPECT_FALSE(job.spec().suspend());
-  const api::Job& b0 = c.Job("test-js-replicated-job-b-0");
+  api::Job b0 = c.Job("test-js-replicated-job-b-0");
+  ExpandJob(&b0);
   EXPECT_EQ(b0.spec().template_().metadata().labels().at("queue"), "gold");
   // Merged, not replaced: the controller's labels are still there.
   EXPECT_EQ(b0.spec().template_().metadata().labels().at(kJobIndexKey), "0");

@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "scheduler/controller/child_jobs.h"
 #include "scheduler/controller/conditions.h"
 #include "scheduler/controller/constants.h"
 
@@ -97,6 +98,7 @@ api::Pod ExpandPod(const api::Job& job, const api::PodRecord& record) {
   *pod.mutable_metadata() = tmpl.metadata();
   *pod.mutable_spec() = tmpl.spec();
   api::ObjectMeta* meta = pod.mutable_metadata();
+  AddJobSetMetadata(job.metadata(), meta);
   meta->set_name(record.name());
   meta->set_namespace_(job.metadata().namespace_());
   meta->set_uid(record.uid());

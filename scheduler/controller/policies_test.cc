@@ -5,6 +5,7 @@
 #include "api/defaults.h"
 #include "api/jobset_builder.h"
 #include "gmock/gmock.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "scheduler/controller/child_jobs.h"
 #include "scheduler/controller/conditions.h"
@@ -85,11 +86,50 @@ TEST(ConstructJobTest, WritesUpstreamLabelsAndAnnotations) {
   EXPECT_EQ(labels.at(kJobKey), JobKeyHash("default", "group-rj-2-0"));
   EXPECT_EQ(labels.at(kJobKey).size(), 40u);
   EXPECT_FALSE(labels.contains(kJobRestartAttemptKey));  // Gate off.
-  // The same keys on the pod template, labels and annotations.
-  const auto& pod_meta = job.spec().template_().metadata();
+  EXPECT_EQ(job.spec().template_().spec().subdomain(), "group");
+  // Compact: the keys once. Upstream's Job has them as annotations too,
+  // and on the pod template as both.
+  EXPECT_TRUE(job.metadata().annotations().empty());
+  EXPECT_TRUE(job.spec().template_().metadata().labels().empty());
+  api::Job expanded = job;
+  ExpandJob(&expanded);
+  EXPECT_EQ(expanded.metadata().annotations().at(kJobKey), labels.at(kJobKey));
+  EXPECT_EQ(expanded.metadata().annotations().size(), labels.size());
+  const auto& pod_meta = expanded.spec().template_().metadata();
   EXPECT_EQ(pod_meta.labels().at(kJobGlobalIndexKey), "1");
   EXPECT_EQ(pod_meta.annotations().at(kJobIndexKey), "0");
-  EXPECT_EQ(job.spec().template_().spec().subdomain(), "group");
+  EXPECT_EQ(pod_meta.labels().size(), labels.size());
+  // And compacting upstream's Job gives jobsetd's back.
+  CompactJob(&expanded);
+  EXPECT_TRUE(
+      google::protobuf::util::MessageDifferencer::Equivalent(expanded, job));
+}
+
+TEST(ConstructJobTest, CompactKeepsWhatDiffersFromTheJobsOwn) {
+  JobSet js = Defaulted(JobSetBuilder("t").Replicated("a", 1).Build());
+  (*js.mutable_spec()
+        ->mutable_replicated_jobs(0)
+        ->mutable_template_()
+        ->mutable_spec()
+        ->mutable_template_()
+        ->mutable_metadata()
+        ->mutable_labels())["team"] = "ml";
+  api::Job job = ConstructJob(js, 0, 0, {});
+  // A template label of the user's, and a JobSet key whose value differs
+  // from the Job's, stay.
+  (*job.mutable_spec()
+        ->mutable_template_()
+        ->mutable_metadata()
+        ->mutable_labels())[kJobIndexKey] = "7";
+  api::Job expanded = job;
+  ExpandJob(&expanded);
+  const auto& pod_labels = expanded.spec().template_().metadata().labels();
+  EXPECT_EQ(pod_labels.at("team"), "ml");
+  EXPECT_EQ(pod_labels.at(kJobIndexKey), "7");
+  EXPECT_EQ(pod_labels.at(kJobSetNameKey), "t");
+  CompactJob(&expanded);
+  EXPECT_TRUE(
+      google::protobuf::util::MessageDifferencer::Equivalent(expanded, job));
 }
 
 TEST(ConstructJobTest, JobKeyIsTheSha1OfNamespaceAndName) {

@@ -13,6 +13,7 @@
 #include "common/status_macros.h"
 #include "common/uid.h"
 #include "google/protobuf/util/message_differencer.h"
+#include "scheduler/controller/child_jobs.h"
 #include "scheduler/controller/stored_pods.h"
 #include "store/decode.h"
 #include "store/keys.h"
@@ -380,7 +381,12 @@ absl::StatusOr<Response> JobSetApi::ListChildren(absl::string_view kind,
 
 absl::StatusOr<api::ListJobsResponse> JobSetApi::ListJobs(
     const api::ListJobsRequest& request) {
-  return ListChildren<api::ListJobsResponse>(store::keys::kJobs, request);
+  JOBSET_ASSIGN_OR_RETURN(
+      api::ListJobsResponse response,
+      ListChildren<api::ListJobsResponse>(store::keys::kJobs, request));
+  // Stored compact: clients see upstream's Jobs.
+  for (api::Job& job : *response.mutable_items()) ExpandJob(&job);
+  return response;
 }
 
 absl::StatusOr<api::ListPodsResponse> JobSetApi::ListPods(
