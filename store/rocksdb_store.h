@@ -69,7 +69,9 @@ class RocksDbStore final : public Store {
                int64_t revision);
 
   // Reads and decodes the data key `key` (without the data prefix).
-  absl::StatusOr<std::optional<KeyValue>> Read(absl::string_view key);
+  // Without `with_value`, the value is left empty.
+  absl::StatusOr<std::optional<KeyValue>> Read(absl::string_view key,
+                                               bool with_value = true);
   // As the group's leader: checks and writes the batches of `group`, which
   // start after `revision`, and fills in their results.
   // Returns the last revision it committed (`revision` when none).
