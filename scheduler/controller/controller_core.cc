@@ -90,9 +90,9 @@ std::string ControllerCore::KeyOf(const std::string& ns,
 }
 
 absl::StatusOr<int64_t> ControllerCore::Load() {
+  pod_by_uid_.clear();  // Before the records its keys view.
   jobsets_.clear();
   dirty_.clear();
-  pod_by_uid_.clear();
   orphan_keys_.clear();
   pending_gangs_.clear();
   new_gangs_.clear();
@@ -494,9 +494,10 @@ bool ControllerCore::ReconcileJobs(Tracked& t, absl::Time now,
     }
     for (int index : a.create) {
       std::string uid = NewUid();
-      std::string pod_name =
-          index >= 0 ? absl::StrCat(name, "-", index, "-", uid.substr(0, 5))
-                     : absl::StrCat(name, "-", uid.substr(0, 5));
+      const absl::string_view suffix = absl::string_view(uid).substr(0, 5);
+      std::string pod_name = index >= 0
+                                 ? absl::StrCat(name, "-", index, "-", suffix)
+                                 : absl::StrCat(name, "-", suffix);
       AddPod(t, state,
              NewPodRecord(std::move(pod_name), std::move(uid), index, now), w);
       changed = true;

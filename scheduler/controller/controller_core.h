@@ -11,6 +11,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "api/validation.h"
 #include "common/clock.h"
@@ -254,8 +255,9 @@ class ControllerCore {
   std::set<std::string> new_gangs_;
   bool capacity_grew_ = true;
   std::map<std::string, NodeInfo> nodes_;
-  // Every pod by uid, for fencing reports.
-  absl::flat_hash_map<std::string, PodLocation> pod_by_uid_;
+  // Every pod by uid, for fencing reports. The keys view the records' own
+  // uids (which never change), and go before their records do.
+  absl::flat_hash_map<absl::string_view, PodLocation> pod_by_uid_;
   // Pod requirements per Job uid (templates never change under a Job).
   absl::flat_hash_map<std::string,
                       std::shared_ptr<const placement::PodRequirements>>
