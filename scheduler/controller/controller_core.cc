@@ -256,7 +256,8 @@ void ControllerCore::LoseNode(const std::string& name,
 }
 
 void ControllerCore::SetNode(NodeInfo node) {
-  nodes_[node.name] = std::move(node);
+  auto [it, added] = nodes_.insert_or_assign(node.name, std::move(node));
+  if (added) node_by_name_[it->first] = &it->second;
   capacity_grew_ = true;
 }
 
@@ -904,7 +905,8 @@ bool ControllerCore::TryPlace(const std::string& key, int32_t priority,
   if (placed.ok() && placed->placed()) {
     for (size_t j = 0; j < placed->jobs.size(); ++j) {
       auto& [state, pods] = pods_by_job[j];
-      const std::string& job_name = state->job.metadata().name();
+      std::vector<std::string>& last =
+          t.last_node[state->job.metadata().name()];
       for (size_t i = 0; i < placed->jobs[j].hosts.size(); ++i) {
         api::PodRecord& pod = *pods[i];
         if (!state->env.ok()) {
@@ -917,8 +919,8 @@ bool ControllerCore::TryPlace(const std::string& key, int32_t priority,
           MarkDirty(t, *state);
         } else {
           const std::string& host = placed->jobs[j].hosts[i];
-          BindPod(host, nodes_.at(host).address, now, &pod);
-          RememberNode(pod.completion_index(), host, &t.last_node[job_name]);
+          BindPod(host, node_by_name_.at(host)->address, now, &pod);
+          RememberNode(pod.completion_index(), host, &last);
         }
       }
       MarkPodsChanged(t, *state, w);

@@ -254,7 +254,8 @@ class ControllerCore {
   std::set<std::string> pending_gangs_;
   std::set<std::string> new_gangs_;
   bool capacity_grew_ = true;
-  std::map<std::string, NodeInfo> nodes_;
+  std::map<std::string, NodeInfo> nodes_;  // Never erased.
+  absl::flat_hash_map<absl::string_view, const NodeInfo*> node_by_name_;
   // Every pod by uid, for fencing reports. The keys view the records' own
   // uids (which never change), and go before their records do.
   absl::flat_hash_map<absl::string_view, PodLocation> pod_by_uid_;
