@@ -92,6 +92,7 @@ std::string ControllerCore::KeyOf(const std::string& ns,
 absl::StatusOr<int64_t> ControllerCore::Load() {
   pod_by_uid_.clear();  // Before the records its keys view.
   jobsets_.clear();
+  erased_.clear();
   dirty_.clear();
   orphan_keys_.clear();
   pending_gangs_.clear();
@@ -436,6 +437,9 @@ void ControllerCore::EraseJob(Tracked& t, const std::string& name,
   w->keys[store::keys::JobKey(ns, jobset, name)] = std::nullopt;
   w->keys[store::keys::JobPodsKey(ns, jobset, name)] = std::nullopt;
   requirements_.erase(it->second.job.metadata().uid());
+  // Freed once the pass has sent its orders (a restart erases every Job of
+  // the old attempt just before launching the new one).
+  erased_.push_back(std::move(it->second));
   t.jobs.erase(it);
 }
 
@@ -1091,6 +1095,7 @@ absl::Status ControllerCore::Pass() {
   StageEvents(now, &w);
   StageChildren(&w);
   absl::Status committed = Commit(&w);
+  erased_.clear();
   RecordGauges(now);
   return committed;
 }

@@ -271,6 +271,8 @@ class ControllerCore {
   // Events decided outside a pass (node loss), by JobSet key.
   std::map<std::string, std::vector<JobSetEvent>> queued_events_;
   absl::Time gauges_at_ = absl::InfinitePast();
+  // Jobs erased in this pass, with their pods: freed at its end.
+  std::vector<JobState> erased_;
   // Keys of Jobs and pods whose JobSet is gone (found by Load).
   std::vector<std::string> orphan_keys_;
 };
