@@ -10,7 +10,6 @@
 #include "common/status_macros.h"
 #include "common/uid.h"
 #include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/wire_format_lite.h"
 #include "scheduler/controller/child_jobs.h"
 #include "scheduler/controller/conditions.h"
@@ -71,6 +70,34 @@ void RememberNode(int index, const std::string& node,
   if (index < 0) return;
   if (static_cast<int>(last->size()) <= index) last->resize(index + 1);
   (*last)[index] = node;
+}
+
+// A JobPods message (its repeated field 1), written straight from the
+// records rather than copied into one first: sizes, then one buffer.
+std::string SerializeJobPods(
+    const std::map<std::string, api::PodRecord>& pods) {
+  using google::protobuf::internal::WireFormatLite;
+  using google::protobuf::io::CodedOutputStream;
+  constexpr uint32_t kTag =
+      WireFormatLite::MakeTag(api::JobPods::kPodsFieldNumber,
+                              WireFormatLite::WIRETYPE_LENGTH_DELIMITED);
+  size_t total = 0;
+  for (const auto& [name, pod] : pods) {
+    const size_t size = pod.ByteSizeLong();  // Caches the sizes used below.
+    total += CodedOutputStream::VarintSize32(kTag) +
+             CodedOutputStream::VarintSize32(static_cast<uint32_t>(size)) +
+             size;
+  }
+  std::string out;
+  out.resize(total);
+  uint8_t* p = reinterpret_cast<uint8_t*>(out.data());
+  for (const auto& [name, pod] : pods) {
+    p = CodedOutputStream::WriteVarint32ToArray(kTag, p);
+    p = CodedOutputStream::WriteVarint32ToArray(
+        static_cast<uint32_t>(pod.GetCachedSize()), p);
+    p = pod.SerializeWithCachedSizesToArray(p);
+  }
+  return out;
 }
 
 std::string Label(const api::ObjectMeta& meta, const char* key) {
@@ -372,23 +399,7 @@ void ControllerCore::StageChildren(PendingWrites* w) {
         value = std::nullopt;
         continue;
       }
-      // A JobPods message, written record by record (its repeated field 1)
-      // rather than copied into one first.
-      std::string out;
-      {
-        google::protobuf::io::StringOutputStream stream(&out);
-        google::protobuf::io::CodedOutputStream coded(&stream);
-        for (const auto& [pod_name, pod] : job.pods) {
-          const std::string record = pod.SerializeAsString();
-          coded.WriteTag(google::protobuf::internal::WireFormatLite::MakeTag(
-              api::JobPods::kPodsFieldNumber,
-              google::protobuf::internal::WireFormatLite::
-                  WIRETYPE_LENGTH_DELIMITED));
-          coded.WriteVarint32(static_cast<uint32_t>(record.size()));
-          coded.WriteString(record);
-        }
-      }
-      value = std::move(out);
+      value = SerializeJobPods(job.pods);
     }
   }
   w->staged.clear();

@@ -5,14 +5,11 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "google/protobuf/util/message_differencer.h"
 #include "scheduler/controller/conditions.h"
 #include "scheduler/controller/constants.h"
 
 namespace jobset::scheduler {
 namespace {
-
-using ::google::protobuf::util::MessageDifferencer;
 
 constexpr int32_t kDefaultBackoffLimit = 6;
 
@@ -141,7 +138,11 @@ JobActions ReconcileJob(const api::Job& job,
     for (const api::PodRecord* pod : active) out.remove.push_back(pod->name());
   };
   auto finish = [&] {
-    out.status_changed = !MessageDifferencer::Equals(out.status, job.status());
+    // JobStatus has no map fields, so equal statuses serialize to equal
+    // bytes; this runs for every Job in every round, and comparing bytes is
+    // several times cheaper than MessageDifferencer's reflection.
+    out.status_changed =
+        out.status.SerializeAsString() != job.status().SerializeAsString();
     return out;
   };
 
