@@ -405,11 +405,21 @@ void ControllerCore::StageChildren(PendingWrites* w) {
   w->staged.clear();
 }
 
-void ControllerCore::AddPod(Tracked& t, JobState& job, api::PodRecord pod,
-                            PendingWrites* w) {
-  std::string name = pod.name();
-  api::PodRecord& held = job.pods[name] = std::move(pod);
-  pod_by_uid_[held.uid()] = {&t, &job, &held};
+void ControllerCore::AddPods(Tracked& t, JobState& job,
+                             const std::vector<int>& indexes, absl::Time now,
+                             PendingWrites* w) {
+  if (indexes.empty()) return;
+  const std::string& job_name = job.job.metadata().name();
+  for (int index : indexes) {
+    std::string uid = NewUid();
+    const absl::string_view suffix = absl::string_view(uid).substr(0, 5);
+    std::string name = index >= 0
+                           ? absl::StrCat(job_name, "-", index, "-", suffix)
+                           : absl::StrCat(job_name, "-", suffix);
+    auto [it, added] = job.pods.try_emplace(std::move(name));
+    it->second = NewPodRecord(it->first, std::move(uid), index, now);
+    pod_by_uid_[it->second.uid()] = {&t, &job, &it->second};
+  }
   MarkDirty(t, job);
   MarkPodsChanged(t, job, w);
   pending_gangs_.insert(t.key);
@@ -508,16 +518,8 @@ bool ControllerCore::ReconcileJobs(Tracked& t, absl::Time now,
         RemovePod(t, state, it->second, now, w);
       changed = true;
     }
-    for (int index : a.create) {
-      std::string uid = NewUid();
-      const absl::string_view suffix = absl::string_view(uid).substr(0, 5);
-      std::string pod_name = index >= 0
-                                 ? absl::StrCat(name, "-", index, "-", suffix)
-                                 : absl::StrCat(name, "-", suffix);
-      AddPod(t, state,
-             NewPodRecord(std::move(pod_name), std::move(uid), index, now), w);
-      changed = true;
-    }
+    AddPods(t, state, a.create, now, w);
+    changed |= !a.create.empty();
     if (job.spec().has_active_deadline_seconds() &&
         job.status().has_start_time() && !JobFinished(job)) {
       const absl::Time deadline =

@@ -200,7 +200,9 @@ class ControllerCore {
   // Replaces the metadata and spec of `state`'s Job (an update from the
   // JobSet layer), keeping its pods.
   void UpdateJob(JobState& state, api::Job job);
-  void AddPod(Tracked& t, JobState& job, api::PodRecord pod, PendingWrites* w);
+  // Creates `job`'s pods of completion indexes `indexes` (-1: NonIndexed).
+  void AddPods(Tracked& t, JobState& job, const std::vector<int>& indexes,
+               absl::Time now, PendingWrites* w);
   void ErasePod(Tracked& t, JobState& job, const std::string& name,
                 PendingWrites* w);
   // Erases Job `name` and its stored records (its pods must be gone).
