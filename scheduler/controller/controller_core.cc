@@ -245,6 +245,7 @@ void ControllerCore::LoseNode(const std::string& name,
                               const std::string& message) {
   if (auto node = nodes_.find(name); node != nodes_.end()) {
     node->second.ready = false;
+    ForgetHosts();
   }
   const absl::Time now = clock_->Now();
   for (auto& [key, t] : jobsets_) {
@@ -284,9 +285,15 @@ void ControllerCore::LoseNode(const std::string& name,
 }
 
 void ControllerCore::SetNode(NodeInfo node) {
+  ForgetHosts();
   auto [it, added] = nodes_.insert_or_assign(node.name, std::move(node));
   if (added) node_by_name_[it->first] = &it->second;
   capacity_grew_ = true;
+}
+
+void ControllerCore::ForgetHosts() {
+  hosts_cache_.clear();
+  ++nodes_generation_;
 }
 
 void ControllerCore::OnJobSetEvent(const store::Event& event) {
@@ -764,22 +771,35 @@ ControllerCore::Requirements(const api::Job& job) {
   return shared;
 }
 
-absl::StatusOr<placement::ClusterSnapshot> ControllerCore::Snapshot() const {
-  // In name order (nodes_ is), with an index for the pods' lookups.
-  std::vector<placement::HostRecord> records(nodes_.size());
-  absl::flat_hash_map<absl::string_view, placement::HostRecord*> by_name;
-  by_name.reserve(nodes_.size());
-  size_t i = 0;
-  for (const auto& [name, node] : nodes_) {
-    placement::HostRecord& r = records[i++];
-    by_name[name] = &r;
-    r.name = name;
-    r.labels = node.labels;
-    r.taints = node.taints;
-    r.allocatable = node.allocatable;
-    r.ready = node.ready;
-    r.cordoned = node.cordoned;
+absl::StatusOr<placement::ClusterSnapshot> ControllerCore::Snapshot() {
+  // The nodes' records, in name order (nodes_ is): the cached ones with last
+  // time's usage cleared, or built afresh when a node changed since.
+  std::vector<placement::HostRecord> records = std::move(hosts_cache_);
+  hosts_cache_.clear();
+  if (records.size() != nodes_.size()) {
+    records.clear();
+    records.resize(nodes_.size());
+    host_position_.clear();
+    host_position_.reserve(nodes_.size());
+    size_t i = 0;
+    for (const auto& [name, node] : nodes_) {
+      host_position_[name] = i;
+      placement::HostRecord& r = records[i++];
+      r.name = name;
+      r.labels = node.labels;
+      r.taints = node.taints;
+      r.allocatable = node.allocatable;
+      r.ready = node.ready;
+      r.cordoned = node.cordoned;
+    }
+  } else {
+    for (placement::HostRecord& r : records) {
+      r.allocated = {};
+      r.used_host_ports.clear();
+      r.jobs.clear();
+    }
   }
+  lent_generation_ = nodes_generation_;
   placement::ClusterSnapshotBuilder builder(records.size());
   for (const auto& [key, t] : jobsets_) {
     for (const auto& [name, state] : t.jobs) {
@@ -792,20 +812,20 @@ absl::StatusOr<placement::ClusterSnapshot> ControllerCore::Snapshot() const {
       bool held = false;
       for (const auto& [pod_name, pod] : state.pods) {
         if (!OnNode(pod)) continue;
-        auto host = by_name.find(pod.node_name());
-        if (host == by_name.end()) continue;
+        auto position = host_position_.find(pod.node_name());
+        if (position == host_position_.end()) continue;
+        placement::HostRecord* host = &records[position->second];
         // Capacity and host ports of pods still stopping count as used.
         if (req != requirements_.end()) {
-          Add(req->second->resources, &host->second->allocated);
-          std::vector<placement::HostPort>& used =
-              host->second->used_host_ports;
+          Add(req->second->resources, &host->allocated);
+          std::vector<placement::HostPort>& used = host->used_host_ports;
           used.insert(used.end(), req->second->host_ports.begin(),
                       req->second->host_ports.end());
         }
-        host->second->jobs.push_back({job_key, priority});
+        host->jobs.push_back({job_key, priority});
         if (topology != job.metadata().annotations().end() && !held) {
-          auto value = host->second->labels.find(topology->second);
-          if (value != host->second->labels.end()) {
+          auto value = host->labels.find(topology->second);
+          if (value != host->labels.end()) {
             builder.AddHold(
                 {topology->second, value->second, job_key, priority});
             held = true;
@@ -819,6 +839,12 @@ absl::StatusOr<placement::ClusterSnapshot> ControllerCore::Snapshot() const {
     builder.AddHost(std::move(r));
   }
   return builder.Build();
+}
+
+void ControllerCore::RecycleHosts(
+    absl::StatusOr<placement::ClusterSnapshot> snapshot) {
+  if (!snapshot.ok() || lent_generation_ != nodes_generation_) return;
+  hosts_cache_ = std::move(*snapshot).ReleaseHosts();
 }
 
 void ControllerCore::PlacePending(absl::Time now, PendingWrites* w) {
@@ -850,9 +876,11 @@ void ControllerCore::PlacePending(absl::Time now, PendingWrites* w) {
                                          **snapshot, now, w)) {
           return placement::FitResult::kNoRoomNow;
         }
+        RecycleHosts(*std::move(snapshot));
         snapshot.reset();
         return placement::FitResult::kPlaced;
       });
+  if (snapshot.has_value()) RecycleHosts(*std::move(snapshot));
   for (size_t i : pass.placed) {
     jobsets_[pending[i].key].skips = 0;
     pending_gangs_.erase(pending[i].key);

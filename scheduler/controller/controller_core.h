@@ -222,7 +222,12 @@ class ControllerCore {
   bool TryPlace(const std::string& key, int32_t priority,
                 const placement::ClusterSnapshot& snapshot, absl::Time now,
                 PendingWrites* w);
-  absl::StatusOr<placement::ClusterSnapshot> Snapshot() const;
+  // Builds a snapshot of the nodes and the pods' usage, taking the cached
+  // host records; RecycleHosts gives them back when it is done with.
+  absl::StatusOr<placement::ClusterSnapshot> Snapshot();
+  void RecycleHosts(absl::StatusOr<placement::ClusterSnapshot> snapshot);
+  // A node changed: the cached host records are stale.
+  void ForgetHosts();
   absl::StatusOr<std::shared_ptr<const placement::PodRequirements>>
   Requirements(const api::Job& job);
   // Stages every changed Job and JobPods record as store writes.
@@ -258,6 +263,15 @@ class ControllerCore {
   bool capacity_grew_ = true;
   std::map<std::string, NodeInfo> nodes_;  // Never erased.
   absl::flat_hash_map<absl::string_view, const NodeInfo*> node_by_name_;
+  // The nodes as placement's host records, in name order, kept between
+  // snapshots so that every placement does not copy every node's labels;
+  // empty after a node changed (ForgetHosts). host_position_ indexes them.
+  std::vector<placement::HostRecord> hosts_cache_;
+  absl::flat_hash_map<absl::string_view, size_t> host_position_;
+  // Bumped by ForgetHosts: records lent to a snapshot taken before a node
+  // changed are not taken back.
+  uint64_t nodes_generation_ = 0;
+  uint64_t lent_generation_ = 0;
   // Every pod by uid, for fencing reports. The keys view the records' own
   // uids (which never change), and go before their records do.
   absl::flat_hash_map<absl::string_view, PodLocation> pod_by_uid_;

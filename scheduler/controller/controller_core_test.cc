@@ -301,6 +301,45 @@ TEST_F(ControllerCoreTest, PlacesAGangWhollyOrNotAtAll) {
   EXPECT_THAT(fleet_.running, SizeIs(5));
 }
 
+// Snapshots reuse the nodes' records: a node changed since the last one,
+// and the last one's usage, must not leak into the next.
+TEST_F(ControllerCoreTest, EachPlacementSeesTheNodesAsTheyAreNow) {
+  JobSetBuilder a("a");
+  a.Replicated("workers", 1).Request("workers", "nvidia.com/gpu", "8");
+  Submit(a.Build());
+  Settle();
+  ASSERT_THAT(fleet_.running, SizeIs(1));
+  const std::string taken = fleet_.running.begin()->second.spec().node_name();
+  std::vector<std::string> free;
+  for (int i = 0; i < 4; ++i) {
+    const std::string name = absl::StrCat("node-", i);
+    if (name != taken) free.push_back(name);
+  }
+  // Cordon every free node but the last.
+  for (size_t i = 0; i + 1 < free.size(); ++i) {
+    NodeInfo node = Node(free[i], "pool-a");
+    node.cordoned = true;
+    core_->SetNode(node);
+  }
+  JobSetBuilder b("b");
+  b.Replicated("workers", 1).Request("workers", "nvidia.com/gpu", "8");
+  Submit(b.Build());
+  Settle();
+  std::vector<api::Pod> pods = core_->Pods("default", "b");
+  ASSERT_THAT(pods, SizeIs(1));
+  EXPECT_EQ(pods[0].spec().node_name(), free.back());
+  // The last node lost: a third gang finds no room (its usage and the
+  // loss are both seen).
+  core_->LoseNode(free.back(), "NodeLost", "gone");
+  JobSetBuilder c("c");
+  c.Replicated("workers", 1).Request("workers", "nvidia.com/gpu", "8");
+  Submit(c.Build());
+  Settle();
+  pods = core_->Pods("default", "c");
+  ASSERT_THAT(pods, SizeIs(1));
+  EXPECT_TRUE(pods[0].spec().node_name().empty());
+}
+
 TEST_F(ControllerCoreTest, HostPortsOfRunningPodsAreTaken) {
   auto host_network = [](const std::string& name, int replicas) {
     JobSetBuilder b(name);

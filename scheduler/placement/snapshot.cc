@@ -59,6 +59,12 @@ std::optional<ClusterSnapshot::JobId> ClusterSnapshot::FindJob(
   return it->second;
 }
 
+std::vector<HostRecord> ClusterSnapshot::ReleaseHosts() && {
+  std::vector<HostRecord> hosts = std::move(hosts_);
+  *this = ClusterSnapshot();
+  return hosts;
+}
+
 ClusterSnapshotBuilder::ClusterSnapshotBuilder(size_t expected_hosts) {
   hosts_.reserve(expected_hosts);
   for (absl::string_view key : kDefaultTopologyKeys) {

@@ -118,6 +118,10 @@ class ClusterSnapshot {
   // decide whether a pod fits.
   bool plain(HostId id) const { return plain_[id] != 0; }
   std::optional<HostId> FindHost(absl::string_view name) const;
+  // Gives the host records back, in name order, and leaves the snapshot
+  // empty: a caller that builds snapshots of the same hosts again can reuse
+  // them rather than copy every host's labels each time.
+  std::vector<HostRecord> ReleaseHosts() &&;
 
   // Returns the domains of an indexed label key (see
   // ClusterSnapshotBuilder::IndexLabel), or nullptr when the key is not

@@ -51,6 +51,27 @@ TEST(ClusterSnapshotTest, HostsInNameOrderWithLabelIndex) {
   EXPECT_EQ(snapshot->FindTopology("rack"), nullptr);
 }
 
+TEST(ClusterSnapshotTest, ReleasedHostsBuildTheSameSnapshotAgain) {
+  ClusterSnapshotBuilder builder;
+  builder.AddHost(testing::GpuHost("b", 8, {{"rack", "r1"}}));
+  builder.AddHost(testing::GpuHost("a", 4, {{"rack", "r2"}}));
+  absl::StatusOr<ClusterSnapshot> snapshot = builder.Build();
+  ASSERT_TRUE(snapshot.ok()) << snapshot.status();
+  std::vector<HostRecord> hosts = std::move(*snapshot).ReleaseHosts();
+  EXPECT_EQ(snapshot->num_hosts(), 0);
+  ASSERT_EQ(hosts.size(), 2);
+  EXPECT_EQ(hosts[0].name, "a");  // name order
+  EXPECT_EQ(hosts[1].labels.at("rack"), "r1");
+
+  ClusterSnapshotBuilder again;
+  for (HostRecord& host : hosts) again.AddHost(std::move(host));
+  absl::StatusOr<ClusterSnapshot> rebuilt = again.Build();
+  ASSERT_TRUE(rebuilt.ok()) << rebuilt.status();
+  EXPECT_THAT(rebuilt->FindHost("b"), Optional(1));
+  ASSERT_NE(rebuilt->FindTopology("rack"), nullptr);
+  EXPECT_THAT(rebuilt->FindTopology("rack")->domain_of_host, ElementsAre(0, 1));
+}
+
 TEST(ClusterSnapshotTest, OnlyTopologyKeysAreIndexedOthersAreScanned) {
   ClusterSnapshot snapshot = testing::MustBuild(
       {testing::GpuHost("a", 8, {{"team", "x"}, {"rack", "r1"}}),
