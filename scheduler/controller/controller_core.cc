@@ -427,7 +427,7 @@ void ControllerCore::AddPods(Tracked& t, JobState& job,
     it->second = NewPodRecord(it->first, std::move(uid), index, now);
     pod_by_uid_[it->second.uid()] = {&t, &job, &it->second};
   }
-  MarkDirty(t, job);
+  // The Job's status counts them already: the Job layer need not look again.
   MarkPodsChanged(t, job, w);
   pending_gangs_.insert(t.key);
   new_gangs_.insert(t.key);

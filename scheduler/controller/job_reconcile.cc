@@ -236,6 +236,10 @@ JobActions ReconcileJob(const api::Job& job,
         std::min(wanted, parallelism) - static_cast<int32_t>(active.size());
     for (int i = 0; i < wanted; ++i) out.create.push_back(-1);
   }
+  // The pods it starts are active at once, as upstream's manageJob counts
+  // them (so the status is already right, and the Job needs no second look
+  // once they exist).
+  status.set_active(status.active() + static_cast<int32_t>(out.create.size()));
   return finish();
 }
 

@@ -52,8 +52,8 @@ struct JobActions {
 //     `completions` pods did (NonIndexed);
 //   - while spec.suspend, removes active pods and sets Suspended;
 //   - otherwise starts pods up to `parallelism` for the indexes that need
-//     one. A new pod for an index waits until the old one is gone, so that
-//     two pods never hold one hostname.
+//     one, counting them as active. A new pod for an index waits until the
+//     old one is gone, so that two pods never hold one hostname.
 JobActions ReconcileJob(const api::Job& job,
                         const std::vector<const api::PodRecord*>& pods,
                         absl::Time now);

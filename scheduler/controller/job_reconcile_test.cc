@@ -71,10 +71,11 @@ TEST(JobReconcileTest, StartsOnePodPerIndexUpToParallelism) {
   JobActions a = Reconcile(MakeJob(2, 4), {}, kNow);
   EXPECT_THAT(a.create, ElementsAre(0, 1));
   EXPECT_TRUE(a.status.has_start_time());
+  EXPECT_EQ(a.status.active(), 2);  // The new pods count, as upstream's.
   a = Reconcile(MakeJob(2, 4), {Exited(0, 0), MakePod(1, "Running")}, kNow);
   EXPECT_THAT(a.create, ElementsAre(2));
   EXPECT_EQ(a.status.succeeded(), 1);
-  EXPECT_EQ(a.status.active(), 1);
+  EXPECT_EQ(a.status.active(), 2);
   EXPECT_EQ(a.status.completed_indexes(), "0");
 }
 
