@@ -9,6 +9,7 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -201,7 +202,10 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
                   "read revision", options.path));
   JOBSET_ASSIGN_OR_RETURN(int64_t revision,
                           ParseCounter(value, kRevisionKey, options.path));
-  return absl::WrapUnique(new RocksDbStore(options, std::move(db), revision));
+  auto store =
+      absl::WrapUnique(new RocksDbStore(options, std::move(db), revision));
+  JOBSET_RETURN_IF_ERROR(store->IndexRevisions());
+  return store;
 }
 
 RocksDbStore::RocksDbStore(const Options& options,
@@ -214,6 +218,25 @@ RocksDbStore::RocksDbStore(const Options& options,
 RocksDbStore::~RocksDbStore() {
   // Commits hold no references past their return, so closing is safe here.
   db_->Close().PermitUncheckedError();
+}
+
+absl::Status RocksDbStore::IndexRevisions() {
+  std::unique_ptr<rocksdb::Iterator> it(
+      db_->NewIterator(rocksdb::ReadOptions()));
+  for (it->Seek(kDataPrefix); it->Valid() && it->key().starts_with(kDataPrefix);
+       it->Next()) {
+    absl::string_view key(it->key().data(), it->key().size());
+    key.remove_prefix(sizeof(kDataPrefix) - 1);
+    absl::StatusOr<KeyValue> kv =
+        Decode(key, absl::string_view(it->value().data(), it->value().size()),
+               options_.path, /*with_value=*/false);
+    if (kv.ok()) {
+      revisions_[key] = {kv->create_revision, kv->mod_revision};
+    } else {
+      corrupt_keys_.emplace(key);
+    }
+  }
+  return FromRocksDb(it->status(), "scan", options_.path);
 }
 
 absl::StatusOr<std::optional<KeyValue>> RocksDbStore::Read(
@@ -324,12 +347,22 @@ int64_t RocksDbStore::CommitGroup(const std::vector<Writer*>& group,
   // names each key once, so a group of one needs none).
   const bool use_overlay = group.size() > 1;
   absl::flat_hash_map<std::string, std::optional<KeyValue>> overlay;
-  // A put's event needs only the old revisions; a delete's, the old value.
+  // A put needs only the old revisions, which revisions_ has; a delete's
+  // event carries the old value, and a corrupt key is read to be refused.
   auto lookup =
       [&](const Batch::Op& op) -> absl::StatusOr<std::optional<KeyValue>> {
     auto it = overlay.find(op.key);
     if (it != overlay.end()) return it->second;
-    return Read(op.key, /*with_value=*/!op.value.has_value());
+    if (!op.value.has_value() || corrupt_keys_.contains(op.key)) {
+      return Read(op.key, /*with_value=*/!op.value.has_value());
+    }
+    auto known = revisions_.find(op.key);
+    if (known == revisions_.end()) return std::nullopt;
+    KeyValue kv;
+    kv.key = op.key;
+    kv.create_revision = known->second.create;
+    kv.mod_revision = known->second.mod;
+    return kv;
   };
 
   const int64_t start = revision;
@@ -372,7 +405,20 @@ int64_t RocksDbStore::CommitGroup(const std::vector<Writer*>& group,
   write_options.sync = options_.sync;
   absl::Status status =
       FromRocksDb(db_->Write(write_options, &write), "write", options_.path);
-  if (status.ok()) return revision;
+  if (status.ok()) {
+    for (Writer* w : group) {
+      if (!w->result.ok()) continue;
+      for (const Event& e : w->events) {
+        corrupt_keys_.erase(e.kv.key);
+        if (e.type == Event::Type::kPut) {
+          revisions_[e.kv.key] = {e.kv.create_revision, e.kv.mod_revision};
+        } else {
+          revisions_.erase(e.kv.key);
+        }
+      }
+    }
+    return revision;
+  }
   for (Writer* w : group) {
     if (w->result.ok()) {
       w->result = status;

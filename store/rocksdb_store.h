@@ -6,6 +6,8 @@
 #include <string>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
 #include "store/history.h"
 #include "store/store.h"
@@ -68,6 +70,8 @@ class RocksDbStore final : public Store {
   RocksDbStore(const Options& options, std::unique_ptr<rocksdb::DB> db,
                int64_t revision);
 
+  // Fills revisions_ and corrupt_keys_ from every stored key (Open).
+  absl::Status IndexRevisions();
   // Reads and decodes the data key `key` (without the data prefix).
   // Without `with_value`, the value is left empty.
   absl::StatusOr<std::optional<KeyValue>> Read(absl::string_view key,
@@ -80,6 +84,17 @@ class RocksDbStore final : public Store {
   const Options options_;
   const std::unique_ptr<rocksdb::DB> db_;
   History history_;
+
+  // Every live key's revisions, so that a put needs no read (a delete still
+  // reads the old value, which its event carries). Keys whose value did not
+  // decode at Open are in corrupt_keys_ instead, and are read, and refused,
+  // as before. Used only by Open and by the commit leader (one at a time).
+  struct Revisions {
+    int64_t create = 0;
+    int64_t mod = 0;
+  };
+  absl::flat_hash_map<std::string, Revisions> revisions_;
+  absl::flat_hash_set<std::string> corrupt_keys_;
 
   absl::Mutex mu_;
   std::deque<Writer*> writers_ ABSL_GUARDED_BY(mu_);  // Front leads.

@@ -81,6 +81,33 @@ TEST_F(RocksDbStoreTest, ReopenKeepsDataAndRevision) {
               IsOk());
 }
 
+// Puts take the old revisions from memory, which Open rebuilds: conditions
+// and create revisions hold across a reopen.
+TEST_F(RocksDbStoreTest, ReopenKeepsRevisionsForConditionalWrites) {
+  {
+    auto store = OpenOrDie();
+    ASSERT_THAT(store->Commit(Batch().Put("a", "1")).status(), IsOk());
+    ASSERT_THAT(store->Commit(Batch().Put("a", "2").Put("b", "3")).status(),
+                IsOk());
+  }
+  auto store = OpenOrDie();
+  EXPECT_THAT(
+      store->Commit(Batch().Create("b", "x")).status(),
+      StatusIs(absl::StatusCode::kAborted, HasSubstr("already exists")));
+  EXPECT_THAT(store->Commit(Batch().Update("a", "x", 1)).status(),
+              StatusIs(absl::StatusCode::kAborted, HasSubstr("revision 2")));
+  ASSERT_THAT(store->Commit(Batch().Update("a", "x", 2)).status(), IsOk());
+  auto a = store->Get("a");
+  ASSERT_TRUE(a.ok() && a->has_value());
+  EXPECT_EQ((*a)->create_revision, 1);
+  EXPECT_EQ((*a)->mod_revision, 3);
+  ASSERT_THAT(store->Commit(Batch().Delete("b")).status(), IsOk());
+  ASSERT_THAT(store->Commit(Batch().Create("b", "again")).status(), IsOk());
+  auto b = store->Get("b");
+  ASSERT_TRUE(b.ok() && b->has_value());
+  EXPECT_EQ((*b)->create_revision, 5);
+}
+
 TEST_F(RocksDbStoreTest, CreatesMissingParentDirectories) {
   dir_ = absl::StrCat(dir_, "/nested/data");
   EXPECT_NE(OpenOrDie(), nullptr);
