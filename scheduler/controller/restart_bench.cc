@@ -221,6 +221,12 @@ int Main() {
     Settle(core);
     const absl::Duration stop_span = fleet.last_order - start;
     const absl::Duration stop_cpu = ThreadCpu() - cpu_start;
+    // Every pod but the failed one is told to stop.
+    if (static_cast<int>(fleet.stopped.size()) != pods - 1) {
+      std::fprintf(stderr, "restart %d stopped %zu of %d pods\n", r,
+                   fleet.stopped.size(), pods - 1);
+      return 1;
+    }
     std::vector<PodReport> confirmations;
     confirmations.reserve(fleet.stopped.size());
     for (const auto& p : fleet.stopped)
