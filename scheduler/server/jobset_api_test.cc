@@ -490,6 +490,44 @@ TEST_F(JobSetApiTest, ListJobsAndPodsOfANamespaceOrOneJobSet) {
   EXPECT_THAT(none->items(), IsEmpty());
 }
 
+// The controller stores Jobs compact (the JobSet's keys once, as labels):
+// clients get upstream's Jobs and pods, the keys on the template and pods too.
+TEST_F(JobSetApiTest, ListedJobsAndPodsHaveUpstreamsLabelsAndAnnotations) {
+  api::Job job;
+  job.mutable_metadata()->set_name("a-workers-0");
+  job.mutable_metadata()->set_namespace_("default");
+  (*job.mutable_metadata()
+        ->mutable_labels())["jobset.sigs.k8s.io/jobset-name"] = "a";
+  (*job.mutable_metadata()->mutable_labels())["jobset.sigs.k8s.io/job-index"] =
+      "0";
+  (*job.mutable_metadata()->mutable_annotations())
+      ["alpha.jobset.sigs.k8s.io/exclusive-topology"] = "rack";
+  Put(store_, store::keys::JobKey("default", "a", "a-workers-0"), job);
+  api::JobPods pods;
+  pods.add_pods()->set_name("a-workers-0-0-x");
+  Put(store_, store::keys::JobPodsKey("default", "a", "a-workers-0"), pods);
+
+  auto jobs = api_.ListJobs(api::ListJobsRequest());
+  ASSERT_THAT(jobs.status(), IsOk());
+  ASSERT_EQ(jobs->items_size(), 1);
+  const api::Job& listed = jobs->items(0);
+  EXPECT_EQ(listed.metadata().annotations().at("jobset.sigs.k8s.io/job-index"),
+            "0");
+  const api::ObjectMeta& tmpl = listed.spec().template_().metadata();
+  EXPECT_EQ(tmpl.labels().at("jobset.sigs.k8s.io/jobset-name"), "a");
+  EXPECT_EQ(tmpl.annotations().at("jobset.sigs.k8s.io/job-index"), "0");
+  EXPECT_EQ(
+      tmpl.annotations().at("alpha.jobset.sigs.k8s.io/exclusive-topology"),
+      "rack");
+
+  auto listed_pods = api_.ListPods(api::ListPodsRequest());
+  ASSERT_THAT(listed_pods.status(), IsOk());
+  ASSERT_EQ(listed_pods->items_size(), 1);
+  const api::ObjectMeta& pod = listed_pods->items(0).metadata();
+  EXPECT_EQ(pod.labels().at("jobset.sigs.k8s.io/jobset-name"), "a");
+  EXPECT_EQ(pod.annotations().at("jobset.sigs.k8s.io/job-index"), "0");
+}
+
 TEST_F(JobSetApiTest, ListEventsOldestFirstAndEmptyWithoutAny) {
   auto empty = api_.ListEvents(api::ListEventsRequest());
   ASSERT_THAT(empty.status(), IsOk());
