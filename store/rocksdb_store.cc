@@ -240,16 +240,16 @@ absl::Status RocksDbStore::IndexRevisions() {
 }
 
 absl::StatusOr<std::optional<KeyValue>> RocksDbStore::Read(
-    absl::string_view key, bool with_value) {
+    absl::string_view key) {
   rocksdb::PinnableSlice raw;
   rocksdb::Status s =
       db_->Get(rocksdb::ReadOptions(), db_->DefaultColumnFamily(),
                absl::StrCat(kDataPrefix, key), &raw);
   if (s.IsNotFound()) return std::nullopt;
   JOBSET_RETURN_IF_ERROR(FromRocksDb(s, "read", options_.path));
-  JOBSET_ASSIGN_OR_RETURN(KeyValue kv,
-                          Decode(key, absl::string_view(raw.data(), raw.size()),
-                                 options_.path, with_value));
+  JOBSET_ASSIGN_OR_RETURN(
+      KeyValue kv,
+      Decode(key, absl::string_view(raw.data(), raw.size()), options_.path));
   return kv;
 }
 
@@ -354,7 +354,7 @@ int64_t RocksDbStore::CommitGroup(const std::vector<Writer*>& group,
     auto it = overlay.find(op.key);
     if (it != overlay.end()) return it->second;
     if (!op.value.has_value() || corrupt_keys_.contains(op.key)) {
-      return Read(op.key, /*with_value=*/!op.value.has_value());
+      return Read(op.key);
     }
     auto known = revisions_.find(op.key);
     if (known == revisions_.end()) return std::nullopt;

@@ -73,9 +73,7 @@ class RocksDbStore final : public Store {
   // Fills revisions_ and corrupt_keys_ from every stored key (Open).
   absl::Status IndexRevisions();
   // Reads and decodes the data key `key` (without the data prefix).
-  // Without `with_value`, the value is left empty.
-  absl::StatusOr<std::optional<KeyValue>> Read(absl::string_view key,
-                                               bool with_value = true);
+  absl::StatusOr<std::optional<KeyValue>> Read(absl::string_view key);
   // As the group's leader: checks and writes the batches of `group`, which
   // start after `revision`, and fills in their results.
   // Returns the last revision it committed (`revision` when none).

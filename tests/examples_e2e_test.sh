@@ -19,14 +19,9 @@ pass() { echo "ok: $*"; }
 field() {  # field JOBSET PYTHON_EXPR_ON_js
   ctl get jobset "$1" -o json | /usr/bin/python3 -c "import json,sys; js=json.load(sys.stdin); print($2)"
 }
-# slices-restart checkpoints to a directory of this test's own: other tests (and tools/demo)
-# run the example too, and Bazel runs tests side by side.
-ckpt_dir="$CLUSTER_DIR/checkpoints"
-trap 'cluster_stop; rm -rf "$ckpt_dir"' EXIT
-rm -rf "$ckpt_dir"
-mkdir -p "$CLUSTER_DIR"
-sed "s|/tmp/jobsetd-example-checkpoints/demo|$ckpt_dir|" "$runfiles/examples/slices-restart.yaml" \
-  >"$CLUSTER_DIR/slices-restart.yaml"
+trap 'cluster_stop; rm -rf "$CLUSTER_DIR/checkpoints"' EXIT
+rm -rf "$CLUSTER_DIR/checkpoints"
+slices_restart=$(own_checkpoints "$runfiles/examples/slices-restart.yaml")
 
 cluster_start 4 || exit 1
 
@@ -80,7 +75,7 @@ fi
 ctl delete jobset paused >/dev/null
 
 # 2. Restart-all from checkpoints, and exclusive placement: each Job in its own slice.
-ctl apply -f "$CLUSTER_DIR/slices-restart.yaml" >/dev/null
+ctl apply -f "$slices_restart" >/dev/null
 if ctl wait jobset demo --for=condition=Completed --timeout=60s >/dev/null; then
   pass "examples/slices-restart.yaml completed"
 else

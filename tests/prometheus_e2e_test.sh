@@ -20,16 +20,11 @@ cleanup() {
     wait "$prom_pid" 2>/dev/null
   fi
   cluster_stop
-  rm -rf "$ckpt_dir"
+  rm -rf "$CLUSTER_DIR/checkpoints"
 }
 trap cleanup EXIT
-# slices-restart checkpoints to a directory of this test's own: other tests (and tools/demo)
-# run the example too, and Bazel runs tests side by side.
-ckpt_dir="$CLUSTER_DIR/checkpoints"
-rm -rf "$ckpt_dir"
-mkdir -p "$CLUSTER_DIR"
-sed "s|/tmp/jobsetd-example-checkpoints/demo|$ckpt_dir|" "$runfiles/examples/slices-restart.yaml" \
-  >"$CLUSTER_DIR/slices-restart.yaml"
+rm -rf "$CLUSTER_DIR/checkpoints"
+slices_restart=$(own_checkpoints "$runfiles/examples/slices-restart.yaml")
 
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
@@ -57,7 +52,7 @@ EOF
   >"$CLUSTER_DIR/prometheus.log" 2>&1 &
 prom_pid=$!
 
-ctl apply -f "$CLUSTER_DIR/slices-restart.yaml" >/dev/null
+ctl apply -f "$slices_restart" >/dev/null
 ctl wait jobset demo --for=condition=Completed --timeout=60s >/dev/null ||
   fail "the JobSet did not complete"
 

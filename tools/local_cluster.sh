@@ -9,6 +9,9 @@
 #   ctl get nodes                        # jobsetctl against it
 #   cluster_stop                         # deletes every JobSet (their pods stop), then
 #                                        # SIGTERMs what cluster_start started
+#   own_checkpoints EXAMPLE              # EXAMPLE (examples/slices-restart.yaml) rewritten
+#                                        # to checkpoint under $CLUSTER_DIR/checkpoints;
+#                                        # prints the copy's path
 #
 # Only the pids this file started are ever signalled.
 
@@ -16,6 +19,15 @@ CLUSTER_PIDS=()
 SERVER=""
 
 ctl() { "$BIN/cli/jobsetctl" --server="$SERVER" "$@"; }
+
+# Tests run slices-restart side by side (and tools/demo runs it too): each checkpoints
+# to a directory of its own, or one resumes from another's checkpoints and never fails.
+own_checkpoints() {
+  mkdir -p "$CLUSTER_DIR/checkpoints"
+  sed "s|/tmp/jobsetd-example-checkpoints/demo|$CLUSTER_DIR/checkpoints|" "$1" \
+    >"$CLUSTER_DIR/$(basename "$1")"
+  echo "$CLUSTER_DIR/$(basename "$1")"
+}
 
 cluster_start() {
   local n=$1
