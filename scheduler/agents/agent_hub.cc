@@ -212,12 +212,11 @@ absl::Status AgentHub::Persist(const api::Node& node) {
       .status();
 }
 
-void AgentHub::Run(const LaunchOrder& order) {
+void AgentHub::Run(LaunchOrder order) {
   absl::MutexLock lock(&mu_);
-  const std::string& node = order.node();
-  DesiredPod& desired = desired_[node][order.uid()];
-  desired = DesiredPod{order, /*stop=*/false};
-  auto entry = nodes_.find(node);
+  DesiredPod& desired = desired_[order.node()][order.uid()];
+  desired = DesiredPod{std::move(order), /*stop=*/false};
+  auto entry = nodes_.find(desired.order.node());
   if (entry != nodes_.end() && entry->second.session) {
     entry->second.session->PushRun(desired);
   }

@@ -117,7 +117,7 @@ class AgentHub final : public AgentFleet {
   void Attach(NodeSink* sink);
 
   // AgentFleet, called by the controller thread.
-  void Run(const LaunchOrder& order) override;
+  void Run(LaunchOrder order) override;
   void Stop(const std::string& node, const std::string& pod_uid) override;
   void Release(const std::string& node, const std::string& pod_uid) override;
 

@@ -35,8 +35,9 @@ class AgentFleet {
   virtual ~AgentFleet() = default;
 
   // Starts the pod of `order` on order.node() (or, for a pod already
-  // running, hands it the attempt's grown host table).
-  virtual void Run(const LaunchOrder& order) = 0;
+  // running, hands it the attempt's grown host table). Takes the order, so
+  // that a fleet keeping it need not copy the pod record again.
+  virtual void Run(LaunchOrder order) = 0;
 
   // Stops pod `pod_uid` on `node`; the agent reports its final status.
   virtual void Stop(const std::string& node, const std::string& pod_uid) = 0;
@@ -50,7 +51,7 @@ class AgentFleet {
 // the controller places nothing, so there is never anything to tell.
 class NoAgentFleet final : public AgentFleet {
  public:
-  void Run(const LaunchOrder&) override {}
+  void Run(LaunchOrder) override {}
   void Stop(const std::string&, const std::string&) override {}
   void Release(const std::string&, const std::string&) override {}
 };

@@ -1,6 +1,8 @@
 #include "scheduler/controller/controller_core.h"
 
 #include <algorithm>
+#include <iterator>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/numbers.h"
@@ -212,7 +214,7 @@ absl::StatusOr<int64_t> ControllerCore::Load() {
 void ControllerCore::Announce() {
   const auto no_hosts = std::make_shared<const std::vector<HostEntry>>();
   for (auto& [key, t] : jobsets_) {
-    SendLaunchOrders(t);
+    for (LaunchOrder& order : LaunchOrders(t)) fleet_->Run(std::move(order));
     // Pods still stopping: their agents keep them until they report.
     for (auto& [name, job] : t.jobs) {
       for (auto& [pod_name, pod] : job.pods) {
@@ -224,20 +226,25 @@ void ControllerCore::Announce() {
   }
 }
 
-void ControllerCore::SendLaunchOrders(const Tracked& t) {
+std::vector<LaunchOrder> ControllerCore::LaunchOrders(const Tracked& t) const {
   std::vector<std::pair<const api::Job*, const api::PodRecord*>> current;
-  std::vector<std::pair<const JobState*, const api::PodRecord*>> orders;
+  std::vector<const JobState*> jobs;
   for (const auto& [name, job] : t.jobs) {
     for (const auto& [pod_name, pod] : job.pods) {
       if (!OnNode(pod) || pod.has_deletion_timestamp()) continue;
       current.emplace_back(&job.job, &pod);
-      orders.emplace_back(&job, &pod);
+      jobs.push_back(&job);
     }
   }
-  if (orders.empty()) return;
+  std::vector<LaunchOrder> orders;
+  if (current.empty()) return orders;
   auto table =
       std::make_shared<const std::vector<HostEntry>>(HostTable(current));
-  for (const auto& [job, pod] : orders) fleet_->Run({job->shape, *pod, table});
+  orders.reserve(current.size());
+  for (size_t i = 0; i < current.size(); ++i) {
+    orders.push_back({jobs[i]->shape, *current[i].second, table});
+  }
+  return orders;
 }
 
 void ControllerCore::LoseNode(const std::string& name,
@@ -1036,6 +1043,26 @@ void ControllerCore::StageEvents(absl::Time now, PendingWrites* w) {
 }
 
 absl::Status ControllerCore::Commit(PendingWrites* w) {
+  // New pods run with their attempt's host table; the attempt's pods already
+  // running get the grown table too (their /etc/hosts is rewritten), since
+  // an attempt may be placed in waves (Recreate, dependsOn, InOrder). The
+  // orders are built while the store writes the batch (a commit conflict
+  // changes only JobSet objects, never pods), and handed out once it is
+  // durable.
+  std::vector<LaunchOrder> orders;
+  auto build_orders = [&] {
+    for (const std::string& key : w->launched) {
+      auto it = jobsets_.find(key);
+      if (it == jobsets_.end()) continue;
+      std::vector<LaunchOrder> more = LaunchOrders(it->second);
+      if (orders.empty()) {
+        orders = std::move(more);
+      } else {
+        std::move(more.begin(), more.end(), std::back_inserter(orders));
+      }
+    }
+  };
+  bool built = false;
   for (int attempt = 0; attempt < kMaxCommitRetries; ++attempt) {
     store::Batch batch;
     for (const auto& [key, value] : w->keys) {
@@ -1053,7 +1080,16 @@ absl::Status ControllerCore::Commit(PendingWrites* w) {
                    t.revision);
     }
     if (batch.empty()) break;
-    absl::StatusOr<int64_t> revision = store_->Commit(batch);
+    absl::StatusOr<int64_t> revision;
+    if (!built && !w->launched.empty()) {
+      // The store is thread-safe, and the commit touches no controller state.
+      std::thread writer([&] { revision = store_->Commit(batch); });
+      build_orders();
+      built = true;
+      writer.join();
+    } else {
+      revision = store_->Commit(batch);
+    }
     if (revision.ok()) {
       for (const std::string& key : w->jobsets)
         jobsets_.at(key).revision = *revision;
@@ -1088,13 +1124,8 @@ absl::Status ControllerCore::Commit(PendingWrites* w) {
   }
   // Tell the agents, now that it is durable.
   for (const auto& [node, uid] : w->stop) fleet_->Stop(node, uid);
-  // New pods run with their attempt's host table; the attempt's pods already
-  // running get the grown table too (their /etc/hosts is rewritten), since
-  // an attempt may be placed in waves (Recreate, dependsOn, InOrder).
-  for (const std::string& key : w->launched) {
-    auto it = jobsets_.find(key);
-    if (it != jobsets_.end()) SendLaunchOrders(it->second);
-  }
+  if (!built) build_orders();
+  for (LaunchOrder& order : orders) fleet_->Run(std::move(order));
   for (const auto& [node, uid] : w->release) fleet_->Release(node, uid);
   return absl::OkStatus();
 }

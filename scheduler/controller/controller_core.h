@@ -108,8 +108,9 @@ class ControllerCore {
   // Takes an agent's report.
   void OnPodReport(const PodReport& report);
 
-  // Runs one pass. Errors are the store's; the state stays consistent with
-  // what was committed, and the pass can be retried.
+  // Runs one pass. Errors are the store's: nothing of the pass reached the
+  // fleet, but memory is ahead of the store, so the caller must rebuild the
+  // core from the store (Controller crashes, and jobsetd's restart Loads).
   absl::Status Pass();
 
   // When the next timer (TTL, activeDeadlineSeconds) is due, if any.
@@ -232,9 +233,9 @@ class ControllerCore {
   Requirements(const api::Job& job);
   // Stages every changed Job and JobPods record as store writes.
   void StageChildren(PendingWrites* w);
-  // Tells the fleet to run the placed, current pods of `t`, with the host
-  // table of all of them.
-  void SendLaunchOrders(const Tracked& t);
+  // Orders to run the placed, current pods of `t`, with the host table of
+  // all of them.
+  std::vector<LaunchOrder> LaunchOrders(const Tracked& t) const;
   // Stages `w`'s events as store writes, trimming each JobSet's to the
   // retention; once a minute, trims every JobSet's by age.
   void StageEvents(absl::Time now, PendingWrites* w);

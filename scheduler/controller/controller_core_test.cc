@@ -37,7 +37,7 @@ using ::testing::SizeIs;
 
 class FakeFleet : public AgentFleet {
  public:
-  void Run(const LaunchOrder& order) override {
+  void Run(LaunchOrder order) override {
     running[order.uid()] = order.Pod();
     last_hosts = *order.hosts;
     ++runs;
@@ -67,6 +67,35 @@ NodeInfo Node(const std::string& name, const std::string& pool, int gpus = 8) {
   n.allocatable.extended["nvidia.com/gpu"] = gpus;
   return n;
 }
+
+// A MemoryStore whose commits can be made to fail, as a full disk would.
+class FlakyStore : public store::Store {
+ public:
+  absl::StatusOr<std::optional<store::KeyValue>> Get(
+      absl::string_view key) override {
+    return store_.Get(key);
+  }
+  absl::StatusOr<store::ScanResult> Scan(absl::string_view prefix,
+                                         absl::string_view start_after,
+                                         size_t limit) override {
+    return store_.Scan(prefix, start_after, limit);
+  }
+  absl::StatusOr<int64_t> Commit(const store::Batch& batch) override {
+    if (fail_commits) return absl::UnavailableError("disk full");
+    return store_.Commit(batch);
+  }
+  int64_t CurrentRevision() override { return store_.CurrentRevision(); }
+  absl::StatusOr<std::vector<store::Event>> WaitForEvents(
+      absl::string_view prefix, int64_t after_revision, absl::Time deadline,
+      size_t max_events) override {
+    return store_.WaitForEvents(prefix, after_revision, deadline, max_events);
+  }
+
+  bool fail_commits = false;
+
+ private:
+  store::MemoryStore store_;
+};
 
 // `replicas` one-pod Jobs; any pod failing restarts the whole JobSet (up
 // to 3 times).
@@ -180,7 +209,7 @@ class ControllerCoreTest : public ::testing::Test {
     return *js;
   }
 
-  store::MemoryStore store_;
+  FlakyStore store_;
   FakeClock clock_;
   FakeFleet fleet_;
   std::unique_ptr<ControllerCore> core_;
@@ -235,6 +264,18 @@ TEST_F(ControllerCoreTest, RunsAJobSetToCompletion) {
   api::JobSet js;
   ASSERT_TRUE(js.ParseFromString((*stored)->value));
   EXPECT_EQ(js.status().terminal_state(), "Completed");
+}
+
+TEST_F(ControllerCoreTest, NoPodIsLaunchedBeforeItsCommitIsDurable) {
+  Submit(JobSetBuilder("train").Replicated("workers", 2, 2, 2).Build());
+  store_.fail_commits = true;
+  EXPECT_EQ(core_->Pass().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(fleet_.runs, 0);
+  // Memory is now ahead of the store: jobsetd rebuilds from what is durable.
+  store_.fail_commits = false;
+  Restart();
+  Settle();
+  EXPECT_THAT(fleet_.running, SizeIs(4));
 }
 
 TEST_F(ControllerCoreTest, RestartsAllPodsOnTheSameNodesAndFencesStaleReports) {

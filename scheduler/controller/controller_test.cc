@@ -23,7 +23,7 @@ using ::jobset::testing::IsOk;
 
 class RecordingFleet : public AgentFleet {
  public:
-  void Run(const LaunchOrder& order) override {
+  void Run(LaunchOrder order) override {
     absl::MutexLock lock(&mu_);
     running_.push_back(order.Pod());
   }
