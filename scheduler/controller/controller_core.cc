@@ -252,7 +252,7 @@ void ControllerCore::LoseNode(const std::string& name,
                               const std::string& message) {
   if (auto node = nodes_.find(name); node != nodes_.end()) {
     node->second.ready = false;
-    ForgetHosts();
+    ForgetSnapshot();
   }
   const absl::Time now = clock_->Now();
   for (auto& [key, t] : jobsets_) {
@@ -292,14 +292,14 @@ void ControllerCore::LoseNode(const std::string& name,
 }
 
 void ControllerCore::SetNode(NodeInfo node) {
-  ForgetHosts();
+  ForgetSnapshot();
   auto [it, added] = nodes_.insert_or_assign(node.name, std::move(node));
   if (added) node_by_name_[it->first] = &it->second;
   capacity_grew_ = true;
 }
 
-void ControllerCore::ForgetHosts() {
-  hosts_cache_.clear();
+void ControllerCore::ForgetSnapshot() {
+  last_snapshot_.reset();
   ++nodes_generation_;
 }
 
@@ -779,35 +779,31 @@ ControllerCore::Requirements(const api::Job& job) {
 }
 
 absl::StatusOr<placement::ClusterSnapshot> ControllerCore::Snapshot() {
-  // The nodes' records, in name order (nodes_ is): the cached ones with last
-  // time's usage cleared, or built afresh when a node changed since.
-  std::vector<placement::HostRecord> records = std::move(hosts_cache_);
-  hosts_cache_.clear();
-  if (records.size() != nodes_.size()) {
-    records.clear();
-    records.resize(nodes_.size());
+  // The last snapshot's hosts and indexes with its usage cleared, or the
+  // nodes' records afresh when a node changed since (nodes_ is in name order,
+  // as snapshots number their hosts).
+  std::optional<placement::ClusterSnapshotBuilder> builder;
+  if (last_snapshot_.has_value()) {
+    builder.emplace(*std::move(last_snapshot_));
+    last_snapshot_.reset();
+  } else {
+    builder.emplace(nodes_.size());
     host_position_.clear();
     host_position_.reserve(nodes_.size());
-    size_t i = 0;
+    size_t position = 0;
     for (const auto& [name, node] : nodes_) {
-      host_position_[name] = i;
-      placement::HostRecord& r = records[i++];
+      host_position_[name] = position++;
+      placement::HostRecord r;
       r.name = name;
       r.labels = node.labels;
       r.taints = node.taints;
       r.allocatable = node.allocatable;
       r.ready = node.ready;
       r.cordoned = node.cordoned;
-    }
-  } else {
-    for (placement::HostRecord& r : records) {
-      r.allocated = {};
-      r.used_host_ports.clear();
-      r.jobs.clear();
+      builder->AddHost(std::move(r));
     }
   }
   lent_generation_ = nodes_generation_;
-  placement::ClusterSnapshotBuilder builder(records.size());
   for (const auto& [key, t] : jobsets_) {
     for (const auto& [name, state] : t.jobs) {
       const api::Job& job = state.job;
@@ -821,7 +817,7 @@ absl::StatusOr<placement::ClusterSnapshot> ControllerCore::Snapshot() {
         if (!OnNode(pod)) continue;
         auto position = host_position_.find(pod.node_name());
         if (position == host_position_.end()) continue;
-        placement::HostRecord* host = &records[position->second];
+        placement::HostRecord* host = &builder->host(position->second);
         // Capacity and host ports of pods still stopping count as used.
         if (req != requirements_.end()) {
           Add(req->second->resources, &host->allocated);
@@ -833,7 +829,7 @@ absl::StatusOr<placement::ClusterSnapshot> ControllerCore::Snapshot() {
         if (topology != job.metadata().annotations().end() && !held) {
           auto value = host->labels.find(topology->second);
           if (value != host->labels.end()) {
-            builder.AddHold(
+            builder->AddHold(
                 {topology->second, value->second, job_key, priority});
             held = true;
           }
@@ -841,17 +837,13 @@ absl::StatusOr<placement::ClusterSnapshot> ControllerCore::Snapshot() {
       }
     }
   }
-  for (placement::HostRecord& r : records) {
-    std::sort(r.used_host_ports.begin(), r.used_host_ports.end());
-    builder.AddHost(std::move(r));
-  }
-  return builder.Build();
+  return builder->Build();
 }
 
-void ControllerCore::RecycleHosts(
+void ControllerCore::RecycleSnapshot(
     absl::StatusOr<placement::ClusterSnapshot> snapshot) {
   if (!snapshot.ok() || lent_generation_ != nodes_generation_) return;
-  hosts_cache_ = std::move(*snapshot).ReleaseHosts();
+  last_snapshot_ = *std::move(snapshot);
 }
 
 void ControllerCore::PlacePending(absl::Time now, PendingWrites* w) {
@@ -883,11 +875,11 @@ void ControllerCore::PlacePending(absl::Time now, PendingWrites* w) {
                                          **snapshot, now, w)) {
           return placement::FitResult::kNoRoomNow;
         }
-        RecycleHosts(*std::move(snapshot));
+        RecycleSnapshot(*std::move(snapshot));
         snapshot.reset();
         return placement::FitResult::kPlaced;
       });
-  if (snapshot.has_value()) RecycleHosts(*std::move(snapshot));
+  if (snapshot.has_value()) RecycleSnapshot(*std::move(snapshot));
   for (size_t i : pass.placed) {
     jobsets_[pending[i].key].skips = 0;
     pending_gangs_.erase(pending[i].key);

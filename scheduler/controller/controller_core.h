@@ -223,12 +223,12 @@ class ControllerCore {
   bool TryPlace(const std::string& key, int32_t priority,
                 const placement::ClusterSnapshot& snapshot, absl::Time now,
                 PendingWrites* w);
-  // Builds a snapshot of the nodes and the pods' usage, taking the cached
-  // host records; RecycleHosts gives them back when it is done with.
+  // Builds a snapshot of the nodes and the pods' usage, from the last one
+  // when no node changed since; RecycleSnapshot keeps it for the next.
   absl::StatusOr<placement::ClusterSnapshot> Snapshot();
-  void RecycleHosts(absl::StatusOr<placement::ClusterSnapshot> snapshot);
-  // A node changed: the cached host records are stale.
-  void ForgetHosts();
+  void RecycleSnapshot(absl::StatusOr<placement::ClusterSnapshot> snapshot);
+  // A node changed: the last snapshot's hosts are stale.
+  void ForgetSnapshot();
   absl::StatusOr<std::shared_ptr<const placement::PodRequirements>>
   Requirements(const api::Job& job);
   // Stages every changed Job and JobPods record as store writes.
@@ -264,13 +264,13 @@ class ControllerCore {
   bool capacity_grew_ = true;
   std::map<std::string, NodeInfo> nodes_;  // Never erased.
   absl::flat_hash_map<absl::string_view, const NodeInfo*> node_by_name_;
-  // The nodes as placement's host records, in name order, kept between
-  // snapshots so that every placement does not copy every node's labels;
-  // empty after a node changed (ForgetHosts). host_position_ indexes them.
-  std::vector<placement::HostRecord> hosts_cache_;
+  // The last placement's snapshot, kept so that the next does not copy every
+  // node's labels and index them again; empty after a node changed
+  // (ForgetSnapshot). host_position_ gives each node's host id.
+  std::optional<placement::ClusterSnapshot> last_snapshot_;
   absl::flat_hash_map<absl::string_view, size_t> host_position_;
-  // Bumped by ForgetHosts: records lent to a snapshot taken before a node
-  // changed are not taken back.
+  // Bumped by ForgetSnapshot: a snapshot taken before a node changed is not
+  // kept.
   uint64_t nodes_generation_ = 0;
   uint64_t lent_generation_ = 0;
   // Every pod by uid, for fencing reports. The keys view the records' own

@@ -9,11 +9,15 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 
 namespace jobset::scheduler::placement {
 namespace {
 
 constexpr int64_t kUnlimitedPods = int64_t{1} << 40;
+bool HasUsage(const Resources& r) {
+  return r.cpu_millis != 0 || r.memory_bytes != 0 || !r.extended.empty();
+}
 
 absl::Status CheckNonNegative(const HostRecord& host) {
   auto negative = [&](absl::string_view resource) {
@@ -59,17 +63,27 @@ std::optional<ClusterSnapshot::JobId> ClusterSnapshot::FindJob(
   return it->second;
 }
 
-std::vector<HostRecord> ClusterSnapshot::ReleaseHosts() && {
-  std::vector<HostRecord> hosts = std::move(hosts_);
-  *this = ClusterSnapshot();
-  return hosts;
-}
-
 ClusterSnapshotBuilder::ClusterSnapshotBuilder(size_t expected_hosts) {
   hosts_.reserve(expected_hosts);
-  for (absl::string_view key : kDefaultTopologyKeys) {
-    index_keys_.emplace(key);
+  Reset();
+}
+
+ClusterSnapshotBuilder::ClusterSnapshotBuilder(ClusterSnapshot previous)
+    : base_(std::move(previous)) {
+  Reset();
+  for (HostRecord& host : base_->hosts_) {
+    if (HasUsage(host.allocated)) host.allocated = {};
+    host.used_host_ports.clear();
+    host.jobs.clear();
   }
+}
+
+void ClusterSnapshotBuilder::Reset() {
+  hosts_.clear();
+  holds_.clear();
+  sorted_ = true;
+  index_keys_.clear();
+  for (absl::string_view key : kDefaultTopologyKeys) index_keys_.emplace(key);
 }
 
 ClusterSnapshotBuilder& ClusterSnapshotBuilder::IndexLabel(std::string key) {
@@ -78,17 +92,7 @@ ClusterSnapshotBuilder& ClusterSnapshotBuilder::IndexLabel(std::string key) {
 }
 
 ClusterSnapshotBuilder& ClusterSnapshotBuilder::AddHost(HostRecord host) {
-  // Gather while the record is hot: name order, and resource names.
   if (!hosts_.empty() && !(hosts_.back().name < host.name)) sorted_ = false;
-  for (const Resources* resources : {&host.allocatable, &host.allocated}) {
-    for (const auto& [name, amount] : resources->extended) {
-      // Clusters have few resource names: a linear search beats hashing.
-      if (std::find(extended_.begin(), extended_.end(), name) ==
-          extended_.end()) {
-        extended_.push_back(name);
-      }
-    }
-  }
   hosts_.push_back(std::move(host));
   return *this;
 }
@@ -152,27 +156,32 @@ class TopologyFinder {
   std::vector<Entry> recent_;
 };
 
-// Writes allocatable minus allocated of each resource into `free`.
-void FillFree(const HostRecord& host,
-              const std::vector<std::string>& resource_names, int64_t* free) {
-  free[0] = host.allocatable.cpu_millis - host.allocated.cpu_millis;
-  free[1] = host.allocatable.memory_bytes - host.allocated.memory_bytes;
-  for (size_t r = 2; r < resource_names.size(); ++r) free[r] = 0;
-  // Both the host's maps and resource_names are sorted: merge.
-  auto add = [&](const Resources& resources, int sign) {
-    size_t r = 2;
-    for (const auto& [name, amount] : resources.extended) {
-      while (r < resource_names.size() && resource_names[r] < name) ++r;
-      free[r] += sign * amount;
-    }
-  };
-  add(host.allocatable, 1);
-  add(host.allocated, -1);
+// Adds `sign` times each amount of `resources` to `row`, a row of free_
+// (every extended resource named is in resource_names).
+void AddResources(const Resources& resources, int sign,
+                  const std::vector<std::string>& resource_names,
+                  int64_t* row) {
+  row[0] += sign * resources.cpu_millis;
+  row[1] += sign * resources.memory_bytes;
+  // Both the map and resource_names are sorted: merge.
+  size_t r = 2;
+  for (const auto& [name, amount] : resources.extended) {
+    while (r < resource_names.size() && resource_names[r] < name) ++r;
+    row[r] += sign * amount;
+  }
+}
+
+// Writes the host's allocatable amount of each resource into `row`.
+void FillCapacity(const HostRecord& host,
+                  const std::vector<std::string>& resource_names,
+                  int64_t* row) {
+  std::fill(row, row + resource_names.size(), 0);
+  AddResources(host.allocatable, 1, resource_names, row);
   for (size_t r = 2; r < resource_names.size(); ++r) {
     // A host that does not count its pods takes any number of them.
     if (resource_names[r] == kPods &&
         !host.allocatable.extended.contains(kPods)) {
-      free[r] = kUnlimitedPods;
+      row[r] = kUnlimitedPods;
     }
   }
 }
@@ -218,89 +227,88 @@ ClusterSnapshot::Topology ClusterSnapshot::ScanTopology(
   return topology;
 }
 
-absl::StatusOr<ClusterSnapshot> ClusterSnapshotBuilder::Build() {
-  ClusterSnapshot s;
+bool ClusterSnapshotBuilder::UsageFits(const ClusterSnapshot& s) {
+  for (const HostRecord& host : s.hosts_) {
+    for (const auto& [name, amount] : host.allocated.extended) {
+      if (!s.FindResource(name).has_value()) return false;
+    }
+  }
+  return true;
+}
+
+absl::Status ClusterSnapshotBuilder::BuildIndexes(ClusterSnapshot& s) {
   // Name order makes every later decision independent of the order in which
   // the caller happened to list its hosts.
+  std::vector<HostRecord>& hosts = s.hosts_;
   if (!sorted_) {
     // Sort copies of the names (short names sit inline, so the sort stays
     // in one array), then move each record once.
     std::vector<std::pair<std::string, int32_t>> order;
-    order.reserve(hosts_.size());
-    for (size_t i = 0; i < hosts_.size(); ++i) {
-      order.emplace_back(hosts_[i].name, static_cast<int32_t>(i));
+    order.reserve(hosts.size());
+    for (size_t i = 0; i < hosts.size(); ++i) {
+      order.emplace_back(hosts[i].name, static_cast<int32_t>(i));
     }
     std::sort(order.begin(), order.end());
     std::vector<HostRecord> sorted;
-    sorted.reserve(hosts_.size());
-    for (const auto& [name, i] : order) sorted.push_back(std::move(hosts_[i]));
-    hosts_.swap(sorted);
+    sorted.reserve(hosts.size());
+    for (const auto& [name, i] : order) sorted.push_back(std::move(hosts[i]));
+    hosts.swap(sorted);
   }
-  for (const DomainHold& hold : holds_) {
-    if (hold.topology_key.empty() || hold.domain.empty() ||
-        hold.job_key.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "hold of \"", hold.topology_key, "=", hold.domain, "\" by \"",
-          hold.job_key, "\": topology key, domain and job key are required"));
+
+  // Resources: cpu, memory, then extended names in order. Clusters have few
+  // resource names: a linear search beats hashing.
+  std::vector<std::string> extended;
+  for (const HostRecord& host : hosts) {
+    for (const Resources* resources : {&host.allocatable, &host.allocated}) {
+      for (const auto& [name, amount] : resources->extended) {
+        if (std::find(extended.begin(), extended.end(), name) ==
+            extended.end()) {
+          extended.push_back(name);
+        }
+      }
     }
   }
-
-  // Resources: cpu, memory, then extended names in order.
+  std::sort(extended.begin(), extended.end());
   s.resource_names_ = {std::string(kCpu), std::string(kMemory)};
-  const size_t first_extended = s.resource_names_.size();
-  s.resource_names_.insert(s.resource_names_.end(), extended_.begin(),
-                           extended_.end());
-  std::sort(s.resource_names_.begin() + first_extended,
-            s.resource_names_.end());
-  const int num_resources = static_cast<int>(s.resource_names_.size());
+  s.resource_names_.insert(s.resource_names_.end(), extended.begin(),
+                           extended.end());
 
-  // One pass over the hosts, so that each record is read once.
-  const int num_hosts = static_cast<int>(hosts_.size());
+  const int num_hosts = static_cast<int>(hosts.size());
+  s.host_by_name_.clear();
   s.host_by_name_.reserve(num_hosts);
-  s.free_.resize(static_cast<size_t>(num_hosts) * num_resources);
-  s.plain_.reserve(num_hosts);
-  s.job_offsets_.reserve(num_hosts + 1);
-  s.job_offsets_.push_back(0);
-  auto intern = [&s](const std::string& job_key) {
-    auto [it, inserted] = s.job_by_key_.try_emplace(
-        job_key, static_cast<ClusterSnapshot::JobId>(s.job_keys_.size()));
-    if (inserted) s.job_keys_.push_back(job_key);
-    return it->second;
-  };
-  for (const DomainHold& hold : holds_) index_keys_.insert(hold.topology_key);
+  s.topologies_.clear();
   for (const std::string& key : index_keys_) {
     s.topologies_[key].domain_of_host.assign(num_hosts, -1);
   }
+  s.indexed_keys_ = index_keys_;
   TopologyFinder topologies(&s.topologies_);
   for (int h = 0; h < num_hosts; ++h) {
-    HostRecord& host = hosts_[h];
+    const HostRecord& host = hosts[h];
     if (host.name.empty()) {
       return absl::InvalidArgumentError("host with an empty name");
     }
-    if (h > 0 && hosts_[h - 1].name == host.name) {
+    if (h > 0 && hosts[h - 1].name == host.name) {
       return absl::InvalidArgumentError(
           absl::StrCat("duplicate host ", host.name));
     }
-    if (absl::Status status = CheckNonNegative(host); !status.ok()) {
-      return status;
-    }
+    JOBSET_RETURN_IF_ERROR(CheckNonNegative(host));
     s.host_by_name_.emplace(host.name, h);
-    FillFree(host, s.resource_names_,
-             &s.free_[static_cast<size_t>(h) * num_resources]);
     for (const auto& [key, value] : host.labels) topologies.Add(key, value, h);
-    for (const HostJob& job : host.jobs) {
-      s.jobs_on_host_.push_back({intern(job.job_key), job.priority});
-    }
-    s.job_offsets_.push_back(static_cast<uint32_t>(s.jobs_on_host_.size()));
-    std::sort(host.used_host_ports.begin(), host.used_host_ports.end());
+  }
+  const int num_resources = s.num_resources();
+  s.capacity_.resize(static_cast<size_t>(num_hosts) * num_resources);
+  s.schedulable_.clear();
+  s.schedulable_.reserve(num_hosts);
+  for (int h = 0; h < num_hosts; ++h) {
+    const HostRecord& host = hosts[h];
+    FillCapacity(host, s.resource_names_,
+                 &s.capacity_[static_cast<size_t>(h) * num_resources]);
     const bool hard_taint =
         std::any_of(host.taints.begin(), host.taints.end(), [](const Taint& t) {
           return t.effect != TaintEffect::kPreferNoSchedule;
         });
-    s.plain_.push_back(host.ready && !host.cordoned && !hard_taint &&
-                       host.used_host_ports.empty());
+    s.schedulable_.push_back(host.ready && !host.cordoned && !hard_taint);
   }
-
   // Lay out the hosts of each key's domains; drop keys no host carries.
   for (auto it = s.topologies_.begin(); it != s.topologies_.end();) {
     if (it->second.domains.empty()) {
@@ -310,8 +318,59 @@ absl::StatusOr<ClusterSnapshot> ClusterSnapshotBuilder::Build() {
       ++it;
     }
   }
+  return absl::OkStatus();
+}
+
+void ClusterSnapshotBuilder::IndexMissingKeys(ClusterSnapshot& s) {
+  for (const std::string& key : index_keys_) {
+    if (!s.indexed_keys_.insert(key).second) continue;
+    ClusterSnapshot::Topology topology = s.ScanTopology(key);
+    if (!topology.domains.empty()) s.topologies_[key] = std::move(topology);
+  }
+}
+
+void ClusterSnapshotBuilder::BuildUsage(ClusterSnapshot& s) {
+  const int num_hosts = s.num_hosts();
+  const int num_resources = s.num_resources();
+  s.free_ = s.capacity_;
+  const std::optional<int> pods = s.FindResource(kPods);
+  s.plain_.clear();
+  s.plain_.reserve(num_hosts);
+  s.job_keys_.clear();
+  s.job_by_key_.clear();
+  s.jobs_on_host_.clear();
+  s.job_offsets_.clear();
+  s.job_offsets_.reserve(num_hosts + 1);
+  s.job_offsets_.push_back(0);
+  auto intern = [&s](const std::string& job_key) {
+    auto [it, inserted] = s.job_by_key_.try_emplace(
+        job_key, static_cast<ClusterSnapshot::JobId>(s.job_keys_.size()));
+    if (inserted) s.job_keys_.push_back(job_key);
+    return it->second;
+  };
+  for (int h = 0; h < num_hosts; ++h) {
+    HostRecord& host = s.hosts_[h];
+    if (HasUsage(host.allocated)) {
+      int64_t* row = &s.free_[static_cast<size_t>(h) * num_resources];
+      const int64_t pod_room = pods.has_value() ? row[*pods] : 0;
+      AddResources(host.allocated, -1, s.resource_names_, row);
+      if (pod_room == kUnlimitedPods) row[*pods] = kUnlimitedPods;
+    }
+    for (const HostJob& job : host.jobs) {
+      s.jobs_on_host_.push_back({intern(job.job_key), job.priority});
+    }
+    s.job_offsets_.push_back(static_cast<uint32_t>(s.jobs_on_host_.size()));
+    std::sort(host.used_host_ports.begin(), host.used_host_ports.end());
+    s.plain_.push_back(s.schedulable_[h] && host.used_host_ports.empty());
+  }
 
   // Holds: on their domain, and on every host of the domain.
+  for (auto& [key, topology] : s.topologies_) {
+    for (ClusterSnapshot::Domain& domain : topology.domains) {
+      domain.holds.clear();
+    }
+  }
+  s.num_holds_ = 0;
   std::vector<std::pair<ClusterSnapshot::HostId, ClusterSnapshot::Holder>>
       host_holds;
   for (const DomainHold& hold : holds_) {
@@ -333,16 +392,32 @@ absl::StatusOr<ClusterSnapshot> ClusterSnapshotBuilder::Build() {
   for (int h = 0; h < num_hosts; ++h) {
     s.hold_offsets_[h + 1] += s.hold_offsets_[h];
   }
+  s.holds_on_host_.clear();
   s.holds_on_host_.reserve(host_holds.size());
   for (const auto& [h, holder] : host_holds) s.holds_on_host_.push_back(holder);
+}
 
-  s.hosts_ = std::move(hosts_);
-  hosts_.clear();
-  holds_.clear();
-  extended_.clear();
-  sorted_ = true;
-  index_keys_.clear();
-  for (absl::string_view key : kDefaultTopologyKeys) index_keys_.emplace(key);
+absl::StatusOr<ClusterSnapshot> ClusterSnapshotBuilder::Build() {
+  for (const DomainHold& hold : holds_) {
+    if (hold.topology_key.empty() || hold.domain.empty() ||
+        hold.job_key.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "hold of \"", hold.topology_key, "=", hold.domain, "\" by \"",
+          hold.job_key, "\": topology key, domain and job key are required"));
+    }
+    index_keys_.insert(hold.topology_key);
+  }
+  ClusterSnapshot s;
+  if (base_.has_value() && UsageFits(*base_)) {
+    s = *std::move(base_);
+    IndexMissingKeys(s);
+  } else {
+    s.hosts_ = base_.has_value() ? std::move(base_->hosts_) : std::move(hosts_);
+    JOBSET_RETURN_IF_ERROR(BuildIndexes(s));
+  }
+  BuildUsage(s);
+  base_.reset();
+  Reset();
   return s;
 }
 

@@ -118,10 +118,6 @@ class ClusterSnapshot {
   // decide whether a pod fits.
   bool plain(HostId id) const { return plain_[id] != 0; }
   std::optional<HostId> FindHost(absl::string_view name) const;
-  // Gives the host records back, in name order, and leaves the snapshot
-  // empty: a caller that builds snapshots of the same hosts again can reuse
-  // them rather than copy every host's labels each time.
-  std::vector<HostRecord> ReleaseHosts() &&;
 
   // Returns the domains of an indexed label key (see
   // ClusterSnapshotBuilder::IndexLabel), or nullptr when the key is not
@@ -174,8 +170,15 @@ class ClusterSnapshot {
   std::vector<uint8_t> plain_;
   absl::flat_hash_map<absl::string_view, HostId> host_by_name_;
   absl::flat_hash_map<std::string, Topology> topologies_;
+  // Every key the snapshot indexed, carried by a host (in topologies_) or
+  // not.
+  absl::flat_hash_set<std::string> indexed_keys_;
   std::vector<std::string> resource_names_;
+  // Per host: allocatable (indexed with the hosts), and that minus the usage.
+  std::vector<int64_t> capacity_;
   std::vector<int64_t> free_;
+  // Per host: ready, not cordoned, no NoSchedule or NoExecute taint.
+  std::vector<uint8_t> schedulable_;
   std::vector<std::string> job_keys_;
   absl::flat_hash_map<std::string, JobId> job_by_key_;
   std::vector<uint32_t> job_offsets_;
@@ -185,18 +188,34 @@ class ClusterSnapshot {
   size_t num_holds_ = 0;
 };
 
-// Collects host records and holds, then builds a ClusterSnapshot in one pass
-// over the hosts. Thread-compatible.
+// Collects host records and holds, then builds a ClusterSnapshot.
+// Thread-compatible.
 //
 //   ClusterSnapshotBuilder builder(records.size());
 //   for (HostRecord& r : records) builder.AddHost(std::move(r));
 //   builder.AddHold({"cloud.google.com/gke-nodepool", "pool-3", "ns/a", 0});
 //   absl::StatusOr<ClusterSnapshot> snapshot = builder.Build();
+//
+// A caller that snapshots the same hosts again with new usage starts from
+// the last snapshot, which keeps its host records and label indexes:
+//
+//   ClusterSnapshotBuilder again(*std::move(snapshot));  // usage cleared
+//   again.host(id).allocated = ...;
+//   snapshot = again.Build();
 class ClusterSnapshotBuilder {
  public:
   explicit ClusterSnapshotBuilder(size_t expected_hosts = 0);
+  // Starts from the hosts of `previous`, in its host id order, with their
+  // usage (allocated, used_host_ports, jobs) and its holds cleared. Their
+  // names, labels, taints, allocatable and readiness must not be changed:
+  // Build() keeps the indexes `previous` built from them, and so costs
+  // little more than the usage does. AddHost() must not be called.
+  explicit ClusterSnapshotBuilder(ClusterSnapshot previous);
 
   ClusterSnapshotBuilder& AddHost(HostRecord host);
+  // The i-th host added, or the host of id i of the snapshot started from:
+  // for setting its usage before Build().
+  HostRecord& host(size_t i) { return base_ ? base_->hosts_[i] : hosts_[i]; }
   // Adds an exclusive hold; its topology key is indexed.
   ClusterSnapshotBuilder& AddHold(DomainHold hold);
   // Indexes the domains of a label key, besides kDefaultTopologyKeys. The
@@ -211,11 +230,23 @@ class ClusterSnapshotBuilder {
   absl::StatusOr<ClusterSnapshot> Build();
 
  private:
+  // Whether `s`, started from, can keep its indexes: every resource the
+  // hosts' usage names is indexed.
+  static bool UsageFits(const ClusterSnapshot& s);
+  // Builds the host and label indexes of s.hosts_.
+  absl::Status BuildIndexes(ClusterSnapshot& s);
+  // Indexes the keys not indexed yet (of holds, or IndexLabel).
+  void IndexMissingKeys(ClusterSnapshot& s);
+  // Fills in the usage: free capacity, plain hosts, Jobs on hosts, holds.
+  void BuildUsage(ClusterSnapshot& s);
+  // Empties the builder, but for base_.
+  void Reset();
+
+  std::optional<ClusterSnapshot> base_;  // The snapshot started from.
   std::vector<HostRecord> hosts_;
   std::vector<DomainHold> holds_;
   absl::flat_hash_set<std::string> index_keys_;
-  bool sorted_ = true;                 // hosts_ in name order so far
-  std::vector<std::string> extended_;  // extended resource names seen
+  bool sorted_ = true;  // hosts_ in name order so far
 };
 
 }  // namespace jobset::scheduler::placement

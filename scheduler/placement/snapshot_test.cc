@@ -51,25 +51,56 @@ TEST(ClusterSnapshotTest, HostsInNameOrderWithLabelIndex) {
   EXPECT_EQ(snapshot->FindTopology("rack"), nullptr);
 }
 
-TEST(ClusterSnapshotTest, ReleasedHostsBuildTheSameSnapshotAgain) {
+TEST(ClusterSnapshotTest, ASnapshotStartedFromTheLastKeepsItsHostsNotItsUsage) {
   ClusterSnapshotBuilder builder;
-  builder.AddHost(testing::GpuHost("b", 8, {{"rack", "r1"}}));
-  builder.AddHost(testing::GpuHost("a", 4, {{"rack", "r2"}}));
-  absl::StatusOr<ClusterSnapshot> snapshot = builder.Build();
-  ASSERT_TRUE(snapshot.ok()) << snapshot.status();
-  std::vector<HostRecord> hosts = std::move(*snapshot).ReleaseHosts();
-  EXPECT_EQ(snapshot->num_hosts(), 0);
-  ASSERT_EQ(hosts.size(), 2);
-  EXPECT_EQ(hosts[0].name, "a");  // name order
-  EXPECT_EQ(hosts[1].labels.at("rack"), "r1");
+  HostRecord b = testing::GpuHost("b", 8, {{"rack", "r1"}, {"team", "x"}});
+  b.allocated.extended[testing::kGpu] = 6;
+  b.jobs.push_back({"ns/old", 0});
+  b.used_host_ports.push_back({HostPort::Protocol::kTcp, 80});
+  builder.AddHost(std::move(b));
+  builder.AddHost(testing::GpuHost("a", 4, {{"rack", "r2"}, {"team", "y"}}));
+  builder.AddHold({"rack", "r1", "ns/old", 0});
+  absl::StatusOr<ClusterSnapshot> first = builder.Build();
+  ASSERT_TRUE(first.ok()) << first.status();
+  const int gpu = *first->FindResource(testing::kGpu);
+  EXPECT_EQ(first->free(1)[gpu], 2);
+  EXPECT_FALSE(first->plain(1));
+  EXPECT_EQ(first->FindTopology("team"), nullptr);  // not indexed
 
-  ClusterSnapshotBuilder again;
-  for (HostRecord& host : hosts) again.AddHost(std::move(host));
-  absl::StatusOr<ClusterSnapshot> rebuilt = again.Build();
+  // Host ids are name order; the old usage and holds are gone.
+  ClusterSnapshotBuilder again(*std::move(first));
+  EXPECT_EQ(again.host(1).name, "b");
+  EXPECT_THAT(again.host(1).jobs, IsEmpty());
+  again.host(0).allocated.extended[testing::kGpu] = 1;
+  again.host(0).jobs.push_back({"ns/new", 3});
+  again.AddHold({"team", "y", "ns/new", 3});  // a key not indexed before
+  absl::StatusOr<ClusterSnapshot> second = again.Build();
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_THAT(second->FindHost("b"), Optional(1));
+  EXPECT_EQ(second->free(0)[gpu], 3);
+  EXPECT_EQ(second->free(1)[gpu], 8);
+  EXPECT_TRUE(second->plain(1));
+  ASSERT_THAT(second->jobs_on_host(0), ElementsAre(IsHolder(0, 3)));
+  EXPECT_EQ(second->job_key(0), "ns/new");
+  EXPECT_THAT(second->jobs_on_host(1), IsEmpty());
+  EXPECT_THAT(second->FindTopology("rack")->domain_of_host, ElementsAre(0, 1));
+  EXPECT_THAT(second->FindTopology("rack")->domains[1].holds, IsEmpty());
+  EXPECT_THAT(second->holds_on_host(1), IsEmpty());
+  ASSERT_NE(second->FindTopology("team"), nullptr);
+  EXPECT_THAT(second->FindTopology("team")->domains[0].holds,
+              ElementsAre(IsHolder(0, 3)));
+  EXPECT_THAT(second->holds_on_host(0), ElementsAre(IsHolder(0, 3)));
+  EXPECT_EQ(second->num_holds(), 1);
+
+  // Usage of a resource no host declared: the indexes are built again.
+  ClusterSnapshotBuilder third(*std::move(second));
+  third.host(1).allocated.extended["example.com/fpga"] = 1;
+  absl::StatusOr<ClusterSnapshot> rebuilt = third.Build();
   ASSERT_TRUE(rebuilt.ok()) << rebuilt.status();
-  EXPECT_THAT(rebuilt->FindHost("b"), Optional(1));
-  ASSERT_NE(rebuilt->FindTopology("rack"), nullptr);
-  EXPECT_THAT(rebuilt->FindTopology("rack")->domain_of_host, ElementsAre(0, 1));
+  ASSERT_TRUE(rebuilt->FindResource("example.com/fpga").has_value());
+  EXPECT_EQ(rebuilt->free(1)[*rebuilt->FindResource("example.com/fpga")], -1);
+  EXPECT_EQ(rebuilt->free(1)[*rebuilt->FindResource(testing::kGpu)], 8);
+  EXPECT_THAT(rebuilt->FindHost("a"), Optional(0));
 }
 
 TEST(ClusterSnapshotTest, OnlyTopologyKeysAreIndexedOthersAreScanned) {
