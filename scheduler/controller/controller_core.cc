@@ -29,6 +29,8 @@ constexpr size_t kScanPage = 1000;
 constexpr int kMaxReconcileRounds = 10;
 constexpr int kMaxCommitRetries = 5;
 constexpr size_t kMaxJobSetsPerPass = 32;
+// Fewer records than this are serialized on the controller thread alone.
+constexpr size_t kParallelRecords = 64;
 
 std::string JobSetStoreKey(const api::JobSet& js) {
   return store::keys::JobSetKey(js.metadata().namespace_(),
@@ -219,17 +221,27 @@ void ControllerCore::Announce() {
     for (auto& [name, job] : t.jobs) {
       for (auto& [pod_name, pod] : job.pods) {
         if (!OnNode(pod) || !pod.has_deletion_timestamp()) continue;
-        fleet_->Run({job.shape, pod, no_hosts});
+        fleet_->Run({Shape(job), pod, no_hosts});
         fleet_->Stop(pod.node_name(), pod.uid());
       }
     }
   }
 }
 
-std::vector<LaunchOrder> ControllerCore::LaunchOrders(const Tracked& t) const {
+const std::shared_ptr<const api::Job>& ControllerCore::Shape(JobState& job) {
+  if (job.shape == nullptr) {
+    auto shape = std::make_shared<api::Job>();
+    *shape->mutable_metadata() = job.job.metadata();
+    *shape->mutable_spec() = job.job.spec();
+    job.shape = std::move(shape);
+  }
+  return job.shape;
+}
+
+std::vector<LaunchOrder> ControllerCore::LaunchOrders(Tracked& t) {
   std::vector<std::pair<const api::Job*, const api::PodRecord*>> current;
-  std::vector<const JobState*> jobs;
-  for (const auto& [name, job] : t.jobs) {
+  std::vector<JobState*> jobs;
+  for (auto& [name, job] : t.jobs) {
     for (const auto& [pod_name, pod] : job.pods) {
       if (!OnNode(pod) || pod.has_deletion_timestamp()) continue;
       current.emplace_back(&job.job, &pod);
@@ -242,7 +254,7 @@ std::vector<LaunchOrder> ControllerCore::LaunchOrders(const Tracked& t) const {
       std::make_shared<const std::vector<HostEntry>>(HostTable(current));
   orders.reserve(current.size());
   for (size_t i = 0; i < current.size(); ++i) {
-    orders.push_back({jobs[i]->shape, *current[i].second, table});
+    orders.push_back({Shape(*jobs[i]), *current[i].second, table});
   }
   return orders;
 }
@@ -343,6 +355,20 @@ void ControllerCore::OnPodReport(const PodReport& report) {
   status->set_phase(report.status.phase());
   status->set_reason(report.status.reason());
   status->set_message(report.status.message());
+  if (pod->has_deletion_timestamp() && PodFinished(*pod)) {
+    // A stopped pod goes at the next pass, unstored: that it stopped is all
+    // that is looked at (a restart's stop confirmations come by thousands).
+    // A Job being deleted goes with all its pods once none runs: the Job
+    // layer looks at it again.
+    if (job->job.metadata().has_deletion_timestamp()) {
+      MarkDirty(*t, *job);
+    } else {
+      t->reported.emplace(pod, job);
+    }
+    dirty_.insert(t->key);
+    capacity_grew_ = true;
+    return;
+  }
   *status->mutable_container_statuses() = report.status.container_statuses();
   *status->mutable_init_container_statuses() =
       report.status.init_container_statuses();
@@ -379,10 +405,7 @@ ControllerCore::JobState& ControllerCore::AddJob(Tracked& t, api::Job job) {
 
 void ControllerCore::UpdateJob(JobState& state, api::Job job) {
   state.job = std::move(job);
-  auto shape = std::make_shared<api::Job>();
-  *shape->mutable_metadata() = state.job.metadata();
-  *shape->mutable_spec() = state.job.spec();
-  state.shape = std::move(shape);
+  state.shape.reset();
   state.env = CheckPodEnv(state.job);
 }
 
@@ -393,6 +416,13 @@ void ControllerCore::MarkPodsChanged(Tracked& t, JobState& job,
 }
 
 void ControllerCore::StageChildren(PendingWrites* w) {
+  // What to serialize where: a Job (pods false) or its JobPods record.
+  struct Record {
+    const JobState* job;
+    bool pods;
+    std::optional<std::string>* value;
+  };
+  std::vector<Record> records;
   for (const std::string& key : w->staged) {
     auto it = jobsets_.find(key);
     if (it == jobsets_.end()) continue;
@@ -402,8 +432,8 @@ void ControllerCore::StageChildren(PendingWrites* w) {
     for (auto& [name, job] : t.jobs) {
       if (job.job_changed) {
         job.job_changed = false;
-        w->keys[store::keys::JobKey(ns, jobset, name)] =
-            job.job.SerializeAsString();
+        records.push_back(
+            {&job, false, &w->keys[store::keys::JobKey(ns, jobset, name)]});
       }
       if (!job.pods_changed) continue;
       job.pods_changed = false;
@@ -411,12 +441,29 @@ void ControllerCore::StageChildren(PendingWrites* w) {
           w->keys[store::keys::JobPodsKey(ns, jobset, name)];
       if (job.pods.empty()) {
         value = std::nullopt;
-        continue;
+      } else {
+        records.push_back({&job, true, &value});
       }
-      value = SerializeJobPods(job.pods);
     }
   }
   w->staged.clear();
+  // Records are independent (and w->keys is not resized from here on): a
+  // restart's thousands of them are serialized on two threads, alternately.
+  auto serialize = [&records](size_t first) {
+    for (size_t i = first; i < records.size(); i += 2) {
+      const Record& r = records[i];
+      *r.value = r.pods ? SerializeJobPods(r.job->pods)
+                        : r.job->job.SerializeAsString();
+    }
+  };
+  if (records.size() < kParallelRecords) {
+    serialize(0);
+    serialize(1);
+    return;
+  }
+  std::thread helper(serialize, 1);
+  serialize(0);
+  helper.join();
 }
 
 void ControllerCore::AddPods(Tracked& t, JobState& job,
@@ -493,9 +540,8 @@ void ControllerCore::RemovePod(Tracked& t, JobState& job, api::PodRecord& pod,
   w->stop.emplace_back(pod.node_name(), pod.uid());
 }
 
-bool ControllerCore::ReconcileJobs(Tracked& t, absl::Time now,
+void ControllerCore::ReconcileJobs(Tracked& t, absl::Time now,
                                    PendingWrites* w) {
-  bool changed = false;
   const std::set<std::string> names = std::exchange(t.dirty_jobs, {});
   for (const std::string& name : names) {
     auto job_it = t.jobs.find(name);
@@ -512,10 +558,7 @@ bool ControllerCore::ReconcileJobs(Tracked& t, absl::Time now,
         running = true;
         RemovePod(t, state, pod, now, w);
       }
-      if (!running) {
-        EraseJob(t, name, w);
-        changed = true;
-      }
+      if (!running) EraseJob(t, name, w);
       continue;
     }
     std::vector<const api::PodRecord*> pods;
@@ -525,15 +568,12 @@ bool ControllerCore::ReconcileJobs(Tracked& t, absl::Time now,
     if (a.status_changed) {
       *job.mutable_status() = a.status;
       MarkJobChanged(t, state, w);
-      changed = true;
     }
     for (const std::string& p : a.remove) {
       if (auto it = state.pods.find(p); it != state.pods.end())
         RemovePod(t, state, it->second, now, w);
-      changed = true;
     }
     AddPods(t, state, a.create, now, w);
-    changed |= !a.create.empty();
     if (job.spec().has_active_deadline_seconds() &&
         job.status().has_start_time() && !JobFinished(job)) {
       const absl::Time deadline =
@@ -542,7 +582,6 @@ bool ControllerCore::ReconcileJobs(Tracked& t, absl::Time now,
       if (!t.wake || deadline < *t.wake) t.wake = deadline;
     }
   }
-  return changed;
 }
 
 void ControllerCore::ReconcileOne(const std::string& key, absl::Time now,
@@ -569,7 +608,10 @@ void ControllerCore::ReconcileOne(const std::string& key, absl::Time now,
   const api::JobSetStatus before = t.jobset.status();
   std::vector<JobSetEvent> decided;  // This reconcile's events (metrics).
   for (int round = 0; round < kMaxReconcileRounds; ++round) {
-    bool changed = ReconcileJobs(t, now, w);
+    ReconcileJobs(t, now, w);
+    // Whether the JobSet layer changed anything; the Job layer ran first, so
+    // when it did not and no Job waits, another round would see the same.
+    bool changed = false;
     std::vector<const api::Job*> jobs;
     jobs.reserve(t.jobs.size());
     for (const auto& [name, job] : t.jobs) jobs.push_back(&job.job);
@@ -630,7 +672,7 @@ void ControllerCore::ReconcileOne(const std::string& key, absl::Time now,
     if (actions->requeue_at && (!t.wake || *actions->requeue_at < *t.wake)) {
       t.wake = actions->requeue_at;
     }
-    if (!changed) break;
+    if (!changed && t.dirty_jobs.empty()) break;
   }
   if (metrics_ != nullptr) RecordReconcile(t, before, decided, now);
 }

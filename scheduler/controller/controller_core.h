@@ -132,8 +132,8 @@ class ControllerCore {
   // only for agents and clients).
   struct JobState {
     api::Job job;
-    // `job` without its status, shared with launch orders; replaced when the
-    // Job's spec changes.
+    // `job` without its status, shared with launch orders: built by Shape()
+    // when first needed, and again after the Job's spec changes.
     std::shared_ptr<const api::Job> shape;
     absl::Status env;  // Whether its pods' environment resolves.
     std::map<std::string, api::PodRecord> pods;  // By name.
@@ -212,8 +212,8 @@ class ControllerCore {
   void MarkDirty(Tracked& t, JobState& job);
   void MarkJobChanged(Tracked& t, JobState& job, PendingWrites* w);
   void MarkPodsChanged(Tracked& t, JobState& job, PendingWrites* w);
-  // Returns whether anything changed.
-  bool ReconcileJobs(Tracked& t, absl::Time now, PendingWrites* w);
+  // The Job layer, over the Jobs in t.dirty_jobs.
+  void ReconcileJobs(Tracked& t, absl::Time now, PendingWrites* w);
   void RemovePod(Tracked& t, JobState& job, api::PodRecord& pod, absl::Time now,
                  PendingWrites* w);
   void DeleteJobSet(const std::string& key, PendingWrites* w);
@@ -235,7 +235,8 @@ class ControllerCore {
   void StageChildren(PendingWrites* w);
   // Orders to run the placed, current pods of `t`, with the host table of
   // all of them.
-  std::vector<LaunchOrder> LaunchOrders(const Tracked& t) const;
+  std::vector<LaunchOrder> LaunchOrders(Tracked& t);
+  static const std::shared_ptr<const api::Job>& Shape(JobState& job);
   // Stages `w`'s events as store writes, trimming each JobSet's to the
   // retention; once a minute, trims every JobSet's by age.
   void StageEvents(absl::Time now, PendingWrites* w);
