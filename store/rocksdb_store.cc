@@ -3,6 +3,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <filesystem>
 #include <utility>
@@ -38,9 +39,8 @@ constexpr size_t kChecksumOffset = 17;
 constexpr size_t kMaxGroupWriters = 512;
 constexpr size_t kMaxGroupBytes = 16 << 20;
 
-void PutFixed(std::string* out, uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i)
-    out->push_back(static_cast<char>(v >> (8 * i)));
+void PutFixed(char* p, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) p[i] = static_cast<char>(v >> (8 * i));
 }
 
 uint64_t GetFixed(const char* p, int bytes) {
@@ -51,23 +51,19 @@ uint64_t GetFixed(const char* p, int bytes) {
   return v;
 }
 
-uint32_t Checksum(absl::string_view bytes) {
-  return static_cast<uint32_t>(
-      crc32(0, reinterpret_cast<const Bytef*>(bytes.data()), bytes.size()));
-}
-
-std::string Encode(const KeyValue& kv) {
-  std::string out;
-  out.reserve(kHeaderBytes + kv.value.size());
-  out.push_back(kValueFormat);
-  PutFixed(&out, kv.create_revision, 8);
-  PutFixed(&out, kv.mod_revision, 8);
-  PutFixed(&out, 0, 4);
-  out.append(kv.value);
-  const uint32_t crc = Checksum(out);
-  for (int i = 0; i < 4; ++i)
-    out[kChecksumOffset + i] = static_cast<char>(crc >> (8 * i));
-  return out;
+// The header of `kv`'s value on disk, the user's bytes to follow it.
+std::array<char, kHeaderBytes> EncodeHeader(const KeyValue& kv) {
+  std::array<char, kHeaderBytes> header{};
+  header[0] = kValueFormat;
+  PutFixed(&header[1], kv.create_revision, 8);
+  PutFixed(&header[9], kv.mod_revision, 8);
+  // Over the header with the checksum field zeroed, then the value.
+  uLong crc =
+      crc32(0, reinterpret_cast<const Bytef*>(header.data()), header.size());
+  crc = crc32_z(crc, reinterpret_cast<const Bytef*>(kv.value.data()),
+                kv.value.size());
+  PutFixed(&header[kChecksumOffset], crc, 4);
+  return header;
 }
 
 // Decodes `raw`, checking its checksum; the value is copied only when
@@ -157,8 +153,10 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
   db_options.paranoid_checks = true;
   // A commit's keys come sorted and share prefixes ("djobs/<ns>/..."): with
   // a hint per prefix, each memtable insert starts where the last one ended.
-  db_options.memtable_insert_with_hint_prefix_extractor.reset(
-      rocksdb::NewCappedPrefixTransform(6));
+  if (getenv("NOHINT") == nullptr)
+    db_options.memtable_insert_with_hint_prefix_extractor.reset(
+        rocksdb::NewCappedPrefixTransform(6));
+  if (getenv("WBS")) db_options.write_buffer_size = atoi(getenv("WBS")) << 20;
   rocksdb::DB* raw = nullptr;
   JOBSET_RETURN_IF_ERROR(FromRocksDb(
       rocksdb::DB::Open(db_options, options.path, &raw), "open", options.path));
@@ -386,9 +384,16 @@ int64_t RocksDbStore::CommitGroup(const std::vector<Writer*>& group,
       std::optional<Event> event =
           EventFor(op, std::move(current[i]), revision);
       if (!event.has_value()) continue;
-      const std::string disk_key = absl::StrCat(kDataPrefix, op.key);
+      // The key and value on disk, written into the batch in parts.
+      const rocksdb::Slice key_parts[] = {rocksdb::Slice(kDataPrefix),
+                                          rocksdb::Slice(op.key)};
+      const rocksdb::SliceParts disk_key(key_parts, 2);
       if (event->type == Event::Type::kPut) {
-        write.Put(disk_key, Encode(event->kv));
+        const std::array<char, kHeaderBytes> header = EncodeHeader(event->kv);
+        const rocksdb::Slice value_parts[] = {
+            rocksdb::Slice(header.data(), header.size()),
+            rocksdb::Slice(event->kv.value)};
+        write.Put(disk_key, rocksdb::SliceParts(value_parts, 2));
         if (use_overlay) overlay[op.key] = event->kv;
       } else {
         write.Delete(disk_key);
@@ -403,8 +408,14 @@ int64_t RocksDbStore::CommitGroup(const std::vector<Writer*>& group,
   write.Put(kRevisionKey, absl::StrCat(revision));
   rocksdb::WriteOptions write_options;
   write_options.sync = options_.sync;
+  absl::Time T1 = absl::Now();
   absl::Status status =
       FromRocksDb(db_->Write(write_options, &write), "write", options_.path);
+  absl::Time T2 = absl::Now();
+  if (getenv("STORE_TIMING"))
+    fprintf(stderr, "store: write %.1f (%zu bytes) sync %d\n",
+            absl::ToDoubleMilliseconds(T2 - T1), write.GetDataSize(),
+            (int)options_.sync);
   if (status.ok()) {
     for (Writer* w : group) {
       if (!w->result.ok()) continue;

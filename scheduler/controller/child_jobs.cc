@@ -111,75 +111,85 @@ std::string JobKeyHash(absl::string_view ns, absl::string_view job_name) {
       absl::string_view(reinterpret_cast<const char*>(digest), sizeof(digest)));
 }
 
-api::Job ConstructJob(const api::JobSet& jobset, int rjob_index, int job_index,
-                      const api::Features& features) {
+ChildJobFactory::ChildJobFactory(const api::JobSet& jobset, int rjob_index,
+                                 const api::Features& features)
+    : jobset_(jobset), rjob_index_(rjob_index), features_(features) {
   const api::JobSetSpec& spec = jobset.spec();
   const api::ReplicatedJob& rjob = spec.replicated_jobs(rjob_index);
-  const std::string& ns = jobset.metadata().namespace_();
   const std::string& name = jobset.metadata().name();
 
-  int64_t global_replicas = 0, global_index = 0, group_replicas = 0,
-          group_index = 0;
+  int64_t global_replicas = 0, group_replicas = 0;
   for (int i = 0; i < spec.replicated_jobs_size(); ++i) {
     const api::ReplicatedJob& other = spec.replicated_jobs(i);
     const int64_t replicas = other.replicas();
     global_replicas += replicas;
-    if (i < rjob_index) global_index += replicas;
+    if (i < rjob_index) global_index_ += replicas;
     if (other.group_name() == rjob.group_name()) {
       group_replicas += replicas;
-      if (i < rjob_index) group_index += replicas;
+      if (i < rjob_index) group_index_ += replicas;
     }
   }
 
-  api::Job job;
-  *job.mutable_metadata() = rjob.template_().metadata();
-  *job.mutable_spec() = rjob.template_().spec();
-  const std::string job_name = api::JobName(name, rjob.name(), job_index);
-  api::ObjectMeta* meta = job.mutable_metadata();
-  meta->set_name(job_name);
-  meta->set_namespace_(ns);
-
-  StringMap keys;
-  keys[kJobSetNameKey] = name;
-  keys[kJobSetUidKey] = jobset.metadata().uid();
-  keys[kReplicatedJobNameKey] = rjob.name();
-  keys[kReplicatedJobReplicasKey] = absl::StrCat(rjob.replicas());
-  keys[kGlobalReplicasKey] = absl::StrCat(global_replicas);
-  keys[kJobIndexKey] = absl::StrCat(job_index);
-  keys[kJobGlobalIndexKey] = absl::StrCat(global_index + job_index);
-  keys[kJobKey] = JobKeyHash(ns, job_name);
-  keys[kRestartAttemptKey] = absl::StrCat(jobset.status().restarts());
-  if (features.restart_job) {
-    int32_t attempt = 0;
-    for (const api::ReplicatedJobStatus& s :
-         jobset.status().replicated_jobs_status()) {
-      if (s.name() == rjob.name() && job_index < s.job_restarts_size()) {
-        attempt = s.job_restarts(job_index);
-      }
-    }
-    keys[kJobRestartAttemptKey] = absl::StrCat(attempt);
-  }
-  keys[kGroupNameKey] = rjob.group_name();
-  keys[kGroupReplicasKey] = absl::StrCat(group_replicas);
-  keys[kJobGroupIndexKey] = absl::StrCat(group_index + job_index);
+  *prototype_.mutable_metadata() = rjob.template_().metadata();
+  *prototype_.mutable_spec() = rjob.template_().spec();
+  api::ObjectMeta* meta = prototype_.mutable_metadata();
+  meta->set_namespace_(jobset.metadata().namespace_());
+  // Compact (see CompactJob): the keys once, as the Job's labels. Make()
+  // adds the keys of each Job's index.
+  auto& labels = *meta->mutable_labels();
+  labels[kJobSetNameKey] = name;
+  labels[kJobSetUidKey] = jobset.metadata().uid();
+  labels[kReplicatedJobNameKey] = rjob.name();
+  labels[kReplicatedJobReplicasKey] = absl::StrCat(rjob.replicas());
+  labels[kGlobalReplicasKey] = absl::StrCat(global_replicas);
+  labels[kRestartAttemptKey] = absl::StrCat(jobset.status().restarts());
+  labels[kGroupNameKey] = rjob.group_name();
+  labels[kGroupReplicasKey] = absl::StrCat(group_replicas);
   if (spec.has_coordinator()) {
-    keys[kCoordinatorKey] = api::CoordinatorEndpoint(
+    labels[kCoordinatorKey] = api::CoordinatorEndpoint(
         name, spec.coordinator().replicated_job(),
         spec.coordinator().job_index(), spec.coordinator().pod_index(),
         Subdomain(jobset));
   }
-  // Compact (see CompactJob): the keys once, as the Job's labels.
-  for (auto& [k, v] : keys) (*meta->mutable_labels())[k] = std::move(v);
   CopyPlacementAnnotations(jobset, rjob, meta->mutable_annotations());
 
-  api::PodSpec* pod = job.mutable_spec()->mutable_template_()->mutable_spec();
+  api::PodSpec* pod =
+      prototype_.mutable_spec()->mutable_template_()->mutable_spec();
   if (DnsHostnamesEnabled(jobset)) pod->set_subdomain(Subdomain(jobset));
   // Upstream's node-selector strategy also pins each Job to nodes that a
   // script labelled namespaced-job=<ns>_<job>. Placement here picks a free
   // domain itself, so the strategy is treated as plain exclusive topology
   // and no such nodeSelector is added.
-  job.mutable_spec()->set_suspend(spec.suspend());
+  prototype_.mutable_spec()->set_suspend(spec.suspend());
+}
+
+api::Job ChildJobFactory::Make(int job_index) const {
+  const api::ReplicatedJob& rjob = jobset_.spec().replicated_jobs(rjob_index_);
+  api::Job job = prototype_;
+  api::ObjectMeta* meta = job.mutable_metadata();
+  meta->set_name(
+      api::JobName(jobset_.metadata().name(), rjob.name(), job_index));
+  auto& labels = *meta->mutable_labels();
+  labels[kJobIndexKey] = absl::StrCat(job_index);
+  labels[kJobGlobalIndexKey] = absl::StrCat(global_index_ + job_index);
+  labels[kJobKey] = JobKeyHash(meta->namespace_(), meta->name());
+  if (features_.restart_job) {
+    int32_t attempt = 0;
+    for (const api::ReplicatedJobStatus& s :
+         jobset_.status().replicated_jobs_status()) {
+      if (s.name() == rjob.name() && job_index < s.job_restarts_size()) {
+        attempt = s.job_restarts(job_index);
+      }
+    }
+    labels[kJobRestartAttemptKey] = absl::StrCat(attempt);
+  }
+  labels[kJobGroupIndexKey] = absl::StrCat(group_index_ + job_index);
   return job;
+}
+
+api::Job ConstructJob(const api::JobSet& jobset, int rjob_index, int job_index,
+                      const api::Features& features) {
+  return ChildJobFactory(jobset, rjob_index, features).Make(job_index);
 }
 
 bool JobFinished(const api::Job& job) {

@@ -52,6 +52,25 @@ void AddJobSetMetadata(const api::ObjectMeta& job, api::ObjectMeta* pod);
 api::Job ConstructJob(const api::JobSet& jobset, int rjob_index, int job_index,
                       const api::Features& features);
 
+// ConstructJob for many Jobs of one ReplicatedJob: what they share (the
+// template, most labels, annotations) is built once. `jobset` must outlive
+// the factory.
+class ChildJobFactory {
+ public:
+  ChildJobFactory(const api::JobSet& jobset, int rjob_index,
+                  const api::Features& features);
+  // ConstructJob(jobset, rjob_index, job_index, features).
+  api::Job Make(int job_index) const;
+
+ private:
+  const api::JobSet& jobset_;
+  const int rjob_index_;
+  const api::Features features_;
+  int64_t global_index_ = 0;  // Of the ReplicatedJob's first Job.
+  int64_t group_index_ = 0;   // Likewise, in its group.
+  api::Job prototype_;        // Every label but the per-index ones.
+};
+
 // A JobSet's child Jobs sorted the way upstream's getChildJobs does.
 struct ChildJobs {
   std::vector<const api::Job*> active;

@@ -27,17 +27,18 @@ bool UpdateCondition(Conditions* conditions, absl::string_view type,
     if (!status) return false;
     existing = conditions->Add();
     existing->set_type(std::string(type));
-  } else if (existing->status() == status_text) {
-    if (existing->reason() == reason && existing->message() == message) {
-      return false;
-    }
-    existing->set_reason(std::string(reason));
-    existing->set_message(std::string(message));
-    return true;
+  } else if (existing->status() == status_text &&
+             existing->reason() == reason && existing->message() == message) {
+    return false;
   }
+  // An empty text stays unset, which costs no allocation (a pod's
+  // PodScheduled condition, for one, has neither).
+  if (!reason.empty() || !existing->reason().empty())
+    existing->set_reason(std::string(reason));
+  if (!message.empty() || !existing->message().empty())
+    existing->set_message(std::string(message));
+  if (existing->status() == status_text) return true;
   existing->set_status(status_text);
-  existing->set_reason(std::string(reason));
-  existing->set_message(std::string(message));
   existing->mutable_last_transition_time()->set_seconds(
       absl::ToUnixSeconds(now));
   existing->mutable_last_transition_time()->set_nanos(0);

@@ -1,5 +1,6 @@
 #include "scheduler/controller/jobset_reconcile.h"
 
+#include <optional>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
@@ -139,12 +140,14 @@ void Reconciler::CreateJobs(
   const auto& rjobs = jobset_.spec().replicated_jobs();
   for (int i = 0; i < rjobs.size(); ++i) {
     if (!plan.allowed[i]) continue;
+    std::optional<ChildJobFactory> factory;  // Built for a first missing Job.
     for (int j = 0; j < rjobs[i].replicas(); ++j) {
       if (existing.contains(
               api::JobName(jobset_.metadata().name(), rjobs[i].name(), j))) {
         continue;
       }
-      out_.create.push_back(ConstructJob(current, i, j, features_));
+      if (!factory.has_value()) factory.emplace(current, i, features_);
+      out_.create.push_back(factory->Make(j));
     }
   }
   if (InOrderStartup(jobset_) && !jobset_.spec().suspend()) {

@@ -105,6 +105,36 @@ TEST(ConstructJobTest, WritesUpstreamLabelsAndAnnotations) {
       google::protobuf::util::MessageDifferencer::Equivalent(expanded, job));
 }
 
+TEST(ConstructJobTest, AFactoryMakesEachIndexAsConstructJobDoes) {
+  JobSet js = Defaulted(JobSetBuilder("f")
+                            .Replicated("a", 2)
+                            .Replicated("b", 3)
+                            .GroupName("b", "g")
+                            .Build());
+  js.mutable_status()->set_restarts(2);
+  api::ReplicatedJobStatus* b = js.mutable_status()->add_replicated_jobs_status();
+  b->set_name("b");
+  b->add_job_restarts(0);
+  b->add_job_restarts(4);
+  const api::Features features{.restart_job = true};
+  ChildJobFactory factory(js, 1, features);
+  for (int j = 0; j < 3; ++j) {
+    api::Job made = factory.Make(j);
+    EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equivalent(
+        made, ConstructJob(js, 1, j, features)));
+    const auto& labels = made.metadata().labels();
+    EXPECT_EQ(made.metadata().name(), absl::StrCat("f-b-", j));
+    EXPECT_EQ(labels.at(kJobIndexKey), absl::StrCat(j));
+    EXPECT_EQ(labels.at(kJobGlobalIndexKey), absl::StrCat(2 + j));
+    EXPECT_EQ(labels.at(kJobGroupIndexKey), absl::StrCat(j));
+    EXPECT_EQ(labels.at(kGroupReplicasKey), "3");
+    EXPECT_EQ(labels.at(kRestartAttemptKey), "2");
+    EXPECT_EQ(labels.at(kJobRestartAttemptKey), j == 1 ? "4" : "0");
+    EXPECT_EQ(labels.at(kJobKey),
+              JobKeyHash("default", absl::StrCat("f-b-", j)));
+  }
+}
+
 TEST(ConstructJobTest, CompactKeepsWhatDiffersFromTheJobsOwn) {
   JobSet js = Defaulted(JobSetBuilder("t").Replicated("a", 1).Build());
   (*js.mutable_spec()
