@@ -112,7 +112,8 @@ TEST(ConstructJobTest, AFactoryMakesEachIndexAsConstructJobDoes) {
                             .GroupName("b", "g")
                             .Build());
   js.mutable_status()->set_restarts(2);
-  api::ReplicatedJobStatus* b = js.mutable_status()->add_replicated_jobs_status();
+  api::ReplicatedJobStatus* b =
+      js.mutable_status()->add_replicated_jobs_status();
   b->set_name("b");
   b->add_job_restarts(0);
   b->add_job_restarts(4);
