@@ -305,9 +305,18 @@ TEST_F(ControllerCoreTest, RestartsAllPodsOnTheSameNodesAndFencesStaleReports) {
   Settle();
   // The new attempt runs on the same nodes (sticky), labelled attempt 1.
   ASSERT_THAT(fleet_.running, SizeIs(4));
+  std::set<std::string> old_uids;
+  for (const api::Pod& pod : old) old_uids.insert(pod.metadata().uid());
   for (const auto& [uid, pod] : fleet_.running) {
     EXPECT_EQ(pod.metadata().labels().at(kRestartAttemptKey), "1");
     EXPECT_EQ(pod.spec().node_name(), node_of[pod.spec().hostname()]);
+    // New pods (their records may reuse the old ones' memory), nothing of
+    // the old attempt's status left on them.
+    EXPECT_FALSE(old_uids.contains(uid));
+    EXPECT_EQ(pod.status().phase(), "Pending");
+    EXPECT_THAT(pod.status().container_statuses(), IsEmpty());
+    EXPECT_FALSE(pod.metadata().has_deletion_timestamp());
+    EXPECT_FALSE(IsConditionTrue(pod.status().conditions(), "Ready"));
   }
   // A late report about an old pod changes nothing.
   const int64_t stale = core_->stale_reports();
