@@ -14,6 +14,7 @@
 #include "common/clock.h"
 #include "common/status_matchers.h"
 #include "gmock/gmock.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "scheduler/controller/conditions.h"
 #include "scheduler/controller/constants.h"
@@ -427,22 +428,34 @@ TEST_F(ControllerCoreTest, HostPortsOfRunningPodsAreTaken) {
 }
 
 TEST_F(ControllerCoreTest, ContinuesAfterARestartFromTheStore) {
-  Submit(JobSetBuilder("train").Replicated("workers", 3).Build());
+  // 40 Jobs: their 80 records are serialized on two threads.
+  Submit(JobSetBuilder("train").Replicated("workers", 40).Build());
   Settle();
   ReportAll("Running");
   Settle();
   std::vector<api::Pod> before = core_->Pods("default", "train");
-  ASSERT_THAT(before, SizeIs(3));
+  ASSERT_THAT(before, SizeIs(40));
+  const std::vector<api::Job> jobs = core_->Jobs("default", "train");
+  ASSERT_THAT(jobs, SizeIs(40));
 
   Restart();
   Settle();
   std::vector<api::Pod> after = core_->Pods("default", "train");
-  ASSERT_THAT(after, SizeIs(3));
+  ASSERT_THAT(after, SizeIs(40));
   for (size_t i = 0; i < before.size(); ++i) {
+    EXPECT_EQ(after[i].metadata().name(), before[i].metadata().name());
     EXPECT_EQ(after[i].metadata().uid(), before[i].metadata().uid());
+    EXPECT_EQ(after[i].spec().node_name(), before[i].spec().node_name());
     EXPECT_EQ(after[i].status().phase(), "Running");
   }
-  EXPECT_EQ(fleet_.runs, 3);  // Nothing was started twice.
+  const std::vector<api::Job> loaded = core_->Jobs("default", "train");
+  ASSERT_THAT(loaded, SizeIs(40));
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    EXPECT_TRUE(
+        google::protobuf::util::MessageDifferencer::Equals(loaded[i], jobs[i]))
+        << loaded[i].DebugString();
+  }
+  EXPECT_EQ(fleet_.runs, 40);  // Nothing was started twice.
   ReportAll("Succeeded");
   Settle();
   EXPECT_EQ(Get("train").status().terminal_state(), "Completed");
