@@ -153,10 +153,8 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
   db_options.paranoid_checks = true;
   // A commit's keys come sorted and share prefixes ("djobs/<ns>/..."): with
   // a hint per prefix, each memtable insert starts where the last one ended.
-  if (getenv("NOHINT") == nullptr)
-    db_options.memtable_insert_with_hint_prefix_extractor.reset(
-        rocksdb::NewCappedPrefixTransform(6));
-  if (getenv("WBS")) db_options.write_buffer_size = atoi(getenv("WBS")) << 20;
+  db_options.memtable_insert_with_hint_prefix_extractor.reset(
+      rocksdb::NewCappedPrefixTransform(6));
   rocksdb::DB* raw = nullptr;
   JOBSET_RETURN_IF_ERROR(FromRocksDb(
       rocksdb::DB::Open(db_options, options.path, &raw), "open", options.path));
@@ -408,14 +406,8 @@ int64_t RocksDbStore::CommitGroup(const std::vector<Writer*>& group,
   write.Put(kRevisionKey, absl::StrCat(revision));
   rocksdb::WriteOptions write_options;
   write_options.sync = options_.sync;
-  absl::Time T1 = absl::Now();
   absl::Status status =
       FromRocksDb(db_->Write(write_options, &write), "write", options_.path);
-  absl::Time T2 = absl::Now();
-  if (getenv("STORE_TIMING"))
-    fprintf(stderr, "store: write %.1f (%zu bytes) sync %d\n",
-            absl::ToDoubleMilliseconds(T2 - T1), write.GetDataSize(),
-            (int)options_.sync);
   if (status.ok()) {
     for (Writer* w : group) {
       if (!w->result.ok()) continue;
