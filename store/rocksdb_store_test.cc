@@ -56,16 +56,20 @@ class RocksDbStoreTest : public ::testing::Test {
     return value;
   }
 
-  std::string dir_;
-};
-
-TEST_F(RocksDbStoreTest, ReopenKeepsDataAndRevision) {
-  {
+  // Commits a=1 (revision 1), then a=2 and b=3 (revision 2), and closes
+  // the store.
+  void WriteTwoRevisions() {
     auto store = OpenOrDie();
     ASSERT_THAT(store->Commit(Batch().Put("a", "1")).status(), IsOk());
     ASSERT_THAT(store->Commit(Batch().Put("a", "2").Put("b", "3")).status(),
                 IsOk());
   }
+
+  std::string dir_;
+};
+
+TEST_F(RocksDbStoreTest, ReopenKeepsDataAndRevision) {
+  WriteTwoRevisions();
   auto store = OpenOrDie();
   EXPECT_EQ(store->CurrentRevision(), 2);
   auto a = store->Get("a");
@@ -84,12 +88,7 @@ TEST_F(RocksDbStoreTest, ReopenKeepsDataAndRevision) {
 // Puts take the old revisions from memory, which Open rebuilds: conditions
 // and create revisions hold across a reopen.
 TEST_F(RocksDbStoreTest, ReopenKeepsRevisionsForConditionalWrites) {
-  {
-    auto store = OpenOrDie();
-    ASSERT_THAT(store->Commit(Batch().Put("a", "1")).status(), IsOk());
-    ASSERT_THAT(store->Commit(Batch().Put("a", "2").Put("b", "3")).status(),
-                IsOk());
-  }
+  WriteTwoRevisions();
   auto store = OpenOrDie();
   EXPECT_THAT(
       store->Commit(Batch().Create("b", "x")).status(),

@@ -355,32 +355,27 @@ void ControllerCore::OnPodReport(const PodReport& report) {
   status->set_phase(report.status.phase());
   status->set_reason(report.status.reason());
   status->set_message(report.status.message());
-  if (pod->has_deletion_timestamp() && PodFinished(*pod)) {
-    // A stopped pod goes at the next pass, unstored: that it stopped is all
-    // that is looked at (a restart's stop confirmations come by thousands).
-    // A Job being deleted goes with all its pods once none runs: the Job
-    // layer looks at it again.
-    if (job->job.metadata().has_deletion_timestamp()) {
-      MarkDirty(*t, *job);
-    } else {
-      t->reported.emplace(pod, job);
+  // A stopped pod goes at the next pass, unstored: that it stopped is all
+  // that is looked at (a restart's stop confirmations come by thousands).
+  const bool stopped = pod->has_deletion_timestamp() && PodFinished(*pod);
+  if (!stopped) {
+    *status->mutable_container_statuses() = report.status.container_statuses();
+    *status->mutable_init_container_statuses() =
+        report.status.init_container_statuses();
+    if (report.status.has_start_time())
+      *status->mutable_start_time() = report.status.start_time();
+    const absl::Time now = clock_->Now();
+    for (const api::Condition& c : report.status.conditions()) {
+      SetCondition(status->mutable_conditions(), c.type(), c.status() == "True",
+                   c.reason(), c.message(), now);
     }
-    dirty_.insert(t->key);
-    capacity_grew_ = true;
-    return;
-  }
-  *status->mutable_container_statuses() = report.status.container_statuses();
-  *status->mutable_init_container_statuses() =
-      report.status.init_container_statuses();
-  if (report.status.has_start_time())
-    *status->mutable_start_time() = report.status.start_time();
-  const absl::Time now = clock_->Now();
-  for (const api::Condition& c : report.status.conditions()) {
-    SetCondition(status->mutable_conditions(), c.type(), c.status() == "True",
-                 c.reason(), c.message(), now);
   }
   if (PodFinished(*pod)) capacity_grew_ = true;
-  t->reported.emplace(pod, job);
+  // A Job being deleted goes with all its pods once none runs: the Job layer
+  // looks at it again, and its stopped pods need no pass of their own.
+  if (!stopped || !job->job.metadata().has_deletion_timestamp()) {
+    t->reported.emplace(pod, job);
+  }
   MarkDirty(*t, *job);
   dirty_.insert(t->key);
 }
@@ -1089,11 +1084,7 @@ absl::Status ControllerCore::Commit(PendingWrites* w) {
       auto it = jobsets_.find(key);
       if (it == jobsets_.end()) continue;
       std::vector<LaunchOrder> more = LaunchOrders(it->second);
-      if (orders.empty()) {
-        orders = std::move(more);
-      } else {
-        std::move(more.begin(), more.end(), std::back_inserter(orders));
-      }
+      std::move(more.begin(), more.end(), std::back_inserter(orders));
     }
   };
   bool built = false;
