@@ -362,9 +362,21 @@ int64_t RocksDbStore::CommitGroup(const std::vector<Writer*>& group,
   };
 
   const int64_t start = revision;
-  rocksdb::WriteBatch write;
+  // Sized up front (per op: the data prefix, key and value, the value's
+  // header, and at most 16 bytes of type and lengths): a restart's batch is
+  // megabytes, and growing it by doubling would copy it again and again.
+  size_t reserve = 64;
+  for (const Writer* w : group) {
+    for (const Batch::Op& op : w->batch->ops()) {
+      reserve += 2 * sizeof(kDataPrefix) + op.key.size() + 16 + kHeaderBytes +
+                 (op.value ? op.value->size() : 0);
+    }
+  }
+  rocksdb::WriteBatch write(reserve);
   for (Writer* w : group) {
     std::vector<std::optional<KeyValue>> current;
+    current.reserve(w->batch->ops().size());
+    w->events.reserve(w->batch->ops().size());
     absl::Status status;
     for (const Batch::Op& op : w->batch->ops()) {
       absl::StatusOr<std::optional<KeyValue>> kv = lookup(op);

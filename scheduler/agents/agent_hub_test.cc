@@ -78,8 +78,10 @@ LaunchOrder OrderOn(const std::string& node, const std::string& uid,
                     int index = 0) {
   LaunchOrder order;
   order.job = std::move(job);
-  order.pod = NewPodRecord("pod-" + uid, uid, index, absl::UnixEpoch());
-  BindPod(node, "127.0.0.2", absl::UnixEpoch(), &order.pod);
+  api::PodRecord record =
+      NewPodRecord("pod-" + uid, uid, index, absl::UnixEpoch());
+  BindPod(node, "127.0.0.2", absl::UnixEpoch(), &record);
+  order.pod = LaunchPodOf(record);
   order.hosts =
       std::make_shared<const std::vector<HostEntry>>(std::move(hosts));
   return order;

@@ -11,18 +11,18 @@
 namespace jobset::scheduler {
 
 // An order to start one pod: its Job (shared by all its pods; metadata and
-// spec, which never change under a Job), its record (placed and bound) and
-// its JobSet attempt's host table (shared by the attempt). Cheap to copy:
-// the full pod is built only where it is sent (Pod()), so a 15,000-pod
-// attempt hands out its orders without building 15,000 pods on the
-// controller thread.
+// spec, which never change under a Job), what the agent needs of its record
+// (placed and bound) and its JobSet attempt's host table (shared by the
+// attempt). Cheap to copy: the full pod is built only where it is sent
+// (Pod()), so a 15,000-pod attempt hands out its orders without building
+// 15,000 pods on the controller thread.
 struct LaunchOrder {
   std::shared_ptr<const api::Job> job;
-  api::PodRecord pod;
+  LaunchPod pod;
   std::shared_ptr<const std::vector<HostEntry>> hosts;
 
-  const std::string& node() const { return pod.node_name(); }
-  const std::string& uid() const { return pod.uid(); }
+  const std::string& node() const { return pod.node; }
+  const std::string& uid() const { return pod.uid; }
   // The full pod, environment resolved.
   api::Pod Pod() const { return ExpandPod(*job, pod); }
 };

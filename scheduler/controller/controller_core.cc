@@ -216,12 +216,14 @@ absl::StatusOr<int64_t> ControllerCore::Load() {
 void ControllerCore::Announce() {
   const auto no_hosts = std::make_shared<const std::vector<HostEntry>>();
   for (auto& [key, t] : jobsets_) {
-    for (LaunchOrder& order : LaunchOrders(t)) fleet_->Run(std::move(order));
+    std::vector<LaunchOrder> orders;
+    LaunchOrders(t, &orders);
+    for (LaunchOrder& order : orders) fleet_->Run(std::move(order));
     // Pods still stopping: their agents keep them until they report.
     for (auto& [name, job] : t.jobs) {
       for (auto& [pod_name, pod] : job.pods) {
         if (!OnNode(pod) || !pod.has_deletion_timestamp()) continue;
-        fleet_->Run({Shape(job), pod, no_hosts});
+        fleet_->Run({Shape(job), LaunchPodOf(pod), no_hosts});
         fleet_->Stop(pod.node_name(), pod.uid());
       }
     }
@@ -238,7 +240,8 @@ const std::shared_ptr<const api::Job>& ControllerCore::Shape(JobState& job) {
   return job.shape;
 }
 
-std::vector<LaunchOrder> ControllerCore::LaunchOrders(Tracked& t) {
+void ControllerCore::LaunchOrders(Tracked& t,
+                                  std::vector<LaunchOrder>* orders) {
   std::vector<std::pair<const api::Job*, const api::PodRecord*>> current;
   std::vector<JobState*> jobs;
   for (auto& [name, job] : t.jobs) {
@@ -248,15 +251,14 @@ std::vector<LaunchOrder> ControllerCore::LaunchOrders(Tracked& t) {
       jobs.push_back(&job);
     }
   }
-  std::vector<LaunchOrder> orders;
-  if (current.empty()) return orders;
+  if (current.empty()) return;
   auto table =
       std::make_shared<const std::vector<HostEntry>>(HostTable(current));
-  orders.reserve(current.size());
+  orders->reserve(orders->size() + current.size());
   for (size_t i = 0; i < current.size(); ++i) {
-    orders.push_back({Shape(*jobs[i]), *current[i].second, table});
+    orders->push_back(
+        {Shape(*jobs[i]), LaunchPodOf(*current[i].second), table});
   }
-  return orders;
 }
 
 void ControllerCore::LoseNode(const std::string& name,
@@ -1082,9 +1084,7 @@ absl::Status ControllerCore::Commit(PendingWrites* w) {
   auto build_orders = [&] {
     for (const std::string& key : w->launched) {
       auto it = jobsets_.find(key);
-      if (it == jobsets_.end()) continue;
-      std::vector<LaunchOrder> more = LaunchOrders(it->second);
-      std::move(more.begin(), more.end(), std::back_inserter(orders));
+      if (it != jobsets_.end()) LaunchOrders(it->second, &orders);
     }
   };
   bool built = false;

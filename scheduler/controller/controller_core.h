@@ -233,9 +233,9 @@ class ControllerCore {
   Requirements(const api::Job& job);
   // Stages every changed Job and JobPods record as store writes.
   void StageChildren(PendingWrites* w);
-  // Orders to run the placed, current pods of `t`, with the host table of
-  // all of them.
-  std::vector<LaunchOrder> LaunchOrders(Tracked& t);
+  // Appends to `orders` the orders to run the placed, current pods of `t`,
+  // with the host table of all of them.
+  void LaunchOrders(Tracked& t, std::vector<LaunchOrder>* orders);
   static const std::shared_ptr<const api::Job>& Shape(JobState& job);
   // Stages `w`'s events as store writes, trimming each JobSet's to the
   // retention; once a minute, trims every JobSet's by age.

@@ -224,9 +224,15 @@ TEST_F(ControllerCoreTest, RunsAJobSetToCompletion) {
   Settle();
   // 1 leader pod + 2 worker Jobs x 2 pods, all placed and started.
   ASSERT_THAT(fleet_.running, SizeIs(5));
+  // Agents get each pod bound, with its node's address; the controller
+  // records it scheduled.
   const api::Pod& any = fleet_.running.begin()->second;
   EXPECT_FALSE(any.spec().node_name().empty());
-  EXPECT_TRUE(IsConditionTrue(any.status().conditions(), "PodScheduled"));
+  EXPECT_FALSE(any.status().host_ip().empty());
+  for (const api::Pod& pod : core_->Pods("default", "train")) {
+    EXPECT_TRUE(IsConditionTrue(pod.status().conditions(), "PodScheduled"))
+        << pod.metadata().name();
+  }
   // The host table covers every pod of the attempt, with the subdomain.
   ASSERT_THAT(fleet_.last_hosts, SizeIs(5));
   bool found = false;
@@ -311,9 +317,11 @@ TEST_F(ControllerCoreTest, RestartsAllPodsOnTheSameNodesAndFencesStaleReports) {
   for (const auto& [uid, pod] : fleet_.running) {
     EXPECT_EQ(pod.metadata().labels().at(kRestartAttemptKey), "1");
     EXPECT_EQ(pod.spec().node_name(), node_of[pod.spec().hostname()]);
-    // New pods (their records may reuse the old ones' memory), nothing of
-    // the old attempt's status left on them.
     EXPECT_FALSE(old_uids.contains(uid));
+  }
+  // New pods, with nothing of the old attempt's status left on them.
+  for (const api::Pod& pod : core_->Pods("default", "train")) {
+    if (pod.metadata().labels().at(kRestartAttemptKey) != "1") continue;
     EXPECT_EQ(pod.status().phase(), "Pending");
     EXPECT_THAT(pod.status().container_statuses(), IsEmpty());
     EXPECT_FALSE(pod.metadata().has_deletion_timestamp());

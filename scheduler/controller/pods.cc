@@ -88,6 +88,31 @@ api::PodRecord NewPodRecord(std::string name, std::string uid, int index,
   return r;
 }
 
+LaunchPod LaunchPodOf(const api::PodRecord& record) {
+  return {record.name(),
+          record.uid(),
+          record.completion_index(),
+          record.node_name(),
+          record.status().host_ip(),
+          absl::FromUnixSeconds(record.creation_timestamp().seconds()) +
+              absl::Nanoseconds(record.creation_timestamp().nanos())};
+}
+
+api::Pod ExpandPod(const api::Job& job, const LaunchPod& pod) {
+  api::PodRecord record;
+  record.set_name(pod.name);
+  record.set_uid(pod.uid);
+  record.set_completion_index(pod.completion_index);
+  record.set_node_name(pod.node);
+  record.mutable_status()->set_host_ip(pod.host_ip);
+  const absl::Duration since_epoch = pod.created - absl::UnixEpoch();
+  record.mutable_creation_timestamp()->set_seconds(
+      absl::ToInt64Seconds(since_epoch));
+  record.mutable_creation_timestamp()->set_nanos(static_cast<int32_t>(
+      absl::ToInt64Nanoseconds(since_epoch % absl::Seconds(1))));
+  return ExpandPod(job, record);
+}
+
 std::string PodHostname(const api::Job& job, int index) {
   return index < 0 ? "" : absl::StrCat(job.metadata().name(), "-", index);
 }

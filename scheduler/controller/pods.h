@@ -1,6 +1,7 @@
 #ifndef JOBSET_SCHEDULER_CONTROLLER_PODS_H_
 #define JOBSET_SCHEDULER_CONTROLLER_PODS_H_
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,6 +33,21 @@ inline constexpr char kEnvCompletionIndex[] = "JOB_COMPLETION_INDEX";
 api::PodRecord NewPodRecord(std::string name, std::string uid, int index,
                             absl::Time now);
 
+// What an agent needs of a pod's record to run it: launch orders carry this
+// rather than the record, so that a restart's 15,000 orders copy five
+// fields each, not the pod's status.
+struct LaunchPod {
+  std::string name;
+  std::string uid;
+  int32_t completion_index = -1;
+  std::string node;
+  std::string host_ip;
+  absl::Time created;
+};
+
+// The parts of `record` an agent needs.
+LaunchPod LaunchPodOf(const api::PodRecord& record);
+
 // Builds the full pod of `record` in `job`, as the Kubernetes Job controller
 // and kubelet would have it: the template's metadata and spec, name, uid,
 // batch.kubernetes.io/job-name, controller-uid and job-completion-index,
@@ -43,6 +59,8 @@ api::PodRecord NewPodRecord(std::string name, std::string uid, int index,
 // spec.serviceAccountName, status.hostIP, status.podIP) and jobsetd's
 // variables.
 api::Pod ExpandPod(const api::Job& job, const api::PodRecord& record);
+// The same for a pod being launched (its status only the host's address).
+api::Pod ExpandPod(const api::Job& job, const LaunchPod& pod);
 
 // Checks that the environment of `job`'s pod template can be resolved:
 // kInvalidArgument names a fieldRef that cannot.
