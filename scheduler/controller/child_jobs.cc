@@ -197,13 +197,26 @@ bool JobFinished(const api::Job& job) {
          IsConditionTrue(job.status().conditions(), kJobFailed);
 }
 
+namespace {
+
+int RjobIndex(const api::JobSet& jobset, absl::string_view name) {
+  for (int i = 0; i < jobset.spec().replicated_jobs_size(); ++i) {
+    if (jobset.spec().replicated_jobs(i).name() == name) return i;
+  }
+  return -1;
+}
+
+}  // namespace
+
 int ReplicatedJobIndex(const api::JobSet& jobset, const api::Job& job) {
   auto it = job.metadata().labels().find(kReplicatedJobNameKey);
   if (it == job.metadata().labels().end()) return -1;
-  for (int i = 0; i < jobset.spec().replicated_jobs_size(); ++i) {
-    if (jobset.spec().replicated_jobs(i).name() == it->second) return i;
-  }
-  return -1;
+  return RjobIndex(jobset, it->second);
+}
+
+int ReplicatedJobIndex(const api::JobSet& jobset, const ChildJob& job) {
+  return job.replicated_job.empty() ? -1
+                                    : RjobIndex(jobset, job.replicated_job);
 }
 
 int JobIndex(const api::Job& job) {
@@ -216,54 +229,87 @@ int JobIndex(const api::Job& job) {
   return index;
 }
 
+ChildJob ParseChildJob(const api::Job& job) {
+  ChildJob child;
+  child.job = &job;
+  const auto& labels = job.metadata().labels();
+  if (auto it = labels.find(kReplicatedJobNameKey); it != labels.end()) {
+    child.replicated_job = it->second;
+  }
+  child.index = JobIndex(job);
+  int value;
+  if (auto it = labels.find(kRestartAttemptKey);
+      it != labels.end() && absl::SimpleAtoi(it->second, &value)) {
+    child.restart_attempt = value;
+  }
+  if (auto it = labels.find(kJobRestartAttemptKey); it != labels.end()) {
+    if (absl::SimpleAtoi(it->second, &value)) {
+      child.job_restart_attempt = value;
+    } else {
+      child.job_restart_attempt_ok = false;
+    }
+  }
+  return child;
+}
+
+std::vector<const api::Job*> JobsOf(const std::vector<ChildJob>& children) {
+  std::vector<const api::Job*> jobs;
+  jobs.reserve(children.size());
+  for (const ChildJob& c : children) jobs.push_back(c.job);
+  return jobs;
+}
+
 absl::StatusOr<ChildJobs> ClassifyJobs(const api::JobSet& jobset,
                                        const std::vector<const api::Job*>& jobs,
                                        const api::Features& features) {
+  std::vector<ChildJob> children;
+  children.reserve(jobs.size());
+  for (const api::Job* job : jobs) children.push_back(ParseChildJob(*job));
+  return ClassifyJobs(jobset, children, features);
+}
+
+absl::StatusOr<ChildJobs> ClassifyJobs(const api::JobSet& jobset,
+                                       const std::vector<ChildJob>& jobs,
+                                       const api::Features& features) {
   ChildJobs out;
-  for (const api::Job* job_ptr : jobs) {
-    const api::Job& job = *job_ptr;
-    const int rjob_index = ReplicatedJobIndex(jobset, job);
+  for (const ChildJob& child : jobs) {
+    const api::Job& job = *child.job;
+    const int rjob_index = ReplicatedJobIndex(jobset, child);
     if (rjob_index < 0) continue;
-    const auto& labels = job.metadata().labels();
-    auto attempt_label = labels.find(kRestartAttemptKey);
-    int attempt;
-    if (attempt_label == labels.end() ||
-        !absl::SimpleAtoi(attempt_label->second, &attempt)) {
+    if (!child.restart_attempt.has_value()) {
       return absl::InvalidArgumentError(
           absl::StrCat("job ", job.metadata().name(), ": label ",
                        kRestartAttemptKey, " is missing or not an integer"));
     }
-    bool previous = attempt < jobset.status().restarts();
-    if (!previous && features.restart_job) {
-      auto job_attempt_label = labels.find(kJobRestartAttemptKey);
-      const int index = JobIndex(job);
-      // A missing label is tolerated, as upstream (older Jobs lack it).
-      if (job_attempt_label != labels.end() && index >= 0) {
-        int job_attempt;
-        if (!absl::SimpleAtoi(job_attempt_label->second, &job_attempt)) {
-          return absl::InvalidArgumentError(
-              absl::StrCat("job ", job.metadata().name(), ": label ",
-                           kJobRestartAttemptKey, " is not an integer"));
-        }
+    bool previous = *child.restart_attempt < jobset.status().restarts();
+    // A missing job-restart-attempt label is tolerated, as upstream (older
+    // Jobs lack it).
+    if (!previous && features.restart_job && child.index >= 0) {
+      if (!child.job_restart_attempt_ok) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("job ", job.metadata().name(), ": label ",
+                         kJobRestartAttemptKey, " is not an integer"));
+      }
+      if (child.job_restart_attempt.has_value()) {
         const std::string& rjob =
             jobset.spec().replicated_jobs(rjob_index).name();
         for (const api::ReplicatedJobStatus& s :
              jobset.status().replicated_jobs_status()) {
-          if (s.name() == rjob && index < s.job_restarts_size() &&
-              job_attempt < s.job_restarts(index)) {
+          if (s.name() == rjob && child.index < s.job_restarts_size() &&
+              *child.job_restart_attempt < s.job_restarts(child.index)) {
             previous = true;
           }
         }
       }
     }
     if (previous) {
-      out.previous.push_back(&job);
+      out.previous.push_back(child);
     } else if (IsConditionTrue(job.status().conditions(), kJobComplete)) {
-      out.successful.push_back(&job);
+      out.successful.push_back(child);
     } else if (IsConditionTrue(job.status().conditions(), kJobFailed)) {
-      out.failed.push_back(&job);
+      out.failed.push_back(child);
     } else {
-      out.active.push_back(&job);
+      out.active.push_back(child);
     }
   }
   return out;

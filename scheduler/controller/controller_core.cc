@@ -402,6 +402,7 @@ ControllerCore::JobState& ControllerCore::AddJob(Tracked& t, api::Job job) {
 
 void ControllerCore::UpdateJob(JobState& state, api::Job job) {
   state.job = std::move(job);
+  state.child = ParseChildJob(state.job);
   state.shape.reset();
   state.env = CheckPodEnv(state.job);
 }
@@ -609,9 +610,9 @@ void ControllerCore::ReconcileOne(const std::string& key, absl::Time now,
     // Whether the JobSet layer changed anything; the Job layer ran first, so
     // when it did not and no Job waits, another round would see the same.
     bool changed = false;
-    std::vector<const api::Job*> jobs;
+    std::vector<ChildJob> jobs;
     jobs.reserve(t.jobs.size());
-    for (const auto& [name, job] : t.jobs) jobs.push_back(&job.job);
+    for (const auto& [name, job] : t.jobs) jobs.push_back(job.child);
     absl::StatusOr<JobSetActions> actions =
         ::jobset::scheduler::ReconcileJobSet(t.jobset, jobs, now, features_);
     if (!actions.ok()) {

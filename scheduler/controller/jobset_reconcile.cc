@@ -29,9 +29,8 @@ bool BeingDeleted(const api::Job& job) {
 // that the sequence reads as upstream's Reconcile.
 class Reconciler {
  public:
-  Reconciler(const api::JobSet& jobset,
-             const std::vector<const api::Job*>& jobs, absl::Time now,
-             const api::Features& features)
+  Reconciler(const api::JobSet& jobset, const std::vector<ChildJob>& jobs,
+             absl::Time now, const api::Features& features)
       : jobset_(jobset), jobs_(jobs), now_(now), features_(features) {
     out_.status = jobset.status();
   }
@@ -62,7 +61,7 @@ class Reconciler {
   void Finish();
 
   const api::JobSet& jobset_;
-  const std::vector<const api::Job*>& jobs_;
+  const std::vector<ChildJob>& jobs_;
   const absl::Time now_;
   const api::Features features_;
   ChildJobs children_;
@@ -85,7 +84,7 @@ void Reconciler::SetCompleted() {
 
 void Reconciler::ApplyFailurePolicy() {
   const FailureDecision d =
-      DecideFailurePolicy(jobset_, children_.failed, features_);
+      DecideFailurePolicy(jobset_, JobsOf(children_.failed), features_);
   switch (d.kind) {
     case FailureDecision::Kind::kFailJobSet:
       SetFailed(d);
@@ -129,8 +128,9 @@ void Reconciler::CreateJobs(
   const bool blocking =
       jobset_.spec().failure_policy().restart_strategy() == "BlockingRecreate";
   if (blocking && !children_.previous.empty()) return;
-  absl::flat_hash_set<std::string> existing;
-  for (const api::Job* job : jobs_) existing.insert(job->metadata().name());
+  absl::flat_hash_set<absl::string_view> existing;
+  existing.reserve(jobs_.size());
+  for (const ChildJob& c : jobs_) existing.insert(c.job->metadata().name());
 
   const StartupPlan plan = PlanCreation(jobset_, statuses);
   // Jobs are built from the status as it stands after this pass's changes
@@ -172,9 +172,9 @@ void Reconciler::CreateJobs(
 }
 
 void Reconciler::SuspendJobs() {
-  for (const api::Job* job : children_.active) {
-    if (job->spec().suspend()) continue;
-    api::Job suspended = *job;
+  for (const ChildJob& c : children_.active) {
+    if (c.job->spec().suspend()) continue;
+    api::Job suspended = *c.job;
     suspended.mutable_spec()->set_suspend(true);
     out_.update.push_back(std::move(suspended));
   }
@@ -186,10 +186,10 @@ void Reconciler::SuspendJobs() {
 void Reconciler::ResumeJobs(
     const std::vector<api::ReplicatedJobStatus>& statuses) {
   const StartupPlan plan = PlanResume(jobset_, statuses);
-  for (const api::Job* job : children_.active) {
-    const int rjob = ReplicatedJobIndex(jobset_, *job);
-    if (!job->spec().suspend() || !plan.allowed[rjob]) continue;
-    api::Job resumed = *job;
+  for (const ChildJob& c : children_.active) {
+    const int rjob = ReplicatedJobIndex(jobset_, c);
+    if (!c.job->spec().suspend() || !plan.allowed[rjob]) continue;
+    api::Job resumed = *c.job;
     resumed.mutable_status()->clear_start_time();
     // Merge (not replace) the template's scheduling fields, as upstream.
     const api::PodTemplateSpec& tmpl =
@@ -249,8 +249,9 @@ absl::StatusOr<JobSetActions> Reconciler::Run() {
   // 5. Finished: tear down what still runs, then the TTL.
   if (IsConditionTrue(out_.status.conditions(), kConditionCompleted) ||
       IsConditionTrue(out_.status.conditions(), kConditionFailed)) {
-    for (const api::Job* job : children_.active) {
-      if (!BeingDeleted(*job)) out_.remove.push_back(job->metadata().name());
+    for (const ChildJob& c : children_.active) {
+      if (!BeingDeleted(*c.job))
+        out_.remove.push_back(c.job->metadata().name());
     }
     if (std::optional<absl::Time> expiry = TtlExpiry(jobset_)) {
       if (now_ >= *expiry) {
@@ -264,8 +265,8 @@ absl::StatusOr<JobSetActions> Reconciler::Run() {
   }
 
   // 6. Delete the previous attempt's Jobs.
-  for (const api::Job* job : children_.previous) {
-    if (!BeingDeleted(*job)) out_.remove.push_back(job->metadata().name());
+  for (const ChildJob& c : children_.previous) {
+    if (!BeingDeleted(*c.job)) out_.remove.push_back(c.job->metadata().name());
   }
 
   // 7. All Jobs ready: the restart (if any) is over.
@@ -287,7 +288,7 @@ absl::StatusOr<JobSetActions> Reconciler::Run() {
 
   // 9. The success policy.
   if (!children_.successful.empty() &&
-      SuccessPolicySatisfied(jobset_, children_.successful)) {
+      SuccessPolicySatisfied(jobset_, JobsOf(children_.successful))) {
     SetCompleted();
     Finish();
     return std::move(out_);
@@ -310,10 +311,20 @@ absl::StatusOr<JobSetActions> Reconciler::Run() {
 
 }  // namespace
 
+absl::StatusOr<JobSetActions> ReconcileJobSet(const api::JobSet& jobset,
+                                              const std::vector<ChildJob>& jobs,
+                                              absl::Time now,
+                                              const api::Features& features) {
+  return Reconciler(jobset, jobs, now, features).Run();
+}
+
 absl::StatusOr<JobSetActions> ReconcileJobSet(
     const api::JobSet& jobset, const std::vector<const api::Job*>& jobs,
     absl::Time now, const api::Features& features) {
-  return Reconciler(jobset, jobs, now, features).Run();
+  std::vector<ChildJob> children;
+  children.reserve(jobs.size());
+  for (const api::Job* job : jobs) children.push_back(ParseChildJob(*job));
+  return ReconcileJobSet(jobset, children, now, features);
 }
 
 }  // namespace jobset::scheduler

@@ -10,6 +10,7 @@
 #include "api/validation.h"
 #include "proto/cluster.pb.h"
 #include "proto/jobset.pb.h"
+#include "scheduler/controller/child_jobs.h"
 
 namespace jobset::scheduler {
 
@@ -44,7 +45,12 @@ struct JobSetActions {
 // JobSetReconciler (jobset-semantics.md section 4.2) step by step, as a
 // pure function. `jobs` holds every child Job, including those being
 // deleted (metadata.deletionTimestamp set), which still block name reuse.
-// kInvalidArgument when a child Job's labels are malformed.
+// kInvalidArgument when a child Job's labels are malformed. The Jobs come
+// with their labels parsed (ParseChildJob), or are parsed first.
+absl::StatusOr<JobSetActions> ReconcileJobSet(const api::JobSet& jobset,
+                                              const std::vector<ChildJob>& jobs,
+                                              absl::Time now,
+                                              const api::Features& features);
 absl::StatusOr<JobSetActions> ReconcileJobSet(
     const api::JobSet& jobset, const std::vector<const api::Job*>& jobs,
     absl::Time now, const api::Features& features);

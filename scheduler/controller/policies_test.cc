@@ -25,6 +25,7 @@ using ::jobset::api::testing::JobSetBuilder;
 using ::jobset::scheduler::testing::CompleteJob;
 using ::jobset::scheduler::testing::FailJob;
 using ::jobset::scheduler::testing::ReadyJob;
+using ::testing::HasSubstr;
 
 const absl::Time kNow = absl::FromUnixSeconds(1'700'000'000);
 
@@ -224,6 +225,44 @@ TEST(ClassifyJobsTest, SortsByAttemptAndCondition) {
 
   jobs[0].mutable_metadata()->mutable_labels()->at(kRestartAttemptKey) = "x";
   EXPECT_FALSE(ClassifyJobs(js, Ptrs(jobs), {}).ok());
+}
+
+TEST(ClassifyJobsTest, ParsesEachJobsLabelsOnce) {
+  JobSet js = Defaulted(JobSetBuilder("t").Replicated("a", 2).Build());
+  api::Job job = ConstructJob(js, 0, 1, {.restart_job = true});
+  ChildJob child = ParseChildJob(job);
+  EXPECT_EQ(child.job, &job);
+  EXPECT_EQ(child.replicated_job, "a");
+  EXPECT_EQ(child.index, 1);
+  EXPECT_EQ(child.restart_attempt, 0);
+  EXPECT_EQ(child.job_restart_attempt, 0);
+  EXPECT_TRUE(child.job_restart_attempt_ok);
+
+  // A Job-restart attempt that is not a number is refused with the gate on
+  // (and ignored with it off, as the label means nothing then).
+  (*job.mutable_metadata()->mutable_labels())[kJobRestartAttemptKey] = "x";
+  child = ParseChildJob(job);
+  EXPECT_FALSE(child.job_restart_attempt.has_value());
+  EXPECT_FALSE(child.job_restart_attempt_ok);
+  absl::StatusOr<ChildJobs> gated =
+      ClassifyJobs(js, std::vector<ChildJob>{child}, {.restart_job = true});
+  ASSERT_FALSE(gated.ok());
+  EXPECT_THAT(gated.status().message(), HasSubstr(kJobRestartAttemptKey));
+  EXPECT_TRUE(ClassifyJobs(js, std::vector<ChildJob>{child}, {}).ok());
+
+  // Missing labels: no ReplicatedJob (ignored), no attempt (refused).
+  job.mutable_metadata()->mutable_labels()->erase(kRestartAttemptKey);
+  child = ParseChildJob(job);
+  EXPECT_FALSE(child.restart_attempt.has_value());
+  EXPECT_FALSE(ClassifyJobs(js, std::vector<ChildJob>{child}, {}).ok());
+  job.mutable_metadata()->mutable_labels()->erase(kReplicatedJobNameKey);
+  child = ParseChildJob(job);
+  EXPECT_EQ(child.replicated_job, "");
+  EXPECT_EQ(ReplicatedJobIndex(js, child), -1);
+  absl::StatusOr<ChildJobs> ignored =
+      ClassifyJobs(js, std::vector<ChildJob>{child}, {});
+  ASSERT_TRUE(ignored.ok());
+  EXPECT_TRUE(ignored->active.empty());
 }
 
 TEST(ReplicatedJobStatusTest, CountsAsUpstream) {

@@ -35,18 +35,19 @@ std::vector<api::ReplicatedJobStatus> ComputeReplicatedJobsStatus(
           old->job_restarts_count_towards_max();
     }
   }
-  for (const api::Job* job : jobs.active) {
-    api::ReplicatedJobStatus& s = out[ReplicatedJobIndex(jobset, *job)];
-    if (JobReady(*job)) s.set_ready(s.ready() + 1);
-    if (job->status().active() > 0) s.set_active(s.active() + 1);
-    if (job->spec().suspend()) s.set_suspended(s.suspended() + 1);
+  for (const ChildJob& c : jobs.active) {
+    api::ReplicatedJobStatus& s = out[ReplicatedJobIndex(jobset, c)];
+    const api::Job& job = *c.job;
+    if (JobReady(job)) s.set_ready(s.ready() + 1);
+    if (job.status().active() > 0) s.set_active(s.active() + 1);
+    if (job.spec().suspend()) s.set_suspended(s.suspended() + 1);
   }
-  for (const api::Job* job : jobs.successful) {
-    api::ReplicatedJobStatus& s = out[ReplicatedJobIndex(jobset, *job)];
+  for (const ChildJob& c : jobs.successful) {
+    api::ReplicatedJobStatus& s = out[ReplicatedJobIndex(jobset, c)];
     s.set_succeeded(s.succeeded() + 1);
   }
-  for (const api::Job* job : jobs.failed) {
-    api::ReplicatedJobStatus& s = out[ReplicatedJobIndex(jobset, *job)];
+  for (const ChildJob& c : jobs.failed) {
+    api::ReplicatedJobStatus& s = out[ReplicatedJobIndex(jobset, c)];
     s.set_failed(s.failed() + 1);
   }
   return out;
