@@ -12,6 +12,7 @@
 #include "common/status_macros.h"
 #include "common/uid.h"
 #include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/wire_format_lite.h"
 #include "scheduler/controller/child_jobs.h"
 #include "scheduler/controller/conditions.h"
@@ -307,8 +308,7 @@ void ControllerCore::LoseNode(const std::string& name,
 
 void ControllerCore::SetNode(NodeInfo node) {
   ForgetSnapshot();
-  auto [it, added] = nodes_.insert_or_assign(node.name, std::move(node));
-  if (added) node_by_name_[it->first] = &it->second;
+  nodes_.insert_or_assign(node.name, std::move(node));
   capacity_grew_ = true;
 }
 
@@ -809,11 +809,31 @@ absl::StatusOr<std::shared_ptr<const placement::PodRequirements>>
 ControllerCore::Requirements(const api::Job& job) {
   auto it = requirements_.find(job.metadata().uid());
   if (it != requirements_.end()) return it->second;
-  JOBSET_ASSIGN_OR_RETURN(
-      placement::PodRequirements r,
-      placement::RequirementsFromPodSpec(job.spec().template_().spec()));
-  auto shared =
-      std::make_shared<const placement::PodRequirements>(std::move(r));
+  // Jobs with the same pod spec (a ReplicatedJob's) share one: placement
+  // then evaluates the template once, not once per Job.
+  const api::PodSpec& spec = job.spec().template_().spec();
+  std::string key;
+  {
+    google::protobuf::io::StringOutputStream out(&key);
+    google::protobuf::io::CodedOutputStream coded(&out);
+    coded.SetSerializationDeterministic(true);
+    spec.SerializeToCodedStream(&coded);
+  }
+  std::weak_ptr<const placement::PodRequirements>& by_spec =
+      requirements_by_spec_[key];
+  std::shared_ptr<const placement::PodRequirements> shared = by_spec.lock();
+  if (shared == nullptr) {
+    JOBSET_ASSIGN_OR_RETURN(placement::PodRequirements r,
+                            placement::RequirementsFromPodSpec(spec));
+    shared = std::make_shared<const placement::PodRequirements>(std::move(r));
+    by_spec = shared;
+    // Specs no Job uses any more go once they are most of the entries.
+    if (requirements_by_spec_.size() > 2 * swept_specs_ + 16) {
+      absl::erase_if(requirements_by_spec_,
+                     [](const auto& entry) { return entry.second.expired(); });
+      swept_specs_ = requirements_by_spec_.size();
+    }
+  }
   requirements_[job.metadata().uid()] = shared;
   return shared;
 }
@@ -830,9 +850,11 @@ absl::StatusOr<placement::ClusterSnapshot> ControllerCore::Snapshot() {
     builder.emplace(nodes_.size());
     host_position_.clear();
     host_position_.reserve(nodes_.size());
-    size_t position = 0;
+    node_at_.clear();
+    node_at_.reserve(nodes_.size());
     for (const auto& [name, node] : nodes_) {
-      host_position_[name] = position++;
+      host_position_[name] = node_at_.size();
+      node_at_.push_back(&node);
       placement::HostRecord r;
       r.name = name;
       r.labels = node.labels;
@@ -1002,9 +1024,9 @@ bool ControllerCore::TryPlace(const std::string& key, int32_t priority,
               absl::StrCat("pod ", pod.name(), ": ", state->env.message()));
           MarkDirty(t, *state);
         } else {
-          const std::string& host = placed->jobs[j].hosts[i];
-          BindPod(host, node_by_name_.at(host)->address, now, &pod);
-          RememberNode(pod.completion_index(), host, &last);
+          const NodeInfo& node = *node_at_[placed->jobs[j].host_ids[i]];
+          BindPod(node.name, node.address, now, &pod);
+          RememberNode(pod.completion_index(), node.name, &last);
         }
       }
       MarkPodsChanged(t, *state, w);

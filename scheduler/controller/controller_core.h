@@ -265,12 +265,13 @@ class ControllerCore {
   std::set<std::string> new_gangs_;
   bool capacity_grew_ = true;
   std::map<std::string, NodeInfo> nodes_;  // Never erased.
-  absl::flat_hash_map<absl::string_view, const NodeInfo*> node_by_name_;
   // The last placement's snapshot, kept so that the next does not copy every
   // node's labels and index them again; empty after a node changed
-  // (ForgetSnapshot). host_position_ gives each node's host id.
+  // (ForgetSnapshot). host_position_ gives each node's host id, node_at_
+  // the node of each host id.
   std::optional<placement::ClusterSnapshot> last_snapshot_;
   absl::flat_hash_map<absl::string_view, size_t> host_position_;
+  std::vector<const NodeInfo*> node_at_;
   // Bumped by ForgetSnapshot: a snapshot taken before a node changed is not
   // kept.
   uint64_t nodes_generation_ = 0;
@@ -282,6 +283,13 @@ class ControllerCore {
   absl::flat_hash_map<std::string,
                       std::shared_ptr<const placement::PodRequirements>>
       requirements_;
+  // The same, shared by every Job of one pod spec (by its deterministic
+  // serialization); entries expire with the last Job, and are swept once
+  // they are more than twice what was left at the last sweep.
+  absl::flat_hash_map<std::string,
+                      std::weak_ptr<const placement::PodRequirements>>
+      requirements_by_spec_;
+  size_t swept_specs_ = 0;
   int64_t stale_reports_ = 0;
   uint64_t last_event_seq_ = 0;
   SchedulerMetrics* metrics_ = nullptr;

@@ -360,6 +360,25 @@ TEST_F(ControllerCoreTest, PlacesAGangWhollyOrNotAtAll) {
   EXPECT_THAT(fleet_.running, SizeIs(5));
 }
 
+// Jobs of one pod spec share their requirements (placement evaluates the
+// template once); Jobs of another spec must not get them.
+TEST_F(ControllerCoreTest, EachPodSpecIsFittedByItsOwnRequirements) {
+  JobSetBuilder b("mixed");
+  b.Replicated("gpu", 4).Request("gpu", "nvidia.com/gpu", "8");
+  b.Replicated("cpu", 4).Request("cpu", "cpu", "1");
+  Submit(b.Build());
+  Settle();
+  // Four 8-GPU pods take every node's GPUs; the CPU pods fit beside them.
+  ASSERT_THAT(fleet_.running, SizeIs(8));
+  std::map<std::string, int> gpu_pods_on;
+  for (const auto& [uid, pod] : fleet_.running) {
+    if (pod.metadata().labels().at(kReplicatedJobNameKey) == "gpu")
+      ++gpu_pods_on[pod.spec().node_name()];
+  }
+  EXPECT_THAT(gpu_pods_on, SizeIs(4));
+  for (const auto& [node, count] : gpu_pods_on) EXPECT_EQ(count, 1) << node;
+}
+
 // Snapshots reuse the nodes' records: a node changed since the last one,
 // and the last one's usage, must not leak into the next.
 TEST_F(ControllerCoreTest, EachPlacementSeesTheNodesAsTheyAreNow) {

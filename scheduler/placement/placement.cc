@@ -672,6 +672,7 @@ absl::StatusOr<Placement> Placer::Run() {
     placement.job_key = job.job->job_key;
     placement.hosts.reserve(job.hosts.size());
     for (HostId h : job.hosts) placement.hosts.push_back(cluster_.host(h).name);
+    placement.host_ids = job.hosts;
     if (job.domain >= 0) {
       placement.domain = std::string(job.exclusive->domains[job.domain].value);
     }

@@ -44,7 +44,9 @@ struct PlacementRequest {
 struct JobPlacement {
   std::string job_key;
   std::vector<std::string> hosts;  // host of each pod index
-  std::string domain;              // the exclusive domain, "" for none
+  // The same hosts, by snapshot host id.
+  std::vector<ClusterSnapshot::HostId> host_ids;
+  std::string domain;  // the exclusive domain, "" for none
 };
 
 struct JobRejection {

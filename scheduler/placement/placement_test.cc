@@ -544,6 +544,11 @@ TEST(PlaceTest, StickyRestartReusesPreviousHosts) {
   ASSERT_TRUE(p.placed());
   EXPECT_EQ(p.jobs[0].hosts[0], "host-00006");
   EXPECT_EQ(p.jobs[0].hosts[2], "host-00002");
+  // The same hosts by id, for callers that keep their own per-host state.
+  ASSERT_EQ(p.jobs[0].host_ids.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(cluster.host(p.jobs[0].host_ids[i]).name, p.jobs[0].hosts[i]);
+  }
 
   // A previous host that is now full, or gone, is replaced.
   request.jobs[0].previous_hosts = {"gone", "host-00005"};
