@@ -125,6 +125,7 @@ absl::StatusOr<int64_t> ControllerCore::Load() {
   pod_by_uid_.clear();  // Before the records its keys view.
   jobsets_.clear();
   erased_.clear();
+  erased_pods_.clear();
   dirty_.clear();
   orphan_keys_.clear();
   pending_gangs_.clear();
@@ -495,9 +496,10 @@ void ControllerCore::ErasePod(Tracked& t, JobState& job,
   MarkDirty(t, job);
   if (Placed(pod)) {
     capacity_grew_ = true;
-    w->release.emplace_back(pod.node_name(), pod.uid());
+    w->release.push_back(&pod);
   }
-  job.pods.erase(it);
+  // Freed with the pass, after its orders name it.
+  erased_pods_.push_back(job.pods.extract(it));
   MarkPodsChanged(t, job, w);
 }
 
@@ -509,7 +511,7 @@ void ControllerCore::EraseJob(Tracked& t, const std::string& name,
     pod_by_uid_.erase(pod.uid());
     if (Placed(pod)) {
       capacity_grew_ = true;
-      w->release.emplace_back(pod.node_name(), pod.uid());
+      w->release.push_back(&pod);
     }
   }
   const std::string& ns = t.jobset.metadata().namespace_();
@@ -535,7 +537,7 @@ void ControllerCore::RemovePod(Tracked& t, JobState& job, api::PodRecord& pod,
   // shows them with its deletionTimestamp, and Load stops them again), so
   // a restart does not rewrite every pod record to say so.
   if (!job.job.metadata().has_deletion_timestamp()) MarkPodsChanged(t, job, w);
-  w->stop.emplace_back(pod.node_name(), pod.uid());
+  w->stop.push_back(&pod);
 }
 
 void ControllerCore::ReconcileJobs(Tracked& t, absl::Time now,
@@ -598,8 +600,7 @@ void ControllerCore::ReconcileOne(const std::string& key, absl::Time now,
       continue;
     }
     MarkPodsChanged(t, *job, w);
-    if (PodFinished(*pod))
-      w->release.emplace_back(pod->node_name(), pod->uid());
+    if (PodFinished(*pod)) w->release.push_back(pod);
   }
   t.wake.reset();
 
@@ -786,8 +787,7 @@ void ControllerCore::DeleteJobSet(const std::string& key, PendingWrites* w) {
   for (const auto& [name, job] : t.jobs) {
     jobs.push_back(name);
     for (const auto& [pod_name, pod] : job.pods) {
-      if (OnNode(pod) && !pod.has_deletion_timestamp())
-        w->stop.emplace_back(pod.node_name(), pod.uid());
+      if (OnNode(pod) && !pod.has_deletion_timestamp()) w->stop.push_back(&pod);
     }
   }
   for (const std::string& name : jobs) EraseJob(t, name, w);
@@ -1171,10 +1171,12 @@ absl::Status ControllerCore::Commit(PendingWrites* w) {
     }
   }
   // Tell the agents, now that it is durable.
-  for (const auto& [node, uid] : w->stop) fleet_->Stop(node, uid);
+  for (const api::PodRecord* pod : w->stop)
+    fleet_->Stop(pod->node_name(), pod->uid());
   if (!built) build_orders();
   for (LaunchOrder& order : orders) fleet_->Run(std::move(order));
-  for (const auto& [node, uid] : w->release) fleet_->Release(node, uid);
+  for (const api::PodRecord* pod : w->release)
+    fleet_->Release(pod->node_name(), pod->uid());
   return absl::OkStatus();
 }
 
@@ -1216,6 +1218,7 @@ absl::Status ControllerCore::Pass() {
   StageChildren(&w);
   absl::Status committed = Commit(&w);
   erased_.clear();
+  erased_pods_.clear();
   RecordGauges(now);
   return committed;
 }

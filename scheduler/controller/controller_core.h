@@ -189,9 +189,11 @@ class ControllerCore {
     std::set<std::string> staged;
     // JobSets with pods placed in this pass: launch orders after the commit.
     std::set<std::string> launched;
-    std::vector<std::pair<std::string, std::string>> stop;  // (node, uid)
-    // Pods whose final status is durable after the commit: (node, uid).
-    std::vector<std::pair<std::string, std::string>> release;
+    // Pods to stop, and pods whose final status is durable after the commit
+    // (their records live until the pass ends: erased ones in erased_ and
+    // erased_pods_).
+    std::vector<const api::PodRecord*> stop;
+    std::vector<const api::PodRecord*> release;
     std::map<std::string, std::vector<JobSetEvent>> events;
   };
 
@@ -300,6 +302,8 @@ class ControllerCore {
   absl::Time gauges_at_ = absl::InfinitePast();
   // Jobs erased in this pass, with their pods: freed at its end.
   std::vector<JobState> erased_;
+  // Pods erased in this pass (their Jobs stay): freed at its end.
+  std::vector<std::map<std::string, api::PodRecord>::node_type> erased_pods_;
   // Keys of Jobs and pods whose JobSet is gone (found by Load).
   std::vector<std::string> orphan_keys_;
 };
