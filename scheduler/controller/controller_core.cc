@@ -1,7 +1,6 @@
 #include "scheduler/controller/controller_core.h"
 
 #include <algorithm>
-#include <iterator>
 #include <thread>
 #include <utility>
 

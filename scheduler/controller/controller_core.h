@@ -136,7 +136,9 @@ class ControllerCore {
     // when first needed, and again after the Job's spec changes.
     std::shared_ptr<const api::Job> shape;
     absl::Status env;  // Whether its pods' environment resolves.
-    ChildJob child;    // `job` with its labels parsed, for the JobSet layer.
+    // `job` with its labels parsed, for the JobSet layer (it points at `job`:
+    // a tracked JobState never moves).
+    ChildJob child;
     std::map<std::string, api::PodRecord> pods;  // By name.
     // The Job, and its JobPods record, must be written (and the JobSet is
     // in PendingWrites::staged).
