@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,15 +11,43 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "common/status_macros.h"
 
 namespace jobset::agent {
 namespace {
+
+// Runs `fn` holding the lock of pod directory `dir` (an flock of the
+// directory itself). kNotFound when `dir` does not exist.
+absl::Status WithPodDirLock(const std::string& dir,
+                            absl::FunctionRef<absl::Status()> fn) {
+  const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) {
+    const int error = errno;
+    return error == ENOENT ? absl::NotFoundError(absl::StrCat(dir, " is gone"))
+                           : absl::InternalError(absl::StrCat(
+                                 "open ", dir, ": ", strerror(error)));
+  }
+  int locked;
+  do {
+    locked = flock(fd, LOCK_EX);
+  } while (locked != 0 && errno == EINTR);
+  if (locked != 0) {
+    const int error = errno;
+    close(fd);
+    return absl::InternalError(
+        absl::StrCat("flock ", dir, ": ", strerror(error)));
+  }
+  absl::Status status = fn();
+  close(fd);  // Releases the lock.
+  return status;
+}
 
 absl::Status ErrnoError(absl::string_view what, const std::string& path,
                         int err) {
@@ -255,6 +284,39 @@ std::string HostsFileText(const api::PodAssignment& assignment) {
                     absl::StrJoin(entry.names(), " "), "\n");
   }
   return hosts;
+}
+
+absl::Status WriteHostsFile(const std::string& pod_dir,
+                            api::PodAssignment* assignment) {
+  return WithPodDirLock(pod_dir, [&]() -> absl::Status {
+    api::PodAssignment latest;
+    JOBSET_RETURN_IF_ERROR(
+        ReadProtoFile(absl::StrCat(pod_dir, "/", kAssignmentFile), &latest));
+    *assignment->mutable_hosts() = latest.hosts();
+    return WriteFileAtomic(absl::StrCat(pod_dir, "/", kHostsFile),
+                           HostsFileText(*assignment));
+  });
+}
+
+absl::Status UpdateHostsFile(
+    const std::string& pod_dir,
+    const google::protobuf::RepeatedPtrField<api::HostEntry>& hosts) {
+  return WithPodDirLock(pod_dir, [&]() -> absl::Status {
+    const std::string path = absl::StrCat(pod_dir, "/", kAssignmentFile);
+    api::PodAssignment assignment;
+    JOBSET_RETURN_IF_ERROR(ReadProtoFile(path, &assignment));
+    api::PodAssignment grown = assignment;
+    *grown.mutable_hosts() = hosts;
+    if (grown.SerializeAsString() == assignment.SerializeAsString()) {
+      return absl::OkStatus();
+    }
+    JOBSET_RETURN_IF_ERROR(WriteProtoAtomic(path, grown));
+    // Not written yet: the shim writes it from this assignment.
+    const std::string hosts_path = absl::StrCat(pod_dir, "/", kHostsFile);
+    struct stat st;
+    if (stat(hosts_path.c_str(), &st) != 0) return absl::OkStatus();
+    return RewriteFileInPlace(hosts_path, HostsFileText(grown));
+  });
 }
 
 }  // namespace jobset::agent

@@ -42,6 +42,23 @@ absl::Status RewriteFileInPlace(const std::string& path,
 // attempt's host table.
 std::string HostsFileText(const api::PodAssignment& assignment);
 
+// The pod's hosts file. The agent may grow the host table while the shim is
+// starting, between the shim reading the assignment and writing the file, so
+// both sides read the assignment file and write the hosts file as one step,
+// under the pod directory's lock (an flock of the directory):
+//
+// The shim's side: writes the hosts file of `assignment` (read when the shim
+// started) with the host table the assignment file holds now, which it
+// copies into `assignment`.
+absl::Status WriteHostsFile(const std::string& pod_dir,
+                            api::PodAssignment* assignment);
+// The agent's side: sets the host table of the pod's assignment file, and
+// rewrites the hosts file in place if the shim has written it. kNotFound when
+// the pod has no assignment.
+absl::Status UpdateHostsFile(
+    const std::string& pod_dir,
+    const google::protobuf::RepeatedPtrField<api::HostEntry>& hosts);
+
 // Serializes `message` deterministically and writes it with WriteFileAtomic.
 absl::Status WriteProtoAtomic(const std::string& path,
                               const google::protobuf::MessageLite& message);

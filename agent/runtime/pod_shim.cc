@@ -301,9 +301,9 @@ absl::Status PodShim::Setup() {
     if (!s.ok()) return s;
   }
   // The pod's /etc/hosts (the agent rewrites it in place as the attempt's
-  // host table grows).
-  absl::Status s =
-      WriteFileAtomic(PodPath(kHostsFile), HostsFileText(assignment_));
+  // host table grows), from the host table as it is now: the agent may have
+  // grown it since the assignment was read above.
+  absl::Status s = WriteHostsFile(options_.pod_dir, &assignment_);
   if (!s.ok()) return s;
   const std::string work = PodPath("work");
   if (mkdir(work.c_str(), 0755) != 0 && errno != EEXIST) {

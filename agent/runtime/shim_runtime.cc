@@ -64,24 +64,11 @@ absl::Status ShimRuntime::UpdateHosts(
     const std::string& uid,
     const google::protobuf::RepeatedPtrField<api::HostEntry>& hosts) {
   absl::MutexLock lock(&mu_);
-  const std::string dir = PodDir(uid);
-  api::PodAssignment assignment;
-  if (!ReadProtoFile(absl::StrCat(dir, "/", kAssignmentFile), &assignment)
-           .ok()) {
+  absl::Status updated = UpdateHostsFile(PodDir(uid), hosts);
+  if (absl::IsNotFound(updated)) {
     return absl::NotFoundError(absl::StrCat("pod ", uid, " is not known"));
   }
-  api::PodAssignment updated = assignment;
-  *updated.mutable_hosts() = hosts;
-  if (updated.SerializeAsString() == assignment.SerializeAsString()) {
-    return absl::OkStatus();
-  }
-  assignment = std::move(updated);
-  JOBSET_RETURN_IF_ERROR(
-      WriteProtoAtomic(absl::StrCat(dir, "/", kAssignmentFile), assignment));
-  const std::string path = absl::StrCat(dir, "/", kHostsFile);
-  struct stat st;
-  if (stat(path.c_str(), &st) != 0) return absl::OkStatus();  // Not set up.
-  return RewriteFileInPlace(path, HostsFileText(assignment));
+  return updated;
 }
 
 std::string ShimRuntime::LeasePath() const {
