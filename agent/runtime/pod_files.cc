@@ -246,14 +246,17 @@ absl::Status RemoveTree(const std::string& path) {
 
 absl::Status RewriteFileInPlace(const std::string& path,
                                 absl::string_view data) {
-  const int fd = open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+  // Not truncated first: a reader meanwhile sees the old bytes or the new
+  // ones, never an empty file (a host table only grows at its end, so the
+  // lines before stay where they were).
+  const int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
   if (fd < 0) {
     return absl::InternalError(
         absl::StrCat("open ", path, ": ", strerror(errno)));
   }
   size_t done = 0;
   while (done < data.size()) {
-    const ssize_t n = write(fd, data.data() + done, data.size() - done);
+    const ssize_t n = pwrite(fd, data.data() + done, data.size() - done, done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       const int error = errno;
@@ -262,6 +265,12 @@ absl::Status RewriteFileInPlace(const std::string& path,
           absl::StrCat("write ", path, ": ", strerror(error)));
     }
     done += static_cast<size_t>(n);
+  }
+  if (ftruncate(fd, static_cast<off_t>(data.size())) != 0) {
+    const int error = errno;
+    close(fd);
+    return absl::InternalError(
+        absl::StrCat("truncate ", path, ": ", strerror(error)));
   }
   close(fd);
   return absl::OkStatus();

@@ -34,7 +34,8 @@ inline constexpr char kHostsFile[] = "hosts";         // the pod's /etc/hosts
 absl::Status WriteFileAtomic(const std::string& path, absl::string_view data);
 
 // Rewrites the file at `path` in place (same inode: a bind mount of it sees
-// the new content; a reader may briefly see it short).
+// the new content), writing over the old bytes before cutting the rest, so
+// that a reader never sees it empty.
 absl::Status RewriteFileInPlace(const std::string& path,
                                 absl::string_view data);
 

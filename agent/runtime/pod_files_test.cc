@@ -91,6 +91,22 @@ TEST_F(HostsFileTest, AGrowthAfterTheShimWroteTheFileRewritesItInPlace) {
   EXPECT_EQ(stored.hosts_size(), 2);
 }
 
+TEST(RewriteFileInPlaceTest, GrowsAndShrinksTheSameFile) {
+  const std::string path =
+      absl::StrCat(std::getenv("TEST_TMPDIR"), "/rewritten");
+  ASSERT_THAT(WriteFileAtomic(path, "a\nb\n"), IsOk());
+  struct stat before;
+  ASSERT_EQ(stat(path.c_str(), &before), 0);
+  ASSERT_THAT(RewriteFileInPlace(path, "a\nb\nc\n"), IsOk());
+  EXPECT_EQ(*ReadFileToString(path), "a\nb\nc\n");
+  ASSERT_THAT(RewriteFileInPlace(path, "x\n"), IsOk());
+  EXPECT_EQ(*ReadFileToString(path), "x\n");
+  struct stat after;
+  ASSERT_EQ(stat(path.c_str(), &after), 0);
+  EXPECT_EQ(before.st_ino, after.st_ino);
+  EXPECT_THAT(RewriteFileInPlace(path + "-missing", "x"), Not(IsOk()));
+}
+
 TEST_F(HostsFileTest, APodWithoutAnAssignmentIsNotFound) {
   EXPECT_THAT(UpdateHostsFile(absl::StrCat(dir_, "/gone"), Grown().hosts()),
               StatusIs(absl::StatusCode::kNotFound));
