@@ -497,9 +497,13 @@ TEST_P(RuntimeContractTest, LogIsCapped) {
   const std::string log = runtime_->LogPath("spam", "main");
   ASSERT_EQ(stat(log.c_str(), &st), 0);
   EXPECT_LE(st.st_size, 64 << 10);
+  // Rotated when the next read would pass the cap. A read takes up to a
+  // pipe's worth (64 KiB) when the shim falls behind, so the older file holds
+  // anything from one byte to the cap (it held exactly 32 KiB in a loaded CI
+  // run, where this once asked for more).
   ASSERT_EQ(stat((log + ".1").c_str(), &st), 0);
   EXPECT_LE(st.st_size, 64 << 10);
-  EXPECT_GT(st.st_size, 32 << 10);
+  EXPECT_GT(st.st_size, 0);
 }
 
 TEST_P(RuntimeContractTest, UpdatedHostsReachARunningPod) {
