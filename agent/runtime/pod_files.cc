@@ -23,32 +23,6 @@
 namespace jobset::agent {
 namespace {
 
-// Runs `fn` holding the lock of pod directory `dir` (an flock of the
-// directory itself). kNotFound when `dir` does not exist.
-absl::Status WithPodDirLock(const std::string& dir,
-                            absl::FunctionRef<absl::Status()> fn) {
-  const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) {
-    const int error = errno;
-    return error == ENOENT ? absl::NotFoundError(absl::StrCat(dir, " is gone"))
-                           : absl::InternalError(absl::StrCat(
-                                 "open ", dir, ": ", strerror(error)));
-  }
-  int locked;
-  do {
-    locked = flock(fd, LOCK_EX);
-  } while (locked != 0 && errno == EINTR);
-  if (locked != 0) {
-    const int error = errno;
-    close(fd);
-    return absl::InternalError(
-        absl::StrCat("flock ", dir, ": ", strerror(error)));
-  }
-  absl::Status status = fn();
-  close(fd);  // Releases the lock.
-  return status;
-}
-
 absl::Status ErrnoError(absl::string_view what, const std::string& path,
                         int err) {
   std::string message = absl::StrCat(what, " ", path, ": ", strerror(err));
@@ -57,6 +31,26 @@ absl::Status ErrnoError(absl::string_view what, const std::string& path,
     return absl::ResourceExhaustedError(message);
   }
   return absl::InternalError(message);
+}
+
+// Runs `fn` holding the lock of pod directory `dir` (an flock of the
+// directory itself). kNotFound when `dir` does not exist.
+absl::Status WithPodDirLock(const std::string& dir,
+                            absl::FunctionRef<absl::Status()> fn) {
+  const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return ErrnoError("open", dir, errno);
+  int locked;
+  do {
+    locked = flock(fd, LOCK_EX);
+  } while (locked != 0 && errno == EINTR);
+  if (locked != 0) {
+    const int error = errno;
+    close(fd);
+    return ErrnoError("flock", dir, error);
+  }
+  absl::Status status = fn();
+  close(fd);  // Releases the lock.
+  return status;
 }
 
 std::string DirName(const std::string& path) {

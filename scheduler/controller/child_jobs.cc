@@ -252,6 +252,13 @@ ChildJob ParseChildJob(const api::Job& job) {
   return child;
 }
 
+std::vector<ChildJob> ParseChildJobs(const std::vector<const api::Job*>& jobs) {
+  std::vector<ChildJob> children;
+  children.reserve(jobs.size());
+  for (const api::Job* job : jobs) children.push_back(ParseChildJob(*job));
+  return children;
+}
+
 std::vector<const api::Job*> JobsOf(const std::vector<ChildJob>& children) {
   std::vector<const api::Job*> jobs;
   jobs.reserve(children.size());
@@ -262,10 +269,7 @@ std::vector<const api::Job*> JobsOf(const std::vector<ChildJob>& children) {
 absl::StatusOr<ChildJobs> ClassifyJobs(const api::JobSet& jobset,
                                        const std::vector<const api::Job*>& jobs,
                                        const api::Features& features) {
-  std::vector<ChildJob> children;
-  children.reserve(jobs.size());
-  for (const api::Job* job : jobs) children.push_back(ParseChildJob(*job));
-  return ClassifyJobs(jobset, children, features);
+  return ClassifyJobs(jobset, ParseChildJobs(jobs), features);
 }
 
 absl::StatusOr<ChildJobs> ClassifyJobs(const api::JobSet& jobset,

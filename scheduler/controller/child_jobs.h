@@ -89,6 +89,8 @@ struct ChildJob {
 
 // Parses `job`'s labels; the result points at `job`.
 ChildJob ParseChildJob(const api::Job& job);
+// The same for each of `jobs`.
+std::vector<ChildJob> ParseChildJobs(const std::vector<const api::Job*>& jobs);
 
 // The Jobs of `children`.
 std::vector<const api::Job*> JobsOf(const std::vector<ChildJob>& children);

@@ -321,10 +321,7 @@ absl::StatusOr<JobSetActions> ReconcileJobSet(const api::JobSet& jobset,
 absl::StatusOr<JobSetActions> ReconcileJobSet(
     const api::JobSet& jobset, const std::vector<const api::Job*>& jobs,
     absl::Time now, const api::Features& features) {
-  std::vector<ChildJob> children;
-  children.reserve(jobs.size());
-  for (const api::Job* job : jobs) children.push_back(ParseChildJob(*job));
-  return ReconcileJobSet(jobset, children, now, features);
+  return ReconcileJobSet(jobset, ParseChildJobs(jobs), now, features);
 }
 
 }  // namespace jobset::scheduler
