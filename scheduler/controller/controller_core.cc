@@ -127,6 +127,7 @@ absl::StatusOr<int64_t> ControllerCore::Load() {
   erased_pods_.clear();
   dirty_.clear();
   orphan_keys_.clear();
+  unstored_deletions_.clear();
   pending_gangs_.clear();
   new_gangs_.clear();
   capacity_grew_ = true;
@@ -430,6 +431,7 @@ void ControllerCore::StageChildren(PendingWrites* w) {
     for (auto& [name, job] : t.jobs) {
       if (job.job_changed) {
         job.job_changed = false;
+        job.deletion_unstored = false;
         records.push_back(
             {&job, false, &w->keys[store::keys::JobKey(ns, jobset, name)]});
       }
@@ -642,7 +644,9 @@ void ControllerCore::ReconcileOne(const std::string& key, absl::Time now,
       it->second.job.mutable_metadata()
           ->mutable_deletion_timestamp()
           ->set_seconds(absl::ToUnixSeconds(now));
-      MarkJobChanged(t, it->second, w);
+      // Stored by the next pass (unless this one writes the Job anyway).
+      it->second.deletion_unstored = true;
+      unstored_deletions_.insert(key);
       t.dirty_jobs.insert(name);
       changed = true;
     }
@@ -1184,6 +1188,14 @@ absl::Status ControllerCore::Pass() {
   PendingWrites w;
   for (const std::string& key : orphan_keys_) w.keys[key] = std::nullopt;
   orphan_keys_.clear();
+  for (const std::string& key : std::exchange(unstored_deletions_, {})) {
+    auto it = jobsets_.find(key);
+    if (it == jobsets_.end()) continue;
+    for (auto& [name, job] : it->second.jobs) {
+      if (!std::exchange(job.deletion_unstored, false)) continue;
+      MarkJobChanged(it->second, job, &w);
+    }
+  }
   for (auto& [key, t] : jobsets_) {
     if (t.wake && *t.wake <= now) {
       dirty_.insert(key);
@@ -1227,7 +1239,9 @@ std::optional<absl::Time> ControllerCore::NextWake() const {
   for (const auto& [key, t] : jobsets_) {
     if (t.wake && (!next || *t.wake < *next)) next = t.wake;
   }
-  if (!dirty_.empty()) next = absl::InfinitePast();
+  if (!dirty_.empty() || !unstored_deletions_.empty()) {
+    next = absl::InfinitePast();
+  }
   return next;
 }
 

@@ -144,6 +144,9 @@ class ControllerCore {
     // in PendingWrites::staged).
     bool job_changed = false;
     bool pods_changed = false;
+    // The JobSet layer deleted it and the store does not say so yet (see
+    // unstored_deletions_).
+    bool deletion_unstored = false;
     bool dirty = false;  // In its JobSet's dirty_jobs.
   };
 
@@ -308,6 +311,14 @@ class ControllerCore {
   std::vector<std::map<std::string, api::PodRecord>::node_type> erased_pods_;
   // Keys of Jobs and pods whose JobSet is gone (found by Load).
   std::vector<std::string> orphan_keys_;
+  // JobSets with Jobs the JobSet layer deleted in the last pass, their
+  // deletionTimestamp not yet stored. It is written by the next pass, which
+  // runs at once: the pass that decides a restart commits only what recovery
+  // needs (the JobSet's status, from which the JobSet layer deletes the
+  // previous attempt's Jobs again after a crash), so that the old attempt's
+  // pods are told to stop without waiting for 1,000 Jobs to be rewritten,
+  // and the next pass writes them while the agents stop the pods.
+  std::set<std::string> unstored_deletions_;
 };
 
 }  // namespace jobset::scheduler

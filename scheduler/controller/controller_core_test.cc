@@ -204,6 +204,13 @@ class ControllerCoreTest : public ::testing::Test {
     fleet_.stopped.clear();
   }
 
+  // The uids the fleet was told to stop.
+  std::set<std::string> StoppedUids() const {
+    std::set<std::string> uids;
+    for (const auto& [node, uid] : fleet_.stopped) uids.insert(uid);
+    return uids;
+  }
+
   const api::JobSet& Get(const std::string& name) {
     const api::JobSet* js = core_->FindJobSet("default", name);
     EXPECT_NE(js, nullptr);
@@ -498,8 +505,7 @@ TEST_F(ControllerCoreTest, ARestartInterruptedByAJobsetdRestartCarriesOn) {
   Report(old[2], "Failed", 1);
   Settle();
   ASSERT_EQ(Get("train").status().restarts(), 1);
-  std::set<std::string> stopping;
-  for (const auto& [node, uid] : fleet_.stopped) stopping.insert(uid);
+  const std::set<std::string> stopping = StoppedUids();
   ASSERT_THAT(stopping, SizeIs(3));
 
   // jobsetd dies before the old pods confirm their stop. The store does not
@@ -507,9 +513,7 @@ TEST_F(ControllerCoreTest, ARestartInterruptedByAJobsetdRestartCarriesOn) {
   Restart();
   fleet_.stopped.clear();
   Settle();
-  std::set<std::string> stopped_again;
-  for (const auto& [node, uid] : fleet_.stopped) stopped_again.insert(uid);
-  EXPECT_EQ(stopped_again, stopping);
+  EXPECT_EQ(StoppedUids(), stopping);
   for (const api::Pod& pod : core_->Pods("default", "train")) {
     if (stopping.contains(pod.metadata().uid())) {
       EXPECT_TRUE(pod.metadata().has_deletion_timestamp())
@@ -525,6 +529,82 @@ TEST_F(ControllerCoreTest, ARestartInterruptedByAJobsetdRestartCarriesOn) {
     EXPECT_EQ(pod.metadata().labels().at(kRestartAttemptKey), "1");
   }
 }
+
+// The pass that decides a restart commits the JobSet's status and stops the
+// old attempt; the old Jobs' deletion is stored by the pass after it. A
+// crash in between loses nothing: the JobSet's restart count says which
+// Jobs are of a previous attempt.
+class RestartPassTest : public ControllerCoreTest,
+                        public ::testing::WithParamInterface<bool> {};
+
+TEST_P(RestartPassTest, TheOldJobsDeletionIsStoredByThePassAfter) {
+  const bool crash = GetParam();
+  const std::string name = "train";
+  Submit(RestartOnAnyFailure(name, 4));
+  Settle();
+  ReportAll("Running");
+  Settle();
+  std::vector<api::Pod> old;
+  for (const auto& [uid, pod] : fleet_.running) old.push_back(pod);
+  fleet_.stopped.clear();
+  Report(old[2], "Failed", 1);
+  ASSERT_THAT(core_->Pass(), IsOk());
+  const std::set<std::string> stopping = StoppedUids();
+  ASSERT_THAT(stopping, SizeIs(3));
+  // Stored: the restart, and the old Jobs, not yet marked deleted (the
+  // failed pod's Job is gone already: none of its pods runs).
+  auto stored_old_jobs = [&] {
+    std::map<std::string, api::Job> jobs;
+    absl::StatusOr<store::ScanResult> scan =
+        store_.Scan(store::keys::JobKey("default", name, ""), "", 100);
+    EXPECT_THAT(scan.status(), IsOk());
+    for (const store::KeyValue& kv : scan->kvs) {
+      api::Job job;
+      EXPECT_TRUE(job.ParseFromString(kv.value));
+      if (job.metadata().labels().at(kRestartAttemptKey) == "0")
+        jobs[job.metadata().name()] = job;
+    }
+    return jobs;
+  };
+  auto js = store_.Get(store::keys::JobSetKey("default", name));
+  ASSERT_TRUE(js.ok() && js->has_value());
+  api::JobSet stored;
+  ASSERT_TRUE(stored.ParseFromString((*js)->value));
+  EXPECT_EQ(stored.status().restarts(), 1);
+  int unmarked = 0;
+  for (const auto& [job_name, job] : stored_old_jobs()) {
+    unmarked += !job.metadata().has_deletion_timestamp();
+  }
+  EXPECT_EQ(unmarked, 3);
+  // The next pass is due at once.
+  std::optional<absl::Time> next = core_->NextWake();
+  ASSERT_TRUE(next.has_value());
+  EXPECT_LE(*next, clock_.Now());
+
+  if (crash) {
+    Restart();
+    fleet_.stopped.clear();
+    Settle();
+    EXPECT_EQ(StoppedUids(), stopping);
+  } else {
+    ASSERT_THAT(core_->Pass(), IsOk());
+    EXPECT_THAT(fleet_.stopped, SizeIs(3));  // Nothing stopped twice.
+  }
+  ASSERT_THAT(stored_old_jobs(), SizeIs(3));
+  for (const auto& [job_name, job] : stored_old_jobs()) {
+    EXPECT_TRUE(job.metadata().has_deletion_timestamp()) << job_name;
+  }
+  ConfirmStops();
+  Settle();
+  EXPECT_EQ(Get(name).status().restarts(), 1);
+  ASSERT_THAT(fleet_.running, SizeIs(4));
+  for (const auto& [uid, pod] : fleet_.running) {
+    EXPECT_EQ(pod.metadata().labels().at(kRestartAttemptKey), "1");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(CrashBetweenThePasses, RestartPassTest,
+                         ::testing::Bool());
 
 TEST_F(ControllerCoreTest, DeletingAJobSetStopsItsPodsAndForgetsIt) {
   Submit(JobSetBuilder("train").Replicated("workers", 2).Build());
