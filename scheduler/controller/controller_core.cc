@@ -12,10 +12,10 @@
 #include "common/uid.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
-#include "google/protobuf/wire_format_lite.h"
 #include "scheduler/controller/child_jobs.h"
 #include "scheduler/controller/conditions.h"
 #include "scheduler/controller/constants.h"
+#include "scheduler/controller/job_pods.h"
 #include "scheduler/controller/job_reconcile.h"
 #include "scheduler/placement/pending_order.h"
 #include "scheduler/placement/placement.h"
@@ -74,34 +74,6 @@ void RememberNode(int index, const std::string& node,
   if (index < 0) return;
   if (static_cast<int>(last->size()) <= index) last->resize(index + 1);
   (*last)[index] = node;
-}
-
-// A JobPods message (its repeated field 1), written straight from the
-// records rather than copied into one first: sizes, then one buffer.
-std::string SerializeJobPods(
-    const std::map<std::string, api::PodRecord>& pods) {
-  using google::protobuf::internal::WireFormatLite;
-  using google::protobuf::io::CodedOutputStream;
-  constexpr uint32_t kTag =
-      WireFormatLite::MakeTag(api::JobPods::kPodsFieldNumber,
-                              WireFormatLite::WIRETYPE_LENGTH_DELIMITED);
-  size_t total = 0;
-  for (const auto& [name, pod] : pods) {
-    const size_t size = pod.ByteSizeLong();  // Caches the sizes used below.
-    total += CodedOutputStream::VarintSize32(kTag) +
-             CodedOutputStream::VarintSize32(static_cast<uint32_t>(size)) +
-             size;
-  }
-  std::string out;
-  out.resize(total);
-  uint8_t* p = reinterpret_cast<uint8_t*>(out.data());
-  for (const auto& [name, pod] : pods) {
-    p = CodedOutputStream::WriteVarint32ToArray(kTag, p);
-    p = CodedOutputStream::WriteVarint32ToArray(
-        static_cast<uint32_t>(pod.GetCachedSize()), p);
-    p = pod.SerializeWithCachedSizesToArray(p);
-  }
-  return out;
 }
 
 std::string Label(const api::ObjectMeta& meta, const char* key) {
@@ -171,8 +143,8 @@ absl::StatusOr<int64_t> ControllerCore::Load() {
   JOBSET_RETURN_IF_ERROR(ScanAll(
       store_, store::keys::kPods,
       [&](const store::KeyValue& kv) -> absl::Status {
-        JOBSET_ASSIGN_OR_RETURN(api::JobPods pods,
-                                store::DecodeValue<api::JobPods>(kv));
+        JOBSET_ASSIGN_OR_RETURN(std::vector<api::PodRecord> pods,
+                                DecodeJobPods(kv));
         Tracked* t = owner(kv.key);
         const std::string job_name(kv.key.substr(kv.key.rfind('/') + 1));
         auto job = t == nullptr ? decltype(t->jobs)::iterator()
@@ -182,7 +154,7 @@ absl::StatusOr<int64_t> ControllerCore::Load() {
           return absl::OkStatus();
         }
         JobState& state = job->second;
-        for (api::PodRecord& pod : *pods.mutable_pods()) {
+        for (api::PodRecord& pod : pods) {
           std::string name = pod.name();
           api::PodRecord& held = state.pods[name] = std::move(pod);
           pod_by_uid_[held.uid()] = {t, &state, &held};
@@ -452,8 +424,9 @@ void ControllerCore::StageChildren(PendingWrites* w) {
   auto serialize = [&records](size_t first) {
     for (size_t i = first; i < records.size(); i += 2) {
       const Record& r = records[i];
-      *r.value = r.pods ? SerializeJobPods(r.job->pods)
-                        : r.job->job.SerializeAsString();
+      *r.value = r.pods
+                     ? EncodeJobPods(r.job->job.metadata().name(), r.job->pods)
+                     : r.job->job.SerializeAsString();
     }
   };
   if (records.size() < kParallelRecords) {
@@ -473,11 +446,7 @@ void ControllerCore::AddPods(Tracked& t, JobState& job,
   const std::string& job_name = job.job.metadata().name();
   for (int index : indexes) {
     std::string uid = NewUid();
-    const absl::string_view suffix = absl::string_view(uid).substr(0, 5);
-    std::string name = index >= 0
-                           ? absl::StrCat(job_name, "-", index, "-", suffix)
-                           : absl::StrCat(job_name, "-", suffix);
-    auto [it, added] = job.pods.try_emplace(std::move(name));
+    auto [it, added] = job.pods.try_emplace(PodName(job_name, index, uid));
     it->second = NewPodRecord(it->first, std::move(uid), index, now);
     pod_by_uid_[it->second.uid()] = {&t, &job, &it->second};
   }

@@ -495,6 +495,30 @@ TEST_F(ControllerCoreTest, ContinuesAfterARestartFromTheStore) {
   EXPECT_EQ(Get("train").status().terminal_state(), "Completed");
 }
 
+// Pods just placed are stored without what follows from their Job
+// (job_pods.h): a restarted controller reads them back exactly.
+TEST_F(ControllerCoreTest, PodsJustLaunchedAreReadBackExactly) {
+  Submit(JobSetBuilder("train")
+             .Replicated("leader", 1)
+             .Replicated("workers", 2, 3, 3)
+             .Build());
+  Settle();
+  const std::vector<api::Pod> before = core_->Pods("default", "train");
+  ASSERT_THAT(before, SizeIs(7));
+  const int runs = fleet_.runs;
+  Restart();
+  Settle();
+  const std::vector<api::Pod> after = core_->Pods("default", "train");
+  ASSERT_THAT(after, SizeIs(before.size()));
+  for (size_t i = 0; i < before.size(); ++i) {
+    EXPECT_TRUE(
+        google::protobuf::util::MessageDifferencer::Equals(after[i], before[i]))
+        << after[i].DebugString() << "\nwas\n"
+        << before[i].DebugString();
+  }
+  EXPECT_EQ(fleet_.runs, runs);
+}
+
 TEST_F(ControllerCoreTest, ARestartInterruptedByAJobsetdRestartCarriesOn) {
   Submit(RestartOnAnyFailure("train", 4));
   Settle();

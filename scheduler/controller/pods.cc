@@ -77,6 +77,22 @@ void ResolveEnv(const api::Pod& pod,
 
 }  // namespace
 
+std::string PodName(absl::string_view job, int index, absl::string_view uid) {
+  std::string name;
+  AppendPodName(job, index, uid, &name);
+  return name;
+}
+
+void AppendPodName(absl::string_view job, int index, absl::string_view uid,
+                   std::string* out) {
+  const absl::string_view suffix = uid.substr(0, 5);
+  if (index >= 0) {
+    absl::StrAppend(out, job, "-", index, "-", suffix);
+  } else {
+    absl::StrAppend(out, job, "-", suffix);
+  }
+}
+
 api::PodRecord NewPodRecord(std::string name, std::string uid, int index,
                             absl::Time now) {
   api::PodRecord r;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "proto/cluster.pb.h"
 #include "proto/jobset.pb.h"
@@ -28,6 +29,14 @@ inline constexpr char kEnvCompletionIndex[] = "JOB_COMPLETION_INDEX";
 
 // A pod is kept as a PodRecord (proto/cluster.proto): its name, uid,
 // completion index, node and status. Everything else follows from its Job.
+
+// The name of pod `index` (-1: NonIndexed) of Job `job` with uid `uid`:
+// "<job>-<index>-<first five of uid>" ("<job>-<first five>" when
+// NonIndexed), as Kubernetes names a Job's pods.
+std::string PodName(absl::string_view job, int index, absl::string_view uid);
+// The same, appended to `out`.
+void AppendPodName(absl::string_view job, int index, absl::string_view uid,
+                   std::string* out);
 
 // Returns a new, unplaced record: phase Pending.
 api::PodRecord NewPodRecord(std::string name, std::string uid, int index,

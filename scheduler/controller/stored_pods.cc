@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "scheduler/controller/job_pods.h"
 #include "scheduler/controller/pods.h"
 #include "store/decode.h"
 #include "store/keys.h"
@@ -36,8 +37,8 @@ absl::StatusOr<StoredPods> ReadStoredPods(store::Store* store,
     }
     for (const store::KeyValue& kv : page.kvs) {
       after = kv.key;
-      JOBSET_ASSIGN_OR_RETURN(api::JobPods records,
-                              store::DecodeValue<api::JobPods>(kv));
+      JOBSET_ASSIGN_OR_RETURN(std::vector<api::PodRecord> records,
+                              DecodeJobPods(kv));
       const absl::string_view job_path =
           absl::string_view(kv.key).substr(store::keys::kPods.size());
       // One Get per Job, nothing cached: a listing holds one Job at a time
@@ -48,7 +49,7 @@ absl::StatusOr<StoredPods> ReadStoredPods(store::Store* store,
       if (!job_kv.has_value()) continue;  // Deleted since the scan.
       JOBSET_ASSIGN_OR_RETURN(api::Job job,
                               store::DecodeValue<api::Job>(*job_kv));
-      for (const api::PodRecord& record : records.pods()) {
+      for (const api::PodRecord& record : records) {
         out.pods.push_back(ExpandPod(job, record));
       }
     }

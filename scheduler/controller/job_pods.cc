@@ -1,0 +1,255 @@
+#include "scheduler/controller/job_pods.h"
+
+#include <algorithm>
+#include <array>
+#include <optional>
+#include <utility>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/wire_format_lite.h"
+#include "scheduler/controller/pods.h"
+#include "store/decode.h"
+
+namespace jobset::scheduler {
+namespace {
+
+using google::protobuf::internal::WireFormatLite;
+using google::protobuf::io::CodedOutputStream;
+
+constexpr size_t kUidBytes = 16;
+using PackedUid = std::array<char, kUidBytes>;
+
+int Nibble(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
+}
+
+bool IsDash(size_t i) { return i == 8 || i == 13 || i == 18 || i == 23; }
+
+// The bits of a lowercase 8-4-4-4-12 hex UUID (what NewUid makes), or
+// nullopt for any other uid.
+std::optional<PackedUid> PackUid(absl::string_view uid) {
+  if (uid.size() != 36) return std::nullopt;
+  PackedUid out{};
+  size_t nibble = 0;
+  for (size_t i = 0; i < uid.size(); ++i) {
+    if (IsDash(i)) {
+      if (uid[i] != '-') return std::nullopt;
+      continue;
+    }
+    const int v = Nibble(uid[i]);
+    if (v < 0) return std::nullopt;
+    out[nibble / 2] = static_cast<char>(
+        nibble % 2 == 0 ? v << 4
+                        : (static_cast<unsigned char>(out[nibble / 2]) | v));
+    ++nibble;
+  }
+  return out;
+}
+
+std::string UnpackUid(const char* bits) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out(36, '-');
+  size_t nibble = 0;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (IsDash(i)) continue;
+    const auto byte = static_cast<unsigned char>(bits[nibble / 2]);
+    out[i] = kHex[nibble % 2 == 0 ? byte >> 4 : byte & 0xf];
+    ++nibble;
+  }
+  return out;
+}
+
+// Whether `pod` is exactly what NewPodRecord and BindPod make of its uid,
+// index, node, address and two times, so that its BoundPods entry restores
+// it. `name` is scratch space.
+bool OnlyBound(const api::PodRecord& pod, absl::string_view job_name,
+               std::string* name) {
+  if (pod.completion_index() < -1 || pod.node_name().empty() ||
+      !pod.has_creation_timestamp() || pod.creation_timestamp().nanos() != 0 ||
+      pod.has_deletion_timestamp()) {
+    return false;
+  }
+  const api::PodStatus& s = pod.status();
+  if (s.phase() != "Pending" || !s.reason().empty() || !s.message().empty() ||
+      !s.pod_ip().empty() || s.has_start_time() ||
+      s.container_statuses_size() != 0 ||
+      s.init_container_statuses_size() != 0 || s.conditions_size() != 1) {
+    return false;
+  }
+  const api::Condition& c = s.conditions(0);
+  if (c.type() != "PodScheduled" || c.status() != "True" ||
+      c.observed_generation() != 0 || !c.reason().empty() ||
+      !c.message().empty() || !c.has_last_transition_time() ||
+      c.last_transition_time().nanos() != 0) {
+    return false;
+  }
+  name->clear();
+  AppendPodName(job_name, pod.completion_index(), pod.uid(), name);
+  return pod.name() == *name;
+}
+
+size_t LengthDelimitedSize(size_t size) {
+  return 1 + CodedOutputStream::VarintSize32(static_cast<uint32_t>(size)) +
+         size;
+}
+
+uint8_t* WriteLengthDelimited(int field, absl::string_view bytes, uint8_t* p) {
+  p = WireFormatLite::WriteTagToArray(
+      field, WireFormatLite::WIRETYPE_LENGTH_DELIMITED, p);
+  p = CodedOutputStream::WriteVarint32ToArray(
+      static_cast<uint32_t>(bytes.size()), p);
+  return CodedOutputStream::WriteRawToArray(bytes.data(),
+                                            static_cast<int>(bytes.size()), p);
+}
+
+}  // namespace
+
+std::string EncodeJobPods(absl::string_view job_name,
+                          const std::map<std::string, api::PodRecord>& pods) {
+  // Which pods go into the columns: those only bound, at the first such
+  // pod's two times.
+  std::vector<const api::PodRecord*> whole;
+  std::vector<std::pair<const api::PodRecord*, PackedUid>> bound;
+  std::optional<std::pair<int64_t, int64_t>> times;
+  std::string name;
+  for (const auto& [unused, pod] : pods) {
+    std::optional<PackedUid> uid;
+    if (OnlyBound(pod, job_name, &name) && (uid = PackUid(pod.uid()))) {
+      const std::pair<int64_t, int64_t> t = {
+          pod.creation_timestamp().seconds(),
+          pod.status().conditions(0).last_transition_time().seconds()};
+      if (!times.has_value()) times = t;
+      if (*times == t) {
+        bound.emplace_back(&pod, *uid);
+        continue;
+      }
+    }
+    whole.push_back(&pod);
+  }
+
+  // Sizes first, then one buffer.
+  size_t total = 0;
+  for (const api::PodRecord* pod : whole) {
+    total += LengthDelimitedSize(pod->ByteSizeLong());  // Caches the size.
+  }
+  size_t columns = 0, indexes = 0;
+  if (!bound.empty()) {
+    for (const int64_t seconds : {times->first, times->second}) {
+      if (seconds != 0) {
+        columns +=
+            1 + CodedOutputStream::VarintSize64(static_cast<uint64_t>(seconds));
+      }
+    }
+    columns += LengthDelimitedSize(kUidBytes * bound.size());
+    for (const auto& [pod, uid] : bound) {
+      indexes += CodedOutputStream::VarintSize32(
+          WireFormatLite::ZigZagEncode32(pod->completion_index()));
+      columns += LengthDelimitedSize(pod->node_name().size()) +
+                 LengthDelimitedSize(pod->status().host_ip().size());
+    }
+    columns += LengthDelimitedSize(indexes);
+    total += LengthDelimitedSize(columns);
+  }
+  std::string out(total, '\0');
+  auto* p = reinterpret_cast<uint8_t*>(out.data());
+  for (const api::PodRecord* pod : whole) {
+    p = WireFormatLite::WriteTagToArray(
+        api::JobPods::kPodsFieldNumber,
+        WireFormatLite::WIRETYPE_LENGTH_DELIMITED, p);
+    p = CodedOutputStream::WriteVarint32ToArray(
+        static_cast<uint32_t>(pod->GetCachedSize()), p);
+    p = pod->SerializeWithCachedSizesToArray(p);
+  }
+  if (bound.empty()) return out;
+  p = WireFormatLite::WriteTagToArray(api::JobPods::kBoundFieldNumber,
+                                      WireFormatLite::WIRETYPE_LENGTH_DELIMITED,
+                                      p);
+  p = CodedOutputStream::WriteVarint32ToArray(static_cast<uint32_t>(columns),
+                                              p);
+  if (times->first != 0) {
+    p = WireFormatLite::WriteInt64ToArray(
+        api::BoundPods::kCreatedSecondsFieldNumber, times->first, p);
+  }
+  if (times->second != 0) {
+    p = WireFormatLite::WriteInt64ToArray(
+        api::BoundPods::kScheduledSecondsFieldNumber, times->second, p);
+  }
+  p = WireFormatLite::WriteTagToArray(api::BoundPods::kUidsFieldNumber,
+                                      WireFormatLite::WIRETYPE_LENGTH_DELIMITED,
+                                      p);
+  p = CodedOutputStream::WriteVarint32ToArray(
+      static_cast<uint32_t>(kUidBytes * bound.size()), p);
+  for (const auto& [pod, uid] : bound) {
+    p = CodedOutputStream::WriteRawToArray(uid.data(), kUidBytes, p);
+  }
+  p = WireFormatLite::WriteTagToArray(
+      api::BoundPods::kCompletionIndexesFieldNumber,
+      WireFormatLite::WIRETYPE_LENGTH_DELIMITED, p);
+  p = CodedOutputStream::WriteVarint32ToArray(static_cast<uint32_t>(indexes),
+                                              p);
+  for (const auto& [pod, uid] : bound) {
+    p = CodedOutputStream::WriteVarint32ToArray(
+        WireFormatLite::ZigZagEncode32(pod->completion_index()), p);
+  }
+  for (const auto& [pod, uid] : bound) {
+    p = WriteLengthDelimited(api::BoundPods::kNodeNamesFieldNumber,
+                             pod->node_name(), p);
+  }
+  for (const auto& [pod, uid] : bound) {
+    p = WriteLengthDelimited(api::BoundPods::kHostIpsFieldNumber,
+                             pod->status().host_ip(), p);
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<api::PodRecord>> DecodeJobPods(
+    const store::KeyValue& kv) {
+  auto corrupt = [&](absl::string_view why) {
+    return absl::DataLossError(
+        absl::StrCat("stored value at \"", absl::CEscape(kv.key),
+                     "\" (revision ", kv.mod_revision, "): ", why));
+  };
+  absl::StatusOr<api::JobPods> stored = store::DecodeValue<api::JobPods>(kv);
+  if (!stored.ok()) return stored.status();
+  const absl::string_view job_name =
+      absl::string_view(kv.key).substr(kv.key.rfind('/') + 1);
+  const api::BoundPods& b = stored->bound();
+  const int n = b.completion_indexes_size();
+  if (b.node_names_size() != n || b.host_ips_size() != n ||
+      b.uids().size() != kUidBytes * n) {
+    return corrupt(absl::StrCat(
+        "bound pods: ", n, " completion indexes, ", b.node_names_size(),
+        " node names, ", b.host_ips_size(), " host addresses and ",
+        b.uids().size(), " bytes of uids (", kUidBytes, " a pod)"));
+  }
+  std::vector<api::PodRecord> out;
+  out.reserve(stored->pods_size() + n);
+  for (api::PodRecord& pod : *stored->mutable_pods()) {
+    out.push_back(std::move(pod));
+  }
+  const absl::Time created = absl::FromUnixSeconds(b.created_seconds());
+  const absl::Time scheduled = absl::FromUnixSeconds(b.scheduled_seconds());
+  for (int i = 0; i < n; ++i) {
+    const int index = b.completion_indexes(i);
+    if (index < -1) {
+      return corrupt(absl::StrCat("bound pod ", i, " has completion index ",
+                                  index, " (at least -1)"));
+    }
+    std::string uid = UnpackUid(b.uids().data() + kUidBytes * i);
+    std::string name = PodName(job_name, index, uid);
+    api::PodRecord& pod = out.emplace_back(
+        NewPodRecord(std::move(name), std::move(uid), index, created));
+    BindPod(b.node_names(i), b.host_ips(i), scheduled, &pod);
+  }
+  std::sort(out.begin(), out.end(),
+            [](const api::PodRecord& a, const api::PodRecord& b) {
+              return a.name() < b.name();
+            });
+  return out;
+}
+
+}  // namespace jobset::scheduler
