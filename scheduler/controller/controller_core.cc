@@ -1,6 +1,7 @@
 #include "scheduler/controller/controller_core.h"
 
 #include <algorithm>
+#include <atomic>
 #include <thread>
 #include <utility>
 
@@ -29,7 +30,8 @@ constexpr size_t kScanPage = 1000;
 constexpr int kMaxReconcileRounds = 10;
 constexpr int kMaxCommitRetries = 5;
 constexpr size_t kMaxJobSetsPerPass = 32;
-// Fewer records than this are serialized on the controller thread alone.
+// A pass with fewer records to serialize, or Jobs to shape, than this does
+// it on the controller thread alone.
 constexpr size_t kParallelRecords = 64;
 
 std::string JobSetStoreKey(const api::JobSet& js) {
@@ -420,9 +422,11 @@ void ControllerCore::StageChildren(PendingWrites* w) {
   }
   w->staged.clear();
   // Records are independent (and w->keys is not resized from here on): a
-  // restart's thousands of them are serialized on two threads, alternately.
-  auto serialize = [&records](size_t first) {
-    for (size_t i = first; i < records.size(); i += 2) {
+  // restart's thousands of them are serialized on two threads, each taking
+  // the next one not yet taken (a Job's record costs more than its pods').
+  std::atomic<size_t> next{0};
+  auto serialize = [&records, &next] {
+    for (size_t i = next++; i < records.size(); i = next++) {
       const Record& r = records[i];
       *r.value = r.pods
                      ? EncodeJobPods(r.job->job.metadata().name(), r.job->pods)
@@ -430,12 +434,11 @@ void ControllerCore::StageChildren(PendingWrites* w) {
     }
   };
   if (records.size() < kParallelRecords) {
-    serialize(0);
-    serialize(1);
+    serialize();
     return;
   }
-  std::thread helper(serialize, 1);
-  serialize(0);
+  std::thread helper(serialize);
+  serialize();
   helper.join();
 }
 
@@ -1189,7 +1192,26 @@ absl::Status ControllerCore::Pass() {
     }
     ReconcileOne(key, now, &w);
   }
+  // The launch orders share their Jobs' shapes: a restart's 1,000 are built
+  // on a second thread while placement runs (placement reads the Jobs, and
+  // writes only their pods and flags).
+  std::vector<JobState*> unshaped;
+  for (const std::string& key : new_gangs_) {
+    auto it = jobsets_.find(key);
+    if (it == jobsets_.end()) continue;
+    for (auto& [name, job] : it->second.jobs) {
+      if (job.shape == nullptr && !job.job.metadata().has_deletion_timestamp())
+        unshaped.push_back(&job);
+    }
+  }
+  std::optional<std::thread> shaper;
+  if (unshaped.size() >= kParallelRecords) {
+    shaper.emplace([&unshaped] {
+      for (JobState* job : unshaped) Shape(*job);
+    });
+  }
   PlacePending(now, &w);
+  if (shaper.has_value()) shaper->join();
   for (auto& [key, events] : std::exchange(queued_events_, {})) {
     if (!jobsets_.contains(key)) continue;
     for (JobSetEvent& e : events) w.events[key].push_back(std::move(e));

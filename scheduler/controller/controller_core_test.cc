@@ -462,20 +462,21 @@ TEST_F(ControllerCoreTest, HostPortsOfRunningPodsAreTaken) {
 }
 
 TEST_F(ControllerCoreTest, ContinuesAfterARestartFromTheStore) {
-  // 40 Jobs: their 80 records are serialized on two threads.
-  Submit(JobSetBuilder("train").Replicated("workers", 40).Build());
+  // 64 Jobs: their 128 records are serialized, and their launch orders'
+  // shapes built, on two threads.
+  Submit(JobSetBuilder("train").Replicated("workers", 64).Build());
   Settle();
   ReportAll("Running");
   Settle();
   std::vector<api::Pod> before = core_->Pods("default", "train");
-  ASSERT_THAT(before, SizeIs(40));
+  ASSERT_THAT(before, SizeIs(64));
   const std::vector<api::Job> jobs = core_->Jobs("default", "train");
-  ASSERT_THAT(jobs, SizeIs(40));
+  ASSERT_THAT(jobs, SizeIs(64));
 
   Restart();
   Settle();
   std::vector<api::Pod> after = core_->Pods("default", "train");
-  ASSERT_THAT(after, SizeIs(40));
+  ASSERT_THAT(after, SizeIs(64));
   for (size_t i = 0; i < before.size(); ++i) {
     EXPECT_EQ(after[i].metadata().name(), before[i].metadata().name());
     EXPECT_EQ(after[i].metadata().uid(), before[i].metadata().uid());
@@ -483,13 +484,13 @@ TEST_F(ControllerCoreTest, ContinuesAfterARestartFromTheStore) {
     EXPECT_EQ(after[i].status().phase(), "Running");
   }
   const std::vector<api::Job> loaded = core_->Jobs("default", "train");
-  ASSERT_THAT(loaded, SizeIs(40));
+  ASSERT_THAT(loaded, SizeIs(64));
   for (size_t i = 0; i < jobs.size(); ++i) {
     EXPECT_TRUE(
         google::protobuf::util::MessageDifferencer::Equals(loaded[i], jobs[i]))
         << loaded[i].DebugString();
   }
-  EXPECT_EQ(fleet_.runs, 40);  // Nothing was started twice.
+  EXPECT_EQ(fleet_.runs, 64);  // Nothing was started twice.
   ReportAll("Succeeded");
   Settle();
   EXPECT_EQ(Get("train").status().terminal_state(), "Completed");
