@@ -52,6 +52,9 @@ inline constexpr char kJobFailed[] = "Failed";
 inline constexpr char kJobFailureTarget[] = "FailureTarget";
 inline constexpr char kJobSuspended[] = "Suspended";
 
+// Pod condition types the controller sets.
+inline constexpr char kPodScheduled[] = "PodScheduled";
+
 // Terminal states.
 inline constexpr char kTerminalCompleted[] = "Completed";
 inline constexpr char kTerminalFailed[] = "Failed";

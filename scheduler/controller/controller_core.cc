@@ -1018,7 +1018,7 @@ bool ControllerCore::TryPlace(const std::string& key, int32_t priority,
   t.unschedulable = reason;
   for (auto& [state, pods] : pods_by_job) {
     for (api::PodRecord* pod : pods) {
-      SetCondition(pod->mutable_status()->mutable_conditions(), "PodScheduled",
+      SetCondition(pod->mutable_status()->mutable_conditions(), kPodScheduled,
                    false, "Unschedulable", reason, now);
     }
     MarkPodsChanged(t, *state, w);

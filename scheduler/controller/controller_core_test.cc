@@ -361,10 +361,29 @@ TEST_F(ControllerCoreTest, PlacesAGangWhollyOrNotAtAll) {
   EXPECT_THAT(scheduled->message(), HasSubstr("nvidia.com/gpu"));
   EXPECT_THAT(core_->Events("default", "big"),
               Contains(Field(&JobSetEvent::reason, "FailedScheduling")));
-  // A fifth node arrives: the whole gang starts.
+  // A fifth node arrives: the whole gang starts, each pod PodScheduled=True
+  // (first among its conditions, as the kubelet lists them) from now on.
+  clock_.Advance(absl::Seconds(30));
   core_->SetNode(Node("node-4", "pool-b"));
   Settle();
   EXPECT_THAT(fleet_.running, SizeIs(5));
+  for (const api::Pod& pod : core_->Pods("default", "big")) {
+    ASSERT_THAT(pod.status().conditions(), SizeIs(1)) << pod.DebugString();
+    const api::Condition& c = pod.status().conditions(0);
+    EXPECT_EQ(c.type(), "PodScheduled");
+    EXPECT_EQ(c.status(), "True");
+    EXPECT_EQ(c.reason(), "");
+    EXPECT_EQ(c.last_transition_time().seconds(),
+              absl::ToUnixSeconds(clock_.Now()));
+  }
+  // Running and Ready: PodScheduled stays first.
+  ReportAll("Running");
+  Settle();
+  for (const api::Pod& pod : core_->Pods("default", "big")) {
+    ASSERT_THAT(pod.status().conditions(), SizeIs(2)) << pod.DebugString();
+    EXPECT_EQ(pod.status().conditions(0).type(), "PodScheduled");
+    EXPECT_EQ(pod.status().conditions(1).type(), "Ready");
+  }
 }
 
 // Jobs of one pod spec share their requirements (placement evaluates the

@@ -69,22 +69,15 @@ std::string UnpackUid(const char* bits) {
 bool OnlyBound(const api::PodRecord& pod, absl::string_view job_name,
                std::string* name) {
   if (pod.completion_index() < -1 || pod.node_name().empty() ||
-      !pod.has_creation_timestamp() || pod.creation_timestamp().nanos() != 0 ||
-      pod.has_deletion_timestamp()) {
+      !pod.has_scheduled_seconds() || !pod.has_creation_timestamp() ||
+      pod.creation_timestamp().nanos() != 0 || pod.has_deletion_timestamp()) {
     return false;
   }
   const api::PodStatus& s = pod.status();
   if (s.phase() != "Pending" || !s.reason().empty() || !s.message().empty() ||
-      !s.pod_ip().empty() || s.has_start_time() ||
+      !s.pod_ip().empty() || s.has_start_time() || s.conditions_size() != 0 ||
       s.container_statuses_size() != 0 ||
-      s.init_container_statuses_size() != 0 || s.conditions_size() != 1) {
-    return false;
-  }
-  const api::Condition& c = s.conditions(0);
-  if (c.type() != "PodScheduled" || c.status() != "True" ||
-      c.observed_generation() != 0 || !c.reason().empty() ||
-      !c.message().empty() || !c.has_last_transition_time() ||
-      c.last_transition_time().nanos() != 0) {
+      s.init_container_statuses_size() != 0) {
     return false;
   }
   name->clear();
@@ -119,9 +112,8 @@ std::string EncodeJobPods(absl::string_view job_name,
   for (const auto& [unused, pod] : pods) {
     std::optional<PackedUid> uid;
     if (OnlyBound(pod, job_name, &name) && (uid = PackUid(pod.uid()))) {
-      const std::pair<int64_t, int64_t> t = {
-          pod.creation_timestamp().seconds(),
-          pod.status().conditions(0).last_transition_time().seconds()};
+      const std::pair<int64_t, int64_t> t = {pod.creation_timestamp().seconds(),
+                                             pod.scheduled_seconds()};
       if (!times.has_value()) times = t;
       if (*times == t) {
         bound.emplace_back(&pod, *uid);

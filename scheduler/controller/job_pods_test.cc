@@ -122,36 +122,12 @@ TEST(JobPodsTest, EveryOtherPodIsStoredWhole) {
                           "PodScheduled", false, "Unschedulable", "no room",
                           kScheduled);
            }},
-          {"condition reason",
-           [](api::PodRecord* p) {
-             p->mutable_status()->mutable_conditions(0)->set_reason("Why");
-           }},
-          {"condition generation",
-           [](api::PodRecord* p) {
-             p->mutable_status()
-                 ->mutable_conditions(0)
-                 ->set_observed_generation(1);
-           }},
-          {"condition nanos",
-           [](api::PodRecord* p) {
-             p->mutable_status()
-                 ->mutable_conditions(0)
-                 ->mutable_last_transition_time()
-                 ->set_nanos(1);
-           }},
-          {"no condition time",
-           [](api::PodRecord* p) {
-             p->mutable_status()
-                 ->mutable_conditions(0)
-                 ->clear_last_transition_time();
-           }},
           {"bound later",
            [](api::PodRecord* p) {
-             p->mutable_status()
-                 ->mutable_conditions(0)
-                 ->mutable_last_transition_time()
-                 ->set_seconds(absl::ToUnixSeconds(kScheduled) + 60);
+             p->set_scheduled_seconds(absl::ToUnixSeconds(kScheduled) + 60);
            }},
+          {"no bind time",
+           [](api::PodRecord* p) { p->clear_scheduled_seconds(); }},
           {"created later",
            [](api::PodRecord* p) {
              p->mutable_creation_timestamp()->set_seconds(

@@ -1,5 +1,6 @@
 #include "scheduler/controller/pods.h"
 
+#include <algorithm>
 #include <map>
 
 #include "absl/status/statusor.h"
@@ -162,6 +163,17 @@ api::Pod ExpandPod(const api::Job& job, const api::PodRecord& record) {
     pod.mutable_spec()->set_hostname(PodHostname(job, index));
   }
   *pod.mutable_status() = record.status();
+  if (record.has_scheduled_seconds() &&
+      FindCondition(pod.status().conditions(), kPodScheduled) == nullptr) {
+    auto* conditions = pod.mutable_status()->mutable_conditions();
+    api::Condition* scheduled = conditions->Add();
+    scheduled->set_type(kPodScheduled);
+    scheduled->set_status("True");
+    scheduled->mutable_last_transition_time()->set_seconds(
+        record.scheduled_seconds());
+    // First, where the kubelet's conditions have it.
+    std::rotate(conditions->begin(), conditions->end() - 1, conditions->end());
+  }
   if (record.node_name().empty()) return pod;
 
   pod.mutable_spec()->set_node_name(record.node_name());
@@ -212,8 +224,15 @@ void BindPod(const std::string& node, const std::string& host_ip,
              absl::Time now, api::PodRecord* record) {
   record->set_node_name(node);
   record->mutable_status()->set_host_ip(host_ip);
-  SetCondition(record->mutable_status()->mutable_conditions(), "PodScheduled",
-               true, "", "", now);
+  record->set_scheduled_seconds(absl::ToUnixSeconds(now));
+  // PodScheduled=False from an attempt that found no room: ExpandPod puts
+  // PodScheduled=True in its place.
+  auto* conditions = record->mutable_status()->mutable_conditions();
+  conditions->erase(std::remove_if(conditions->begin(), conditions->end(),
+                                   [](const api::Condition& c) {
+                                     return c.type() == kPodScheduled;
+                                   }),
+                    conditions->end());
 }
 
 std::vector<HostEntry> HostTable(
