@@ -388,7 +388,9 @@ void ControllerCore::MarkPodsChanged(Tracked& t, JobState& job,
   job.pods_changed = true;
 }
 
-void ControllerCore::StageChildren(PendingWrites* w) {
+void ControllerCore::StageChildren(
+    PendingWrites* w,
+    absl::flat_hash_map<const JobState*, std::string> serialized_jobs) {
   // What to serialize where: a Job (pods false) or its JobPods record.
   struct Record {
     const JobState* job;
@@ -406,8 +408,14 @@ void ControllerCore::StageChildren(PendingWrites* w) {
       if (job.job_changed) {
         job.job_changed = false;
         job.deletion_unstored = false;
-        records.push_back(
-            {&job, false, &w->keys[store::keys::JobKey(ns, jobset, name)]});
+        std::optional<std::string>& value =
+            w->keys[store::keys::JobKey(ns, jobset, name)];
+        if (auto done = serialized_jobs.find(&job);
+            done != serialized_jobs.end()) {
+          value = std::move(done->second);
+        } else {
+          records.push_back({&job, false, &value});
+        }
       }
       if (!job.pods_changed) continue;
       job.pods_changed = false;
@@ -1155,6 +1163,43 @@ absl::Status ControllerCore::Commit(PendingWrites* w) {
   return absl::OkStatus();
 }
 
+absl::flat_hash_map<const ControllerCore::JobState*, std::string>
+ControllerCore::PlaceAlongsidePreparing(absl::Time now, PendingWrites* w) {
+  std::vector<JobState*> unshaped;
+  for (const std::string& key : new_gangs_) {
+    auto it = jobsets_.find(key);
+    if (it == jobsets_.end()) continue;
+    for (auto& [name, job] : it->second.jobs) {
+      if (job.shape == nullptr && !job.job.metadata().has_deletion_timestamp())
+        unshaped.push_back(&job);
+    }
+  }
+  std::vector<std::pair<const JobState*, std::string>> changed;
+  for (const std::string& key : w->staged) {
+    auto it = jobsets_.find(key);
+    if (it == jobsets_.end()) continue;
+    for (const auto& [name, job] : it->second.jobs) {
+      if (job.job_changed) changed.emplace_back(&job, "");
+    }
+  }
+  // Without new gangs placement has nothing to do alongside, and
+  // StageChildren serializes the Jobs on two threads. A restart has 1,000 of
+  // each.
+  std::optional<std::thread> helper;
+  if (!unshaped.empty() &&
+      unshaped.size() + changed.size() >= kParallelRecords) {
+    helper.emplace([&unshaped, &changed] {
+      for (JobState* job : unshaped) Shape(*job);
+      for (auto& [job, value] : changed) value = job->job.SerializeAsString();
+    });
+  }
+  PlacePending(now, w);
+  if (!helper.has_value()) return {};  // StageChildren serializes them.
+  helper->join();
+  return {std::make_move_iterator(changed.begin()),
+          std::make_move_iterator(changed.end())};
+}
+
 absl::Status ControllerCore::Pass() {
   const absl::Time now = clock_->Now();
   PendingWrites w;
@@ -1192,32 +1237,14 @@ absl::Status ControllerCore::Pass() {
     }
     ReconcileOne(key, now, &w);
   }
-  // The launch orders share their Jobs' shapes: a restart's 1,000 are built
-  // on a second thread while placement runs (placement reads the Jobs, and
-  // writes only their pods and flags).
-  std::vector<JobState*> unshaped;
-  for (const std::string& key : new_gangs_) {
-    auto it = jobsets_.find(key);
-    if (it == jobsets_.end()) continue;
-    for (auto& [name, job] : it->second.jobs) {
-      if (job.shape == nullptr && !job.job.metadata().has_deletion_timestamp())
-        unshaped.push_back(&job);
-    }
-  }
-  std::optional<std::thread> shaper;
-  if (unshaped.size() >= kParallelRecords) {
-    shaper.emplace([&unshaped] {
-      for (JobState* job : unshaped) Shape(*job);
-    });
-  }
-  PlacePending(now, &w);
-  if (shaper.has_value()) shaper->join();
+  absl::flat_hash_map<const JobState*, std::string> serialized_jobs =
+      PlaceAlongsidePreparing(now, &w);
   for (auto& [key, events] : std::exchange(queued_events_, {})) {
     if (!jobsets_.contains(key)) continue;
     for (JobSetEvent& e : events) w.events[key].push_back(std::move(e));
   }
   StageEvents(now, &w);
-  StageChildren(&w);
+  StageChildren(&w, std::move(serialized_jobs));
   absl::Status committed = Commit(&w);
   erased_.clear();
   erased_pods_.clear();

@@ -226,6 +226,12 @@ class ControllerCore {
                  PendingWrites* w);
   void DeleteJobSet(const std::string& key, PendingWrites* w);
   void PlacePending(absl::Time now, PendingWrites* w);
+  // PlacePending, while a second thread builds the shapes of the Jobs of new
+  // gangs and serializes the Jobs this pass changed (placement reads Jobs,
+  // and changes only their pods and flags). Returns those serialized, for
+  // StageChildren; none when too few to be worth the thread.
+  absl::flat_hash_map<const JobState*, std::string> PlaceAlongsidePreparing(
+      absl::Time now, PendingWrites* w);
   // Places every unplaced pod of JobSet `key` on `snapshot`, or none; on
   // failure marks them Unschedulable. Returns whether they were placed.
   bool TryPlace(const std::string& key, int32_t priority,
@@ -239,8 +245,11 @@ class ControllerCore {
   void ForgetSnapshot();
   absl::StatusOr<std::shared_ptr<const placement::PodRequirements>>
   Requirements(const api::Job& job);
-  // Stages every changed Job and JobPods record as store writes.
-  void StageChildren(PendingWrites* w);
+  // Stages every changed Job and JobPods record as store writes; Jobs in
+  // `serialized_jobs` are written as serialized there.
+  void StageChildren(
+      PendingWrites* w,
+      absl::flat_hash_map<const JobState*, std::string> serialized_jobs);
   // Appends to `orders` the orders to run the placed, current pods of `t`,
   // with the host table of all of them.
   void LaunchOrders(Tracked& t, std::vector<LaunchOrder>* orders);
