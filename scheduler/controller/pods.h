@@ -28,7 +28,8 @@ inline constexpr char kEnvPodHostname[] = "JOBSET_POD_HOSTNAME";
 inline constexpr char kEnvCompletionIndex[] = "JOB_COMPLETION_INDEX";
 
 // A pod is kept as a PodRecord (proto/cluster.proto): its name, uid,
-// completion index, node and status. Everything else follows from its Job.
+// completion index, node, status and the time it was bound. Everything else
+// follows from its Job.
 
 // The name of pod `index` (-1: NonIndexed) of Job `job` with uid `uid`:
 // "<job>-<index>-<first five of uid>" ("<job>-<first five>" when
@@ -75,7 +76,8 @@ api::Pod ExpandPod(const api::Job& job, const LaunchPod& pod);
 // kInvalidArgument names a fieldRef that cannot.
 absl::Status CheckPodEnv(const api::Job& job);
 
-// Binds `record` to `node` at `host_ip`: sets PodScheduled.
+// Binds `record` to `node` at `host_ip` at `now` (ExpandPod shows it as
+// PodScheduled=True), dropping a PodScheduled=False it had.
 void BindPod(const std::string& node, const std::string& host_ip,
              absl::Time now, api::PodRecord* record);
 
