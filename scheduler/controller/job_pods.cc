@@ -1,12 +1,12 @@
 #include "scheduler/controller/job_pods.h"
 
 #include <algorithm>
-#include <array>
 #include <optional>
 #include <utility>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "common/uid.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/wire_format_lite.h"
 #include "scheduler/controller/pods.h"
@@ -18,50 +18,7 @@ namespace {
 using google::protobuf::internal::WireFormatLite;
 using google::protobuf::io::CodedOutputStream;
 
-constexpr size_t kUidBytes = 16;
-using PackedUid = std::array<char, kUidBytes>;
-
-int Nibble(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  return -1;
-}
-
-bool IsDash(size_t i) { return i == 8 || i == 13 || i == 18 || i == 23; }
-
-// The bits of a lowercase 8-4-4-4-12 hex UUID (what NewUid makes), or
-// nullopt for any other uid.
-std::optional<PackedUid> PackUid(absl::string_view uid) {
-  if (uid.size() != 36) return std::nullopt;
-  PackedUid out{};
-  size_t nibble = 0;
-  for (size_t i = 0; i < uid.size(); ++i) {
-    if (IsDash(i)) {
-      if (uid[i] != '-') return std::nullopt;
-      continue;
-    }
-    const int v = Nibble(uid[i]);
-    if (v < 0) return std::nullopt;
-    out[nibble / 2] = static_cast<char>(
-        nibble % 2 == 0 ? v << 4
-                        : (static_cast<unsigned char>(out[nibble / 2]) | v));
-    ++nibble;
-  }
-  return out;
-}
-
-std::string UnpackUid(const char* bits) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out(36, '-');
-  size_t nibble = 0;
-  for (size_t i = 0; i < out.size(); ++i) {
-    if (IsDash(i)) continue;
-    const auto byte = static_cast<unsigned char>(bits[nibble / 2]);
-    out[i] = kHex[nibble % 2 == 0 ? byte >> 4 : byte & 0xf];
-    ++nibble;
-  }
-  return out;
-}
+constexpr size_t kUidBytes = sizeof(UidBytes);
 
 // Whether `pod` is exactly what NewPodRecord and BindPod make of its uid,
 // index, node, address and two times, so that its BoundPods entry restores
@@ -90,11 +47,16 @@ size_t LengthDelimitedSize(size_t size) {
          size;
 }
 
-uint8_t* WriteLengthDelimited(int field, absl::string_view bytes, uint8_t* p) {
+// The tag and length of length-delimited field `field` of `size` bytes.
+uint8_t* WriteHeader(int field, size_t size, uint8_t* p) {
   p = WireFormatLite::WriteTagToArray(
       field, WireFormatLite::WIRETYPE_LENGTH_DELIMITED, p);
-  p = CodedOutputStream::WriteVarint32ToArray(
-      static_cast<uint32_t>(bytes.size()), p);
+  return CodedOutputStream::WriteVarint32ToArray(static_cast<uint32_t>(size),
+                                                 p);
+}
+
+uint8_t* WriteLengthDelimited(int field, absl::string_view bytes, uint8_t* p) {
+  p = WriteHeader(field, bytes.size(), p);
   return CodedOutputStream::WriteRawToArray(bytes.data(),
                                             static_cast<int>(bytes.size()), p);
 }
@@ -106,12 +68,12 @@ std::string EncodeJobPods(absl::string_view job_name,
   // Which pods go into the columns: those only bound, at the first such
   // pod's two times.
   std::vector<const api::PodRecord*> whole;
-  std::vector<std::pair<const api::PodRecord*, PackedUid>> bound;
+  std::vector<std::pair<const api::PodRecord*, UidBytes>> bound;
   std::optional<std::pair<int64_t, int64_t>> times;
   std::string name;
   for (const auto& [unused, pod] : pods) {
-    std::optional<PackedUid> uid;
-    if (OnlyBound(pod, job_name, &name) && (uid = PackUid(pod.uid()))) {
+    std::optional<UidBytes> uid;
+    if (OnlyBound(pod, job_name, &name) && (uid = ParseUid(pod.uid()))) {
       const std::pair<int64_t, int64_t> t = {pod.creation_timestamp().seconds(),
                                              pod.scheduled_seconds()};
       if (!times.has_value()) times = t;
@@ -149,19 +111,11 @@ std::string EncodeJobPods(absl::string_view job_name,
   std::string out(total, '\0');
   auto* p = reinterpret_cast<uint8_t*>(out.data());
   for (const api::PodRecord* pod : whole) {
-    p = WireFormatLite::WriteTagToArray(
-        api::JobPods::kPodsFieldNumber,
-        WireFormatLite::WIRETYPE_LENGTH_DELIMITED, p);
-    p = CodedOutputStream::WriteVarint32ToArray(
-        static_cast<uint32_t>(pod->GetCachedSize()), p);
+    p = WriteHeader(api::JobPods::kPodsFieldNumber, pod->GetCachedSize(), p);
     p = pod->SerializeWithCachedSizesToArray(p);
   }
   if (bound.empty()) return out;
-  p = WireFormatLite::WriteTagToArray(api::JobPods::kBoundFieldNumber,
-                                      WireFormatLite::WIRETYPE_LENGTH_DELIMITED,
-                                      p);
-  p = CodedOutputStream::WriteVarint32ToArray(static_cast<uint32_t>(columns),
-                                              p);
+  p = WriteHeader(api::JobPods::kBoundFieldNumber, columns, p);
   if (times->first != 0) {
     p = WireFormatLite::WriteInt64ToArray(
         api::BoundPods::kCreatedSecondsFieldNumber, times->first, p);
@@ -170,19 +124,12 @@ std::string EncodeJobPods(absl::string_view job_name,
     p = WireFormatLite::WriteInt64ToArray(
         api::BoundPods::kScheduledSecondsFieldNumber, times->second, p);
   }
-  p = WireFormatLite::WriteTagToArray(api::BoundPods::kUidsFieldNumber,
-                                      WireFormatLite::WIRETYPE_LENGTH_DELIMITED,
-                                      p);
-  p = CodedOutputStream::WriteVarint32ToArray(
-      static_cast<uint32_t>(kUidBytes * bound.size()), p);
+  p = WriteHeader(api::BoundPods::kUidsFieldNumber, kUidBytes * bound.size(),
+                  p);
   for (const auto& [pod, uid] : bound) {
     p = CodedOutputStream::WriteRawToArray(uid.data(), kUidBytes, p);
   }
-  p = WireFormatLite::WriteTagToArray(
-      api::BoundPods::kCompletionIndexesFieldNumber,
-      WireFormatLite::WIRETYPE_LENGTH_DELIMITED, p);
-  p = CodedOutputStream::WriteVarint32ToArray(static_cast<uint32_t>(indexes),
-                                              p);
+  p = WriteHeader(api::BoundPods::kCompletionIndexesFieldNumber, indexes, p);
   for (const auto& [pod, uid] : bound) {
     p = CodedOutputStream::WriteVarint32ToArray(
         WireFormatLite::ZigZagEncode32(pod->completion_index()), p);
@@ -231,7 +178,9 @@ absl::StatusOr<std::vector<api::PodRecord>> DecodeJobPods(
       return corrupt(absl::StrCat("bound pod ", i, " has completion index ",
                                   index, " (at least -1)"));
     }
-    std::string uid = UnpackUid(b.uids().data() + kUidBytes * i);
+    UidBytes bytes;
+    std::copy_n(b.uids().data() + kUidBytes * i, kUidBytes, bytes.begin());
+    std::string uid = FormatUid(bytes);
     std::string name = PodName(job_name, index, uid);
     api::PodRecord& pod = out.emplace_back(
         NewPodRecord(std::move(name), std::move(uid), index, created));
