@@ -2,6 +2,7 @@
 #define JOBSET_API_VALIDATION_H_
 
 #include "absl/status/status.h"
+#include "api/features.h"
 #include "api/field_errors.h"
 #include "proto/jobset.pb.h"
 
@@ -15,19 +16,6 @@
 // The functions are pure: no I/O, no clock.
 
 namespace jobset::api {
-
-// Upstream JobSet's alpha feature gates. All are off by default, as upstream.
-struct Features {
-  // Gate "RestartJob": allows the failure-policy actions RestartJob and
-  // RestartJobAndIgnoreMaxRestarts.
-  bool restart_job = false;
-  // Gate "InPlaceRestart": allows failurePolicy.restartStrategy
-  // InPlaceRestart.
-  bool in_place_restart = false;
-  // Gate "ElasticJobSet": allows changing parallelism and completions of
-  // Indexed ReplicatedJobs after creation.
-  bool elastic_jobset = false;
-};
 
 // Checks a JobSet about to be created and returns every problem found:
 //   - metadata: name (or generateName) a DNS-1123 subdomain, namespace a

@@ -18,7 +18,7 @@
 #include "common/clock.h"
 #include "proto/agent.pb.h"
 #include "scheduler/controller/agent_fleet.h"
-#include "scheduler/controller/controller_core.h"
+#include "scheduler/controller/node_sink.h"
 #include "scheduler/metrics.h"
 #include "store/store.h"
 

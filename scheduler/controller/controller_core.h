@@ -13,12 +13,13 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "api/validation.h"
+#include "api/features.h"
 #include "common/clock.h"
 #include "proto/cluster.pb.h"
 #include "proto/jobset.pb.h"
 #include "scheduler/controller/agent_fleet.h"
 #include "scheduler/controller/jobset_reconcile.h"
+#include "scheduler/controller/node_sink.h"
 #include "scheduler/metrics.h"
 #include "scheduler/placement/requirements.h"
 #include "scheduler/placement/snapshot.h"
@@ -26,42 +27,10 @@
 
 namespace jobset::scheduler {
 
-// A node the controller may place pods on (the agent issue's registry
-// feeds these).
-struct NodeInfo {
-  std::string name;
-  std::string address;  // What the host table maps pod hostnames to.
-  placement::Labels labels;
-  std::vector<placement::Taint> taints;
-  placement::Resources allocatable;
-  bool ready = true;
-  bool cordoned = false;
-};
-
-// A pod's status as its agent reports it. Fenced by pod uid: a report for a
-// pod that is not current changes nothing.
-struct PodReport {
-  std::string node;
-  std::string pod_uid;
-  api::PodStatus status;
-};
-
 // How many events each JobSet keeps, and for how long.
 struct EventRetention {
   size_t per_jobset = 100;
   absl::Duration max_age = absl::Hours(24);
-};
-
-// What the node registry tells the controller. Implemented by Controller
-// (which queues each call for its thread); thread-safe.
-class NodeSink {
- public:
-  virtual ~NodeSink() = default;
-  virtual void SetNode(NodeInfo node) = 0;
-  virtual void ReportPod(PodReport report) = 0;
-  // See ControllerCore::LoseNode.
-  virtual void LoseNode(std::string name, std::string reason,
-                        std::string message) = 0;
 };
 
 // The controller's state and one reconcile pass, without threads: the

@@ -4,7 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "api/validation.h"
+#include "absl/strings/string_view.h"
+#include "api/features.h"
 #include "proto/cluster.pb.h"
 #include "proto/jobset.pb.h"
 

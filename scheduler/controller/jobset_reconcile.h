@@ -7,7 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "api/validation.h"
+#include "api/features.h"
 #include "proto/cluster.pb.h"
 #include "proto/jobset.pb.h"
 #include "scheduler/controller/child_jobs.h"
