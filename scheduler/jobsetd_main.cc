@@ -150,8 +150,9 @@ int Main() {
     std::fprintf(stderr, "jobsetd: %s\n", loaded.ToString().c_str());
     return 1;
   }
+  scheduler::PrometheusControllerMetrics controller_metrics(&metrics);
   auto controller = scheduler::Controller::Start(
-      &metered, &hub, RealClock::Get(), options.features, &metrics,
+      &metered, &hub, RealClock::Get(), options.features, &controller_metrics,
       {.per_jobset = static_cast<size_t>(
            std::max<int64_t>(1, absl::GetFlag(FLAGS_events_per_jobset))),
        .max_age = absl::GetFlag(FLAGS_event_max_age)});

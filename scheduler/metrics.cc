@@ -181,4 +181,46 @@ GrpcMetricsInterceptorFactory::CreateServerInterceptor(
   return new GrpcMetricsInterceptor(metrics_, info->method());
 }
 
+void PrometheusControllerMetrics::FencedReport() {
+  metrics_->fenced_reports.Increment();
+}
+
+void PrometheusControllerMetrics::Placed(absl::Duration took) {
+  metrics_->placement_seconds.Observe(absl::ToDoubleSeconds(took));
+}
+
+void PrometheusControllerMetrics::Finished(const std::string& ns,
+                                           const std::string& name,
+                                           bool completed) {
+  (completed ? metrics_->completed : metrics_->failed)
+      .Add({{"jobset_name", name}, {"namespace", ns}})
+      .Increment();
+}
+
+void PrometheusControllerMetrics::Restarted(absl::string_view action,
+                                            absl::string_view reason,
+                                            int64_t n) {
+  metrics_->restarts
+      .Add({{"action", std::string(action)}, {"reason", std::string(reason)}})
+      .Increment(static_cast<double>(n));
+}
+
+void PrometheusControllerMetrics::SubmittedToRunning(absl::Duration took) {
+  metrics_->submit_to_running_seconds.Observe(absl::ToDoubleSeconds(took));
+}
+
+void PrometheusControllerMetrics::RestartedToRunning(absl::Duration took) {
+  metrics_->restart_seconds.Observe(absl::ToDoubleSeconds(took));
+}
+
+void PrometheusControllerMetrics::Gauges(
+    const std::map<std::string, int64_t>& jobsets_by_state,
+    const std::map<std::string, int64_t>& pods_by_phase, int64_t pending) {
+  for (const auto& [state, n] : jobsets_by_state)
+    metrics_->jobsets.Add({{"state", state}}).Set(static_cast<double>(n));
+  for (const auto& [phase, n] : pods_by_phase)
+    metrics_->pods.Add({{"phase", phase}}).Set(static_cast<double>(n));
+  metrics_->pending.Set(static_cast<double>(pending));
+}
+
 }  // namespace jobset::scheduler

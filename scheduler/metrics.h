@@ -1,6 +1,7 @@
 #ifndef JOBSET_SCHEDULER_METRICS_H_
 #define JOBSET_SCHEDULER_METRICS_H_
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "prometheus/gauge.h"
 #include "prometheus/histogram.h"
 #include "prometheus/registry.h"
+#include "scheduler/controller/controller_metrics.h"
 #include "store/store.h"
 
 namespace jobset::scheduler {
@@ -74,6 +76,29 @@ class MeteredStore final : public store::Store {
 
  private:
   store::Store* const inner_;
+  SchedulerMetrics* const metrics_;
+};
+
+// The controller's measures, exported as `metrics`' Prometheus metrics.
+// Thread-safe (prometheus-cpp's metrics are).
+class PrometheusControllerMetrics final : public ControllerMetrics {
+ public:
+  explicit PrometheusControllerMetrics(SchedulerMetrics* metrics)
+      : metrics_(metrics) {}
+
+  void FencedReport() override;
+  void Placed(absl::Duration took) override;
+  void Finished(const std::string& ns, const std::string& name,
+                bool completed) override;
+  void Restarted(absl::string_view action, absl::string_view reason,
+                 int64_t n) override;
+  void SubmittedToRunning(absl::Duration took) override;
+  void RestartedToRunning(absl::Duration took) override;
+  void Gauges(const std::map<std::string, int64_t>& jobsets_by_state,
+              const std::map<std::string, int64_t>& pods_by_phase,
+              int64_t pending) override;
+
+ private:
   SchedulerMetrics* const metrics_;
 };
 

@@ -20,7 +20,7 @@ Controller::Controller(store::Store* store, AgentFleet* fleet, Clock* clock,
 
 absl::StatusOr<std::unique_ptr<Controller>> Controller::Start(
     store::Store* store, AgentFleet* fleet, Clock* clock,
-    api::Features features, SchedulerMetrics* metrics,
+    api::Features features, ControllerMetrics* metrics,
     EventRetention retention) {
   auto controller =
       absl::WrapUnique(new Controller(store, fleet, clock, features));

@@ -25,7 +25,7 @@ class Controller final : public NodeSink {
   // `fleet` must outlive the Controller.
   static absl::StatusOr<std::unique_ptr<Controller>> Start(
       store::Store* store, AgentFleet* fleet, Clock* clock,
-      api::Features features, SchedulerMetrics* metrics = nullptr,
+      api::Features features, ControllerMetrics* metrics = nullptr,
       EventRetention retention = {});
 
   // Stops both threads (a pass in progress completes).

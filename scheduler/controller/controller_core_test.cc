@@ -19,6 +19,8 @@
 #include "scheduler/controller/conditions.h"
 #include "scheduler/controller/constants.h"
 #include "scheduler/controller/pods.h"
+#include "scheduler/metrics.h"
+#include "store/forwarding_store.h"
 #include "store/keys.h"
 #include "store/memory_store.h"
 
@@ -69,30 +71,20 @@ NodeInfo Node(const std::string& name, const std::string& pool, int gpus = 8) {
   return n;
 }
 
-// A MemoryStore whose commits can be made to fail, as a full disk would.
-class FlakyStore : public store::Store {
+// A MemoryStore whose commits can be made to fail, as a full disk would, or
+// to conflict, as a JobSet the API keeps changing would.
+class FlakyStore : public store::ForwardingStore {
  public:
-  absl::StatusOr<std::optional<store::KeyValue>> Get(
-      absl::string_view key) override {
-    return store_.Get(key);
-  }
-  absl::StatusOr<store::ScanResult> Scan(absl::string_view prefix,
-                                         absl::string_view start_after,
-                                         size_t limit) override {
-    return store_.Scan(prefix, start_after, limit);
-  }
+  FlakyStore() : ForwardingStore(&store_) {}
+
   absl::StatusOr<int64_t> Commit(const store::Batch& batch) override {
     if (fail_commits) return absl::UnavailableError("disk full");
-    return store_.Commit(batch);
-  }
-  int64_t CurrentRevision() override { return store_.CurrentRevision(); }
-  absl::StatusOr<std::vector<store::Event>> WaitForEvents(
-      absl::string_view prefix, int64_t after_revision, absl::Time deadline,
-      size_t max_events) override {
-    return store_.WaitForEvents(prefix, after_revision, deadline, max_events);
+    if (conflict_commits) return absl::AbortedError("conflict");
+    return ForwardingStore::Commit(batch);
   }
 
   bool fail_commits = false;
+  bool conflict_commits = false;
 
  private:
   store::MemoryStore store_;
@@ -290,6 +282,32 @@ TEST_F(ControllerCoreTest, NoPodIsLaunchedBeforeItsCommitIsDurable) {
   Restart();
   Settle();
   EXPECT_THAT(fleet_.running, SizeIs(4));
+}
+
+TEST_F(ControllerCoreTest, ACommitThatKeepsConflictingTellsTheFleetNothing) {
+  Submit(RestartOnAnyFailure("train", 2));
+  Settle();
+  ReportAll("Running");
+  Settle();
+  ASSERT_THAT(fleet_.running, SizeIs(2));
+  const int runs = fleet_.runs;
+  // A pod fails and the restart's commits conflict every time: no stop and
+  // no launch may go out for a batch the store never wrote.
+  const api::Pod failed = fleet_.running.begin()->second;
+  Report(failed, "Failed", 1);
+  store_.conflict_commits = true;
+  EXPECT_EQ(core_->Pass().code(), absl::StatusCode::kAborted);
+  EXPECT_EQ(fleet_.runs, runs);
+  EXPECT_THAT(fleet_.stopped, IsEmpty());
+  EXPECT_THAT(fleet_.released, IsEmpty());
+  // jobsetd rebuilds from what is durable, the agent reports the exit
+  // again, and the restart happens.
+  store_.conflict_commits = false;
+  Restart();
+  Settle();
+  Report(failed, "Failed", 1);
+  Settle();
+  EXPECT_EQ(Get("train").status().restarts(), 1);
 }
 
 TEST_F(ControllerCoreTest, RestartsAllPodsOnTheSameNodesAndFencesStaleReports) {
@@ -850,7 +868,8 @@ double MetricValue(SchedulerMetrics& metrics, const std::string& name,
 
 TEST_F(ControllerCoreTest, MetricsFollowAScriptedRun) {
   SchedulerMetrics metrics;
-  core_->set_metrics(&metrics);
+  PrometheusControllerMetrics exported(&metrics);
+  core_->set_metrics(&exported);
   Submit(RestartOnAnyFailure("train", 2));
   Settle();
   EXPECT_EQ(MetricValue(metrics, "jobsetd_placement_duration_seconds"), 1);

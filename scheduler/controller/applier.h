@@ -1,0 +1,54 @@
+#ifndef JOBSET_SCHEDULER_CONTROLLER_APPLIER_H_
+#define JOBSET_SCHEDULER_CONTROLLER_APPLIER_H_
+
+#include <functional>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "scheduler/controller/agent_fleet.h"
+#include "scheduler/controller/controller_state.h"
+#include "scheduler/controller/pass_writes.h"
+#include "store/store.h"
+
+namespace jobset::scheduler {
+
+// Commits a pass's writes in one store batch and then, and only then, tells
+// the fleet: stop orders, launch orders, releases. Nothing reaches an agent
+// before the batch that decided it is durable. Used only from the
+// controller thread.
+class Applier {
+ public:
+  // How many times a commit is tried when the API changed a JobSet of the
+  // batch meanwhile (ABORTED).
+  static constexpr int kMaxCommitAttempts = 5;
+
+  Applier(store::Store* store, AgentFleet* fleet)
+      : store_(store), fleet_(fleet) {}
+
+  // Commits `writes`. A JobSet the API changed since it was read keeps its
+  // new spec and metadata, gets the pass's status, and the commit is tried
+  // again (as Kubernetes controllers do); one the API deleted is marked
+  // deleted and left out. `orders` builds the launch orders of
+  // writes.launched() (it only reads the state, and runs alongside the
+  // store's write). Returns the store's error, or kAborted after
+  // kMaxCommitAttempts conflicts; then nothing was told to the fleet and
+  // memory is ahead of the store: the caller must rebuild from the store.
+  absl::Status Apply(PassWrites& writes, ControllerState& state,
+                     const std::function<std::vector<LaunchOrder>()>& orders);
+
+  // Tells the fleet what is durable already (after a Load): `orders`, then
+  // `stops`.
+  void Announce(std::vector<LaunchOrder> orders,
+                const std::vector<PodRef>& stops);
+
+ private:
+  // Takes the API's changes to `writes`' JobSets after a conflict.
+  absl::Status Rebase(PassWrites& writes, ControllerState& state);
+
+  store::Store* const store_;
+  AgentFleet* const fleet_;
+};
+
+}  // namespace jobset::scheduler
+
+#endif  // JOBSET_SCHEDULER_CONTROLLER_APPLIER_H_

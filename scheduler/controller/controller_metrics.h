@@ -1,0 +1,47 @@
+#ifndef JOBSET_SCHEDULER_CONTROLLER_CONTROLLER_METRICS_H_
+#define JOBSET_SCHEDULER_CONTROLLER_CONTROLLER_METRICS_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+
+namespace jobset::scheduler {
+
+// What the controller measures, without saying how it is exported:
+// jobsetd implements it over Prometheus (scheduler/metrics.h,
+// docs/metrics.md), so the controller links neither gRPC nor
+// prometheus-cpp. Called only from the controller thread.
+class ControllerMetrics {
+ public:
+  virtual ~ControllerMetrics() = default;
+
+  // A pod report that changed nothing (another node's pod, an unknown or
+  // finished pod).
+  virtual void FencedReport() = 0;
+  // One call of placement::Place took `took`.
+  virtual void Placed(absl::Duration took) = 0;
+  // JobSet `name` in `ns` reached its terminal state.
+  virtual void Finished(const std::string& ns, const std::string& name,
+                        bool completed) = 0;
+  // `n` restarts by `action` (RestartJobSet, RestartJob), decided by an
+  // event with `reason`.
+  virtual void Restarted(absl::string_view action, absl::string_view reason,
+                         int64_t n) = 0;
+  // A JobSet's first attempt all running, `took` after it was created.
+  virtual void SubmittedToRunning(absl::Duration took) = 0;
+  // A restarted JobSet's new attempt all running, `took` after the restart
+  // was decided.
+  virtual void RestartedToRunning(absl::Duration took) = 0;
+  // The gauges: JobSets by state (pending, running, suspended, completed,
+  // failed), pods by phase, JobSets waiting for placement.
+  virtual void Gauges(const std::map<std::string, int64_t>& jobsets_by_state,
+                      const std::map<std::string, int64_t>& pods_by_phase,
+                      int64_t pending) = 0;
+};
+
+}  // namespace jobset::scheduler
+
+#endif  // JOBSET_SCHEDULER_CONTROLLER_CONTROLLER_METRICS_H_

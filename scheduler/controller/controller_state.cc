@@ -1,0 +1,211 @@
+#include "scheduler/controller/controller_state.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "common/status_macros.h"
+#include "scheduler/controller/job_pods.h"
+#include "store/decode.h"
+#include "store/keys.h"
+#include "store/scan.h"
+
+namespace jobset::scheduler {
+
+const std::shared_ptr<const api::Job>& JobState::Shape() {
+  if (shape == nullptr) {
+    auto built = std::make_shared<api::Job>();
+    *built->mutable_metadata() = job.metadata();
+    *built->mutable_spec() = job.spec();
+    shape = std::move(built);
+  }
+  return shape;
+}
+
+void JobState::SetJob(api::Job new_job) {
+  job = std::move(new_job);
+  child = ParseChildJob(job);
+  shape.reset();
+  env = CheckPodEnv(job);
+}
+
+void TrackedJobSet::MarkJobDirty(JobState& job) {
+  if (job.dirty) return;
+  job.dirty = true;
+  dirty_jobs.insert(job.job.metadata().name());
+}
+
+void TrackedJobSet::RememberNode(const std::string& job, int index,
+                                 const std::string& node) {
+  if (index < 0) return;
+  std::vector<std::string>& last = last_node[job];
+  if (static_cast<int>(last.size()) <= index) last.resize(index + 1);
+  last[index] = node;
+}
+
+const std::string& TrackedJobSet::LastNode(const std::string& job,
+                                           int index) const {
+  static const std::string* const kNone = new std::string();
+  auto it = last_node.find(job);
+  if (it == last_node.end() || index < 0 ||
+      index >= static_cast<int>(it->second.size())) {
+    return *kNone;
+  }
+  return it->second[index];
+}
+
+void TrackedJobSet::AppendLaunchOrders(std::vector<LaunchOrder>* orders) {
+  std::vector<std::pair<const api::Job*, const api::PodRecord*>> current;
+  std::vector<JobState*> owners;
+  for (auto& [name, job] : jobs) {
+    for (const auto& [pod_name, pod] : job.pods) {
+      if (!OnNode(pod) || pod.has_deletion_timestamp()) continue;
+      current.emplace_back(&job.job, &pod);
+      owners.push_back(&job);
+    }
+  }
+  if (current.empty()) return;
+  auto table =
+      std::make_shared<const std::vector<HostEntry>>(HostTable(current));
+  orders->reserve(orders->size() + current.size());
+  for (size_t i = 0; i < current.size(); ++i) {
+    orders->push_back(
+        {owners[i]->Shape(), LaunchPodOf(*current[i].second), table});
+  }
+}
+
+std::string ControllerState::KeyOf(absl::string_view ns,
+                                   absl::string_view name) {
+  return absl::StrCat(ns, "/", name);
+}
+
+absl::StatusOr<int64_t> ControllerState::Load(store::Store& store) {
+  pod_by_uid_.clear();  // Before the records its keys view.
+  jobsets_.clear();
+  dirty_.clear();
+  orphan_keys_.clear();
+  const int64_t revision = store.CurrentRevision();
+  JOBSET_RETURN_IF_ERROR(store::ScanAll(
+      store, store::keys::kJobSets,
+      [&](const store::KeyValue& kv) -> absl::Status {
+        JOBSET_ASSIGN_OR_RETURN(api::JobSet js,
+                                store::DecodeValue<api::JobSet>(kv));
+        const std::string key =
+            KeyOf(js.metadata().namespace_(), js.metadata().name());
+        TrackedJobSet& t = Track(key);
+        t.jobset = std::move(js);
+        t.revision = kv.mod_revision;
+        dirty_.insert(key);
+        return absl::OkStatus();
+      }));
+  // Children of a JobSet that is gone are deleted by the first pass.
+  // jobs/<ns>/<jobset>/<job> and pods/<ns>/<jobset>/<job>.
+  auto owner = [&](const std::string& key) -> TrackedJobSet* {
+    std::vector<absl::string_view> parts = absl::StrSplit(key, '/');
+    if (parts.size() != 4) return nullptr;
+    return Find(KeyOf(parts[1], parts[2]));
+  };
+  JOBSET_RETURN_IF_ERROR(store::ScanAll(
+      store, store::keys::kJobs,
+      [&](const store::KeyValue& kv) -> absl::Status {
+        JOBSET_ASSIGN_OR_RETURN(api::Job job, store::DecodeValue<api::Job>(kv));
+        TrackedJobSet* t = owner(kv.key);
+        if (t == nullptr) {
+          orphan_keys_.push_back(kv.key);
+        } else {
+          t->dirty_jobs.insert(job.metadata().name());
+          CompactJob(&job);  // Written by an older jobsetd: it may not be.
+          AddJob(*t, std::move(job));
+        }
+        return absl::OkStatus();
+      }));
+  JOBSET_RETURN_IF_ERROR(store::ScanAll(
+      store, store::keys::kPods,
+      [&](const store::KeyValue& kv) -> absl::Status {
+        JOBSET_ASSIGN_OR_RETURN(std::vector<api::PodRecord> pods,
+                                DecodeJobPods(kv));
+        TrackedJobSet* t = owner(kv.key);
+        const std::string job_name(kv.key.substr(kv.key.rfind('/') + 1));
+        auto job = t == nullptr ? decltype(t->jobs)::iterator()
+                                : t->jobs.find(job_name);
+        if (t == nullptr || job == t->jobs.end()) {
+          orphan_keys_.push_back(kv.key);
+          return absl::OkStatus();
+        }
+        JobState& state = job->second;
+        for (api::PodRecord& pod : pods) {
+          std::string name = pod.name();
+          api::PodRecord& held = state.pods[name] = std::move(pod);
+          IndexPod(*t, state, held);
+          if (Placed(held)) {
+            t->RememberNode(job_name, held.completion_index(),
+                            held.node_name());
+          }
+        }
+        return absl::OkStatus();
+      }));
+  return revision;
+}
+
+TrackedJobSet* ControllerState::Find(const std::string& key) {
+  auto it = jobsets_.find(key);
+  return it == jobsets_.end() ? nullptr : &it->second;
+}
+
+const TrackedJobSet* ControllerState::Find(const std::string& key) const {
+  auto it = jobsets_.find(key);
+  return it == jobsets_.end() ? nullptr : &it->second;
+}
+
+TrackedJobSet& ControllerState::Track(const std::string& key) {
+  TrackedJobSet& t = jobsets_[key];
+  t.key = key;
+  return t;
+}
+
+void ControllerState::Untrack(const std::string& key) { jobsets_.erase(key); }
+
+JobState& ControllerState::AddJob(TrackedJobSet& t, api::Job job) {
+  JobState& state = t.jobs[job.metadata().name()];
+  state.SetJob(std::move(job));
+  return state;
+}
+
+void ControllerState::IndexPod(TrackedJobSet& t, JobState& job,
+                               api::PodRecord& pod) {
+  pod_by_uid_[pod.uid()] = {&t, &job, &pod};
+}
+
+void ControllerState::UnindexPod(const api::PodRecord& pod) {
+  pod_by_uid_.erase(pod.uid());
+}
+
+const PodLocation* ControllerState::FindPod(absl::string_view uid) const {
+  auto it = pod_by_uid_.find(uid);
+  return it == pod_by_uid_.end() ? nullptr : &it->second;
+}
+
+void ControllerState::SetNode(NodeInfo node) {
+  nodes_.insert_or_assign(node.name, std::move(node));
+}
+
+bool ControllerState::SetNodeNotReady(const std::string& name) {
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) return false;
+  it->second.ready = false;
+  return true;
+}
+
+std::set<std::string> ControllerState::TakeDirty(size_t max) {
+  std::set<std::string> taken;
+  while (!dirty_.empty() && taken.size() < max) {
+    taken.insert(dirty_.extract(dirty_.begin()));
+  }
+  return taken;
+}
+
+std::vector<std::string> ControllerState::TakeOrphanKeys() {
+  return std::exchange(orphan_keys_, {});
+}
+
+}  // namespace jobset::scheduler

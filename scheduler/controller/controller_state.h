@@ -1,0 +1,176 @@
+#ifndef JOBSET_SCHEDULER_CONTROLLER_CONTROLLER_STATE_H_
+#define JOBSET_SCHEDULER_CONTROLLER_CONTROLLER_STATE_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "proto/cluster.pb.h"
+#include "proto/jobset.pb.h"
+#include "scheduler/controller/agent_fleet.h"
+#include "scheduler/controller/child_jobs.h"
+#include "scheduler/controller/job_reconcile.h"
+#include "scheduler/controller/node_sink.h"
+#include "store/store.h"
+
+namespace jobset::scheduler {
+
+// A placed pod.
+inline bool Placed(const api::PodRecord& pod) {
+  return !pod.node_name().empty();
+}
+
+// A placed pod that is not finished: it holds its node's resources.
+inline bool OnNode(const api::PodRecord& pod) {
+  return Placed(pod) && !PodFinished(pod);
+}
+
+// One child Job and its pods, as compact records (the full pods are built
+// only for agents and clients).
+struct JobState {
+  api::Job job;
+  // `job` without its status, shared with launch orders: built by Shape()
+  // when first needed, and again after the Job's spec changes.
+  std::shared_ptr<const api::Job> shape;
+  absl::Status env;  // Whether its pods' environment resolves.
+  // `job` with its labels parsed, for the JobSet layer (it points at `job`:
+  // a tracked JobState never moves).
+  ChildJob child;
+  std::map<std::string, api::PodRecord> pods;  // By name.
+  // The Job, and its JobPods record, must be written (and its JobSet is
+  // staged in the pass's PassWrites).
+  bool job_changed = false;
+  bool pods_changed = false;
+  bool dirty = false;  // In its JobSet's dirty_jobs.
+
+  // Returns `shape`, building it first if needed.
+  const std::shared_ptr<const api::Job>& Shape();
+  // Replaces the Job's metadata and spec (new, read by Load, or an update
+  // from the JobSet layer), keeping its pods.
+  void SetJob(api::Job new_job);
+};
+
+// A JobSet's place in the queue of gangs waiting for placement.
+struct GangState {
+  int32_t skips = 0;          // Placement's no-starvation count.
+  int32_t priority = 0;       // The priority of its pods.
+  std::string unschedulable;  // The last placement rejection, "" if none.
+};
+
+// What the metrics follow of a JobSet's attempts: when the current attempt's
+// restart was decided, and whether the first attempt was seen all running.
+struct AttemptTiming {
+  std::optional<absl::Time> restart_decided;
+  bool first_running_seen = false;
+};
+
+// Everything the controller holds about one JobSet.
+struct TrackedJobSet {
+  std::string key;  // "<ns>/<name>"
+  api::JobSet jobset;
+  int64_t revision = 0;                  // The store revision of `jobset`.
+  std::map<std::string, JobState> jobs;  // By name.
+  // The node each Job's completion indexes last ran on: sticky restarts.
+  std::map<std::string, std::vector<std::string>> last_node;
+  std::optional<absl::Time> wake;
+  // Pods whose status an agent changed since the last pass, with their
+  // Jobs (only passes erase pods, and a pass takes these first).
+  absl::flat_hash_map<api::PodRecord*, JobState*> reported;
+  // Jobs whose pods, spec or timers changed: the Job layer looks at these
+  // only (incremental: one pod report does not rescan 1,000 Jobs).
+  std::set<std::string> dirty_jobs;
+  bool deleted = false;  // Deleted through the API; cascade next pass.
+  GangState gang;
+  AttemptTiming timing;
+
+  // Queues `job` for the Job layer.
+  void MarkJobDirty(JobState& job);
+  // Remembers that completion index `index` of Job `job` ran on `node`.
+  void RememberNode(const std::string& job, int index, const std::string& node);
+  // The node completion index `index` of Job `job` last ran on, or "".
+  const std::string& LastNode(const std::string& job, int index) const;
+  // Appends to `orders` the orders to run the placed, current pods, with the
+  // host table of all of them.
+  void AppendLaunchOrders(std::vector<LaunchOrder>* orders);
+};
+
+// Where a pod lives. The maps holding them are node-based, so the pointers
+// stay valid until the pod, its Job or its JobSet is erased, which removes
+// the entry first.
+struct PodLocation {
+  TrackedJobSet* jobset;
+  JobState* job;
+  api::PodRecord* pod;
+};
+
+// The controller's view of the cluster: every JobSet with its Jobs and pods,
+// the pods by uid (for fencing reports), the nodes, and which JobSets a pass
+// must look at. Rebuilt from the store by Load. Used only from the
+// controller thread.
+class ControllerState {
+ public:
+  // "<ns>/<name>", the key of a tracked JobSet.
+  static std::string KeyOf(absl::string_view ns, absl::string_view name);
+
+  // Reads every JobSet, Job and pod record from `store`, replacing what was
+  // held (nodes stay). Records whose JobSet is gone are remembered for the
+  // next pass to delete (TakeOrphanKeys). Returns the revision read at.
+  absl::StatusOr<int64_t> Load(store::Store& store);
+
+  std::map<std::string, TrackedJobSet>& jobsets() { return jobsets_; }
+  const std::map<std::string, TrackedJobSet>& jobsets() const {
+    return jobsets_;
+  }
+  TrackedJobSet* Find(const std::string& key);
+  const TrackedJobSet* Find(const std::string& key) const;
+  // Adds (or replaces) JobSet `key` and returns it.
+  TrackedJobSet& Track(const std::string& key);
+  // Forgets JobSet `key`; its pods must be unindexed already (EraseJob).
+  void Untrack(const std::string& key);
+
+  // Adds `job` to `t` and returns its state.
+  static JobState& AddJob(TrackedJobSet& t, api::Job job);
+
+  // The pod index: every tracked pod by uid.
+  void IndexPod(TrackedJobSet& t, JobState& job, api::PodRecord& pod);
+  void UnindexPod(const api::PodRecord& pod);
+  const PodLocation* FindPod(absl::string_view uid) const;
+
+  // Nodes, never erased, in name order.
+  const std::map<std::string, NodeInfo>& nodes() const { return nodes_; }
+  void SetNode(NodeInfo node);
+  // Marks node `name` not ready; false when it is unknown.
+  bool SetNodeNotReady(const std::string& name);
+
+  // JobSets the next pass reconciles.
+  void MarkDirty(const std::string& key) { dirty_.insert(key); }
+  bool HasDirty() const { return !dirty_.empty(); }
+  // Takes up to `max` of them, in key order.
+  std::set<std::string> TakeDirty(size_t max);
+
+  // Keys of Jobs, pods and events whose JobSet is gone (found by Load).
+  std::vector<std::string> TakeOrphanKeys();
+  void AddOrphanKey(std::string key) { orphan_keys_.push_back(std::move(key)); }
+
+ private:
+  std::map<std::string, TrackedJobSet> jobsets_;  // By KeyOf.
+  // Its keys view the records' own uids (which never change), and go before
+  // their records do.
+  absl::flat_hash_map<absl::string_view, PodLocation> pod_by_uid_;
+  std::map<std::string, NodeInfo> nodes_;
+  std::set<std::string> dirty_;
+  std::vector<std::string> orphan_keys_;
+};
+
+}  // namespace jobset::scheduler
+
+#endif  // JOBSET_SCHEDULER_CONTROLLER_CONTROLLER_STATE_H_

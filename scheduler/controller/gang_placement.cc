@@ -1,0 +1,195 @@
+#include "scheduler/controller/gang_placement.h"
+
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "scheduler/controller/conditions.h"
+#include "scheduler/controller/constants.h"
+#include "scheduler/placement/pending_order.h"
+#include "scheduler/placement/placement.h"
+
+namespace jobset::scheduler {
+namespace {
+
+void Add(const placement::Resources& r, placement::Resources* sum) {
+  sum->cpu_millis += r.cpu_millis;
+  sum->memory_bytes += r.memory_bytes;
+  for (const auto& [name, n] : r.extended) sum->extended[name] += n;
+}
+
+}  // namespace
+
+void GangPlacer::PlacePending() {
+  if (!gangs_.Worthwhile()) return;
+  // Named, not structured bindings: clang 14 cannot capture those.
+  const std::pair<bool, std::set<std::string>> round = gangs_.TakeRound();
+  const bool grew = round.first;
+  const std::set<std::string>& fresh = round.second;
+  std::vector<placement::PendingJobSet> pending;
+  for (const std::string& key : gangs_.pending()) {
+    const TrackedJobSet& t = *state_.Find(key);
+    pending.push_back({key, t.gang.priority,
+                       absl::FromUnixSeconds(
+                           t.jobset.metadata().creation_timestamp().seconds()),
+                       t.gang.skips});
+  }
+  if (pending.empty()) return;
+  // Built when first needed, and again after each gang placed.
+  std::optional<absl::StatusOr<placement::ClusterSnapshot>> snapshot;
+  placement::PendingPass pass = placement::RunPendingPass(
+      pending, now_, placement::PendingPolicy(), [&](size_t i) {
+        if (!grew && !fresh.contains(pending[i].key)) {
+          return placement::FitResult::kNoRoomNow;  // Still does not fit.
+        }
+        if (!snapshot.has_value()) snapshot = Snapshot();
+        if (!snapshot->ok() ||
+            !TryPlace(pending[i].key, pending[i].priority, **snapshot)) {
+          return placement::FitResult::kNoRoomNow;
+        }
+        snapshots_.Recycle(*std::move(snapshot));
+        snapshot.reset();
+        return placement::FitResult::kPlaced;
+      });
+  if (snapshot.has_value()) snapshots_.Recycle(*std::move(snapshot));
+  for (size_t i : pass.placed) {
+    state_.Find(pending[i].key)->gang.skips = 0;
+    gangs_.Remove(pending[i].key);
+  }
+  for (size_t i : pass.skipped) ++state_.Find(pending[i].key)->gang.skips;
+}
+
+absl::StatusOr<placement::ClusterSnapshot> GangPlacer::Snapshot() {
+  placement::ClusterSnapshotBuilder builder =
+      snapshots_.TakeBuilder(state_.nodes());
+  for (const auto& [key, t] : state_.jobsets()) {
+    for (const auto& [name, job_state] : t.jobs) {
+      const api::Job& job = job_state.job;
+      const placement::PodRequirements* req =
+          requirements_.Find(job.metadata().uid());
+      const int32_t priority = job.spec().template_().spec().priority();
+      const std::string job_key =
+          absl::StrCat(job.metadata().namespace_(), "/", name);
+      auto topology = job.metadata().annotations().find(kExclusiveTopologyKey);
+      bool held = false;
+      for (const auto& [pod_name, pod] : job_state.pods) {
+        if (!OnNode(pod)) continue;
+        std::optional<size_t> id = snapshots_.HostOf(pod.node_name());
+        if (!id.has_value()) continue;
+        placement::HostRecord* host = &builder.host(*id);
+        // Capacity and host ports of pods still stopping count as used.
+        if (req != nullptr) {
+          Add(req->resources, &host->allocated);
+          std::vector<placement::HostPort>& used = host->used_host_ports;
+          used.insert(used.end(), req->host_ports.begin(),
+                      req->host_ports.end());
+        }
+        host->jobs.push_back({job_key, priority});
+        if (topology != job.metadata().annotations().end() && !held) {
+          auto value = host->labels.find(topology->second);
+          if (value != host->labels.end()) {
+            builder.AddHold(
+                {topology->second, value->second, job_key, priority});
+            held = true;
+          }
+        }
+      }
+    }
+  }
+  return builder.Build();
+}
+
+bool GangPlacer::TryPlace(const std::string& key, int32_t priority,
+                          const placement::ClusterSnapshot& snapshot) {
+  TrackedJobSet& t = *state_.Find(key);
+  placement::PlacementRequest request;
+  request.jobset_uid = t.jobset.metadata().uid();
+  request.restart_attempt = t.jobset.status().restarts();
+  request.priority = priority;
+  std::vector<std::pair<JobState*, std::vector<api::PodRecord*>>> pods_by_job;
+  std::string error;
+  for (auto& [name, state] : t.jobs) {
+    const api::Job& job = state.job;
+    if (job.metadata().has_deletion_timestamp()) continue;
+    std::vector<api::PodRecord*> unplaced;
+    for (auto& [pod_name, pod] : state.pods) {
+      if (!Placed(pod) && !pod.has_deletion_timestamp() && !PodFinished(pod))
+        unplaced.push_back(&pod);
+    }
+    if (unplaced.empty()) continue;
+    std::sort(unplaced.begin(), unplaced.end(),
+              [](api::PodRecord* a, api::PodRecord* b) {
+                return a->completion_index() < b->completion_index();
+              });
+    absl::StatusOr<std::shared_ptr<const placement::PodRequirements>> req =
+        requirements_.Get(job);
+    if (!req.ok()) {
+      error = std::string(req.status().message());
+      break;
+    }
+    placement::JobRequest& jr = request.jobs.emplace_back();
+    jr.job_key = absl::StrCat(job.metadata().namespace_(), "/", name);
+    jr.requirements = *req;
+    jr.pod_count = static_cast<int32_t>(unplaced.size());
+    if (auto topo = job.metadata().annotations().find(kExclusiveTopologyKey);
+        topo != job.metadata().annotations().end()) {
+      jr.exclusive_topology_key = topo->second;
+    }
+    for (api::PodRecord* pod : unplaced) {
+      jr.previous_hosts.push_back(t.LastNode(name, pod->completion_index()));
+    }
+    pods_by_job.emplace_back(&state, std::move(unplaced));
+  }
+  if (error.empty() && request.jobs.empty()) return true;  // Nothing waits.
+  // Real time: this measures how long placement takes, not when.
+  const absl::Time place_start = absl::Now();
+  absl::StatusOr<placement::Placement> placed =
+      error.empty() ? placement::Place(snapshot, request)
+                    : absl::StatusOr<placement::Placement>(
+                          absl::InvalidArgumentError(error));
+  if (metrics_ != nullptr) metrics_->Placed(absl::Now() - place_start);
+  if (placed.ok() && placed->placed()) {
+    for (size_t j = 0; j < placed->jobs.size(); ++j) {
+      auto& [state, pods] = pods_by_job[j];
+      const std::string& job_name = state->job.metadata().name();
+      for (size_t i = 0; i < placed->jobs[j].hosts.size(); ++i) {
+        api::PodRecord& pod = *pods[i];
+        if (!state->env.ok()) {
+          // The template cannot run anywhere: fail the pod, and the Job's
+          // policies take it from there.
+          pod.mutable_status()->set_phase("Failed");
+          pod.mutable_status()->set_reason("InvalidEnvironment");
+          pod.mutable_status()->set_message(
+              absl::StrCat("pod ", pod.name(), ": ", state->env.message()));
+          t.MarkJobDirty(*state);
+        } else {
+          const NodeInfo& node = snapshots_.NodeAt(placed->jobs[j].host_ids[i]);
+          BindPod(node.name, node.address, now_, &pod);
+          t.RememberNode(job_name, pod.completion_index(), node.name);
+        }
+      }
+      writes_.PodsChanged(t, *state);
+    }
+    writes_.Launched(key);
+    t.gang.unschedulable.clear();
+    state_.MarkDirty(key);
+    return true;
+  }
+  const std::string reason = placed.ok()
+                                 ? placed->RejectionSummary()
+                                 : std::string(placed.status().message());
+  if (reason == t.gang.unschedulable) return false;
+  t.gang.unschedulable = reason;
+  for (auto& [state, pods] : pods_by_job) {
+    for (api::PodRecord* pod : pods) {
+      SetCondition(pod->mutable_status()->mutable_conditions(), kPodScheduled,
+                   false, "Unschedulable", reason, now_);
+    }
+    writes_.PodsChanged(t, *state);
+  }
+  writes_.Event(key, {"Warning", "FailedScheduling", reason});
+  return false;
+}
+
+}  // namespace jobset::scheduler

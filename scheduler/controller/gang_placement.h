@@ -1,0 +1,93 @@
+#ifndef JOBSET_SCHEDULER_CONTROLLER_GANG_PLACEMENT_H_
+#define JOBSET_SCHEDULER_CONTROLLER_GANG_PLACEMENT_H_
+
+#include <set>
+#include <string>
+#include <utility>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "scheduler/controller/controller_metrics.h"
+#include "scheduler/controller/controller_state.h"
+#include "scheduler/controller/pass_writes.h"
+#include "scheduler/controller/placement_caches.h"
+#include "scheduler/placement/snapshot.h"
+
+namespace jobset::scheduler {
+
+// The JobSets whose current attempt has pods waiting for a node, and what
+// decides whether trying again is worth it: a gang that did not fit is tried
+// again only once capacity has grown (nodes, pods gone), since placing
+// others only shrinks it. Used only from the controller thread.
+class GangQueue {
+ public:
+  // JobSet `key` got new pods to place.
+  void Add(const std::string& key) {
+    pending_.insert(key);
+    fresh_.insert(key);
+  }
+  // JobSet `key` is placed, or gone.
+  void Remove(const std::string& key) {
+    pending_.erase(key);
+    fresh_.erase(key);
+  }
+  void CapacityGrew() { capacity_grew_ = true; }
+
+  const std::set<std::string>& pending() const { return pending_; }
+  // Gangs added since the last round.
+  const std::set<std::string>& fresh() const { return fresh_; }
+  // Whether a placement round could place anything now.
+  bool Worthwhile() const { return capacity_grew_ || !fresh_.empty(); }
+  // Starts a round: whether capacity grew, and the gangs added since the
+  // last round.
+  std::pair<bool, std::set<std::string>> TakeRound() {
+    return {std::exchange(capacity_grew_, false), std::exchange(fresh_, {})};
+  }
+
+ private:
+  std::set<std::string> pending_;
+  std::set<std::string> fresh_;
+  bool capacity_grew_ = true;
+};
+
+// One pass's placement: every pending gang in placement's pending order
+// (priority, then submission, with its no-starvation rule), each placed
+// whole on a snapshot of the nodes and their usage, or not at all (its pods
+// then say why, once per new reason). Used only from the controller thread,
+// for one pass.
+class GangPlacer {
+ public:
+  GangPlacer(ControllerState& state, GangQueue& gangs, SnapshotCache& snapshots,
+             RequirementsCache& requirements, ControllerMetrics* metrics,
+             PassWrites& writes, absl::Time now)
+      : state_(state),
+        gangs_(gangs),
+        snapshots_(snapshots),
+        requirements_(requirements),
+        metrics_(metrics),
+        writes_(writes),
+        now_(now) {}
+
+  // Places what can be placed now.
+  void PlacePending();
+
+ private:
+  // The nodes with every placed, unfinished pod's usage.
+  absl::StatusOr<placement::ClusterSnapshot> Snapshot();
+  // Places every unplaced pod of JobSet `key` on `snapshot`, or none; on
+  // failure marks them Unschedulable. Returns whether they were placed.
+  bool TryPlace(const std::string& key, int32_t priority,
+                const placement::ClusterSnapshot& snapshot);
+
+  ControllerState& state_;
+  GangQueue& gangs_;
+  SnapshotCache& snapshots_;
+  RequirementsCache& requirements_;
+  ControllerMetrics* const metrics_;
+  PassWrites& writes_;
+  const absl::Time now_;
+};
+
+}  // namespace jobset::scheduler
+
+#endif  // JOBSET_SCHEDULER_CONTROLLER_GANG_PLACEMENT_H_

@@ -1,0 +1,250 @@
+#include "scheduler/controller/reconcile_pass.h"
+
+#include <set>
+#include <utility>
+
+#include "common/uid.h"
+#include "scheduler/controller/child_jobs.h"
+#include "scheduler/controller/job_reconcile.h"
+#include "store/keys.h"
+
+namespace jobset::scheduler {
+namespace {
+
+constexpr int kMaxReconcileRounds = 10;
+
+}  // namespace
+
+void ReconcilePass::Reconcile(const std::string& key) {
+  TrackedJobSet* t = parts_.state.Find(key);
+  if (t == nullptr) return;
+  if (t->deleted) {
+    DeleteJobSet(*t);
+    return;
+  }
+  ReconcileOne(*t);
+}
+
+void ReconcilePass::ReconcileOne(TrackedJobSet& t) {
+  // Agents' reports first: persist them, and let stopped pods go.
+  for (const auto& [pod, job] : std::exchange(t.reported, {})) {
+    if (pod->has_deletion_timestamp() && PodFinished(*pod)) {
+      // A Job being deleted goes with all its pods at once, when the last
+      // one has stopped (the Job layer looks at it again).
+      if (job->job.metadata().has_deletion_timestamp()) {
+        t.MarkJobDirty(*job);
+      } else {
+        ErasePod(t, *job, std::string(pod->name()));
+      }
+      continue;
+    }
+    writes_.PodsChanged(t, *job);
+    if (PodFinished(*pod)) writes_.Release(*pod);
+  }
+  t.wake.reset();
+
+  const api::JobSetStatus before = t.jobset.status();
+  std::vector<JobSetEvent> decided;  // This reconcile's events (metrics).
+  for (int round = 0; round < kMaxReconcileRounds; ++round) {
+    ReconcileJobs(t);
+    // Whether the JobSet layer changed anything; the Job layer ran first, so
+    // when it did not and no Job waits, another round would see the same.
+    bool changed = false;
+    std::vector<ChildJob> jobs;
+    jobs.reserve(t.jobs.size());
+    for (const auto& [name, job] : t.jobs) jobs.push_back(job.child);
+    absl::StatusOr<JobSetActions> actions =
+        ReconcileJobSet(t.jobset, jobs, now_, parts_.features);
+    if (!actions.ok()) {
+      writes_.Event(t.key, {"Warning", "ReconcileError",
+                            std::string(actions.status().message())});
+      break;
+    }
+    if (actions->status_changed) {
+      *t.jobset.mutable_status() = actions->status;
+      writes_.JobSetChanged(t.key);
+      changed = true;
+    }
+    for (api::Job& job : actions->create) {
+      job.mutable_metadata()->set_uid(NewUid());
+      job.mutable_metadata()->mutable_creation_timestamp()->set_seconds(
+          absl::ToUnixSeconds(now_));
+      t.dirty_jobs.insert(job.metadata().name());
+      writes_.JobChanged(t, ControllerState::AddJob(t, std::move(job)));
+      changed = true;
+    }
+    for (const std::string& name : actions->remove) {
+      auto it = t.jobs.find(name);
+      if (it == t.jobs.end() ||
+          it->second.job.metadata().has_deletion_timestamp())
+        continue;
+      it->second.job.mutable_metadata()
+          ->mutable_deletion_timestamp()
+          ->set_seconds(absl::ToUnixSeconds(now_));
+      // Stored by the next pass (unless this one writes the Job anyway).
+      parts_.deferred.Add(t.key, name);
+      t.dirty_jobs.insert(name);
+      changed = true;
+    }
+    for (api::Job& job : actions->update) {
+      t.dirty_jobs.insert(job.metadata().name());
+      auto it = t.jobs.find(job.metadata().name());
+      if (it == t.jobs.end()) {
+        writes_.JobChanged(t, ControllerState::AddJob(t, std::move(job)));
+      } else {
+        it->second.SetJob(std::move(job));
+        writes_.JobChanged(t, it->second);
+      }
+      changed = true;
+    }
+    for (JobSetEvent& e : actions->events) {
+      if (parts_.metrics != nullptr) decided.push_back(e);
+      writes_.Event(t.key, std::move(e));
+    }
+    if (actions->delete_jobset) {  // TTL.
+      DeleteJobSet(t);
+      return;
+    }
+    if (actions->requeue_at && (!t.wake || *actions->requeue_at < *t.wake)) {
+      t.wake = actions->requeue_at;
+    }
+    if (!changed && t.dirty_jobs.empty()) break;
+  }
+  if (parts_.metrics != nullptr) {
+    RecordReconcile(*parts_.metrics, t, before, decided, now_);
+  }
+}
+
+void ReconcilePass::ReconcileJobs(TrackedJobSet& t) {
+  const std::set<std::string> names = std::exchange(t.dirty_jobs, {});
+  for (const std::string& name : names) {
+    auto job_it = t.jobs.find(name);
+    if (job_it == t.jobs.end()) continue;
+    JobState& state = job_it->second;
+    state.dirty = false;
+    api::Job& job = state.job;
+    if (job.metadata().has_deletion_timestamp()) {
+      // Foreground deletion: the Job goes, with its pods, once none of them
+      // runs any more.
+      bool running = false;
+      for (auto& [pod_name, pod] : state.pods) {
+        if (!OnNode(pod)) continue;
+        running = true;
+        RemovePod(t, state, pod);
+      }
+      if (!running) EraseJob(t, name);
+      continue;
+    }
+    std::vector<const api::PodRecord*> pods;
+    pods.reserve(state.pods.size());
+    for (const auto& [pod_name, pod] : state.pods) pods.push_back(&pod);
+    JobActions a = ReconcileJob(job, pods, now_);
+    if (a.status_changed) {
+      *job.mutable_status() = a.status;
+      writes_.JobChanged(t, state);
+    }
+    for (const std::string& p : a.remove) {
+      if (auto it = state.pods.find(p); it != state.pods.end())
+        RemovePod(t, state, it->second);
+    }
+    AddPods(t, state, a.create);
+    if (job.spec().has_active_deadline_seconds() &&
+        job.status().has_start_time() && !JobFinished(job)) {
+      const absl::Time deadline =
+          absl::FromUnixSeconds(job.status().start_time().seconds()) +
+          absl::Seconds(job.spec().active_deadline_seconds());
+      if (!t.wake || deadline < *t.wake) t.wake = deadline;
+    }
+  }
+}
+
+void ReconcilePass::AddPods(TrackedJobSet& t, JobState& job,
+                            const std::vector<int>& indexes) {
+  if (indexes.empty()) return;
+  const std::string& job_name = job.job.metadata().name();
+  for (int index : indexes) {
+    std::string uid = NewUid();
+    auto [it, added] = job.pods.try_emplace(PodName(job_name, index, uid));
+    it->second = NewPodRecord(it->first, std::move(uid), index, now_);
+    parts_.state.IndexPod(t, job, it->second);
+  }
+  // The Job's status counts them already: the Job layer need not look again.
+  writes_.PodsChanged(t, job);
+  parts_.gangs.Add(t.key);
+  t.gang.priority = job.job.spec().template_().spec().priority();
+}
+
+void ReconcilePass::RemovePod(TrackedJobSet& t, JobState& job,
+                              api::PodRecord& pod) {
+  if (!OnNode(pod)) {
+    ErasePod(t, job, pod.name());
+    return;
+  }
+  if (pod.has_deletion_timestamp()) return;  // Already stopping.
+  pod.mutable_deletion_timestamp()->set_seconds(absl::ToUnixSeconds(now_));
+  // The pods of a Job being deleted are stopping because it is (the store
+  // shows them with its deletionTimestamp, and Load stops them again), so
+  // a restart does not rewrite every pod record to say so.
+  if (!job.job.metadata().has_deletion_timestamp()) {
+    writes_.PodsChanged(t, job);
+  }
+  writes_.Stop(pod);
+}
+
+void ReconcilePass::ErasePod(TrackedJobSet& t, JobState& job,
+                             const std::string& name) {
+  auto it = job.pods.find(name);
+  if (it == job.pods.end()) return;
+  const api::PodRecord& pod = it->second;
+  parts_.state.UnindexPod(pod);
+  t.MarkJobDirty(job);
+  if (Placed(pod)) {
+    parts_.gangs.CapacityGrew();
+    writes_.Release(pod);
+  }
+  job.pods.erase(it);
+  writes_.PodsChanged(t, job);
+}
+
+void ReconcilePass::EraseJob(TrackedJobSet& t, const std::string& name) {
+  auto it = t.jobs.find(name);
+  if (it == t.jobs.end()) return;
+  for (auto& [pod_name, pod] : it->second.pods) {
+    parts_.state.UnindexPod(pod);
+    if (Placed(pod)) {
+      parts_.gangs.CapacityGrew();
+      writes_.Release(pod);
+    }
+  }
+  const std::string& ns = t.jobset.metadata().namespace_();
+  const std::string& jobset = t.jobset.metadata().name();
+  writes_.Delete(store::keys::JobKey(ns, jobset, name));
+  writes_.Delete(store::keys::JobPodsKey(ns, jobset, name));
+  parts_.requirements.Erase(it->second.job.metadata().uid());
+  parts_.deferred.Done(t.key, name);
+  t.jobs.erase(it);
+}
+
+void ReconcilePass::DeleteJobSet(TrackedJobSet& t) {
+  const std::string key = t.key;
+  std::vector<std::string> jobs;
+  for (const auto& [name, job] : t.jobs) {
+    jobs.push_back(name);
+    for (const auto& [pod_name, pod] : job.pods) {
+      if (OnNode(pod) && !pod.has_deletion_timestamp()) writes_.Stop(pod);
+    }
+  }
+  for (const std::string& name : jobs) EraseJob(t, name);
+  parts_.events.Erase(t, writes_);
+  writes_.ForgetJobSet(key);
+  // Deleted through the API the JobSet is gone already; by its TTL, it goes
+  // now.
+  if (!t.deleted) {
+    writes_.Delete(store::keys::JobSetKey(t.jobset.metadata().namespace_(),
+                                          t.jobset.metadata().name()));
+  }
+  parts_.gangs.Remove(key);
+  parts_.state.Untrack(key);
+}
+
+}  // namespace jobset::scheduler

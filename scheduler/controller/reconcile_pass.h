@@ -1,0 +1,67 @@
+#ifndef JOBSET_SCHEDULER_CONTROLLER_RECONCILE_PASS_H_
+#define JOBSET_SCHEDULER_CONTROLLER_RECONCILE_PASS_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "api/features.h"
+#include "scheduler/controller/controller_metrics.h"
+#include "scheduler/controller/controller_state.h"
+#include "scheduler/controller/event_log.h"
+#include "scheduler/controller/gang_placement.h"
+#include "scheduler/controller/pass_metrics.h"
+#include "scheduler/controller/pass_writes.h"
+#include "scheduler/controller/placement_caches.h"
+
+namespace jobset::scheduler {
+
+// What a reconcile pass works on besides its writes: the controller's parts
+// it changes. All outlive the pass.
+struct PassParts {
+  ControllerState& state;
+  GangQueue& gangs;
+  RequirementsCache& requirements;
+  EventLog& events;
+  DeferredJobDeletions& deferred;
+  ControllerMetrics* metrics;  // May be null.
+  api::Features features;
+};
+
+// The JobSet and Job layers of one pass, applied to the controller's state:
+// for each JobSet, agents' reports first, then the Job layer and the JobSet
+// layer in rounds to a fixed point (the pure reconcilers decide; this class
+// applies their actions: creating and erasing Jobs and pods, stopping pods,
+// storing statuses), collecting what to write and tell in `writes`. Used
+// only from the controller thread, for one pass.
+class ReconcilePass {
+ public:
+  ReconcilePass(PassParts parts, PassWrites& writes, absl::Time now)
+      : parts_(parts), writes_(writes), now_(now) {}
+
+  // Reconciles JobSet `key`, or cascades its deletion through the API.
+  void Reconcile(const std::string& key);
+
+ private:
+  void ReconcileOne(TrackedJobSet& t);
+  // The Job layer, over the Jobs in t.dirty_jobs.
+  void ReconcileJobs(TrackedJobSet& t);
+  // Creates `job`'s pods of completion indexes `indexes` (-1: NonIndexed).
+  void AddPods(TrackedJobSet& t, JobState& job,
+               const std::vector<int>& indexes);
+  // Stops `pod` if it runs, erases it otherwise.
+  void RemovePod(TrackedJobSet& t, JobState& job, api::PodRecord& pod);
+  void ErasePod(TrackedJobSet& t, JobState& job, const std::string& name);
+  // Erases Job `name` and its stored records (its pods must be gone).
+  void EraseJob(TrackedJobSet& t, const std::string& name);
+  // Stops every pod of `t` and erases its children, events and itself.
+  void DeleteJobSet(TrackedJobSet& t);
+
+  PassParts parts_;
+  PassWrites& writes_;
+  const absl::Time now_;
+};
+
+}  // namespace jobset::scheduler
+
+#endif  // JOBSET_SCHEDULER_CONTROLLER_RECONCILE_PASS_H_
