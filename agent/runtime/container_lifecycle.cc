@@ -10,15 +10,11 @@
 #include "absl/strings/str_cat.h"
 
 namespace jobset::agent {
-namespace {
-
 void SetTimestamp(absl::Time t, google::protobuf::Timestamp* out) {
   const int64_t nanos = absl::ToUnixNanos(t);
   out->set_seconds(nanos / 1000000000);
   out->set_nanos(static_cast<int32_t>(nanos % 1000000000));
 }
-
-}  // namespace
 
 absl::string_view ContainerStateName(ContainerState state) {
   switch (state) {

@@ -167,6 +167,9 @@ bool ContainerReady(const ContainerRecord& c, bool has_probe, bool probe_ready);
 bool PodReady(bool ending, bool inits_complete,
               const std::vector<bool>& containers_ready);
 
+// Sets `out` to `t`.
+void SetTimestamp(absl::Time t, google::protobuf::Timestamp* out);
+
 // Returns the api::ContainerStatus of container `name`: the one place a
 // ContainerRecord becomes the API's strings.
 api::ContainerStatus ToContainerStatus(absl::string_view name,

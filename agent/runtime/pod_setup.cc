@@ -14,6 +14,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "agent/runtime/pod_files.h"
+#include "agent/runtime/process_launcher.h"
+#include "agent/runtime/runc_launcher.h"
 #include "api/quantity.h"
 #include "common/log.h"
 
@@ -183,6 +185,24 @@ absl::Status SetUpPod(const PodShimOptions& options, PodSetup* pod) {
   }
   if (is_root) return SetUpCgroups(options, pod);
   return absl::OkStatus();
+}
+
+std::unique_ptr<ContainerLauncher> MakeLauncher(const PodShimOptions& options,
+                                                const PodSetup& pod) {
+  if (!options.oci) {
+    return std::make_unique<ProcessLauncher>(options.pod_dir,
+                                             pod.cgroups.get());
+  }
+  RuncLauncher::Options o;
+  o.runc = options.runc;
+  o.pod_dir = options.pod_dir;
+  o.image_dir = options.image_dir;
+  o.uid = pod.uid;
+  o.hostname = pod.hostname;
+  o.cgroup_root = options.cgroup_root;
+  o.pids_max = options.pids_max;
+  o.volumes = pod.assignment.pod().spec().volumes();
+  return std::make_unique<RuncLauncher>(std::move(o), pod.cgroups.get());
 }
 
 }  // namespace jobset::agent

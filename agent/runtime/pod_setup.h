@@ -16,6 +16,7 @@
 #include "absl/time/time.h"
 #include "agent/runtime/capped_log.h"
 #include "agent/runtime/cgroups.h"
+#include "agent/runtime/container_launcher.h"
 #include "agent/runtime/container_lifecycle.h"
 #include "agent/runtime/pod_shim.h"
 #include "agent/runtime/readiness_probe.h"
@@ -65,6 +66,11 @@ struct PodSetup {
 // bad (the message names the field); other errors: the host could not be
 // prepared. On an error, `pod` holds what was set up before it.
 absl::Status SetUpPod(const PodShimOptions& options, PodSetup* pod);
+
+// Returns the launcher for `pod`'s containers in the mode `options` names;
+// it keeps pointers into `pod`, which must outlive it.
+std::unique_ptr<ContainerLauncher> MakeLauncher(const PodShimOptions& options,
+                                                const PodSetup& pod);
 
 }  // namespace jobset::agent
 

@@ -23,9 +23,7 @@
 #include "agent/runtime/container_lifecycle.h"
 #include "agent/runtime/pod_files.h"
 #include "agent/runtime/pod_setup.h"
-#include "agent/runtime/process_launcher.h"
 #include "agent/runtime/process_tree.h"
-#include "agent/runtime/runc_launcher.h"
 #include "agent/runtime/status_files.h"
 #include "common/log.h"
 #include "proto/agent.pb.h"
@@ -36,12 +34,6 @@ namespace {
 
 constexpr absl::Duration kLeftoverKillTimeout = absl::Seconds(10);
 constexpr absl::Duration kLeaseGrace = absl::Seconds(1);
-
-void SetTimestamp(absl::Time t, google::protobuf::Timestamp* out) {
-  const int64_t nanos = absl::ToUnixNanos(t);
-  out->set_seconds(nanos / 1000000000);
-  out->set_nanos(static_cast<int32_t>(nanos % 1000000000));
-}
 
 // Where the pod is in running its containers: init containers one at a
 // time, then all containers.
@@ -153,22 +145,7 @@ void PodShim::SetUp() {
     const bool spec_error = setup.code() == absl::StatusCode::kInvalidArgument;
     Fail(spec_error ? "InvalidSpec" : "SetupError", setup.message());
   }
-  if (options_.oci) {
-    RuncLauncher::Options o;
-    o.runc = options_.runc;
-    o.pod_dir = options_.pod_dir;
-    o.image_dir = options_.image_dir;
-    o.uid = pod_.uid;
-    o.hostname = pod_.hostname;
-    o.cgroup_root = options_.cgroup_root;
-    o.pids_max = options_.pids_max;
-    o.volumes = pod_.assignment.pod().spec().volumes();
-    launcher_ =
-        std::make_unique<RuncLauncher>(std::move(o), pod_.cgroups.get());
-  } else {
-    launcher_ =
-        std::make_unique<ProcessLauncher>(options_.pod_dir, pod_.cgroups.get());
-  }
+  launcher_ = MakeLauncher(options_, pod_);
   tree_ = PodProcessTree(pod_.cgroup_dirs);
 }
 
