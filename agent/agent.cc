@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "agent/host.h"
+#include "common/log.h"
 
 namespace jobset::agent {
 namespace {
@@ -31,10 +32,10 @@ absl::Duration GraceOf(const api::Pod& pod) {
 
 }  // namespace
 
-Agent::Agent(Options options, Runtime* runtime)
-    : options_(std::move(options)), runtime_(runtime) {
+Agent::Agent(Options options, Runtime* runtime, Clock* clock)
+    : options_(std::move(options)), runtime_(runtime), clock_(clock) {
   absl::MutexLock lock(&mu_);
-  last_contact_ = absl::Now();
+  conn_.last_contact = clock_->Now();
 }
 
 Agent::~Agent() { Shutdown(); }
@@ -47,7 +48,7 @@ void Agent::Start() {
   }
   absl::Status lease = runtime_->SetLease(options_.lease);
   if (!lease.ok()) {
-    std::fprintf(stderr, "jobset-agent: %s\n", lease.ToString().c_str());
+    JOBSET_LOG(ERROR) << "setting the lease: " << lease;
   }
   connect_thread_ = std::thread([this] { ConnectLoop(); });
   tick_thread_ = std::thread([this] { TickLoop(); });
@@ -56,8 +57,8 @@ void Agent::Start() {
 void Agent::Shutdown() {
   {
     absl::MutexLock lock(&mu_);
-    stopping_ = true;
-    if (context_ != nullptr) context_->TryCancel();
+    conn_.stopping = true;
+    if (conn_.context != nullptr) conn_.context->TryCancel();
   }
   if (connect_thread_.joinable()) connect_thread_.join();
   if (tick_thread_.joinable()) tick_thread_.join();
@@ -65,12 +66,12 @@ void Agent::Shutdown() {
 
 bool Agent::welcomed() {
   absl::MutexLock lock(&mu_);
-  return welcomed_;
+  return conn_.welcomed;
 }
 
 int64_t Agent::connects() {
   absl::MutexLock lock(&mu_);
-  return connects_;
+  return conn_.connects;
 }
 
 void Agent::ConnectLoop() {
@@ -78,17 +79,25 @@ void Agent::ConnectLoop() {
   while (true) {
     {
       absl::MutexLock lock(&mu_);
-      if (stopping_) return;
+      if (conn_.stopping) return;
     }
     Session();
     bool was_welcomed;
     {
       absl::MutexLock lock(&mu_);
-      was_welcomed = std::exchange(welcomed_, false);
-      if (stopping_) return;
+      was_welcomed = std::exchange(conn_.welcomed, false);
+      if (conn_.stopping) return;
     }
     if (was_welcomed) backoff = options_.min_backoff;
-    absl::SleepFor(backoff);
+    {
+      // A real-time wait (gRPC's reconnects are real time too) that
+      // Shutdown cuts short.
+      absl::MutexLock lock(&mu_);
+      auto stopping = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return conn_.stopping;
+      };
+      if (mu_.AwaitWithTimeout(absl::Condition(&stopping), backoff)) return;
+    }
     backoff = std::min(backoff * 2, options_.max_backoff);
   }
 }
@@ -109,9 +118,9 @@ void Agent::Session() {
   grpc::ClientContext context;
   {
     absl::MutexLock lock(&mu_);
-    if (stopping_) return;
-    context_ = &context;
-    stream_opened_ = absl::Now();
+    if (conn_.stopping) return;
+    conn_.context = &context;
+    conn_.opened = clock_->Now();
   }
   std::unique_ptr<
       grpc::ClientReaderWriter<api::AgentMessage, api::SchedulerMessage>>
@@ -128,8 +137,8 @@ void Agent::Session() {
   if (stream->Write(hello)) {
     {
       absl::MutexLock lock(&mu_);
-      sent_ = std::move(sent);
-      ++connects_;
+      pods_.sent = std::move(sent);
+      ++conn_.connects;
     }
     {
       absl::MutexLock lock(&write_mu_);
@@ -138,10 +147,10 @@ void Agent::Session() {
     api::SchedulerMessage msg;
     absl::Time renewed = absl::InfinitePast();
     while (stream->Read(&msg)) {
-      const absl::Time now = absl::Now();
+      const absl::Time now = clock_->Now();
       {
         absl::MutexLock lock(&mu_);
-        last_contact_ = now;
+        conn_.last_contact = now;
       }
       if (options_.lease > absl::ZeroDuration() &&
           now - renewed >= absl::Milliseconds(100)) {
@@ -155,24 +164,23 @@ void Agent::Session() {
   }
   {
     absl::MutexLock lock(&mu_);
-    context_ = nullptr;
+    conn_.context = nullptr;
   }
   grpc::Status status = stream->Finish();
   bool report, was_welcomed;
   {
     // One line per outage, not one per attempt.
     absl::MutexLock lock(&mu_);
-    was_welcomed = welcomed_;
-    report = welcomed_ || !quiet_;
-    quiet_ = !welcomed_;
+    was_welcomed = conn_.welcomed;
+    report = conn_.welcomed || !conn_.quiet;
+    conn_.quiet = !conn_.welcomed;
   }
   if (report) {
-    std::fprintf(stderr,
-                 "jobset-agent: %s %s: code %d: %s (pods keep running; "
-                 "reconnecting)\n",
-                 was_welcomed ? "lost jobsetd at" : "cannot reach jobsetd at",
-                 options_.scheduler.c_str(), status.error_code(),
-                 status.error_message().c_str());
+    JOBSET_LOG(WARNING) << (was_welcomed ? "lost jobsetd at "
+                                         : "cannot reach jobsetd at ")
+                        << options_.scheduler << ": code "
+                        << status.error_code() << ": " << status.error_message()
+                        << " (pods keep running; reconnecting)";
   }
 }
 
@@ -198,7 +206,8 @@ void Agent::Handle(const api::SchedulerMessage& msg) {
       absl::Duration grace = kDefaultGrace;
       {
         absl::MutexLock lock(&mu_);
-        if (auto it = grace_.find(msg.stop().pod_uid()); it != grace_.end())
+        if (auto it = pods_.grace.find(msg.stop().pod_uid());
+            it != pods_.grace.end())
           grace = it->second;
       }
       runtime_->Stop(msg.stop().pod_uid(), grace).IgnoreError();
@@ -215,13 +224,14 @@ void Agent::Handle(const api::SchedulerMessage& msg) {
     }
     case api::SchedulerMessage::kHeartbeatAck: {
       absl::MutexLock lock(&mu_);
-      auto sent = heartbeats_.find(msg.heartbeat_ack().seq());
-      if (sent != heartbeats_.end()) {
+      auto sent = heartbeats_.in_flight.find(msg.heartbeat_ack().seq());
+      if (sent != heartbeats_.in_flight.end()) {
         if (options_.metrics != nullptr) {
           options_.metrics->heartbeat_rtt_seconds.Observe(
-              absl::ToDoubleSeconds(absl::Now() - sent->second));
+              absl::ToDoubleSeconds(clock_->Now() - sent->second));
         }
-        heartbeats_.erase(heartbeats_.begin(), std::next(sent));
+        heartbeats_.in_flight.erase(heartbeats_.in_flight.begin(),
+                                    std::next(sent));
       }
       break;
     }
@@ -247,7 +257,7 @@ void Agent::Reconcile(const api::Welcome& welcome) {
   for (const auto& [uid, a] : desired) {
     {
       absl::MutexLock lock(&mu_);
-      grace_[uid] = GraceOf(a->pod());
+      pods_.grace[uid] = GraceOf(a->pod());
     }
     if (a->stop()) {
       if (known.contains(uid))
@@ -261,18 +271,17 @@ void Agent::Reconcile(const api::Welcome& welcome) {
     }
   }
   absl::MutexLock lock(&mu_);
-  heartbeat_interval_ =
+  heartbeats_.interval =
       welcome.heartbeat_interval_ms() > 0
           ? absl::Milliseconds(welcome.heartbeat_interval_ms())
           : absl::Seconds(1);
-  welcomed_ = true;
-  if (std::exchange(quiet_, false)) {
-    std::fprintf(stderr, "jobset-agent: connected to jobsetd at %s\n",
-                 options_.scheduler.c_str());
+  conn_.welcomed = true;
+  if (std::exchange(conn_.quiet, false)) {
+    JOBSET_LOG(INFO) << "connected to jobsetd at " << options_.scheduler;
   }
-  if (lease_fired_) {
-    std::fprintf(stderr, "jobset-agent: reconnected after the lease ran out\n");
-    lease_fired_ = false;
+  if (conn_.lease_fired) {
+    JOBSET_LOG(INFO) << "reconnected after the lease ran out";
+    conn_.lease_fired = false;
   }
 }
 
@@ -283,8 +292,8 @@ void Agent::StartPod(api::PodAssignment a) {
   std::string no_devices;
   {
     absl::MutexLock lock(&mu_);
-    grace_[uid] = GraceOf(a.pod());
-    if (devices_.contains(uid)) return;  // Started before: never twice.
+    pods_.grace[uid] = GraceOf(a.pod());
+    if (pods_.devices.contains(uid)) return;  // Started before: never twice.
     const int want = ExtendedRequest(a.pod().spec(), kGpu);
     if (want > 0) {
       int total = 0;
@@ -294,12 +303,12 @@ void Agent::StartPod(api::PodAssignment a) {
         total = 0;
       }
       std::set<int> used;
-      for (const auto& [other, ids] : devices_)
+      for (const auto& [other, ids] : pods_.devices)
         used.insert(ids.begin(), ids.end());
       absl::StatusOr<std::vector<int>> picked = PickDevices(want, total, used);
       if (picked.ok()) {
         gpus = *picked;
-        devices_[uid] = gpus;
+        pods_.devices[uid] = gpus;
         SaveDevices();
       } else {
         no_devices = absl::StrCat("Allocate failed due to ", kGpu, ": ",
@@ -312,12 +321,12 @@ void Agent::StartPod(api::PodAssignment a) {
     return;
   }
   AddAcceleratorEnv(gpus, &a);
-  const absl::Time ordered = absl::Now();
+  const absl::Time ordered = clock_->Now();
   absl::Status started = runtime_->Start(a);
   if (started.ok() && options_.metrics != nullptr) {
     options_.metrics->launches.Increment();
     absl::MutexLock lock(&mu_);
-    launching_[uid] = ordered;
+    pods_.launching[uid] = ordered;
   }
   if (started.ok() || absl::IsAlreadyExists(started)) return;
   ReportFailure(a, "StartError", std::string(started.message()));
@@ -353,9 +362,8 @@ api::LogChunk Agent::ReadLog(const api::LogRequest& request) {
 void Agent::ReportFailure(const api::PodAssignment& a,
                           const std::string& reason,
                           const std::string& message) {
-  std::fprintf(stderr, "jobset-agent: pod %s: %s: %s\n",
-               a.pod().metadata().name().c_str(), reason.c_str(),
-               message.c_str());
+  JOBSET_LOG(WARNING) << "pod " << a.pod().metadata().name() << ": " << reason
+                      << ": " << message;
   api::AgentMessage msg;
   api::PodReport* r = msg.mutable_pod_update();
   r->set_pod_uid(a.pod().metadata().uid());
@@ -368,10 +376,10 @@ void Agent::ReportFailure(const api::PodAssignment& a,
 void Agent::ReleasePod(const std::string& uid) {
   runtime_->Remove(uid).IgnoreError();
   absl::MutexLock lock(&mu_);
-  sent_.erase(uid);
-  grace_.erase(uid);
-  exited_.erase(uid);
-  if (devices_.erase(uid) > 0) SaveDevices();
+  pods_.sent.erase(uid);
+  pods_.grace.erase(uid);
+  pods_.exited.erase(uid);
+  if (pods_.devices.erase(uid) > 0) SaveDevices();
 }
 
 void Agent::TickLoop() {
@@ -379,7 +387,7 @@ void Agent::TickLoop() {
     {
       absl::MutexLock lock(&mu_);
       auto stopping = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return stopping_;
+        return conn_.stopping;
       };
       if (mu_.AwaitWithTimeout(absl::Condition(&stopping), options_.tick))
         return;
@@ -389,40 +397,40 @@ void Agent::TickLoop() {
 }
 
 void Agent::Tick() {
-  const absl::Time now = absl::Now();
+  const absl::Time now = clock_->Now();
   bool fire_lease = false;
   bool welcomed = false;
   bool heartbeat = false;
   api::AgentMessage hb;
   {
     absl::MutexLock lock(&mu_);
-    if (options_.lease > absl::ZeroDuration() && !lease_fired_ &&
-        now - last_contact_ > options_.lease) {
-      lease_fired_ = fire_lease = true;
+    if (options_.lease > absl::ZeroDuration() && !conn_.lease_fired &&
+        now - conn_.last_contact > options_.lease) {
+      conn_.lease_fired = fire_lease = true;
     }
-    welcomed = welcomed_;
+    welcomed = conn_.welcomed;
     // A stream that hears nothing is dead even if TCP has not noticed.
     const absl::Duration silence =
-        std::max(3 * heartbeat_interval_, absl::Seconds(2));
-    if (context_ != nullptr &&
-        ((welcomed && now - last_contact_ > silence) ||
-         (!welcomed && now - stream_opened_ > kWelcomeTimeout))) {
-      context_->TryCancel();
+        std::max(3 * heartbeats_.interval, absl::Seconds(2));
+    if (conn_.context != nullptr &&
+        ((welcomed && now - conn_.last_contact > silence) ||
+         (!welcomed && now - conn_.opened > kWelcomeTimeout))) {
+      conn_.context->TryCancel();
     }
-    if (welcomed && now - last_heartbeat_ >= heartbeat_interval_) {
-      last_heartbeat_ = now;
-      hb.mutable_heartbeat()->set_seq(++heartbeat_seq_);
+    if (welcomed && now - heartbeats_.last_sent >= heartbeats_.interval) {
+      heartbeats_.last_sent = now;
+      hb.mutable_heartbeat()->set_seq(++heartbeats_.seq);
       heartbeat = true;
-      heartbeats_[heartbeat_seq_] = now;
-      if (heartbeats_.size() > 100) heartbeats_.erase(heartbeats_.begin());
+      heartbeats_.in_flight[heartbeats_.seq] = now;
+      if (heartbeats_.in_flight.size() > 100)
+        heartbeats_.in_flight.erase(heartbeats_.in_flight.begin());
     }
   }
   std::vector<PodState> pods = runtime_->List();
   if (fire_lease) {
-    std::fprintf(stderr,
-                 "jobset-agent: no word from the scheduler for %s (lease): "
-                 "stopping every pod\n",
-                 absl::FormatDuration(options_.lease).c_str());
+    JOBSET_LOG(WARNING) << "no word from the scheduler for "
+                        << absl::FormatDuration(options_.lease)
+                        << " (lease): stopping every pod";
     for (const PodState& pod : pods) {
       if (!Finished(pod.status))
         runtime_->Stop(pod.uid, kLeaseGrace).IgnoreError();
@@ -438,15 +446,15 @@ void Agent::Tick() {
     std::string now_status = pod.status.SerializeAsString();
     {
       absl::MutexLock lock(&mu_);
-      auto it = sent_.find(pod.uid);
-      if (it != sent_.end() && it->second == now_status) continue;
+      auto it = pods_.sent.find(pod.uid);
+      if (it != pods_.sent.end() && it->second == now_status) continue;
     }
     api::AgentMessage msg;
     msg.mutable_pod_update()->set_pod_uid(pod.uid);
     *msg.mutable_pod_update()->mutable_status() = std::move(pod.status);
     if (!Send(msg)) return;
     absl::MutexLock lock(&mu_);
-    sent_[pod.uid] = std::move(now_status);
+    pods_.sent[pod.uid] = std::move(now_status);
   }
 }
 
@@ -456,16 +464,16 @@ void Agent::RecordPods(const std::vector<PodState>& pods, absl::Time now) {
   absl::MutexLock lock(&mu_);
   for (const PodState& pod : pods) {
     phases[pod.status.phase().empty() ? "Pending" : pod.status.phase()] += 1;
-    auto ordered = launching_.find(pod.uid);
-    if (ordered != launching_.end() && pod.status.phase() != "Pending") {
+    auto ordered = pods_.launching.find(pod.uid);
+    if (ordered != pods_.launching.end() && pod.status.phase() != "Pending") {
       if (pod.status.phase() == "Running") {
         options_.metrics->launch_seconds.Observe(
             absl::ToDoubleSeconds(now - ordered->second));
       }
-      launching_.erase(ordered);
+      pods_.launching.erase(ordered);
     }
     // Each pod's end counts once.
-    if (Finished(pod.status) && exited_.insert(pod.uid).second) {
+    if (Finished(pod.status) && pods_.exited.insert(pod.uid).second) {
       std::string reason = pod.status.reason();
       if (reason.empty() && pod.status.container_statuses_size() > 0)
         reason = pod.status.container_statuses(0).reason();
@@ -485,7 +493,7 @@ void Agent::LoadDevices() {
   absl::MutexLock lock(&mu_);
   while (in >> uid >> ids) {
     if (!live.contains(uid)) continue;
-    std::vector<int>& d = devices_[uid];
+    std::vector<int>& d = pods_.devices[uid];
     for (absl::string_view id : absl::StrSplit(ids, ',', absl::SkipEmpty())) {
       int i = 0;
       if (absl::SimpleAtoi(id, &i)) d.push_back(i);
@@ -499,7 +507,7 @@ void Agent::SaveDevices() {
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::trunc);
-    for (const auto& [uid, ids] : devices_)
+    for (const auto& [uid, ids] : pods_.devices)
       out << uid << " " << (ids.empty() ? "-" : absl::StrJoin(ids, ","))
           << "\n";
   }

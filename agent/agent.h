@@ -13,6 +13,7 @@
 #include "absl/time/time.h"
 #include "agent/metrics.h"
 #include "agent/runtime/runtime.h"
+#include "common/clock.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/agent.grpc.pb.h"
 
@@ -47,10 +48,12 @@ class Agent {
     AgentMetrics* metrics = nullptr;  // Null: none.
   };
 
-  Agent(Options options, Runtime* runtime);
+  // Reads the time from `clock` (RealClock::Get() in jobset-agent); the
+  // runtime and the clock must outlive the agent.
+  Agent(Options options, Runtime* runtime, Clock* clock = RealClock::Get());
   ~Agent();  // Shutdown
 
-  // Starts connecting. The runtime must outlive the agent.
+  // Starts connecting.
   void Start();
   // Closes the stream and stops the threads; pods keep running.
   void Shutdown();
@@ -78,37 +81,49 @@ class Agent {
   void LoadDevices();
   void SaveDevices() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  // The stream and the scheduler's last word.
+  struct Connection {
+    bool stopping = false;
+    grpc::ClientContext* context = nullptr;
+    bool welcomed = false;
+    bool lease_fired = false;
+    // A failed attempt was logged; the next are not, until welcomed.
+    bool quiet = false;
+    absl::Time opened;
+    absl::Time last_contact;
+    int64_t connects = 0;
+  };
+  struct Heartbeats {
+    absl::Time last_sent = absl::InfinitePast();
+    absl::Duration interval = absl::Seconds(1);
+    int64_t seq = 0;
+    // Sent and not yet acknowledged, for the RTT metric: seq -> sent.
+    std::map<int64_t, absl::Time> in_flight;
+  };
+  // What the agent keeps per pod uid.
+  struct PodBook {
+    // What was last reported (serialized status).
+    std::map<std::string, std::string> sent;
+    std::map<std::string, absl::Duration> grace;      // termination grace
+    std::map<std::string, std::vector<int>> devices;  // GPU device indices
+    // Metrics: pods ordered to run but not yet seen running (uid ->
+    // ordered), and pods whose exit was counted.
+    std::map<std::string, absl::Time> launching;
+    std::set<std::string> exited;
+  };
+
   const Options options_;
   Runtime* const runtime_;
+  Clock* const clock_;
 
   absl::Mutex write_mu_ ABSL_ACQUIRED_AFTER(mu_);
   grpc::ClientReaderWriter<api::AgentMessage, api::SchedulerMessage>* stream_
       ABSL_GUARDED_BY(write_mu_) = nullptr;
 
   absl::Mutex mu_;
-  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  grpc::ClientContext* context_ ABSL_GUARDED_BY(mu_) = nullptr;
-  bool welcomed_ ABSL_GUARDED_BY(mu_) = false;
-  bool lease_fired_ ABSL_GUARDED_BY(mu_) = false;
-  // A failed attempt was logged; the next are not, until welcomed.
-  bool quiet_ ABSL_GUARDED_BY(mu_) = false;
-  absl::Time stream_opened_ ABSL_GUARDED_BY(mu_);
-  absl::Time last_contact_ ABSL_GUARDED_BY(mu_);
-  absl::Time last_heartbeat_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
-  absl::Duration heartbeat_interval_ ABSL_GUARDED_BY(mu_) = absl::Seconds(1);
-  int64_t heartbeat_seq_ ABSL_GUARDED_BY(mu_) = 0;
-  int64_t connects_ ABSL_GUARDED_BY(mu_) = 0;
-  // What was last reported per pod (serialized status).
-  std::map<std::string, std::string> sent_ ABSL_GUARDED_BY(mu_);
-  // Termination grace per pod uid.
-  std::map<std::string, absl::Duration> grace_ ABSL_GUARDED_BY(mu_);
-  // Metrics: heartbeats in flight (seq -> sent) and pods ordered to run
-  // but not yet seen running (uid -> ordered).
-  std::map<int64_t, absl::Time> heartbeats_ ABSL_GUARDED_BY(mu_);
-  std::map<std::string, absl::Time> launching_ ABSL_GUARDED_BY(mu_);
-  std::set<std::string> exited_ ABSL_GUARDED_BY(mu_);  // exits counted
-  // GPU device indices per pod uid.
-  std::map<std::string, std::vector<int>> devices_ ABSL_GUARDED_BY(mu_);
+  Connection conn_ ABSL_GUARDED_BY(mu_);
+  Heartbeats heartbeats_ ABSL_GUARDED_BY(mu_);
+  PodBook pods_ ABSL_GUARDED_BY(mu_);
 
   std::thread connect_thread_;
   std::thread tick_thread_;

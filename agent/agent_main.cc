@@ -20,6 +20,8 @@
 #include "agent/host.h"
 #include "agent/metrics.h"
 #include "agent/runtime/shim_runtime.h"
+#include "common/clock.h"
+#include "common/log.h"
 #include "prometheus/exposer.h"
 
 ABSL_FLAG(std::string, scheduler, "127.0.0.1:7070",
@@ -62,7 +64,7 @@ namespace jobset::agent {
 namespace {
 
 int Fail(const std::string& message) {
-  std::fprintf(stderr, "jobset-agent: %s\n", message.c_str());
+  JOBSET_LOG(ERROR) << message;
   return 2;
 }
 
@@ -153,7 +155,7 @@ int Main(const char* argv0) {
                 exposer->GetListeningPorts().front());
   }
 
-  Agent agent(options, runtime->get());
+  Agent agent(options, runtime->get(), RealClock::Get());
   agent.Start();
   std::printf(
       "jobset-agent %s serving jobsetd at %s (address %s, runtime %s, "

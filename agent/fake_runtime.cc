@@ -1,17 +1,21 @@
 #include "agent/fake_runtime.h"
 
+#include <signal.h>
+
 #include "absl/strings/str_cat.h"
+#include "agent/runtime/pod_files.h"
 
 namespace jobset::agent {
 namespace {
 
-void Terminate(api::PodStatus* status, int exit_code,
+void Terminate(api::PodStatus* status, int exit_code, int signal,
                const std::string& reason) {
   status->set_phase(exit_code == 0 ? "Succeeded" : "Failed");
   for (api::ContainerStatus& c : *status->mutable_container_statuses()) {
     c.set_state("terminated");
     c.set_ready(false);
     c.set_exit_code(exit_code);
+    c.set_signal(signal);
     c.set_reason(reason);
   }
   for (api::Condition& c : *status->mutable_conditions()) {
@@ -24,6 +28,10 @@ void Terminate(api::PodStatus* status, int exit_code,
 absl::Status FakeRuntime::Start(const api::PodAssignment& assignment) {
   absl::MutexLock lock(&mu_);
   const std::string& uid = assignment.pod().metadata().uid();
+  if (!ValidPodUid(uid)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid pod uid \"", uid, "\""));
+  }
   if (pods_.contains(uid)) {
     return absl::AlreadyExistsError(absl::StrCat("pod ", uid, " is known"));
   }
@@ -50,8 +58,12 @@ absl::Status FakeRuntime::Stop(const std::string& uid, absl::Duration) {
   if (it == pods_.end()) {
     return absl::NotFoundError(absl::StrCat("pod ", uid, " is not known"));
   }
-  if (it->second.status.phase() == "Running")
-    Terminate(&it->second.status, 137, "Error");
+  if (it->second.status.phase() == "Running") {
+    // As the shim runtime reports a pod it had to SIGKILL.
+    Terminate(&it->second.status, 128 + SIGKILL, SIGKILL, "Error");
+    it->second.status.set_reason("Stopped");
+    it->second.status.set_message("stopped by the agent");
+  }
   return absl::OkStatus();
 }
 
@@ -73,7 +85,7 @@ void FakeRuntime::Exit(const std::string& uid, int exit_code) {
   absl::MutexLock lock(&mu_);
   auto it = pods_.find(uid);
   if (it == pods_.end() || it->second.status.phase() != "Running") return;
-  Terminate(&it->second.status, exit_code,
+  Terminate(&it->second.status, exit_code, 0,
             exit_code == 0 ? "Completed" : "Error");
 }
 

@@ -12,7 +12,10 @@
 namespace jobset::agent {
 
 // A runtime that runs nothing: started pods are Running at once, and tests
-// end them with Exit. Stop ends a pod as killed (exit 137). Thread-safe.
+// end them with Exit. Stop ends a pod as killed (Failed, reason Stopped, its
+// containers exit 137 of SIGKILL). It refuses a bad or known uid as the
+// Runtime contract says; runtime_contract_test runs it (the cases that need
+// a real process are skipped there). Thread-safe.
 class FakeRuntime final : public Runtime {
  public:
   absl::Status Start(const api::PodAssignment& assignment) override;

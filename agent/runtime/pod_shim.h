@@ -5,10 +5,14 @@
 // one pod from <pod_dir>/assignment.pb and keeps <pod_dir>/status.pb current;
 // see agent/runtime/README.md for the files and the semantics. Single
 // threaded: one poll loop over a signalfd (SIGCHLD, SIGTERM) and the
-// containers' output pipes. Thread-compatible (and meant to own its process).
+// containers' output pipes. The lifecycle rules are pure functions
+// (container_lifecycle.h); the loop applies them to what it observes.
+// Thread-compatible (and meant to own its process).
 
 #include <cstdint>
 #include <string>
+
+#include "common/clock.h"
 
 namespace jobset::agent {
 
@@ -29,8 +33,10 @@ struct PodShimOptions {
 };
 
 // Runs the pod to its end and returns the process exit status (0 once a final
-// status is on disk). Expects SIGTERM and SIGCHLD blocked on entry.
-int RunPodShim(const PodShimOptions& options);
+// status is on disk). Expects SIGTERM and SIGCHLD blocked on entry. Reads
+// the time from `clock` (RealClock in jobset-pod-shim), which must outlive
+// the call.
+int RunPodShim(const PodShimOptions& options, Clock* clock);
 
 }  // namespace jobset::agent
 

@@ -13,12 +13,13 @@
 #include <unistd.h>
 
 #include <cstdint>
-#include <cstdio>
 #include <string>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "agent/runtime/pod_shim.h"
+#include "common/clock.h"
+#include "common/log.h"
 
 ABSL_FLAG(std::string, pod_dir, "", "the pod's directory");
 ABSL_FLAG(std::string, logs_dir, "", "where <container>.log files go");
@@ -51,9 +52,8 @@ int main(int argc, char** argv) {
   const std::string mode = absl::GetFlag(FLAGS_mode);
   if (options.pod_dir.empty() || options.logs_dir.empty() ||
       (mode != "process" && mode != "oci")) {
-    fprintf(stderr,
-            "usage: jobset-pod-shim --pod_dir=DIR --logs_dir=DIR "
-            "[--mode=process|oci]\n");
+    JOBSET_LOG(ERROR) << "usage: jobset-pod-shim --pod_dir=DIR --logs_dir=DIR "
+                         "[--mode=process|oci]";
     return 2;
   }
   options.oci = mode == "oci";
@@ -63,5 +63,5 @@ int main(int argc, char** argv) {
   options.log_cap_bytes = absl::GetFlag(FLAGS_log_cap_bytes);
   options.pids_max = absl::GetFlag(FLAGS_pids_max);
   options.lease_file = absl::GetFlag(FLAGS_lease_file);
-  return jobset::agent::RunPodShim(options);
+  return jobset::agent::RunPodShim(options, jobset::RealClock::Get());
 }

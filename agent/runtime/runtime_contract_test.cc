@@ -1,6 +1,9 @@
 // The Runtime contract, run against ShimRuntime in process mode and in oci
-// mode (skipped, with the reason, where runc cannot run). Every wait is a
-// poll with a deadline; only pods these tests start are stopped or removed.
+// mode (skipped, with the reason, where runc cannot run), and against
+// FakeRuntime, which runs nothing: the cases that need a real process (its
+// log, its exit code, its signals) are skipped for it, saying why. Every wait
+// is a poll with a deadline; only pods these tests start are stopped or
+// removed.
 
 #include <netinet/in.h>
 #include <signal.h>
@@ -12,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -23,6 +27,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "agent/fake_runtime.h"
 #include "agent/runtime/cgroups.h"
 #include "agent/runtime/pod_files.h"
 #include "agent/runtime/runtime.h"
@@ -59,6 +64,8 @@ struct RuntimeFactory {
   // Why it cannot run here ("" when it can).
   std::function<std::string()> unavailable;
   bool oci = false;
+  // Runs nothing (FakeRuntime): no logs, no exits of its own.
+  bool fake = false;
 };
 
 void PrintTo(const RuntimeFactory& factory, std::ostream* os) {
@@ -78,6 +85,47 @@ absl::StatusOr<std::unique_ptr<Runtime>> MakeShimRuntime(
   absl::StatusOr<std::unique_ptr<ShimRuntime>> r = ShimRuntime::Create(options);
   if (!r.ok()) return r.status();
   return std::unique_ptr<Runtime>(std::move(*r));
+}
+
+// A FakeRuntime's state outlives the agent that uses it (as the shim
+// runtime's does on disk): a "new runtime" on a work dir is a new handle on
+// the same FakeRuntime.
+class SharedFakeRuntime final : public Runtime {
+ public:
+  explicit SharedFakeRuntime(std::shared_ptr<FakeRuntime> fake)
+      : fake_(std::move(fake)) {}
+
+  absl::Status Start(const api::PodAssignment& assignment) override {
+    return fake_->Start(assignment);
+  }
+  absl::Status Stop(const std::string& uid, absl::Duration grace) override {
+    return fake_->Stop(uid, grace);
+  }
+  absl::Status Remove(const std::string& uid) override {
+    return fake_->Remove(uid);
+  }
+  std::vector<PodState> List() override { return fake_->List(); }
+  absl::Status UpdateHosts(
+      const std::string& uid,
+      const google::protobuf::RepeatedPtrField<api::HostEntry>& hosts)
+      override {
+    return fake_->UpdateHosts(uid, hosts);
+  }
+  std::string LogPath(const std::string& uid,
+                      const std::string& container) const override {
+    return fake_->LogPath(uid, container);
+  }
+
+ private:
+  std::shared_ptr<FakeRuntime> fake_;
+};
+
+absl::StatusOr<std::unique_ptr<Runtime>> MakeFakeRuntime(
+    const std::string& work_dir) {
+  static auto* fakes = new std::map<std::string, std::shared_ptr<FakeRuntime>>;
+  std::shared_ptr<FakeRuntime>& fake = (*fakes)[work_dir];
+  if (fake == nullptr) fake = std::make_shared<FakeRuntime>();
+  return std::unique_ptr<Runtime>(std::make_unique<SharedFakeRuntime>(fake));
 }
 
 class RuntimeContractTest : public ::testing::TestWithParam<RuntimeFactory> {
@@ -150,6 +198,7 @@ class RuntimeContractTest : public ::testing::TestWithParam<RuntimeFactory> {
   }
 
   bool oci() const { return GetParam().oci; }
+  bool fake() const { return GetParam().fake; }
 
   std::string root_, work_dir_, image_dir_, helper_;
   std::unique_ptr<Runtime> runtime_;
@@ -161,6 +210,7 @@ std::string Counted(const std::string& key, const std::string& value) {
 }
 
 TEST_P(RuntimeContractTest, ExitCodePropagates) {
+  if (fake()) GTEST_SKIP() << "needs the exit code of a real program";
   ASSERT_THAT(
       Start(PodBuilder("exit3").Container("main", Helper({"exit", "3"}))),
       IsOk());
@@ -174,6 +224,8 @@ TEST_P(RuntimeContractTest, ExitCodePropagates) {
 }
 
 TEST_P(RuntimeContractTest, SuccessIsCompleted) {
+  if (fake())
+    GTEST_SKIP() << "needs a program that exits on its own, and its log";
   ASSERT_THAT(Start(PodBuilder("ok").Container("main", Helper({"exit", "0"}))),
               IsOk());
   api::PodStatus s = WaitFinal("ok");
@@ -184,6 +236,7 @@ TEST_P(RuntimeContractTest, SuccessIsCompleted) {
 }
 
 TEST_P(RuntimeContractTest, ArgvIsExactAndNoShell) {
+  if (fake()) GTEST_SKIP() << "needs the program's argv, read from its log";
   const std::vector<std::string> args = {"argv",         "a;b", "$(x)", "'q'\"",
                                          "line1\nline2", "",    "*",    "`id`"};
   ASSERT_THAT(Start(PodBuilder("argv").Container("main", Helper(args))),
@@ -198,6 +251,8 @@ TEST_P(RuntimeContractTest, ArgvIsExactAndNoShell) {
 }
 
 TEST_P(RuntimeContractTest, EnvIsExactlyTheContainers) {
+  if (fake())
+    GTEST_SKIP() << "needs the program's environment, read from its log";
   ASSERT_THAT(Start(PodBuilder("env")
                         .Container("main", Helper({"env"}))
                         .Env("A", "1")
@@ -214,6 +269,8 @@ TEST_P(RuntimeContractTest, EnvIsExactlyTheContainers) {
 }
 
 TEST_P(RuntimeContractTest, WorkingDir) {
+  if (fake())
+    GTEST_SKIP() << "needs the program's working directory, read from its log";
   const std::string dir = oci() ? "/etc" : root_;
   ASSERT_THAT(
       Start(
@@ -224,6 +281,7 @@ TEST_P(RuntimeContractTest, WorkingDir) {
 }
 
 TEST_P(RuntimeContractTest, MissingBinaryIsStartError) {
+  if (fake()) GTEST_SKIP() << "needs a binary to look up and miss";
   ASSERT_THAT(
       Start(PodBuilder("nobin").Container("main", {"no-such-binary-x"})),
       IsOk());
@@ -235,6 +293,7 @@ TEST_P(RuntimeContractTest, MissingBinaryIsStartError) {
 }
 
 TEST_P(RuntimeContractTest, BadWorkingDirIsStartError) {
+  if (fake()) GTEST_SKIP() << "needs a directory to change to";
   ASSERT_THAT(Start(PodBuilder("badwd")
                         .Container("main", Helper({"cwd"}))
                         .WorkingDir("/no/such/dir-x")),
@@ -260,6 +319,9 @@ TEST_P(RuntimeContractTest, UnknownImageFailsThePod) {
 }
 
 TEST_P(RuntimeContractTest, StopKillsWhatIgnoresTermAndDoubleForks) {
+  if (fake())
+    GTEST_SKIP() << "needs real processes that ignore SIGTERM and double-fork "
+                    "(StopEndsThePodAsStopped covers Stop for every runtime)";
   ASSERT_THAT(Start(PodBuilder("orphan").Container("main", Helper({"orphan"}))),
               IsOk());
   ASSERT_TRUE(WaitLog("orphan", "main", "orphan="));
@@ -293,6 +355,7 @@ TEST_P(RuntimeContractTest, StopKillsWhatIgnoresTermAndDoubleForks) {
 }
 
 TEST_P(RuntimeContractTest, StopSendsTermFirst) {
+  if (fake()) GTEST_SKIP() << "needs a real process to receive SIGTERM";
   ASSERT_THAT(Start(PodBuilder("graceful")
                         .Container("main", Helper({"sleep", "60000"}))
                         .Grace(1)),
@@ -310,6 +373,9 @@ TEST_P(RuntimeContractTest, StopSendsTermFirst) {
 }
 
 TEST_P(RuntimeContractTest, HostnameAndHosts) {
+  if (fake())
+    GTEST_SKIP()
+        << "needs a program's hostname and /etc/hosts, read from its log";
   if (geteuid() != 0) GTEST_SKIP() << "namespaces need root";
   char host_before[256] = {};
   gethostname(host_before, sizeof(host_before));
@@ -327,6 +393,7 @@ TEST_P(RuntimeContractTest, HostnameAndHosts) {
 }
 
 TEST_P(RuntimeContractTest, MemoryLimitIsOomKilled) {
+  if (fake()) GTEST_SKIP() << "needs a real process to hit its memory limit";
   if (geteuid() != 0) GTEST_SKIP() << "cgroups need root";
   absl::StatusOr<CgroupLayout> layout = DetectCgroupLayout();
   if (!layout.ok() || (layout->memory_mount.empty() && !layout->pure_v2)) {
@@ -350,6 +417,7 @@ TEST_P(RuntimeContractTest, MemoryLimitIsOomKilled) {
 }
 
 TEST_P(RuntimeContractTest, InitContainersRunFirstInOrder) {
+  if (fake()) GTEST_SKIP() << "needs containers that exit on their own";
   ASSERT_THAT(Start(PodBuilder("init")
                         .InitContainer("first", Helper({"sleep", "200"}))
                         .InitContainer("second", Helper({"exit", "0"}))
@@ -370,6 +438,7 @@ TEST_P(RuntimeContractTest, InitContainersRunFirstInOrder) {
 }
 
 TEST_P(RuntimeContractTest, FailingInitContainerFailsThePod) {
+  if (fake()) GTEST_SKIP() << "needs an init container that exits on its own";
   ASSERT_THAT(Start(PodBuilder("initfail")
                         .InitContainer("setup", Helper({"exit", "4"}))
                         .Container("main", Helper({"exit", "0"}))),
@@ -382,6 +451,8 @@ TEST_P(RuntimeContractTest, FailingInitContainerFailsThePod) {
 }
 
 TEST_P(RuntimeContractTest, OnFailureRestartsInPlace) {
+  if (fake())
+    GTEST_SKIP() << "needs a container that fails on its own and runs again";
   const std::string marker_dir = root_ + "/marker";
   ASSERT_EQ(mkdir(marker_dir.c_str(), 0777), 0);
   ASSERT_THAT(
@@ -426,6 +497,7 @@ bool PodReady(const api::PodStatus& s) {
 }
 
 TEST_P(RuntimeContractTest, ReadinessTcpAndHttpProbesFlipReady) {
+  if (fake()) GTEST_SKIP() << "needs a real listener to probe";
   const int port = FreePort();
   api::Probe tcp;
   tcp.mutable_tcp_socket()->set_port(absl::StrCat(port));
@@ -459,6 +531,7 @@ TEST_P(RuntimeContractTest, ReadinessTcpAndHttpProbesFlipReady) {
 }
 
 TEST_P(RuntimeContractTest, ReadinessExecProbe) {
+  if (fake()) GTEST_SKIP() << "needs a probe command to run";
   api::Probe probe;
   probe.mutable_exec()->add_command(helper_);
   probe.mutable_exec()->add_command("exit");
@@ -488,6 +561,7 @@ TEST_P(RuntimeContractTest, ReadinessExecProbe) {
 }
 
 TEST_P(RuntimeContractTest, LogIsCapped) {
+  if (fake()) GTEST_SKIP() << "needs a program writing a log";
   NewRuntime(/*log_cap=*/64 << 10);
   ASSERT_THAT(
       Start(PodBuilder("spam").Container("main", Helper({"spam", "300000"}))),
@@ -507,6 +581,9 @@ TEST_P(RuntimeContractTest, LogIsCapped) {
 }
 
 TEST_P(RuntimeContractTest, UpdatedHostsReachARunningPod) {
+  if (fake())
+    GTEST_SKIP() << "needs a program reading the pod's /etc/hosts "
+                    "(StopEndsThePodAsStopped checks UpdateHosts' NOT_FOUND)";
   if (geteuid() != 0) GTEST_SKIP() << "namespaces need root";
   // The pod waits until a peer placed after it resolves.
   ASSERT_THAT(
@@ -535,6 +612,10 @@ TEST_P(RuntimeContractTest, UpdatedHostsReachARunningPod) {
 }
 
 TEST_P(RuntimeContractTest, AnUnrenewedLeaseStopsThePodsOnItsOwn) {
+  if (fake())
+    GTEST_SKIP() << "needs pods that outlive the agent: the shim enforces the "
+                    "lease itself, while a FakeRuntime's pods are stopped by "
+                    "the agent's own lease check";
   ASSERT_THAT(runtime_->SetLease(absl::Milliseconds(600)), IsOk());
   ASSERT_THAT(
       Start(PodBuilder("leased").Container("main", Helper({"sleep", "60000"}))),
@@ -558,6 +639,8 @@ TEST_P(RuntimeContractTest, AnUnrenewedLeaseStopsThePodsOnItsOwn) {
 }
 
 TEST_P(RuntimeContractTest, NewRuntimeReattachesToRunningPod) {
+  if (fake())
+    GTEST_SKIP() << "needs a container that exits on its own after the restart";
   ASSERT_THAT(Start(PodBuilder("reattach")
                         .Container("main", Helper({"sleep", "1500", "7"}))),
               IsOk());
@@ -575,6 +658,9 @@ TEST_P(RuntimeContractTest, NewRuntimeReattachesToRunningPod) {
 }
 
 TEST_P(RuntimeContractTest, ExitWhileNoRuntimeIsSeen) {
+  if (fake())
+    GTEST_SKIP()
+        << "needs a container that exits on its own, and the shim's status.pb";
   ASSERT_THAT(Start(PodBuilder("offline").Container(
                   "main", Helper({"exit", "5", "200"}))),
               IsOk());
@@ -594,6 +680,10 @@ TEST_P(RuntimeContractTest, ExitWhileNoRuntimeIsSeen) {
 }
 
 TEST_P(RuntimeContractTest, StartTwiceIsAlreadyExistsAndRunsOnce) {
+  if (fake())
+    GTEST_SKIP() << "needs a container that exits on its own, and its log "
+                    "(StartOfAKnownUidIsAlreadyExists covers ALREADY_EXISTS "
+                    "for every runtime)";
   PodBuilder pod("twice");
   pod.Container("main", Helper({"exit", "0"}));
   ASSERT_THAT(Start(pod), IsOk());
@@ -614,6 +704,10 @@ TEST_P(RuntimeContractTest, BadUidIsInvalidArgument) {
 }
 
 TEST_P(RuntimeContractTest, RemoveCleansUpAndKeepsLogs) {
+  if (fake())
+    GTEST_SKIP() << "needs processes, cgroups and logs to clean up "
+                    "(ListShowsEveryPodAndRemoveForgetsIt covers Remove for "
+                    "every runtime)";
   ASSERT_THAT(Start(PodBuilder("remove").Container("main", Helper({"orphan"}))),
               IsOk());
   ASSERT_TRUE(WaitLog("remove", "main", "orphan="));
@@ -635,6 +729,8 @@ TEST_P(RuntimeContractTest, RemoveCleansUpAndKeepsLogs) {
 }
 
 TEST_P(RuntimeContractTest, LostSupervisorIsReportedNotRelaunched) {
+  if (fake())
+    GTEST_SKIP() << "needs the shim runtime's pod directories and supervisors";
   // A pod dir with its intent but no shim: the agent died before spawning.
   const std::string dir = work_dir_ + "/pods/lost";
   ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
@@ -649,6 +745,83 @@ TEST_P(RuntimeContractTest, LostSupervisorIsReportedNotRelaunched) {
   EXPECT_EQ(s.reason(), "SupervisorLost");
   NewRuntime();
   EXPECT_EQ(WaitFinal("lost").reason(), "SupervisorLost");
+}
+
+TEST_P(RuntimeContractTest, StartOfAKnownUidIsAlreadyExists) {
+  PodBuilder pod("known");
+  pod.Container("main", Helper({"sleep", "60000"}));
+  ASSERT_THAT(Start(pod), IsOk());
+  EXPECT_THAT(runtime_->Start(pod.Build()),
+              StatusIs(absl::StatusCode::kAlreadyExists));
+  ASSERT_THAT(WaitForPod(*runtime_, "known", IsRunning, kTimeout).status(),
+              IsOk());
+  NewRuntime();  // The agent restarts.
+  EXPECT_THAT(runtime_->Start(pod.Build()),
+              StatusIs(absl::StatusCode::kAlreadyExists));
+  ASSERT_THAT(runtime_->Stop("known", absl::ZeroDuration()), IsOk());
+  EXPECT_EQ(WaitFinal("known").phase(), "Failed");
+  EXPECT_THAT(runtime_->Start(pod.Build()),
+              StatusIs(absl::StatusCode::kAlreadyExists));
+}
+
+TEST_P(RuntimeContractTest, StopEndsThePodAsStopped) {
+  ASSERT_THAT(Start(PodBuilder("stopped").Container(
+                  "main", Helper({"sleep", "60000"}))),
+              IsOk());
+  absl::StatusOr<PodState> running =
+      WaitForPod(*runtime_, "stopped", IsRunning, kTimeout);
+  ASSERT_THAT(running.status(), IsOk());
+  ASSERT_EQ(running->status.container_statuses_size(), 1);
+  EXPECT_EQ(running->status.container_statuses(0).name(), "main");
+  EXPECT_EQ(running->status.container_statuses(0).state(), "running");
+  ASSERT_THAT(runtime_->Stop("stopped", absl::ZeroDuration()), IsOk());
+  api::PodStatus s = WaitFinal("stopped");
+  EXPECT_EQ(s.phase(), "Failed");
+  EXPECT_EQ(s.reason(), "Stopped");
+  ASSERT_EQ(s.container_statuses_size(), 1);
+  EXPECT_EQ(s.container_statuses(0).state(), "terminated");
+  EXPECT_FALSE(s.container_statuses(0).ready());
+  // How it ended depends on the runtime (SIGTERM, SIGKILL; runc, killed
+  // while it starts the container, exits 1): not well.
+  EXPECT_NE(s.container_statuses(0).exit_code(), 0);
+  EXPECT_FALSE(PodReady(s));
+  // Idempotent; an unknown pod is NOT_FOUND.
+  EXPECT_THAT(runtime_->Stop("stopped", absl::ZeroDuration()), IsOk());
+  EXPECT_EQ(WaitFinal("stopped").reason(), "Stopped");
+  EXPECT_THAT(runtime_->Stop("never-started", absl::ZeroDuration()),
+              StatusIs(absl::StatusCode::kNotFound));
+  api::PodAssignment hosts;
+  EXPECT_THAT(runtime_->UpdateHosts("never-started", hosts.hosts()),
+              StatusIs(absl::StatusCode::kNotFound));
+}
+
+TEST_P(RuntimeContractTest, ListShowsEveryPodAndRemoveForgetsIt) {
+  for (const std::string uid : {"list-a", "list-b"}) {
+    ASSERT_THAT(
+        Start(PodBuilder(uid).Container("main", Helper({"sleep", "60000"}))),
+        IsOk());
+  }
+  for (const std::string uid : {"list-a", "list-b"}) {
+    ASSERT_THAT(WaitForPod(*runtime_, uid, IsRunning, kTimeout).status(),
+                IsOk());
+  }
+  auto listed = [&](const std::string& uid) {
+    for (const PodState& pod : runtime_->List()) {
+      if (pod.uid == uid) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(listed("list-a"));
+  EXPECT_TRUE(listed("list-b"));
+  ASSERT_THAT(runtime_->Remove("list-a"), IsOk());
+  EXPECT_FALSE(listed("list-a"));
+  EXPECT_TRUE(listed("list-b"));
+  EXPECT_THAT(runtime_->Remove("list-a"), IsOk());
+  EXPECT_THAT(runtime_->Stop("list-a", absl::ZeroDuration()),
+              StatusIs(absl::StatusCode::kNotFound));
+  NewRuntime();  // The agent restarts: what is left is still listed.
+  EXPECT_FALSE(listed("list-a"));
+  EXPECT_TRUE(listed("list-b"));
 }
 
 std::string ProcessUnavailable() { return ""; }
@@ -671,7 +844,12 @@ INSTANTIATE_TEST_SUITE_P(
             [](const std::string& w, const std::string& i, int64_t cap) {
               return MakeShimRuntime(ShimRuntime::Mode::kOci, w, i, cap);
             },
-            OciUnavailable, true}),
+            OciUnavailable, true},
+        RuntimeFactory{"fake",
+                       [](const std::string& w, const std::string&, int64_t) {
+                         return MakeFakeRuntime(w);
+                       },
+                       ProcessUnavailable, false, true}),
     [](const ::testing::TestParamInfo<RuntimeFactory>& info) {
       return info.param.name;
     });

@@ -20,6 +20,7 @@
 #include "absl/time/clock.h"
 #include "agent/runtime/cgroups.h"
 #include "agent/runtime/pod_files.h"
+#include "common/log.h"
 #include "common/status_macros.h"
 
 namespace jobset::agent {
@@ -270,8 +271,8 @@ absl::StatusOr<api::PodStatus> ShimRuntime::ReadStatus(const std::string& uid) {
   }
   absl::Status w = WriteProtoAtomic(status_path, status);
   if (!w.ok()) {
-    fprintf(stderr, "ShimRuntime: recording SupervisorLost for %s: %s\n",
-            uid.c_str(), std::string(w.message()).c_str());
+    JOBSET_LOG(ERROR) << "ShimRuntime: recording SupervisorLost for " << uid
+                      << ": " << w.message();
   }
   return status;
 }

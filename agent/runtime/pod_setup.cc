@@ -1,0 +1,208 @@
+#include "agent/runtime/pod_setup.h"
+
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <set>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "agent/runtime/pod_files.h"
+#include "agent/runtime/process_launcher.h"
+#include "agent/runtime/runc_launcher.h"
+#include "api/quantity.h"
+#include "common/log.h"
+
+namespace jobset::agent {
+namespace {
+
+absl::Status MakeDir(const std::string& dir) {
+  if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    return absl::InternalError(
+        absl::StrCat("mkdir ", dir, ": ", strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status AddContainer(const PodShimOptions& options,
+                          const api::Container& spec, bool init, int index,
+                          std::set<std::string>* names, PodSetup* pod) {
+  const std::string field = absl::StrCat(
+      init ? "spec.initContainers[" : "spec.containers[", index, "]");
+  if (!ValidPodUid(spec.name())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ".name: invalid name \"", spec.name(), "\""));
+  }
+  if (!names->insert(spec.name()).second) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ".name: duplicate name \"", spec.name(), "\""));
+  }
+  int64_t memory_limit = 0;
+  auto it = spec.resources().limits().find("memory");
+  if (it != spec.resources().limits().end()) {
+    absl::StatusOr<api::Quantity> q = api::ParseQuantity(it->second);
+    if (!q.ok() || q->Value() <= 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, ".resources.limits.memory: bad quantity \"",
+                       it->second, "\""));
+    }
+    memory_limit = q->Value();
+  }
+  auto c = std::make_unique<ShimContainer>(
+      spec, init, absl::StrCat(options.logs_dir, "/", spec.name(), ".log"),
+      options.log_cap_bytes);
+  c->memory_limit = memory_limit;
+  (init ? pod->inits : pod->mains).push_back(std::move(c));
+  return absl::OkStatus();
+}
+
+absl::Status SetUpNamespaces(const std::string& pod_dir,
+                             const std::string& hostname) {
+  if (unshare(CLONE_NEWNS | CLONE_NEWUTS) != 0) {
+    // Root without CAP_SYS_ADMIN (an unprivileged container): run on.
+    JOBSET_LOG(WARNING) << "unshare: " << strerror(errno)
+                        << "; running without namespaces";
+    return absl::OkStatus();
+  }
+  if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+    return absl::InternalError(
+        absl::StrCat("making mounts private: ", strerror(errno)));
+  }
+  if (sethostname(hostname.data(), hostname.size()) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot set hostname \"", hostname, "\": ", strerror(errno)));
+  }
+  const std::string hosts = absl::StrCat(pod_dir, "/", kHostsFile);
+  struct stat st;
+  if (stat("/etc/hosts", &st) == 0 && S_ISREG(st.st_mode)) {
+    if (mount(hosts.c_str(), "/etc/hosts", nullptr, MS_BIND, nullptr) != 0) {
+      return absl::InternalError(
+          absl::StrCat("bind-mounting ", hosts, ": ", strerror(errno)));
+    }
+  } else {
+    JOBSET_LOG(WARNING)
+        << "/etc/hosts is not a regular file; the pod sees the host's";
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SetUpCgroups(const PodShimOptions& options, PodSetup* pod) {
+  absl::StatusOr<CgroupLayout> layout = DetectCgroupLayout();
+  if (!layout.ok()) {
+    JOBSET_LOG(WARNING) << "no cgroups: " << layout.status().message();
+    return absl::OkStatus();
+  }
+  pod->cgroups =
+      std::make_unique<PodCgroups>(*layout, options.cgroup_root, pod->uid);
+  pod->cgroup_dirs = pod->cgroups->PodDirs();
+  // Recorded before they exist, so that Remove finds them even if the shim
+  // dies half way.
+  absl::Status s = WriteFileAtomic(
+      absl::StrCat(options.pod_dir, "/", kCgroupsFile),
+      absl::StrCat(absl::StrJoin(pod->cgroups->AllPodDirs(), "\n"), "\n"));
+  if (!s.ok()) return s;
+  absl::StatusOr<std::vector<std::string>> created =
+      pod->cgroups->CreatePod(options.pids_max);
+  if (!created.ok()) {
+    JOBSET_LOG(WARNING) << "cgroups: " << created.status().message()
+                        << "; running without limits";
+    pod->cgroups.reset();
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+ShimContainer::ShimContainer(const api::Container& container_spec, bool init,
+                             const std::string& log_path, int64_t log_cap)
+    : spec(container_spec),
+      record(NewContainer(init)),
+      output(log_path, log_cap),
+      probe(container_spec) {}
+
+absl::Status SetUpPod(const PodShimOptions& options, PodSetup* pod) {
+  absl::Status read = ReadProtoFile(
+      absl::StrCat(options.pod_dir, "/", kAssignmentFile), &pod->assignment);
+  if (!read.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot read the assignment: ", read.message()));
+  }
+  const api::PodSpec& spec = pod->assignment.pod().spec();
+  const api::ObjectMeta& metadata = pod->assignment.pod().metadata();
+  pod->uid = metadata.uid();
+  if (pod->uid.empty()) {
+    pod->uid = options.pod_dir.substr(options.pod_dir.rfind('/') + 1);
+  }
+  pod->hostname = spec.hostname().empty() ? metadata.name() : spec.hostname();
+  if (pod->hostname.empty()) pod->hostname = pod->uid;
+  if (spec.has_termination_grace_period_seconds()) {
+    pod->grace = absl::Seconds(
+        std::max<int64_t>(0, spec.termination_grace_period_seconds()));
+  }
+  absl::StatusOr<RestartPolicy> policy =
+      ParseRestartPolicy(spec.restart_policy());
+  if (!policy.ok()) return policy.status();
+  pod->restart_policy = *policy;
+  if (spec.containers().empty()) {
+    return absl::InvalidArgumentError("spec.containers: pod has no containers");
+  }
+  if (absl::Status s = MakeDir(options.logs_dir); !s.ok()) return s;
+  std::set<std::string> names;
+  for (int i = 0; i < spec.init_containers_size(); ++i) {
+    absl::Status s =
+        AddContainer(options, spec.init_containers(i), true, i, &names, pod);
+    if (!s.ok()) return s;
+  }
+  for (int i = 0; i < spec.containers_size(); ++i) {
+    absl::Status s =
+        AddContainer(options, spec.containers(i), false, i, &names, pod);
+    if (!s.ok()) return s;
+  }
+  // The pod's /etc/hosts (the agent rewrites it in place as the attempt's
+  // host table grows), from the host table as it is now: the agent may have
+  // grown it since the assignment was read above.
+  if (absl::Status s = WriteHostsFile(options.pod_dir, &pod->assignment);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = MakeDir(absl::StrCat(options.pod_dir, "/work"));
+      !s.ok()) {
+    return s;
+  }
+  const bool is_root = geteuid() == 0;
+  if (options.oci && !is_root) {
+    return absl::FailedPreconditionError("oci mode needs root to run runc");
+  }
+  if (is_root && !options.oci) {
+    absl::Status ns = SetUpNamespaces(options.pod_dir, pod->hostname);
+    if (!ns.ok()) return ns;
+  }
+  if (is_root) return SetUpCgroups(options, pod);
+  return absl::OkStatus();
+}
+
+std::unique_ptr<ContainerLauncher> MakeLauncher(const PodShimOptions& options,
+                                                const PodSetup& pod) {
+  if (!options.oci) {
+    return std::make_unique<ProcessLauncher>(options.pod_dir,
+                                             pod.cgroups.get());
+  }
+  RuncLauncher::Options o;
+  o.runc = options.runc;
+  o.pod_dir = options.pod_dir;
+  o.image_dir = options.image_dir;
+  o.uid = pod.uid;
+  o.hostname = pod.hostname;
+  o.cgroup_root = options.cgroup_root;
+  o.pids_max = options.pids_max;
+  o.volumes = pod.assignment.pod().spec().volumes();
+  return std::make_unique<RuncLauncher>(std::move(o), pod.cgroups.get());
+}
+
+}  // namespace jobset::agent

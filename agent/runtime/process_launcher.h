@@ -1,0 +1,81 @@
+#ifndef JOBSET_AGENT_RUNTIME_PROCESS_LAUNCHER_H_
+#define JOBSET_AGENT_RUNTIME_PROCESS_LAUNCHER_H_
+
+// fork/exec for jobset-pod-shim: the primitive every process it starts goes
+// through (containers, runc, probes), and ProcessLauncher, which runs
+// containers on the host. Thread-compatible.
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "agent/runtime/cgroups.h"
+#include "agent/runtime/container_launcher.h"
+#include "proto/cluster.pb.h"
+
+namespace jobset::agent {
+
+// The container's argv (command + args) and environment (exactly its env).
+std::vector<std::string> ContainerArgv(const api::Container& spec);
+std::vector<std::string> ContainerEnv(const api::Container& spec);
+// The value of the container's env variable `name` ("" if unset).
+std::string ContainerEnvValue(const api::Container& spec,
+                              absl::string_view name);
+
+// Why a child did not get to run its program.
+struct ExecFailure {
+  enum Stage { kNone, kChdir, kExec, kCgroup };
+  Stage stage = kNone;
+  int err = 0;
+};
+
+// Forks a child with stdin /dev/null and stdout+stderr into `out_fd` (-1:
+// /dev/null), in its own process group, in the cgroups whose cgroup.procs
+// files are `cgroup_procs`, with default signal handlers and an empty
+// signal mask, in `cwd`, and execs `path`. Returns the pid, or -1 with
+// `*failure` set (the child reports it through a close-on-exec pipe). The
+// child does only async-signal-safe work between fork and exec.
+pid_t ForkExec(const std::string& path, const std::vector<std::string>& argv,
+               const std::vector<std::string>& env, const std::string& cwd,
+               int out_fd, const std::vector<std::string>& cgroup_procs,
+               ExecFailure* failure);
+
+// Starts `command` with its output discarded; returns its pid.
+absl::StatusOr<pid_t> SpawnCommand(const Command& command);
+
+// Runs `argv` (searched in kDefaultPath, environment PATH only, in /) to
+// completion with its output discarded; returns its wait status, or -1.
+int RunCommand(const std::vector<std::string>& argv);
+
+// Runs containers as host processes (process mode): execve with the
+// container's env, in its workingDir (default <pod_dir>/work), in its
+// cgroups when there are any.
+class ProcessLauncher final : public ContainerLauncher {
+ public:
+  // `cgroups` (may be null: none) must outlive the launcher.
+  ProcessLauncher(std::string pod_dir, PodCgroups* cgroups);
+
+  absl::StatusOr<Launched> Launch(const api::Container& spec,
+                                  int64_t memory_limit) override;
+  void Terminate(const api::Container& spec, pid_t pid) override;
+  void Kill(const api::Container& spec, pid_t pid) override;
+  std::string Reaped(const api::Container&) override { return ""; }
+  void Remove(const api::Container&) override {}
+  Command ProbeCommand(const api::Container& spec,
+                       std::vector<std::string> command) const override;
+  bool oci() const override { return false; }
+
+ private:
+  std::string WorkingDir(const api::Container& spec) const;
+
+  const std::string pod_dir_;
+  PodCgroups* const cgroups_;
+};
+
+}  // namespace jobset::agent
+
+#endif  // JOBSET_AGENT_RUNTIME_PROCESS_LAUNCHER_H_

@@ -1,0 +1,190 @@
+#include "agent/runtime/runc_launcher.h"
+
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "agent/runtime/oci_bundle.h"
+#include "agent/runtime/pod_files.h"
+#include "agent/runtime/process_launcher.h"
+
+namespace jobset::agent {
+
+RuncLauncher::RuncLauncher(Options options, PodCgroups* cgroups)
+    : options_(std::move(options)), cgroups_(cgroups) {}
+
+std::string RuncLauncher::Id(const api::Container& spec) const {
+  return absl::StrCat(options_.uid, "-", spec.name());
+}
+
+std::string RuncLauncher::Bundle(const api::Container& spec) const {
+  return absl::StrCat(options_.pod_dir, "/oci/", spec.name());
+}
+
+void RuncLauncher::Runc(std::vector<std::string> args) const {
+  std::vector<std::string> argv = {options_.runc, "--root",
+                                   absl::StrCat(options_.pod_dir, "/runc")};
+  argv.insert(argv.end(), args.begin(), args.end());
+  RunCommand(argv);
+}
+
+absl::Status RuncLauncher::WriteBundle(const api::Container& spec,
+                                       int64_t memory_limit) const {
+  absl::StatusOr<std::string> rootfs =
+      ImageRootfs(options_.image_dir, spec.image());
+  if (!rootfs.ok()) return rootfs.status();
+  std::vector<std::string> argv = ContainerArgv(spec);
+  if (argv.empty()) {
+    return absl::InvalidArgumentError(
+        "no command: images carry no entrypoint here; set command");
+  }
+  const std::string path_env = ContainerEnvValue(spec, "PATH");
+  absl::StatusOr<std::string> exe = LookPath(*rootfs, argv[0], path_env);
+  if (!exe.ok()) {
+    return absl::NotFoundError(
+        absl::StrCat(exe.status().message(), " (image ", spec.image(), ")"));
+  }
+  // runc searches the container's own PATH; without one it would not find a
+  // bare name, so it gets the path found here.
+  if (path_env.empty()) argv[0] = *exe;
+  OciSpec oci;
+  oci.args = argv;
+  oci.env = ContainerEnv(spec);
+  if (!spec.working_dir().empty()) {
+    absl::StatusOr<std::string> wd = ResolveInRoot(*rootfs, spec.working_dir());
+    struct stat st;
+    if (!wd.ok() || stat(wd->c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+      return absl::NotFoundError(absl::StrCat(
+          "cannot change to working directory \"", spec.working_dir(),
+          "\": not a directory in image ", spec.image()));
+    }
+    oci.cwd = spec.working_dir();
+  }
+  oci.rootfs = *rootfs;
+  oci.hostname = options_.hostname;
+  oci.hosts_file = absl::StrCat(options_.pod_dir, "/", kHostsFile);
+  oci.cgroups_path = cgroups_ != nullptr
+                         ? cgroups_->RuncCgroupsPath(spec.name())
+                         : absl::StrCat(options_.cgroup_root, "/", options_.uid,
+                                        "/", spec.name());
+  oci.memory_limit = memory_limit;
+  oci.pids_limit = options_.pids_max;
+  // Raising a hard limit needs CAP_SYS_RESOURCE: stay within the shim's.
+  struct rlimit nofile;
+  if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 &&
+      nofile.rlim_max != RLIM_INFINITY) {
+    oci.nofile =
+        std::min<int64_t>(oci.nofile, static_cast<int64_t>(nofile.rlim_max));
+  }
+  const std::string volumes = absl::StrCat(options_.pod_dir, "/volumes");
+  for (const api::VolumeMount& vm : spec.volume_mounts()) {
+    for (const api::Volume& v : options_.volumes) {
+      if (v.name() != vm.name()) continue;
+      std::string source;
+      if (v.has_host_path()) {
+        source = v.host_path().path();
+      } else {
+        source = absl::StrCat(volumes, "/", v.name());
+        mkdir(volumes.c_str(), 0755);
+        mkdir(source.c_str(), 0777);
+      }
+      if (!vm.sub_path().empty()) absl::StrAppend(&source, "/", vm.sub_path());
+      oci.mounts.push_back({source, vm.mount_path(), vm.read_only()});
+    }
+  }
+  mkdir(absl::StrCat(options_.pod_dir, "/oci").c_str(), 0755);
+  mkdir(Bundle(spec).c_str(), 0755);
+  return WriteFileAtomic(absl::StrCat(Bundle(spec), "/config.json"),
+                         OciConfigJson(oci));
+}
+
+absl::StatusOr<Launched> RuncLauncher::Launch(const api::Container& spec,
+                                              int64_t memory_limit) {
+  absl::Status bundle = WriteBundle(spec, memory_limit);
+  if (!bundle.ok()) return bundle;
+  const std::string runc_log = absl::StrCat(Bundle(spec), "/runc.log");
+  (void)unlink(runc_log.c_str());
+  // A container of the same id left from an earlier attempt.
+  Runc({"delete", "-f", Id(spec)});
+  const std::vector<std::string> argv = {
+      options_.runc, "--root", absl::StrCat(options_.pod_dir, "/runc"),
+      "--log",       runc_log, "--log-format",
+      "json",        "run",    "--bundle",
+      Bundle(spec),  Id(spec)};
+  int out[2];
+  if (pipe2(out, O_CLOEXEC) != 0) {
+    return absl::InternalError(absl::StrCat("pipe: ", strerror(errno)));
+  }
+  absl::StatusOr<std::string> runc_path =
+      LookPath("/", options_.runc, kDefaultPath);
+  if (!runc_path.ok()) {
+    close(out[0]);
+    close(out[1]);
+    return absl::NotFoundError(
+        absl::StrCat("runc: ", runc_path.status().message()));
+  }
+  ExecFailure failure;
+  const pid_t pid =
+      ForkExec(*runc_path, argv, {absl::StrCat("PATH=", kDefaultPath)},
+               Bundle(spec), out[1], {}, &failure);
+  close(out[1]);
+  if (pid < 0) {
+    close(out[0]);
+    return absl::InternalError(absl::StrCat("cannot execute ", *runc_path, ": ",
+                                            strerror(failure.err)));
+  }
+  fcntl(out[0], F_SETFL, O_NONBLOCK);
+  return Launched{pid, out[0]};
+}
+
+void RuncLauncher::Terminate(const api::Container& spec, pid_t) {
+  Runc({"kill", Id(spec), "TERM"});
+}
+
+void RuncLauncher::Kill(const api::Container& spec, pid_t) {
+  Runc({"kill", "--all", Id(spec), "KILL"});
+}
+
+std::string RuncLauncher::Reaped(const api::Container& spec) {
+  std::string last;
+  absl::StatusOr<std::string> runc_log =
+      ReadFileToString(absl::StrCat(Bundle(spec), "/runc.log"));
+  if (runc_log.ok()) {
+    for (absl::string_view line :
+         absl::StrSplit(*runc_log, '\n', absl::SkipEmpty())) {
+      if (absl::StrContains(line, "\"level\":\"error\"")) {
+        last = std::string(line);
+      }
+    }
+  }
+  Runc({"delete", "-f", Id(spec)});
+  return last;
+}
+
+void RuncLauncher::Remove(const api::Container& spec) {
+  Runc({"delete", "-f", Id(spec)});
+}
+
+Command RuncLauncher::ProbeCommand(const api::Container& spec,
+                                   std::vector<std::string> command) const {
+  std::vector<std::string> argv = {options_.runc, "--root",
+                                   absl::StrCat(options_.pod_dir, "/runc"),
+                                   "exec", Id(spec)};
+  argv.insert(argv.end(), command.begin(), command.end());
+  return {std::move(argv),
+          {absl::StrCat("PATH=", kDefaultPath)},
+          "/",
+          kDefaultPath};
+}
+
+}  // namespace jobset::agent

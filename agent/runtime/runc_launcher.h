@@ -1,0 +1,63 @@
+#ifndef JOBSET_AGENT_RUNTIME_RUNC_LAUNCHER_H_
+#define JOBSET_AGENT_RUNTIME_RUNC_LAUNCHER_H_
+
+// RuncLauncher: runs a pod's containers with `runc run` from a generated
+// bundle (oci mode). Thread-compatible.
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "agent/runtime/cgroups.h"
+#include "agent/runtime/container_launcher.h"
+#include "proto/agent.pb.h"
+#include "proto/cluster.pb.h"
+
+namespace jobset::agent {
+
+class RuncLauncher final : public ContainerLauncher {
+ public:
+  struct Options {
+    std::string runc = "runc";  // the binary
+    std::string pod_dir;        // bundles in oci/<c>/, runc's --root in runc/
+    std::string image_dir;      // <image_dir>/<image>/rootfs
+    std::string uid;            // container ids are <uid>-<name>
+    std::string hostname;
+    std::string cgroup_root;  // when the pod has no cgroups of its own
+    int64_t pids_max = 0;
+    // The pod's volumes (hostPath, emptyDir) for its volumeMounts.
+    google::protobuf::RepeatedPtrField<api::Volume> volumes;
+  };
+
+  // `cgroups` (may be null: none) must outlive the launcher.
+  RuncLauncher(Options options, PodCgroups* cgroups);
+
+  absl::StatusOr<Launched> Launch(const api::Container& spec,
+                                  int64_t memory_limit) override;
+  void Terminate(const api::Container& spec, pid_t pid) override;
+  void Kill(const api::Container& spec, pid_t pid) override;
+  std::string Reaped(const api::Container& spec) override;
+  void Remove(const api::Container& spec) override;
+  Command ProbeCommand(const api::Container& spec,
+                       std::vector<std::string> command) const override;
+  bool oci() const override { return true; }
+
+ private:
+  std::string Id(const api::Container& spec) const;
+  std::string Bundle(const api::Container& spec) const;
+  // Runs `runc --root <pod_dir>/runc <args...>` to completion.
+  void Runc(std::vector<std::string> args) const;
+  // Writes the bundle's config.json; an error is the StartError message.
+  absl::Status WriteBundle(const api::Container& spec,
+                           int64_t memory_limit) const;
+
+  const Options options_;
+  PodCgroups* const cgroups_;
+};
+
+}  // namespace jobset::agent
+
+#endif  // JOBSET_AGENT_RUNTIME_RUNC_LAUNCHER_H_
