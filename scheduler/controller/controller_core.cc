@@ -258,7 +258,7 @@ absl::Status ControllerCore::Pass() {
     RecordGauges(*metrics_, state_,
                  static_cast<int64_t>(gangs_.pending().size()));
   }
-  return applied;
+  return applied;  // `writes` frees the records the pass erased.
 }
 
 std::optional<absl::Time> ControllerCore::NextWake() const {

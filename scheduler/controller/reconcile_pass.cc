@@ -202,7 +202,7 @@ void ReconcilePass::ErasePod(TrackedJobSet& t, JobState& job,
     parts_.gangs.CapacityGrew();
     writes_.Release(pod);
   }
-  job.pods.erase(it);
+  writes_.Retire(job.pods.extract(it));
   writes_.PodsChanged(t, job);
 }
 
@@ -222,6 +222,7 @@ void ReconcilePass::EraseJob(TrackedJobSet& t, const std::string& name) {
   writes_.Delete(store::keys::JobPodsKey(ns, jobset, name));
   parts_.requirements.Erase(it->second.job.metadata().uid());
   parts_.deferred.Done(t.key, name);
+  writes_.Retire(std::move(it->second));
   t.jobs.erase(it);
 }
 
