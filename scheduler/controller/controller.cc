@@ -1,9 +1,8 @@
 #include "scheduler/controller/controller.h"
 
-#include <cstdio>
 #include <utility>
 
-#include "absl/base/internal/raw_logging.h"
+#include "common/log.h"
 #include "store/keys.h"
 
 namespace jobset::scheduler {
@@ -106,8 +105,8 @@ void Controller::RunLoop() {
     if (resync) {
       absl::StatusOr<int64_t> loaded = core_.Load();
       if (!loaded.ok()) {
-        ABSL_RAW_LOG(FATAL, "controller: reloading the store failed: %s",
-                     loaded.status().ToString().c_str());
+        JOBSET_LOG(FATAL) << "controller: reloading the store failed: "
+                          << loaded.status().ToString();
       }
       core_.Announce();
     }
@@ -126,8 +125,7 @@ void Controller::RunLoop() {
     // restart rebuild from what is durable.
     absl::Status status = core_.Pass();
     if (!status.ok()) {
-      ABSL_RAW_LOG(FATAL, "controller: commit failed: %s",
-                   status.ToString().c_str());
+      JOBSET_LOG(FATAL) << "controller: commit failed: " << status.ToString();
     }
   }
 }

@@ -28,6 +28,7 @@
 #include "absl/time/clock.h"
 #include "api/defaults.h"
 #include "common/clock.h"
+#include "common/log.h"
 #include "gperftools/malloc_extension_c.h"
 #include "scheduler/controller/controller_core.h"
 #include "store/keys.h"
@@ -115,7 +116,7 @@ int Main() {
   auto store = store::RocksDbStore::Open(
       {.path = dir, .sync = absl::GetFlag(FLAGS_fsync)});
   if (!store.ok()) {
-    std::fprintf(stderr, "%s\n", store.status().ToString().c_str());
+    JOBSET_LOG(ERROR) << store.status().ToString();
     return 1;
   }
   BenchFleet fleet;
@@ -173,7 +174,8 @@ int Main() {
   Settle(core);
   const absl::Duration first_launch = absl::Now() - t0;
   if (static_cast<int>(fleet.running.size()) != pods) {
-    std::fprintf(stderr, "placed %zu of %d pods\n", fleet.running.size(), pods);
+    JOBSET_LOG(ERROR) << "placed " << fleet.running.size() << " of " << pods
+                      << " pods";
     return 1;
   }
   for (const auto& p : fleet.running) core.OnPodReport(Report(p, "Running", 0));
@@ -225,8 +227,9 @@ int Main() {
     const absl::Duration stop_cpu = ProcessCpu() - cpu_start;
     // Every pod but the failed one is told to stop.
     if (static_cast<int>(fleet.stopped.size()) != pods - 1) {
-      std::fprintf(stderr, "restart %d stopped %zu of %d pods\n", r,
-                   fleet.stopped.size(), pods - 1);
+      JOBSET_LOG(ERROR) << "restart " << r << " stopped "
+                        << fleet.stopped.size() << " of " << pods - 1
+                        << " pods";
       return 1;
     }
     std::vector<PodReport> confirmations;
@@ -240,8 +243,8 @@ int Main() {
     const absl::Duration launch_span = fleet.last_order - confirmed;
     const absl::Duration cpu = stop_cpu + (ProcessCpu() - cpu_confirmed);
     if (static_cast<int>(fleet.running.size()) != pods) {
-      std::fprintf(stderr, "restart %d launched %zu of %d pods\n", r,
-                   fleet.running.size(), pods);
+      JOBSET_LOG(ERROR) << "restart " << r << " launched "
+                        << fleet.running.size() << " of " << pods << " pods";
       return 1;
     }
     std::printf("%-8d %-16.1f %-20.1f %-10.1f %-10.1f\n", r,
