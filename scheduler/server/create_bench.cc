@@ -54,6 +54,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
+#include "common/log.h"
 #include "grpcpp/channel.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/create_channel.h"
@@ -500,16 +501,15 @@ int Main(int argc, char** argv) {
   if (!ParseInts("clients", absl::GetFlag(FLAGS_clients), &client_counts,
                  &error) ||
       !ParseBools("fsync", absl::GetFlag(FLAGS_fsync), &fsyncs, &error)) {
-    std::fprintf(stderr, "create_bench: %s\n", error.c_str());
+    JOBSET_LOG(ERROR) << error;
     return 2;
   }
   const bool store_only = absl::GetFlag(FLAGS_store_only);
   const absl::Duration duration = absl::GetFlag(FLAGS_duration);
   const absl::Duration warmup = absl::GetFlag(FLAGS_warmup);
   if (duration <= absl::ZeroDuration() || warmup < absl::ZeroDuration()) {
-    std::fprintf(stderr,
-                 "create_bench: --duration must be positive and --warmup not "
-                 "negative\n");
+    JOBSET_LOG(ERROR)
+        << "--duration must be positive and --warmup not negative";
     return 2;
   }
 
@@ -520,8 +520,8 @@ int Main(int argc, char** argv) {
     std::string pattern = absl::StrCat(
         tmp != nullptr && *tmp != '\0' ? tmp : "/tmp", "/create_bench.XXXXXX");
     if (mkdtemp(pattern.data()) == nullptr) {
-      std::fprintf(stderr, "create_bench: cannot create %s: %s\n",
-                   pattern.c_str(), std::strerror(errno));
+      JOBSET_LOG(ERROR) << "cannot create " << pattern << ": "
+                        << std::strerror(errno);
       return 1;
     }
     root = pattern;
@@ -607,8 +607,7 @@ int Main(int argc, char** argv) {
       std::ofstream out(json_path);
       out << json;
       if (!out.good()) {
-        std::fprintf(stderr, "create_bench: cannot write %s\n",
-                     json_path.c_str());
+        JOBSET_LOG(ERROR) << "cannot write " << json_path;
         status = 1;
       }
     }
