@@ -64,6 +64,7 @@
 #include "proto/jobset_service.grpc.pb.h"
 #include "scheduler/controller/controller.h"
 #include "scheduler/server/server.h"
+#include "store/forwarding_store.h"
 #include "store/keys.h"
 #include "store/rocksdb_store.h"
 #include "store/store.h"
@@ -101,33 +102,18 @@ using SteadyClock = std::chrono::steady_clock;
 // A Store that forwards to another and adds up the time callers spend in
 // Commit (queueing for the group leader, checking, writing and fsync), so the
 // table can tell store time from the rest of a Create. Thread-safe.
-class TimedStore final : public store::Store {
+class TimedStore final : public store::ForwardingStore {
  public:
-  explicit TimedStore(store::Store* store) : store_(store) {}
+  using ForwardingStore::ForwardingStore;
 
-  absl::StatusOr<std::optional<store::KeyValue>> Get(
-      absl::string_view key) override {
-    return store_->Get(key);
-  }
-  absl::StatusOr<store::ScanResult> Scan(absl::string_view prefix,
-                                         absl::string_view start_after,
-                                         size_t limit) override {
-    return store_->Scan(prefix, start_after, limit);
-  }
   absl::StatusOr<int64_t> Commit(const store::Batch& batch) override {
     const SteadyClock::time_point start = SteadyClock::now();
-    absl::StatusOr<int64_t> revision = store_->Commit(batch);
+    absl::StatusOr<int64_t> revision = ForwardingStore::Commit(batch);
     commit_nanos_ += std::chrono::duration_cast<std::chrono::nanoseconds>(
                          SteadyClock::now() - start)
                          .count();
     ++commits_;
     return revision;
-  }
-  int64_t CurrentRevision() override { return store_->CurrentRevision(); }
-  absl::StatusOr<std::vector<store::Event>> WaitForEvents(
-      absl::string_view prefix, int64_t after_revision, absl::Time deadline,
-      size_t max_events) override {
-    return store_->WaitForEvents(prefix, after_revision, deadline, max_events);
   }
 
   // Returns the Commit calls so far and the nanoseconds spent in them.
@@ -136,7 +122,6 @@ class TimedStore final : public store::Store {
   }
 
  private:
-  store::Store* const store_;
   std::atomic<int64_t> commits_ = 0;
   std::atomic<int64_t> commit_nanos_ = 0;
 };
