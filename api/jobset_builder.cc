@@ -1,6 +1,6 @@
 #include "api/jobset_builder.h"
 
-#include "absl/base/internal/raw_logging.h"
+#include "common/log.h"
 
 namespace jobset::api::testing {
 
@@ -209,8 +209,8 @@ ReplicatedJob* JobSetBuilder::FindReplicatedJob(absl::string_view name) {
        *jobset_.mutable_spec()->mutable_replicated_jobs()) {
     if (rjob.name() == name) return &rjob;
   }
-  ABSL_RAW_LOG(FATAL, "JobSetBuilder: no ReplicatedJob named \"%.*s\"",
-               static_cast<int>(name.size()), name.data());
+  JOBSET_LOG(FATAL) << "JobSetBuilder: no ReplicatedJob named \"" << name
+                    << "\"";
   return nullptr;
 }
 

@@ -15,6 +15,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/log.h"
 #include "prometheus/exposer.h"
 #include "scheduler/agents/agent_hub.h"
 #include "scheduler/agents/agent_service.h"
@@ -97,11 +98,11 @@ int Main() {
   std::string error;
   if (!ParseFeatureGates(absl::GetFlag(FLAGS_feature_gates), &options.features,
                          &error)) {
-    std::fprintf(stderr, "jobsetd: %s\n", error.c_str());
+    JOBSET_LOG(ERROR) << error;
     return 2;
   }
   if (absl::GetFlag(FLAGS_watch_history) < 1) {
-    std::fprintf(stderr, "jobsetd: --watch_history must be at least 1\n");
+    JOBSET_LOG(ERROR) << "--watch_history must be at least 1";
     return 2;
   }
 
@@ -119,7 +120,7 @@ int Main() {
                                  .history_events = static_cast<size_t>(
                                      absl::GetFlag(FLAGS_watch_history))});
   if (!store.ok()) {
-    std::fprintf(stderr, "jobsetd: %s\n", store.status().ToString().c_str());
+    JOBSET_LOG(ERROR) << store.status();
     return 1;
   }
   // Every part writes through the metered store (commit latency and bytes).
@@ -131,8 +132,7 @@ int Main() {
     try {  // prometheus-cpp reports a port it cannot bind by throwing.
       exposer = std::make_unique<prometheus::Exposer>(listen);
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "jobsetd: --metrics_listen=%s: %s\n", listen.c_str(),
-                   e.what());
+      JOBSET_LOG(ERROR) << "--metrics_listen=" << listen << ": " << e.what();
       return 1;
     }
     exposer->RegisterCollectable(metrics.registry);
@@ -147,7 +147,7 @@ int Main() {
                  .restart_grace = absl::GetFlag(FLAGS_restart_grace),
                  .metrics = &metrics});
   if (absl::Status loaded = hub.Load(); !loaded.ok()) {
-    std::fprintf(stderr, "jobsetd: %s\n", loaded.ToString().c_str());
+    JOBSET_LOG(ERROR) << loaded;
     return 1;
   }
   scheduler::PrometheusControllerMetrics controller_metrics(&metrics);
@@ -157,8 +157,7 @@ int Main() {
            std::max<int64_t>(1, absl::GetFlag(FLAGS_events_per_jobset))),
        .max_age = absl::GetFlag(FLAGS_event_max_age)});
   if (!controller.ok()) {
-    std::fprintf(stderr, "jobsetd: %s\n",
-                 controller.status().ToString().c_str());
+    JOBSET_LOG(ERROR) << controller.status();
     return 1;
   }
   hub.Attach(controller->get());
@@ -169,7 +168,7 @@ int Main() {
   options.end_streams = [&hub] { hub.CloseAll(); };
   auto server = scheduler::Server::Start(options, &metered);
   if (!server.ok()) {
-    std::fprintf(stderr, "jobsetd: %s\n", server.status().ToString().c_str());
+    JOBSET_LOG(ERROR) << server.status();
     return 1;
   }
   std::printf("jobsetd serving on %s (data %s, revision %lld%s)\n",

@@ -133,7 +133,7 @@ SchedulerMetrics::SchedulerMetrics()
 
 absl::StatusOr<int64_t> MeteredStore::Commit(const store::Batch& batch) {
   const absl::Time start = absl::Now();
-  absl::StatusOr<int64_t> revision = inner_->Commit(batch);
+  absl::StatusOr<int64_t> revision = ForwardingStore::Commit(batch);
   metrics_->commit_seconds.Observe(absl::ToDoubleSeconds(absl::Now() - start));
   if (revision.ok()) {
     size_t bytes = 0;

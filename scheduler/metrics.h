@@ -13,6 +13,7 @@
 #include "prometheus/histogram.h"
 #include "prometheus/registry.h"
 #include "scheduler/controller/controller_metrics.h"
+#include "store/forwarding_store.h"
 #include "store/store.h"
 
 namespace jobset::scheduler {
@@ -51,31 +52,16 @@ struct SchedulerMetrics {
   prometheus::Family<prometheus::Histogram>& grpc_seconds;
 };
 
-// A Store that times every commit and counts its bytes.
-class MeteredStore final : public store::Store {
+// A Store that times every commit and counts its bytes; every other call
+// goes to `inner` unchanged. Thread-safe when `inner` is.
+class MeteredStore final : public store::ForwardingStore {
  public:
   MeteredStore(store::Store* inner, SchedulerMetrics* metrics)
-      : inner_(inner), metrics_(metrics) {}
+      : ForwardingStore(inner), metrics_(metrics) {}
 
-  absl::StatusOr<std::optional<store::KeyValue>> Get(
-      absl::string_view key) override {
-    return inner_->Get(key);
-  }
-  absl::StatusOr<store::ScanResult> Scan(absl::string_view prefix,
-                                         absl::string_view after,
-                                         size_t limit) override {
-    return inner_->Scan(prefix, after, limit);
-  }
   absl::StatusOr<int64_t> Commit(const store::Batch& batch) override;
-  int64_t CurrentRevision() override { return inner_->CurrentRevision(); }
-  absl::StatusOr<std::vector<store::Event>> WaitForEvents(
-      absl::string_view prefix, int64_t after_revision, absl::Time deadline,
-      size_t max_events) override {
-    return inner_->WaitForEvents(prefix, after_revision, deadline, max_events);
-  }
 
  private:
-  store::Store* const inner_;
   SchedulerMetrics* const metrics_;
 };
 

@@ -2,9 +2,11 @@
 #define JOBSET_STORE_SCAN_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "store/store.h"
 
@@ -20,6 +22,15 @@ inline constexpr size_t kScanPageSize = 1000;
 absl::Status ScanAll(Store& store, absl::string_view prefix,
                      const std::function<absl::Status(const KeyValue&)>& fn,
                      size_t page_size = kScanPageSize);
+
+// Like ScanAll, and returns the revision the first page was read at: the
+// oldest of the pages' revisions, so a watch that starts from it misses no
+// change to the keys visited (it may replay one). A list response's
+// resourceVersion.
+absl::StatusOr<int64_t> ScanAllWithRevision(
+    Store& store, absl::string_view prefix,
+    const std::function<absl::Status(const KeyValue&)>& fn,
+    size_t page_size = kScanPageSize);
 
 }  // namespace jobset::store
 

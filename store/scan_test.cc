@@ -77,5 +77,24 @@ TEST_F(ScanAllTest, AnEmptyPrefixRangeCallsNothing) {
   EXPECT_EQ(seen, 0);
 }
 
+TEST_F(ScanAllTest, ReturnsTheRevisionOfTheFirstPage) {
+  const int64_t before = memory_.CurrentRevision();
+  std::vector<std::string> keys;
+  absl::StatusOr<int64_t> revision = ScanAllWithRevision(
+      store_, "a/",
+      [&](const KeyValue& kv) {
+        keys.push_back(kv.key);
+        // A commit between pages: later pages are read at a later revision.
+        Batch batch;
+        batch.Put(absl::StrCat("z/", kv.key), "v");
+        return memory_.Commit(batch).status();
+      },
+      /*page_size=*/2);
+  ASSERT_TRUE(revision.ok()) << revision.status();
+  EXPECT_EQ(*revision, before);
+  EXPECT_EQ(keys.size(), 5u);
+  EXPECT_GT(memory_.CurrentRevision(), before);
+}
+
 }  // namespace
 }  // namespace jobset::store

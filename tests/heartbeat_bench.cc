@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/log.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/agent.grpc.pb.h"
 #include "tests/jobsetd_process.h"
@@ -71,7 +72,7 @@ int Main() {
       absl::StrCat("--heartbeat_interval=", absl::FormatDuration(interval))};
   auto jobsetd = testing::JobsetdProcess::Start(options);
   if (!jobsetd.ok()) {
-    std::fprintf(stderr, "%s\n", jobsetd.status().ToString().c_str());
+    JOBSET_LOG(ERROR) << jobsetd.status();
     return 1;
   }
   const std::string address = (*jobsetd)->address();

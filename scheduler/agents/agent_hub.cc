@@ -12,11 +12,10 @@
 #include "scheduler/placement/requirements.h"
 #include "store/decode.h"
 #include "store/keys.h"
+#include "store/scan.h"
 
 namespace jobset::scheduler {
 namespace {
-
-constexpr size_t kScanPage = 1000;
 
 absl::StatusOr<placement::TaintEffect> ParseEffect(const std::string& effect) {
   if (effect == "NoSchedule") return placement::TaintEffect::kNoSchedule;
@@ -131,25 +130,17 @@ AgentHub::~AgentHub() {
 }
 
 absl::Status AgentHub::Load() {
-  std::string after;
-  for (bool more = true; more;) {
-    JOBSET_ASSIGN_OR_RETURN(
-        store::ScanResult page,
-        store_->Scan(store::keys::kNodes, after, kScanPage));
-    for (const store::KeyValue& kv : page.kvs) {
-      JOBSET_ASSIGN_OR_RETURN(api::Node node,
-                              store::DecodeValue<api::Node>(kv));
-      absl::MutexLock lock(&mu_);
-      NodeEntry& entry = nodes_[node.registration().name()];
-      entry.node = std::move(node);
-      // Within the restart grace the node counts as Ready: its pods keep
-      // running while its agent reconnects.
-      entry.ready = true;
-      after = kv.key;
-    }
-    more = page.more;
-  }
-  return absl::OkStatus();
+  auto add_node = [&](const store::KeyValue& kv) -> absl::Status {
+    JOBSET_ASSIGN_OR_RETURN(api::Node node, store::DecodeValue<api::Node>(kv));
+    absl::MutexLock lock(&mu_);
+    NodeEntry& entry = nodes_[node.registration().name()];
+    entry.node = std::move(node);
+    // Within the restart grace the node counts as Ready: its pods keep
+    // running while its agent reconnects.
+    entry.ready = true;
+    return absl::OkStatus();
+  };
+  return store::ScanAll(*store_, store::keys::kNodes, add_node);
 }
 
 void AgentHub::Attach(NodeSink* sink) {

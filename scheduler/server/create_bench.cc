@@ -54,6 +54,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
+#include "common/log.h"
 #include "grpcpp/channel.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/create_channel.h"
@@ -63,6 +64,7 @@
 #include "proto/jobset_service.grpc.pb.h"
 #include "scheduler/controller/controller.h"
 #include "scheduler/server/server.h"
+#include "store/forwarding_store.h"
 #include "store/keys.h"
 #include "store/rocksdb_store.h"
 #include "store/store.h"
@@ -100,33 +102,18 @@ using SteadyClock = std::chrono::steady_clock;
 // A Store that forwards to another and adds up the time callers spend in
 // Commit (queueing for the group leader, checking, writing and fsync), so the
 // table can tell store time from the rest of a Create. Thread-safe.
-class TimedStore final : public store::Store {
+class TimedStore final : public store::ForwardingStore {
  public:
-  explicit TimedStore(store::Store* store) : store_(store) {}
+  using ForwardingStore::ForwardingStore;
 
-  absl::StatusOr<std::optional<store::KeyValue>> Get(
-      absl::string_view key) override {
-    return store_->Get(key);
-  }
-  absl::StatusOr<store::ScanResult> Scan(absl::string_view prefix,
-                                         absl::string_view start_after,
-                                         size_t limit) override {
-    return store_->Scan(prefix, start_after, limit);
-  }
   absl::StatusOr<int64_t> Commit(const store::Batch& batch) override {
     const SteadyClock::time_point start = SteadyClock::now();
-    absl::StatusOr<int64_t> revision = store_->Commit(batch);
+    absl::StatusOr<int64_t> revision = ForwardingStore::Commit(batch);
     commit_nanos_ += std::chrono::duration_cast<std::chrono::nanoseconds>(
                          SteadyClock::now() - start)
                          .count();
     ++commits_;
     return revision;
-  }
-  int64_t CurrentRevision() override { return store_->CurrentRevision(); }
-  absl::StatusOr<std::vector<store::Event>> WaitForEvents(
-      absl::string_view prefix, int64_t after_revision, absl::Time deadline,
-      size_t max_events) override {
-    return store_->WaitForEvents(prefix, after_revision, deadline, max_events);
   }
 
   // Returns the Commit calls so far and the nanoseconds spent in them.
@@ -135,7 +122,6 @@ class TimedStore final : public store::Store {
   }
 
  private:
-  store::Store* const store_;
   std::atomic<int64_t> commits_ = 0;
   std::atomic<int64_t> commit_nanos_ = 0;
 };
@@ -500,16 +486,15 @@ int Main(int argc, char** argv) {
   if (!ParseInts("clients", absl::GetFlag(FLAGS_clients), &client_counts,
                  &error) ||
       !ParseBools("fsync", absl::GetFlag(FLAGS_fsync), &fsyncs, &error)) {
-    std::fprintf(stderr, "create_bench: %s\n", error.c_str());
+    JOBSET_LOG(ERROR) << error;
     return 2;
   }
   const bool store_only = absl::GetFlag(FLAGS_store_only);
   const absl::Duration duration = absl::GetFlag(FLAGS_duration);
   const absl::Duration warmup = absl::GetFlag(FLAGS_warmup);
   if (duration <= absl::ZeroDuration() || warmup < absl::ZeroDuration()) {
-    std::fprintf(stderr,
-                 "create_bench: --duration must be positive and --warmup not "
-                 "negative\n");
+    JOBSET_LOG(ERROR)
+        << "--duration must be positive and --warmup not negative";
     return 2;
   }
 
@@ -520,8 +505,8 @@ int Main(int argc, char** argv) {
     std::string pattern = absl::StrCat(
         tmp != nullptr && *tmp != '\0' ? tmp : "/tmp", "/create_bench.XXXXXX");
     if (mkdtemp(pattern.data()) == nullptr) {
-      std::fprintf(stderr, "create_bench: cannot create %s: %s\n",
-                   pattern.c_str(), std::strerror(errno));
+      JOBSET_LOG(ERROR) << "cannot create " << pattern << ": "
+                        << std::strerror(errno);
       return 1;
     }
     root = pattern;
@@ -607,8 +592,7 @@ int Main(int argc, char** argv) {
       std::ofstream out(json_path);
       out << json;
       if (!out.good()) {
-        std::fprintf(stderr, "create_bench: cannot write %s\n",
-                     json_path.c_str());
+        JOBSET_LOG(ERROR) << "cannot write " << json_path;
         status = 1;
       }
     }

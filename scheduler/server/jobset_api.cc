@@ -17,6 +17,7 @@
 #include "scheduler/controller/stored_pods.h"
 #include "store/decode.h"
 #include "store/keys.h"
+#include "store/scan.h"
 
 namespace jobset::scheduler {
 namespace {
@@ -360,21 +361,15 @@ absl::StatusOr<Response> JobSetApi::ListChildren(absl::string_view kind,
                                                  const Request& request) {
   JOBSET_ASSIGN_OR_RETURN(const std::string prefix, ChildPrefix(kind, request));
   Response response;
-  int64_t revision = -1;
-  std::string after;
-  for (bool more = true; more;) {
-    JOBSET_ASSIGN_OR_RETURN(store::ScanResult page,
-                            store_->Scan(prefix, after, kScanChunk));
-    if (revision < 0) revision = page.revision;
-    more = page.more;
-    for (const store::KeyValue& kv : page.kvs) {
-      using Item =
-          typename std::decay_t<decltype(response.items())>::value_type;
-      JOBSET_ASSIGN_OR_RETURN(*response.add_items(),
-                              store::DecodeValue<Item>(kv));
-      after = kv.key;
-    }
-  }
+  using Item = typename std::decay_t<decltype(response.items())>::value_type;
+  auto add_item = [&](const store::KeyValue& kv) -> absl::Status {
+    JOBSET_ASSIGN_OR_RETURN(*response.add_items(),
+                            store::DecodeValue<Item>(kv));
+    return absl::OkStatus();
+  };
+  JOBSET_ASSIGN_OR_RETURN(
+      const int64_t revision,
+      store::ScanAllWithRevision(*store_, prefix, add_item, kScanChunk));
   response.set_resource_version(absl::StrCat(revision));
   return response;
 }

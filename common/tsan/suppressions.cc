@@ -1,0 +1,26 @@
+// The tsan suppressions of every tsan binary, compiled in (tsan reads them
+// through __tsan_default_suppressions), so that `bazel test --config=tsan`
+// needs no file path. Only reports that lie wholly inside an uninstrumented
+// third-party library belong here (called_from_lib: accesses that a
+// library's own calls to intercepted functions such as memmove make), each
+// with the reason; a report in our code is a bug to fix, never suppressed.
+extern "C" const char* __tsan_default_suppressions() {
+  return
+      // absl::Mutex's deadlock detector (on in Debian's Abseil) keeps its lock
+      // graph under an internal absl::base_internal::SpinLock, all inside
+      // libabsl_graphcycles_internal / libabsl_synchronization, neither
+      // instrumented: tsan sees the graph's memmoves, not the spinlock.
+      "called_from_lib:libabsl_graphcycles_internal.so\n"
+      // gRPC hands buffers, slices, statuses and call objects between its
+      // threads through its own lock-free queues, combiners and atomics
+      // (completion queues, ExecCtx, the event engine), none instrumented.
+      // tsan sees the libraries' intercepted memmoves, sendmsgs and frees on
+      // either side of such a hand-over but not the hand-over itself.
+      "called_from_lib:libgrpc.so\n"
+      "called_from_lib:libgrpc++.so\n"
+      "called_from_lib:libgpr.so\n"
+      "called_from_lib:libupb.so\n"
+      // absl::Status's reference-counted payloads are freed by the last
+      // Unref, an atomic decrement inside the uninstrumented libabsl_status.
+      "called_from_lib:libabsl_status.so\n";
+}
