@@ -1,7 +1,7 @@
 #include "common/clock.h"
 
-#include "absl/base/internal/raw_logging.h"
 #include "absl/time/clock.h"
+#include "common/log.h"
 
 namespace jobset {
 
@@ -33,14 +33,14 @@ void FakeClock::SleepUntil(absl::Time deadline) {
 }
 
 void FakeClock::Advance(absl::Duration d) {
-  ABSL_RAW_CHECK(d >= absl::ZeroDuration(), "FakeClock cannot go backwards");
+  JOBSET_CHECK(d >= absl::ZeroDuration()) << "FakeClock cannot go backwards";
   absl::MutexLock lock(&mu_);
   now_ += d;
 }
 
 void FakeClock::SetTime(absl::Time t) {
   absl::MutexLock lock(&mu_);
-  ABSL_RAW_CHECK(t >= now_, "FakeClock cannot go backwards");
+  JOBSET_CHECK(t >= now_) << "FakeClock cannot go backwards";
   now_ = t;
 }
 

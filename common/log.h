@@ -11,8 +11,8 @@
 //
 //   2026-12-01T19:28:01.123Z W controller.cc:109] node node-1 lost: ...
 //
-// FATAL writes its line and aborts (a broken invariant; jobsetd is rebuilt
-// from the store on restart). Thread-safe.
+// FATAL (and a failed JOBSET_CHECK) writes its line and aborts (a broken
+// invariant; jobsetd is rebuilt from the store on restart). Thread-safe.
 
 #include <sstream>
 #include <string>
@@ -55,6 +55,11 @@ inline constexpr LogSeverity FATAL = LogSeverity::kFatal;
 }  // namespace log_severity
 
 }  // namespace jobset
+
+// Aborts with a FATAL line naming `condition` when it is false (a broken
+// invariant): JOBSET_CHECK(placed == wanted) << "room miscounted";
+#define JOBSET_CHECK(condition) \
+  while (!(condition)) JOBSET_LOG(FATAL) << "check failed: " #condition " "
 
 #define JOBSET_LOG(severity)                                                 \
   ::jobset::LogMessage(::jobset::log_severity::severity, __FILE__, __LINE__) \

@@ -36,5 +36,13 @@ TEST(LogDeathTest, FatalAborts) {
   EXPECT_DEATH(JOBSET_LOG(FATAL) << "broken invariant", "broken invariant");
 }
 
+TEST(LogDeathTest, CheckAbortsOnlyWhenFalse) {
+  int evaluated = 0;
+  JOBSET_CHECK(++evaluated == 1) << "not reached";
+  EXPECT_EQ(evaluated, 1);
+  EXPECT_DEATH(JOBSET_CHECK(evaluated == 2) << "room miscounted",
+               "check failed: evaluated == 2 room miscounted");
+}
+
 }  // namespace
 }  // namespace jobset

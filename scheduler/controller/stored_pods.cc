@@ -11,13 +11,9 @@
 #include "scheduler/controller/pods.h"
 #include "store/decode.h"
 #include "store/keys.h"
+#include "store/scan.h"
 
 namespace jobset::scheduler {
-namespace {
-
-constexpr size_t kScanPage = 1000;
-
-}  // namespace
 
 absl::StatusOr<StoredPods> ReadStoredPods(store::Store* store,
                                           absl::string_view prefix) {
@@ -26,35 +22,26 @@ absl::StatusOr<StoredPods> ReadStoredPods(store::Store* store,
         absl::StrCat("\"", absl::CEscape(prefix), "\" is not a pods prefix"));
   }
   StoredPods out;
-  bool first = true;
-  std::string after;
-  for (bool more = true; more;) {
-    JOBSET_ASSIGN_OR_RETURN(store::ScanResult page,
-                            store->Scan(prefix, after, kScanPage));
-    if (first) {
-      out.revision = page.revision;
-      first = false;
+  auto add_job_pods = [&](const store::KeyValue& kv) -> absl::Status {
+    JOBSET_ASSIGN_OR_RETURN(std::vector<api::PodRecord> records,
+                            DecodeJobPods(kv));
+    const absl::string_view job_path =
+        absl::string_view(kv.key).substr(store::keys::kPods.size());
+    // One Get per Job, nothing cached: a listing holds one Job at a time
+    // and sees each Job as it is now.
+    JOBSET_ASSIGN_OR_RETURN(
+        std::optional<store::KeyValue> job_kv,
+        store->Get(absl::StrCat(store::keys::kJobs, job_path)));
+    if (!job_kv.has_value()) return absl::OkStatus();  // Deleted since.
+    JOBSET_ASSIGN_OR_RETURN(api::Job job,
+                            store::DecodeValue<api::Job>(*job_kv));
+    for (const api::PodRecord& record : records) {
+      out.pods.push_back(ExpandPod(job, record));
     }
-    for (const store::KeyValue& kv : page.kvs) {
-      after = kv.key;
-      JOBSET_ASSIGN_OR_RETURN(std::vector<api::PodRecord> records,
-                              DecodeJobPods(kv));
-      const absl::string_view job_path =
-          absl::string_view(kv.key).substr(store::keys::kPods.size());
-      // One Get per Job, nothing cached: a listing holds one Job at a time
-      // and sees each Job as it is now.
-      JOBSET_ASSIGN_OR_RETURN(
-          std::optional<store::KeyValue> job_kv,
-          store->Get(absl::StrCat(store::keys::kJobs, job_path)));
-      if (!job_kv.has_value()) continue;  // Deleted since the scan.
-      JOBSET_ASSIGN_OR_RETURN(api::Job job,
-                              store::DecodeValue<api::Job>(*job_kv));
-      for (const api::PodRecord& record : records) {
-        out.pods.push_back(ExpandPod(job, record));
-      }
-    }
-    more = page.more;
-  }
+    return absl::OkStatus();
+  };
+  JOBSET_ASSIGN_OR_RETURN(
+      out.revision, store::ScanAllWithRevision(*store, prefix, add_job_pods));
   return out;
 }
 

@@ -9,12 +9,12 @@
 #include <utility>
 #include <vector>
 
-#include "absl/base/internal/raw_logging.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/log.h"
 #include "scheduler/placement/filters.h"
 #include "scheduler/placement/rejection.h"
 #include "scheduler/placement/scorers.h"
@@ -424,7 +424,7 @@ void Placer::TakeDomain(JobState& job, int32_t d) {
   }
   placed += FillHosts(job, domain.hosts, nullptr);
   // DomainRoom() counted the room before the domain was taken.
-  ABSL_RAW_CHECK(placed == job.job->pod_count, "domain room miscounted");
+  JOBSET_CHECK(placed == job.job->pod_count) << "domain room miscounted";
 }
 
 bool Placer::PlaceExclusive(JobState& job) {

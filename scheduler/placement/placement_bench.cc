@@ -17,8 +17,8 @@
 #include <utility>
 #include <vector>
 
-#include "absl/base/internal/raw_logging.h"
 #include "absl/strings/str_format.h"
+#include "common/log.h"
 #include "scheduler/placement/placement.h"
 #include "scheduler/placement/snapshot.h"
 #include "scheduler/placement/test_cluster.h"
@@ -114,7 +114,7 @@ double BuildMs(const std::vector<HostRecord>& records, bool shuffled, int reps,
     for (HostRecord& h : copy) builder.AddHost(std::move(h));
     built = builder.Build();
     const auto end = std::chrono::steady_clock::now();
-    ABSL_RAW_CHECK(built->ok(), "build failed");
+    JOBSET_CHECK(built->ok()) << "build failed";
     ms.push_back(
         std::chrono::duration<double, std::milli>(end - start).count());
   }
@@ -161,7 +161,7 @@ void Run() {
         bool placed = false;
         const double ms = MedianMs(kReps, [&] {
           absl::StatusOr<Placement> p = Place(cluster, request);
-          ABSL_RAW_CHECK(p.ok(), "bad request");
+          JOBSET_CHECK(p.ok()) << "bad request";
           placed = p->placed();
         });
         rows.push_back({scenario, num_hosts, slice,

@@ -2,9 +2,9 @@
 
 #include <utility>
 
-#include "absl/base/internal/raw_logging.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/log.h"
 
 namespace jobset::scheduler::placement::testing {
 
@@ -40,7 +40,7 @@ ClusterSnapshot MustBuild(std::vector<HostRecord> hosts,
   for (HostRecord& host : hosts) builder.AddHost(std::move(host));
   for (DomainHold& hold : holds) builder.AddHold(std::move(hold));
   absl::StatusOr<ClusterSnapshot> snapshot = builder.Build();
-  ABSL_RAW_CHECK(snapshot.ok(), "test cluster does not build");
+  JOBSET_CHECK(snapshot.ok()) << "test cluster does not build";
   return *std::move(snapshot);
 }
 
