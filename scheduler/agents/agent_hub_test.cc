@@ -11,7 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "scheduler/controller/agent_fleet.h"
-#include "scheduler/controller/pods.h"
+#include "scheduler/records/records.h"
 #include "store/memory_store.h"
 
 namespace jobset::scheduler {

@@ -8,7 +8,7 @@
 #include "common/grpc_status.h"
 #include "common/status_macros.h"
 #include "scheduler/controller/constants.h"
-#include "scheduler/controller/stored_pods.h"
+#include "scheduler/records/records.h"
 #include "store/keys.h"
 
 namespace jobset::scheduler {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "proto/cluster.pb.h"
-#include "scheduler/controller/pods.h"
+#include "scheduler/records/records.h"
 
 namespace jobset::scheduler {
 

@@ -25,25 +25,6 @@ bool DnsHostnamesEnabled(const api::JobSet& jobset);
 // job-key label value.
 std::string JobKeyHash(absl::string_view ns, absl::string_view job_name);
 
-// jobsetd holds and stores child Jobs compact. Upstream's constructJob puts
-// the JobSet's keys (jobset-name, job-index, ... coordinator) on a Job as
-// labels and again as annotations, and both again on its pod template, with
-// the placement annotations (exclusive-topology, node-selector) on the Job
-// and the template; a compact Job has each once, as the Job's labels and
-// placement annotations, which is a third of the bytes. Clients and pods
-// see upstream's shape: ExpandJob restores it, and ExpandPod builds pods
-// with AddJobSetMetadata.
-//
-// CompactJob removes the copies that equal the Job's own; ExpandJob adds
-// back every one that is missing (so a Job whose template lacked one of the
-// Job's keys would gain it: jobsetd makes none).
-void CompactJob(api::Job* job);
-void ExpandJob(api::Job* job);
-// Adds compact Job `job`'s JobSet keys (labels, also as annotations) and
-// placement annotations to `pod` (a pod's or pod template's metadata) where
-// it lacks them.
-void AddJobSetMetadata(const api::ObjectMeta& job, api::ObjectMeta* pod);
-
 // Builds child Job `job_index` of spec.replicatedJobs[rjob_index], compact,
 // as upstream's constructJobsFromTemplate does: a copy of the Job template
 // with upstream's labels and annotations, the pod subdomain when DNS

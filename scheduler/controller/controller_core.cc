@@ -13,6 +13,7 @@
 #include "scheduler/controller/conditions.h"
 #include "scheduler/controller/pass_metrics.h"
 #include "scheduler/controller/reconcile_pass.h"
+#include "scheduler/records/records.h"
 #include "store/decode.h"
 
 namespace jobset::scheduler {

@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/status_macros.h"
-#include "scheduler/controller/job_pods.h"
+#include "scheduler/records/records.h"
 #include "store/decode.h"
 #include "store/keys.h"
 #include "store/scan.h"

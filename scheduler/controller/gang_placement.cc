@@ -9,6 +9,7 @@
 #include "scheduler/controller/constants.h"
 #include "scheduler/placement/pending_order.h"
 #include "scheduler/placement/placement.h"
+#include "scheduler/records/records.h"
 
 namespace jobset::scheduler {
 namespace {

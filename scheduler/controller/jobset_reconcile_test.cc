@@ -18,6 +18,7 @@
 #include "scheduler/controller/conditions.h"
 #include "scheduler/controller/constants.h"
 #include "scheduler/controller/test_util.h"
+#include "scheduler/records/records.h"
 
 namespace jobset::scheduler {
 namespace {

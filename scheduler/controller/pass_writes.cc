@@ -3,7 +3,7 @@
 #include <utility>
 
 #include "common/parallel.h"
-#include "scheduler/controller/job_pods.h"
+#include "scheduler/records/records.h"
 #include "store/keys.h"
 
 namespace jobset::scheduler {

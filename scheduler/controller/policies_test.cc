@@ -16,6 +16,7 @@
 #include "scheduler/controller/success_policy.h"
 #include "scheduler/controller/test_util.h"
 #include "scheduler/controller/ttl.h"
+#include "scheduler/records/records.h"
 
 namespace jobset::scheduler {
 namespace {

@@ -6,6 +6,7 @@
 #include "common/uid.h"
 #include "scheduler/controller/child_jobs.h"
 #include "scheduler/controller/job_reconcile.h"
+#include "scheduler/records/records.h"
 #include "store/keys.h"
 
 namespace jobset::scheduler {

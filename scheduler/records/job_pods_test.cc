@@ -1,5 +1,3 @@
-#include "scheduler/controller/job_pods.h"
-
 #include <functional>
 #include <map>
 #include <string>
@@ -14,7 +12,7 @@
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "scheduler/controller/conditions.h"
-#include "scheduler/controller/pods.h"
+#include "scheduler/records/records.h"
 #include "store/keys.h"
 
 namespace jobset::scheduler {

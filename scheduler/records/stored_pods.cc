@@ -1,5 +1,3 @@
-#include "scheduler/controller/stored_pods.h"
-
 #include <optional>
 #include <string>
 
@@ -7,8 +5,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
-#include "scheduler/controller/job_pods.h"
-#include "scheduler/controller/pods.h"
+#include "scheduler/records/records.h"
 #include "store/decode.h"
 #include "store/keys.h"
 #include "store/scan.h"

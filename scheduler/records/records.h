@@ -1,18 +1,49 @@
-#ifndef JOBSET_SCHEDULER_CONTROLLER_PODS_H_
-#define JOBSET_SCHEDULER_CONTROLLER_PODS_H_
+#ifndef JOBSET_SCHEDULER_RECORDS_RECORDS_H_
+#define JOBSET_SCHEDULER_RECORDS_RECORDS_H_
+
+// The controller's stored, compact form of Jobs and pods, and how the full
+// objects are built back from it: the one header the controller, the API
+// server and the agent hub read it through. The format is described in
+// scheduler/records/README.md.
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "proto/cluster.pb.h"
 #include "proto/jobset.pb.h"
+#include "store/store.h"
 
 namespace jobset::scheduler {
+
+// ---- Jobs ----
+
+// jobsetd holds and stores child Jobs compact. Upstream's constructJob puts
+// the JobSet's keys (jobset-name, job-index, ... coordinator) on a Job as
+// labels and again as annotations, and both again on its pod template, with
+// the placement annotations (exclusive-topology, node-selector) on the Job
+// and the template; a compact Job has each once, as the Job's labels and
+// placement annotations, which is a third of the bytes. Clients and pods
+// see upstream's shape: ExpandJob restores it, and ExpandPod builds pods
+// with AddJobSetMetadata.
+//
+// CompactJob removes the copies that equal the Job's own; ExpandJob adds
+// back every one that is missing (so a Job whose template lacked one of the
+// Job's keys would gain it: jobsetd makes none).
+void CompactJob(api::Job* job);
+void ExpandJob(api::Job* job);
+// Adds compact Job `job`'s JobSet keys (labels, also as annotations) and
+// placement annotations to `pod` (a pod's or pod template's metadata) where
+// it lacks them.
+void AddJobSetMetadata(const api::ObjectMeta& job, api::ObjectMeta* pod);
+
+// ---- Pods ----
 
 // Environment variables jobsetd adds to every container, beyond upstream
 // (which injects none; Kubernetes adds JOB_COMPLETION_INDEX). Documented in
@@ -96,6 +127,43 @@ struct HostEntry {
 std::vector<HostEntry> HostTable(
     const std::vector<std::pair<const api::Job*, const api::PodRecord*>>& pods);
 
+// ---- Pod records in the store ----
+
+// A Job's pod records as the store holds them: one JobPods value per Job
+// (proto/cluster.proto). Pods still exactly as NewPodRecord created them and
+// BindPod bound them, at the same two times, go into its BoundPods columns
+// without what follows from their Job (name, phase, condition), and every
+// other pod as its whole PodRecord: a restart writes a new attempt's 15,000
+// pods in a third of the bytes.
+
+// Serializes `pods` (by name) of Job `job_name` as a JobPods message.
+std::string EncodeJobPods(absl::string_view job_name,
+                          const std::map<std::string, api::PodRecord>& pods);
+
+// The records stored at `kv` (key "pods/<ns>/<jobset>/<job>"), by name.
+// DATA_LOSS naming the key if its value is not a JobPods, or if its columns
+// disagree (lengths, a uid not 16 bytes, an index below -1).
+absl::StatusOr<std::vector<api::PodRecord>> DecodeJobPods(
+    const store::KeyValue& kv);
+
+// ---- Reading pods back, for clients ----
+
+// Full pods read back from the store, for clients (the API's pod listing,
+// logs): the controller stores one JobPods record per Job
+// ("pods/<ns>/<jobset>/<job>"), and each pod is built from its Job
+// ("jobs/<ns>/<jobset>/<job>") and its record with ExpandPod.
+struct StoredPods {
+  std::vector<api::Pod> pods;  // By Job key, then as the Job lists them.
+  int64_t revision = 0;        // The store revision of the first page read.
+};
+
+// Reads every pod under `prefix` ("pods/<ns>/" or "pods/<ns>/<jobset>/").
+// A record whose Job is gone (deleted between the two reads) is skipped;
+// a value that does not decode is DATA_LOSS naming the key; a prefix outside
+// "pods/" is INVALID_ARGUMENT.
+absl::StatusOr<StoredPods> ReadStoredPods(store::Store* store,
+                                          absl::string_view prefix);
+
 }  // namespace jobset::scheduler
 
-#endif  // JOBSET_SCHEDULER_CONTROLLER_PODS_H_
+#endif  // JOBSET_SCHEDULER_RECORDS_RECORDS_H_

@@ -1,5 +1,3 @@
-#include "scheduler/controller/stored_pods.h"
-
 #include <string>
 #include <vector>
 
@@ -9,7 +7,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "scheduler/controller/constants.h"
-#include "scheduler/controller/pods.h"
+#include "scheduler/records/records.h"
 #include "store/keys.h"
 #include "store/memory_store.h"
 

@@ -1,5 +1,3 @@
-#include "scheduler/controller/pods.h"
-
 #include <algorithm>
 #include <map>
 
@@ -7,9 +5,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "scheduler/controller/child_jobs.h"
 #include "scheduler/controller/conditions.h"
 #include "scheduler/controller/constants.h"
+#include "scheduler/records/records.h"
 
 namespace jobset::scheduler {
 namespace {

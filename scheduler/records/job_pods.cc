@@ -1,5 +1,3 @@
-#include "scheduler/controller/job_pods.h"
-
 #include <algorithm>
 #include <optional>
 #include <utility>
@@ -9,7 +7,7 @@
 #include "common/uid.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/wire_format_lite.h"
-#include "scheduler/controller/pods.h"
+#include "scheduler/records/records.h"
 #include "store/decode.h"
 
 namespace jobset::scheduler {
