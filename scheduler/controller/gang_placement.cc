@@ -76,20 +76,20 @@ absl::StatusOr<placement::ClusterSnapshot> GangPlacer::Snapshot() {
       bool held = false;
       for (const auto& [pod_name, pod] : job_state.pods) {
         if (!OnNode(pod)) continue;
-        std::optional<size_t> id = snapshots_.HostOf(pod.node_name());
+        std::optional<size_t> id = snapshots_.NodeOf(pod.node_name());
         if (!id.has_value()) continue;
-        placement::HostRecord* host = &builder.host(*id);
+        placement::NodeRecord* record = &builder.node(*id);
         // Capacity and host ports of pods still stopping count as used.
         if (req != nullptr) {
-          Add(req->resources, &host->allocated);
-          std::vector<placement::HostPort>& used = host->used_host_ports;
+          Add(req->resources, &record->allocated);
+          std::vector<placement::HostPort>& used = record->used_host_ports;
           used.insert(used.end(), req->host_ports.begin(),
                       req->host_ports.end());
         }
-        host->jobs.push_back({job_key, priority});
+        record->jobs.push_back({job_key, priority});
         if (topology != job.metadata().annotations().end() && !held) {
-          auto value = host->labels.find(topology->second);
-          if (value != host->labels.end()) {
+          auto value = record->labels.find(topology->second);
+          if (value != record->labels.end()) {
             builder.AddHold(
                 {topology->second, value->second, job_key, priority});
             held = true;
@@ -138,7 +138,7 @@ bool GangPlacer::TryPlace(const std::string& key, int32_t priority,
       jr.exclusive_topology_key = topo->second;
     }
     for (api::PodRecord* pod : unplaced) {
-      jr.previous_hosts.push_back(t.LastNode(name, pod->completion_index()));
+      jr.previous_nodes.push_back(t.LastNode(name, pod->completion_index()));
     }
     pods_by_job.emplace_back(&state, std::move(unplaced));
   }
@@ -154,7 +154,7 @@ bool GangPlacer::TryPlace(const std::string& key, int32_t priority,
     for (size_t j = 0; j < placed->jobs.size(); ++j) {
       auto& [state, pods] = pods_by_job[j];
       const std::string& job_name = state->job.metadata().name();
-      for (size_t i = 0; i < placed->jobs[j].hosts.size(); ++i) {
+      for (size_t i = 0; i < placed->jobs[j].nodes.size(); ++i) {
         api::PodRecord& pod = *pods[i];
         if (!state->env.ok()) {
           // The template cannot run anywhere: fail the pod, and the Job's
@@ -165,7 +165,7 @@ bool GangPlacer::TryPlace(const std::string& key, int32_t priority,
               absl::StrCat("pod ", pod.name(), ": ", state->env.message()));
           t.MarkJobDirty(*state);
         } else {
-          const NodeInfo& node = snapshots_.NodeAt(placed->jobs[j].host_ids[i]);
+          const NodeInfo& node = snapshots_.NodeAt(placed->jobs[j].node_ids[i]);
           BindPod(node.name, node.address, now_, &pod);
           t.RememberNode(job_name, pod.completion_index(), node.name);
         }

@@ -22,21 +22,21 @@ placement::ClusterSnapshotBuilder SnapshotCache::TakeBuilder(
     return builder;
   }
   placement::ClusterSnapshotBuilder builder(nodes.size());
-  host_of_.clear();
-  host_of_.reserve(nodes.size());
+  node_of_.clear();
+  node_of_.reserve(nodes.size());
   node_at_.clear();
   node_at_.reserve(nodes.size());
   for (const auto& [name, node] : nodes) {
-    host_of_[name] = node_at_.size();
+    node_of_[name] = node_at_.size();
     node_at_.push_back(&node);
-    placement::HostRecord r;
+    placement::NodeRecord r;
     r.name = name;
     r.labels = node.labels;
     r.taints = node.taints;
     r.allocatable = node.allocatable;
     r.ready = node.ready;
     r.cordoned = node.cordoned;
-    builder.AddHost(std::move(r));
+    builder.AddNode(std::move(r));
   }
   return builder;
 }
@@ -47,9 +47,9 @@ void SnapshotCache::Recycle(
   last_ = *std::move(snapshot);
 }
 
-std::optional<size_t> SnapshotCache::HostOf(absl::string_view name) const {
-  auto it = host_of_.find(name);
-  if (it == host_of_.end()) return std::nullopt;
+std::optional<size_t> SnapshotCache::NodeOf(absl::string_view name) const {
+  auto it = node_of_.find(name);
+  if (it == node_of_.end()) return std::nullopt;
   return it->second;
 }
 

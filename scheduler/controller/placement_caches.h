@@ -24,11 +24,11 @@ namespace jobset::scheduler {
 // from the controller thread.
 class SnapshotCache {
  public:
-  // A node changed: the kept snapshot's hosts are stale.
+  // A node changed: the kept snapshot's nodes are stale.
   void Forget();
 
-  // A builder holding the kept snapshot's hosts with their usage cleared,
-  // or every node of `nodes` afresh after Forget (host ids follow the
+  // A builder holding the kept snapshot's nodes with their usage cleared,
+  // or every node of `nodes` afresh after Forget (node ids follow the
   // nodes' name order).
   placement::ClusterSnapshotBuilder TakeBuilder(
       const std::map<std::string, NodeInfo>& nodes);
@@ -36,14 +36,14 @@ class SnapshotCache {
   // unless a node changed since.
   void Recycle(absl::StatusOr<placement::ClusterSnapshot> snapshot);
 
-  // The host id of node `name`, if it is in the snapshot.
-  std::optional<size_t> HostOf(absl::string_view name) const;
-  // The node of host id `id`.
+  // The node id of node `name`, if it is in the snapshot.
+  std::optional<size_t> NodeOf(absl::string_view name) const;
+  // The node of node id `id`.
   const NodeInfo& NodeAt(size_t id) const { return *node_at_[id]; }
 
  private:
   std::optional<placement::ClusterSnapshot> last_;
-  absl::flat_hash_map<absl::string_view, size_t> host_of_;
+  absl::flat_hash_map<absl::string_view, size_t> node_of_;
   std::vector<const NodeInfo*> node_at_;
   // Bumped by Forget: a snapshot lent before a node changed is not kept.
   uint64_t generation_ = 0;

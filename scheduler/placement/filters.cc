@@ -112,27 +112,27 @@ int64_t PodsThatFit(absl::Span<const int64_t> free,
   return std::max<int64_t>(fit, 0);
 }
 
-HostVerdict CheckHost(const HostRecord& host,
+NodeVerdict CheckNode(const NodeRecord& node,
                       const PodRequirements& requirements) {
-  using Kind = HostVerdict::Kind;
-  if (host.cordoned) return {Kind::kUnschedulable};
-  if (!host.ready) return {Kind::kNotReady};
+  using Kind = NodeVerdict::Kind;
+  if (node.cordoned) return {Kind::kUnschedulable};
+  if (!node.ready) return {Kind::kNotReady};
   if (const Taint* taint =
-          FirstUntoleratedTaint(host.taints, requirements.tolerations)) {
+          FirstUntoleratedTaint(node.taints, requirements.tolerations)) {
     return {Kind::kUntoleratedTaint, taint};
   }
-  if (!MatchesNodeSelector(requirements.node_selector, host.labels) ||
-      !MatchesNodeAffinity(requirements.required_node_affinity, host.labels)) {
+  if (!MatchesNodeSelector(requirements.node_selector, node.labels) ||
+      !MatchesNodeAffinity(requirements.required_node_affinity, node.labels)) {
     return {Kind::kNodeAffinity};
   }
-  if (!HostPortsFree(requirements.host_ports, host.used_host_ports)) {
+  if (!HostPortsFree(requirements.host_ports, node.used_host_ports)) {
     return {Kind::kHostPorts};
   }
   return {Kind::kFits};
 }
 
-std::string VerdictReason(const HostVerdict& verdict) {
-  using Kind = HostVerdict::Kind;
+std::string VerdictReason(const NodeVerdict& verdict) {
+  using Kind = NodeVerdict::Kind;
   switch (verdict.kind) {
     case Kind::kFits:
       return "";

@@ -1,10 +1,10 @@
 #ifndef JOBSET_SCHEDULER_PLACEMENT_FILTERS_H_
 #define JOBSET_SCHEDULER_PLACEMENT_FILTERS_H_
 
-// The filters: each answers, for one host and one pod template, whether the
+// The filters: each answers, for one node and one pod template, whether the
 // pod may run there. Place() (placement.cc) runs them in Kubernetes' order:
 // schedulable, taints, node affinity/selector, host ports, resources. The
-// first that fails names the host's reason in a rejection message.
+// first that fails names the node's reason in a rejection message.
 
 #include <cstdint>
 #include <map>
@@ -44,18 +44,18 @@ bool Tolerates(const Toleration& toleration, const Taint& taint);
 const Taint* FirstUntoleratedTaint(absl::Span<const Taint> taints,
                                    absl::Span<const Toleration> tolerations);
 
-// Returns whether the host's labels satisfy one node selector requirement.
+// Returns whether the node's labels satisfy one node selector requirement.
 // Gt and Lt compare the label as an integer; a non-integer label fails them.
 bool MatchesRequirement(const NodeSelectorRequirement& requirement,
                         const Labels& labels);
 
-// Returns whether every nodeSelector entry equals the host's label.
+// Returns whether every nodeSelector entry equals the node's label.
 bool MatchesNodeSelector(
     const std::map<std::string, std::string, std::less<>>& selector,
     const Labels& labels);
 
 // Returns whether any term matches (terms ORed, expressions ANDed; an empty
-// term matches nothing). An unset affinity matches every host.
+// term matches nothing). An unset affinity matches every node.
 bool MatchesNodeAffinity(
     const std::optional<std::vector<NodeSelectorTerm>>& affinity,
     const Labels& labels);
@@ -70,9 +70,9 @@ bool HostPortsFree(absl::Span<const HostPort> wanted,
 int64_t PodsThatFit(absl::Span<const int64_t> free,
                     absl::Span<const int64_t> request, int64_t limit);
 
-// The outcome of the filters that depend only on the host record and the
+// The outcome of the filters that depend only on the node record and the
 // pod template (not on what this placement has already used).
-struct HostVerdict {
+struct NodeVerdict {
   enum class Kind {
     kFits,
     kUnschedulable,
@@ -87,14 +87,14 @@ struct HostVerdict {
 
 // Runs the record-only filters in Kubernetes' order and returns the first
 // failure: unschedulable (cordoned), not ready, taints, node affinity and
-// nodeSelector, host ports already bound on the host.
-HostVerdict CheckHost(const HostRecord& host,
+// nodeSelector, host ports already bound on the node.
+NodeVerdict CheckNode(const NodeRecord& node,
                       const PodRequirements& requirements);
 
 // Returns the rejection reason of a failed verdict, in Kubernetes' wording.
-std::string VerdictReason(const HostVerdict& verdict);
+std::string VerdictReason(const NodeVerdict& verdict);
 
-// Returns Kubernetes' reason for a resource the host lacks: "Insufficient
+// Returns Kubernetes' reason for a resource the node lacks: "Insufficient
 // nvidia.com/gpu", or "Too many pods" for the pods resource.
 std::string InsufficientReason(absl::string_view resource);
 

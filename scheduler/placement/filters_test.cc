@@ -11,7 +11,7 @@ namespace jobset::scheduler::placement {
 namespace {
 
 using Op = NodeSelectorRequirement::Operator;
-using Kind = HostVerdict::Kind;
+using Kind = NodeVerdict::Kind;
 constexpr auto kNoSchedule = TaintEffect::kNoSchedule;
 constexpr auto kNoExecute = TaintEffect::kNoExecute;
 constexpr auto kPrefer = TaintEffect::kPreferNoSchedule;
@@ -86,7 +86,7 @@ INSTANTIATE_TEST_SUITE_P(
         RequirementCase{{"zone", Op::kIn, {"a"}}, {}, false},
         RequirementCase{{"zone", Op::kNotIn, {"a"}}, {{"zone", "b"}}, true},
         RequirementCase{{"zone", Op::kNotIn, {"a"}}, {{"zone", "a"}}, false},
-        // NotIn matches a host without the label, as in Kubernetes.
+        // NotIn matches a node without the label, as in Kubernetes.
         RequirementCase{{"zone", Op::kNotIn, {"a"}}, {}, true},
         RequirementCase{{"gpu", Op::kExists, {}}, {{"gpu", ""}}, true},
         RequirementCase{{"gpu", Op::kExists, {}}, {}, false},
@@ -158,64 +158,64 @@ INSTANTIATE_TEST_SUITE_P(
                       FitCase{{-1000, 1 << 30, 8}, {1000, 0, 0}, 5, 0},
                       FitCase{{-1000, 1 << 30, 8}, {0, 0, 0}, 5, 5}));
 
-struct CheckHostCase {
+struct CheckNodeCase {
   std::string name;
-  HostRecord host;
+  NodeRecord node;
   Kind kind;
   std::string reason;
 };
 
-class CheckHostTest : public ::testing::TestWithParam<CheckHostCase> {};
+class CheckNodeTest : public ::testing::TestWithParam<CheckNodeCase> {};
 
-TEST_P(CheckHostTest, FirstFailureInKubernetesOrder) {
+TEST_P(CheckNodeTest, FirstFailureInKubernetesOrder) {
   PodRequirements requirements;
   requirements.node_selector = {{"pool", "p"}};
   requirements.host_ports = {{HostPort::Protocol::kTcp, 80}};
-  const HostVerdict verdict = CheckHost(GetParam().host, requirements);
+  const NodeVerdict verdict = CheckNode(GetParam().node, requirements);
   EXPECT_EQ(verdict.kind, GetParam().kind);
   EXPECT_EQ(VerdictReason(verdict), GetParam().reason);
 }
 
-HostRecord Host(bool ready, bool cordoned, std::vector<Taint> taints,
+NodeRecord Node(bool ready, bool cordoned, std::vector<Taint> taints,
                 Labels labels, std::vector<HostPort> ports) {
-  HostRecord host;
-  host.name = "h";
-  host.ready = ready;
-  host.cordoned = cordoned;
-  host.taints = std::move(taints);
-  host.labels = std::move(labels);
-  host.used_host_ports = std::move(ports);
-  return host;
+  NodeRecord node;
+  node.name = "h";
+  node.ready = ready;
+  node.cordoned = cordoned;
+  node.taints = std::move(taints);
+  node.labels = std::move(labels);
+  node.used_host_ports = std::move(ports);
+  return node;
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    Table, CheckHostTest,
+    Table, CheckNodeTest,
     ::testing::Values(
-        CheckHostCase{"Fits", Host(true, false, {}, {{"pool", "p"}}, {}),
+        CheckNodeCase{"Fits", Node(true, false, {}, {{"pool", "p"}}, {}),
                       Kind::kFits, ""},
-        CheckHostCase{"CordonedFirst",
-                      Host(false, true, {{"t", "", kNoSchedule}}, {}, {}),
+        CheckNodeCase{"CordonedFirst",
+                      Node(false, true, {{"t", "", kNoSchedule}}, {}, {}),
                       Kind::kUnschedulable, "node(s) were unschedulable"},
-        CheckHostCase{
-            "NotReady", Host(false, false, {{"t", "", kNoSchedule}}, {}, {}),
+        CheckNodeCase{
+            "NotReady", Node(false, false, {{"t", "", kNoSchedule}}, {}, {}),
             Kind::kNotReady,
             "node(s) had untolerated taint {node.kubernetes.io/not-ready: }"},
-        CheckHostCase{"TaintBeforeAffinity",
-                      Host(true, false, {{"t", "x", kNoExecute}}, {}, {}),
+        CheckNodeCase{"TaintBeforeAffinity",
+                      Node(true, false, {{"t", "x", kNoExecute}}, {}, {}),
                       Kind::kUntoleratedTaint,
                       "node(s) had untolerated taint {t: x}"},
-        CheckHostCase{"Affinity",
-                      Host(true, false, {{"t", "x", kPrefer}}, {{"pool", "q"}},
+        CheckNodeCase{"Affinity",
+                      Node(true, false, {{"t", "x", kPrefer}}, {{"pool", "q"}},
                            {{HostPort::Protocol::kTcp, 80}}),
                       Kind::kNodeAffinity,
                       "node(s) didn't match Pod's node affinity/selector"},
-        CheckHostCase{
+        CheckNodeCase{
             "HostPorts",
-            Host(true, false, {}, {{"pool", "p"}},
+            Node(true, false, {}, {{"pool", "p"}},
                  {{HostPort::Protocol::kTcp, 80}}),
             Kind::kHostPorts,
             "node(s) didn't have free ports for the requested pod ports"}),
-    [](const ::testing::TestParamInfo<CheckHostCase>& info) {
+    [](const ::testing::TestParamInfo<CheckNodeCase>& info) {
       return info.param.name;
     });
 

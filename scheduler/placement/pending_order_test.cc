@@ -58,7 +58,7 @@ INSTANTIATE_TEST_SUITE_P(
       return info.param.name;
     });
 
-// A fake cluster of `free` hosts; each JobSet needs `size[i]` of them.
+// A fake cluster of `free` nodes; each JobSet needs `size[i]` of them.
 struct FakeCluster {
   int free;
   std::vector<int> size;

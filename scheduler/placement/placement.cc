@@ -22,7 +22,7 @@
 namespace jobset::scheduler::placement {
 namespace {
 
-using HostId = ClusterSnapshot::HostId;
+using NodeId = ClusterSnapshot::NodeId;
 using JobId = ClusterSnapshot::JobId;
 using Topology = ClusterSnapshot::Topology;
 using Domain = ClusterSnapshot::Domain;
@@ -31,13 +31,13 @@ constexpr int32_t kNoJob = -1;
 constexpr int32_t kSeveralJobs = -2;
 
 // A pod template as this placement sees it: its requests over the snapshot's
-// resources, and a per-host cache of the record-only filters (CheckHost),
+// resources, and a per-node cache of the record-only filters (CheckNode),
 // shared by every Job with the same template.
 struct Template {
   const PodRequirements* requirements = nullptr;
   std::vector<int64_t> request;  // per snapshot resource
-  std::string missing_resource;  // a requested resource no host declares
-  std::vector<int8_t> passes;    // per host: -1 unknown, 0 no, 1 yes
+  std::string missing_resource;  // a requested resource no node declares
+  std::vector<int8_t> passes;    // per node: -1 unknown, 0 no, 1 yes
   bool label_free = false;       // no nodeSelector, no node affinity
 };
 
@@ -48,8 +48,8 @@ struct JobState {
   int tmpl = 0;
   std::optional<JobId> snapshot_job;  // the job key, if the snapshot knows it
   const Topology* exclusive = nullptr;
-  std::vector<HostId> previous;  // per pod index, -1 for none
-  std::vector<HostId> hosts;     // the result, per pod index
+  std::vector<NodeId> previous;  // per pod index, -1 for none
+  std::vector<NodeId> nodes;     // the result, per pod index
   int32_t domain = -1;           // the exclusive domain taken
 };
 
@@ -67,8 +67,8 @@ enum class DomainState { kFree, kHeld, kTaken, kBusy };
 // One assignment of a Job without exclusive topology, kept so that a Job
 // that does not fit can be taken back.
 struct Assignment {
-  HostId host;
-  int32_t previous_jobs_on_host;
+  NodeId node;
+  int32_t previous_jobs_on_node;
 };
 
 // The working state of one Place() call.
@@ -89,27 +89,27 @@ class Placer {
   std::string Explain(const JobState& job);
 
   // Returns the domains of a key: the snapshot's index, else a scan kept for
-  // this call; nullptr when no host carries the key.
+  // this call; nullptr when no node carries the key.
   const Topology* TopologyFor(const std::string& key);
 
   // Filters.
-  bool PassesRecordFilters(Template& t, HostId h);
-  bool HeldByOther(const JobState& job, HostId h) const;
-  int64_t RawRoom(Template& t, HostId h, int64_t limit);
-  int64_t Room(const JobState& job, HostId h, int64_t limit);
-  // Returns the pods the domain has room for, at most `per_host` on each
-  // host, counting until `limit` is reached.
+  bool PassesRecordFilters(Template& t, NodeId h);
+  bool HeldByOther(const JobState& job, NodeId h) const;
+  int64_t RawRoom(Template& t, NodeId h, int64_t limit);
+  int64_t Room(const JobState& job, NodeId h, int64_t limit);
+  // Returns the pods the domain has room for, at most `per_node` on each
+  // node, counting until `limit` is reached.
   int64_t DomainRoom(const JobState& job, const Domain& domain,
-                     int64_t per_host, int64_t limit);
+                     int64_t per_node, int64_t limit);
   DomainState StateOf(const JobState& job, const Topology& topology,
                       int32_t d) const;
 
   // Bookkeeping.
   DomainQueue& QueueFor(const JobState& job);
   void TakeDomain(JobState& job, int32_t d);
-  int FillHosts(JobState& job, absl::Span<const HostId> hosts,
+  int FillNodes(JobState& job, absl::Span<const NodeId> nodes,
                 std::vector<Assignment>* log);
-  void Assign(JobState& job, int pod, HostId h, std::vector<Assignment>* log);
+  void Assign(JobState& job, int pod, NodeId h, std::vector<Assignment>* log);
   void Undo(JobState& job, const std::vector<Assignment>& log);
 
   const ClusterSnapshot& cluster_;
@@ -119,13 +119,13 @@ class Placer {
   std::vector<Template> templates_;
   std::vector<JobState> jobs_;
   const Topology* pack_topology_ = nullptr;
-  std::vector<HostId> unlabelled_hosts_;  // hosts without pack_topology_'s key
+  std::vector<NodeId> unlabelled_nodes_;  // nodes without pack_topology_'s key
 
   // What this placement has used so far.
-  std::vector<int64_t> remaining_;     // per host and resource
-  std::vector<int32_t> holder_;        // per host: request Job holding it
-  std::vector<int32_t> jobs_on_host_;  // per host: kNoJob, Job, several
-  absl::flat_hash_map<HostId, std::vector<HostPort>> ports_;
+  std::vector<int64_t> remaining_;     // per node and resource
+  std::vector<int32_t> holder_;        // per node: request Job holding it
+  std::vector<int32_t> jobs_on_node_;  // per node: kNoJob, Job, several
+  absl::flat_hash_map<NodeId, std::vector<HostPort>> ports_;
   absl::flat_hash_map<const Topology*, std::vector<uint8_t>> taken_;
   std::map<std::pair<int, const Topology*>, DomainQueue> queues_;
   std::map<std::string, Topology, std::less<>> scanned_;  // unindexed keys
@@ -162,9 +162,9 @@ absl::Status Placer::Validate() const {
           absl::StrCat(path, ".pod_count: Invalid value: ", job.pod_count,
                        ": must be greater than or equal to 0"));
     }
-    if (job.previous_hosts.size() > static_cast<size_t>(job.pod_count)) {
+    if (job.previous_nodes.size() > static_cast<size_t>(job.pod_count)) {
       return absl::InvalidArgumentError(absl::StrCat(
-          path, ".previous_hosts: Too many: ", job.previous_hosts.size(),
+          path, ".previous_nodes: Too many: ", job.previous_nodes.size(),
           ": must have at most ", job.pod_count, " items"));
     }
   }
@@ -172,15 +172,15 @@ absl::Status Placer::Validate() const {
 }
 
 void Placer::Prepare() {
-  const int num_hosts = cluster_.num_hosts();
-  remaining_.resize(static_cast<size_t>(num_hosts) * num_resources_);
-  for (HostId h = 0; h < num_hosts; ++h) {
+  const int num_nodes = cluster_.num_nodes();
+  remaining_.resize(static_cast<size_t>(num_nodes) * num_resources_);
+  for (NodeId h = 0; h < num_nodes; ++h) {
     absl::Span<const int64_t> free = cluster_.free(h);
     std::copy(free.begin(), free.end(),
               remaining_.begin() + static_cast<size_t>(h) * num_resources_);
   }
-  holder_.assign(num_hosts, kNoJob);
-  jobs_on_host_.assign(num_hosts, kNoJob);
+  holder_.assign(num_nodes, kNoJob);
+  jobs_on_node_.assign(num_nodes, kNoJob);
 
   const std::optional<int> pods_resource = cluster_.FindResource(kPods);
   absl::flat_hash_map<const PodRequirements*, int> template_index;
@@ -204,7 +204,7 @@ void Placer::Prepare() {
         }
       }
       if (pods_resource.has_value()) t.request[*pods_resource] += 1;
-      t.passes.assign(num_hosts, -1);
+      t.passes.assign(num_nodes, -1);
       t.label_free =
           req.node_selector.empty() && !req.required_node_affinity.has_value();
       templates_.push_back(std::move(t));
@@ -218,12 +218,12 @@ void Placer::Prepare() {
       job.exclusive = TopologyFor(request.exclusive_topology_key);
     }
     job.previous.assign(request.pod_count, -1);
-    for (size_t p = 0; p < request.previous_hosts.size(); ++p) {
-      if (request.previous_hosts[p].empty()) continue;
+    for (size_t p = 0; p < request.previous_nodes.size(); ++p) {
+      if (request.previous_nodes[p].empty()) continue;
       job.previous[p] =
-          cluster_.FindHost(request.previous_hosts[p]).value_or(-1);
+          cluster_.FindNode(request.previous_nodes[p]).value_or(-1);
     }
-    job.hosts.assign(request.pod_count, -1);
+    job.nodes.assign(request.pod_count, -1);
     jobs_.push_back(std::move(job));
   }
 
@@ -232,28 +232,28 @@ void Placer::Prepare() {
     if (pack_topology_ != nullptr) break;
   }
   if (pack_topology_ != nullptr) {
-    for (HostId h = 0; h < num_hosts; ++h) {
-      if (pack_topology_->domain_of_host[h] < 0) unlabelled_hosts_.push_back(h);
+    for (NodeId h = 0; h < num_nodes; ++h) {
+      if (pack_topology_->domain_of_node[h] < 0) unlabelled_nodes_.push_back(h);
     }
   }
 }
 
-bool Placer::PassesRecordFilters(Template& t, HostId h) {
+bool Placer::PassesRecordFilters(Template& t, NodeId h) {
   int8_t& passes = t.passes[h];
   if (passes < 0 && t.label_free && cluster_.plain(h)) {
-    passes = 1;  // nothing to check, and no need to read the host record
+    passes = 1;  // nothing to check, and no need to read the node record
   } else if (passes < 0) {
-    passes = CheckHost(cluster_.host(h), *t.requirements).kind ==
-                     HostVerdict::Kind::kFits
+    passes = CheckNode(cluster_.node(h), *t.requirements).kind ==
+                     NodeVerdict::Kind::kFits
                  ? 1
                  : 0;
   }
   return passes == 1;
 }
 
-bool Placer::HeldByOther(const JobState& job, HostId h) const {
+bool Placer::HeldByOther(const JobState& job, NodeId h) const {
   if (holder_[h] != kNoJob && holder_[h] != job.index) return true;
-  for (const ClusterSnapshot::Holder& hold : cluster_.holds_on_host(h)) {
+  for (const ClusterSnapshot::Holder& hold : cluster_.holds_on_node(h)) {
     if (hold.priority == request_.priority && hold.job != job.snapshot_job) {
       return true;
     }
@@ -261,7 +261,7 @@ bool Placer::HeldByOther(const JobState& job, HostId h) const {
   return false;
 }
 
-int64_t Placer::RawRoom(Template& t, HostId h, int64_t limit) {
+int64_t Placer::RawRoom(Template& t, NodeId h, int64_t limit) {
   if (!t.missing_resource.empty() || !PassesRecordFilters(t, h)) return 0;
   if (!t.requirements->host_ports.empty()) {
     auto it = ports_.find(h);
@@ -277,16 +277,16 @@ int64_t Placer::RawRoom(Template& t, HostId h, int64_t limit) {
       t.request, limit);
 }
 
-int64_t Placer::Room(const JobState& job, HostId h, int64_t limit) {
+int64_t Placer::Room(const JobState& job, NodeId h, int64_t limit) {
   if (HeldByOther(job, h)) return 0;
   return RawRoom(templates_[job.tmpl], h, limit);
 }
 
 int64_t Placer::DomainRoom(const JobState& job, const Domain& domain,
-                           int64_t per_host, int64_t limit) {
+                           int64_t per_node, int64_t limit) {
   int64_t room = 0;
-  for (HostId h : domain.hosts) {
-    room += Room(job, h, std::min(per_host, limit - room));
+  for (NodeId h : domain.nodes) {
+    room += Room(job, h, std::min(per_node, limit - room));
     if (room >= limit) break;
   }
   return room;
@@ -302,15 +302,15 @@ DomainState Placer::StateOf(const JobState& job, const Topology& topology,
       return DomainState::kHeld;
     }
   }
-  for (HostId h : domain.hosts) {
+  for (NodeId h : domain.nodes) {
     if (holder_[h] != kNoJob && holder_[h] != job.index) {
       return DomainState::kTaken;
     }
     if (HeldByOther(job, h)) return DomainState::kHeld;
-    if (jobs_on_host_[h] != kNoJob && jobs_on_host_[h] != job.index) {
+    if (jobs_on_node_[h] != kNoJob && jobs_on_node_[h] != job.index) {
       return DomainState::kBusy;
     }
-    for (const ClusterSnapshot::Holder& other : cluster_.jobs_on_host(h)) {
+    for (const ClusterSnapshot::Holder& other : cluster_.jobs_on_node(h)) {
       if (other.priority == request_.priority &&
           other.job != job.snapshot_job) {
         return DomainState::kBusy;
@@ -334,11 +334,11 @@ DomainQueue& Placer::QueueFor(const JobState& job) {
   for (size_t d = 0; d < topology.domains.size(); ++d) {
     const Domain& domain = topology.domains[d];
     int64_t room = 0;
-    for (HostId h : domain.hosts) room += RawRoom(t, h, job.job->pod_count);
+    for (NodeId h : domain.nodes) room += RawRoom(t, h, job.job->pod_count);
     queue.room_bound[d] = room;
     if (room == 0) continue;
     candidates.push_back(DomainCandidate{
-        static_cast<int32_t>(d), static_cast<int32_t>(domain.hosts.size()),
+        static_cast<int32_t>(d), static_cast<int32_t>(domain.nodes.size()),
         room, domain.value});
   }
   std::sort(candidates.begin(), candidates.end(), BestFitLess);
@@ -347,7 +347,7 @@ DomainQueue& Placer::QueueFor(const JobState& job) {
   return queue;
 }
 
-void Placer::Assign(JobState& job, int pod, HostId h,
+void Placer::Assign(JobState& job, int pod, NodeId h,
                     std::vector<Assignment>* log) {
   const Template& t = templates_[job.tmpl];
   int64_t* remaining = &remaining_[static_cast<size_t>(h) * num_resources_];
@@ -358,47 +358,47 @@ void Placer::Assign(JobState& job, int pod, HostId h,
                 t.requirements->host_ports.end());
     std::sort(used.begin(), used.end());
   }
-  if (log != nullptr) log->push_back({h, jobs_on_host_[h]});
-  int32_t& on_host = jobs_on_host_[h];
-  on_host =
-      on_host == kNoJob || on_host == job.index ? job.index : kSeveralJobs;
-  job.hosts[pod] = h;
+  if (log != nullptr) log->push_back({h, jobs_on_node_[h]});
+  int32_t& on_node = jobs_on_node_[h];
+  on_node =
+      on_node == kNoJob || on_node == job.index ? job.index : kSeveralJobs;
+  job.nodes[pod] = h;
 }
 
 void Placer::Undo(JobState& job, const std::vector<Assignment>& log) {
   const Template& t = templates_[job.tmpl];
   for (auto it = log.rbegin(); it != log.rend(); ++it) {
     int64_t* remaining =
-        &remaining_[static_cast<size_t>(it->host) * num_resources_];
+        &remaining_[static_cast<size_t>(it->node) * num_resources_];
     for (int r = 0; r < num_resources_; ++r) remaining[r] += t.request[r];
     if (!t.requirements->host_ports.empty()) {
-      std::vector<HostPort>& used = ports_[it->host];
+      std::vector<HostPort>& used = ports_[it->node];
       for (const HostPort& port : t.requirements->host_ports) {
         used.erase(std::find(used.begin(), used.end(), port));
       }
     }
-    jobs_on_host_[it->host] = it->previous_jobs_on_host;
+    jobs_on_node_[it->node] = it->previous_jobs_on_node;
   }
-  std::fill(job.hosts.begin(), job.hosts.end(), -1);
+  std::fill(job.nodes.begin(), job.nodes.end(), -1);
 }
 
-int Placer::FillHosts(JobState& job, absl::Span<const HostId> hosts,
+int Placer::FillNodes(JobState& job, absl::Span<const NodeId> nodes,
                       std::vector<Assignment>* log) {
   int assigned = 0;
   int next_pod = 0;
   const int pods = job.job->pod_count;
   auto advance = [&] {
-    while (next_pod < pods && job.hosts[next_pod] >= 0) ++next_pod;
+    while (next_pod < pods && job.nodes[next_pod] >= 0) ++next_pod;
   };
   advance();
-  for (HostId h : hosts) {
+  for (NodeId h : nodes) {
     if (next_pod >= pods) break;
     int64_t room = Room(job, h, pods);
     while (room > 0 && next_pod < pods) {
       Assign(job, next_pod, h, log);
       ++assigned;
       advance();
-      // Host ports allow one pod per host; resources may allow more.
+      // Host ports allow one pod per node; resources may allow more.
       room = Room(job, h, pods);
     }
   }
@@ -412,17 +412,17 @@ void Placer::TakeDomain(JobState& job, int32_t d) {
   taken[d] = 1;
   job.domain = d;
   const Domain& domain = topology.domains[d];
-  for (HostId h : domain.hosts) holder_[h] = job.index;
-  // Sticky pods first, on their previous host when it is in the domain.
+  for (NodeId h : domain.nodes) holder_[h] = job.index;
+  // Sticky pods first, on their previous node when it is in the domain.
   int placed = 0;
   for (int pod = 0; pod < job.job->pod_count; ++pod) {
-    const HostId h = job.previous[pod];
-    if (h >= 0 && topology.domain_of_host[h] == d && Room(job, h, 1) > 0) {
+    const NodeId h = job.previous[pod];
+    if (h >= 0 && topology.domain_of_node[h] == d && Room(job, h, 1) > 0) {
       Assign(job, pod, h, nullptr);
       ++placed;
     }
   }
-  placed += FillHosts(job, domain.hosts, nullptr);
+  placed += FillNodes(job, domain.nodes, nullptr);
   // DomainRoom() counted the room before the domain was taken.
   JOBSET_CHECK(placed == job.job->pod_count) << "domain room miscounted";
 }
@@ -433,9 +433,9 @@ bool Placer::PlaceExclusive(JobState& job) {
   if (pods == 0) return true;
   const Topology& topology = *job.exclusive;
 
-  // Stage 1 (sticky): the domain holding most of the previous attempt's hosts.
-  std::vector<HostId> previous;
-  for (HostId h : job.previous) {
+  // Stage 1 (sticky): the domain holding most of the previous attempt's nodes.
+  std::vector<NodeId> previous;
+  for (NodeId h : job.previous) {
     if (h >= 0) previous.push_back(h);
   }
   if (!previous.empty()) {
@@ -466,7 +466,7 @@ bool Placer::PlaceExclusive(JobState& job) {
     }
     // Capacity went to earlier Jobs: tighten the bound for later ones.
     int64_t room = 0;
-    for (HostId h : topology.domains[d].hosts) {
+    for (NodeId h : topology.domains[d].nodes) {
       room += RawRoom(templates_[job.tmpl], h, pods);
     }
     queue.room_bound[d] = room;
@@ -479,9 +479,9 @@ bool Placer::PlaceSpread(JobState& job) {
   std::vector<Assignment> log;
   int placed = 0;
 
-  // Stage 1 (sticky): each pod on its previous host if it still fits.
+  // Stage 1 (sticky): each pod on its previous node if it still fits.
   for (int pod = 0; pod < pods; ++pod) {
-    const HostId h = job.previous[pod];
+    const NodeId h = job.previous[pod];
     if (h >= 0 && Room(job, h, 1) > 0) {
       Assign(job, pod, h, &log);
       ++placed;
@@ -489,7 +489,7 @@ bool Placer::PlaceSpread(JobState& job) {
   }
 
   // Stage 2 (fewest domains, best fit): the smallest domain of the packing
-  // key that holds the rest, else the roomiest domains, then unlabelled hosts.
+  // key that holds the rest, else the roomiest domains, then unlabelled nodes.
   if (placed < pods && pack_topology_ != nullptr) {
     const int64_t need = pods - placed;
     std::vector<DomainCandidate> candidates;
@@ -500,20 +500,20 @@ bool Placer::PlaceSpread(JobState& job) {
           DomainRoom(job, domain, need, std::numeric_limits<int64_t>::max());
       if (room == 0) continue;
       candidates.push_back(DomainCandidate{
-          static_cast<int32_t>(d), static_cast<int32_t>(domain.hosts.size()),
+          static_cast<int32_t>(d), static_cast<int32_t>(domain.nodes.size()),
           room, domain.value});
     }
     for (int32_t d : FewestDomains(std::move(candidates), need)) {
-      placed += FillHosts(job, pack_topology_->domains[d].hosts, &log);
+      placed += FillNodes(job, pack_topology_->domains[d].nodes, &log);
     }
-    if (placed < pods) placed += FillHosts(job, unlabelled_hosts_, &log);
+    if (placed < pods) placed += FillNodes(job, unlabelled_nodes_, &log);
   }
 
-  // Stage 3 (no topology labels): hosts in name order.
+  // Stage 3 (no topology labels): nodes in name order.
   if (placed < pods && pack_topology_ == nullptr) {
-    for (HostId h = 0; h < cluster_.num_hosts() && placed < pods; ++h) {
-      const HostId one[] = {h};
-      placed += FillHosts(job, one, &log);
+    for (NodeId h = 0; h < cluster_.num_nodes() && placed < pods; ++h) {
+      const NodeId one[] = {h};
+      placed += FillNodes(job, one, &log);
     }
   }
 
@@ -537,14 +537,14 @@ std::string Placer::Explain(const JobState& job) {
 
   std::map<std::string, int> reasons;
   int available = 0;
-  for (HostId h = 0; h < cluster_.num_hosts(); ++h) {
+  for (NodeId h = 0; h < cluster_.num_nodes(); ++h) {
     if (!key.empty() &&
-        (job.exclusive == nullptr || job.exclusive->domain_of_host[h] < 0)) {
+        (job.exclusive == nullptr || job.exclusive->domain_of_node[h] < 0)) {
       ++reasons[absl::StrCat("node(s) didn't have the topology label ", key)];
       continue;
     }
-    const HostVerdict verdict = CheckHost(cluster_.host(h), *t.requirements);
-    if (verdict.kind != HostVerdict::Kind::kFits) {
+    const NodeVerdict verdict = CheckNode(cluster_.node(h), *t.requirements);
+    if (verdict.kind != NodeVerdict::Kind::kFits) {
       ++reasons[VerdictReason(verdict)];
       continue;
     }
@@ -553,7 +553,7 @@ std::string Placer::Explain(const JobState& job) {
       continue;
     }
     if (job.exclusive != nullptr) {
-      const DomainState state = states[job.exclusive->domain_of_host[h]];
+      const DomainState state = states[job.exclusive->domain_of_node[h]];
       if (state == DomainState::kBusy) {
         ++reasons[std::string(kBusyDomainReason)];
         continue;
@@ -587,7 +587,7 @@ std::string Placer::Explain(const JobState& job) {
     if (!insufficient) ++available;
   }
   const std::string nodes =
-      FormatNodeReasons(available, cluster_.num_hosts(), reasons);
+      FormatNodeReasons(available, cluster_.num_nodes(), reasons);
 
   if (!key.empty()) {
     DomainTally tally;
@@ -618,7 +618,7 @@ std::string Placer::Explain(const JobState& job) {
   }
   if (available > 0) {
     int64_t room = 0;
-    for (HostId h = 0; h < cluster_.num_hosts() && room < pods; ++h) {
+    for (NodeId h = 0; h < cluster_.num_nodes() && room < pods; ++h) {
       room += Room(job, h, pods - room);
     }
     return absl::StrCat("room for only ", room, " of the ", pods, " pods; ",
@@ -633,7 +633,7 @@ absl::StatusOr<Placement> Placer::Run() {
 
   // Order: exclusive Jobs first (they are the most constrained, and the
   // others must then keep out of their domains), Jobs with a previous attempt
-  // first (so that they get their hosts back), bigger Jobs first (first fit
+  // first (so that they get their nodes back), bigger Jobs first (first fit
   // decreasing), then request order.
   std::vector<int> order(jobs_.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
@@ -641,7 +641,7 @@ absl::StatusOr<Placement> Placer::Run() {
     const JobRequest& job = *jobs_[i].job;
     const bool sticky =
         std::any_of(jobs_[i].previous.begin(), jobs_[i].previous.end(),
-                    [](HostId h) { return h >= 0; });
+                    [](NodeId h) { return h >= 0; });
     return std::make_tuple(job.exclusive_topology_key.empty(), !sticky,
                            -job.pod_count, i);
   };
@@ -670,9 +670,9 @@ absl::StatusOr<Placement> Placer::Run() {
   for (const JobState& job : jobs_) {
     JobPlacement placement;
     placement.job_key = job.job->job_key;
-    placement.hosts.reserve(job.hosts.size());
-    for (HostId h : job.hosts) placement.hosts.push_back(cluster_.host(h).name);
-    placement.host_ids = job.hosts;
+    placement.nodes.reserve(job.nodes.size());
+    for (NodeId h : job.nodes) placement.nodes.push_back(cluster_.node(h).name);
+    placement.node_ids = job.nodes;
     if (job.domain >= 0) {
       placement.domain = std::string(job.exclusive->domains[job.domain].value);
     }
@@ -694,11 +694,11 @@ absl::StatusOr<Placement> Place(const ClusterSnapshot& cluster,
                                 const PlacementRequest& request) {
   // The pipeline, per Job, in the order Run() picks (exclusive, sticky and
   // bigger Jobs first):
-  //   1. filters, per host: cordoned, not ready, taints, node affinity and
+  //   1. filters, per node: cordoned, not ready, taints, node affinity and
   //      nodeSelector, host ports, exclusive holds, resources (filters.h);
   //   2. exclusive Jobs: the previous attempt's domain (sticky), else the
   //      first free domain in best-fit order with room for every pod;
-  //      other Jobs: previous hosts (sticky), then the fewest domains of the
+  //      other Jobs: previous nodes (sticky), then the fewest domains of the
   //      packing key, best fit first (scorers.h);
   //   3. gang: if any Job does not fit, nothing is placed and each Job that
   //      did not fit gets a Kubernetes-style reason (rejection.h).

@@ -24,9 +24,9 @@ struct JobRequest {
   // none. Every pod of the Job then lands in one domain (one value of the
   // label) that no other Job of the same priority uses.
   std::string exclusive_topology_key;
-  // The host of each pod index in the previous attempt ("" for none); may be
-  // shorter than pod_count. Hosts no longer in the snapshot are ignored.
-  std::vector<std::string> previous_hosts;
+  // The node of each pod index in the previous attempt ("" for none); may be
+  // shorter than pod_count. Nodes no longer in the snapshot are ignored.
+  std::vector<std::string> previous_nodes;
 };
 
 // The startable pods of one JobSet attempt, grouped by Job.
@@ -43,9 +43,9 @@ struct PlacementRequest {
 
 struct JobPlacement {
   std::string job_key;
-  std::vector<std::string> hosts;  // host of each pod index
-  // The same hosts, by snapshot host id.
-  std::vector<ClusterSnapshot::HostId> host_ids;
+  std::vector<std::string> nodes;  // node of each pod index
+  // The same nodes, by snapshot node id.
+  std::vector<ClusterSnapshot::NodeId> node_ids;
   std::string domain;  // the exclusive domain, "" for none
 };
 
@@ -56,7 +56,7 @@ struct JobRejection {
   std::string reason;
 };
 
-// Either a host for every pod of every Job (rejections empty), or no
+// Either a node for every pod of every Job (rejections empty), or no
 // assignment at all (jobs empty) and the reason of each Job that did not fit.
 struct Placement {
   std::vector<JobPlacement> jobs;  // in request order
@@ -67,17 +67,17 @@ struct Placement {
   std::string RejectionSummary() const;
 };
 
-// Chooses a host for every pod of a JobSet attempt, or for none of them (the
+// Chooses a node for every pod of a JobSet attempt, or for none of them (the
 // gang rule). Hard constraints: resources, nodeSelector, required node
-// affinity, taints and tolerations, host ports, cordoned and not-ready hosts,
+// affinity, taints and tolerations, host ports, cordoned and not-ready nodes,
 // and exclusive topology (each exclusive Job in one free domain of its own;
-// hosts of a domain held by another Job of the same priority, in the
+// nodes of a domain held by another Job of the same priority, in the
 // snapshot or earlier in this request, take no pod of this request).
-// Preferences: previous hosts, then best fit, then fewest domains.
+// Preferences: previous nodes, then best fit, then fewest domains.
 //
 // "Does not fit" is a Placement with rejections, not an error. Returns
 // kInvalidArgument for a malformed request (empty or duplicate job key,
-// missing requirements, negative pod count, more previous hosts than pods).
+// missing requirements, negative pod count, more previous nodes than pods).
 // Place() performs no I/O and reads no clock: the same snapshot and request
 // always yield the same result. Thread-compatible.
 absl::StatusOr<Placement> Place(const ClusterSnapshot& cluster,

@@ -1,5 +1,5 @@
 // Placement benchmark: prints a Markdown table of snapshot build and Place()
-// times over clusters of 1,024 to 16,384 hosts in slices of 4 and 16 (8 GPUs
+// times over clusters of 1,024 to 16,384 nodes in slices of 4 and 16 (8 GPUs
 // each, labelled cloud.google.com/gke-nodepool), for JobSets of 1 x 4 pods up
 // to 1,024 x 16 pods with exclusive topology, on empty and on half-full,
 // fragmented clusters. Build with -c opt:
@@ -44,30 +44,30 @@ double MedianMs(int reps, const std::function<void()>& fn) {
 }
 
 // Half of the slices (every other one) are held by another JobSet whose pods
-// use every GPU; of the free slices, every other one has a host with half of
+// use every GPU; of the free slices, every other one has a node with half of
 // its GPUs in use, so it cannot take a whole-slice Job.
-std::vector<HostRecord> HalfFull(int num_hosts, int slice,
+std::vector<NodeRecord> HalfFull(int num_nodes, int slice,
                                  std::vector<DomainHold>* holds) {
-  std::vector<HostRecord> hosts = testing::SliceCluster(num_hosts, slice);
-  for (int s = 0; s < num_hosts / slice; ++s) {
+  std::vector<NodeRecord> nodes = testing::SliceCluster(num_nodes, slice);
+  for (int s = 0; s < num_nodes / slice; ++s) {
     const std::string pool = absl::StrFormat("pool-%04d", s);
     if (s % 2 == 0) {
       const std::string job = absl::StrFormat("other/job-%d", s);
       holds->push_back({kPool, pool, job, 0});
       for (int h = s * slice; h < (s + 1) * slice; ++h) {
-        hosts[h].allocated.extended[kGpu] = 8;
-        hosts[h].jobs.push_back({job, 0});
+        nodes[h].allocated.extended[kGpu] = 8;
+        nodes[h].jobs.push_back({job, 0});
       }
     } else if (s % 4 == 1) {
-      hosts[s * slice].allocated.extended[kGpu] = 4;
+      nodes[s * slice].allocated.extended[kGpu] = 4;
     }
   }
-  return hosts;
+  return nodes;
 }
 
 struct Row {
   std::string scenario;
-  int hosts;
+  int nodes;
   int slice;
   std::string shape;
   int64_t pods;
@@ -77,7 +77,7 @@ struct Row {
 
 void Print(const std::vector<Row>& rows) {
   std::printf(
-      "| scenario | hosts | slice | jobs x pods | pods | placed | median ms "
+      "| scenario | nodes | slice | jobs x pods | pods | placed | median ms "
       "| pods/s | ns/pod |\n");
   std::printf("|---|---:|---:|---|---:|---|---:|---:|---:|\n");
   for (const Row& r : rows) {
@@ -88,7 +88,7 @@ void Print(const std::vector<Row>& rows) {
     const std::string per_pod =
         r.pods > 0 ? absl::StrFormat("%.0f", r.ms * 1e6 / r.pods) : "-";
     std::printf("| %s | %d | %d | %s | %lld | %s | %.3f | %s | %s |\n",
-                r.scenario.c_str(), r.hosts, r.slice, r.shape.c_str(),
+                r.scenario.c_str(), r.nodes, r.slice, r.shape.c_str(),
                 static_cast<long long>(r.pods), r.placed ? "yes" : "no", r.ms,
                 rate.c_str(), per_pod.c_str());
   }
@@ -98,20 +98,20 @@ void Print(const std::vector<Row>& rows) {
 // or shuffled). Each build gets its own copy of the records, made before the
 // clock starts; the previous snapshot is destroyed before the next build, as
 // in a scheduler that keeps one snapshot at a time.
-double BuildMs(const std::vector<HostRecord>& records, bool shuffled, int reps,
+double BuildMs(const std::vector<NodeRecord>& records, bool shuffled, int reps,
                bool print_min = false) {
-  std::vector<HostRecord> input = records;
+  std::vector<NodeRecord> input = records;
   if (shuffled) {
     std::mt19937 random(42);
     std::shuffle(input.begin(), input.end(), random);
   }
   std::vector<double> ms;
   for (int i = 0; i < reps; ++i) {
-    std::vector<HostRecord> copy = input;
+    std::vector<NodeRecord> copy = input;
     std::optional<absl::StatusOr<ClusterSnapshot>> built;
     const auto start = std::chrono::steady_clock::now();
     ClusterSnapshotBuilder builder(copy.size());
-    for (HostRecord& h : copy) builder.AddHost(std::move(h));
+    for (NodeRecord& h : copy) builder.AddNode(std::move(h));
     built = builder.Build();
     const auto end = std::chrono::steady_clock::now();
     JOBSET_CHECK(built->ok()) << "build failed";
@@ -124,30 +124,30 @@ double BuildMs(const std::vector<HostRecord>& records, bool shuffled, int reps,
 }
 
 void BuildOnly() {
-  const std::vector<HostRecord> records = testing::SliceCluster(16384, 16);
+  const std::vector<NodeRecord> records = testing::SliceCluster(16384, 16);
   const double median = BuildMs(records, false, 20, true);
-  std::printf("median %.3f ms: snapshot build, 16384 hosts\n", median);
+  std::printf("median %.3f ms: snapshot build, 16384 nodes\n", median);
 }
 
 void Run() {
   constexpr int kReps = 7;
   std::vector<Row> rows;
-  const auto whole_host = testing::GpuPod(8);
-  const auto quarter_host = testing::GpuPod(2);
+  const auto whole_node = testing::GpuPod(8);
+  const auto quarter_node = testing::GpuPod(2);
 
-  for (int num_hosts : {1024, 4096, 16384}) {
+  for (int num_nodes : {1024, 4096, 16384}) {
     for (int slice : {4, 16}) {
-      const int slices = num_hosts / slice;
+      const int slices = num_nodes / slice;
 
-      // Snapshot build from host records (copying the records is the
+      // Snapshot build from node records (copying the records is the
       // caller's and is left out).
-      const std::vector<HostRecord> records =
-          testing::SliceCluster(num_hosts, slice);
-      // Hosts listed in name order (as from a sorted map), then shuffled.
+      const std::vector<NodeRecord> records =
+          testing::SliceCluster(num_nodes, slice);
+      // Nodes listed in name order (as from a sorted map), then shuffled.
       for (bool shuffled : {false, true}) {
         rows.push_back({shuffled ? "snapshot build, shuffled input"
                                  : "snapshot build, sorted input",
-                        num_hosts, slice, "-", 0, true,
+                        num_nodes, slice, "-", 0, true,
                         BuildMs(records, shuffled, kReps)});
       }
 
@@ -164,30 +164,30 @@ void Run() {
           JOBSET_CHECK(p.ok()) << "bad request";
           placed = p->placed();
         });
-        rows.push_back({scenario, num_hosts, slice,
+        rows.push_back({scenario, num_nodes, slice,
                         absl::StrFormat("%d x %d", jobs, pods),
                         int64_t{jobs} * pods, placed, ms});
       };
 
-      // Exclusive, one pod per host, on an empty cluster.
-      place("exclusive, empty", empty, 1, 4, whole_host);
-      if (slice == 16) place("exclusive, empty", empty, 1, 16, whole_host);
-      place("exclusive, empty", empty, slices / 16, slice, whole_host);
-      place("exclusive, empty (full)", empty, slices, slice, whole_host);
-      // Small pods packed 4 to a host, one Job per slice.
-      place("exclusive, 4 pods/host", empty, slices, slice * 4, quarter_host);
+      // Exclusive, one pod per node, on an empty cluster.
+      place("exclusive, empty", empty, 1, 4, whole_node);
+      if (slice == 16) place("exclusive, empty", empty, 1, 16, whole_node);
+      place("exclusive, empty", empty, slices / 16, slice, whole_node);
+      place("exclusive, empty (full)", empty, slices, slice, whole_node);
+      // Small pods packed 4 to a node, one Job per slice.
+      place("exclusive, 4 pods/node", empty, slices, slice * 4, quarter_node);
       // Without exclusive topology: fewest slices.
-      place("spread, empty", empty, 1, num_hosts / 2, whole_host, "");
+      place("spread, empty", empty, 1, num_nodes / 2, whole_node, "");
 
       // Half-full and fragmented.
       std::vector<DomainHold> holds;
       const ClusterSnapshot half =
-          testing::MustBuild(HalfFull(num_hosts, slice, &holds), holds);
-      place("exclusive, half-full", half, 1, slice, whole_host);
-      place("exclusive, half-full (fill)", half, slices / 4, slice, whole_host);
+          testing::MustBuild(HalfFull(num_nodes, slice, &holds), holds);
+      place("exclusive, half-full", half, 1, slice, whole_node);
+      place("exclusive, half-full (fill)", half, slices / 4, slice, whole_node);
       place("exclusive, half-full, no fit", half, slices / 4 + 1, slice,
-            whole_host);
-      place("spread, half-full", half, 1, num_hosts / 4, whole_host, "");
+            whole_node);
+      place("spread, half-full", half, 1, num_nodes / 4, whole_node, "");
     }
   }
   Print(rows);
@@ -197,7 +197,7 @@ void Run() {
 }  // namespace jobset::scheduler::placement
 
 int main(int argc, char** argv) {
-  // "placement_bench build" times only the 16,384-host snapshot build (for
+  // "placement_bench build" times only the 16,384-node snapshot build (for
   // profiling).
   if (argc > 1 && std::string(argv[1]) == "build") {
     jobset::scheduler::placement::BuildOnly();

@@ -19,7 +19,7 @@ namespace {
 using ::jobset::testing::StatusIs;
 using ::testing::ElementsAre;
 using ::testing::Eq;
-using testing::GpuHost;
+using testing::GpuNode;
 using testing::GpuPod;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -49,30 +49,30 @@ Placement MustPlace(const ClusterSnapshot& cluster,
 }
 
 // ---------------------------------------------------------------------------
-// Every hard constraint: a two-host cluster where host-a breaks the
-// constraint and host-b does not; one pod must land on host-b, and two pods
+// Every hard constraint: a two-node cluster where node-a breaks the
+// constraint and node-b does not; one pod must land on node-b, and two pods
 // must be rejected with the constraint's reason.
 
 struct ConstraintCase {
   std::string name;
-  HostRecord host_a;  // violates the constraint
+  NodeRecord node_a;  // violates the constraint
   PodRequirements requirements;
-  std::string reason;  // host-a's reason when two pods do not fit
+  std::string reason;  // node-a's reason when two pods do not fit
 };
 
 class ConstraintTest : public ::testing::TestWithParam<ConstraintCase> {};
 
-TEST_P(ConstraintTest, KeepsPodOffViolatingHost) {
+TEST_P(ConstraintTest, KeepsPodOffViolatingNode) {
   const ConstraintCase& c = GetParam();
-  HostRecord host_b = GpuHost("host-b", 8, {{"pool", "p"}, {"gen", "5"}});
-  ClusterSnapshot cluster = MustBuild({c.host_a, host_b});
+  NodeRecord node_b = GpuNode("node-b", 8, {{"pool", "p"}, {"gen", "5"}});
+  ClusterSnapshot cluster = MustBuild({c.node_a, node_b});
   auto requirements = Share(c.requirements);
 
   Placement one = MustPlace(cluster, OneJob(requirements, 1));
   ASSERT_TRUE(one.placed()) << one.RejectionSummary();
-  EXPECT_THAT(one.jobs[0].hosts, ElementsAre("host-b"));
+  EXPECT_THAT(one.jobs[0].nodes, ElementsAre("node-b"));
 
-  // Pods take all 8 GPUs of a host, so the second pod has nowhere to go.
+  // Pods take all 8 GPUs of a node, so the second pod has nowhere to go.
   PodRequirements two_requirements = c.requirements;
   two_requirements.resources.extended[kGpu] = 8;
   Placement two = MustPlace(cluster, OneJob(Share(two_requirements), 2));
@@ -86,25 +86,25 @@ TEST_P(ConstraintTest, KeepsPodOffViolatingHost) {
                          c.reason, "."));
 }
 
-HostRecord HostA(Labels labels = {{"pool", "p"}, {"gen", "5"}}) {
-  return GpuHost("host-a", 8, std::move(labels));
+NodeRecord NodeA(Labels labels = {{"pool", "p"}, {"gen", "5"}}) {
+  return GpuNode("node-a", 8, std::move(labels));
 }
 
 std::vector<ConstraintCase> ConstraintCases() {
   std::vector<ConstraintCase> cases;
   {
-    HostRecord a = HostA();
+    NodeRecord a = NodeA();
     a.allocated.extended[kGpu] = 4;  // e.g. held by a terminating pod
     cases.push_back(
         {"Resources", a, GpuRequirements(8), "Insufficient nvidia.com/gpu"});
   }
   {
-    HostRecord a = HostA();
+    NodeRecord a = NodeA();
     a.allocated.cpu_millis = 63'500;
     cases.push_back({"Cpu", a, GpuRequirements(1), "Insufficient cpu"});
   }
   {
-    HostRecord a = HostA();
+    NodeRecord a = NodeA();
     a.allocatable.extended[std::string(kPods)] = 110;
     a.allocated.extended[std::string(kPods)] = 110;
     cases.push_back({"PodCount", a, GpuRequirements(1), "Too many pods"});
@@ -112,7 +112,7 @@ std::vector<ConstraintCase> ConstraintCases() {
   {
     PodRequirements r = GpuRequirements(1);
     r.node_selector = {{"pool", "p"}};
-    cases.push_back({"NodeSelector", HostA({{"pool", "q"}}), r,
+    cases.push_back({"NodeSelector", NodeA({{"pool", "q"}}), r,
                      "node(s) didn't match Pod's node affinity/selector"});
   }
   using Op = NodeSelectorRequirement::Operator;
@@ -123,32 +123,32 @@ std::vector<ConstraintCase> ConstraintCases() {
     r.required_node_affinity = std::move(terms);
     return r;
   };
-  cases.push_back({"AffinityIn", HostA({{"pool", "q"}}),
+  cases.push_back({"AffinityIn", NodeA({{"pool", "q"}}),
                    with_affinity({{{{"pool", Op::kIn, {"p", "r"}}}}}),
                    affinity});
-  cases.push_back({"AffinityNotIn", HostA({{"pool", "q"}}),
+  cases.push_back({"AffinityNotIn", NodeA({{"pool", "q"}}),
                    with_affinity({{{{"pool", Op::kNotIn, {"q"}}}}}), affinity});
-  cases.push_back({"AffinityExists", HostA({{"other", "x"}}),
+  cases.push_back({"AffinityExists", NodeA({{"other", "x"}}),
                    with_affinity({{{{"pool", Op::kExists, {}}}}}), affinity});
-  cases.push_back({"AffinityDoesNotExist", HostA({{"spot", "true"}}),
+  cases.push_back({"AffinityDoesNotExist", NodeA({{"spot", "true"}}),
                    with_affinity({{{{"spot", Op::kDoesNotExist, {}}}}}),
                    affinity});
-  cases.push_back({"AffinityGt", HostA({{"gen", "3"}}),
+  cases.push_back({"AffinityGt", NodeA({{"gen", "3"}}),
                    with_affinity({{{{"gen", Op::kGt, {}, 4}}}}), affinity});
   // Terms are ORed, expressions ANDed.
   cases.push_back(
-      {"AffinityTermsOred", HostA({{"pool", "q"}, {"gen", "5"}}),
+      {"AffinityTermsOred", NodeA({{"pool", "q"}, {"gen", "5"}}),
        with_affinity({{{{"pool", Op::kIn, {"p"}}, {"gen", Op::kIn, {"5"}}}},
                       {{{"pool", Op::kIn, {"z"}}}}}),
        affinity});
   {
-    HostRecord a = HostA();
+    NodeRecord a = NodeA();
     a.taints.push_back({"dedicated", "infra", TaintEffect::kNoSchedule});
     cases.push_back({"TaintNoSchedule", a, GpuRequirements(1),
                      "node(s) had untolerated taint {dedicated: infra}"});
   }
   {
-    HostRecord a = HostA();
+    NodeRecord a = NodeA();
     a.taints.push_back({"dedicated", "infra", TaintEffect::kNoExecute});
     PodRequirements r = GpuRequirements(1);
     r.tolerations.push_back({"dedicated", false, "other", std::nullopt});
@@ -156,20 +156,20 @@ std::vector<ConstraintCase> ConstraintCases() {
                      "node(s) had untolerated taint {dedicated: infra}"});
   }
   {
-    HostRecord a = HostA();
+    NodeRecord a = NodeA();
     a.cordoned = true;
     cases.push_back(
         {"Cordoned", a, GpuRequirements(1), "node(s) were unschedulable"});
   }
   {
-    HostRecord a = HostA();
+    NodeRecord a = NodeA();
     a.ready = false;
     cases.push_back(
         {"NotReady", a, GpuRequirements(1),
          "node(s) had untolerated taint {node.kubernetes.io/not-ready: }"});
   }
   {
-    HostRecord a = HostA();
+    NodeRecord a = NodeA();
     a.used_host_ports.push_back({HostPort::Protocol::kTcp, 8476});
     PodRequirements r = GpuRequirements(1);
     r.host_ports.push_back({HostPort::Protocol::kTcp, 8476});
@@ -187,10 +187,10 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 TEST(PlaceTest, ToleratedTaintsAndPreferNoScheduleDoNotFilter) {
-  HostRecord a = GpuHost("host-a");
+  NodeRecord a = GpuNode("node-a");
   a.taints.push_back({"dedicated", "gpu", TaintEffect::kNoSchedule});
   a.taints.push_back({"spot", "", TaintEffect::kPreferNoSchedule});
-  HostRecord b = GpuHost("host-b");
+  NodeRecord b = GpuNode("node-b");
   b.taints.push_back({"anything", "x", TaintEffect::kNoExecute});
   ClusterSnapshot cluster = MustBuild({a, b});
 
@@ -198,47 +198,47 @@ TEST(PlaceTest, ToleratedTaintsAndPreferNoScheduleDoNotFilter) {
   equal.tolerations.push_back({"dedicated", false, "gpu", std::nullopt});
   Placement p = MustPlace(cluster, OneJob(Share(equal), 1));
   ASSERT_TRUE(p.placed()) << p.RejectionSummary();
-  EXPECT_THAT(p.jobs[0].hosts, ElementsAre("host-a"));
+  EXPECT_THAT(p.jobs[0].nodes, ElementsAre("node-a"));
 
   // An empty key with Exists tolerates every taint.
   PodRequirements all = GpuRequirements(8);
   all.tolerations.push_back({"", true, "", std::nullopt});
   p = MustPlace(cluster, OneJob(Share(all), 2));
   ASSERT_TRUE(p.placed()) << p.RejectionSummary();
-  EXPECT_THAT(p.jobs[0].hosts, ElementsAre("host-a", "host-b"));
+  EXPECT_THAT(p.jobs[0].nodes, ElementsAre("node-a", "node-b"));
 }
 
-TEST(PlaceTest, PacksSeveralPodsOnAHostWhenResourcesAllow) {
-  ClusterSnapshot cluster = MustBuild({GpuHost("host-a"), GpuHost("host-b")});
+TEST(PlaceTest, PacksSeveralPodsOnANodeWhenResourcesAllow) {
+  ClusterSnapshot cluster = MustBuild({GpuNode("node-a"), GpuNode("node-b")});
   Placement p = MustPlace(cluster, OneJob(GpuPod(2), 6));
   ASSERT_TRUE(p.placed());
-  EXPECT_THAT(p.jobs[0].hosts, ElementsAre("host-a", "host-a", "host-a",
-                                           "host-a", "host-b", "host-b"));
+  EXPECT_THAT(p.jobs[0].nodes, ElementsAre("node-a", "node-a", "node-a",
+                                           "node-a", "node-b", "node-b"));
 }
 
-TEST(PlaceTest, HostPortsAllowOnePodPerHost) {
-  ClusterSnapshot cluster = MustBuild({GpuHost("host-a"), GpuHost("host-b")});
+TEST(PlaceTest, HostPortsAllowOnePodPerNode) {
+  ClusterSnapshot cluster = MustBuild({GpuNode("node-a"), GpuNode("node-b")});
   PodRequirements r = GpuRequirements(1);
   r.host_ports.push_back({HostPort::Protocol::kUdp, 9000});
   Placement p = MustPlace(cluster, OneJob(Share(r), 2));
   ASSERT_TRUE(p.placed());
-  EXPECT_THAT(p.jobs[0].hosts, ElementsAre("host-a", "host-b"));
+  EXPECT_THAT(p.jobs[0].nodes, ElementsAre("node-a", "node-b"));
 
   p = MustPlace(cluster, OneJob(Share(r), 3));
   ASSERT_FALSE(p.placed());
   EXPECT_EQ(p.rejections[0].reason,
             "room for only 2 of the 3 pods; 2/2 nodes are available.");
 
-  // Two Jobs of the request that claim the same port do not share a host.
+  // Two Jobs of the request that claim the same port do not share a node.
   PlacementRequest both = JobSetRequest("job", 2, 1, Share(r), "");
   p = MustPlace(cluster, both);
   ASSERT_TRUE(p.placed());
-  EXPECT_THAT(p.jobs[0].hosts, ElementsAre("host-a"));
-  EXPECT_THAT(p.jobs[1].hosts, ElementsAre("host-b"));
+  EXPECT_THAT(p.jobs[0].nodes, ElementsAre("node-a"));
+  EXPECT_THAT(p.jobs[1].nodes, ElementsAre("node-b"));
 }
 
 TEST(PlaceTest, MissingResourceIsInsufficientEverywhere) {
-  ClusterSnapshot cluster = MustBuild({GpuHost("host-a"), GpuHost("host-b")});
+  ClusterSnapshot cluster = MustBuild({GpuNode("node-a"), GpuNode("node-b")});
   PodRequirements r = GpuRequirements(0);
   r.resources.extended["google.com/tpu"] = 4;
   Placement p = MustPlace(cluster, OneJob(Share(r), 1));
@@ -247,15 +247,15 @@ TEST(PlaceTest, MissingResourceIsInsufficientEverywhere) {
             "0/2 nodes are available: 2 Insufficient google.com/tpu.");
 }
 
-TEST(PlaceTest, KubernetesStyleMessageCountsEveryHost) {
-  std::vector<HostRecord> hosts;
+TEST(PlaceTest, KubernetesStyleMessageCountsEveryNode) {
+  std::vector<NodeRecord> nodes;
   for (int i = 0; i < 16; ++i) {
-    HostRecord host = GpuHost(absl::StrFormat("host-%02d", i), 8,
+    NodeRecord node = GpuNode(absl::StrFormat("node-%02d", i), 8,
                               {{"accelerator", i < 8 ? "h100" : "a100"}});
-    if (i < 8) host.allocated.extended[kGpu] = 8;
-    hosts.push_back(std::move(host));
+    if (i < 8) node.allocated.extended[kGpu] = 8;
+    nodes.push_back(std::move(node));
   }
-  ClusterSnapshot cluster = MustBuild(std::move(hosts));
+  ClusterSnapshot cluster = MustBuild(std::move(nodes));
   PodRequirements r = GpuRequirements(8);
   r.node_selector = {{"accelerator", "h100"}};
   Placement p = MustPlace(cluster, OneJob(Share(r), 4));
@@ -278,7 +278,7 @@ TEST(PlaceTest, GangIsAllOrNothing) {
   EXPECT_THAT(p.jobs, IsEmpty());
   ASSERT_EQ(p.rejections.size(), 1);
   EXPECT_EQ(p.rejections[0].job_key, "ns/small");
-  // The bigger Job went first and left 3 hosts.
+  // The bigger Job went first and left 3 nodes.
   EXPECT_EQ(p.RejectionSummary(),
             "ns/small: room for only 3 of the 4 pods; 3/8 nodes are "
             "available: 5 Insufficient nvidia.com/gpu.");
@@ -288,8 +288,8 @@ TEST(PlaceTest, GangIsAllOrNothing) {
   ASSERT_TRUE(p.placed()) << p.RejectionSummary();
   ASSERT_EQ(p.jobs.size(), 2);
   EXPECT_EQ(p.jobs[0].job_key, "ns/small");
-  EXPECT_EQ(p.jobs[0].hosts.size(), 4);
-  EXPECT_EQ(p.jobs[1].hosts.size(), 4);
+  EXPECT_EQ(p.jobs[0].nodes.size(), 4);
+  EXPECT_EQ(p.jobs[1].nodes.size(), 4);
 }
 
 TEST(PlaceTest, EveryFailingJobIsReported) {
@@ -305,7 +305,7 @@ TEST(PlaceTest, EmptyRequestAndZeroPodJobsArePlaced) {
   EXPECT_TRUE(MustPlace(cluster, PlacementRequest{}).placed());
   Placement p = MustPlace(cluster, JobSetRequest("z", 2, 0, GpuPod(8)));
   ASSERT_TRUE(p.placed());
-  EXPECT_THAT(p.jobs[0].hosts, IsEmpty());
+  EXPECT_THAT(p.jobs[0].nodes, IsEmpty());
 }
 
 // ---------------------------------------------------------------------------
@@ -318,20 +318,20 @@ TEST(PlaceTest, ExclusiveJobsEachGetTheirOwnDomain) {
   std::vector<std::string> domains;
   for (const JobPlacement& job : p.jobs) {
     domains.push_back(job.domain);
-    // Each pod of a Job in its Job's domain; 1-GPU pods share a host.
-    for (const std::string& host : job.hosts) {
-      const auto id = cluster.FindHost(host);
-      EXPECT_EQ(cluster.host(*id).labels.at(kPool), job.domain);
+    // Each pod of a Job in its Job's domain; 1-GPU pods share a node.
+    for (const std::string& node : job.nodes) {
+      const auto id = cluster.FindNode(node);
+      EXPECT_EQ(cluster.node(*id).labels.at(kPool), job.domain);
     }
   }
   EXPECT_THAT(domains,
               ElementsAre("pool-0000", "pool-0001", "pool-0002", "pool-0003"));
-  EXPECT_THAT(p.jobs[0].hosts, ElementsAre("host-00000", "host-00000",
-                                           "host-00000", "host-00000"));
+  EXPECT_THAT(p.jobs[0].nodes, ElementsAre("node-00000", "node-00000",
+                                           "node-00000", "node-00000"));
 }
 
 TEST(PlaceTest, ExclusiveJobNeverSpansDomains) {
-  // 2 slices of 4 hosts, 8 free hosts in all, but no slice has 5.
+  // 2 slices of 4 nodes, 8 free nodes in all, but no slice has 5.
   ClusterSnapshot cluster = MustBuild(SliceCluster(8, 4));
   Placement p = MustPlace(cluster, JobSetRequest("w", 1, 5, GpuPod(8)));
   ASSERT_FALSE(p.placed());
@@ -354,11 +354,11 @@ TEST(PlaceTest, ExclusiveRejectionNamesDomainsTakenInTheRequest) {
             "in a topology domain held by another job.");
 }
 
-TEST(PlaceTest, HostsWithoutTheTopologyLabelTakeNoExclusivePod) {
-  std::vector<HostRecord> hosts = SliceCluster(4, 4);
-  hosts.push_back(GpuHost("bare-0"));
-  hosts.push_back(GpuHost("bare-1"));
-  ClusterSnapshot cluster = MustBuild(std::move(hosts));
+TEST(PlaceTest, NodesWithoutTheTopologyLabelTakeNoExclusivePod) {
+  std::vector<NodeRecord> nodes = SliceCluster(4, 4);
+  nodes.push_back(GpuNode("bare-0"));
+  nodes.push_back(GpuNode("bare-1"));
+  ClusterSnapshot cluster = MustBuild(std::move(nodes));
   Placement p = MustPlace(cluster, JobSetRequest("w", 1, 6, GpuPod(8)));
   ASSERT_FALSE(p.placed());
   EXPECT_THAT(p.rejections[0].reason,
@@ -374,19 +374,19 @@ TEST(PlaceTest, HostsWithoutTheTopologyLabelTakeNoExclusivePod) {
 }
 
 TEST(PlaceTest, ExclusiveKeyThatTheSnapshotDoesNotIndex) {
-  std::vector<HostRecord> hosts;
+  std::vector<NodeRecord> nodes;
   for (int i = 0; i < 6; ++i) {
-    hosts.push_back(GpuHost(absl::StrCat("host-", i), 8,
+    nodes.push_back(GpuNode(absl::StrCat("node-", i), 8,
                             {{"example.com/block", i < 2 ? "b0" : "b1"}}));
   }
-  ClusterSnapshot cluster = MustBuild(std::move(hosts));
+  ClusterSnapshot cluster = MustBuild(std::move(nodes));
   ASSERT_EQ(cluster.FindTopology("example.com/block"), nullptr);
   Placement p = MustPlace(
       cluster, JobSetRequest("w", 2, 2, GpuPod(8), "example.com/block"));
   ASSERT_TRUE(p.placed()) << p.RejectionSummary();
   EXPECT_EQ(p.jobs[0].domain, "b0");
   EXPECT_EQ(p.jobs[1].domain, "b1");
-  EXPECT_THAT(p.jobs[1].hosts, ElementsAre("host-2", "host-3"));
+  EXPECT_THAT(p.jobs[1].nodes, ElementsAre("node-2", "node-3"));
 }
 
 struct HoldCase {
@@ -399,7 +399,7 @@ struct HoldCase {
 
 class HoldTest : public ::testing::TestWithParam<HoldCase> {};
 
-// One slice of 4 hosts, held by another JobSet's Job.
+// One slice of 4 nodes, held by another JobSet's Job.
 TEST_P(HoldTest, HeldDomainIsClosedAtItsPriorityOnly) {
   const HoldCase& c = GetParam();
   ClusterSnapshot cluster = MustBuild(
@@ -427,10 +427,10 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 TEST(PlaceTest, ExclusiveSkipsDomainsInUseByOtherJobs) {
-  std::vector<HostRecord> hosts = SliceCluster(8, 4);
-  hosts[1].jobs.push_back({"other/job", 0});   // pool-0000, same priority
-  hosts[5].jobs.push_back({"other/low", -1});  // pool-0001, other priority
-  ClusterSnapshot cluster = MustBuild(std::move(hosts));
+  std::vector<NodeRecord> nodes = SliceCluster(8, 4);
+  nodes[1].jobs.push_back({"other/job", 0});   // pool-0000, same priority
+  nodes[5].jobs.push_back({"other/low", -1});  // pool-0001, other priority
+  ClusterSnapshot cluster = MustBuild(std::move(nodes));
   Placement p = MustPlace(cluster, JobSetRequest("w", 1, 1, GpuPod(1)));
   ASSERT_TRUE(p.placed());
   EXPECT_EQ(p.jobs[0].domain, "pool-0001");
@@ -449,18 +449,18 @@ TEST(PlaceTest, ExclusivityAcrossJobSetsThroughHolds) {
   Placement a = MustPlace(empty, JobSetRequest("a", 2, 4, GpuPod(8)));
   ASSERT_TRUE(a.placed());
   std::vector<DomainHold> holds;
-  std::vector<HostRecord> hosts = SliceCluster(12, 4);
+  std::vector<NodeRecord> nodes = SliceCluster(12, 4);
   for (const JobPlacement& job : a.jobs) {
     holds.push_back({kPool, job.domain, job.job_key, 0});
-    for (const std::string& name : job.hosts) {
-      for (HostRecord& host : hosts) {
-        if (host.name != name) continue;
-        host.allocated.extended[kGpu] += 8;
-        host.jobs.push_back({job.job_key, 0});
+    for (const std::string& name : job.nodes) {
+      for (NodeRecord& node : nodes) {
+        if (node.name != name) continue;
+        node.allocated.extended[kGpu] += 8;
+        node.jobs.push_back({job.job_key, 0});
       }
     }
   }
-  ClusterSnapshot after = MustBuild(hosts, holds);
+  ClusterSnapshot after = MustBuild(nodes, holds);
   Placement b = MustPlace(after, JobSetRequest("b", 2, 1, GpuPod(1)));
   ASSERT_FALSE(b.placed());
   EXPECT_THAT(b.rejections[0].reason,
@@ -472,8 +472,8 @@ TEST(PlaceTest, ExclusivityAcrossJobSetsThroughHolds) {
   // A Job without exclusive topology keeps out of held domains too.
   b = MustPlace(after, JobSetRequest("b", 1, 4, GpuPod(1), ""));
   ASSERT_TRUE(b.placed());
-  EXPECT_THAT(b.jobs[0].hosts, ElementsAre("host-00008", "host-00008",
-                                           "host-00008", "host-00008"));
+  EXPECT_THAT(b.jobs[0].nodes, ElementsAre("node-00008", "node-00008",
+                                           "node-00008", "node-00008"));
 }
 
 TEST(PlaceTest, SpreadJobsOfTheRequestKeepOutOfItsExclusiveDomains) {
@@ -484,23 +484,23 @@ TEST(PlaceTest, SpreadJobsOfTheRequestKeepOutOfItsExclusiveDomains) {
   Placement p = MustPlace(cluster, request);
   ASSERT_TRUE(p.placed()) << p.RejectionSummary();
   EXPECT_EQ(p.jobs[1].domain, "pool-0000");
-  EXPECT_THAT(p.jobs[0].hosts, ElementsAre("host-00004"));
+  EXPECT_THAT(p.jobs[0].nodes, ElementsAre("node-00004"));
 }
 
 // ---------------------------------------------------------------------------
 // Scores: best fit, fewest domains, sticky restart.
 
 TEST(PlaceTest, BestFitTakesTheSmallestSliceThatHoldsTheJob) {
-  std::vector<HostRecord> hosts;
+  std::vector<NodeRecord> nodes;
   auto add_slice = [&](const std::string& pool, int size) {
     for (int i = 0; i < size; ++i) {
-      hosts.push_back(GpuHost(absl::StrCat(pool, "-", i), 8, {{kPool, pool}}));
+      nodes.push_back(GpuNode(absl::StrCat(pool, "-", i), 8, {{kPool, pool}}));
     }
   };
   add_slice("a-big", 16);
   add_slice("b-small", 4);
   add_slice("c-medium", 8);
-  ClusterSnapshot cluster = MustBuild(std::move(hosts));
+  ClusterSnapshot cluster = MustBuild(std::move(nodes));
   PlacementRequest request = JobSetRequest("w", 1, 4, GpuPod(8));
   request.jobs.push_back({"ns/big", GpuPod(8), 16, kPool, {}});
   request.jobs.push_back({"ns/six", GpuPod(8), 6, kPool, {}});
@@ -512,17 +512,17 @@ TEST(PlaceTest, BestFitTakesTheSmallestSliceThatHoldsTheJob) {
 }
 
 TEST(PlaceTest, SpreadJobTouchesFewestDomains) {
-  // pool-0000 has 2 free hosts, pool-0001 4, pool-0002 3.
-  std::vector<HostRecord> hosts = SliceCluster(12, 4);
-  hosts[0].allocated.extended[kGpu] = 8;
-  hosts[1].allocated.extended[kGpu] = 8;
-  hosts[8].allocated.extended[kGpu] = 8;
-  ClusterSnapshot cluster = MustBuild(std::move(hosts));
+  // pool-0000 has 2 free nodes, pool-0001 4, pool-0002 3.
+  std::vector<NodeRecord> nodes = SliceCluster(12, 4);
+  nodes[0].allocated.extended[kGpu] = 8;
+  nodes[1].allocated.extended[kGpu] = 8;
+  nodes[8].allocated.extended[kGpu] = 8;
+  ClusterSnapshot cluster = MustBuild(std::move(nodes));
 
   auto domains_of = [&](const Placement& p) {
     std::vector<std::string> pools;
-    for (const std::string& h : p.jobs[0].hosts) {
-      pools.push_back(cluster.host(*cluster.FindHost(h)).labels.at(kPool));
+    for (const std::string& h : p.jobs[0].nodes) {
+      pools.push_back(cluster.node(*cluster.FindNode(h)).labels.at(kPool));
     }
     std::sort(pools.begin(), pools.end());
     pools.erase(std::unique(pools.begin(), pools.end()), pools.end());
@@ -536,58 +536,58 @@ TEST(PlaceTest, SpreadJobTouchesFewestDomains) {
   EXPECT_THAT(domains_of(p), ElementsAre("pool-0001", "pool-0002"));
 }
 
-TEST(PlaceTest, StickyRestartReusesPreviousHosts) {
+TEST(PlaceTest, StickyRestartReusesPreviousNodes) {
   ClusterSnapshot cluster = MustBuild(SliceCluster(8, 4));
   PlacementRequest request = OneJob(GpuPod(8), 3);
-  request.jobs[0].previous_hosts = {"host-00006", "", "host-00002"};
+  request.jobs[0].previous_nodes = {"node-00006", "", "node-00002"};
   Placement p = MustPlace(cluster, request);
   ASSERT_TRUE(p.placed());
-  EXPECT_EQ(p.jobs[0].hosts[0], "host-00006");
-  EXPECT_EQ(p.jobs[0].hosts[2], "host-00002");
-  // The same hosts by id, for callers that keep their own per-host state.
-  ASSERT_EQ(p.jobs[0].host_ids.size(), 3u);
+  EXPECT_EQ(p.jobs[0].nodes[0], "node-00006");
+  EXPECT_EQ(p.jobs[0].nodes[2], "node-00002");
+  // The same nodes by id, for callers that keep their own per-node state.
+  ASSERT_EQ(p.jobs[0].node_ids.size(), 3u);
   for (size_t i = 0; i < 3; ++i) {
-    EXPECT_EQ(cluster.host(p.jobs[0].host_ids[i]).name, p.jobs[0].hosts[i]);
+    EXPECT_EQ(cluster.node(p.jobs[0].node_ids[i]).name, p.jobs[0].nodes[i]);
   }
 
-  // A previous host that is now full, or gone, is replaced.
-  request.jobs[0].previous_hosts = {"gone", "host-00005"};
-  std::vector<HostRecord> hosts = SliceCluster(8, 4);
-  hosts[5].allocated.extended[kGpu] = 8;
-  ClusterSnapshot full = MustBuild(std::move(hosts));
+  // A previous node that is now full, or gone, is replaced.
+  request.jobs[0].previous_nodes = {"gone", "node-00005"};
+  std::vector<NodeRecord> nodes = SliceCluster(8, 4);
+  nodes[5].allocated.extended[kGpu] = 8;
+  ClusterSnapshot full = MustBuild(std::move(nodes));
   p = MustPlace(full, request);
   ASSERT_TRUE(p.placed());
-  EXPECT_NE(p.jobs[0].hosts[1], "host-00005");
+  EXPECT_NE(p.jobs[0].nodes[1], "node-00005");
 }
 
 TEST(PlaceTest, StickyRestartKeepsTheExclusiveDomain) {
   // The previous attempt ran in pool-0001, which its own Job still holds and
-  // where its terminating pods still use capacity of one host.
-  std::vector<HostRecord> hosts = SliceCluster(12, 4);
-  hosts[4].allocated.extended[kGpu] = 4;
-  hosts[4].jobs.push_back({"ns/w-0", 0});
+  // where its terminating pods still use capacity of one node.
+  std::vector<NodeRecord> nodes = SliceCluster(12, 4);
+  nodes[4].allocated.extended[kGpu] = 4;
+  nodes[4].jobs.push_back({"ns/w-0", 0});
   ClusterSnapshot cluster =
-      MustBuild(std::move(hosts), {{kPool, "pool-0001", "ns/w-0", 0}});
+      MustBuild(std::move(nodes), {{kPool, "pool-0001", "ns/w-0", 0}});
   PlacementRequest request = JobSetRequest("w", 2, 4, GpuPod(4));
   request.restart_attempt = 1;
-  request.jobs[0].previous_hosts = {"host-00004", "host-00005", "host-00006",
-                                    "host-00007"};
+  request.jobs[0].previous_nodes = {"node-00004", "node-00005", "node-00006",
+                                    "node-00007"};
   Placement p = MustPlace(cluster, request);
   ASSERT_TRUE(p.placed()) << p.RejectionSummary();
   EXPECT_EQ(p.jobs[0].domain, "pool-0001");
-  EXPECT_THAT(p.jobs[0].hosts, ElementsAre("host-00004", "host-00005",
-                                           "host-00006", "host-00007"));
+  EXPECT_THAT(p.jobs[0].nodes, ElementsAre("node-00004", "node-00005",
+                                           "node-00006", "node-00007"));
   EXPECT_EQ(p.jobs[1].domain, "pool-0000");
 }
 
 // ---------------------------------------------------------------------------
 // Determinism and input errors.
 
-TEST(PlaceTest, SameInputSameResultWhateverTheHostOrder) {
-  std::vector<HostRecord> hosts = SliceCluster(64, 4);
-  ClusterSnapshot forward = MustBuild(hosts);
-  std::reverse(hosts.begin(), hosts.end());
-  ClusterSnapshot backward = MustBuild(hosts);
+TEST(PlaceTest, SameInputSameResultWhateverTheNodeOrder) {
+  std::vector<NodeRecord> nodes = SliceCluster(64, 4);
+  ClusterSnapshot forward = MustBuild(nodes);
+  std::reverse(nodes.begin(), nodes.end());
+  ClusterSnapshot backward = MustBuild(nodes);
   PlacementRequest request = JobSetRequest("w", 5, 3, GpuPod(2));
   request.jobs.push_back({"ns/spread", GpuPod(8), 7, "", {}});
   Placement a = MustPlace(forward, request);
@@ -595,7 +595,7 @@ TEST(PlaceTest, SameInputSameResultWhateverTheHostOrder) {
   ASSERT_TRUE(a.placed());
   ASSERT_EQ(a.jobs.size(), b.jobs.size());
   for (size_t i = 0; i < a.jobs.size(); ++i) {
-    EXPECT_EQ(a.jobs[i].hosts, b.jobs[i].hosts);
+    EXPECT_EQ(a.jobs[i].nodes, b.jobs[i].nodes);
     EXPECT_EQ(a.jobs[i].domain, b.jobs[i].domain);
   }
 }
@@ -616,11 +616,11 @@ TEST(PlaceTest, RejectsMalformedRequests) {
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("jobs[0].pod_count")));
   request = JobSetRequest("w", 1, 1, GpuPod(1));
-  request.jobs[0].previous_hosts = {"a", "b"};
+  request.jobs[0].previous_nodes = {"a", "b"};
   EXPECT_THAT(Place(cluster, request),
               StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("jobs[0].previous_hosts")));
-  request.jobs[0].previous_hosts.clear();
+                       HasSubstr("jobs[0].previous_nodes")));
+  request.jobs[0].previous_nodes.clear();
   request.jobs[0].job_key.clear();
   EXPECT_THAT(Place(cluster, request),
               StatusIs(absl::StatusCode::kInvalidArgument,

@@ -11,7 +11,7 @@
 
 namespace jobset::scheduler::placement {
 
-// Formats a per-host tally as kube-scheduler does: "0/16 nodes are
+// Formats a per-node tally as kube-scheduler does: "0/16 nodes are
 // available: 8 Insufficient nvidia.com/gpu, 8 node(s) didn't match Pod's node
 // affinity/selector." Like Kubernetes, the "<count> <reason>" entries are
 // sorted as strings.

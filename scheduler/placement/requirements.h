@@ -19,10 +19,10 @@ namespace jobset::scheduler::placement {
 // in whole units.
 inline constexpr absl::string_view kCpu = "cpu";        // millicores
 inline constexpr absl::string_view kMemory = "memory";  // bytes
-// When a host declares allocatable "pods", every pod consumes one.
+// When a node declares allocatable "pods", every pod consumes one.
 inline constexpr absl::string_view kPods = "pods";
 
-// An amount of each resource. Used for a pod's request and for a host's
+// An amount of each resource. Used for a pod's request and for a node's
 // allocatable and allocated capacity.
 struct Resources {
   int64_t cpu_millis = 0;
@@ -45,7 +45,7 @@ struct NodeSelectorRequirement {
   bool operator==(const NodeSelectorRequirement&) const = default;
 };
 
-// Requirements ANDed. An empty term matches no host (as in Kubernetes).
+// Requirements ANDed. An empty term matches no node (as in Kubernetes).
 struct NodeSelectorTerm {
   std::vector<NodeSelectorRequirement> match_expressions;
 
@@ -66,7 +66,7 @@ struct Toleration {
   bool operator==(const Toleration&) const = default;
 };
 
-// A port a pod claims on its host: the hostPort of a container port, and for
+// A port a pod claims on its node: the hostPort of a container port, and for
 // a hostNetwork pod every container port.
 struct HostPort {
   enum class Protocol { kTcp, kUdp, kSctp };
@@ -76,7 +76,7 @@ struct HostPort {
   auto operator<=>(const HostPort&) const = default;
 };
 
-// What one pod of a Job needs from its host. Every pod of a Job shares the
+// What one pod of a Job needs from its node. Every pod of a Job shares the
 // Job's pod template, so the controller computes this once per template and
 // shares it between the Jobs of a ReplicatedJob.
 struct PodRequirements {
@@ -86,7 +86,7 @@ struct PodRequirements {
   Resources resources;
   std::map<std::string, std::string, std::less<>> node_selector;
   // requiredDuringSchedulingIgnoredDuringExecution: terms are ORed. Unset
-  // means no constraint; set with no terms matches no host.
+  // means no constraint; set with no terms matches no node.
   std::optional<std::vector<NodeSelectorTerm>> required_node_affinity;
   std::vector<Toleration> tolerations;
   // Sorted, no duplicates.

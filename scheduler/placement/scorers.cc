@@ -9,13 +9,13 @@
 
 namespace jobset::scheduler::placement {
 
-int32_t StickyDomain(absl::Span<const ClusterSnapshot::HostId> previous_hosts,
+int32_t StickyDomain(absl::Span<const ClusterSnapshot::NodeId> previous_nodes,
                      const ClusterSnapshot::Topology& topology) {
   absl::flat_hash_map<int32_t, int> counts;
   int32_t best = -1;
   int best_count = 0;
-  for (ClusterSnapshot::HostId host : previous_hosts) {
-    const int32_t domain = topology.domain_of_host[host];
+  for (ClusterSnapshot::NodeId node : previous_nodes) {
+    const int32_t domain = topology.domain_of_node[node];
     if (domain < 0) continue;
     const int count = ++counts[domain];
     if (count > best_count || (count == best_count && domain < best)) {
@@ -27,8 +27,8 @@ int32_t StickyDomain(absl::Span<const ClusterSnapshot::HostId> previous_hosts,
 }
 
 bool BestFitLess(const DomainCandidate& a, const DomainCandidate& b) {
-  return std::tie(a.num_hosts, a.capacity, a.value) <
-         std::tie(b.num_hosts, b.capacity, b.value);
+  return std::tie(a.num_nodes, a.capacity, a.value) <
+         std::tie(b.num_nodes, b.capacity, b.value);
 }
 
 std::vector<int32_t> FewestDomains(std::vector<DomainCandidate> candidates,

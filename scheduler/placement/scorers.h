@@ -1,8 +1,8 @@
 #ifndef JOBSET_SCHEDULER_PLACEMENT_SCORERS_H_
 #define JOBSET_SCHEDULER_PLACEMENT_SCORERS_H_
 
-// The scorers: among hosts and domains that pass every filter, which to
-// prefer. In order of precedence: the hosts of the previous attempt (sticky
+// The scorers: among nodes and domains that pass every filter, which to
+// prefer. In order of precedence: the nodes of the previous attempt (sticky
 // restart), then best fit (the smallest domain that holds the Job, so big
 // slices stay whole), then, for Jobs without exclusive topology, as few
 // topology domains as possible.
@@ -17,22 +17,22 @@
 
 namespace jobset::scheduler::placement {
 
-// Returns the domain of `topology` that holds the most of `previous_hosts`
+// Returns the domain of `topology` that holds the most of `previous_nodes`
 // (ties: the lower domain index), or -1 when none of them carries the key.
-int32_t StickyDomain(absl::Span<const ClusterSnapshot::HostId> previous_hosts,
+int32_t StickyDomain(absl::Span<const ClusterSnapshot::NodeId> previous_nodes,
                      const ClusterSnapshot::Topology& topology);
 
 // A domain that passes the filters, and how many of the Job's pods it has
 // room for.
 struct DomainCandidate {
   int32_t domain = 0;
-  int32_t num_hosts = 0;  // all hosts of the domain, fitting or not
+  int32_t num_nodes = 0;  // all nodes of the domain, fitting or not
   int64_t capacity = 0;   // pods of the Job that fit
   absl::string_view value;
 };
 
-// Orders domains by best fit: fewer hosts first (a 4-host Job takes a 4-host
-// slice before a 16-host one), then less room, then value.
+// Orders domains by best fit: fewer nodes first (a 4-node Job takes a 4-node
+// slice before a 16-node one), then less room, then value.
 bool BestFitLess(const DomainCandidate& a, const DomainCandidate& b);
 
 // Returns the domains to spread `pods` over so that they touch as few

@@ -13,15 +13,15 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
-TEST(StickyDomainTest, DomainWithMostPreviousHosts) {
-  // 12 hosts in pools of 4; host-00012 has no pool.
-  std::vector<HostRecord> hosts = testing::SliceCluster(12, 4);
-  hosts.push_back(testing::GpuHost("host-00012"));
-  const ClusterSnapshot cluster = testing::MustBuild(std::move(hosts));
+TEST(StickyDomainTest, DomainWithMostPreviousNodes) {
+  // 12 nodes in pools of 4; node-00012 has no pool.
+  std::vector<NodeRecord> nodes = testing::SliceCluster(12, 4);
+  nodes.push_back(testing::GpuNode("node-00012"));
+  const ClusterSnapshot cluster = testing::MustBuild(std::move(nodes));
   const ClusterSnapshot::Topology& pools =
       *cluster.FindTopology(testing::kPool);
   struct Case {
-    std::vector<ClusterSnapshot::HostId> previous;
+    std::vector<ClusterSnapshot::NodeId> previous;
     int32_t domain;
   };
   for (const Case& c : std::vector<Case>{
@@ -37,7 +37,7 @@ TEST(StickyDomainTest, DomainWithMostPreviousHosts) {
   }
 }
 
-TEST(BestFitLessTest, FewerHostsThenLessRoomThenValue) {
+TEST(BestFitLessTest, FewerNodesThenLessRoomThenValue) {
   const DomainCandidate small{0, 4, 4, "z"};
   const DomainCandidate big{1, 16, 16, "a"};
   const DomainCandidate small_tight{2, 4, 2, "y"};

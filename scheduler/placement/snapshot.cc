@@ -19,14 +19,14 @@ bool HasUsage(const Resources& r) {
   return r.cpu_millis != 0 || r.memory_bytes != 0 || !r.extended.empty();
 }
 
-absl::Status CheckNonNegative(const HostRecord& host) {
+absl::Status CheckNonNegative(const NodeRecord& node) {
   auto negative = [&](absl::string_view resource) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "host ", host.name, ": allocatable ", resource, " is negative"));
+        "node ", node.name, ": allocatable ", resource, " is negative"));
   };
-  if (host.allocatable.cpu_millis < 0) return negative(kCpu);
-  if (host.allocatable.memory_bytes < 0) return negative(kMemory);
-  for (const auto& [name, amount] : host.allocatable.extended) {
+  if (node.allocatable.cpu_millis < 0) return negative(kCpu);
+  if (node.allocatable.memory_bytes < 0) return negative(kMemory);
+  for (const auto& [name, amount] : node.allocatable.extended) {
     if (amount < 0) return negative(name);
   }
   return absl::OkStatus();
@@ -34,10 +34,10 @@ absl::Status CheckNonNegative(const HostRecord& host) {
 
 }  // namespace
 
-std::optional<ClusterSnapshot::HostId> ClusterSnapshot::FindHost(
+std::optional<ClusterSnapshot::NodeId> ClusterSnapshot::FindNode(
     absl::string_view name) const {
-  auto it = host_by_name_.find(name);
-  if (it == host_by_name_.end()) return std::nullopt;
+  auto it = node_by_name_.find(name);
+  if (it == node_by_name_.end()) return std::nullopt;
   return it->second;
 }
 
@@ -63,23 +63,23 @@ std::optional<ClusterSnapshot::JobId> ClusterSnapshot::FindJob(
   return it->second;
 }
 
-ClusterSnapshotBuilder::ClusterSnapshotBuilder(size_t expected_hosts) {
-  hosts_.reserve(expected_hosts);
+ClusterSnapshotBuilder::ClusterSnapshotBuilder(size_t expected_nodes) {
+  nodes_.reserve(expected_nodes);
   Reset();
 }
 
 ClusterSnapshotBuilder::ClusterSnapshotBuilder(ClusterSnapshot previous)
     : base_(std::move(previous)) {
   Reset();
-  for (HostRecord& host : base_->hosts_) {
-    if (HasUsage(host.allocated)) host.allocated = {};
-    host.used_host_ports.clear();
-    host.jobs.clear();
+  for (NodeRecord& node : base_->nodes_) {
+    if (HasUsage(node.allocated)) node.allocated = {};
+    node.used_host_ports.clear();
+    node.jobs.clear();
   }
 }
 
 void ClusterSnapshotBuilder::Reset() {
-  hosts_.clear();
+  nodes_.clear();
   holds_.clear();
   sorted_ = true;
   index_keys_.clear();
@@ -91,9 +91,9 @@ ClusterSnapshotBuilder& ClusterSnapshotBuilder::IndexLabel(std::string key) {
   return *this;
 }
 
-ClusterSnapshotBuilder& ClusterSnapshotBuilder::AddHost(HostRecord host) {
-  if (!hosts_.empty() && !(hosts_.back().name < host.name)) sorted_ = false;
-  hosts_.push_back(std::move(host));
+ClusterSnapshotBuilder& ClusterSnapshotBuilder::AddNode(NodeRecord node) {
+  if (!nodes_.empty() && !(nodes_.back().name < node.name)) sorted_ = false;
+  nodes_.push_back(std::move(node));
   return *this;
 }
 
@@ -104,8 +104,8 @@ ClusterSnapshotBuilder& ClusterSnapshotBuilder::AddHold(DomainHold hold) {
 
 namespace {
 
-// Finds the Topology of a label key. Hosts mostly carry the same few keys,
-// so a short list of recent keys saves hashing long keys for every host.
+// Finds the Topology of a label key. Nodes mostly carry the same few keys,
+// so a short list of recent keys saves hashing long keys for every node.
 class TopologyFinder {
  public:
   // `topologies` holds an empty Topology for every indexed key.
@@ -113,7 +113,7 @@ class TopologyFinder {
       absl::flat_hash_map<std::string, ClusterSnapshot::Topology>* topologies)
       : topologies_(topologies) {}
 
-  // Records the domain of key=value as host h's, adding it if new.
+  // Records the domain of key=value as node h's, adding it if new.
   void Add(const std::string& key, const std::string& value, int h) {
     Entry* entry = nullptr;
     for (Entry& e : recent_) {
@@ -137,15 +137,15 @@ class TopologyFinder {
       if (inserted) {
         topology.domains.push_back(ClusterSnapshot::Domain{value, {}, {}});
       }
-      entry->last_value = value;  // the host's string: stable while building
+      entry->last_value = value;  // the node's string: stable while building
       entry->last_domain = it->second;
     }
-    topology.domain_of_host[h] = entry->last_domain;
+    topology.domain_of_node[h] = entry->last_domain;
   }
 
  private:
   static constexpr size_t kRecent = 8;
-  // Views into the hosts' label strings, which stay put while building.
+  // Views into the nodes' label strings, which stay put while building.
   struct Entry {
     absl::string_view key;
     ClusterSnapshot::Topology* topology;
@@ -171,40 +171,40 @@ void AddResources(const Resources& resources, int sign,
   }
 }
 
-// Writes the host's allocatable amount of each resource into `row`.
-void FillCapacity(const HostRecord& host,
+// Writes the node's allocatable amount of each resource into `row`.
+void FillCapacity(const NodeRecord& node,
                   const std::vector<std::string>& resource_names,
                   int64_t* row) {
   std::fill(row, row + resource_names.size(), 0);
-  AddResources(host.allocatable, 1, resource_names, row);
+  AddResources(node.allocatable, 1, resource_names, row);
   for (size_t r = 2; r < resource_names.size(); ++r) {
-    // A host that does not count its pods takes any number of them.
+    // A node that does not count its pods takes any number of them.
     if (resource_names[r] == kPods &&
-        !host.allocatable.extended.contains(kPods)) {
+        !node.allocatable.extended.contains(kPods)) {
       row[r] = kUnlimitedPods;
     }
   }
 }
 
-// Fills host_storage and each domain's hosts from domain_of_host.
+// Fills node_storage and each domain's nodes from domain_of_node.
 void LayOut(ClusterSnapshot::Topology* topology) {
   std::vector<uint32_t> offsets(topology->domains.size() + 1, 0);
-  for (int32_t d : topology->domain_of_host) {
+  for (int32_t d : topology->domain_of_node) {
     if (d >= 0) ++offsets[d + 1];
   }
   for (size_t d = 0; d < topology->domains.size(); ++d) {
     offsets[d + 1] += offsets[d];
   }
-  topology->host_storage.resize(offsets.back());
+  topology->node_storage.resize(offsets.back());
   std::vector<uint32_t> next(offsets.begin(), offsets.end() - 1);
-  const int num_hosts = static_cast<int>(topology->domain_of_host.size());
-  for (int h = 0; h < num_hosts; ++h) {
-    const int32_t d = topology->domain_of_host[h];
-    if (d >= 0) topology->host_storage[next[d]++] = h;
+  const int num_nodes = static_cast<int>(topology->domain_of_node.size());
+  for (int h = 0; h < num_nodes; ++h) {
+    const int32_t d = topology->domain_of_node[h];
+    if (d >= 0) topology->node_storage[next[d]++] = h;
   }
   for (size_t d = 0; d < topology->domains.size(); ++d) {
-    topology->domains[d].hosts =
-        absl::MakeConstSpan(topology->host_storage)
+    topology->domains[d].nodes =
+        absl::MakeConstSpan(topology->node_storage)
             .subspan(offsets[d], offsets[d + 1] - offsets[d]);
   }
 }
@@ -214,22 +214,22 @@ void LayOut(ClusterSnapshot::Topology* topology) {
 ClusterSnapshot::Topology ClusterSnapshot::ScanTopology(
     absl::string_view key) const {
   Topology topology;
-  topology.domain_of_host.assign(hosts_.size(), -1);
-  for (size_t h = 0; h < hosts_.size(); ++h) {
-    auto label = hosts_[h].labels.find(key);
-    if (label == hosts_[h].labels.end()) continue;
+  topology.domain_of_node.assign(nodes_.size(), -1);
+  for (size_t h = 0; h < nodes_.size(); ++h) {
+    auto label = nodes_[h].labels.find(key);
+    if (label == nodes_[h].labels.end()) continue;
     auto [it, inserted] = topology.domain_by_value.try_emplace(
         label->second, static_cast<int32_t>(topology.domains.size()));
     if (inserted) topology.domains.push_back(Domain{label->second, {}, {}});
-    topology.domain_of_host[h] = it->second;
+    topology.domain_of_node[h] = it->second;
   }
   LayOut(&topology);
   return topology;
 }
 
 bool ClusterSnapshotBuilder::UsageFits(const ClusterSnapshot& s) {
-  for (const HostRecord& host : s.hosts_) {
-    for (const auto& [name, amount] : host.allocated.extended) {
+  for (const NodeRecord& node : s.nodes_) {
+    for (const auto& [name, amount] : node.allocated.extended) {
       if (!s.FindResource(name).has_value()) return false;
     }
   }
@@ -238,28 +238,28 @@ bool ClusterSnapshotBuilder::UsageFits(const ClusterSnapshot& s) {
 
 absl::Status ClusterSnapshotBuilder::BuildIndexes(ClusterSnapshot& s) {
   // Name order makes every later decision independent of the order in which
-  // the caller happened to list its hosts.
-  std::vector<HostRecord>& hosts = s.hosts_;
+  // the caller happened to list its nodes.
+  std::vector<NodeRecord>& nodes = s.nodes_;
   if (!sorted_) {
     // Sort copies of the names (short names sit inline, so the sort stays
     // in one array), then move each record once.
     std::vector<std::pair<std::string, int32_t>> order;
-    order.reserve(hosts.size());
-    for (size_t i = 0; i < hosts.size(); ++i) {
-      order.emplace_back(hosts[i].name, static_cast<int32_t>(i));
+    order.reserve(nodes.size());
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      order.emplace_back(nodes[i].name, static_cast<int32_t>(i));
     }
     std::sort(order.begin(), order.end());
-    std::vector<HostRecord> sorted;
-    sorted.reserve(hosts.size());
-    for (const auto& [name, i] : order) sorted.push_back(std::move(hosts[i]));
-    hosts.swap(sorted);
+    std::vector<NodeRecord> sorted;
+    sorted.reserve(nodes.size());
+    for (const auto& [name, i] : order) sorted.push_back(std::move(nodes[i]));
+    nodes.swap(sorted);
   }
 
   // Resources: cpu, memory, then extended names in order. Clusters have few
   // resource names: a linear search beats hashing.
   std::vector<std::string> extended;
-  for (const HostRecord& host : hosts) {
-    for (const Resources* resources : {&host.allocatable, &host.allocated}) {
+  for (const NodeRecord& node : nodes) {
+    for (const Resources* resources : {&node.allocatable, &node.allocated}) {
       for (const auto& [name, amount] : resources->extended) {
         if (std::find(extended.begin(), extended.end(), name) ==
             extended.end()) {
@@ -273,43 +273,43 @@ absl::Status ClusterSnapshotBuilder::BuildIndexes(ClusterSnapshot& s) {
   s.resource_names_.insert(s.resource_names_.end(), extended.begin(),
                            extended.end());
 
-  const int num_hosts = static_cast<int>(hosts.size());
-  s.host_by_name_.clear();
-  s.host_by_name_.reserve(num_hosts);
+  const int num_nodes = static_cast<int>(nodes.size());
+  s.node_by_name_.clear();
+  s.node_by_name_.reserve(num_nodes);
   s.topologies_.clear();
   for (const std::string& key : index_keys_) {
-    s.topologies_[key].domain_of_host.assign(num_hosts, -1);
+    s.topologies_[key].domain_of_node.assign(num_nodes, -1);
   }
   s.indexed_keys_ = index_keys_;
   TopologyFinder topologies(&s.topologies_);
-  for (int h = 0; h < num_hosts; ++h) {
-    const HostRecord& host = hosts[h];
-    if (host.name.empty()) {
-      return absl::InvalidArgumentError("host with an empty name");
+  for (int h = 0; h < num_nodes; ++h) {
+    const NodeRecord& node = nodes[h];
+    if (node.name.empty()) {
+      return absl::InvalidArgumentError("node with an empty name");
     }
-    if (h > 0 && hosts[h - 1].name == host.name) {
+    if (h > 0 && nodes[h - 1].name == node.name) {
       return absl::InvalidArgumentError(
-          absl::StrCat("duplicate host ", host.name));
+          absl::StrCat("duplicate node ", node.name));
     }
-    JOBSET_RETURN_IF_ERROR(CheckNonNegative(host));
-    s.host_by_name_.emplace(host.name, h);
-    for (const auto& [key, value] : host.labels) topologies.Add(key, value, h);
+    JOBSET_RETURN_IF_ERROR(CheckNonNegative(node));
+    s.node_by_name_.emplace(node.name, h);
+    for (const auto& [key, value] : node.labels) topologies.Add(key, value, h);
   }
   const int num_resources = s.num_resources();
-  s.capacity_.resize(static_cast<size_t>(num_hosts) * num_resources);
+  s.capacity_.resize(static_cast<size_t>(num_nodes) * num_resources);
   s.schedulable_.clear();
-  s.schedulable_.reserve(num_hosts);
-  for (int h = 0; h < num_hosts; ++h) {
-    const HostRecord& host = hosts[h];
-    FillCapacity(host, s.resource_names_,
+  s.schedulable_.reserve(num_nodes);
+  for (int h = 0; h < num_nodes; ++h) {
+    const NodeRecord& node = nodes[h];
+    FillCapacity(node, s.resource_names_,
                  &s.capacity_[static_cast<size_t>(h) * num_resources]);
     const bool hard_taint =
-        std::any_of(host.taints.begin(), host.taints.end(), [](const Taint& t) {
+        std::any_of(node.taints.begin(), node.taints.end(), [](const Taint& t) {
           return t.effect != TaintEffect::kPreferNoSchedule;
         });
-    s.schedulable_.push_back(host.ready && !host.cordoned && !hard_taint);
+    s.schedulable_.push_back(node.ready && !node.cordoned && !hard_taint);
   }
-  // Lay out the hosts of each key's domains; drop keys no host carries.
+  // Lay out the nodes of each key's domains; drop keys no node carries.
   for (auto it = s.topologies_.begin(); it != s.topologies_.end();) {
     if (it->second.domains.empty()) {
       s.topologies_.erase(it++);
@@ -330,17 +330,17 @@ void ClusterSnapshotBuilder::IndexMissingKeys(ClusterSnapshot& s) {
 }
 
 void ClusterSnapshotBuilder::BuildUsage(ClusterSnapshot& s) {
-  const int num_hosts = s.num_hosts();
+  const int num_nodes = s.num_nodes();
   const int num_resources = s.num_resources();
   s.free_ = s.capacity_;
   const std::optional<int> pods = s.FindResource(kPods);
   s.plain_.clear();
-  s.plain_.reserve(num_hosts);
+  s.plain_.reserve(num_nodes);
   s.job_keys_.clear();
   s.job_by_key_.clear();
-  s.jobs_on_host_.clear();
+  s.jobs_on_node_.clear();
   s.job_offsets_.clear();
-  s.job_offsets_.reserve(num_hosts + 1);
+  s.job_offsets_.reserve(num_nodes + 1);
   s.job_offsets_.push_back(0);
   auto intern = [&s](const std::string& job_key) {
     auto [it, inserted] = s.job_by_key_.try_emplace(
@@ -348,31 +348,31 @@ void ClusterSnapshotBuilder::BuildUsage(ClusterSnapshot& s) {
     if (inserted) s.job_keys_.push_back(job_key);
     return it->second;
   };
-  for (int h = 0; h < num_hosts; ++h) {
-    HostRecord& host = s.hosts_[h];
-    if (HasUsage(host.allocated)) {
+  for (int h = 0; h < num_nodes; ++h) {
+    NodeRecord& node = s.nodes_[h];
+    if (HasUsage(node.allocated)) {
       int64_t* row = &s.free_[static_cast<size_t>(h) * num_resources];
       const int64_t pod_room = pods.has_value() ? row[*pods] : 0;
-      AddResources(host.allocated, -1, s.resource_names_, row);
+      AddResources(node.allocated, -1, s.resource_names_, row);
       if (pod_room == kUnlimitedPods) row[*pods] = kUnlimitedPods;
     }
-    for (const HostJob& job : host.jobs) {
-      s.jobs_on_host_.push_back({intern(job.job_key), job.priority});
+    for (const NodeJob& job : node.jobs) {
+      s.jobs_on_node_.push_back({intern(job.job_key), job.priority});
     }
-    s.job_offsets_.push_back(static_cast<uint32_t>(s.jobs_on_host_.size()));
-    std::sort(host.used_host_ports.begin(), host.used_host_ports.end());
-    s.plain_.push_back(s.schedulable_[h] && host.used_host_ports.empty());
+    s.job_offsets_.push_back(static_cast<uint32_t>(s.jobs_on_node_.size()));
+    std::sort(node.used_host_ports.begin(), node.used_host_ports.end());
+    s.plain_.push_back(s.schedulable_[h] && node.used_host_ports.empty());
   }
 
-  // Holds: on their domain, and on every host of the domain.
+  // Holds: on their domain, and on every node of the domain.
   for (auto& [key, topology] : s.topologies_) {
     for (ClusterSnapshot::Domain& domain : topology.domains) {
       domain.holds.clear();
     }
   }
   s.num_holds_ = 0;
-  std::vector<std::pair<ClusterSnapshot::HostId, ClusterSnapshot::Holder>>
-      host_holds;
+  std::vector<std::pair<ClusterSnapshot::NodeId, ClusterSnapshot::Holder>>
+      node_holds;
   for (const DomainHold& hold : holds_) {
     auto topology = s.topologies_.find(hold.topology_key);
     if (topology == s.topologies_.end()) continue;
@@ -381,20 +381,20 @@ void ClusterSnapshotBuilder::BuildUsage(ClusterSnapshot& s) {
     const ClusterSnapshot::Holder holder{intern(hold.job_key), hold.priority};
     ClusterSnapshot::Domain& d = topology->second.domains[domain->second];
     d.holds.push_back(holder);
-    for (ClusterSnapshot::HostId h : d.hosts) host_holds.push_back({h, holder});
+    for (ClusterSnapshot::NodeId h : d.nodes) node_holds.push_back({h, holder});
     ++s.num_holds_;
   }
   std::stable_sort(
-      host_holds.begin(), host_holds.end(),
+      node_holds.begin(), node_holds.end(),
       [](const auto& a, const auto& b) { return a.first < b.first; });
-  s.hold_offsets_.assign(num_hosts + 1, 0);
-  for (const auto& [h, holder] : host_holds) ++s.hold_offsets_[h + 1];
-  for (int h = 0; h < num_hosts; ++h) {
+  s.hold_offsets_.assign(num_nodes + 1, 0);
+  for (const auto& [h, holder] : node_holds) ++s.hold_offsets_[h + 1];
+  for (int h = 0; h < num_nodes; ++h) {
     s.hold_offsets_[h + 1] += s.hold_offsets_[h];
   }
-  s.holds_on_host_.clear();
-  s.holds_on_host_.reserve(host_holds.size());
-  for (const auto& [h, holder] : host_holds) s.holds_on_host_.push_back(holder);
+  s.holds_on_node_.clear();
+  s.holds_on_node_.reserve(node_holds.size());
+  for (const auto& [h, holder] : node_holds) s.holds_on_node_.push_back(holder);
 }
 
 absl::StatusOr<ClusterSnapshot> ClusterSnapshotBuilder::Build() {
@@ -412,7 +412,7 @@ absl::StatusOr<ClusterSnapshot> ClusterSnapshotBuilder::Build() {
     s = *std::move(base_);
     IndexMissingKeys(s);
   } else {
-    s.hosts_ = base_.has_value() ? std::move(base_->hosts_) : std::move(hosts_);
+    s.nodes_ = base_.has_value() ? std::move(base_->nodes_) : std::move(nodes_);
     JOBSET_RETURN_IF_ERROR(BuildIndexes(s));
   }
   BuildUsage(s);

@@ -21,29 +21,29 @@ using Labels = absl::flat_hash_map<std::string, std::string>;
 
 // Topology label keys, from slice to zone: node pool or slice, NVLink domain,
 // rack, zone. A snapshot indexes them; Jobs without exclusive topology pack
-// into the first of them that the hosts carry.
+// into the first of them that the nodes carry.
 inline constexpr std::array<absl::string_view, 5> kDefaultTopologyKeys = {
     "cloud.google.com/gke-nodepool", "nvidia.com/gpu.clique",
     "topology.kubernetes.io/rack", "rack", "topology.kubernetes.io/zone"};
 
 // A Kubernetes node taint. NoSchedule and NoExecute taints keep pods without
-// a matching toleration off the host; PreferNoSchedule does not filter.
+// a matching toleration off the node; PreferNoSchedule does not filter.
 struct Taint {
   std::string key;
   std::string value;
   TaintEffect effect = TaintEffect::kNoSchedule;
 };
 
-// A Job with pods on a host (running, or terminating after a restart), at the
+// A Job with pods on a node (running, or terminating after a restart), at the
 // pods' priority. Exclusive placement keeps other Jobs of the same priority
 // out of every domain this Job's pods are in.
-struct HostJob {
+struct NodeJob {
   std::string job_key;  // "<namespace>/<jobName>"
   int32_t priority = 0;
 };
 
-// One host as the controller sees it when it takes a snapshot.
-struct HostRecord {
+// One node as the controller sees it when it takes a snapshot.
+struct NodeRecord {
   std::string name;
   // Topology labels among them: see README.md.
   Labels labels;
@@ -54,9 +54,9 @@ struct HostRecord {
   Resources allocated;
   bool ready = true;
   bool cordoned = false;
-  // Ports bound by the host's current pods.
+  // Ports bound by the node's current pods.
   std::vector<HostPort> used_host_ports;
-  std::vector<HostJob> jobs;
+  std::vector<NodeJob> jobs;
 };
 
 // An exclusive topology domain held by a placed Job: the domain (one value of
@@ -68,33 +68,33 @@ struct DomainHold {
   int32_t priority = 0;
 };
 
-// An immutable view of the cluster with the indexes placement needs: hosts
-// sorted by name, hosts by label value, capacity as dense arrays, and the
+// An immutable view of the cluster with the indexes placement needs: nodes
+// sorted by name, nodes by label value, capacity as dense arrays, and the
 // exclusive holds on topology domains. Build one with ClusterSnapshotBuilder.
-// The indexes point into the host records, which never move: the snapshot
+// The indexes point into the node records, which never move: the snapshot
 // can be moved but not copied. Immutable, hence thread-safe.
 class ClusterSnapshot {
  public:
-  // Hosts are numbered 0..num_hosts()-1 in name order.
-  using HostId = int32_t;
+  // Nodes are numbered 0..num_nodes()-1 in name order.
+  using NodeId = int32_t;
   // An interned job key (see FindJob and job_key).
   using JobId = int32_t;
 
-  // A Job that holds a domain, or has pods on a host.
+  // A Job that holds a domain, or has pods on a node.
   struct Holder {
     JobId job = 0;
     int32_t priority = 0;
   };
 
-  // One value of a topology label and the hosts that carry it.
+  // One value of a topology label and the nodes that carry it.
   struct Domain {
-    absl::string_view value;         // points into the hosts' labels
-    absl::Span<const HostId> hosts;  // ascending
+    absl::string_view value;         // points into the nodes' labels
+    absl::Span<const NodeId> nodes;  // ascending
     std::vector<Holder> holds;       // exclusive holds on this domain
   };
 
   // Every value of one label key. Domains appear in the order their first
-  // host appears in name order. Move-only: domains point into host_storage.
+  // node appears in name order. Move-only: domains point into node_storage.
   struct Topology {
     Topology() = default;
     Topology(Topology&&) = default;
@@ -104,26 +104,26 @@ class ClusterSnapshot {
 
     std::vector<Domain> domains;
     absl::flat_hash_map<absl::string_view, int32_t> domain_by_value;
-    std::vector<int32_t> domain_of_host;  // -1 where the host lacks the key
-    std::vector<HostId> host_storage;     // the hosts of every domain
+    std::vector<int32_t> domain_of_node;  // -1 where the node lacks the key
+    std::vector<NodeId> node_storage;     // the nodes of every domain
   };
 
   ClusterSnapshot(ClusterSnapshot&&) = default;
   ClusterSnapshot& operator=(ClusterSnapshot&&) = default;
 
-  int num_hosts() const { return static_cast<int>(hosts_.size()); }
-  const HostRecord& host(HostId id) const { return hosts_[id]; }
-  // Returns whether the host is ready, not cordoned, has no NoSchedule or
+  int num_nodes() const { return static_cast<int>(nodes_.size()); }
+  const NodeRecord& node(NodeId id) const { return nodes_[id]; }
+  // Returns whether the node is ready, not cordoned, has no NoSchedule or
   // NoExecute taint and no bound host port: then only labels and capacity
   // decide whether a pod fits.
-  bool plain(HostId id) const { return plain_[id] != 0; }
-  std::optional<HostId> FindHost(absl::string_view name) const;
+  bool plain(NodeId id) const { return plain_[id] != 0; }
+  std::optional<NodeId> FindNode(absl::string_view name) const;
 
   // Returns the domains of an indexed label key (see
   // ClusterSnapshotBuilder::IndexLabel), or nullptr when the key is not
-  // indexed or no host carries it.
+  // indexed or no node carries it.
   const Topology* FindTopology(absl::string_view key) const;
-  // Returns the domains of any label key, by a scan of every host. For keys
+  // Returns the domains of any label key, by a scan of every node. For keys
   // that FindTopology does not know.
   Topology ScanTopology(absl::string_view key) const;
 
@@ -135,9 +135,9 @@ class ClusterSnapshot {
   }
   std::optional<int> FindResource(absl::string_view name) const;
   // Returns allocatable minus allocated of every resource (may be negative on
-  // an overcommitted host). A host that declares no "pods" resource has room
+  // an overcommitted node). A node that declares no "pods" resource has room
   // for any number of pods.
-  absl::Span<const int64_t> free(HostId id) const {
+  absl::Span<const int64_t> free(NodeId id) const {
     return absl::MakeConstSpan(free_).subspan(
         static_cast<size_t>(id) * resource_names_.size(),
         resource_names_.size());
@@ -145,13 +145,13 @@ class ClusterSnapshot {
 
   std::optional<JobId> FindJob(absl::string_view job_key) const;
   const std::string& job_key(JobId id) const { return job_keys_[id]; }
-  // Returns the Jobs with pods on a host.
-  absl::Span<const Holder> jobs_on_host(HostId id) const {
-    return Slice(job_offsets_, jobs_on_host_, id);
+  // Returns the Jobs with pods on a node.
+  absl::Span<const Holder> jobs_on_node(NodeId id) const {
+    return Slice(job_offsets_, jobs_on_node_, id);
   }
-  // Returns the exclusive holds on every domain (of any key) containing a host.
-  absl::Span<const Holder> holds_on_host(HostId id) const {
-    return Slice(hold_offsets_, holds_on_host_, id);
+  // Returns the exclusive holds on every domain (of any key) containing a node.
+  absl::Span<const Holder> holds_on_node(NodeId id) const {
+    return Slice(hold_offsets_, holds_on_node_, id);
   }
   size_t num_holds() const { return num_holds_; }
 
@@ -161,92 +161,92 @@ class ClusterSnapshot {
 
   static absl::Span<const Holder> Slice(const std::vector<uint32_t>& offsets,
                                         const std::vector<Holder>& values,
-                                        HostId id) {
+                                        NodeId id) {
     return absl::MakeConstSpan(values).subspan(offsets[id],
                                                offsets[id + 1] - offsets[id]);
   }
 
-  std::vector<HostRecord> hosts_;
+  std::vector<NodeRecord> nodes_;
   std::vector<uint8_t> plain_;
-  absl::flat_hash_map<absl::string_view, HostId> host_by_name_;
+  absl::flat_hash_map<absl::string_view, NodeId> node_by_name_;
   absl::flat_hash_map<std::string, Topology> topologies_;
-  // Every key the snapshot indexed, carried by a host (in topologies_) or
+  // Every key the snapshot indexed, carried by a node (in topologies_) or
   // not.
   absl::flat_hash_set<std::string> indexed_keys_;
   std::vector<std::string> resource_names_;
-  // Per host: allocatable (indexed with the hosts), and that minus the usage.
+  // Per node: allocatable (indexed with the nodes), and that minus the usage.
   std::vector<int64_t> capacity_;
   std::vector<int64_t> free_;
-  // Per host: ready, not cordoned, no NoSchedule or NoExecute taint.
+  // Per node: ready, not cordoned, no NoSchedule or NoExecute taint.
   std::vector<uint8_t> schedulable_;
   std::vector<std::string> job_keys_;
   absl::flat_hash_map<std::string, JobId> job_by_key_;
   std::vector<uint32_t> job_offsets_;
-  std::vector<Holder> jobs_on_host_;
+  std::vector<Holder> jobs_on_node_;
   std::vector<uint32_t> hold_offsets_;
-  std::vector<Holder> holds_on_host_;
+  std::vector<Holder> holds_on_node_;
   size_t num_holds_ = 0;
 };
 
-// Collects host records and holds, then builds a ClusterSnapshot.
+// Collects node records and holds, then builds a ClusterSnapshot.
 // Thread-compatible.
 //
 //   ClusterSnapshotBuilder builder(records.size());
-//   for (HostRecord& r : records) builder.AddHost(std::move(r));
+//   for (NodeRecord& r : records) builder.AddNode(std::move(r));
 //   builder.AddHold({"cloud.google.com/gke-nodepool", "pool-3", "ns/a", 0});
 //   absl::StatusOr<ClusterSnapshot> snapshot = builder.Build();
 //
-// A caller that snapshots the same hosts again with new usage starts from
-// the last snapshot, which keeps its host records and label indexes:
+// A caller that snapshots the same nodes again with new usage starts from
+// the last snapshot, which keeps its node records and label indexes:
 //
 //   ClusterSnapshotBuilder again(*std::move(snapshot));  // usage cleared
-//   again.host(id).allocated = ...;
+//   again.node(id).allocated = ...;
 //   snapshot = again.Build();
 class ClusterSnapshotBuilder {
  public:
-  explicit ClusterSnapshotBuilder(size_t expected_hosts = 0);
-  // Starts from the hosts of `previous`, in its host id order, with their
+  explicit ClusterSnapshotBuilder(size_t expected_nodes = 0);
+  // Starts from the nodes of `previous`, in its node id order, with their
   // usage (allocated, used_host_ports, jobs) and its holds cleared. Their
   // names, labels, taints, allocatable and readiness must not be changed:
   // Build() keeps the indexes `previous` built from them, and so costs
-  // little more than the usage does. AddHost() must not be called.
+  // little more than the usage does. AddNode() must not be called.
   explicit ClusterSnapshotBuilder(ClusterSnapshot previous);
 
-  ClusterSnapshotBuilder& AddHost(HostRecord host);
-  // The i-th host added, or the host of id i of the snapshot started from:
+  ClusterSnapshotBuilder& AddNode(NodeRecord node);
+  // The i-th node added, or the node of id i of the snapshot started from:
   // for setting its usage before Build().
-  HostRecord& host(size_t i) { return base_ ? base_->hosts_[i] : hosts_[i]; }
+  NodeRecord& node(size_t i) { return base_ ? base_->nodes_[i] : nodes_[i]; }
   // Adds an exclusive hold; its topology key is indexed.
   ClusterSnapshotBuilder& AddHold(DomainHold hold);
   // Indexes the domains of a label key, besides kDefaultTopologyKeys. The
   // controller indexes the exclusive-topology keys of the JobSets it knows;
-  // Place() scans the hosts for any other key a request names. Indexing
+  // Place() scans the nodes for any other key a request names. Indexing
   // every label (a Kubernetes node has dozens) would cost more than it saves.
   ClusterSnapshotBuilder& IndexLabel(std::string key);
 
   // Returns the snapshot and leaves the builder empty, or kInvalidArgument
-  // for an empty or duplicate host name, a negative allocatable amount, or a
+  // for an empty or duplicate node name, a negative allocatable amount, or a
   // hold with an empty field.
   absl::StatusOr<ClusterSnapshot> Build();
 
  private:
   // Whether `s`, started from, can keep its indexes: every resource the
-  // hosts' usage names is indexed.
+  // nodes' usage names is indexed.
   static bool UsageFits(const ClusterSnapshot& s);
-  // Builds the host and label indexes of s.hosts_.
+  // Builds the node and label indexes of s.nodes_.
   absl::Status BuildIndexes(ClusterSnapshot& s);
   // Indexes the keys not indexed yet (of holds, or IndexLabel).
   void IndexMissingKeys(ClusterSnapshot& s);
-  // Fills in the usage: free capacity, plain hosts, Jobs on hosts, holds.
+  // Fills in the usage: free capacity, plain nodes, Jobs on nodes, holds.
   void BuildUsage(ClusterSnapshot& s);
   // Empties the builder, but for base_.
   void Reset();
 
   std::optional<ClusterSnapshot> base_;  // The snapshot started from.
-  std::vector<HostRecord> hosts_;
+  std::vector<NodeRecord> nodes_;
   std::vector<DomainHold> holds_;
   absl::flat_hash_set<std::string> index_keys_;
-  bool sorted_ = true;  // hosts_ in name order so far
+  bool sorted_ = true;  // nodes_ in name order so far
 };
 
 }  // namespace jobset::scheduler::placement

@@ -24,41 +24,41 @@ MATCHER_P2(IsHolder, job, priority, "") {
   return arg.job == job && arg.priority == priority;
 }
 
-TEST(ClusterSnapshotTest, HostsInNameOrderWithLabelIndex) {
+TEST(ClusterSnapshotTest, NodesInNameOrderWithLabelIndex) {
   ClusterSnapshotBuilder builder;
   builder.IndexLabel("pool").IndexLabel("zone");
-  builder.AddHost(testing::GpuHost("c", 8, {{"pool", "p1"}, {"zone", "z"}}));
-  builder.AddHost(testing::GpuHost("a", 8, {{"pool", "p2"}}));
-  builder.AddHost(testing::GpuHost("b", 8, {{"pool", "p1"}}));
+  builder.AddNode(testing::GpuNode("c", 8, {{"pool", "p1"}, {"zone", "z"}}));
+  builder.AddNode(testing::GpuNode("a", 8, {{"pool", "p2"}}));
+  builder.AddNode(testing::GpuNode("b", 8, {{"pool", "p1"}}));
   absl::StatusOr<ClusterSnapshot> snapshot = builder.Build();
   ASSERT_TRUE(snapshot.ok()) << snapshot.status();
-  ASSERT_EQ(snapshot->num_hosts(), 3);
-  EXPECT_EQ(snapshot->host(0).name, "a");
-  EXPECT_EQ(snapshot->host(2).name, "c");
-  EXPECT_THAT(snapshot->FindHost("b"), Optional(1));
-  EXPECT_EQ(snapshot->FindHost("d"), std::nullopt);
+  ASSERT_EQ(snapshot->num_nodes(), 3);
+  EXPECT_EQ(snapshot->node(0).name, "a");
+  EXPECT_EQ(snapshot->node(2).name, "c");
+  EXPECT_THAT(snapshot->FindNode("b"), Optional(1));
+  EXPECT_EQ(snapshot->FindNode("d"), std::nullopt);
 
   const ClusterSnapshot::Topology* pools = snapshot->FindTopology("pool");
   ASSERT_NE(pools, nullptr);
   ASSERT_EQ(pools->domains.size(), 2);
   EXPECT_EQ(pools->domains[0].value, "p2");  // first seen in name order
-  EXPECT_THAT(pools->domain_of_host, ElementsAre(0, 1, 1));
-  EXPECT_THAT(pools->domains[1].hosts, ElementsAre(1, 2));
+  EXPECT_THAT(pools->domain_of_node, ElementsAre(0, 1, 1));
+  EXPECT_THAT(pools->domains[1].nodes, ElementsAre(1, 2));
   EXPECT_THAT(pools->domain_by_value.at("p1"), 1);
   const ClusterSnapshot::Topology* zones = snapshot->FindTopology("zone");
   ASSERT_NE(zones, nullptr);
-  EXPECT_THAT(zones->domain_of_host, ElementsAre(-1, -1, 0));
+  EXPECT_THAT(zones->domain_of_node, ElementsAre(-1, -1, 0));
   EXPECT_EQ(snapshot->FindTopology("rack"), nullptr);
 }
 
-TEST(ClusterSnapshotTest, ASnapshotStartedFromTheLastKeepsItsHostsNotItsUsage) {
+TEST(ClusterSnapshotTest, ASnapshotStartedFromTheLastKeepsItsNodesNotItsUsage) {
   ClusterSnapshotBuilder builder;
-  HostRecord b = testing::GpuHost("b", 8, {{"rack", "r1"}, {"team", "x"}});
+  NodeRecord b = testing::GpuNode("b", 8, {{"rack", "r1"}, {"team", "x"}});
   b.allocated.extended[testing::kGpu] = 6;
   b.jobs.push_back({"ns/old", 0});
   b.used_host_ports.push_back({HostPort::Protocol::kTcp, 80});
-  builder.AddHost(std::move(b));
-  builder.AddHost(testing::GpuHost("a", 4, {{"rack", "r2"}, {"team", "y"}}));
+  builder.AddNode(std::move(b));
+  builder.AddNode(testing::GpuNode("a", 4, {{"rack", "r2"}, {"team", "y"}}));
   builder.AddHold({"rack", "r1", "ns/old", 0});
   absl::StatusOr<ClusterSnapshot> first = builder.Build();
   ASSERT_TRUE(first.ok()) << first.status();
@@ -67,64 +67,64 @@ TEST(ClusterSnapshotTest, ASnapshotStartedFromTheLastKeepsItsHostsNotItsUsage) {
   EXPECT_FALSE(first->plain(1));
   EXPECT_EQ(first->FindTopology("team"), nullptr);  // not indexed
 
-  // Host ids are name order; the old usage and holds are gone.
+  // Node ids are name order; the old usage and holds are gone.
   ClusterSnapshotBuilder again(*std::move(first));
-  EXPECT_EQ(again.host(1).name, "b");
-  EXPECT_THAT(again.host(1).jobs, IsEmpty());
-  again.host(0).allocated.extended[testing::kGpu] = 1;
-  again.host(0).jobs.push_back({"ns/new", 3});
+  EXPECT_EQ(again.node(1).name, "b");
+  EXPECT_THAT(again.node(1).jobs, IsEmpty());
+  again.node(0).allocated.extended[testing::kGpu] = 1;
+  again.node(0).jobs.push_back({"ns/new", 3});
   again.AddHold({"team", "y", "ns/new", 3});  // a key not indexed before
   absl::StatusOr<ClusterSnapshot> second = again.Build();
   ASSERT_TRUE(second.ok()) << second.status();
-  EXPECT_THAT(second->FindHost("b"), Optional(1));
+  EXPECT_THAT(second->FindNode("b"), Optional(1));
   EXPECT_EQ(second->free(0)[gpu], 3);
   EXPECT_EQ(second->free(1)[gpu], 8);
   EXPECT_TRUE(second->plain(1));
-  ASSERT_THAT(second->jobs_on_host(0), ElementsAre(IsHolder(0, 3)));
+  ASSERT_THAT(second->jobs_on_node(0), ElementsAre(IsHolder(0, 3)));
   EXPECT_EQ(second->job_key(0), "ns/new");
-  EXPECT_THAT(second->jobs_on_host(1), IsEmpty());
-  EXPECT_THAT(second->FindTopology("rack")->domain_of_host, ElementsAre(0, 1));
+  EXPECT_THAT(second->jobs_on_node(1), IsEmpty());
+  EXPECT_THAT(second->FindTopology("rack")->domain_of_node, ElementsAre(0, 1));
   EXPECT_THAT(second->FindTopology("rack")->domains[1].holds, IsEmpty());
-  EXPECT_THAT(second->holds_on_host(1), IsEmpty());
+  EXPECT_THAT(second->holds_on_node(1), IsEmpty());
   ASSERT_NE(second->FindTopology("team"), nullptr);
   EXPECT_THAT(second->FindTopology("team")->domains[0].holds,
               ElementsAre(IsHolder(0, 3)));
-  EXPECT_THAT(second->holds_on_host(0), ElementsAre(IsHolder(0, 3)));
+  EXPECT_THAT(second->holds_on_node(0), ElementsAre(IsHolder(0, 3)));
   EXPECT_EQ(second->num_holds(), 1);
 
-  // Usage of a resource no host declared: the indexes are built again.
+  // Usage of a resource no node declared: the indexes are built again.
   ClusterSnapshotBuilder third(*std::move(second));
-  third.host(1).allocated.extended["example.com/fpga"] = 1;
+  third.node(1).allocated.extended["example.com/fpga"] = 1;
   absl::StatusOr<ClusterSnapshot> rebuilt = third.Build();
   ASSERT_TRUE(rebuilt.ok()) << rebuilt.status();
   ASSERT_TRUE(rebuilt->FindResource("example.com/fpga").has_value());
   EXPECT_EQ(rebuilt->free(1)[*rebuilt->FindResource("example.com/fpga")], -1);
   EXPECT_EQ(rebuilt->free(1)[*rebuilt->FindResource(testing::kGpu)], 8);
-  EXPECT_THAT(rebuilt->FindHost("a"), Optional(0));
+  EXPECT_THAT(rebuilt->FindNode("a"), Optional(0));
 }
 
 TEST(ClusterSnapshotTest, OnlyTopologyKeysAreIndexedOthersAreScanned) {
   ClusterSnapshot snapshot = testing::MustBuild(
-      {testing::GpuHost("a", 8, {{"team", "x"}, {"rack", "r1"}}),
-       testing::GpuHost("b", 8, {{"team", "y"}}),
-       testing::GpuHost("c", 8, {{"team", "x"}, {"rack", "r1"}})});
+      {testing::GpuNode("a", 8, {{"team", "x"}, {"rack", "r1"}}),
+       testing::GpuNode("b", 8, {{"team", "y"}}),
+       testing::GpuNode("c", 8, {{"team", "x"}, {"rack", "r1"}})});
   EXPECT_EQ(snapshot.FindTopology("team"), nullptr);
   ASSERT_NE(snapshot.FindTopology("rack"), nullptr);  // a default key
-  EXPECT_THAT(snapshot.FindTopology("rack")->domains[0].hosts,
+  EXPECT_THAT(snapshot.FindTopology("rack")->domains[0].nodes,
               ElementsAre(0, 2));
   const ClusterSnapshot::Topology teams = snapshot.ScanTopology("team");
   ASSERT_EQ(teams.domains.size(), 2);
   EXPECT_EQ(teams.domains[0].value, "x");
-  EXPECT_THAT(teams.domains[0].hosts, ElementsAre(0, 2));
-  EXPECT_THAT(teams.domain_of_host, ElementsAre(0, 1, 0));
+  EXPECT_THAT(teams.domains[0].nodes, ElementsAre(0, 2));
+  EXPECT_THAT(teams.domain_of_node, ElementsAre(0, 1, 0));
   EXPECT_THAT(snapshot.ScanTopology("none").domains, IsEmpty());
 }
 
 TEST(ClusterSnapshotTest, DenseFreeCapacity) {
-  HostRecord a = testing::GpuHost("a", 8);
+  NodeRecord a = testing::GpuNode("a", 8);
   a.allocated.cpu_millis = 4000;
   a.allocated.extended["nvidia.com/gpu"] = 3;
-  HostRecord b = testing::GpuHost("b", 0);
+  NodeRecord b = testing::GpuNode("b", 0);
   b.allocatable.extended["google.com/tpu"] = 4;
   b.allocated.extended["google.com/tpu"] = 5;  // overcommitted
   ClusterSnapshot snapshot = testing::MustBuild({a, b});
@@ -138,11 +138,11 @@ TEST(ClusterSnapshotTest, DenseFreeCapacity) {
   EXPECT_THAT(snapshot.free(1), ElementsAre(64'000, int64_t{512} << 30, -1, 0));
 }
 
-TEST(ClusterSnapshotTest, HoldsAndJobsOnHosts) {
-  std::vector<HostRecord> hosts = testing::SliceCluster(8, 4);
-  hosts[6].jobs.push_back({"ns/running", 3});
+TEST(ClusterSnapshotTest, HoldsAndJobsOnNodes) {
+  std::vector<NodeRecord> nodes = testing::SliceCluster(8, 4);
+  nodes[6].jobs.push_back({"ns/running", 3});
   ClusterSnapshot snapshot = testing::MustBuild(
-      std::move(hosts), {{testing::kPool, "pool-0001", "ns/holder", 7},
+      std::move(nodes), {{testing::kPool, "pool-0001", "ns/holder", 7},
                          {testing::kPool, "pool-0009", "ns/gone", 0},
                          {"rack", "r1", "ns/no-rack", 0}});
   EXPECT_EQ(snapshot.num_holds(), 1);
@@ -151,33 +151,33 @@ TEST(ClusterSnapshotTest, HoldsAndJobsOnHosts) {
   ASSERT_TRUE(holder.has_value());
   ASSERT_TRUE(running.has_value());
   EXPECT_EQ(snapshot.job_key(*holder), "ns/holder");
-  EXPECT_THAT(snapshot.holds_on_host(3), IsEmpty());
+  EXPECT_THAT(snapshot.holds_on_node(3), IsEmpty());
   for (int h = 4; h < 8; ++h) {
-    EXPECT_THAT(snapshot.holds_on_host(h), ElementsAre(IsHolder(*holder, 7)));
+    EXPECT_THAT(snapshot.holds_on_node(h), ElementsAre(IsHolder(*holder, 7)));
   }
-  EXPECT_THAT(snapshot.jobs_on_host(6), ElementsAre(IsHolder(*running, 3)));
-  EXPECT_THAT(snapshot.jobs_on_host(5), IsEmpty());
+  EXPECT_THAT(snapshot.jobs_on_node(6), ElementsAre(IsHolder(*running, 3)));
+  EXPECT_THAT(snapshot.jobs_on_node(5), IsEmpty());
   const auto& domain = snapshot.FindTopology(testing::kPool)->domains[1];
   EXPECT_THAT(domain.holds, ElementsAre(IsHolder(*holder, 7)));
 }
 
 TEST(ClusterSnapshotBuilderTest, RejectsBadInput) {
   EXPECT_THAT(ClusterSnapshotBuilder()
-                  .AddHost(testing::GpuHost("a"))
-                  .AddHost(testing::GpuHost("a"))
+                  .AddNode(testing::GpuNode("a"))
+                  .AddNode(testing::GpuNode("a"))
                   .Build(),
               StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("duplicate host a")));
+                       HasSubstr("duplicate node a")));
   EXPECT_THAT(
-      ClusterSnapshotBuilder().AddHost(testing::GpuHost("")).Build(),
+      ClusterSnapshotBuilder().AddNode(testing::GpuNode("")).Build(),
       StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("empty name")));
-  HostRecord negative = testing::GpuHost("n");
+  NodeRecord negative = testing::GpuNode("n");
   negative.allocatable.extended["nvidia.com/gpu"] = -1;
-  EXPECT_THAT(ClusterSnapshotBuilder().AddHost(negative).Build(),
+  EXPECT_THAT(ClusterSnapshotBuilder().AddNode(negative).Build(),
               StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("host n: allocatable nvidia.com/gpu")));
+                       HasSubstr("node n: allocatable nvidia.com/gpu")));
   EXPECT_THAT(ClusterSnapshotBuilder()
-                  .AddHost(testing::GpuHost("a"))
+                  .AddNode(testing::GpuNode("a"))
                   .AddHold({"pool", "p", "", 0})
                   .Build(),
               StatusIs(absl::StatusCode::kInvalidArgument,

@@ -8,36 +8,36 @@
 
 namespace jobset::scheduler::placement::testing {
 
-HostRecord GpuHost(std::string name, int64_t gpus, Labels labels) {
-  HostRecord host;
-  host.name = std::move(name);
-  host.labels = std::move(labels);
-  host.allocatable.cpu_millis = 64'000;
-  host.allocatable.memory_bytes = int64_t{512} << 30;
-  if (gpus > 0) host.allocatable.extended[kGpu] = gpus;
-  return host;
+NodeRecord GpuNode(std::string name, int64_t gpus, Labels labels) {
+  NodeRecord node;
+  node.name = std::move(name);
+  node.labels = std::move(labels);
+  node.allocatable.cpu_millis = 64'000;
+  node.allocatable.memory_bytes = int64_t{512} << 30;
+  if (gpus > 0) node.allocatable.extended[kGpu] = gpus;
+  return node;
 }
 
-std::vector<HostRecord> SliceCluster(int num_hosts, int slice_size) {
-  std::vector<HostRecord> hosts;
-  hosts.reserve(num_hosts);
-  for (int i = 0; i < num_hosts; ++i) {
-    std::string name = absl::StrFormat("host-%05d", i);
+std::vector<NodeRecord> SliceCluster(int num_nodes, int slice_size) {
+  std::vector<NodeRecord> nodes;
+  nodes.reserve(num_nodes);
+  for (int i = 0; i < num_nodes; ++i) {
+    std::string name = absl::StrFormat("node-%05d", i);
     Labels labels;
     labels.reserve(3);
     labels.emplace(kPool, absl::StrFormat("pool-%04d", i / slice_size));
     labels.emplace("topology.kubernetes.io/zone",
-                   absl::StrCat("zone-", i * 4 / num_hosts));
+                   absl::StrCat("zone-", i * 4 / num_nodes));
     labels.emplace("kubernetes.io/hostname", name);
-    hosts.push_back(GpuHost(std::move(name), 8, std::move(labels)));
+    nodes.push_back(GpuNode(std::move(name), 8, std::move(labels)));
   }
-  return hosts;
+  return nodes;
 }
 
-ClusterSnapshot MustBuild(std::vector<HostRecord> hosts,
+ClusterSnapshot MustBuild(std::vector<NodeRecord> nodes,
                           std::vector<DomainHold> holds) {
-  ClusterSnapshotBuilder builder(hosts.size());
-  for (HostRecord& host : hosts) builder.AddHost(std::move(host));
+  ClusterSnapshotBuilder builder(nodes.size());
+  for (NodeRecord& node : nodes) builder.AddNode(std::move(node));
   for (DomainHold& hold : holds) builder.AddHold(std::move(hold));
   absl::StatusOr<ClusterSnapshot> snapshot = builder.Build();
   JOBSET_CHECK(snapshot.ok()) << "test cluster does not build";

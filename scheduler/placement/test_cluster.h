@@ -1,7 +1,7 @@
 #ifndef JOBSET_SCHEDULER_PLACEMENT_TEST_CLUSTER_H_
 #define JOBSET_SCHEDULER_PLACEMENT_TEST_CLUSTER_H_
 
-// Builders of hosts, clusters and requests for the tests and the benchmark.
+// Builders of nodes, clusters and requests for the tests and the benchmark.
 
 #include <cstdint>
 #include <memory>
@@ -17,16 +17,16 @@ namespace jobset::scheduler::placement::testing {
 inline constexpr char kGpu[] = "nvidia.com/gpu";
 inline constexpr char kPool[] = "cloud.google.com/gke-nodepool";
 
-// A ready host with 64 cpus, 512Gi of memory and `gpus` GPUs.
-HostRecord GpuHost(std::string name, int64_t gpus = 8, Labels labels = {});
+// A ready node with 64 cpus, 512Gi of memory and `gpus` GPUs.
+NodeRecord GpuNode(std::string name, int64_t gpus = 8, Labels labels = {});
 
-// `num_hosts` hosts named host-00000..., in slices (node pools) of
+// `num_nodes` nodes named node-00000..., in slices (node pools) of
 // `slice_size` labelled cloud.google.com/gke-nodepool=pool-0000...; each has
 // 8 GPUs and a kubernetes.io/hostname and topology.kubernetes.io/zone label.
-std::vector<HostRecord> SliceCluster(int num_hosts, int slice_size);
+std::vector<NodeRecord> SliceCluster(int num_nodes, int slice_size);
 
 // Builds a snapshot; aborts on error (test input is trusted).
-ClusterSnapshot MustBuild(std::vector<HostRecord> hosts,
+ClusterSnapshot MustBuild(std::vector<NodeRecord> nodes,
                           std::vector<DomainHold> holds = {});
 
 // A pod template requesting `gpus` GPUs and one cpu.
