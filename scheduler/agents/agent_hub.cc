@@ -40,12 +40,12 @@ void FormatResources(const placement::Resources& r,
 
 // Builds what the agent gets for `desired`: the full pod and its attempt's
 // host table.
-api::PodAssignment ToAssignment(const AgentHub::DesiredPod& desired) {
+api::PodAssignment ToAssignment(const Assignment& desired) {
   api::PodAssignment a;
-  *a.mutable_pod() = desired.order.Pod();
-  if (desired.order.hosts != nullptr) {
-    a.mutable_hosts()->Reserve(desired.order.hosts->size());
-    for (const HostEntry& h : *desired.order.hosts) {
+  *a.mutable_pod() = desired.Pod();
+  if (desired.hosts != nullptr) {
+    a.mutable_hosts()->Reserve(desired.hosts->size());
+    for (const HostEntry& h : *desired.hosts) {
       api::HostEntry* e = a.add_hosts();
       e->set_address(h.address);
       for (const std::string& n : h.names) e->add_names(n);
@@ -79,7 +79,7 @@ bool AgentHub::Session::Pop(api::SchedulerMessage* msg, absl::Duration wait,
   if (!next.pods.empty()) {
     api::Welcome* welcome = msg->mutable_welcome();
     welcome->mutable_pods()->Reserve(next.pods.size());
-    for (const DesiredPod& pod : next.pods)
+    for (const Assignment& pod : next.pods)
       *welcome->add_pods() = ToAssignment(pod);
   }
   return true;
@@ -90,13 +90,13 @@ void AgentHub::Session::Push(api::SchedulerMessage msg) {
   if (!closed_) out_.push_back(Outgoing{std::move(msg), std::nullopt, {}});
 }
 
-void AgentHub::Session::PushRun(DesiredPod pod) {
+void AgentHub::Session::PushRun(Assignment pod) {
   absl::MutexLock lock(&mu_);
   if (!closed_) out_.push_back(Outgoing{{}, std::move(pod), {}});
 }
 
 void AgentHub::Session::PushWelcome(api::SchedulerMessage welcome,
-                                    std::vector<DesiredPod> pods) {
+                                    std::vector<Assignment> pods) {
   absl::MutexLock lock(&mu_);
   if (!closed_) {
     out_.push_back(Outgoing{std::move(welcome), std::nullopt, std::move(pods)});
@@ -203,11 +203,12 @@ absl::Status AgentHub::Persist(const api::Node& node) {
       .status();
 }
 
-void AgentHub::Run(LaunchOrder order) {
+void AgentHub::Run(Assignment order) {
   absl::MutexLock lock(&mu_);
-  DesiredPod& desired = desired_[order.node()][order.uid()];
-  desired = DesiredPod{std::move(order), /*stop=*/false};
-  auto entry = nodes_.find(desired.order.node());
+  Assignment& desired = desired_[order.node()][order.uid()];
+  desired = std::move(order);
+  desired.stop = false;
+  auto entry = nodes_.find(desired.node());
   if (entry != nodes_.end() && entry->second.session) {
     entry->second.session->PushRun(desired);
   }
@@ -282,7 +283,7 @@ absl::StatusOr<std::shared_ptr<AgentHub::Session>> AgentHub::Connect(
     welcome.mutable_welcome()->set_heartbeat_interval_ms(
         absl::ToInt64Milliseconds(options_.heartbeat_interval));
     // The set as it is now; its pods are built when the Welcome is sent.
-    std::vector<DesiredPod> welcome_pods;
+    std::vector<Assignment> welcome_pods;
     auto pods = desired_.find(r.name());
     if (pods != desired_.end()) {
       welcome_pods.reserve(pods->second.size());
@@ -452,8 +453,7 @@ api::Node AgentHub::Describe(const NodeEntry& entry) const {
       ++pods;
       // What a pod requests is its Job's template's.
       absl::StatusOr<placement::PodRequirements> req =
-          placement::RequirementsFromPodSpec(
-              d.order.job->spec().template_().spec());
+          placement::RequirementsFromPodSpec(d.job->spec().template_().spec());
       if (!req.ok()) continue;
       allocated.cpu_millis += req->resources.cpu_millis;
       allocated.memory_bytes += req->resources.memory_bytes;

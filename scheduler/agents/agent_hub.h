@@ -56,12 +56,6 @@ class AgentHub final : public AgentFleet {
     SchedulerMetrics* metrics = nullptr;  // Null: none.
   };
 
-  // A pod of a node's desired set.
-  struct DesiredPod {
-    LaunchOrder order;
-    bool stop = false;  // Stopped; kept until released.
-  };
-
   // One agent's stream. The gRPC adapter writes what Pop returns.
   class Session {
    public:
@@ -71,7 +65,7 @@ class AgentHub final : public AgentFleet {
     // Waits up to `wait` for the next message to send; false once the
     // session is closed (nothing more to send) or on timeout with `*msg`
     // untouched and timed_out set. Run and Welcome messages are built here,
-    // on the caller's thread, from the launch orders queued for them.
+    // on the caller's thread, from the assignments queued for them.
     bool Pop(api::SchedulerMessage* msg, absl::Duration wait,
              bool* timed_out = nullptr);
 
@@ -81,15 +75,15 @@ class AgentHub final : public AgentFleet {
     // Pop completes it with.
     struct Outgoing {
       api::SchedulerMessage message;
-      std::optional<DesiredPod> run;  // Becomes message.run.
-      std::vector<DesiredPod> pods;   // Become message.welcome.pods.
+      std::optional<Assignment> run;  // Becomes message.run.
+      std::vector<Assignment> pods;   // Become message.welcome.pods.
     };
     void Push(api::SchedulerMessage msg);
     // Queues a run message of `pod`.
-    void PushRun(DesiredPod pod);
+    void PushRun(Assignment pod);
     // Queues `welcome` (a Welcome without its pods) with `pods`.
     void PushWelcome(api::SchedulerMessage welcome,
-                     std::vector<DesiredPod> pods);
+                     std::vector<Assignment> pods);
     // Ends the stream: Pop returns false and the gRPC call, if still
     // running, is cancelled.
     void Close();
@@ -117,7 +111,7 @@ class AgentHub final : public AgentFleet {
   void Attach(NodeSink* sink);
 
   // AgentFleet, called by the controller thread.
-  void Run(LaunchOrder order) override;
+  void Run(Assignment order) override;
   void Stop(const std::string& node, const std::string& pod_uid) override;
   void Release(const std::string& node, const std::string& pod_uid) override;
 
@@ -185,7 +179,7 @@ class AgentHub final : public AgentFleet {
   NodeSink* sink_ ABSL_GUARDED_BY(mu_) = nullptr;
   std::map<std::string, NodeEntry> nodes_ ABSL_GUARDED_BY(mu_);
   // node -> pod uid -> its order and stop mark.
-  std::map<std::string, std::map<std::string, DesiredPod>> desired_
+  std::map<std::string, std::map<std::string, Assignment>> desired_
       ABSL_GUARDED_BY(mu_);
   int64_t fenced_ ABSL_GUARDED_BY(mu_) = 0;
   // Log reads in flight: request id -> (node asked, its answer once there).

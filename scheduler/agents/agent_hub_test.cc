@@ -72,16 +72,16 @@ std::shared_ptr<const api::Job> MakeJob() {
 }
 
 // An order for pod `uid` (index `index` of `job`) bound to `node`.
-LaunchOrder OrderOn(const std::string& node, const std::string& uid,
-                    std::vector<HostEntry> hosts = {},
-                    std::shared_ptr<const api::Job> job = MakeJob(),
-                    int index = 0) {
-  LaunchOrder order;
+Assignment OrderOn(const std::string& node, const std::string& uid,
+                   std::vector<HostEntry> hosts = {},
+                   std::shared_ptr<const api::Job> job = MakeJob(),
+                   int index = 0) {
+  Assignment order;
   order.job = std::move(job);
   api::PodRecord record =
       NewPodRecord("pod-" + uid, uid, index, absl::UnixEpoch());
   BindPod(node, "127.0.0.2", absl::UnixEpoch(), &record);
-  order.pod = LaunchPodOf(record);
+  order.pod = AssignedPodOf(record);
   order.hosts =
       std::make_shared<const std::vector<HostEntry>>(std::move(hosts));
   return order;
@@ -249,7 +249,7 @@ TEST_F(AgentHubTest, TheDesiredSetSharesJobsAndHostTablesUntilReleased) {
       std::vector<HostEntry>{{"127.0.0.2", {"train-workers-0-0"}},
                              {"127.0.0.3", {"train-workers-0-1"}}});
   for (int i = 0; i < 2; ++i) {
-    LaunchOrder order = OrderOn("n1", absl::StrCat("p", i), {}, job, i);
+    Assignment order = OrderOn("n1", absl::StrCat("p", i), {}, job, i);
     order.hosts = hosts;
     hub_->Run(order);
   }

@@ -10,16 +10,20 @@
 
 namespace jobset::scheduler {
 
-// An order to start one pod: its Job (shared by all its pods; metadata and
-// spec, which never change under a Job), what the agent needs of its record
-// (placed and bound) and its JobSet attempt's host table (shared by the
-// attempt). Cheap to copy: the full pod is built only where it is sent
-// (Pod()), so a 15,000-pod attempt hands out its orders without building
-// 15,000 pods on the controller thread.
-struct LaunchOrder {
+// A pod assigned to a node, in memory: what api::PodAssignment (the agents'
+// wire and disk form) is built from as it is sent. It holds its Job (shared
+// by all its pods; metadata and spec, which never change under a Job), what
+// the agent needs of its record (placed and bound) and its JobSet attempt's
+// host table (shared by the attempt). Cheap to copy: the full pod is built
+// only where it is sent (Pod()), so a 15,000-pod attempt hands out its
+// assignments without building 15,000 pods on the controller thread.
+struct Assignment {
   std::shared_ptr<const api::Job> job;
-  LaunchPod pod;
+  AssignedPod pod;
   std::shared_ptr<const std::vector<HostEntry>> hosts;
+  // Stopped: kept in the node's desired set until released (the fleet sets
+  // it on Stop; the controller never does).
+  bool stop = false;
 
   const std::string& node() const { return pod.node; }
   const std::string& uid() const { return pod.uid; }
@@ -37,7 +41,7 @@ class AgentFleet {
   // Starts the pod of `order` on order.node() (or, for a pod already
   // running, hands it the attempt's grown host table). Takes the order, so
   // that a fleet keeping it need not copy the pod record again.
-  virtual void Run(LaunchOrder order) = 0;
+  virtual void Run(Assignment order) = 0;
 
   // Stops pod `pod_uid` on `node`; the agent reports its final status.
   virtual void Stop(const std::string& node, const std::string& pod_uid) = 0;
@@ -51,7 +55,7 @@ class AgentFleet {
 // the controller places nothing, so there is never anything to tell.
 class NoAgentFleet final : public AgentFleet {
  public:
-  void Run(LaunchOrder) override {}
+  void Run(Assignment) override {}
   void Stop(const std::string&, const std::string&) override {}
   void Release(const std::string&, const std::string&) override {}
 };

@@ -14,8 +14,8 @@ namespace jobset::scheduler {
 
 absl::Status Applier::Apply(
     PassWrites& writes, ControllerState& state,
-    const std::function<std::vector<LaunchOrder>()>& orders) {
-  std::vector<LaunchOrder> launch;
+    const std::function<std::vector<Assignment>()>& orders) {
+  std::vector<Assignment> launch;
   bool built = false;
   bool committed = false;
   for (int attempt = 0; attempt < kMaxCommitAttempts && !committed; ++attempt) {
@@ -60,15 +60,15 @@ absl::Status Applier::Apply(
   // Tell the agents, now that it is durable.
   for (const PodRef& pod : writes.stops()) fleet_->Stop(pod.node, pod.uid);
   if (!built) launch = orders();
-  for (LaunchOrder& order : launch) fleet_->Run(std::move(order));
+  for (Assignment& order : launch) fleet_->Run(std::move(order));
   for (const PodRef& pod : writes.releases())
     fleet_->Release(pod.node, pod.uid);
   return absl::OkStatus();
 }
 
-void Applier::Announce(std::vector<LaunchOrder> orders,
+void Applier::Announce(std::vector<Assignment> orders,
                        const std::vector<PodRef>& stops) {
-  for (LaunchOrder& order : orders) fleet_->Run(std::move(order));
+  for (Assignment& order : orders) fleet_->Run(std::move(order));
   for (const PodRef& pod : stops) fleet_->Stop(pod.node, pod.uid);
 }
 

@@ -13,7 +13,7 @@
 namespace jobset::scheduler {
 
 // Commits a pass's writes in one store batch and then, and only then, tells
-// the fleet: stop orders, launch orders, releases. Nothing reaches an agent
+// the fleet: stop orders, assignments, releases. Nothing reaches an agent
 // before the batch that decided it is durable. Used only from the
 // controller thread.
 class Applier {
@@ -28,17 +28,17 @@ class Applier {
   // Commits `writes`. A JobSet the API changed since it was read keeps its
   // new spec and metadata, gets the pass's status, and the commit is tried
   // again (as Kubernetes controllers do); one the API deleted is marked
-  // deleted and left out. `orders` builds the launch orders of
+  // deleted and left out. `orders` builds the assignments of
   // writes.launched() (it only reads the state, and runs alongside the
   // store's write). Returns the store's error, or kAborted after
   // kMaxCommitAttempts conflicts; then nothing was told to the fleet and
   // memory is ahead of the store: the caller must rebuild from the store.
   absl::Status Apply(PassWrites& writes, ControllerState& state,
-                     const std::function<std::vector<LaunchOrder>()>& orders);
+                     const std::function<std::vector<Assignment>()>& orders);
 
   // Tells the fleet what is durable already (after a Load): `orders`, then
   // `stops`.
-  void Announce(std::vector<LaunchOrder> orders,
+  void Announce(std::vector<Assignment> orders,
                 const std::vector<PodRef>& stops);
 
  private:

@@ -48,15 +48,15 @@ absl::StatusOr<int64_t> ControllerCore::Load() {
 
 void ControllerCore::Announce() {
   const auto no_hosts = std::make_shared<const std::vector<HostEntry>>();
-  std::vector<LaunchOrder> orders;
+  std::vector<Assignment> orders;
   std::vector<PodRef> stops;
   for (auto& [key, t] : state_.jobsets()) {
-    t.AppendLaunchOrders(&orders);
+    t.AppendAssignments(&orders);
     // Pods still stopping: their agents keep them until they report.
     for (auto& [name, job] : t.jobs) {
       for (auto& [pod_name, pod] : job.pods) {
         if (!OnNode(pod) || !pod.has_deletion_timestamp()) continue;
-        orders.push_back({job.Shape(), LaunchPodOf(pod), no_hosts});
+        orders.push_back({job.Shape(), AssignedPodOf(pod), no_hosts});
         stops.push_back({pod.node_name(), pod.uid()});
       }
     }
@@ -247,10 +247,10 @@ absl::Status ControllerCore::Pass() {
   // running get the grown table too (their /etc/hosts is rewritten), since
   // an attempt may be placed in waves (Recreate, dependsOn, InOrder).
   absl::Status applied = applier_.Apply(writes, state_, [&] {
-    std::vector<LaunchOrder> orders;
+    std::vector<Assignment> orders;
     for (const std::string& key : writes.launched()) {
       if (TrackedJobSet* t = state_.Find(key); t != nullptr)
-        t->AppendLaunchOrders(&orders);
+        t->AppendAssignments(&orders);
     }
     return orders;
   });

@@ -40,7 +40,7 @@ using ::testing::SizeIs;
 
 class FakeFleet : public AgentFleet {
  public:
-  void Run(LaunchOrder order) override {
+  void Run(Assignment order) override {
     running[order.uid()] = order.Pod();
     last_hosts = *order.hosts;
     ++runs;
@@ -499,7 +499,7 @@ TEST_F(ControllerCoreTest, HostPortsOfRunningPodsAreTaken) {
 }
 
 TEST_F(ControllerCoreTest, ContinuesAfterARestartFromTheStore) {
-  // 64 Jobs: their 128 records are serialized, and their launch orders'
+  // 64 Jobs: their 128 records are serialized, and their assignments'
   // shapes built, on two threads.
   Submit(JobSetBuilder("train").Replicated("workers", 64).Build());
   Settle();

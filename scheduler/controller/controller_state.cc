@@ -54,7 +54,7 @@ const std::string& TrackedJobSet::LastNode(const std::string& job,
   return it->second[index];
 }
 
-void TrackedJobSet::AppendLaunchOrders(std::vector<LaunchOrder>* orders) {
+void TrackedJobSet::AppendAssignments(std::vector<Assignment>* orders) {
   std::vector<std::pair<const api::Job*, const api::PodRecord*>> current;
   std::vector<JobState*> owners;
   for (auto& [name, job] : jobs) {
@@ -70,7 +70,7 @@ void TrackedJobSet::AppendLaunchOrders(std::vector<LaunchOrder>* orders) {
   orders->reserve(orders->size() + current.size());
   for (size_t i = 0; i < current.size(); ++i) {
     orders->push_back(
-        {owners[i]->Shape(), LaunchPodOf(*current[i].second), table});
+        {owners[i]->Shape(), AssignedPodOf(*current[i].second), table});
   }
 }
 

@@ -38,7 +38,7 @@ inline bool OnNode(const api::PodRecord& pod) {
 // only for agents and clients).
 struct JobState {
   api::Job job;
-  // `job` without its status, shared with launch orders: built by Shape()
+  // `job` without its status, shared with assignments: built by Shape()
   // when first needed, and again after the Job's spec changes.
   std::shared_ptr<const api::Job> shape;
   absl::Status env;  // Whether its pods' environment resolves.
@@ -100,7 +100,7 @@ struct TrackedJobSet {
   const std::string& LastNode(const std::string& job, int index) const;
   // Appends to `orders` the orders to run the placed, current pods, with the
   // host table of all of them.
-  void AppendLaunchOrders(std::vector<LaunchOrder>* orders);
+  void AppendAssignments(std::vector<Assignment>* orders);
 };
 
 // Where a pod lives. The maps holding them are node-based, so the pointers

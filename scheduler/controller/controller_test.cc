@@ -23,7 +23,7 @@ using ::jobset::testing::IsOk;
 
 class RecordingFleet : public AgentFleet {
  public:
-  void Run(LaunchOrder order) override {
+  void Run(Assignment order) override {
     absl::MutexLock lock(&mu_);
     running_.push_back(order.Pod());
   }

@@ -62,7 +62,7 @@ class PassWrites {
   // `job`'s Job, or its JobPods record, must be written.
   void JobChanged(TrackedJobSet& t, JobState& job);
   void PodsChanged(TrackedJobSet& t, JobState& job);
-  // Pods of JobSet `key` were placed: send its launch orders after the
+  // Pods of JobSet `key` were placed: send its assignments after the
   // commit.
   void Launched(const std::string& key) { launched_.insert(key); }
   void Stop(const api::PodRecord& pod);

@@ -1,11 +1,11 @@
 // Restart-all at scale: a JobSet of --jobs x --pods_per_job pods on as many
 // fake nodes, running; one pod fails. Measures the time from the failure
-// report to the new attempt's launch orders being ready: from the failure
+// report to the new attempt's assignments being ready: from the failure
 // report to the last stop order handed to the fleet, plus from the agents'
-// stop confirmations (fed back at once) to the last launch order of the new
+// stop confirmations (fed back at once) to the last assignment of the new
 // attempt (placed, committed and handed to the fleet). Also the process's
 // CPU time for the whole restart (the controller thread, the store write it
-// overlaps with building the launch orders, RocksDB's own threads), including
+// overlaps with building the assignments, RocksDB's own threads), including
 // what follows the last order (freeing the old attempt), and the
 // controller's memory per pod.
 //
@@ -46,7 +46,7 @@ namespace {
 
 class BenchFleet : public AgentFleet {
  public:
-  void Run(LaunchOrder order) override {
+  void Run(Assignment order) override {
     running.push_back({order.node(), order.uid()});
     last_order = absl::Now();
   }

@@ -103,7 +103,7 @@ api::PodRecord NewPodRecord(std::string name, std::string uid, int index,
   return r;
 }
 
-LaunchPod LaunchPodOf(const api::PodRecord& record) {
+AssignedPod AssignedPodOf(const api::PodRecord& record) {
   return {record.name(),
           record.uid(),
           record.completion_index(),
@@ -113,7 +113,7 @@ LaunchPod LaunchPodOf(const api::PodRecord& record) {
               absl::Nanoseconds(record.creation_timestamp().nanos())};
 }
 
-api::Pod ExpandPod(const api::Job& job, const LaunchPod& pod) {
+api::Pod ExpandPod(const api::Job& job, const AssignedPod& pod) {
   api::PodRecord record;
   record.set_name(pod.name);
   record.set_uid(pod.uid);

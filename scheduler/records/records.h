@@ -74,10 +74,10 @@ void AppendPodName(absl::string_view job, int index, absl::string_view uid,
 api::PodRecord NewPodRecord(std::string name, std::string uid, int index,
                             absl::Time now);
 
-// What an agent needs of a pod's record to run it: launch orders carry this
+// What an agent needs of a pod's record to run it: assignments carry this
 // rather than the record, so that a restart's 15,000 orders copy five
 // fields each, not the pod's status.
-struct LaunchPod {
+struct AssignedPod {
   std::string name;
   std::string uid;
   int32_t completion_index = -1;
@@ -87,7 +87,7 @@ struct LaunchPod {
 };
 
 // The parts of `record` an agent needs.
-LaunchPod LaunchPodOf(const api::PodRecord& record);
+AssignedPod AssignedPodOf(const api::PodRecord& record);
 
 // Builds the full pod of `record` in `job`, as the Kubernetes Job controller
 // and kubelet would have it: the template's metadata and spec, name, uid,
@@ -101,7 +101,7 @@ LaunchPod LaunchPodOf(const api::PodRecord& record);
 // variables.
 api::Pod ExpandPod(const api::Job& job, const api::PodRecord& record);
 // The same for a pod being launched (its status only the host's address).
-api::Pod ExpandPod(const api::Job& job, const LaunchPod& pod);
+api::Pod ExpandPod(const api::Job& job, const AssignedPod& pod);
 
 // Checks that the environment of `job`'s pod template can be resolved:
 // kInvalidArgument names a fieldRef that cannot.
