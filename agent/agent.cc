@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "agent/host.h"
+#include "api/pod_phase.h"
 #include "common/log.h"
 
 namespace jobset::agent {
@@ -21,7 +22,7 @@ constexpr absl::Duration kWelcomeTimeout = absl::Seconds(10);
 constexpr int32_t kMaxLogChunk = 1 << 20;
 
 bool Finished(const api::PodStatus& s) {
-  return s.phase() == "Succeeded" || s.phase() == "Failed";
+  return s.phase() == api::kPodSucceeded || s.phase() == api::kPodFailed;
 }
 
 absl::Duration GraceOf(const api::Pod& pod) {
@@ -367,7 +368,7 @@ void Agent::ReportFailure(const api::PodAssignment& a,
   api::AgentMessage msg;
   api::PodReport* r = msg.mutable_pod_update();
   r->set_pod_uid(a.pod().metadata().uid());
-  r->mutable_status()->set_phase("Failed");
+  r->mutable_status()->set_phase(api::kPodFailed);
   r->mutable_status()->set_reason(reason);
   r->mutable_status()->set_message(message);
   Send(msg);
@@ -459,14 +460,18 @@ void Agent::Tick() {
 }
 
 void Agent::RecordPods(const std::vector<PodState>& pods, absl::Time now) {
-  std::map<std::string, double> phases = {
-      {"Pending", 0}, {"Running", 0}, {"Succeeded", 0}, {"Failed", 0}};
+  std::map<std::string, double> phases = {{api::kPodPending, 0},
+                                          {api::kPodRunning, 0},
+                                          {api::kPodSucceeded, 0},
+                                          {api::kPodFailed, 0}};
   absl::MutexLock lock(&mu_);
   for (const PodState& pod : pods) {
-    phases[pod.status.phase().empty() ? "Pending" : pod.status.phase()] += 1;
+    phases[pod.status.phase().empty() ? api::kPodPending
+                                      : pod.status.phase()] += 1;
     auto ordered = pods_.launching.find(pod.uid);
-    if (ordered != pods_.launching.end() && pod.status.phase() != "Pending") {
-      if (pod.status.phase() == "Running") {
+    if (ordered != pods_.launching.end() &&
+        pod.status.phase() != api::kPodPending) {
+      if (pod.status.phase() == api::kPodRunning) {
         options_.metrics->launch_seconds.Observe(
             absl::ToDoubleSeconds(now - ordered->second));
       }

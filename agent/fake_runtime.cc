@@ -4,13 +4,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "agent/runtime/pod_files.h"
+#include "api/pod_phase.h"
 
 namespace jobset::agent {
 namespace {
 
 void Terminate(api::PodStatus* status, int exit_code, int signal,
                const std::string& reason) {
-  status->set_phase(exit_code == 0 ? "Succeeded" : "Failed");
+  status->set_phase(exit_code == 0 ? api::kPodSucceeded : api::kPodFailed);
   for (api::ContainerStatus& c : *status->mutable_container_statuses()) {
     c.set_state("terminated");
     c.set_ready(false);
@@ -39,7 +40,7 @@ absl::Status FakeRuntime::Start(const api::PodAssignment& assignment) {
   hosts_[uid] = assignment.hosts();
   PodState& state = pods_[uid];
   state.uid = uid;
-  state.status.set_phase("Running");
+  state.status.set_phase(api::kPodRunning);
   for (const api::Container& c : assignment.pod().spec().containers()) {
     api::ContainerStatus* s = state.status.add_container_statuses();
     s->set_name(c.name());
@@ -58,7 +59,7 @@ absl::Status FakeRuntime::Stop(const std::string& uid, absl::Duration) {
   if (it == pods_.end()) {
     return absl::NotFoundError(absl::StrCat("pod ", uid, " is not known"));
   }
-  if (it->second.status.phase() == "Running") {
+  if (it->second.status.phase() == api::kPodRunning) {
     // As the shim runtime reports a pod it had to SIGKILL.
     Terminate(&it->second.status, 128 + SIGKILL, SIGKILL, "Error");
     it->second.status.set_reason("Stopped");
@@ -84,7 +85,8 @@ std::vector<PodState> FakeRuntime::List() {
 void FakeRuntime::Exit(const std::string& uid, int exit_code) {
   absl::MutexLock lock(&mu_);
   auto it = pods_.find(uid);
-  if (it == pods_.end() || it->second.status.phase() != "Running") return;
+  if (it == pods_.end() || it->second.status.phase() != api::kPodRunning)
+    return;
   Terminate(&it->second.status, exit_code, 0,
             exit_code == 0 ? "Completed" : "Error");
 }

@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "api/pod_phase.h"
 
 namespace jobset::agent {
 void SetTimestamp(absl::Time t, google::protobuf::Timestamp* out) {
@@ -39,15 +40,15 @@ absl::StatusOr<RestartPolicy> ParseRestartPolicy(absl::string_view policy) {
 absl::string_view PodPhaseName(PodPhase phase) {
   switch (phase) {
     case PodPhase::kPending:
-      return "Pending";
+      return api::kPodPending;
     case PodPhase::kRunning:
-      return "Running";
+      return api::kPodRunning;
     case PodPhase::kSucceeded:
-      return "Succeeded";
+      return api::kPodSucceeded;
     case PodPhase::kFailed:
-      return "Failed";
+      return api::kPodFailed;
   }
-  return "Pending";
+  return api::kPodPending;
 }
 
 ContainerRecord NewContainer(bool init) {

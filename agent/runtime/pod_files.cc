@@ -18,6 +18,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "api/pod_phase.h"
 #include "common/status_macros.h"
 
 namespace jobset::agent {
@@ -191,7 +192,7 @@ bool ProcessAlive(const ProcessId& id) {
 }
 
 bool IsFinalPhase(absl::string_view phase) {
-  return phase == "Succeeded" || phase == "Failed";
+  return phase == api::kPodSucceeded || phase == api::kPodFailed;
 }
 
 bool ValidPodUid(absl::string_view uid) {

@@ -20,6 +20,7 @@
 #include "absl/time/clock.h"
 #include "agent/runtime/cgroups.h"
 #include "agent/runtime/pod_files.h"
+#include "api/pod_phase.h"
 #include "common/log.h"
 #include "common/status_macros.h"
 
@@ -239,7 +240,7 @@ absl::StatusOr<api::PodStatus> ShimRuntime::ReadStatus(const std::string& uid) {
   absl::Status read = ReadProtoFile(status_path, &status);
   if (read.ok() && IsFinalPhase(status.phase())) return status;
   if (ShimAlive(dir)) {
-    if (!read.ok()) status.set_phase("Pending");
+    if (!read.ok()) status.set_phase(api::kPodPending);
     return status;
   }
   // The shim may have written its final status and exited in between.
@@ -250,7 +251,7 @@ absl::StatusOr<api::PodStatus> ShimRuntime::ReadStatus(const std::string& uid) {
     status.Clear();
   }
   // Never launched, or its supervisor died: the pod is not run again.
-  status.set_phase("Failed");
+  status.set_phase(api::kPodFailed);
   status.set_reason("SupervisorLost");
   status.set_message(
       "the pod's jobset-pod-shim is gone and recorded no final status");

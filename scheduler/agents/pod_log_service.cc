@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "api/pod_phase.h"
 #include "common/grpc_status.h"
 #include "common/status_macros.h"
 #include "scheduler/controller/constants.h"
@@ -19,8 +20,8 @@ constexpr absl::Duration kAgentTimeout = absl::Seconds(5);
 constexpr absl::Duration kFollowPoll = absl::Milliseconds(300);
 
 bool Finished(const api::Pod& pod) {
-  return pod.status().phase() == "Succeeded" ||
-         pod.status().phase() == "Failed";
+  return pod.status().phase() == api::kPodSucceeded ||
+         pod.status().phase() == api::kPodFailed;
 }
 
 // Finds pod `name` in namespace `ns`, among the pods of JobSet `jobset`

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "api/pod_phase.h"
 #include "common/parallel.h"
 #include "common/status_macros.h"
 #include "scheduler/controller/conditions.h"
@@ -75,7 +76,7 @@ void ControllerCore::LoseNode(const std::string& name,
       for (auto& [pod_name, pod] : job.pods) {
         if (pod.node_name() != name || PodFinished(pod)) continue;
         api::PodStatus* status = pod.mutable_status();
-        status->set_phase("Failed");
+        status->set_phase(api::kPodFailed);
         status->set_reason(reason);
         status->set_message(message);
         for (api::ContainerStatus& c : *status->mutable_container_statuses()) {

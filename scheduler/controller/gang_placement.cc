@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "api/pod_phase.h"
 #include "scheduler/controller/conditions.h"
 #include "scheduler/controller/constants.h"
 #include "scheduler/placement/pending_order.h"
@@ -159,7 +160,7 @@ bool GangPlacer::TryPlace(const std::string& key, int32_t priority,
         if (!state->env.ok()) {
           // The template cannot run anywhere: fail the pod, and the Job's
           // policies take it from there.
-          pod.mutable_status()->set_phase("Failed");
+          pod.mutable_status()->set_phase(api::kPodFailed);
           pod.mutable_status()->set_reason("InvalidEnvironment");
           pod.mutable_status()->set_message(
               absl::StrCat("pod ", pod.name(), ": ", state->env.message()));

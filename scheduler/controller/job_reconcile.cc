@@ -5,6 +5,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "api/pod_phase.h"
 #include "scheduler/controller/conditions.h"
 #include "scheduler/controller/constants.h"
 
@@ -24,8 +25,8 @@ std::string PodRef(const api::Job& job, const api::PodRecord& pod) {
 }  // namespace
 
 bool PodFinished(const api::PodRecord& pod) {
-  return pod.status().phase() == "Succeeded" ||
-         pod.status().phase() == "Failed";
+  return pod.status().phase() == api::kPodSucceeded ||
+         pod.status().phase() == api::kPodFailed;
 }
 
 std::string FormatIndexes(const std::vector<int>& sorted) {
@@ -112,10 +113,10 @@ JobActions ReconcileJob(const api::Job& job,
     const int index = pod.completion_index();
     if (!PodFinished(pod)) busy_indexes.insert(index);
     if (Terminating(pod)) continue;
-    if (pod.status().phase() == "Succeeded") {
+    if (pod.status().phase() == api::kPodSucceeded) {
       ++succeeded;
       if (index >= 0 && index < completions) succeeded_indexes.insert(index);
-    } else if (pod.status().phase() == "Failed") {
+    } else if (pod.status().phase() == api::kPodFailed) {
       failed.push_back(&pod);
     } else {
       active.push_back(&pod);

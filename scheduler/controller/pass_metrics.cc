@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "api/pod_phase.h"
 #include "scheduler/controller/constants.h"
 
 namespace jobset::scheduler {
@@ -60,7 +61,7 @@ void RecordReconcile(ControllerMetrics& metrics, TrackedJobSet& t,
     if (Label(job.job.metadata(), kRestartAttemptKey) != attempt) continue;
     for (const auto& [pod_name, pod] : job.pods) {
       if (pod.has_deletion_timestamp()) continue;
-      if (pod.status().phase() != "Running") return;
+      if (pod.status().phase() != api::kPodRunning) return;
       ++running;
     }
   }
@@ -83,17 +84,20 @@ void RecordGauges(ControllerMetrics& metrics, const ControllerState& state,
                                            {"suspended", 0},
                                            {"completed", 0},
                                            {"failed", 0}};
-  std::map<std::string, int64_t> phases = {
-      {"Pending", 0}, {"Running", 0}, {"Succeeded", 0}, {"Failed", 0}};
+  std::map<std::string, int64_t> phases = {{api::kPodPending, 0},
+                                           {api::kPodRunning, 0},
+                                           {api::kPodSucceeded, 0},
+                                           {api::kPodFailed, 0}};
   for (const auto& [key, t] : state.jobsets()) {
     const api::JobSetStatus& status = t.jobset.status();
     bool running = false;
     for (const auto& [name, job] : t.jobs) {
       for (const auto& [pod_name, pod] : job.pods) {
-        const std::string& phase =
-            pod.status().phase().empty() ? "Pending" : pod.status().phase();
+        const std::string& phase = pod.status().phase().empty()
+                                       ? api::kPodPending
+                                       : pod.status().phase();
         ++phases[phase];
-        running |= phase == "Running";
+        running |= phase == api::kPodRunning;
       }
     }
     if (status.terminal_state() == "Completed") {

@@ -4,6 +4,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "api/pod_phase.h"
 #include "common/uid.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/wire_format_lite.h"
@@ -29,9 +30,9 @@ bool OnlyBound(const api::PodRecord& pod, absl::string_view job_name,
     return false;
   }
   const api::PodStatus& s = pod.status();
-  if (s.phase() != "Pending" || !s.reason().empty() || !s.message().empty() ||
-      !s.pod_ip().empty() || s.has_start_time() || s.conditions_size() != 0 ||
-      s.container_statuses_size() != 0 ||
+  if (s.phase() != api::kPodPending || !s.reason().empty() ||
+      !s.message().empty() || !s.pod_ip().empty() || s.has_start_time() ||
+      s.conditions_size() != 0 || s.container_statuses_size() != 0 ||
       s.init_container_statuses_size() != 0) {
     return false;
   }

@@ -5,6 +5,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "api/pod_phase.h"
 #include "scheduler/controller/conditions.h"
 #include "scheduler/controller/constants.h"
 #include "scheduler/records/records.h"
@@ -99,7 +100,7 @@ api::PodRecord NewPodRecord(std::string name, std::string uid, int index,
   r.set_uid(std::move(uid));
   r.set_completion_index(index);
   r.mutable_creation_timestamp()->set_seconds(absl::ToUnixSeconds(now));
-  r.mutable_status()->set_phase("Pending");
+  r.mutable_status()->set_phase(api::kPodPending);
   return r;
 }
 
