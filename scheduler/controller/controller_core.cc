@@ -141,8 +141,8 @@ void ControllerCore::OnPodReport(const PodReport& report) {
   // Agents speak only for their own node; a finished pod stays finished.
   if (where == nullptr || where->pod->node_name() != report.node ||
       PodFinished(*where->pod)) {
-    ++stale_reports_;
-    if (metrics_ != nullptr) metrics_->FencedReport();
+    ++observed_.stale_reports;
+    if (observed_.metrics != nullptr) observed_.metrics->FencedReport();
     return;
   }
   auto [t, job, pod] = *where;
@@ -200,8 +200,8 @@ ControllerCore::PlaceAlongsidePreparing(PassWrites& writes, absl::Time now) {
   std::vector<std::pair<const JobState*, std::string>> changed;
   for (const JobState* job : writes.ChangedJobs(state_))
     changed.emplace_back(job, "");
-  GangPlacer placer(state_, gangs_, snapshots_, requirements_, metrics_, writes,
-                    now);
+  GangPlacer placer(state_, gangs_, snapshots_, requirements_,
+                    observed_.metrics, writes, now);
   // Without new gangs placement has nothing to do alongside, and
   // SerializeChildren serializes the Jobs on two threads. A restart has
   // 1,000 of each.
@@ -235,9 +235,9 @@ absl::Status ControllerCore::Pass() {
   }
   // Reconciling may mark JobSets dirty again (placement, conflicts): those
   // wait for the next pass.
-  ReconcilePass reconcile(
-      {state_, gangs_, requirements_, events_, deferred_, metrics_, features_},
-      writes, now);
+  ReconcilePass reconcile({state_, gangs_, requirements_, events_, deferred_,
+                           observed_.metrics, features_},
+                          writes, now);
   for (const std::string& key : state_.TakeDirty(kMaxJobSetsPerPass))
     reconcile.Reconcile(key);
   absl::flat_hash_map<const JobState*, std::string> serialized =
@@ -255,9 +255,10 @@ absl::Status ControllerCore::Pass() {
     }
     return orders;
   });
-  if (metrics_ != nullptr && now - gauges_at_ >= kGaugeInterval) {
-    gauges_at_ = now;
-    RecordGauges(*metrics_, state_,
+  if (observed_.metrics != nullptr &&
+      now - observed_.gauges_at >= kGaugeInterval) {
+    observed_.gauges_at = now;
+    RecordGauges(*observed_.metrics, state_,
                  static_cast<int64_t>(gangs_.pending().size()));
   }
   return applied;  // `writes` frees the records the pass erased.

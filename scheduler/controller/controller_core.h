@@ -43,7 +43,7 @@ class ControllerCore {
                  api::Features features);
 
   // Updates `metrics` from now on (null: none). It must outlive the core.
-  void set_metrics(ControllerMetrics* metrics) { metrics_ = metrics; }
+  void set_metrics(ControllerMetrics* metrics) { observed_.metrics = metrics; }
   void set_event_retention(EventRetention retention) {
     events_.set_retention(retention);
   }
@@ -94,7 +94,7 @@ class ControllerCore {
                              const std::string& name) const;
   std::vector<JobSetEvent> Events(const std::string& ns,
                                   const std::string& name) const;
-  int64_t stale_reports() const { return stale_reports_; }
+  int64_t stale_reports() const { return observed_.stale_reports; }
 
  private:
   // Marks Jobs the JobSet layer deleted in the last pass as changed, so that
@@ -117,9 +117,12 @@ class ControllerCore {
   RequirementsCache requirements_;
   EventLog events_;
   DeferredJobDeletions deferred_;
-  ControllerMetrics* metrics_ = nullptr;
-  absl::Time gauges_at_ = absl::InfinitePast();
-  int64_t stale_reports_ = 0;
+  // What the core reports about itself.
+  struct Observed {
+    ControllerMetrics* metrics = nullptr;         // May be null.
+    absl::Time gauges_at = absl::InfinitePast();  // The last gauges.
+    int64_t stale_reports = 0;
+  } observed_;
 };
 
 }  // namespace jobset::scheduler

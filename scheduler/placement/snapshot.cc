@@ -58,8 +58,8 @@ std::optional<int> ClusterSnapshot::FindResource(absl::string_view name) const {
 
 std::optional<ClusterSnapshot::JobId> ClusterSnapshot::FindJob(
     absl::string_view job_key) const {
-  auto it = job_by_key_.find(job_key);
-  if (it == job_by_key_.end()) return std::nullopt;
+  auto it = holders_.job_by_key.find(job_key);
+  if (it == holders_.job_by_key.end()) return std::nullopt;
   return it->second;
 }
 
@@ -336,16 +336,17 @@ void ClusterSnapshotBuilder::BuildUsage(ClusterSnapshot& s) {
   const std::optional<int> pods = s.FindResource(kPods);
   s.plain_.clear();
   s.plain_.reserve(num_nodes);
-  s.job_keys_.clear();
-  s.job_by_key_.clear();
-  s.jobs_on_node_.clear();
-  s.job_offsets_.clear();
-  s.job_offsets_.reserve(num_nodes + 1);
-  s.job_offsets_.push_back(0);
+  s.holders_.job_keys.clear();
+  s.holders_.job_by_key.clear();
+  s.holders_.jobs_on_node.clear();
+  s.holders_.job_offsets.clear();
+  s.holders_.job_offsets.reserve(num_nodes + 1);
+  s.holders_.job_offsets.push_back(0);
   auto intern = [&s](const std::string& job_key) {
-    auto [it, inserted] = s.job_by_key_.try_emplace(
-        job_key, static_cast<ClusterSnapshot::JobId>(s.job_keys_.size()));
-    if (inserted) s.job_keys_.push_back(job_key);
+    auto [it, inserted] = s.holders_.job_by_key.try_emplace(
+        job_key,
+        static_cast<ClusterSnapshot::JobId>(s.holders_.job_keys.size()));
+    if (inserted) s.holders_.job_keys.push_back(job_key);
     return it->second;
   };
   for (int h = 0; h < num_nodes; ++h) {
@@ -357,9 +358,10 @@ void ClusterSnapshotBuilder::BuildUsage(ClusterSnapshot& s) {
       if (pod_room == kUnlimitedPods) row[*pods] = kUnlimitedPods;
     }
     for (const NodeJob& job : node.jobs) {
-      s.jobs_on_node_.push_back({intern(job.job_key), job.priority});
+      s.holders_.jobs_on_node.push_back({intern(job.job_key), job.priority});
     }
-    s.job_offsets_.push_back(static_cast<uint32_t>(s.jobs_on_node_.size()));
+    s.holders_.job_offsets.push_back(
+        static_cast<uint32_t>(s.holders_.jobs_on_node.size()));
     std::sort(node.used_host_ports.begin(), node.used_host_ports.end());
     s.plain_.push_back(s.schedulable_[h] && node.used_host_ports.empty());
   }
@@ -370,7 +372,7 @@ void ClusterSnapshotBuilder::BuildUsage(ClusterSnapshot& s) {
       domain.holds.clear();
     }
   }
-  s.num_holds_ = 0;
+  s.holders_.num_holds = 0;
   std::vector<std::pair<ClusterSnapshot::NodeId, ClusterSnapshot::Holder>>
       node_holds;
   for (const DomainHold& hold : holds_) {
@@ -382,19 +384,20 @@ void ClusterSnapshotBuilder::BuildUsage(ClusterSnapshot& s) {
     ClusterSnapshot::Domain& d = topology->second.domains[domain->second];
     d.holds.push_back(holder);
     for (ClusterSnapshot::NodeId h : d.nodes) node_holds.push_back({h, holder});
-    ++s.num_holds_;
+    ++s.holders_.num_holds;
   }
   std::stable_sort(
       node_holds.begin(), node_holds.end(),
       [](const auto& a, const auto& b) { return a.first < b.first; });
-  s.hold_offsets_.assign(num_nodes + 1, 0);
-  for (const auto& [h, holder] : node_holds) ++s.hold_offsets_[h + 1];
+  s.holders_.hold_offsets.assign(num_nodes + 1, 0);
+  for (const auto& [h, holder] : node_holds) ++s.holders_.hold_offsets[h + 1];
   for (int h = 0; h < num_nodes; ++h) {
-    s.hold_offsets_[h + 1] += s.hold_offsets_[h];
+    s.holders_.hold_offsets[h + 1] += s.holders_.hold_offsets[h];
   }
-  s.holds_on_node_.clear();
-  s.holds_on_node_.reserve(node_holds.size());
-  for (const auto& [h, holder] : node_holds) s.holds_on_node_.push_back(holder);
+  s.holders_.holds_on_node.clear();
+  s.holders_.holds_on_node.reserve(node_holds.size());
+  for (const auto& [h, holder] : node_holds)
+    s.holders_.holds_on_node.push_back(holder);
 }
 
 absl::StatusOr<ClusterSnapshot> ClusterSnapshotBuilder::Build() {

@@ -144,16 +144,16 @@ class ClusterSnapshot {
   }
 
   std::optional<JobId> FindJob(absl::string_view job_key) const;
-  const std::string& job_key(JobId id) const { return job_keys_[id]; }
+  const std::string& job_key(JobId id) const { return holders_.job_keys[id]; }
   // Returns the Jobs with pods on a node.
   absl::Span<const Holder> jobs_on_node(NodeId id) const {
-    return Slice(job_offsets_, jobs_on_node_, id);
+    return Slice(holders_.job_offsets, holders_.jobs_on_node, id);
   }
   // Returns the exclusive holds on every domain (of any key) containing a node.
   absl::Span<const Holder> holds_on_node(NodeId id) const {
-    return Slice(hold_offsets_, holds_on_node_, id);
+    return Slice(holders_.hold_offsets, holders_.holds_on_node, id);
   }
-  size_t num_holds() const { return num_holds_; }
+  size_t num_holds() const { return holders_.num_holds; }
 
  private:
   friend class ClusterSnapshotBuilder;
@@ -179,13 +179,18 @@ class ClusterSnapshot {
   std::vector<int64_t> free_;
   // Per node: ready, not cordoned, no NoSchedule or NoExecute taint.
   std::vector<uint8_t> schedulable_;
-  std::vector<std::string> job_keys_;
-  absl::flat_hash_map<std::string, JobId> job_by_key_;
-  std::vector<uint32_t> job_offsets_;
-  std::vector<Holder> jobs_on_node_;
-  std::vector<uint32_t> hold_offsets_;
-  std::vector<Holder> holds_on_node_;
-  size_t num_holds_ = 0;
+  // Who holds each node: the Jobs with pods on it, and the exclusive
+  // holds of its topology domains, per node as offsets into flat arrays.
+  struct Holders {
+    std::vector<std::string> job_keys;
+    absl::flat_hash_map<std::string, JobId> job_by_key;
+    std::vector<uint32_t> job_offsets;
+    std::vector<Holder> jobs_on_node;
+    std::vector<uint32_t> hold_offsets;
+    std::vector<Holder> holds_on_node;
+    size_t num_holds = 0;
+  };
+  Holders holders_;
 };
 
 // Collects node records and holds, then builds a ClusterSnapshot.
