@@ -138,8 +138,8 @@ ContainerRecord Exited(ContainerRecord c, const ContainerExit& exit,
   return c;
 }
 
-PodRecord PodFailed(PodRecord pod, absl::string_view reason,
-                    absl::string_view message) {
+PodOutcome PodFailed(PodOutcome pod, absl::string_view reason,
+                     absl::string_view message) {
   if (pod.finished) return pod;
   pod.phase = PodPhase::kFailed;
   pod.reason = std::string(reason);

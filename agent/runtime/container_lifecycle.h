@@ -112,8 +112,9 @@ ContainerExit ClassifyExit(const ExitFacts& facts);
 ContainerRecord Exited(ContainerRecord c, const ContainerExit& exit,
                        RestartPolicy policy, bool pod_ending, absl::Time now);
 
-// The pod's own part of its status.
-struct PodRecord {
+// The pod's own part of its status (its phase and why), apart from its
+// containers'. Not api::PodRecord, the controller's record of a pod.
+struct PodOutcome {
   PodPhase phase = PodPhase::kPending;
   std::string reason;
   std::string message;
@@ -121,8 +122,8 @@ struct PodRecord {
 };
 
 // Returns `pod` failed with `reason` and `message`, unless it already ended.
-PodRecord PodFailed(PodRecord pod, absl::string_view reason,
-                    absl::string_view message);
+PodOutcome PodFailed(PodOutcome pod, absl::string_view reason,
+                     absl::string_view message);
 
 // Returns the phase of a pod whose init containers are done and that is not
 // stopping, from its containers: Pending until every one has started,

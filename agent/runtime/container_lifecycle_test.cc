@@ -295,7 +295,7 @@ TEST(ContainerLifecycleTest, StoppedPhase) {
 }
 
 TEST(ContainerLifecycleTest, PodFailedKeepsTheFirstEnd) {
-  PodRecord pod = PodFailed(PodRecord(), "StartError", "container a: gone");
+  PodOutcome pod = PodFailed(PodOutcome(), "StartError", "container a: gone");
   EXPECT_EQ(pod.phase, PodPhase::kFailed);
   EXPECT_TRUE(pod.finished);
   pod = PodFailed(pod, "InitContainerFailed", "later");

@@ -111,7 +111,7 @@ class PodShim {
   std::unique_ptr<ContainerLauncher> launcher_;
   PodProcessTree tree_;
   Progress progress_;
-  PodRecord record_;
+  PodOutcome record_;
   StopState stop_;
   LeaseWatch lease_;
   StatusFile status_file_;
