@@ -258,10 +258,7 @@ absl::StatusOr<std::vector<std::string>> PodCgroups::CreateContainer(
     dirs.push_back(Dir(layout_.pids_mount, layout_.own_pids, name));
   }
   for (const std::string& dir : dirs) {
-    if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
-      return absl::InternalError(
-          absl::StrCat("mkdir ", dir, ": ", strerror(errno)));
-    }
+    if (absl::Status s = MakeDirIfMissing(dir); !s.ok()) return s;
   }
   if (memory_limit > 0) {
     std::string file;

@@ -63,6 +63,14 @@ std::string DirName(const std::string& path) {
 
 }  // namespace
 
+absl::Status MakeDirIfMissing(const std::string& path) {
+  if (mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
+    return absl::InternalError(
+        absl::StrCat("mkdir ", path, ": ", strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status FsyncDir(const std::string& dir) {
   const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return ErrnoError("open", dir, errno);

@@ -75,6 +75,10 @@ absl::Status ReadProtoFile(const std::string& path,
 // Fsyncs the directory `dir` (so a created or renamed entry is durable).
 absl::Status FsyncDir(const std::string& dir);
 
+// Creates directory `path` (mode 0755) unless it exists; kInternal naming it
+// otherwise.
+absl::Status MakeDirIfMissing(const std::string& path);
+
 // Returns the start time of process `pid` (field 22 of /proc/<pid>/stat, in
 // clock ticks since boot); kNotFound when there is no such process.
 absl::StatusOr<uint64_t> ProcStartTime(pid_t pid);

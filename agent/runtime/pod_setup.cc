@@ -22,14 +22,6 @@
 namespace jobset::agent {
 namespace {
 
-absl::Status MakeDir(const std::string& dir) {
-  if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
-    return absl::InternalError(
-        absl::StrCat("mkdir ", dir, ": ", strerror(errno)));
-  }
-  return absl::OkStatus();
-}
-
 absl::Status AddContainer(const PodShimOptions& options,
                           const api::Container& spec, bool init, int index,
                           std::set<std::string>* names, PodSetup* pod) {
@@ -152,7 +144,7 @@ absl::Status SetUpPod(const PodShimOptions& options, PodSetup* pod) {
   if (spec.containers().empty()) {
     return absl::InvalidArgumentError("spec.containers: pod has no containers");
   }
-  if (absl::Status s = MakeDir(options.logs_dir); !s.ok()) return s;
+  if (absl::Status s = MakeDirIfMissing(options.logs_dir); !s.ok()) return s;
   std::set<std::string> names;
   for (int i = 0; i < spec.init_containers_size(); ++i) {
     absl::Status s =
@@ -171,7 +163,7 @@ absl::Status SetUpPod(const PodShimOptions& options, PodSetup* pod) {
       !s.ok()) {
     return s;
   }
-  if (absl::Status s = MakeDir(absl::StrCat(options.pod_dir, "/work"));
+  if (absl::Status s = MakeDirIfMissing(absl::StrCat(options.pod_dir, "/work"));
       !s.ok()) {
     return s;
   }

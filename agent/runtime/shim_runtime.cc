@@ -27,14 +27,6 @@
 namespace jobset::agent {
 namespace {
 
-absl::Status MkdirIfMissing(const std::string& path) {
-  if (mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
-    return absl::InternalError(
-        absl::StrCat("mkdir ", path, ": ", strerror(errno)));
-  }
-  return absl::OkStatus();
-}
-
 // Returns true when the shim of the pod in `pod_dir` is alive: it holds the
 // flock on shim.lock for as long as it runs (even a kill -9 releases it).
 bool ShimAlive(const std::string& pod_dir) {
@@ -110,11 +102,11 @@ absl::StatusOr<std::unique_ptr<ShimRuntime>> ShimRuntime::Create(
     return absl::NotFoundError(
         absl::StrCat("jobset-pod-shim not executable: ", options.shim_path));
   }
-  JOBSET_RETURN_IF_ERROR(MkdirIfMissing(options.work_dir));
+  JOBSET_RETURN_IF_ERROR(MakeDirIfMissing(options.work_dir));
   JOBSET_RETURN_IF_ERROR(
-      MkdirIfMissing(absl::StrCat(options.work_dir, "/pods")));
+      MakeDirIfMissing(absl::StrCat(options.work_dir, "/pods")));
   JOBSET_RETURN_IF_ERROR(
-      MkdirIfMissing(absl::StrCat(options.work_dir, "/logs")));
+      MakeDirIfMissing(absl::StrCat(options.work_dir, "/logs")));
   return std::unique_ptr<ShimRuntime>(new ShimRuntime(options));
 }
 
@@ -147,7 +139,7 @@ absl::Status ShimRuntime::Start(const api::PodAssignment& assignment) {
         absl::StrCat("mkdir ", dir, ": ", strerror(errno)));
   }
   JOBSET_RETURN_IF_ERROR(FsyncDir(absl::StrCat(options_.work_dir, "/pods")));
-  JOBSET_RETURN_IF_ERROR(MkdirIfMissing(LogsDir(uid)));
+  JOBSET_RETURN_IF_ERROR(MakeDirIfMissing(LogsDir(uid)));
   // The lock is taken before the intent is written and handed to the shim:
   // from now on "lock free and no final status" means the pod's supervisor is
   // gone, whether it ever started or not.
