@@ -50,7 +50,7 @@ class Agent {
 
   // Reads the time from `clock` (RealClock::Get() in jobset-agent); the
   // runtime and the clock must outlive the agent.
-  Agent(Options options, Runtime* runtime, Clock* clock = RealClock::Get());
+  Agent(Options options, Runtime* runtime, Clock* clock);
   ~Agent();  // Shutdown
 
   // Starts connecting.

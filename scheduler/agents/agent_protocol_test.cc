@@ -80,7 +80,7 @@ class AgentProtocolTest : public ::testing::Test {
     (*o.registration.mutable_capacity())["cpu"] = "1";
     (*o.registration.mutable_capacity())["memory"] = "1Gi";
     o.tick = absl::Milliseconds(20);
-    auto a = std::make_unique<agent::Agent>(o, runtime);
+    auto a = std::make_unique<agent::Agent>(o, runtime, RealClock::Get());
     a->Start();
     agents_[name] = std::move(a);
     ASSERT_TRUE(Eventually([&] { return agents_[name]->welcomed(); }));
