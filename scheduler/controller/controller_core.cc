@@ -166,9 +166,10 @@ void ControllerCore::OnPodReport(const PodReport& report) {
     }
   }
   if (PodFinished(*pod)) gangs_.CapacityGrew();
-  // A Job being deleted goes with all its pods once none runs: the Job layer
-  // looks at it again, and its stopped pods need no pass of their own.
-  if (!stopped || !job->job.metadata().has_deletion_timestamp()) {
+  // Foreground: a Job being deleted goes with all its pods once none runs;
+  // the Job layer looks at it again, and its stopped pods need no pass of
+  // their own.
+  if (!stopped || !job->deleting()) {
     t->reported.emplace(pod, job);
   }
   t->MarkJobDirty(*job);
@@ -193,8 +194,7 @@ ControllerCore::PlaceAlongsidePreparing(PassWrites& writes, absl::Time now) {
     TrackedJobSet* t = state_.Find(key);
     if (t == nullptr) continue;
     for (auto& [name, job] : t->jobs) {
-      if (job.shape == nullptr && !job.job.metadata().has_deletion_timestamp())
-        unshaped.push_back(&job);
+      if (job.shape == nullptr && !job.deleting()) unshaped.push_back(&job);
     }
   }
   std::vector<std::pair<const JobState*, std::string>> changed;

@@ -36,6 +36,15 @@ inline bool OnNode(const api::PodRecord& pod) {
 
 // One child Job and its pods, as compact records (the full pods are built
 // only for agents and clients).
+//
+// A Job being deleted (the JobSet layer removed it: a previous attempt's, or
+// one still active when the JobSet finished) goes in the foreground: it and
+// its pods keep their names until every pod has stopped, and then go
+// together. Three shortcuts follow from that, each marked "foreground" where
+// it is taken: its pods' stop is not written to their records (the store
+// shows the Job's deletionTimestamp, and Load stops them again); a stopped
+// pod of it is not reported on its own (OnPodReport), nor erased alone
+// (ReconcilePass), since the Job layer erases the Job with all its pods.
 struct JobState {
   api::Job job;
   // `job` without its status, shared with assignments: built by Shape()
@@ -52,6 +61,8 @@ struct JobState {
   bool pods_changed = false;
   bool dirty = false;  // In its JobSet's dirty_jobs.
 
+  // Whether the JobSet layer deleted it (see above).
+  bool deleting() const { return job.metadata().has_deletion_timestamp(); }
   // Returns `shape`, building it first if needed.
   const std::shared_ptr<const api::Job>& Shape();
   // Replaces the Job's metadata and spec (new, read by Load, or an update

@@ -113,7 +113,7 @@ bool GangPlacer::TryPlace(const std::string& key, int32_t priority,
   std::string error;
   for (auto& [name, state] : t.jobs) {
     const api::Job& job = state.job;
-    if (job.metadata().has_deletion_timestamp()) continue;
+    if (state.deleting()) continue;
     std::vector<api::PodRecord*> unplaced;
     for (auto& [pod_name, pod] : state.pods) {
       if (!Placed(pod) && !pod.has_deletion_timestamp() && !PodFinished(pod))

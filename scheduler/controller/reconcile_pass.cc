@@ -30,9 +30,9 @@ void ReconcilePass::ReconcileOne(TrackedJobSet& t) {
   // Agents' reports first: persist them, and let stopped pods go.
   for (const auto& [pod, job] : std::exchange(t.reported, {})) {
     if (pod->has_deletion_timestamp() && PodFinished(*pod)) {
-      // A Job being deleted goes with all its pods at once, when the last
-      // one has stopped (the Job layer looks at it again).
-      if (job->job.metadata().has_deletion_timestamp()) {
+      // Foreground: a Job being deleted goes with all its pods at once,
+      // when the last one has stopped (the Job layer looks at it again).
+      if (job->deleting()) {
         t.MarkJobDirty(*job);
       } else {
         ErasePod(t, *job, std::string(pod->name()));
@@ -76,9 +76,7 @@ void ReconcilePass::ReconcileOne(TrackedJobSet& t) {
     }
     for (const std::string& name : actions->remove) {
       auto it = t.jobs.find(name);
-      if (it == t.jobs.end() ||
-          it->second.job.metadata().has_deletion_timestamp())
-        continue;
+      if (it == t.jobs.end() || it->second.deleting()) continue;
       it->second.job.mutable_metadata()
           ->mutable_deletion_timestamp()
           ->set_seconds(absl::ToUnixSeconds(now_));
@@ -124,7 +122,7 @@ void ReconcilePass::ReconcileJobs(TrackedJobSet& t) {
     JobState& state = job_it->second;
     state.dirty = false;
     api::Job& job = state.job;
-    if (job.metadata().has_deletion_timestamp()) {
+    if (state.deleting()) {
       // Foreground deletion: the Job goes, with its pods, once none of them
       // runs any more.
       bool running = false;
@@ -183,10 +181,10 @@ void ReconcilePass::RemovePod(TrackedJobSet& t, JobState& job,
   }
   if (pod.has_deletion_timestamp()) return;  // Already stopping.
   pod.mutable_deletion_timestamp()->set_seconds(absl::ToUnixSeconds(now_));
-  // The pods of a Job being deleted are stopping because it is (the store
-  // shows them with its deletionTimestamp, and Load stops them again), so
-  // a restart does not rewrite every pod record to say so.
-  if (!job.job.metadata().has_deletion_timestamp()) {
+  // Foreground: the pods of a Job being deleted are stopping because it is
+  // (the store shows them with its deletionTimestamp, and Load stops them
+  // again), so a restart does not rewrite every pod record to say so.
+  if (!job.deleting()) {
     writes_.PodsChanged(t, job);
   }
   writes_.Stop(pod);
