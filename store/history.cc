@@ -6,6 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/log.h"
 
 namespace jobset::store {
 
@@ -16,7 +17,7 @@ History::History(int64_t start_revision, size_t max_events)
 
 void History::Append(int64_t revision, std::vector<Event> events) {
   absl::MutexLock lock(&mu_);
-  ABSL_RAW_CHECK(revision > revision_, "History::Append: revision went back");
+  JOBSET_CHECK(revision > revision_) << "History::Append: revision went back";
   revision_ = revision;
   for (Event& e : events) events_.push_back(std::move(e));
   while (events_.size() > max_events_) {

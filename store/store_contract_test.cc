@@ -11,6 +11,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/log.h"
 #include "common/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -331,8 +332,7 @@ INSTANTIATE_TEST_SUITE_P(
                           size_t history_events) -> std::unique_ptr<Store> {
                          auto store = RocksDbStore::Open(
                              {.path = dir, .history_events = history_events});
-                         ABSL_RAW_CHECK(store.ok(),
-                                        store.status().ToString().c_str());
+                         JOBSET_CHECK(store.ok()) << store.status();
                          return *std::move(store);
                        }}),
     [](const ::testing::TestParamInfo<Implementation>& info) {
