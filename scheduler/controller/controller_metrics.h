@@ -13,7 +13,8 @@ namespace jobset::scheduler {
 // What the controller measures, without saying how it is exported:
 // jobsetd implements it over Prometheus (scheduler/metrics.h,
 // docs/metrics.md), so the controller links neither gRPC nor
-// prometheus-cpp. Called only from the controller thread.
+// prometheus-cpp. Called by one pass at a time (from the controller thread
+// or the thread its pass borrows), never concurrently.
 class ControllerMetrics {
  public:
   virtual ~ControllerMetrics() = default;
