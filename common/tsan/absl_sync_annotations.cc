@@ -85,9 +85,15 @@ struct AnnotatedCondition {
   AnnotatedCondition(const absl::Mutex* mu, const absl::Condition* cond)
       : mu(mu),
         cond(cond),
-        wrapper(&AnnotatedCondition::Eval, static_cast<void*>(this)) {}
+        wrapper(&AnnotatedCondition::Eval, static_cast<void*>(this)) {
+    // The waiter built this and the caller's Condition before it waits;
+    // another thread's Unlock may evaluate them, without the lock having
+    // passed between the two.
+    __tsan_release(this);
+  }
 
   static bool Eval(void* arg) {
+    __tsan_acquire(arg);
     const auto* self = static_cast<AnnotatedCondition*>(arg);
     AcquireAsWriter(self->mu);
     const bool result = self->cond->Eval();
