@@ -8,7 +8,7 @@
 #include "api/pod_phase.h"
 #include "common/grpc_status.h"
 #include "common/status_macros.h"
-#include "scheduler/controller/constants.h"
+#include "scheduler/records/constants.h"
 #include "scheduler/records/records.h"
 #include "store/keys.h"
 

@@ -11,9 +11,9 @@
 #include "api/pod_phase.h"
 #include "common/parallel.h"
 #include "common/status_macros.h"
-#include "scheduler/controller/conditions.h"
 #include "scheduler/controller/pass_metrics.h"
 #include "scheduler/controller/reconcile_pass.h"
+#include "scheduler/records/conditions.h"
 #include "scheduler/records/records.h"
 #include "store/decode.h"
 

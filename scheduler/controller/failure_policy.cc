@@ -5,8 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "re2/re2.h"
-#include "scheduler/controller/conditions.h"
-#include "scheduler/controller/constants.h"
+#include "scheduler/records/conditions.h"
+#include "scheduler/records/constants.h"
 
 namespace jobset::scheduler {
 namespace {

@@ -6,10 +6,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/pod_phase.h"
-#include "scheduler/controller/conditions.h"
-#include "scheduler/controller/constants.h"
 #include "scheduler/placement/pending_order.h"
 #include "scheduler/placement/placement.h"
+#include "scheduler/records/conditions.h"
+#include "scheduler/records/constants.h"
 #include "scheduler/records/records.h"
 
 namespace jobset::scheduler {

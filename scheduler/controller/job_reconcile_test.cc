@@ -7,8 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "scheduler/controller/conditions.h"
-#include "scheduler/controller/constants.h"
+#include "scheduler/records/conditions.h"
+#include "scheduler/records/constants.h"
 
 namespace jobset::scheduler {
 namespace {

@@ -15,9 +15,9 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "scheduler/controller/child_jobs.h"
-#include "scheduler/controller/conditions.h"
-#include "scheduler/controller/constants.h"
 #include "scheduler/controller/test_util.h"
+#include "scheduler/records/conditions.h"
+#include "scheduler/records/constants.h"
 #include "scheduler/records/records.h"
 
 namespace jobset::scheduler {

@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/pod_phase.h"
-#include "scheduler/controller/constants.h"
+#include "scheduler/records/constants.h"
 
 namespace jobset::scheduler {
 namespace {

@@ -8,14 +8,14 @@
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "scheduler/controller/child_jobs.h"
-#include "scheduler/controller/conditions.h"
-#include "scheduler/controller/constants.h"
 #include "scheduler/controller/failure_policy.h"
 #include "scheduler/controller/replicated_job_status.h"
 #include "scheduler/controller/startup_policy.h"
 #include "scheduler/controller/success_policy.h"
 #include "scheduler/controller/test_util.h"
 #include "scheduler/controller/ttl.h"
+#include "scheduler/records/conditions.h"
+#include "scheduler/records/constants.h"
 #include "scheduler/records/records.h"
 
 namespace jobset::scheduler {

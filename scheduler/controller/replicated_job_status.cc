@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "scheduler/controller/conditions.h"
-#include "scheduler/controller/constants.h"
+#include "scheduler/records/conditions.h"
+#include "scheduler/records/constants.h"
 
 namespace jobset::scheduler {
 

@@ -5,8 +5,8 @@
 
 #include "absl/time/time.h"
 #include "proto/cluster.pb.h"
-#include "scheduler/controller/conditions.h"
-#include "scheduler/controller/constants.h"
+#include "scheduler/records/conditions.h"
+#include "scheduler/records/constants.h"
 
 // Helpers that play the Job layer in controller tests, the way upstream's
 // integration tests drive child Job status directly.

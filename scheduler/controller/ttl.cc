@@ -1,7 +1,7 @@
 #include "scheduler/controller/ttl.h"
 
-#include "scheduler/controller/conditions.h"
-#include "scheduler/controller/constants.h"
+#include "scheduler/records/conditions.h"
+#include "scheduler/records/constants.h"
 
 namespace jobset::scheduler {
 

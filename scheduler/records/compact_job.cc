@@ -1,7 +1,7 @@
 #include <string>
 
 #include "google/protobuf/map.h"
-#include "scheduler/controller/constants.h"
+#include "scheduler/records/constants.h"
 #include "scheduler/records/records.h"
 
 namespace jobset::scheduler {

@@ -11,7 +11,7 @@
 #include "gmock/gmock.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
-#include "scheduler/controller/conditions.h"
+#include "scheduler/records/conditions.h"
 #include "scheduler/records/records.h"
 #include "store/keys.h"
 

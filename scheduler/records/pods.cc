@@ -6,8 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "api/pod_phase.h"
-#include "scheduler/controller/conditions.h"
-#include "scheduler/controller/constants.h"
+#include "scheduler/records/conditions.h"
+#include "scheduler/records/constants.h"
 #include "scheduler/records/records.h"
 
 namespace jobset::scheduler {

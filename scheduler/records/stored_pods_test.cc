@@ -6,7 +6,7 @@
 #include "common/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "scheduler/controller/constants.h"
+#include "scheduler/records/constants.h"
 #include "scheduler/records/records.h"
 #include "store/keys.h"
 #include "store/memory_store.h"

@@ -1,4 +1,4 @@
-#include "scheduler/controller/conditions.h"
+#include "scheduler/records/conditions.h"
 
 namespace jobset::scheduler {
 

@@ -1,5 +1,5 @@
-#ifndef JOBSET_SCHEDULER_CONTROLLER_CONSTANTS_H_
-#define JOBSET_SCHEDULER_CONTROLLER_CONSTANTS_H_
+#ifndef JOBSET_SCHEDULER_RECORDS_CONSTANTS_H_
+#define JOBSET_SCHEDULER_RECORDS_CONSTANTS_H_
 
 // Upstream JobSet's label, annotation, condition and reason names
 // (pkg/constants, api/jobset/v1alpha2), spelled exactly as upstream.
@@ -70,4 +70,4 @@ inline constexpr char kRestartJobAndIgnoreMaxRestarts[] =
 
 }  // namespace jobset::scheduler
 
-#endif  // JOBSET_SCHEDULER_CONTROLLER_CONSTANTS_H_
+#endif  // JOBSET_SCHEDULER_RECORDS_CONSTANTS_H_

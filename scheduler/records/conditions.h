@@ -1,5 +1,5 @@
-#ifndef JOBSET_SCHEDULER_CONTROLLER_CONDITIONS_H_
-#define JOBSET_SCHEDULER_CONTROLLER_CONDITIONS_H_
+#ifndef JOBSET_SCHEDULER_RECORDS_CONDITIONS_H_
+#define JOBSET_SCHEDULER_RECORDS_CONDITIONS_H_
 
 #include <optional>
 
@@ -43,4 +43,4 @@ absl::Time TransitionTime(const api::Condition& condition);
 
 }  // namespace jobset::scheduler
 
-#endif  // JOBSET_SCHEDULER_CONTROLLER_CONDITIONS_H_
+#endif  // JOBSET_SCHEDULER_RECORDS_CONDITIONS_H_
