@@ -93,7 +93,7 @@ absl::Status Applier::Rebase(PassWrites& writes, ControllerState& state) {
     state.MarkDirty(key);
   }
   for (const std::string& key : gone) {
-    writes.mutable_jobsets().erase(key);
+    writes.DropJobSet(key);
     state.Find(key)->deleted = true;
     state.MarkDirty(key);
   }

@@ -95,7 +95,9 @@ class PassWrites {
   store::Batch ToBatch(const ControllerState& state) const;
 
   const std::set<std::string>& jobsets() const { return jobsets_; }
-  std::set<std::string>& mutable_jobsets() { return jobsets_; }
+  // JobSet `key` was deleted through the API meanwhile: its object is not
+  // written.
+  void DropJobSet(const std::string& key) { jobsets_.erase(key); }
   const std::set<std::string>& launched() const { return launched_; }
   const std::vector<PodRef>& stops() const { return stops_; }
   const std::vector<PodRef>& releases() const { return releases_; }
