@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "agent/host.h"
+#include "agent/runtime/pod_input.h"
 #include "api/pod_phase.h"
 #include "common/log.h"
 
@@ -19,7 +20,6 @@ constexpr char kGpu[] = "nvidia.com/gpu";
 constexpr absl::Duration kDefaultGrace = absl::Seconds(30);
 constexpr absl::Duration kLeaseGrace = absl::Seconds(1);
 constexpr absl::Duration kWelcomeTimeout = absl::Seconds(10);
-constexpr int32_t kMaxLogChunk = 1 << 20;
 
 bool Finished(const api::PodStatus& s) {
   return s.phase() == api::kPodSucceeded || s.phase() == api::kPodFailed;
@@ -195,14 +195,21 @@ void Agent::Handle(const api::SchedulerMessage& msg) {
     case api::SchedulerMessage::kWelcome:
       Reconcile(msg.welcome());
       break;
-    case api::SchedulerMessage::kRun:
-      // A pod already here: its attempt's host table grew.
-      if (!absl::IsNotFound(runtime_->UpdateHosts(
-              msg.run().pod().metadata().uid(), msg.run().hosts()))) {
+    case api::SchedulerMessage::kRun: {
+      // A pod already here: its attempt's host table grew. The runtime
+      // checks the uid and the table before it writes anything.
+      absl::Status updated = runtime_->UpdateHosts(
+          msg.run().pod().metadata().uid(), msg.run().hosts());
+      if (!absl::IsNotFound(updated)) {
+        if (!updated.ok()) {
+          JOBSET_LOG(WARNING) << "pod " << msg.run().pod().metadata().uid()
+                              << ": host table refused: " << updated.message();
+        }
         break;
       }
       StartPod(msg.run());
       break;
+    }
     case api::SchedulerMessage::kStop: {
       absl::Duration grace = kDefaultGrace;
       {
@@ -289,6 +296,12 @@ void Agent::Reconcile(const api::Welcome& welcome) {
 void Agent::StartPod(api::PodAssignment a) {
   const std::string uid = a.pod().metadata().uid();
   if (a.stop()) return;
+  // Untrusted input: nothing is allocated, written or built from an
+  // assignment that does not pass. It fails that pod, never the agent.
+  if (absl::Status s = CheckAssignment(a); !s.ok()) {
+    ReportFailure(a, "InvalidAssignment", std::string(s.message()));
+    return;
+  }
   std::vector<int> gpus;
   std::string no_devices;
   {
@@ -333,24 +346,41 @@ void Agent::StartPod(api::PodAssignment a) {
   ReportFailure(a, "StartError", std::string(started.message()));
 }
 
-api::LogChunk Agent::ReadLog(const api::LogRequest& request) {
+api::LogChunk ReadLogChunk(const Runtime& runtime,
+                           const api::LogRequest& request) {
   api::LogChunk chunk;
   chunk.set_request_id(request.request_id());
+  if (absl::Status s = CheckPodUid("logRequest.podUid", request.pod_uid());
+      !s.ok()) {
+    chunk.set_error(absl::StrCat("not found: ", s.message()));
+    return chunk;
+  }
+  if (absl::Status s =
+          CheckDnsLabel("logRequest.container", request.container());
+      !s.ok()) {
+    chunk.set_error(absl::StrCat("not found: ", s.message()));
+    return chunk;
+  }
   const std::string path =
-      runtime_->LogPath(request.pod_uid(), request.container());
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
+      runtime.LogPath(request.pod_uid(), request.container());
+  std::ifstream in;
+  if (!path.empty()) in.open(path, std::ios::binary | std::ios::ate);
   if (path.empty() || !in) {
-    chunk.set_error(absl::StrCat("no log for container \"", request.container(),
-                                 "\" of pod ", request.pod_uid(),
-                                 " on this node"));
+    chunk.set_error(absl::StrCat("not found: no log for container \"",
+                                 request.container(), "\" of pod ",
+                                 request.pod_uid(), " on this node"));
     return chunk;
   }
   const int64_t size = in.tellg();
   int64_t offset = request.offset();
-  if (offset < 0) offset = std::max<int64_t>(0, size + offset);
+  if (offset < 0) {
+    // Capped before it is negated (no overflow at INT64_MIN).
+    const int64_t back = -std::max(offset, -kMaxLogTailBytes);
+    offset = std::max<int64_t>(0, size - back);
+  }
   offset = std::min(offset, size);
   const int64_t n = std::min<int64_t>(
-      size - offset, std::clamp(request.max_bytes(), 1, kMaxLogChunk));
+      size - offset, std::clamp(request.max_bytes(), 1, kMaxLogChunkBytes));
   std::string data(n, '\0');
   in.seekg(offset);
   in.read(data.data(), n);
@@ -358,6 +388,10 @@ api::LogChunk Agent::ReadLog(const api::LogRequest& request) {
   chunk.set_next_offset(offset + static_cast<int64_t>(data.size()));
   chunk.set_data(std::move(data));
   return chunk;
+}
+
+api::LogChunk Agent::ReadLog(const api::LogRequest& request) {
+  return ReadLogChunk(*runtime_, request);
 }
 
 void Agent::ReportFailure(const api::PodAssignment& a,
@@ -425,6 +459,17 @@ void Agent::Tick() {
       heartbeats_.in_flight[heartbeats_.seq] = now;
       if (heartbeats_.in_flight.size() > 100)
         heartbeats_.in_flight.erase(heartbeats_.in_flight.begin());
+    }
+  }
+  if (now - last_log_sweep_ >= options_.log_sweep) {
+    last_log_sweep_ = now;
+    absl::StatusOr<int> pruned =
+        runtime_->PruneLogs(now, options_.log_retention);
+    if (!pruned.ok()) {
+      JOBSET_LOG(WARNING) << "log retention: " << pruned.status().message();
+    } else if (*pruned > 0) {
+      JOBSET_LOG(INFO) << "log retention: removed the logs of " << *pruned
+                       << " released pods";
     }
   }
   std::vector<PodState> pods = runtime_->List();

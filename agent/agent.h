@@ -19,6 +19,19 @@
 
 namespace jobset::agent {
 
+// The largest LogChunk.data an agent sends (well below gRPC's 4 MiB message
+// limit), and the most a negative LogRequest.offset may reach back.
+inline constexpr int32_t kMaxLogChunkBytes = 1 << 20;
+inline constexpr int64_t kMaxLogTailBytes = int64_t{64} << 20;
+
+// Answers `request` from the log `runtime` keeps: at most kMaxLogChunkBytes
+// from offset (a negative offset: that many bytes before the end, at most
+// kMaxLogTailBytes). The uid and container name are checked before any path
+// is built; an invalid or unknown one is an error naming it ("not found"),
+// never a file read.
+api::LogChunk ReadLogChunk(const Runtime& runtime,
+                           const api::LogRequest& request);
+
 // The agent's side of the protocol (proto/agent.proto): keeps one stream to
 // jobsetd open, says hello with every pod the runtime knows, makes the
 // runtime match the desired set it is sent, and reports every status change.
@@ -46,6 +59,10 @@ class Agent {
     absl::Duration min_backoff = absl::Milliseconds(100);
     absl::Duration max_backoff = absl::Seconds(1);
     AgentMetrics* metrics = nullptr;  // Null: none.
+    // Released pods' logs: how long they are kept and how much room all
+    // logs may take (Runtime::PruneLogs, every log_sweep by the clock).
+    LogRetention log_retention;
+    absl::Duration log_sweep = absl::Minutes(1);
   };
 
   // Reads the time from `clock` (RealClock::Get() in jobset-agent); the
@@ -124,6 +141,9 @@ class Agent {
   Connection conn_ ABSL_GUARDED_BY(mu_);
   Heartbeats heartbeats_ ABSL_GUARDED_BY(mu_);
   PodBook pods_ ABSL_GUARDED_BY(mu_);
+
+  // The last log retention sweep; used only from the tick thread.
+  absl::Time last_log_sweep_ = absl::InfinitePast();
 
   std::thread connect_thread_;
   std::thread tick_thread_;

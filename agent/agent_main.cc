@@ -19,6 +19,7 @@
 #include "agent/agent.h"
 #include "agent/host.h"
 #include "agent/metrics.h"
+#include "agent/runtime/pod_input.h"
 #include "agent/runtime/shim_runtime.h"
 #include "common/clock.h"
 #include "common/log.h"
@@ -59,6 +60,13 @@ ABSL_FLAG(absl::Duration, lease, absl::ZeroDuration(),
           "Stop every pod once jobsetd has not been heard from for this long "
           "(0: never). Set it (plus 1s) below jobsetd's --node_lost_timeout "
           "to guarantee an old attempt never overlaps its replacement");
+ABSL_FLAG(absl::Duration, log_retention, absl::Hours(24),
+          "Remove a released pod's container logs once they were last "
+          "written this long ago");
+ABSL_FLAG(int64_t, max_log_bytes, int64_t{10} << 30,
+          "Once the logs under --work_dir exceed this many bytes, remove "
+          "released pods' logs, oldest first (a known pod's are never "
+          "removed); 0: no limit");
 
 namespace jobset::agent {
 namespace {
@@ -83,6 +91,12 @@ int Main(const char* argv0) {
   r.set_address(absl::GetFlag(FLAGS_address).empty()
                     ? "127.0.0.1"
                     : absl::GetFlag(FLAGS_address));
+  // It reaches every pod's /etc/hosts on other nodes: an IP literal only.
+  if (absl::Status s = CheckIpAddress("--address", r.address()); !s.ok()) {
+    return Fail(std::string(s.message()));
+  }
+  options.log_retention.retention = absl::GetFlag(FLAGS_log_retention);
+  options.log_retention.max_bytes = absl::GetFlag(FLAGS_max_log_bytes);
   r.set_agent_version("jobset-agent 0.1");
   auto labels = ParseKeyValues("labels", absl::GetFlag(FLAGS_labels));
   if (!labels.ok()) return Fail(std::string(labels.status().message()));

@@ -3,7 +3,7 @@
 #include <signal.h>
 
 #include "absl/strings/str_cat.h"
-#include "agent/runtime/pod_files.h"
+#include "agent/runtime/pod_input.h"
 #include "api/pod_phase.h"
 
 namespace jobset::agent {
@@ -29,10 +29,7 @@ void Terminate(api::PodStatus* status, int exit_code, int signal,
 absl::Status FakeRuntime::Start(const api::PodAssignment& assignment) {
   absl::MutexLock lock(&mu_);
   const std::string& uid = assignment.pod().metadata().uid();
-  if (!ValidPodUid(uid)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("invalid pod uid \"", uid, "\""));
-  }
+  if (absl::Status s = CheckAssignment(assignment); !s.ok()) return s;
   if (pods_.contains(uid)) {
     return absl::AlreadyExistsError(absl::StrCat("pod ", uid, " is known"));
   }
@@ -94,6 +91,7 @@ void FakeRuntime::Exit(const std::string& uid, int exit_code) {
 absl::Status FakeRuntime::UpdateHosts(
     const std::string& uid,
     const google::protobuf::RepeatedPtrField<api::HostEntry>& hosts) {
+  if (absl::Status s = CheckHostEntries("hosts", hosts); !s.ok()) return s;
   absl::MutexLock lock(&mu_);
   if (!pods_.contains(uid)) {
     return absl::NotFoundError(absl::StrCat("pod ", uid, " is not known"));

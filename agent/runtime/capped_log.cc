@@ -49,7 +49,7 @@ void CappedLog::Open(bool truncate) {
   fd_ =
       open(path_.c_str(),
            O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (truncate ? O_TRUNC : 0),
-           0644);
+           0600);
   struct stat st;
   size_ = (fd_ >= 0 && fstat(fd_, &st) == 0) ? st.st_size : 0;
 }

@@ -63,8 +63,8 @@ std::string DirName(const std::string& path) {
 
 }  // namespace
 
-absl::Status MakeDirIfMissing(const std::string& path) {
-  if (mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
+absl::Status MakeDirIfMissing(const std::string& path, mode_t mode) {
+  if (mkdir(path.c_str(), mode) != 0 && errno != EEXIST) {
     return absl::InternalError(
         absl::StrCat("mkdir ", path, ": ", strerror(errno)));
   }
@@ -81,10 +81,14 @@ absl::Status FsyncDir(const std::string& dir) {
   return absl::OkStatus();
 }
 
-absl::Status WriteFileAtomic(const std::string& path, absl::string_view data) {
+absl::Status WriteFileAtomic(const std::string& path, absl::string_view data,
+                             mode_t mode) {
   const std::string tmp = absl::StrCat(path, ".tmp");
-  const int fd =
-      open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // A stale .tmp (a crash between create and rename) may have another mode:
+  // it goes, so the file is always created here, with `mode`.
+  (void)unlink(tmp.c_str());
+  const int fd = open(tmp.c_str(),
+                      O_WRONLY | O_CREAT | O_EXCL | O_TRUNC | O_CLOEXEC, mode);
   if (fd < 0) return ErrnoError("create", tmp, errno);
   size_t done = 0;
   while (done < data.size()) {
@@ -203,18 +207,6 @@ bool IsFinalPhase(absl::string_view phase) {
   return phase == api::kPodSucceeded || phase == api::kPodFailed;
 }
 
-bool ValidPodUid(absl::string_view uid) {
-  if (uid.empty() || uid.size() > 200 || uid == "." || uid == "..") {
-    return false;
-  }
-  for (char c : uid) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                    (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
-    if (!ok) return false;
-  }
-  return true;
-}
-
 absl::Status RemoveTree(const std::string& path) {
   struct stat st;
   if (lstat(path.c_str(), &st) != 0) {
@@ -288,10 +280,19 @@ std::string HostsFileText(const api::PodAssignment& assignment) {
   const std::string own_ip = pod.status().pod_ip().empty()
                                  ? pod.status().host_ip()
                                  : pod.status().pod_ip();
-  absl::StrAppend(&hosts, own_ip.empty() ? "127.0.1.1" : own_ip, "\t", hostname,
-                  "\n");
+  // What reaches the file was checked (CheckAssignment, CheckHostEntries);
+  // an address or name that is not one is left out all the same, so no
+  // value can add a line.
+  const bool own_ok = CheckIpAddress("", own_ip).ok();
+  if (!CheckDnsSubdomain("", hostname).ok()) hostname = "localhost";
+  absl::StrAppend(&hosts, own_ok ? own_ip : "127.0.1.1", "\t", hostname, "\n");
   for (const api::HostEntry& entry : assignment.hosts()) {
     if (entry.address().empty() || entry.names().empty()) continue;
+    if (!CheckIpAddress("", entry.address()).ok()) continue;
+    bool names_ok = true;
+    for (const std::string& name : entry.names())
+      names_ok &= CheckDnsSubdomain("", name).ok();
+    if (!names_ok) continue;
     absl::StrAppend(&hosts, entry.address(), "\t",
                     absl::StrJoin(entry.names(), " "), "\n");
   }
@@ -305,8 +306,10 @@ absl::Status WriteHostsFile(const std::string& pod_dir,
     JOBSET_RETURN_IF_ERROR(
         ReadProtoFile(absl::StrCat(pod_dir, "/", kAssignmentFile), &latest));
     *assignment->mutable_hosts() = latest.hosts();
+    // Not secret (every pod sees its attempt's table) and read by whatever
+    // user the pod's processes run as.
     return WriteFileAtomic(absl::StrCat(pod_dir, "/", kHostsFile),
-                           HostsFileText(*assignment));
+                           HostsFileText(*assignment), 0644);
   });
 }
 

@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "agent/runtime/pod_input.h"
 #include "google/protobuf/message_lite.h"
 #include "proto/agent.pb.h"
 
@@ -29,9 +30,11 @@ inline constexpr char kStopFile[] = "stop";           // grace in ms, as text
 inline constexpr char kCgroupsFile[] = "cgroups";     // one cgroup dir a line
 inline constexpr char kHostsFile[] = "hosts";         // the pod's /etc/hosts
 
-// Writes `data` to `path` atomically: a temporary file beside it, fsync,
+// Writes `data` to `path` atomically: a temporary file beside it, created
+// with `mode` (private by default; a umask can only narrow it), fsync,
 // rename over `path`, fsync of the directory.
-absl::Status WriteFileAtomic(const std::string& path, absl::string_view data);
+absl::Status WriteFileAtomic(const std::string& path, absl::string_view data,
+                             mode_t mode = 0600);
 
 // Rewrites the file at `path` in place (same inode: a bind mount of it sees
 // the new content), writing over the old bytes before cutting the rest, so
@@ -75,9 +78,9 @@ absl::Status ReadProtoFile(const std::string& path,
 // Fsyncs the directory `dir` (so a created or renamed entry is durable).
 absl::Status FsyncDir(const std::string& dir);
 
-// Creates directory `path` (mode 0755) unless it exists; kInternal naming it
-// otherwise.
-absl::Status MakeDirIfMissing(const std::string& path);
+// Creates directory `path` with `mode` (private by default) unless it
+// exists; kInternal naming it otherwise. An existing directory keeps its mode.
+absl::Status MakeDirIfMissing(const std::string& path, mode_t mode = 0700);
 
 // Returns the start time of process `pid` (field 22 of /proc/<pid>/stat, in
 // clock ticks since boot); kNotFound when there is no such process.
@@ -95,10 +98,6 @@ bool ProcessAlive(const ProcessId& id);
 
 // Returns true for the phases after which nothing changes.
 bool IsFinalPhase(absl::string_view phase);
-
-// Returns true when `uid` is usable as a directory name: 1-200 characters of
-// [A-Za-z0-9._-], not "." or "..".
-bool ValidPodUid(absl::string_view uid);
 
 // Removes `path` and everything under it (no error if it does not exist).
 // Does not cross into other file systems' mount points it cannot remove.

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "agent/runtime/pod_files.h"
+#include "agent/runtime/pod_input.h"
 #include "agent/runtime/process_launcher.h"
 #include "agent/runtime/runc_launcher.h"
 #include "api/quantity.h"
@@ -27,10 +28,6 @@ absl::Status AddContainer(const PodShimOptions& options,
                           std::set<std::string>* names, PodSetup* pod) {
   const std::string field = absl::StrCat(
       init ? "spec.initContainers[" : "spec.containers[", index, "]");
-  if (!ValidPodUid(spec.name())) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ".name: invalid name \"", spec.name(), "\""));
-  }
   if (!names->insert(spec.name()).second) {
     return absl::InvalidArgumentError(
         absl::StrCat(field, ".name: duplicate name \"", spec.name(), "\""));
@@ -125,6 +122,9 @@ absl::Status SetUpPod(const PodShimOptions& options, PodSetup* pod) {
     return absl::InvalidArgumentError(
         absl::StrCat("cannot read the assignment: ", read.message()));
   }
+  // The runtime checked it before writing it; the shim builds paths from it
+  // too, so it checks again.
+  if (absl::Status s = CheckAssignment(pod->assignment); !s.ok()) return s;
   const api::PodSpec& spec = pod->assignment.pod().spec();
   const api::ObjectMeta& metadata = pod->assignment.pod().metadata();
   pod->uid = metadata.uid();

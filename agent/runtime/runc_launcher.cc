@@ -17,11 +17,25 @@
 #include "agent/runtime/oci_bundle.h"
 #include "agent/runtime/pod_files.h"
 #include "agent/runtime/process_launcher.h"
+#include "agent/runtime/sub_path.h"
 
 namespace jobset::agent {
 
 RuncLauncher::RuncLauncher(Options options, PodCgroups* cgroups)
     : options_(std::move(options)), cgroups_(cgroups) {}
+
+RuncLauncher::~RuncLauncher() {
+  for (auto& [name, fds] : mount_fds_) {
+    for (int fd : fds) close(fd);
+  }
+}
+
+void RuncLauncher::CloseMountFds(const std::string& name) {
+  auto it = mount_fds_.find(name);
+  if (it == mount_fds_.end()) return;
+  for (int fd : it->second) close(fd);
+  mount_fds_.erase(it);
+}
 
 std::string RuncLauncher::Id(const api::Container& spec) const {
   return absl::StrCat(options_.uid, "-", spec.name());
@@ -39,7 +53,8 @@ void RuncLauncher::Runc(std::vector<std::string> args) const {
 }
 
 absl::Status RuncLauncher::WriteBundle(const api::Container& spec,
-                                       int64_t memory_limit) const {
+                                       int64_t memory_limit) {
+  CloseMountFds(spec.name());
   absl::StatusOr<std::string> rootfs =
       ImageRootfs(options_.image_dir, spec.image());
   if (!rootfs.ok()) return rootfs.status();
@@ -86,24 +101,38 @@ absl::Status RuncLauncher::WriteBundle(const api::Container& spec,
     oci.nofile =
         std::min<int64_t>(oci.nofile, static_cast<int64_t>(nofile.rlim_max));
   }
+  // Volume and container names were checked (CheckAssignment) before the
+  // pod was accepted; they are DNS labels, safe as path components.
   const std::string volumes = absl::StrCat(options_.pod_dir, "/volumes");
-  for (const api::VolumeMount& vm : spec.volume_mounts()) {
+  for (int i = 0; i < spec.volume_mounts_size(); ++i) {
+    const api::VolumeMount& vm = spec.volume_mounts(i);
     for (const api::Volume& v : options_.volumes) {
       if (v.name() != vm.name()) continue;
       std::string source;
       if (v.has_host_path()) {
         source = v.host_path().path();
       } else {
+        // Pods run as root (securityContext is not supported): an emptyDir
+        // is root's, 0700.
         source = absl::StrCat(volumes, "/", v.name());
-        mkdir(volumes.c_str(), 0755);
-        mkdir(source.c_str(), 0777);
+        mkdir(volumes.c_str(), 0700);
+        mkdir(source.c_str(), 0700);
       }
-      if (!vm.sub_path().empty()) absl::StrAppend(&source, "/", vm.sub_path());
+      if (!vm.sub_path().empty()) {
+        // A container of the pod may have planted a symlink in the volume:
+        // the subPath is resolved beneath it, and the mount uses the fd.
+        absl::StatusOr<int> fd =
+            OpenBeneath(source, vm.sub_path(),
+                        absl::StrCat("volumeMounts[", i, "].subPath"));
+        if (!fd.ok()) return fd.status();
+        mount_fds_[spec.name()].push_back(*fd);
+        source = absl::StrCat("/proc/", getpid(), "/fd/", *fd);
+      }
       oci.mounts.push_back({source, vm.mount_path(), vm.read_only()});
     }
   }
-  mkdir(absl::StrCat(options_.pod_dir, "/oci").c_str(), 0755);
-  mkdir(Bundle(spec).c_str(), 0755);
+  mkdir(absl::StrCat(options_.pod_dir, "/oci").c_str(), 0700);
+  mkdir(Bundle(spec).c_str(), 0700);
   return WriteFileAtomic(absl::StrCat(Bundle(spec), "/config.json"),
                          OciConfigJson(oci));
 }
@@ -156,6 +185,7 @@ void RuncLauncher::Kill(const api::Container& spec, pid_t) {
 }
 
 std::string RuncLauncher::Reaped(const api::Container& spec) {
+  CloseMountFds(spec.name());
   std::string last;
   absl::StatusOr<std::string> runc_log =
       ReadFileToString(absl::StrCat(Bundle(spec), "/runc.log"));
@@ -172,6 +202,7 @@ std::string RuncLauncher::Reaped(const api::Container& spec) {
 }
 
 void RuncLauncher::Remove(const api::Container& spec) {
+  CloseMountFds(spec.name());
   Runc({"delete", "-f", Id(spec)});
 }
 

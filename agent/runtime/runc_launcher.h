@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,7 @@ class RuncLauncher final : public ContainerLauncher {
 
   // `cgroups` (may be null: none) must outlive the launcher.
   RuncLauncher(Options options, PodCgroups* cgroups);
+  ~RuncLauncher() override;
 
   absl::StatusOr<Launched> Launch(const api::Container& spec,
                                   int64_t memory_limit) override;
@@ -51,11 +53,17 @@ class RuncLauncher final : public ContainerLauncher {
   // Runs `runc --root <pod_dir>/runc <args...>` to completion.
   void Runc(std::vector<std::string> args) const;
   // Writes the bundle's config.json; an error is the StartError message.
-  absl::Status WriteBundle(const api::Container& spec,
-                           int64_t memory_limit) const;
+  // A subPath is resolved beneath its volume (OpenBeneath) and runc is given
+  // the resolved fd (/proc/<shim>/fd/<n>), never the path again.
+  absl::Status WriteBundle(const api::Container& spec, int64_t memory_limit);
+  // Closes the fds the mounts of container `name` were resolved to.
+  void CloseMountFds(const std::string& name);
 
   const Options options_;
   PodCgroups* const cgroups_;
+  // Container name -> the resolved subPath fds its bundle names; open until
+  // the container is reaped or launched again.
+  std::map<std::string, std::vector<int>> mount_fds_;
 };
 
 }  // namespace jobset::agent

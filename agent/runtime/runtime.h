@@ -1,10 +1,12 @@
 #ifndef JOBSET_AGENT_RUNTIME_RUNTIME_H_
 #define JOBSET_AGENT_RUNTIME_RUNTIME_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "proto/agent.pb.h"
 #include "proto/cluster.pb.h"
@@ -18,6 +20,19 @@ struct PodState {
   // container statuses (state, exit code, signal, reason such as OOMKilled,
   // Error, Completed, StartError; restart count; ready); a Ready condition.
   api::PodStatus status;
+};
+
+// How long the logs of released pods are kept, and how much room the logs
+// may take.
+struct LogRetention {
+  // A released pod's logs go once they were last written this long ago.
+  absl::Duration retention = absl::Hours(24);
+  // Beyond this many bytes of logs, released pods' logs go, oldest first
+  // (a known pod's logs are never removed, only counted). <= 0: no limit.
+  int64_t max_bytes = int64_t{10} << 30;
+  // Bounds one sweep's work: pod log directories looked at, and removed.
+  int max_scanned = 10000;
+  int max_removed = 1000;
 };
 
 // The seam between the agent and how pods run. Implementations: the shim
@@ -64,8 +79,17 @@ class Runtime {
   // The agent heard from jobsetd: the lease starts over.
   virtual absl::Status RenewLease() { return absl::OkStatus(); }
 
-  // Where container `container` of pod `uid` writes its output ("" if the
-  // runtime keeps none).
+  // Applies `retention` to the logs of released pods, reading the time as
+  // `now`; returns how many pods' logs were removed. A runtime that keeps no
+  // logs removes none.
+  virtual absl::StatusOr<int> PruneLogs(absl::Time /*now*/,
+                                        const LogRetention& /*retention*/) {
+    return 0;
+  }
+
+  // Where container `container` of pod `uid` writes its output: "" if the
+  // runtime keeps none, the uid or the name is not valid, the container is
+  // not one of the pod's, or no log was written.
   virtual std::string LogPath(const std::string& uid,
                               const std::string& container) const = 0;
 };

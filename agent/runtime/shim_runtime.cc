@@ -20,6 +20,7 @@
 #include "absl/time/clock.h"
 #include "agent/runtime/cgroups.h"
 #include "agent/runtime/pod_files.h"
+#include "agent/runtime/pod_input.h"
 #include "api/pod_phase.h"
 #include "common/log.h"
 #include "common/status_macros.h"
@@ -57,6 +58,12 @@ ShimRuntime::ShimRuntime(Options options) : options_(std::move(options)) {}
 absl::Status ShimRuntime::UpdateHosts(
     const std::string& uid,
     const google::protobuf::RepeatedPtrField<api::HostEntry>& hosts) {
+  // The same uid check as every other call, before a path is built of it;
+  // the table is checked before anything is written.
+  if (!ValidPodUid(uid)) {
+    return absl::NotFoundError(absl::StrCat("pod ", uid, " is not known"));
+  }
+  JOBSET_RETURN_IF_ERROR(CheckHostEntries("hosts", hosts));
   absl::MutexLock lock(&mu_);
   absl::Status updated = UpdateHostsFile(PodDir(uid), hosts);
   if (absl::IsNotFound(updated)) {
@@ -90,6 +97,66 @@ absl::Status ShimRuntime::RenewLease() {
   return absl::OkStatus();
 }
 
+absl::StatusOr<int> ShimRuntime::PruneLogs(absl::Time now,
+                                           const LogRetention& retention) {
+  struct Logs {
+    std::string uid;
+    absl::Time written;
+    int64_t bytes = 0;
+    bool known = false;
+  };
+  absl::MutexLock lock(&mu_);
+  const std::string logs_dir = absl::StrCat(options_.work_dir, "/logs");
+  DIR* dir = opendir(logs_dir.c_str());
+  if (dir == nullptr) return 0;
+  std::vector<Logs> all;
+  while (struct dirent* entry = readdir(dir)) {
+    if (static_cast<int>(all.size()) >= retention.max_scanned) break;
+    if (!ValidPodUid(entry->d_name)) continue;
+    Logs logs;
+    logs.uid = entry->d_name;
+    const std::string path = LogsDir(logs.uid);
+    struct stat st;
+    if (lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) continue;
+    logs.written = absl::FromTimeT(st.st_mtime);
+    if (DIR* files = opendir(path.c_str())) {
+      while (struct dirent* f = readdir(files)) {
+        if (lstat(absl::StrCat(path, "/", f->d_name).c_str(), &st) != 0 ||
+            !S_ISREG(st.st_mode)) {
+          continue;
+        }
+        logs.bytes += st.st_size;
+        logs.written = std::max(logs.written, absl::FromTimeT(st.st_mtime));
+      }
+      closedir(files);
+    }
+    logs.known = stat(PodDir(logs.uid).c_str(), &st) == 0;
+    all.push_back(std::move(logs));
+  }
+  closedir(dir);
+  // Oldest first; a known pod's logs only count.
+  std::sort(all.begin(), all.end(),
+            [](const Logs& a, const Logs& b) { return a.written < b.written; });
+  int64_t total = 0;
+  for (const Logs& logs : all) total += logs.bytes;
+  int removed = 0;
+  for (const Logs& logs : all) {
+    if (removed >= retention.max_removed) break;
+    if (logs.known) continue;
+    const bool expired = now - logs.written >= retention.retention;
+    const bool over = retention.max_bytes > 0 && total > retention.max_bytes;
+    if (!expired && !over) continue;
+    if (absl::Status s = RemoveTree(LogsDir(logs.uid)); !s.ok()) {
+      JOBSET_LOG(WARNING) << "removing the logs of pod " << logs.uid << ": "
+                          << s.message();
+      continue;
+    }
+    total -= logs.bytes;
+    ++removed;
+  }
+  return removed;
+}
+
 absl::StatusOr<std::unique_ptr<ShimRuntime>> ShimRuntime::Create(
     const Options& options) {
   if (options.work_dir.empty()) {
@@ -120,18 +187,36 @@ std::string ShimRuntime::LogsDir(const std::string& uid) const {
 
 std::string ShimRuntime::LogPath(const std::string& uid,
                                  const std::string& container) const {
-  return absl::StrCat(LogsDir(uid), "/", container, ".log");
+  if (!ValidPodUid(uid) || !CheckDnsLabel("container", container).ok()) {
+    return "";
+  }
+  // While the pod is here, only its own containers have logs; once it is
+  // released, only what its log directory holds.
+  api::PodAssignment assignment;
+  if (ReadProtoFile(absl::StrCat(PodDir(uid), "/", kAssignmentFile),
+                    &assignment)
+          .ok()) {
+    bool known = false;
+    const api::PodSpec& spec = assignment.pod().spec();
+    for (const auto* list : {&spec.init_containers(), &spec.containers()}) {
+      for (const api::Container& c : *list) known |= c.name() == container;
+    }
+    if (!known) return "";
+  }
+  const std::string path = absl::StrCat(LogsDir(uid), "/", container, ".log");
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return "";
+  return path;
 }
 
 absl::Status ShimRuntime::Start(const api::PodAssignment& assignment) {
   const std::string& uid = assignment.pod().metadata().uid();
-  if (!ValidPodUid(uid)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("pod.metadata.uid: invalid uid \"", uid, "\""));
-  }
+  // Before any path is built or file written from it.
+  JOBSET_RETURN_IF_ERROR(CheckAssignment(assignment));
   absl::MutexLock lock(&mu_);
   const std::string dir = PodDir(uid);
-  if (mkdir(dir.c_str(), 0755) != 0) {
+  // Private: assignment.pb holds the resolved environment (tokens, keys).
+  if (mkdir(dir.c_str(), 0700) != 0) {
     if (errno == EEXIST) {
       return absl::AlreadyExistsError(absl::StrCat("pod ", uid, " exists"));
     }
@@ -145,7 +230,7 @@ absl::Status ShimRuntime::Start(const api::PodAssignment& assignment) {
   // gone, whether it ever started or not.
   const std::string lock_path = absl::StrCat(dir, "/", kShimLockFile);
   const int lock_fd =
-      open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+      open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (lock_fd < 0) {
     return absl::InternalError(
         absl::StrCat("open ", lock_path, ": ", strerror(errno)));
@@ -198,7 +283,7 @@ absl::Status ShimRuntime::SpawnShim(const std::string& uid, int lock_fd) {
     if (shim != 0) _exit(shim < 0 ? 1 : 0);
     const int null_fd = open("/dev/null", O_RDWR);
     const int log_fd =
-        open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+        open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
     dup2(null_fd, 0);
     dup2(log_fd < 0 ? null_fd : log_fd, 1);
     dup2(log_fd < 0 ? null_fd : log_fd, 2);

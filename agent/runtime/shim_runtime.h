@@ -60,6 +60,10 @@ class ShimRuntime : public Runtime {
       const std::string& uid,
       const google::protobuf::RepeatedPtrField<api::HostEntry>& hosts) override;
   absl::Status SetLease(absl::Duration lease) override;
+  // A pod's logs are <work_dir>/logs/<uid>/; their age is the newest mtime
+  // in that directory (the directory's own included).
+  absl::StatusOr<int> PruneLogs(absl::Time now,
+                                const LogRetention& retention) override;
   absl::Status RenewLease() override;
 
  private:
