@@ -1,6 +1,8 @@
 #include "agent/runtime/runc_launcher.h"
 
 #include <fcntl.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -25,16 +27,67 @@ RuncLauncher::RuncLauncher(Options options, PodCgroups* cgroups)
     : options_(std::move(options)), cgroups_(cgroups) {}
 
 RuncLauncher::~RuncLauncher() {
-  for (auto& [name, fds] : mount_fds_) {
-    for (int fd : fds) close(fd);
-  }
+  while (!staged_.empty()) Unstage(staged_.begin()->first);
 }
 
-void RuncLauncher::CloseMountFds(const std::string& name) {
-  auto it = mount_fds_.find(name);
-  if (it == mount_fds_.end()) return;
-  for (int fd : it->second) close(fd);
-  mount_fds_.erase(it);
+void RuncLauncher::Unstage(const std::string& name) {
+  auto it = staged_.find(name);
+  if (it == staged_.end()) return;
+  for (const std::string& point : it->second) {
+    (void)umount2(point.c_str(), MNT_DETACH);
+  }
+  staged_.erase(it);
+}
+
+absl::StatusOr<std::string> RuncLauncher::StageSubPath(
+    const std::string& volume, const std::string& sub_path,
+    const std::string& field, const std::string& staging) {
+  if (!own_mount_namespace_) {
+    // Private, so that nothing staged propagates back to the host.
+    if (unshare(CLONE_NEWNS) != 0 ||
+        mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+      return absl::InternalError(absl::StrCat(
+          "a mount namespace for subPath mounts: ", strerror(errno)));
+    }
+    own_mount_namespace_ = true;
+  }
+  // Opened in the namespace it is mounted in (a mount of another
+  // namespace's fd is refused).
+  absl::StatusOr<int> fd = OpenBeneath(volume, sub_path, field);
+  if (!fd.ok()) return fd.status();
+  struct stat st;
+  if (fstat(*fd, &st) != 0) {
+    const int err = errno;
+    close(*fd);
+    return absl::InternalError(absl::StrCat(field, ": stat: ", strerror(err)));
+  }
+  const std::string dir = absl::StrCat(options_.pod_dir, "/mounts");
+  mkdir(dir.c_str(), 0700);
+  (void)umount2(staging.c_str(), MNT_DETACH);
+  (void)rmdir(staging.c_str());
+  (void)unlink(staging.c_str());
+  int made;
+  if (S_ISDIR(st.st_mode)) {
+    made = mkdir(staging.c_str(), 0700);
+  } else {
+    made = mknod(staging.c_str(), S_IFREG | 0600, 0);
+  }
+  if (made != 0) {
+    const int err = errno;
+    close(*fd);
+    return absl::InternalError(
+        absl::StrCat("creating ", staging, ": ", strerror(err)));
+  }
+  const std::string source = absl::StrCat("/proc/self/fd/", *fd);
+  const int mounted =
+      mount(source.c_str(), staging.c_str(), nullptr, MS_BIND, nullptr);
+  const int err = errno;
+  close(*fd);
+  if (mounted != 0) {
+    return absl::InternalError(
+        absl::StrCat(field, ": bind-mounting ", sub_path, ": ", strerror(err)));
+  }
+  return staging;
 }
 
 std::string RuncLauncher::Id(const api::Container& spec) const {
@@ -54,7 +107,7 @@ void RuncLauncher::Runc(std::vector<std::string> args) const {
 
 absl::Status RuncLauncher::WriteBundle(const api::Container& spec,
                                        int64_t memory_limit) {
-  CloseMountFds(spec.name());
+  Unstage(spec.name());
   absl::StatusOr<std::string> rootfs =
       ImageRootfs(options_.image_dir, spec.image());
   if (!rootfs.ok()) return rootfs.status();
@@ -120,13 +173,15 @@ absl::Status RuncLauncher::WriteBundle(const api::Container& spec,
       }
       if (!vm.sub_path().empty()) {
         // A container of the pod may have planted a symlink in the volume:
-        // the subPath is resolved beneath it, and the mount uses the fd.
-        absl::StatusOr<int> fd =
-            OpenBeneath(source, vm.sub_path(),
-                        absl::StrCat("volumeMounts[", i, "].subPath"));
-        if (!fd.ok()) return fd.status();
-        mount_fds_[spec.name()].push_back(*fd);
-        source = absl::StrCat("/proc/", getpid(), "/fd/", *fd);
+        // the subPath is resolved beneath it, and runc binds what it
+        // resolved to.
+        absl::StatusOr<std::string> staged = StageSubPath(
+            source, vm.sub_path(),
+            absl::StrCat("volumeMounts[", i, "].subPath"),
+            absl::StrCat(options_.pod_dir, "/mounts/", spec.name(), "-", i));
+        if (!staged.ok()) return staged.status();
+        staged_[spec.name()].push_back(*staged);
+        source = *staged;
       }
       oci.mounts.push_back({source, vm.mount_path(), vm.read_only()});
     }
@@ -185,7 +240,7 @@ void RuncLauncher::Kill(const api::Container& spec, pid_t) {
 }
 
 std::string RuncLauncher::Reaped(const api::Container& spec) {
-  CloseMountFds(spec.name());
+  Unstage(spec.name());
   std::string last;
   absl::StatusOr<std::string> runc_log =
       ReadFileToString(absl::StrCat(Bundle(spec), "/runc.log"));
@@ -202,7 +257,7 @@ std::string RuncLauncher::Reaped(const api::Container& spec) {
 }
 
 void RuncLauncher::Remove(const api::Container& spec) {
-  CloseMountFds(spec.name());
+  Unstage(spec.name());
   Runc({"delete", "-f", Id(spec)});
 }
 

@@ -53,17 +53,25 @@ class RuncLauncher final : public ContainerLauncher {
   // Runs `runc --root <pod_dir>/runc <args...>` to completion.
   void Runc(std::vector<std::string> args) const;
   // Writes the bundle's config.json; an error is the StartError message.
-  // A subPath is resolved beneath its volume (OpenBeneath) and runc is given
-  // the resolved fd (/proc/<shim>/fd/<n>), never the path again.
   absl::Status WriteBundle(const api::Container& spec, int64_t memory_limit);
-  // Closes the fds the mounts of container `name` were resolved to.
-  void CloseMountFds(const std::string& name);
+  // Resolves `sub_path` beneath `volume` (OpenBeneath) and bind-mounts the
+  // resolved fd (/proc/self/fd/<n>, never the path again) at a staging
+  // point under <pod_dir>/mounts/, which no container can reach; runc binds
+  // that. The staging mounts live in the shim's own mount namespace
+  // (unshared, private, on first use), so they vanish with the shim.
+  absl::StatusOr<std::string> StageSubPath(const std::string& volume,
+                                           const std::string& sub_path,
+                                           const std::string& field,
+                                           const std::string& staging);
+  // Unmounts the staging points of container `name`.
+  void Unstage(const std::string& name);
 
   const Options options_;
   PodCgroups* const cgroups_;
-  // Container name -> the resolved subPath fds its bundle names; open until
+  bool own_mount_namespace_ = false;
+  // Container name -> the staging points its bundle names; mounted until
   // the container is reaped or launched again.
-  std::map<std::string, std::vector<int>> mount_fds_;
+  std::map<std::string, std::vector<std::string>> staged_;
 };
 
 }  // namespace jobset::agent

@@ -611,6 +611,159 @@ TEST_P(RuntimeContractTest, UpdatedHostsReachARunningPod) {
               StatusIs(absl::StatusCode::kNotFound));
 }
 
+// The scheduler's word is untrusted: a uid that climbs out of the pods
+// directory reaches no file, and an address with a newline adds no line.
+TEST_P(RuntimeContractTest, UpdateHostsRefusesEscapingUidsAndBadAddresses) {
+  // A pod directory's look-alike outside <work_dir>/pods.
+  const std::string victim = root_ + "/victim";
+  ASSERT_EQ(mkdir(victim.c_str(), 0700), 0);
+  api::PodAssignment planted = PodBuilder("victim").Build();
+  ASSERT_THAT(WriteProtoAtomic(victim + "/assignment.pb", planted), IsOk());
+  ASSERT_THAT(WriteFileAtomic(victim + "/hosts", "untouched\n"), IsOk());
+  api::PodAssignment evil;
+  api::HostEntry* e = evil.add_hosts();
+  e->set_address("10.6.6.6");
+  e->add_names("evil");
+  for (const char* uid :
+       {"../../victim", "../victim", "..", "a/../../victim"}) {
+    EXPECT_THAT(runtime_->UpdateHosts(uid, evil.hosts()),
+                StatusIs(absl::StatusCode::kNotFound))
+        << uid;
+  }
+  EXPECT_EQ(*ReadFileToString(victim + "/hosts"), "untouched\n");
+
+  // A known pod: its table with a newline in an address, or in a name.
+  ASSERT_THAT(Start(PodBuilder("hosts-pod")
+                        .Host("10.1.2.3", {"peer-1"})
+                        .Container("main", Helper({"sleep", "60000"}))),
+              IsOk());
+  if (!fake()) {
+    ASSERT_THAT(
+        WaitForPod(*runtime_, "hosts-pod", IsRunning, kTimeout).status(),
+        IsOk());
+  }
+  const std::string hosts = work_dir_ + "/pods/hosts-pod/hosts";
+  const absl::StatusOr<std::string> before = ReadFileToString(hosts);
+  e->set_address("10.1.2.4\n10.6.6.6\tevil");
+  EXPECT_THAT(runtime_->UpdateHosts("hosts-pod", evil.hosts()),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("hosts[0].address")));
+  e->set_address("10.1.2.4");
+  e->set_names(0, "peer-2\n10.6.6.6 evil");
+  EXPECT_THAT(runtime_->UpdateHosts("hosts-pod", evil.hosts()),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("hosts[0].names[0]")));
+  if (!fake()) {
+    ASSERT_THAT(before.status(), IsOk());
+    EXPECT_EQ(*ReadFileToString(hosts), *before);
+    EXPECT_THAT(*before, ::testing::Not(HasSubstr("evil")));
+  }
+  // And a pod started with one is refused before anything is written.
+  EXPECT_THAT(runtime_->Start(PodBuilder("bad-hosts")
+                                  .Host("10.1.2.3\n10.6.6.6 evil", {"peer"})
+                                  .Container("main", Helper({"exit", "0"}))
+                                  .Build()),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("hosts[0].address")));
+  struct stat st;
+  EXPECT_NE(stat((work_dir_ + "/pods/bad-hosts").c_str(), &st), 0);
+}
+
+TEST_P(RuntimeContractTest, LogPathRefusesEscapingUidsAndOtherContainers) {
+  // A log's look-alike outside <work_dir>/logs.
+  const std::string secret = root_ + "/secret";
+  ASSERT_EQ(mkdir(secret.c_str(), 0700), 0);
+  ASSERT_THAT(WriteFileAtomic(secret + "/main.log", "TOPSECRET"), IsOk());
+  for (const char* uid : {"../../secret", "../../secret/", "..", "a/../.."}) {
+    EXPECT_EQ(runtime_->LogPath(uid, "main"), "") << uid;
+  }
+  EXPECT_EQ(runtime_->LogPath("x", "../../../secret/main"), "");
+  if (fake()) return;
+  ASSERT_THAT(
+      Start(
+          PodBuilder("logs-pod").Container("main", Helper({"argv", "hello"}))),
+      IsOk());
+  EXPECT_EQ(WaitFinal("logs-pod").phase(), "Succeeded");
+  EXPECT_NE(runtime_->LogPath("logs-pod", "main"), "");
+  EXPECT_EQ(runtime_->LogPath("logs-pod", "other"), "");
+  EXPECT_EQ(runtime_->LogPath("unknown-pod", "main"), "");
+}
+
+// Host files are private: the assignment holds the resolved environment
+// (tokens, keys), logs what the pod printed.
+TEST_P(RuntimeContractTest, HostFilesArePrivate) {
+  if (fake()) GTEST_SKIP() << "keeps no files";
+  ASSERT_THAT(Start(PodBuilder("private")
+                        .InitContainer("init", Helper({"argv", "x"}))
+                        .Container("main", Helper({"sleep", "60000"}))),
+              IsOk());
+  ASSERT_THAT(WaitForPod(*runtime_, "private", IsRunning, kTimeout).status(),
+              IsOk());
+  ASSERT_TRUE(WaitLog("private", "init", "x"));
+  const std::string pod = work_dir_ + "/pods/private";
+  const std::string logs = work_dir_ + "/logs/private";
+  const std::vector<std::pair<std::string, mode_t>> want = {
+      {work_dir_ + "/pods", 0700},
+      {work_dir_ + "/logs", 0700},
+      {pod, 0700},
+      {pod + "/assignment.pb", 0600},
+      {pod + "/status.pb", 0600},
+      {pod + "/shim.lock", 0600},
+      {pod + "/shim.log", 0600},
+      {pod + "/shim.pid", 0600},
+      {pod + "/hosts", 0644},
+      {logs, 0700},
+      {logs + "/init.log", 0600},
+      {logs + "/main.log", 0600},
+  };
+  for (const auto& [path, mode] : want) {
+    struct stat st;
+    ASSERT_EQ(lstat(path.c_str(), &st), 0) << path;
+    EXPECT_EQ(st.st_mode & 07777, mode) << path;
+  }
+}
+
+// An init container plants a symlink to /etc in an emptyDir; a later
+// container's subPath mount through it is refused (the pod fails, naming
+// the subPath), never bound to the host's /etc.
+TEST_P(RuntimeContractTest, SubPathSymlinkOutOfTheVolumeIsRefused) {
+  if (!oci()) GTEST_SKIP() << "volumes are mounted in oci mode only";
+  ASSERT_THAT(
+      Start(PodBuilder("subpath")
+                .EmptyDirVolume("data")
+                .InitContainer("plant", {"/bin/ln", "-s", "/etc", "/data/etc"})
+                .Mount("data", "/data")
+                .Container("main", {"/bin/cat", "/mnt/hostname"})
+                .Mount("data", "/mnt", "etc")),
+      IsOk());
+  api::PodStatus s = WaitFinal("subpath");
+  EXPECT_EQ(s.phase(), "Failed");
+  ASSERT_EQ(s.container_statuses_size(), 1);
+  EXPECT_EQ(s.container_statuses(0).reason(), "StartError");
+  EXPECT_THAT(s.container_statuses(0).message(),
+              HasSubstr("volumeMounts[0].subPath"));
+  EXPECT_EQ(Log("subpath", "main"), "");
+  struct stat st;
+  ASSERT_EQ(lstat((work_dir_ + "/pods/subpath/volumes/data").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
+}
+
+TEST_P(RuntimeContractTest, SubPathBeneathTheVolumeIsMounted) {
+  if (!oci()) GTEST_SKIP() << "volumes are mounted in oci mode only";
+  ASSERT_THAT(
+      Start(PodBuilder("subpath-ok")
+                .EmptyDirVolume("data")
+                .InitContainer("write", {"/bin/sh", "-c",
+                                         "mkdir -p /data/a/b && echo inside > "
+                                         "/data/a/b/file"})
+                .Mount("data", "/data")
+                .Container("main", {"/bin/cat", "/mnt/file"})
+                .Mount("data", "/mnt", "a/b")),
+      IsOk());
+  EXPECT_EQ(WaitFinal("subpath-ok").phase(), "Succeeded");
+  EXPECT_EQ(Log("subpath-ok", "main"), "inside\n");
+}
+
 TEST_P(RuntimeContractTest, AnUnrenewedLeaseStopsThePodsOnItsOwn) {
   if (fake())
     GTEST_SKIP() << "needs pods that outlive the agent: the shim enforces the "

@@ -69,8 +69,9 @@ absl::Status BuildTestImage(const std::string& image_dir,
   if (!s.ok()) return s;
   s = CopyFile(helper, absl::StrCat(rootfs, "/bin/helper"));
   if (!s.ok()) return s;
-  for (const char* applet : {"sh", "true", "false", "sleep", "cat", "echo",
-                             "ls", "hostname", "test", "touch"}) {
+  for (const char* applet :
+       {"sh", "true", "false", "sleep", "cat", "echo", "ls", "hostname", "test",
+        "touch", "ln", "mkdir"}) {
     const std::string link = absl::StrCat(rootfs, "/bin/", applet);
     unlink(link.c_str());
     if (symlink("busybox", link.c_str()) != 0) {
@@ -162,6 +163,22 @@ PodBuilder& PodBuilder::HostPathVolume(const std::string& path) {
   api::VolumeMount* m = last_->add_volume_mounts();
   m->set_name(name);
   m->set_mount_path(path);
+  return *this;
+}
+
+PodBuilder& PodBuilder::EmptyDirVolume(const std::string& name) {
+  api::Volume* v = assignment_.mutable_pod()->mutable_spec()->add_volumes();
+  v->set_name(name);
+  v->mutable_empty_dir();
+  return *this;
+}
+
+PodBuilder& PodBuilder::Mount(const std::string& name, const std::string& path,
+                              const std::string& sub_path) {
+  api::VolumeMount* m = last_->add_volume_mounts();
+  m->set_name(name);
+  m->set_mount_path(path);
+  m->set_sub_path(sub_path);
   return *this;
 }
 

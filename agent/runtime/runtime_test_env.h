@@ -45,6 +45,12 @@ class PodBuilder {
   PodBuilder& MemoryLimit(const std::string& quantity);
   PodBuilder& ReadinessProbe(const api::Probe& probe);
   PodBuilder& HostPathVolume(const std::string& path);
+  // Adds emptyDir volume `name` to the pod (no mount).
+  PodBuilder& EmptyDirVolume(const std::string& name);
+  // Mounts volume `name` at `path` (its `sub_path`, if any) in the last
+  // container added.
+  PodBuilder& Mount(const std::string& name, const std::string& path,
+                    const std::string& sub_path = "");
   PodBuilder& RestartPolicy(const std::string& policy);
   PodBuilder& Hostname(const std::string& hostname);
   PodBuilder& Grace(int seconds);
