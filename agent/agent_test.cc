@@ -1,0 +1,180 @@
+// The agent's handling of untrusted LogRequests (ReadLogChunk over the shim
+// runtime's files) and its log retention sweep, driven by a FakeClock.
+#include "agent/agent.h"
+
+#include <sys/stat.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "agent/runtime/pod_files.h"
+#include "agent/runtime/runtime.h"
+#include "agent/runtime/shim_runtime.h"
+#include "common/clock.h"
+#include "common/status_matchers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace jobset::agent {
+namespace {
+
+using ::jobset::testing::IsOk;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+class ReadLogChunkTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    static int counter = 0;
+    root_ = absl::StrCat(std::getenv("TEST_TMPDIR"), "/logs", ++counter);
+    ASSERT_EQ(mkdir(root_.c_str(), 0700), 0);
+    ShimRuntime::Options options;
+    options.work_dir = root_ + "/work";
+    options.shim_path = "/bin/true";  // Never spawned: no pod is started.
+    absl::StatusOr<std::unique_ptr<ShimRuntime>> r =
+        ShimRuntime::Create(options);
+    ASSERT_THAT(r.status(), IsOk());
+    runtime_ = std::move(*r);
+  }
+
+  api::LogChunk Read(const std::string& uid, const std::string& container,
+                     int64_t offset = 0, int32_t max_bytes = 1 << 16) {
+    api::LogRequest request;
+    request.set_request_id(7);
+    request.set_pod_uid(uid);
+    request.set_container(container);
+    request.set_offset(offset);
+    request.set_max_bytes(max_bytes);
+    return ReadLogChunk(*runtime_, request);
+  }
+
+  std::string root_;
+  std::unique_ptr<ShimRuntime> runtime_;
+};
+
+TEST_F(ReadLogChunkTest, EscapingUidsAndNamesReadNothing) {
+  // <root>/secret/main.log is <work>/logs/../../secret/main.log.
+  ASSERT_EQ(mkdir((root_ + "/secret").c_str(), 0700), 0);
+  ASSERT_THAT(WriteFileAtomic(root_ + "/secret/main.log", "TOPSECRET"), IsOk());
+  struct Case {
+    std::string uid, container;
+  };
+  for (const Case& c : std::vector<Case>{{"../../secret", "main"},
+                                         {"../../..", "main"},
+                                         {"..", "main"},
+                                         {"x", "../../../secret/main"},
+                                         {"nope", "main"}}) {
+    api::LogChunk chunk = Read(c.uid, c.container);
+    EXPECT_EQ(chunk.request_id(), 7);
+    EXPECT_THAT(chunk.data(), IsEmpty()) << c.uid << " " << c.container;
+    EXPECT_THAT(chunk.error(), HasSubstr("not found"))
+        << c.uid << " " << c.container;
+  }
+}
+
+TEST_F(ReadLogChunkTest, SizesAreBounded) {
+  // A released pod's log (its log directory is kept; its pod dir is gone).
+  const std::string dir = root_ + "/work/logs/done";
+  ASSERT_EQ(mkdir(dir.c_str(), 0700), 0);
+  const int64_t size = 3 * int64_t{kMaxLogChunkBytes};
+  ASSERT_THAT(WriteFileAtomic(dir + "/main.log", std::string(size, 'x')),
+              IsOk());
+  api::LogChunk chunk =
+      Read("done", "main", 0, std::numeric_limits<int32_t>::max());
+  EXPECT_THAT(chunk.error(), IsEmpty());
+  EXPECT_EQ(chunk.data().size(), kMaxLogChunkBytes);
+  EXPECT_EQ(chunk.next_offset(), kMaxLogChunkBytes);
+  // The most negative offset is a tail of at most kMaxLogTailBytes, here
+  // the whole file, and no overflow.
+  chunk = Read("done", "main", std::numeric_limits<int64_t>::min(), 10);
+  EXPECT_THAT(chunk.error(), IsEmpty());
+  EXPECT_EQ(chunk.data(), "xxxxxxxxxx");
+  EXPECT_EQ(chunk.next_offset(), 10);
+  chunk = Read("done", "main", -4, 10);
+  EXPECT_EQ(chunk.next_offset(), size);
+  EXPECT_EQ(chunk.data().size(), 4u);
+}
+
+// A runtime that runs nothing and records the agent's retention sweeps.
+class SweepRecorder final : public Runtime {
+ public:
+  absl::Status Start(const api::PodAssignment&) override {
+    return absl::OkStatus();
+  }
+  absl::Status Stop(const std::string&, absl::Duration) override {
+    return absl::OkStatus();
+  }
+  absl::Status Remove(const std::string&) override { return absl::OkStatus(); }
+  std::vector<PodState> List() override { return {}; }
+  absl::Status UpdateHosts(
+      const std::string&,
+      const google::protobuf::RepeatedPtrField<api::HostEntry>&) override {
+    return absl::NotFoundError("none");
+  }
+  std::string LogPath(const std::string&, const std::string&) const override {
+    return "";
+  }
+  absl::StatusOr<int> PruneLogs(absl::Time now,
+                                const LogRetention& retention) override {
+    absl::MutexLock lock(&mu_);
+    sweeps_.push_back(now);
+    retention_ = retention;
+    return 0;
+  }
+
+  // Waits (real time, at most 10 s) until `n` sweeps happened; returns them.
+  std::vector<absl::Time> WaitSweeps(size_t n) {
+    absl::MutexLock lock(&mu_);
+    auto enough = [this, n]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return sweeps_.size() >= n;
+    };
+    mu_.AwaitWithTimeout(absl::Condition(&enough), absl::Seconds(10));
+    return sweeps_;
+  }
+  LogRetention retention() {
+    absl::MutexLock lock(&mu_);
+    return retention_;
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<absl::Time> sweeps_ ABSL_GUARDED_BY(mu_);
+  LogRetention retention_ ABSL_GUARDED_BY(mu_);
+};
+
+TEST(AgentLogRetentionTest, SweepsOncePerIntervalOfTheInjectedClock) {
+  FakeClock clock;
+  const absl::Time start = clock.Now();
+  SweepRecorder runtime;
+  Agent::Options options;
+  options.scheduler = "127.0.0.1:1";  // Nobody there: ticks run anyway.
+  options.tick = absl::Milliseconds(5);
+  options.log_retention.retention = absl::Hours(2);
+  options.log_retention.max_bytes = 12345;
+  options.log_sweep = absl::Minutes(1);
+  Agent agent(options, &runtime, &clock);
+  agent.Start();
+  EXPECT_EQ(runtime.WaitSweeps(1), std::vector<absl::Time>{start});
+  EXPECT_EQ(runtime.retention().retention, absl::Hours(2));
+  EXPECT_EQ(runtime.retention().max_bytes, 12345);
+  // Ticks go on in real time; the clock has not moved: no second sweep.
+  absl::SleepFor(absl::Milliseconds(50));
+  clock.Advance(absl::Seconds(59));
+  absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_EQ(runtime.WaitSweeps(0).size(), 1u);
+  clock.Advance(absl::Seconds(1));
+  EXPECT_EQ(runtime.WaitSweeps(2),
+            (std::vector<absl::Time>{start, start + absl::Minutes(1)}));
+  agent.Shutdown();
+}
+
+}  // namespace
+}  // namespace jobset::agent
