@@ -127,10 +127,7 @@ absl::Status SetUpPod(const PodShimOptions& options, PodSetup* pod) {
   if (absl::Status s = CheckAssignment(pod->assignment); !s.ok()) return s;
   const api::PodSpec& spec = pod->assignment.pod().spec();
   const api::ObjectMeta& metadata = pod->assignment.pod().metadata();
-  pod->uid = metadata.uid();
-  if (pod->uid.empty()) {
-    pod->uid = options.pod_dir.substr(options.pod_dir.rfind('/') + 1);
-  }
+  pod->uid = metadata.uid();  // Checked above: never empty.
   pod->hostname = spec.hostname().empty() ? metadata.name() : spec.hostname();
   if (pod->hostname.empty()) pod->hostname = pod->uid;
   if (spec.has_termination_grace_period_seconds()) {
