@@ -37,7 +37,8 @@ ABSL_FLAG(bool, fsync, true,
           "acknowledged writes");
 ABSL_FLAG(int64_t, watch_history, 10'000,
           "Store changes kept in memory for watches to resume from; a watch "
-          "resuming from an older resourceVersion is told to list again");
+          "resuming from an older resourceVersion is told to list again "
+          "(OUT_OF_RANGE), as is one that falls that far behind");
 ABSL_FLAG(std::string, feature_gates, "RestartJob=true",
           "Comma-separated Name=true|false of upstream JobSet feature gates: "
           "RestartJob, InPlaceRestart, ElasticJobSet");
@@ -117,6 +118,10 @@ ABSL_FLAG(int32_t, grpc_max_receive_bytes,
 ABSL_FLAG(int32_t, grpc_max_send_bytes,
           jobset::scheduler::Server::Limits().max_send_bytes,
           "Largest message jobsetd sends on any service");
+ABSL_FLAG(int64_t, watch_history_bytes,
+          jobset::store::History::kDefaultMaxBytes,
+          "Bytes of store changes (keys and values) kept in memory for "
+          "watches, besides --watch_history events: the oldest go first");
 ABSL_FLAG(int32_t, grpc_max_threads,
           jobset::scheduler::Server::Limits().max_threads,
           "Threads the gRPC server may use: each agent stream, watch and call "
@@ -138,8 +143,10 @@ bool SetPositive(Field* field, const absl::Flag<Value>& flag,
   return false;
 }
 
-// Sets the API's and the gRPC server's limits from their flags.
-bool LimitsFromFlags(scheduler::Server::Options* options, std::string* error) {
+// Sets the API's and the gRPC server's limits, and the watch history's byte
+// bound, from their flags.
+bool LimitsFromFlags(scheduler::Server::Options* options,
+                     int64_t* history_bytes, std::string* error) {
   api::Limits& spec = options->api_limits.spec;
   scheduler::Server::Limits& grpc = options->grpc_limits;
   return SetPositive(&spec.max_pods_per_jobset, FLAGS_max_pods_per_jobset,
@@ -169,7 +176,8 @@ bool LimitsFromFlags(scheduler::Server::Options* options, std::string* error) {
          SetPositive(&grpc.max_receive_bytes, FLAGS_grpc_max_receive_bytes,
                      error) &&
          SetPositive(&grpc.max_send_bytes, FLAGS_grpc_max_send_bytes, error) &&
-         SetPositive(&grpc.max_threads, FLAGS_grpc_max_threads, error);
+         SetPositive(&grpc.max_threads, FLAGS_grpc_max_threads, error) &&
+         SetPositive(history_bytes, FLAGS_watch_history_bytes, error);
 }
 
 bool ParseFeatureGates(const std::string& text, api::Features* features,
@@ -202,7 +210,8 @@ int Main() {
   scheduler::Server::Options options;
   options.listen = absl::GetFlag(FLAGS_listen);
   std::string error;
-  if (!LimitsFromFlags(&options, &error)) {
+  int64_t history_bytes = 0;
+  if (!LimitsFromFlags(&options, &history_bytes, &error)) {
     JOBSET_LOG(ERROR) << error;
     return 2;
   }
@@ -224,11 +233,12 @@ int Main() {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   const std::string data_dir = absl::GetFlag(FLAGS_data_dir);
-  auto store =
-      store::RocksDbStore::Open({.path = data_dir,
-                                 .sync = absl::GetFlag(FLAGS_fsync),
-                                 .history_events = static_cast<size_t>(
-                                     absl::GetFlag(FLAGS_watch_history))});
+  auto store = store::RocksDbStore::Open(
+      {.path = data_dir,
+       .sync = absl::GetFlag(FLAGS_fsync),
+       .history_events =
+           static_cast<size_t>(absl::GetFlag(FLAGS_watch_history)),
+       .history_bytes = static_cast<size_t>(history_bytes)});
   if (!store.ok()) {
     JOBSET_LOG(ERROR) << store.status();
     return 1;

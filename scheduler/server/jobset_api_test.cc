@@ -823,5 +823,41 @@ TEST(JobSetApiPagingTest, ContinueFromACompactedRevisionIsTooOld) {
                        HasSubstr("too old to display a consistent list")));
 }
 
+// A watcher that falls behind the history's byte bound (a few large
+// JobSets written while it does not read) is told OUT_OF_RANGE, Kubernetes'
+// "too old resource version", and a fresh watch lists every JobSet again.
+TEST(JobSetApiWatchTest, AWatcherThatFallsBehindTheByteBoundListsAgain) {
+  store::MemoryStore store(/*history_events=*/10'000,
+                           /*history_bytes=*/64 << 10);
+  FakeClock clock;
+  JobSetApi api(&store, &clock, {});
+  auto create = [&](int i) {
+    JobSet jobset =
+        JobSetBuilder(absl::StrCat("js-", i)).Replicated("w", 1).Build();
+    (*jobset.mutable_metadata()->mutable_annotations())["note"] =
+        std::string(20 << 10, 'x');
+    return api.Create(jobset, false).status();
+  };
+  ASSERT_THAT(create(0), IsOk());
+  auto watch = api.StartWatch(api::WatchJobSetsRequest());
+  ASSERT_THAT(watch.status(), IsOk());
+  auto listed = watch->Next(absl::InfinitePast());
+  ASSERT_THAT(listed.status(), IsOk());
+  EXPECT_THAT(*listed, SizeIs(1));
+  ASSERT_THAT(create(1), IsOk());
+  auto one = watch->Next(absl::InfinitePast());
+  ASSERT_THAT(one.status(), IsOk());
+  EXPECT_THAT(*one, SizeIs(1));
+  // Five more of 20 KiB: more than the 64 KiB held, before it reads again.
+  for (int i = 2; i < 7; ++i) ASSERT_THAT(create(i), IsOk());
+  EXPECT_THAT(watch->Next(absl::InfinitePast()).status(),
+              StatusIs(absl::StatusCode::kOutOfRange, HasSubstr("list again")));
+  auto relisted = api.StartWatch(api::WatchJobSetsRequest());
+  ASSERT_THAT(relisted.status(), IsOk());
+  auto all = relisted->Next(absl::InfinitePast());
+  ASSERT_THAT(all.status(), IsOk());
+  EXPECT_THAT(*all, SizeIs(7));
+}
+
 }  // namespace
 }  // namespace jobset::scheduler
