@@ -156,9 +156,11 @@ std::map<absl::string_view, absl::string_view> Sorted(const StringMap& map) {
 // Metadata.
 
 void ValidateObjectMeta(const ObjectMeta& meta, absl::string_view path,
-                        FieldErrors* errors) {
-  ValidateLabels(meta.labels(), Child(path, "labels"), errors);
-  ValidateAnnotations(meta.annotations(), Child(path, "annotations"), errors);
+                        const Limits& limits, FieldErrors* errors) {
+  ValidateLabels(meta.labels(), Child(path, "labels"), errors,
+                 limits.max_label_bytes);
+  ValidateAnnotations(meta.annotations(), Child(path, "annotations"), errors,
+                      limits.max_annotation_bytes);
 }
 
 // ---------------------------------------------------------------------------
@@ -1033,11 +1035,81 @@ void ValidatePodSpec(const PodSpec& pod, absl::string_view path,
   }
 }
 
+// ---------------------------------------------------------------------------
+// jobsetd's limits (validation_limits.h).
+
+// Returns the bytes execve copies for `container`'s command and args: each
+// string and its terminating NUL.
+int64_t CommandBytes(const Container& container) {
+  int64_t bytes = 0;
+  for (const std::string& arg : container.command()) bytes += arg.size() + 1;
+  for (const std::string& arg : container.args()) bytes += arg.size() + 1;
+  return bytes;
+}
+
+void ValidateContainerLimits(const Container& container, absl::string_view path,
+                             const Limits& limits, FieldErrors* errors) {
+  if (container.env_size() > limits.max_env_per_container) {
+    TooManyForLimit(Child(path, "env"), container.env_size(),
+                    limits.max_env_per_container, "max_env_per_container",
+                    errors);
+  }
+  if (container.ports_size() > limits.max_ports_per_container) {
+    TooManyForLimit(Child(path, "ports"), container.ports_size(),
+                    limits.max_ports_per_container, "max_ports_per_container",
+                    errors);
+  }
+  if (const int64_t bytes = CommandBytes(container);
+      bytes > limits.max_command_bytes) {
+    TooLongForLimit(Child(path, container.args().empty() ? "command" : "args"),
+                    bytes, limits.max_command_bytes, "max_command_bytes",
+                    errors);
+  }
+}
+
+// Checks the counts and sizes of `pod` against `limits`; `path` is the pod
+// spec's path.
+void ValidatePodLimits(const PodSpec& pod, absl::string_view path,
+                       const Limits& limits, FieldErrors* errors) {
+  const std::string containers_path = Child(path, "containers");
+  if (pod.containers_size() > limits.max_containers_per_pod) {
+    TooManyForLimit(containers_path, pod.containers_size(),
+                    limits.max_containers_per_pod, "max_containers_per_pod",
+                    errors);
+  }
+  const std::string init_path = Child(path, "initContainers");
+  if (pod.init_containers_size() > limits.max_init_containers_per_pod) {
+    TooManyForLimit(init_path, pod.init_containers_size(),
+                    limits.max_init_containers_per_pod,
+                    "max_init_containers_per_pod", errors);
+  }
+  if (pod.volumes_size() > limits.max_volumes_per_pod) {
+    TooManyForLimit(Child(path, "volumes"), pod.volumes_size(),
+                    limits.max_volumes_per_pod, "max_volumes_per_pod", errors);
+  }
+  for (int i = 0; i < pod.containers_size(); ++i) {
+    ValidateContainerLimits(pod.containers(i), Index(containers_path, i),
+                            limits, errors);
+  }
+  for (int i = 0; i < pod.init_containers_size(); ++i) {
+    ValidateContainerLimits(pod.init_containers(i), Index(init_path, i), limits,
+                            errors);
+  }
+}
+
 }  // namespace
 
+void ValidateJobTemplateMetadata(const JobTemplateSpec& tmpl,
+                                 absl::string_view path, const Limits& limits,
+                                 FieldErrors* errors) {
+  ValidateObjectMeta(tmpl.metadata(), Child(path, "metadata"), limits, errors);
+  ValidateObjectMeta(tmpl.spec().template_().metadata(),
+                     Child(path, "spec.template.metadata"), limits, errors);
+}
+
 void ValidateJobTemplate(const JobTemplateSpec& tmpl, absl::string_view path,
-                         FieldErrors* errors) {
-  ValidateObjectMeta(tmpl.metadata(), Child(path, "metadata"), errors);
+                         const Limits& limits, FieldErrors* errors) {
+  ValidateObjectMeta(tmpl.metadata(), Child(path, "metadata"), limits, errors);
   const JobSpec& spec = tmpl.spec();
   const std::string spec_path = Child(path, "spec");
   ValidateJobSpecFields(spec, spec_path, errors);
@@ -1046,9 +1118,10 @@ void ValidateJobTemplate(const JobTemplateSpec& tmpl, absl::string_view path,
   }
   const std::string template_path = Child(spec_path, "template");
   ValidateObjectMeta(spec.template_().metadata(),
-                     Child(template_path, "metadata"), errors);
+                     Child(template_path, "metadata"), limits, errors);
   const std::string pod_spec_path = Child(template_path, "spec");
   ValidatePodSpec(spec.template_().spec(), pod_spec_path, errors);
+  ValidatePodLimits(spec.template_().spec(), pod_spec_path, limits, errors);
   ValidateJobRestartPolicy(spec, pod_spec_path, errors);
 }
 

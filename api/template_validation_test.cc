@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "api/field_errors.h"
 #include "gmock/gmock.h"
@@ -1123,6 +1124,168 @@ TEST(ValidateJobTemplateTest, PathsStartAtTheGivenPath) {
   EXPECT_THAT(Validate(tmpl, ""),
               ElementsAre(Field(&FieldError::path, "spec.parallelism")));
 }
+
+// jobsetd's per-pod limits (validation_limits.h): each is checked with a
+// template one over it, and the default limits admit the template at it.
+struct LimitCase {
+  std::string name;
+  std::function<void(JobTemplateSpec*, int64_t count)> grow;
+  std::function<int64_t(const Limits&)> limit;
+  std::string path;
+  std::string flag;
+};
+
+class TemplateLimitTest : public ::testing::TestWithParam<LimitCase> {};
+
+PodSpec* MutablePodSpec(JobTemplateSpec* tmpl) {
+  return tmpl->mutable_spec()->mutable_template_()->mutable_spec();
+}
+
+TEST_P(TemplateLimitTest, AtTheLimitPassesAboveIsRefusedNamingIt) {
+  const LimitCase& c = GetParam();
+  Limits limits;
+  limits.max_containers_per_pod = 3;
+  limits.max_init_containers_per_pod = 2;
+  limits.max_volumes_per_pod = 2;
+  limits.max_env_per_container = 4;
+  limits.max_ports_per_container = 2;
+  limits.max_command_bytes = 64;
+  limits.max_label_bytes = 100;
+  limits.max_annotation_bytes = 100;
+  const int64_t max = c.limit(limits);
+
+  JobTemplateSpec at = ValidTemplate();
+  c.grow(&at, max);
+  FieldErrors ok;
+  ValidateJobTemplate(at, kPath, limits, &ok);
+  EXPECT_THAT(ok.errors(), IsEmpty());
+
+  JobTemplateSpec over = ValidTemplate();
+  c.grow(&over, max + 1);
+  FieldErrors refused;
+  ValidateJobTemplate(over, kPath, limits, &refused);
+  EXPECT_THAT(
+      refused.errors(),
+      ElementsAre(
+          AllOf(Field(&FieldError::path, c.path),
+                Field(&FieldError::message,
+                      AllOf(HasSubstr(absl::StrCat(max)),
+                            HasSubstr(absl::StrCat("jobsetd --", c.flag)))))));
+  // The default limits are far above these.
+  EXPECT_THAT(Validate(over), IsEmpty());
+}
+
+void AddContainers(JobTemplateSpec* tmpl, int64_t count) {
+  PodSpec* pod = MutablePodSpec(tmpl);
+  for (int64_t i = pod->containers_size(); i < count; ++i) {
+    Container* c = pod->add_containers();
+    c->set_name(absl::StrCat("c", i));
+    c->set_image("busybox");
+  }
+}
+
+void AddInitContainers(JobTemplateSpec* tmpl, int64_t count) {
+  PodSpec* pod = MutablePodSpec(tmpl);
+  for (int64_t i = 0; i < count; ++i) {
+    Container* c = pod->add_init_containers();
+    c->set_name(absl::StrCat("init", i));
+    c->set_image("busybox");
+  }
+}
+
+void AddVolumes(JobTemplateSpec* tmpl, int64_t count) {
+  PodSpec* pod = MutablePodSpec(tmpl);
+  for (int64_t i = 0; i < count; ++i) {
+    Volume* v = pod->add_volumes();
+    v->set_name(absl::StrCat("v", i));
+    v->mutable_empty_dir();
+  }
+}
+
+void AddEnvVars(JobTemplateSpec* tmpl, int64_t count) {
+  Container* c = MutablePodSpec(tmpl)->mutable_containers(0);
+  for (int64_t i = 0; i < count; ++i) {
+    EnvVar* var = c->add_env();
+    var->set_name(absl::StrCat("V", i));
+    var->set_value("x");
+  }
+}
+
+void AddPorts(JobTemplateSpec* tmpl, int64_t count) {
+  Container* c = MutablePodSpec(tmpl)->mutable_containers(0);
+  for (int64_t i = 0; i < count; ++i) {
+    c->add_ports()->set_container_port(8000 + i);
+  }
+}
+
+// Command and args of `bytes` bytes as execve counts them (NULs included).
+void SetArgs(JobTemplateSpec* tmpl, int64_t bytes) {
+  Container* c = MutablePodSpec(tmpl)->mutable_containers(0);
+  c->clear_command();
+  c->clear_args();
+  c->add_command("python");  // 7 bytes.
+  c->add_args(std::string(bytes - 7 - 1, 'a'));
+}
+
+// Labels whose keys and values take `bytes` bytes.
+void SetPodLabels(JobTemplateSpec* tmpl, int64_t bytes) {
+  auto& labels = *tmpl->mutable_spec()
+                      ->mutable_template_()
+                      ->mutable_metadata()
+                      ->mutable_labels();
+  labels["app"] = std::string(40, 'v');
+  labels["team"] = std::string(bytes - 43 - 4, 't');
+}
+
+void SetJobAnnotations(JobTemplateSpec* tmpl, int64_t bytes) {
+  (*tmpl->mutable_metadata()->mutable_annotations())["note"] =
+      std::string(bytes - 4, 'n');
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Limits, TemplateLimitTest,
+    ::testing::Values(
+        LimitCase{"Containers", AddContainers,
+                  [](const Limits& l) { return l.max_containers_per_pod; },
+                  "spec.replicatedJobs[0].template.spec.template.spec."
+                  "containers",
+                  "max_containers_per_pod"},
+        LimitCase{"InitContainers", AddInitContainers,
+                  [](const Limits& l) { return l.max_init_containers_per_pod; },
+                  "spec.replicatedJobs[0].template.spec.template.spec."
+                  "initContainers",
+                  "max_init_containers_per_pod"},
+        LimitCase{"Volumes", AddVolumes,
+                  [](const Limits& l) { return l.max_volumes_per_pod; },
+                  "spec.replicatedJobs[0].template.spec.template.spec.volumes",
+                  "max_volumes_per_pod"},
+        LimitCase{"Env", AddEnvVars,
+                  [](const Limits& l) { return l.max_env_per_container; },
+                  "spec.replicatedJobs[0].template.spec.template.spec."
+                  "containers[0].env",
+                  "max_env_per_container"},
+        LimitCase{"Ports", AddPorts,
+                  [](const Limits& l) { return l.max_ports_per_container; },
+                  "spec.replicatedJobs[0].template.spec.template.spec."
+                  "containers[0].ports",
+                  "max_ports_per_container"},
+        LimitCase{"CommandBytes", SetArgs,
+                  [](const Limits& l) { return l.max_command_bytes; },
+                  "spec.replicatedJobs[0].template.spec.template.spec."
+                  "containers[0].args",
+                  "max_command_bytes"},
+        LimitCase{"LabelBytes", SetPodLabels,
+                  [](const Limits& l) { return l.max_label_bytes; },
+                  "spec.replicatedJobs[0].template.spec.template.metadata."
+                  "labels",
+                  "max_label_bytes"},
+        LimitCase{"AnnotationBytes", SetJobAnnotations,
+                  [](const Limits& l) { return l.max_annotation_bytes; },
+                  "spec.replicatedJobs[0].template.metadata.annotations",
+                  "max_annotation_bytes"}),
+    [](const ::testing::TestParamInfo<LimitCase>& info) {
+      return info.param.name;
+    });
 
 }  // namespace
 }  // namespace jobset::api

@@ -118,7 +118,8 @@ std::string NameForValidation(const ObjectMeta& meta) {
 }
 
 // Validates a namespaced object's metadata on create, as ValidateObjectMeta.
-void ValidateObjectMeta(const ObjectMeta& meta, FieldErrors* errors) {
+void ValidateObjectMeta(const ObjectMeta& meta, const Limits& limits,
+                        FieldErrors* errors) {
   if (!meta.generate_name().empty()) {
     // A prefix may end in '-': Kubernetes validates it with that dash masked.
     std::string prefix = meta.generate_name();
@@ -143,8 +144,10 @@ void ValidateObjectMeta(const ObjectMeta& meta, FieldErrors* errors) {
       errors->Invalid("metadata.namespace", meta.namespace_(), error);
     }
   }
-  ValidateLabels(meta.labels(), "metadata.labels", errors);
-  ValidateAnnotations(meta.annotations(), "metadata.annotations", errors);
+  ValidateLabels(meta.labels(), "metadata.labels", errors,
+                 limits.max_label_bytes);
+  ValidateAnnotations(meta.annotations(), "metadata.annotations", errors,
+                      limits.max_annotation_bytes);
 }
 
 // Validates apiVersion and kind when set (SetJobSetDefaults fills them in).
@@ -267,10 +270,67 @@ void ValidateInPlaceRestartJob(const ReplicatedJob& rjob,
   }
 }
 
+// Returns the Jobs and the pods of one attempt of `spec`.
+std::pair<int64_t, int64_t> AttemptSize(const JobSetSpec& spec) {
+  int64_t jobs = 0;
+  int64_t pods = 0;
+  for (const ReplicatedJob& rjob : spec.replicated_jobs()) {
+    const int64_t replicas = std::max<int64_t>(Replicas(rjob), 0);
+    const JobSpec& job = rjob.template_().spec();
+    jobs += replicas;
+    pods += replicas *
+            std::max<int64_t>(job.has_parallelism() ? job.parallelism() : 1, 0);
+  }
+  return {jobs, pods};
+}
+
+// Validates the size of one attempt against `limits`: the Jobs (replicas)
+// and pods (replicas x parallelism) summed over the replicatedJobs. Each
+// total is reported once, at the replicas of the ReplicatedJob where it
+// crosses its limit.
+void ValidateAttemptSize(const JobSetSpec& spec, const Limits& limits,
+                         FieldErrors* errors) {
+  int64_t jobs = 0;
+  int64_t pods = 0;
+  bool jobs_reported = false;
+  bool pods_reported = false;
+  for (int i = 0; i < spec.replicated_jobs_size(); ++i) {
+    const ReplicatedJob& rjob = spec.replicated_jobs(i);
+    const int64_t replicas = std::max<int64_t>(Replicas(rjob), 0);
+    const JobSpec& job = rjob.template_().spec();
+    const int64_t parallelism =
+        std::max<int64_t>(job.has_parallelism() ? job.parallelism() : 1, 0);
+    // Both are int32s: neither the product nor the sums overflow.
+    jobs += replicas;
+    pods += replicas * parallelism;
+    const std::string path = Child(Index("spec.replicatedJobs", i), "replicas");
+    if (!jobs_reported && jobs > limits.max_jobs_per_jobset) {
+      jobs_reported = true;
+      errors->Invalid(
+          path, replicas,
+          absl::StrFormat("the JobSet would have %d Jobs per attempt "
+                          "(replicas summed over replicatedJobs); the limit "
+                          "is %d (jobsetd --max_jobs_per_jobset)",
+                          jobs, limits.max_jobs_per_jobset));
+    }
+    if (!pods_reported && pods > limits.max_pods_per_jobset) {
+      pods_reported = true;
+      errors->Invalid(
+          path, replicas,
+          absl::StrFormat("the JobSet would have %d pods per attempt "
+                          "(replicas x parallelism summed over "
+                          "replicatedJobs); the limit is %d (jobsetd "
+                          "--max_pods_per_jobset)",
+                          pods, limits.max_pods_per_jobset));
+    }
+  }
+}
+
 // Validates each ReplicatedJob and returns their names.
 std::set<std::string> ValidateReplicatedJobs(const JobSet& jobset,
                                              absl::string_view jobset_name,
                                              const Features& features,
+                                             const Limits& limits,
                                              FieldErrors* errors) {
   const JobSetSpec& spec = jobset.spec();
   const bool in_place_restart =
@@ -326,7 +386,8 @@ std::set<std::string> ValidateReplicatedJobs(const JobSet& jobset,
     if (in_place_restart) ValidateInPlaceRestartJob(rjob, path, errors);
 
     if (rjob.has_template_()) {
-      ValidateJobTemplate(rjob.template_(), Child(path, "template"), errors);
+      ValidateJobTemplate(rjob.template_(), Child(path, "template"), limits,
+                          errors);
     } else {
       errors->Required(Child(path, "template"));
     }
@@ -778,10 +839,11 @@ void ValidateReplicatedJobsUpdate(const JobSet& old_jobset,
 
 }  // namespace
 
-FieldErrors ValidateJobSet(const JobSet& jobset, const Features& features) {
+FieldErrors ValidateJobSet(const JobSet& jobset, const Features& features,
+                           const Limits& limits) {
   FieldErrors errors;
   ValidateTypeMeta(jobset, &errors);
-  ValidateObjectMeta(jobset.metadata(), &errors);
+  ValidateObjectMeta(jobset.metadata(), limits, &errors);
 
   const JobSetSpec& spec = jobset.spec();
   const std::string jobset_name = NameForValidation(jobset.metadata());
@@ -789,7 +851,8 @@ FieldErrors ValidateJobSet(const JobSet& jobset, const Features& features) {
   ValidateManagedBy(spec, &errors);
   ValidateTtl(spec, &errors);
   const std::set<std::string> rjob_names =
-      ValidateReplicatedJobs(jobset, jobset_name, features, &errors);
+      ValidateReplicatedJobs(jobset, jobset_name, features, limits, &errors);
+  ValidateAttemptSize(spec, limits, &errors);
   ValidateStartupPolicy(spec, &errors);
   ValidateSuccessPolicy(spec, rjob_names, &errors);
   ValidateFailurePolicy(spec, rjob_names, features, &errors);
@@ -803,14 +866,16 @@ FieldErrors ValidateJobSet(const JobSet& jobset, const Features& features) {
 }
 
 absl::Status ValidateJobSetCreate(const JobSet& jobset,
-                                  const Features& features) {
-  return ValidateJobSet(jobset, features)
+                                  const Features& features,
+                                  const Limits& limits) {
+  return ValidateJobSet(jobset, features, limits)
       .ToStatus(ObjectName(jobset.metadata()));
 }
 
 absl::Status ValidateJobSetUpdate(const JobSet& old_jobset,
                                   const JobSet& new_jobset,
-                                  const Features& features) {
+                                  const Features& features,
+                                  const Limits& limits) {
   FieldErrors errors;
   const ObjectMeta& old_meta = old_jobset.metadata();
   const ObjectMeta& new_meta = new_jobset.metadata();
@@ -823,8 +888,10 @@ absl::Status ValidateJobSetUpdate(const JobSet& old_jobset,
   if (!new_meta.uid().empty() && new_meta.uid() != old_meta.uid()) {
     errors.Invalid("metadata.uid", new_meta.uid(), kImmutable);
   }
-  ValidateLabels(new_meta.labels(), "metadata.labels", &errors);
-  ValidateAnnotations(new_meta.annotations(), "metadata.annotations", &errors);
+  ValidateLabels(new_meta.labels(), "metadata.labels", &errors,
+                 limits.max_label_bytes);
+  ValidateAnnotations(new_meta.annotations(), "metadata.annotations", &errors,
+                      limits.max_annotation_bytes);
 
   const JobSetSpec& old_spec = old_jobset.spec();
   const JobSetSpec& new_spec = new_jobset.spec();
@@ -866,6 +933,30 @@ absl::Status ValidateJobSetUpdate(const JobSet& old_jobset,
     }
   }
   ValidateReplicatedJobsUpdate(old_jobset, new_jobset, features, &errors);
+  // What the carve-outs above let change may cross jobsetd's limits; what
+  // did not change stays as it was admitted (perhaps under other limits).
+  if (!RepeatedEquals(old_spec.replicated_jobs(), new_spec.replicated_jobs())) {
+    const auto [old_jobs, old_pods] = AttemptSize(old_spec);
+    const auto [new_jobs, new_pods] = AttemptSize(new_spec);
+    if (new_jobs > old_jobs || new_pods > old_pods) {
+      ValidateAttemptSize(new_spec, limits, &errors);
+    }
+    const std::map<std::string, int> old_by_name =
+        IndexByName(old_spec.replicated_jobs());
+    for (int i = 0; i < new_spec.replicated_jobs_size(); ++i) {
+      const ReplicatedJob& rjob = new_spec.replicated_jobs(i);
+      const auto it = old_by_name.find(rjob.name());
+      if (it != old_by_name.end() &&
+          MessageDifferencer::Equals(
+              old_spec.replicated_jobs(it->second).template_(),
+              rjob.template_())) {
+        continue;
+      }
+      ValidateJobTemplateMetadata(
+          rjob.template_(), Child(Index("spec.replicatedJobs", i), "template"),
+          limits, &errors);
+    }
+  }
   return errors.ToStatus(ObjectName(new_meta));
 }
 

@@ -4,6 +4,7 @@
 #include "absl/status/status.h"
 #include "api/features.h"
 #include "api/field_errors.h"
+#include "api/validation_limits.h"
 #include "proto/jobset.pb.h"
 
 // Admission checks for JobSets, reproducing upstream JobSet's validating
@@ -33,16 +34,21 @@ namespace jobset::api {
 //     gated strategies and actions, the coordinator exists and its endpoint
 //     is a valid label value, the subdomain is a DNS-1035 label, managedBy a
 //     domain-prefixed path;
-//   - jobsetd's own limits: volumeClaimPolicies are not supported, and each
-//     ReplicatedJob's Job template must pass ValidateJobTemplate.
+//   - jobsetd's own rules: volumeClaimPolicies are not supported, and each
+//     ReplicatedJob's Job template must pass ValidateJobTemplate;
+//   - jobsetd's `limits` (validation_limits.h): pods and Jobs per attempt,
+//     containers, init containers, volumes, env vars, ports, command bytes,
+//     label and annotation bytes.
 // Expects a defaulted JobSet (SetJobSetDefaults); a JobSet without defaults
 // gets errors for what defaulting would have filled in, never a crash.
-FieldErrors ValidateJobSet(const JobSet& jobset, const Features& features = {});
+FieldErrors ValidateJobSet(const JobSet& jobset, const Features& features = {},
+                           const Limits& limits = {});
 
 // Returns OK when ValidateJobSet finds no problem; otherwise
 // kInvalidArgument: `JobSet "<name or generateName>" is invalid: <errors>`.
 absl::Status ValidateJobSetCreate(const JobSet& jobset,
-                                  const Features& features = {});
+                                  const Features& features = {},
+                                  const Limits& limits = {});
 
 // Checks an update of `old_jobset` to `new_jobset`, both defaulted. Returns
 // OK or kInvalidArgument naming every problem:
@@ -59,11 +65,15 @@ absl::Status ValidateJobSetCreate(const JobSet& jobset,
 //     ReplicatedJob's parallelism and completions may change to an equal
 //     value of at least 1 unless the JobSet has finished;
 //   - suspend, ttlSecondsAfterFinished (still at least 0) and coordinator
-//     may change freely.
+//     may change freely;
+//   - jobsetd's `limits` that an update can cross: pods and Jobs per attempt
+//     (ElasticJobSet), label and annotation bytes of the JobSet and of its
+//     Job and pod templates.
 // Does not re-run the create-time rules, as upstream.
 absl::Status ValidateJobSetUpdate(const JobSet& old_jobset,
                                   const JobSet& new_jobset,
-                                  const Features& features = {});
+                                  const Features& features = {},
+                                  const Limits& limits = {});
 
 }  // namespace jobset::api
 

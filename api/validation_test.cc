@@ -573,7 +573,13 @@ class ValidateJobSetCreateTest : public ::testing::TestWithParam<CreateCase> {};
 
 TEST_P(ValidateJobSetCreateTest, Outcome) {
   const CreateCase& c = GetParam();
-  const absl::Status status = ValidateJobSetCreate(c.jobset, c.features);
+  // Upstream's rules alone: jobsetd's attempt-size limits (ValidateLimitsTest)
+  // would refuse the int32 edge cases first.
+  Limits unbounded;
+  unbounded.max_jobs_per_jobset = std::numeric_limits<int64_t>::max();
+  unbounded.max_pods_per_jobset = std::numeric_limits<int64_t>::max();
+  const absl::Status status =
+      ValidateJobSetCreate(c.jobset, c.features, unbounded);
   if (c.error.empty()) {
     EXPECT_THAT(status, IsOk());
   } else {
@@ -1048,6 +1054,126 @@ TEST(ValidateJobSetUpdateTest, DoesNotRerunCreateRules) {
   JobSet suspended = stored;
   suspended.mutable_spec()->set_suspend(true);
   EXPECT_THAT(ValidateJobSetUpdate(stored, suspended), IsOk());
+}
+
+// Finding 3 of issue 19: `replicas: 2000000000` passed validation (the
+// product fits in an int32) and the controller ran out of memory expanding
+// it.
+TEST(ValidateLimitsTest, TwoBillionReplicasAreRefusedNamingThePodLimit) {
+  JobSet jobset = JobSetBuilder("huge").Replicated("workers", 1).Build();
+  jobset.mutable_spec()->mutable_replicated_jobs(0)->set_replicas(2000000000);
+  SetJobSetDefaults(&jobset);
+  EXPECT_THAT(
+      ValidateJobSetCreate(jobset, Features(), Limits()),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               AllOf(HasSubstr("spec.replicatedJobs[0].replicas: Invalid "
+                               "value: 2000000000"),
+                     HasSubstr("2000000000 pods per attempt"),
+                     HasSubstr("the limit is 100000 (jobsetd "
+                               "--max_pods_per_jobset)"),
+                     HasSubstr("the limit is 20000 (jobsetd "
+                               "--max_jobs_per_jobset)"))));
+}
+
+TEST(ValidateLimitsTest, PodsAreSummedOverReplicatedJobs) {
+  Limits limits;
+  limits.max_pods_per_jobset = 100;
+  // 4 x 10 + 6 x 10 = 100 pods: at the limit.
+  JobSet at = JobSetBuilder("train")
+                  .Replicated("a", 4, /*parallelism=*/10, /*completions=*/10)
+                  .Replicated("b", 6, 10, 10)
+                  .Build();
+  SetJobSetDefaults(&at);
+  EXPECT_THAT(ValidateJobSetCreate(at, Features(), limits), IsOk());
+  // 4 x 10 + 7 x 10 = 110: reported at the ReplicatedJob that crosses it.
+  JobSet over = JobSetBuilder("train")
+                    .Replicated("a", 4, 10, 10)
+                    .Replicated("b", 7, 10, 10)
+                    .Build();
+  SetJobSetDefaults(&over);
+  EXPECT_THAT(ValidateJobSetCreate(over, Features(), limits),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("spec.replicatedJobs[1].replicas: "
+                                       "Invalid value: 7: the JobSet would "
+                                       "have 110 pods per attempt"),
+                             HasSubstr("the limit is 100"))));
+}
+
+TEST(ValidateLimitsTest, JobsAreSummedOverReplicatedJobs) {
+  Limits limits;
+  limits.max_jobs_per_jobset = 10;
+  JobSet at = JobSetBuilder("train")
+                  .Replicated("a", 4, /*parallelism=*/0, /*completions=*/0)
+                  .Replicated("b", 6)
+                  .Build();
+  SetJobSetDefaults(&at);
+  EXPECT_THAT(ValidateJobSetCreate(at, Features(), limits), IsOk());
+  JobSet over = JobSetBuilder("train")
+                    .Replicated("a", 4, 0, 0)
+                    .Replicated("b", 7)
+                    .Build();
+  SetJobSetDefaults(&over);
+  EXPECT_THAT(
+      ValidateJobSetCreate(over, Features(), limits),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               HasSubstr("spec.replicatedJobs[1].replicas: Invalid value: 7: "
+                         "the JobSet would have 11 Jobs per attempt")));
+}
+
+TEST(ValidateLimitsTest, MetadataLabelAndAnnotationBytes) {
+  Limits limits;
+  limits.max_label_bytes = 10;
+  limits.max_annotation_bytes = 10;
+  JobSet jobset = JobSetBuilder("train")
+                      .Label("team", "research")
+                      .Annotation("note", "a long note")
+                      .Build();
+  SetJobSetDefaults(&jobset);
+  EXPECT_THAT(
+      ValidateJobSetCreate(jobset, Features(), limits),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               AllOf(HasSubstr("metadata.labels: Too long: may not be more "
+                               "than 10 bytes (12 bytes; jobsetd "
+                               "--max_label_bytes)"),
+                     HasSubstr("metadata.annotations: Too long: may not be "
+                               "more than 10 bytes (15 bytes; jobsetd "
+                               "--max_annotation_bytes)"))));
+  EXPECT_THAT(ValidateJobSetCreate(jobset), IsOk());
+  // An update is held to them too.
+  JobSet old = JobSetBuilder("train").Build();
+  SetJobSetDefaults(&old);
+  EXPECT_THAT(ValidateJobSetUpdate(old, jobset, Features(), limits),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("metadata.labels: Too long")));
+}
+
+// With ElasticJobSet an update may grow parallelism: the pod limit holds.
+TEST(ValidateLimitsTest, ElasticUpdateCannotGrowPastThePodLimit) {
+  Limits limits;
+  limits.max_pods_per_jobset = 8;
+  Features features;
+  features.elastic_jobset = true;
+  JobSet old = JobSetBuilder("train").Replicated("w", 2, 4, 4).Build();
+  SetJobSetDefaults(&old);
+  JobSet grown = old;
+  JobSpec* job = grown.mutable_spec()
+                     ->mutable_replicated_jobs(0)
+                     ->mutable_template_()
+                     ->mutable_spec();
+  job->set_parallelism(5);
+  job->set_completions(5);
+  EXPECT_THAT(ValidateJobSetUpdate(old, grown, features, limits),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("10 pods per attempt")));
+  // Shrinking is fine, and so is an update that leaves an over-limit JobSet
+  // (admitted under a higher limit) as large as it was.
+  job->set_parallelism(3);
+  job->set_completions(3);
+  EXPECT_THAT(ValidateJobSetUpdate(old, grown, features, limits), IsOk());
+  limits.max_pods_per_jobset = 4;
+  JobSet suspended = old;
+  suspended.mutable_spec()->set_suspend(true);
+  EXPECT_THAT(ValidateJobSetUpdate(old, suspended, features, limits), IsOk());
 }
 
 }  // namespace

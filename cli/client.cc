@@ -13,8 +13,13 @@
 namespace jobset::cli {
 namespace {
 
-// Lists of many pods exceed gRPC's default 4 MiB receive limit.
-constexpr int kMaxReceiveBytes = 512 << 20;
+// jobsetd pages lists at about 2 MiB (and sends at most 16 MiB by
+// default): this leaves room.
+constexpr int kMaxReceiveBytes = 64 << 20;
+// A list is read page by page; these bound the loop whatever the server
+// answers: pages of one list, and fresh starts after a continue expired.
+constexpr int kMaxPages = 100'000;
+constexpr int kMaxRestarts = 3;
 
 std::chrono::system_clock::time_point ToChrono(absl::Time t) {
   return absl::ToChronoTime(t);
@@ -66,6 +71,40 @@ absl::StatusOr<Response> Client::Unary(absl::string_view method, Call call) {
   return response;
 }
 
+template <typename Response, typename Request, typename Call>
+absl::StatusOr<Response> Client::ListAll(absl::string_view method,
+                                         const Request& request, Call call) {
+  Response all;
+  Request page_request = request;
+  int restarts = 0;
+  for (int pages = 0; pages < kMaxPages; ++pages) {
+    absl::StatusOr<Response> page =
+        Unary<Response>(method, [&](grpc::ClientContext* c, auto* r) {
+          return call(c, page_request, r);
+        });
+    if (!page.ok() && page.status().code() == absl::StatusCode::kOutOfRange &&
+        !page_request.continue_().empty() && restarts++ < kMaxRestarts) {
+      // The list took so long that its resourceVersion left the history
+      // (Kubernetes' 410 Gone): list again from the start.
+      all.Clear();
+      page_request.clear_continue_();
+      continue;
+    }
+    if (!page.ok()) return page.status();
+    if (page_request.continue_().empty()) {
+      all.set_resource_version(page->resource_version());
+    }
+    for (auto& item : *page->mutable_items()) {
+      *all.add_items() = std::move(item);
+    }
+    if (page->continue_().empty()) return all;
+    page_request.set_continue_(page->continue_());
+  }
+  return absl::InternalError(absl::StrCat(
+      "jobsetd at ", address_, " kept returning continue tokens for ", method,
+      " after ", kMaxPages, " pages"));
+}
+
 absl::StatusOr<api::CreateJobSetResponse> Client::Create(
     const api::CreateJobSetRequest& request) {
   return Unary<api::CreateJobSetResponse>(
@@ -82,9 +121,10 @@ absl::StatusOr<api::JobSet> Client::Get(const api::GetJobSetRequest& request) {
 
 absl::StatusOr<api::ListJobSetsResponse> Client::List(
     const api::ListJobSetsRequest& request) {
-  return Unary<api::ListJobSetsResponse>(
-      "ListJobSets", [&](grpc::ClientContext* c, auto* r) {
-        return jobsets_->ListJobSets(c, request, r);
+  return ListAll<api::ListJobSetsResponse>(
+      "ListJobSets", request,
+      [&](grpc::ClientContext* c, const auto& page, auto* r) {
+        return jobsets_->ListJobSets(c, page, r);
       });
 }
 
@@ -122,25 +162,28 @@ absl::StatusOr<api::JobSet> Client::Resume(
 
 absl::StatusOr<api::ListJobsResponse> Client::ListJobs(
     const api::ListJobsRequest& request) {
-  return Unary<api::ListJobsResponse>(
-      "ListJobs", [&](grpc::ClientContext* c, auto* r) {
-        return jobsets_->ListJobs(c, request, r);
+  return ListAll<api::ListJobsResponse>(
+      "ListJobs", request,
+      [&](grpc::ClientContext* c, const auto& page, auto* r) {
+        return jobsets_->ListJobs(c, page, r);
       });
 }
 
 absl::StatusOr<api::ListPodsResponse> Client::ListPods(
     const api::ListPodsRequest& request) {
-  return Unary<api::ListPodsResponse>(
-      "ListPods", [&](grpc::ClientContext* c, auto* r) {
-        return jobsets_->ListPods(c, request, r);
+  return ListAll<api::ListPodsResponse>(
+      "ListPods", request,
+      [&](grpc::ClientContext* c, const auto& page, auto* r) {
+        return jobsets_->ListPods(c, page, r);
       });
 }
 
 absl::StatusOr<api::ListEventsResponse> Client::ListEvents(
     const api::ListEventsRequest& request) {
-  return Unary<api::ListEventsResponse>(
-      "ListEvents", [&](grpc::ClientContext* c, auto* r) {
-        return jobsets_->ListEvents(c, request, r);
+  return ListAll<api::ListEventsResponse>(
+      "ListEvents", request,
+      [&](grpc::ClientContext* c, const auto& page, auto* r) {
+        return jobsets_->ListEvents(c, page, r);
       });
 }
 

@@ -15,7 +15,8 @@
 namespace jobset::cli {
 
 // jobsetd's JobSetService and NodeService for jobsetctl: every call has a
-// deadline (`timeout` from the call), and errors come back as absl::Status
+// deadline (`timeout` from the call), lists are read page by page and
+// returned whole, and errors come back as absl::Status
 // with jobsetd's code and message. When jobsetd cannot be reached the
 // status is kUnavailable (or kDeadlineExceeded) and its message names the
 // address. Thread-compatible.
@@ -61,6 +62,13 @@ class Client {
   // Runs `call` with a fresh context whose deadline is now + timeout_.
   template <typename Response, typename Call>
   absl::StatusOr<Response> Unary(absl::string_view method, Call call);
+  // Reads every page of a List (`call` with each page's request, from
+  // `request`'s continue on), each page with its own deadline, and returns
+  // the items together with the first page's resourceVersion. Starts over
+  // (a few times) when jobsetd says the list's continue is too old.
+  template <typename Response, typename Request, typename Call>
+  absl::StatusOr<Response> ListAll(absl::string_view method,
+                                   const Request& request, Call call);
   absl::Status Convert(const grpc::Status& status, absl::string_view method);
 
   std::string address_;

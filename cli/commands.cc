@@ -4,6 +4,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -253,6 +254,9 @@ absl::Status FilterByName(std::vector<T>* items, absl::string_view name,
   return absl::OkStatus();
 }
 
+// How often one `get -w` or `watch` starts over after falling behind.
+constexpr int kMaxRelists = 1'000;
+
 absl::StatusOr<absl::Time> WatchDeadline(const Context& ctx) {
   if (!ctx.invocation.Has("timeout")) return absl::InfiniteFuture();
   absl::StatusOr<absl::Duration> timeout =
@@ -262,10 +266,13 @@ absl::StatusOr<absl::Time> WatchDeadline(const Context& ctx) {
 }
 
 // Streams JobSet changes as table rows (with an EVENT column when
-// `event_column`) or as JSON/YAML objects, from `resource_version`.
+// `event_column`) or as JSON/YAML objects, from `resource_version`. When the
+// watch falls behind jobsetd's history (OUT_OF_RANGE), watches again from
+// the current state, showing only what changed since it was last shown
+// (`shown_before`: what the caller printed already).
 int StreamJobSets(const Context& ctx, absl::string_view name,
                   const std::string& resource_version, bool event_column,
-                  bool header) {
+                  bool header, const std::vector<api::JobSet>& shown_before) {
   absl::StatusOr<absl::Time> deadline = WatchDeadline(ctx);
   if (!deadline.ok()) return Usage(ctx, deadline.status().message());
   const std::string output = ctx.invocation.Get("output", "");
@@ -277,25 +284,51 @@ int StreamJobSets(const Context& ctx, absl::string_view name,
   api::WatchJobSetsRequest request;
   request.set_namespace_(ctx.ns);
   request.set_resource_version(resource_version);
-  absl::Status status =
-      ctx.client.Watch(request, *deadline, [&](const api::WatchEvent& event) {
-        if (!name.empty() && event.object().metadata().name() != name) {
-          return true;
-        }
-        if (output == "json" || output == "yaml") {
-          *ctx.io.out << (output == "yaml"
-                              ? absl::StrCat("---\n", ToYaml(event.object()))
-                              : ToJson(event.object()))
-                      << std::flush;
-          return true;
-        }
-        Row row = JobSetRows({event.object()}, absl::Now())[1];
-        if (event_column) row.insert(row.begin(), event.type());
-        // Each row alone: columns are not aligned across rows while
-        // streaming, as with kubectl get -w.
-        *ctx.io.out << FormatTable({row}) << std::flush;
-        return true;
-      });
+  // The resourceVersion each JobSet was last shown at: after a relist, what
+  // was shown already is not shown again.
+  std::map<std::string, std::string> shown;
+  for (const api::JobSet& jobset : shown_before) {
+    shown[jobset.metadata().name()] = jobset.metadata().resource_version();
+  }
+  auto on_event = [&](const api::WatchEvent& event) {
+    if (!name.empty() && event.object().metadata().name() != name) {
+      return true;
+    }
+    const std::string& object_name = event.object().metadata().name();
+    const std::string& version = event.object().metadata().resource_version();
+    if (event.type() == "DELETED") {
+      shown.erase(object_name);
+    } else {
+      auto [it, added] = shown.try_emplace(object_name, version);
+      if (!added && it->second == version) return true;  // Relisted.
+      it->second = version;
+    }
+    if (output == "json" || output == "yaml") {
+      *ctx.io.out << (output == "yaml"
+                          ? absl::StrCat("---\n", ToYaml(event.object()))
+                          : ToJson(event.object()))
+                  << std::flush;
+      return true;
+    }
+    Row row = JobSetRows({event.object()}, absl::Now())[1];
+    if (event_column) row.insert(row.begin(), event.type());
+    // Each row alone: columns are not aligned across rows while
+    // streaming, as with kubectl get -w.
+    *ctx.io.out << FormatTable({row}) << std::flush;
+    return true;
+  };
+  absl::Status status;
+  for (int relists = 0;; ++relists) {
+    status = ctx.client.Watch(request, *deadline, on_event);
+    if (status.code() != absl::StatusCode::kOutOfRange ||
+        relists >= kMaxRelists) {
+      break;
+    }
+    // The watch fell behind the history jobsetd keeps (Kubernetes' 410
+    // Gone): watch again without a resourceVersion, which lists the current
+    // state first, and go on from there.
+    request.clear_resource_version();
+  }
   if (status.code() == absl::StatusCode::kDeadlineExceeded &&
       *deadline != absl::InfiniteFuture()) {
     return kExitOk;  // --timeout ended the watch as asked.
@@ -327,13 +360,13 @@ int GetJobSets(const Context& ctx, const std::string& name) {
   const std::string output = ctx.invocation.Get("output", "");
   if (watch && items.empty() && output.empty()) {
     // Still print the header, then stream.
-    return StreamJobSets(ctx, name, resource_version, false, true);
+    return StreamJobSets(ctx, name, resource_version, false, true, items);
   }
   int code = PrintObjects(
       ctx, "jobsets", items, !name.empty(), JobSetRows(items, absl::Now()),
       [](const api::JobSet& js) { return js.metadata().name(); });
   if (code != kExitOk || !watch) return code;
-  return StreamJobSets(ctx, name, resource_version, false, false);
+  return StreamJobSets(ctx, name, resource_version, false, false, items);
 }
 
 int Get(const Context& ctx) {
@@ -490,7 +523,8 @@ int Watch(const Context& ctx) {
       return RequireJobSetType(ctx);
     }
   }
-  return StreamJobSets(ctx, name, "", /*event_column=*/true, /*header=*/true);
+  return StreamJobSets(ctx, name, "", /*event_column=*/true, /*header=*/true,
+                       /*shown_before=*/{});
 }
 
 // What a JobSet's state means for `wait`.

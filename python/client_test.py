@@ -106,6 +106,16 @@ class ClientTest(unittest.TestCase):
             pods = self.client.list_pods("success-policy")
         self.assertEqual(len(pods), 3)
         self.assertEqual(len(self.client.list_jobs("success-policy")), 2)
+        # One item a page: the lists page through to the same items.
+        with jobset.Client(self.address, page_size=1) as paged:
+            self.assertEqual(
+                [p.metadata.name for p in paged.list_pods("success-policy")],
+                [p.metadata.name for p in pods])
+            self.assertEqual(len(paged.list_jobs("success-policy")), 2)
+            self.assertEqual([js.metadata.name for js in paged.list()],
+                             [js.metadata.name for js in self.client.list()])
+            self.assertGreaterEqual(len(paged.list_events("success-policy")),
+                                    1)
 
         self.assertEqual(self.client.delete("success-policy").metadata.name,
                          "success-policy")

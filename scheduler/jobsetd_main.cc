@@ -37,7 +37,8 @@ ABSL_FLAG(bool, fsync, true,
           "acknowledged writes");
 ABSL_FLAG(int64_t, watch_history, 10'000,
           "Store changes kept in memory for watches to resume from; a watch "
-          "resuming from an older resourceVersion is told to list again");
+          "resuming from an older resourceVersion is told to list again "
+          "(OUT_OF_RANGE), as is one that falls that far behind");
 ABSL_FLAG(std::string, feature_gates, "RestartJob=true",
           "Comma-separated Name=true|false of upstream JobSet feature gates: "
           "RestartJob, InPlaceRestart, ElasticJobSet");
@@ -63,8 +64,121 @@ ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(5),
           "On SIGTERM/SIGINT, how long in-flight calls may finish before they "
           "are cancelled");
 
+// Limits at the API edge and on the gRPC server (scheduler/README.md has the
+// table). Their defaults are those of api::Limits, ApiLimits and
+// Server::Limits.
+ABSL_FLAG(int64_t, max_pods_per_jobset,
+          jobset::api::Limits().max_pods_per_jobset,
+          "Pods one JobSet attempt may have (replicas x parallelism summed "
+          "over its replicatedJobs); a larger spec is refused at create and "
+          "update (INVALID_ARGUMENT)");
+ABSL_FLAG(int64_t, max_jobs_per_jobset,
+          jobset::api::Limits().max_jobs_per_jobset,
+          "Jobs one JobSet attempt may have (replicas summed over its "
+          "replicatedJobs)");
+ABSL_FLAG(int64_t, max_containers_per_pod,
+          jobset::api::Limits().max_containers_per_pod,
+          "Containers a pod template may have");
+ABSL_FLAG(int64_t, max_init_containers_per_pod,
+          jobset::api::Limits().max_init_containers_per_pod,
+          "Init containers a pod template may have");
+ABSL_FLAG(int64_t, max_volumes_per_pod,
+          jobset::api::Limits().max_volumes_per_pod,
+          "Volumes a pod template may have");
+ABSL_FLAG(int64_t, max_env_per_container,
+          jobset::api::Limits().max_env_per_container,
+          "Environment variables a container may set");
+ABSL_FLAG(int64_t, max_ports_per_container,
+          jobset::api::Limits().max_ports_per_container,
+          "Ports a container may declare");
+ABSL_FLAG(int64_t, max_command_bytes, jobset::api::Limits().max_command_bytes,
+          "Bytes of a container's command and args together (each with its "
+          "terminating NUL)");
+ABSL_FLAG(int64_t, max_label_bytes, jobset::api::Limits().max_label_bytes,
+          "Bytes of the keys and values of one object's labels (the JobSet's, "
+          "its Job and pod templates', a nodeSelector)");
+ABSL_FLAG(int64_t, max_annotation_bytes,
+          jobset::api::Limits().max_annotation_bytes,
+          "Bytes of the keys and values of one object's annotations "
+          "(Kubernetes: 256 KiB)");
+ABSL_FLAG(int64_t, max_jobsets_per_namespace,
+          jobset::scheduler::ApiLimits().max_jobsets_per_namespace,
+          "JobSets one namespace may hold; a create beyond is refused with "
+          "RESOURCE_EXHAUSTED");
+ABSL_FLAG(int64_t, max_jobsets, jobset::scheduler::ApiLimits().max_jobsets,
+          "JobSets jobsetd may hold in all namespaces together");
+ABSL_FLAG(int32_t, grpc_max_concurrent_streams,
+          jobset::scheduler::Server::Limits().max_concurrent_streams,
+          "Calls one client connection may have open at once (HTTP/2 "
+          "streams); more wait in the client");
+ABSL_FLAG(int32_t, grpc_max_receive_bytes,
+          jobset::scheduler::Server::Limits().max_receive_bytes,
+          "Largest message jobsetd accepts on any service (agents' included); "
+          "larger is refused with RESOURCE_EXHAUSTED");
+ABSL_FLAG(int32_t, grpc_max_send_bytes,
+          jobset::scheduler::Server::Limits().max_send_bytes,
+          "Largest message jobsetd sends on any service");
+ABSL_FLAG(int64_t, watch_history_bytes,
+          jobset::store::History::kDefaultMaxBytes,
+          "Bytes of store changes (keys and values) kept in memory for "
+          "watches, besides --watch_history events: the oldest go first");
+ABSL_FLAG(int32_t, grpc_max_threads,
+          jobset::scheduler::Server::Limits().max_threads,
+          "Threads the gRPC server may use: each agent stream, watch and call "
+          "in flight holds one, so set it above hosts + watches + a few "
+          "hundred; a call beyond is refused with RESOURCE_EXHAUSTED");
+
 namespace jobset {
 namespace {
+
+// Sets `*field` from `flag`; false, with `*error` naming the flag, when the
+// value is not positive.
+template <typename Field, typename Value>
+bool SetPositive(Field* field, const absl::Flag<Value>& flag,
+                 std::string* error) {
+  *field = absl::GetFlag(flag);
+  if (*field >= 1) return true;
+  *error = absl::StrCat("--", absl::GetFlagReflectionHandle(flag).Name(),
+                        " must be at least 1");
+  return false;
+}
+
+// Sets the API's and the gRPC server's limits, and the watch history's byte
+// bound, from their flags.
+bool LimitsFromFlags(scheduler::Server::Options* options,
+                     int64_t* history_bytes, std::string* error) {
+  api::Limits& spec = options->api_limits.spec;
+  scheduler::Server::Limits& grpc = options->grpc_limits;
+  return SetPositive(&spec.max_pods_per_jobset, FLAGS_max_pods_per_jobset,
+                     error) &&
+         SetPositive(&spec.max_jobs_per_jobset, FLAGS_max_jobs_per_jobset,
+                     error) &&
+         SetPositive(&spec.max_containers_per_pod, FLAGS_max_containers_per_pod,
+                     error) &&
+         SetPositive(&spec.max_init_containers_per_pod,
+                     FLAGS_max_init_containers_per_pod, error) &&
+         SetPositive(&spec.max_volumes_per_pod, FLAGS_max_volumes_per_pod,
+                     error) &&
+         SetPositive(&spec.max_env_per_container, FLAGS_max_env_per_container,
+                     error) &&
+         SetPositive(&spec.max_ports_per_container,
+                     FLAGS_max_ports_per_container, error) &&
+         SetPositive(&spec.max_command_bytes, FLAGS_max_command_bytes, error) &&
+         SetPositive(&spec.max_label_bytes, FLAGS_max_label_bytes, error) &&
+         SetPositive(&spec.max_annotation_bytes, FLAGS_max_annotation_bytes,
+                     error) &&
+         SetPositive(&options->api_limits.max_jobsets_per_namespace,
+                     FLAGS_max_jobsets_per_namespace, error) &&
+         SetPositive(&options->api_limits.max_jobsets, FLAGS_max_jobsets,
+                     error) &&
+         SetPositive(&grpc.max_concurrent_streams,
+                     FLAGS_grpc_max_concurrent_streams, error) &&
+         SetPositive(&grpc.max_receive_bytes, FLAGS_grpc_max_receive_bytes,
+                     error) &&
+         SetPositive(&grpc.max_send_bytes, FLAGS_grpc_max_send_bytes, error) &&
+         SetPositive(&grpc.max_threads, FLAGS_grpc_max_threads, error) &&
+         SetPositive(history_bytes, FLAGS_watch_history_bytes, error);
+}
 
 bool ParseFeatureGates(const std::string& text, api::Features* features,
                        std::string* error) {
@@ -96,6 +210,11 @@ int Main() {
   scheduler::Server::Options options;
   options.listen = absl::GetFlag(FLAGS_listen);
   std::string error;
+  int64_t history_bytes = 0;
+  if (!LimitsFromFlags(&options, &history_bytes, &error)) {
+    JOBSET_LOG(ERROR) << error;
+    return 2;
+  }
   if (!ParseFeatureGates(absl::GetFlag(FLAGS_feature_gates), &options.features,
                          &error)) {
     JOBSET_LOG(ERROR) << error;
@@ -114,11 +233,12 @@ int Main() {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   const std::string data_dir = absl::GetFlag(FLAGS_data_dir);
-  auto store =
-      store::RocksDbStore::Open({.path = data_dir,
-                                 .sync = absl::GetFlag(FLAGS_fsync),
-                                 .history_events = static_cast<size_t>(
-                                     absl::GetFlag(FLAGS_watch_history))});
+  auto store = store::RocksDbStore::Open(
+      {.path = data_dir,
+       .sync = absl::GetFlag(FLAGS_fsync),
+       .history_events =
+           static_cast<size_t>(absl::GetFlag(FLAGS_watch_history)),
+       .history_bytes = static_cast<size_t>(history_bytes)});
   if (!store.ok()) {
     JOBSET_LOG(ERROR) << store.status();
     return 1;

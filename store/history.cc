@@ -10,18 +10,28 @@
 
 namespace jobset::store {
 
-History::History(int64_t start_revision, size_t max_events)
+History::History(int64_t start_revision, size_t max_events, size_t max_bytes)
     : max_events_(std::max<size_t>(max_events, 1)),
+      max_bytes_(max_bytes),
       compacted_(start_revision),
       revision_(start_revision) {}
+
+size_t History::EventBytes(const Event& event) {
+  return sizeof(Event) + event.kv.key.size() + event.kv.value.size();
+}
 
 void History::Append(int64_t revision, std::vector<Event> events) {
   absl::MutexLock lock(&mu_);
   JOBSET_CHECK(revision > revision_) << "History::Append: revision went back";
   revision_ = revision;
-  for (Event& e : events) events_.push_back(std::move(e));
-  while (events_.size() > max_events_) {
+  for (Event& e : events) {
+    bytes_ += EventBytes(e);
+    events_.push_back(std::move(e));
+  }
+  while (!events_.empty() &&
+         (events_.size() > max_events_ || bytes_ > max_bytes_)) {
     compacted_ = events_.front().kv.mod_revision;
+    bytes_ -= EventBytes(events_.front());
     events_.pop_front();
   }
 }

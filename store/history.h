@@ -17,11 +17,22 @@ namespace jobset::store {
 // The bounded, in-memory history of recent events behind Store::WaitForEvents,
 // shared by every Store implementation. It starts empty at the revision the
 // store opened at: a watcher can resume from any revision since then, minus
-// what the bound has dropped. Thread-safe.
+// what the bounds have dropped. Both bounds hold: events and bytes (an
+// event's key and value, plus EventBytes' fixed overhead), the oldest going
+// first, so a burst of large values cannot grow it without end. A watcher
+// that falls behind what is held gets kOutOfRange and lists again.
+// Thread-safe.
 class History {
  public:
-  // Keeps at most `max_events` events (at least 1).
-  History(int64_t start_revision, size_t max_events);
+  // The default byte bound (jobsetd --watch_history_bytes).
+  static constexpr size_t kDefaultMaxBytes = 64 << 20;
+
+  // Keeps at most `max_events` events (at least 1) and `max_bytes` bytes.
+  History(int64_t start_revision, size_t max_events,
+          size_t max_bytes = kDefaultMaxBytes);
+
+  // Returns the bytes `event` counts for against the byte bound.
+  static size_t EventBytes(const Event& event);
 
   // Records the events of the commit that produced `revision`, which must be
   // larger than every revision appended before, and wakes waiters.
@@ -38,8 +49,10 @@ class History {
 
  private:
   const size_t max_events_;
+  const size_t max_bytes_;
   mutable absl::Mutex mu_;
   std::deque<Event> events_ ABSL_GUARDED_BY(mu_);
+  size_t bytes_ ABSL_GUARDED_BY(mu_) = 0;  // EventBytes of events_.
   // Events with revisions up to and including this one are no longer held.
   int64_t compacted_ ABSL_GUARDED_BY(mu_);
   int64_t revision_ ABSL_GUARDED_BY(mu_);

@@ -56,5 +56,36 @@ TEST(HistoryTest, AStalledWatcherOvertakenByCompactionIsTold) {
               StatusIs(absl::StatusCode::kOutOfRange));
 }
 
+Event PutValue(const std::string& key, size_t value_bytes, int64_t revision) {
+  return {Event::Type::kPut,
+          {key, std::string(value_bytes, 'v'), revision, revision}};
+}
+
+// Issue 19: the history was bounded in events only, so 10,000 events of 3 MiB
+// values could hold 30 GiB.
+TEST(HistoryTest, DropsOldestEventsBeyondTheByteBound) {
+  const size_t one = History::EventBytes(PutValue("k", 1000, 1));
+  History history(0, /*max_events=*/100, /*max_bytes=*/2 * one);
+  history.Append(1, {PutValue("k", 1000, 1)});
+  history.Append(2, {PutValue("k", 1000, 2)});
+  auto both = history.Wait("", 0, absl::InfinitePast(), 10);
+  ASSERT_TRUE(both.ok());
+  EXPECT_THAT(*both, SizeIs(2));
+  history.Append(3, {PutValue("k", 1000, 3)});
+  EXPECT_THAT(history.Wait("", 0, absl::InfinitePast(), 10).status(),
+              StatusIs(absl::StatusCode::kOutOfRange));
+  auto kept = history.Wait("", 1, absl::InfinitePast(), 10);
+  ASSERT_TRUE(kept.ok());
+  EXPECT_THAT(*kept, SizeIs(2));
+  // One value larger than the whole bound is not kept at all: a watcher
+  // from before it lists again.
+  history.Append(4, {PutValue("k", 3 * one, 4)});
+  EXPECT_THAT(history.Wait("", 3, absl::InfinitePast(), 10).status(),
+              StatusIs(absl::StatusCode::kOutOfRange));
+  auto after = history.Wait("", 4, absl::InfinitePast(), 10);
+  ASSERT_TRUE(after.ok());
+  EXPECT_THAT(*after, IsEmpty());
+}
+
 }  // namespace
 }  // namespace jobset::store

@@ -7,7 +7,8 @@
 
 namespace jobset::store {
 
-MemoryStore::MemoryStore(size_t history_events) : history_(0, history_events) {}
+MemoryStore::MemoryStore(size_t history_events, size_t history_bytes)
+    : history_(0, history_events, history_bytes) {}
 
 absl::StatusOr<std::optional<KeyValue>> MemoryStore::Get(
     absl::string_view key) {

@@ -16,7 +16,10 @@ namespace jobset::store {
 // Thread-safe.
 class MemoryStore final : public Store {
  public:
-  explicit MemoryStore(size_t history_events = 10'000);
+  // Keeps `history_events` events and `history_bytes` bytes of history
+  // (history.h).
+  explicit MemoryStore(size_t history_events = 10'000,
+                       size_t history_bytes = History::kDefaultMaxBytes);
 
   absl::StatusOr<std::optional<KeyValue>> Get(absl::string_view key) override;
   absl::StatusOr<ScanResult> Scan(absl::string_view prefix,

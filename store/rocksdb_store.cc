@@ -208,7 +208,7 @@ RocksDbStore::RocksDbStore(const Options& options,
                            std::unique_ptr<rocksdb::DB> db, int64_t revision)
     : options_(options),
       db_(std::move(db)),
-      history_(revision, options.history_events),
+      history_(revision, options.history_events, options.history_bytes),
       revision_(revision) {}
 
 RocksDbStore::~RocksDbStore() {

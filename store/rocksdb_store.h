@@ -38,7 +38,8 @@ class RocksDbStore final : public Store {
     // off: without it a power loss can drop acknowledged writes (a process
     // crash cannot).
     bool sync = true;
-    size_t history_events = 10'000;  // Events kept for resuming watches.
+    size_t history_events = 10'000;  // Events kept for resuming watches,
+    size_t history_bytes = History::kDefaultMaxBytes;  // and their bytes.
   };
 
   // Opens (or creates) the store. kFailedPrecondition if the directory holds

@@ -16,6 +16,11 @@ from proto import jobset_service_pb2 as service_pb2
 from proto import jobset_service_pb2_grpc as service_grpc
 
 DEFAULT_SERVER = "127.0.0.1:7070"
+# Lists are read page by page (jobsetd sends at most 10,000 items, about
+# 2 MiB, a page); the last two bound the loop whatever the server answers.
+_PAGE_SIZE = 1000
+_MAX_PAGES = 100_000
+_MAX_RESTARTS = 3
 _log = logging.getLogger("jobset")
 
 
@@ -57,21 +62,25 @@ class Client:
 
     Every call has a deadline (`timeout` seconds) and raises ApiError (or a
     subclass: NotFoundError, InvalidError, UnavailableError) carrying the
-    gRPC code and jobsetd's message. Use as a context manager, or close().
+    gRPC code and jobsetd's message. The list methods read every page
+    (`page_size` items a request, at most 10,000) and return them together.
+    Use as a context manager, or close().
 
         with jobset.Client("127.0.0.1:7070") as client:
             client.apply("train.yaml")
             client.wait("train", "Completed", timeout=3600)
     """
 
-    def __init__(self, address=None, namespace="default", timeout=10.0):
+    def __init__(self, address=None, namespace="default", timeout=10.0,
+                 page_size=_PAGE_SIZE):
         self.address = address or os.environ.get("JOBSET_SERVER") or \
             DEFAULT_SERVER
         self.namespace = namespace
         self.timeout = timeout
+        self.page_size = page_size
         self._channel = grpc.insecure_channel(
             self.address,
-            options=[("grpc.max_receive_message_length", 512 << 20)])
+            options=[("grpc.max_receive_message_length", 64 << 20)])
         self._jobsets = service_grpc.JobSetServiceStub(self._channel)
         self._nodes = agent_pb2_grpc.NodeServiceStub(self._channel)
 
@@ -155,17 +164,37 @@ class Client:
 
     def list(self, namespace=None, label_selector="", all_namespaces=False):
         """Returns the JobSets of a namespace (every page)."""
+        return self._list_all("ListJobSets", lambda token: (
+            service_pb2.ListJobSetsRequest(
+                namespace=self._ns(namespace), all_namespaces=all_namespaces,
+                label_selector=label_selector, limit=self.page_size,
+                **{"continue": token})))
+
+    def _list_all(self, method, request_for):
+        """Returns the items of every page of List `method`; `request_for`
+        builds the request of a page from its continue token. Starts over
+        (a few times) when jobsetd answers that the token is too old
+        (OUT_OF_RANGE, Kubernetes' 410 Gone)."""
         items = []
         token = ""
-        while True:
-            response = self._call("ListJobSets", service_pb2.ListJobSetsRequest(
-                namespace=self._ns(namespace), all_namespaces=all_namespaces,
-                label_selector=label_selector, limit=1000, **{
-                    "continue": token}))
+        restarts = 0
+        for _ in range(_MAX_PAGES):
+            try:
+                response = self._call(method, request_for(token))
+            except ApiError as e:
+                if (e.code != grpc.StatusCode.OUT_OF_RANGE or not token
+                        or restarts >= _MAX_RESTARTS):
+                    raise
+                restarts += 1
+                items, token = [], ""
+                continue
             items.extend(response.items)
             token = getattr(response, "continue")
             if not token:
                 return items
+        raise ApiError(grpc.StatusCode.INTERNAL,
+                       f"jobsetd at {self.address} kept returning continue "
+                       f"tokens for {method} after {_MAX_PAGES} pages")
 
     def delete(self, name, namespace=None):
         """Deletes a JobSet; returns its last state."""
@@ -181,16 +210,22 @@ class Client:
             namespace=self._ns(namespace), name=name))
 
     def list_jobs(self, jobset=None, namespace=None):
-        return list(self._call("ListJobs", service_pb2.ListJobsRequest(
-            namespace=self._ns(namespace), jobset=jobset or "")).items)
+        """Returns every item (all pages) of a namespace or one JobSet."""
+        return self._list_all("ListJobs", lambda token: service_pb2.ListJobsRequest(
+            namespace=self._ns(namespace), jobset=jobset or "",
+            limit=self.page_size, **{"continue": token}))
 
     def list_pods(self, jobset=None, namespace=None):
-        return list(self._call("ListPods", service_pb2.ListPodsRequest(
-            namespace=self._ns(namespace), jobset=jobset or "")).items)
+        """Returns every item (all pages) of a namespace or one JobSet."""
+        return self._list_all("ListPods", lambda token: service_pb2.ListPodsRequest(
+            namespace=self._ns(namespace), jobset=jobset or "",
+            limit=self.page_size, **{"continue": token}))
 
     def list_events(self, jobset=None, namespace=None):
-        return list(self._call("ListEvents", service_pb2.ListEventsRequest(
-            namespace=self._ns(namespace), jobset=jobset or "")).items)
+        """Returns every item (all pages) of a namespace or one JobSet."""
+        return self._list_all("ListEvents", lambda token: service_pb2.ListEventsRequest(
+            namespace=self._ns(namespace), jobset=jobset or "",
+            limit=self.page_size, **{"continue": token}))
 
     def list_nodes(self):
         return list(self._call("ListNodes", agent_pb2.ListNodesRequest(),

@@ -28,6 +28,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -308,6 +309,11 @@ absl::StatusOr<CellResult> RunCell(const std::string& dir, bool fsync,
   } else {
     Server::Options options;
     options.listen = "127.0.0.1:0";
+    // A cell creates tens of thousands of JobSets in one namespace: counted
+    // as always (that cost is measured), never refused.
+    options.api_limits.max_jobsets_per_namespace =
+        std::numeric_limits<int64_t>::max();
+    options.api_limits.max_jobsets = std::numeric_limits<int64_t>::max();
     absl::StatusOr<std::unique_ptr<Server>> started =
         Server::Start(options, &store);
     if (!started.ok()) return started.status();

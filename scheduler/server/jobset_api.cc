@@ -1,5 +1,7 @@
 #include "scheduler/server/jobset_api.h"
 
+#include <optional>
+#include <type_traits>
 #include <utility>
 
 #include "absl/random/random.h"
@@ -8,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "api/defaults.h"
 #include "api/names.h"
 #include "common/status_macros.h"
@@ -28,7 +31,7 @@ constexpr size_t kWatchBatch = 500;
 // How often a conflicting write is retried where the API retries for the
 // caller (Create racing itself, Suspend/Resume).
 constexpr int kMaxRetries = 10;
-constexpr absl::string_view kContinuePrefix = "v1:";
+constexpr absl::string_view kContinueVersion = "v2";
 
 // Kubernetes' generateName suffix: 5 characters without vowels or look-alikes.
 std::string NameSuffix() {
@@ -116,23 +119,75 @@ std::string Encode(api::JobSet jobset) {
   return jobset.SerializeAsString();
 }
 
-std::string ContinueToken(absl::string_view key) {
-  return absl::WebSafeBase64Escape(absl::StrCat(kContinuePrefix, key));
+// Where a paged list continues: after item `item` of the value at `key`
+// (after the whole value when `item` is empty), for a list read from
+// `revision` on.
+struct Cursor {
+  int64_t revision = -1;
+  std::string key;
+  std::string item;
+};
+
+// A continue token: "v2", the revision, the key and the item, each on a line
+// (keys and names hold no newline), web-safe base64 encoded. Opaque to
+// clients.
+std::string ContinueToken(const Cursor& cursor) {
+  return absl::WebSafeBase64Escape(absl::StrCat(kContinueVersion, "\n",
+                                                cursor.revision, "\n",
+                                                cursor.key, "\n", cursor.item));
 }
 
-absl::StatusOr<std::string> ParseContinueToken(absl::string_view token,
-                                               absl::string_view prefix) {
-  std::string key;
-  if (!absl::WebSafeBase64Unescape(token, &key) ||
-      !absl::StartsWith(key, kContinuePrefix) ||
-      !absl::StartsWith(absl::string_view(key).substr(kContinuePrefix.size()),
-                        prefix)) {
+absl::StatusOr<Cursor> ParseContinueToken(absl::string_view token,
+                                          absl::string_view prefix) {
+  std::string text;
+  Cursor cursor;
+  std::vector<std::string> parts;
+  if (absl::WebSafeBase64Unescape(token, &text)) {
+    parts = absl::StrSplit(text, '\n');
+  }
+  if (parts.size() != 4 || parts[0] != kContinueVersion ||
+      !absl::SimpleAtoi(parts[1], &cursor.revision) || cursor.revision < 0 ||
+      !absl::StartsWith(parts[2], prefix)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "continue: Invalid value: \"", token,
         "\": not a continue token of this list (pass back the continue of the "
-        "previous page, with the same namespace)"));
+        "previous page, with the same namespace, JobSet and kind)"));
   }
-  return key.substr(kContinuePrefix.size());
+  cursor.key = std::move(parts[2]);
+  cursor.item = std::move(parts[3]);
+  return cursor;
+}
+
+// Returns `limit`, kDefaultListLimit for 0; kInvalidArgument outside
+// [0, kMaxListLimit].
+absl::StatusOr<int> PageLimit(int32_t limit) {
+  if (limit < 0 || limit > JobSetApi::kMaxListLimit) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "limit: Invalid value: ", limit, ": must be between 0 (meaning ",
+        JobSetApi::kDefaultListLimit, ") and ", JobSetApi::kMaxListLimit));
+  }
+  return limit == 0 ? JobSetApi::kDefaultListLimit : limit;
+}
+
+// Adds the one item a value holds, decoded by `decode` (nullopt: it does not
+// match the list's selector), to `items`.
+template <typename Item>
+absl::StatusOr<JobSetApi::PageItems> AddOne(
+    absl::StatusOr<std::optional<Item>> decoded, size_t max_bytes,
+    bool page_empty, google::protobuf::RepeatedPtrField<Item>* items) {
+  if (!decoded.ok()) return decoded.status();
+  JobSetApi::PageItems added;
+  if (!decoded->has_value()) return added;
+  const size_t bytes = (*decoded)->ByteSizeLong();
+  if (!page_empty && bytes > max_bytes) {
+    added.stop = true;
+    return added;
+  }
+  added.items = 1;
+  added.bytes = bytes;
+  added.last = (*decoded)->metadata().name();
+  *items->Add() = **std::move(decoded);
+  return added;
 }
 
 }  // namespace
@@ -145,8 +200,100 @@ absl::StatusOr<api::JobSet> DecodeJobSet(const store::KeyValue& kv) {
   return jobset;
 }
 
-JobSetApi::JobSetApi(store::Store* store, Clock* clock, api::Features features)
-    : store_(store), clock_(clock), features_(features) {}
+JobSetApi::JobSetApi(store::Store* store, Clock* clock, api::Features features,
+                     const Limits& limits)
+    : store_(store),
+      clock_(clock),
+      features_(features),
+      limits_(limits),
+      counter_(store, limits.max_jobsets_per_namespace, limits.max_jobsets) {}
+
+absl::Status JobSetApi::ListPage(absl::string_view prefix, int32_t limit,
+                                 absl::string_view continue_token,
+                                 const AddItems& add, std::string* next,
+                                 std::string* resource_version) {
+  JOBSET_ASSIGN_OR_RETURN(const int max_items, PageLimit(limit));
+  Cursor cursor;
+  if (!continue_token.empty()) {
+    JOBSET_ASSIGN_OR_RETURN(cursor, ParseContinueToken(continue_token, prefix));
+    // Kubernetes answers a continue whose resourceVersion is compacted with
+    // 410 Gone: a watch from the list's resourceVersion would miss changes.
+    absl::StatusOr<std::vector<store::Event>> since =
+        store_->WaitForEvents(prefix, cursor.revision, absl::InfinitePast(), 1);
+    if (since.status().code() == absl::StatusCode::kOutOfRange) {
+      return absl::OutOfRangeError(absl::StrCat(
+          "The provided continue parameter is too old to display a "
+          "consistent list result (resourceVersion ",
+          cursor.revision,
+          " is older than the watch history). You can start a new list "
+          "without the continue parameter."));
+    }
+    if (!since.ok()) return since.status();
+  }
+  int items = 0;
+  size_t bytes = 0;
+  next->clear();
+  // Offers `kv` to the page; returns false once the page is full, with
+  // `*next` set.
+  auto offer = [&](const store::KeyValue& kv,
+                   absl::string_view after) -> absl::StatusOr<bool> {
+    if (items >= max_items) {
+      *next = ContinueToken({cursor.revision, cursor.key, cursor.item});
+      return false;
+    }
+    JOBSET_ASSIGN_OR_RETURN(
+        PageItems added,
+        add(kv, after, max_items - items,
+            bytes >= kMaxPageBytes ? 0 : kMaxPageBytes - bytes, items == 0));
+    items += added.items;
+    bytes += added.bytes;
+    if (!added.last.empty()) {
+      cursor.key = kv.key;
+      cursor.item = added.last;
+    }
+    if (added.stop) {
+      *next = ContinueToken({cursor.revision, cursor.key, cursor.item});
+      return false;
+    }
+    // The whole value is on the page: continue after it.
+    cursor.key = kv.key;
+    cursor.item.clear();
+    return true;
+  };
+
+  std::string after_key = cursor.key;
+  if (!cursor.item.empty()) {
+    // The last page ended inside this value: the rest of it first.
+    JOBSET_ASSIGN_OR_RETURN(std::optional<store::KeyValue> kv,
+                            store_->Get(cursor.key));
+    if (kv.has_value()) {
+      const std::string item = cursor.item;
+      JOBSET_ASSIGN_OR_RETURN(bool room, offer(*kv, item));
+      if (!room) {
+        *resource_version = absl::StrCat(cursor.revision);
+        return absl::OkStatus();
+      }
+    }
+  }
+  for (bool more = true; more;) {
+    JOBSET_ASSIGN_OR_RETURN(store::ScanResult page,
+                            store_->Scan(prefix, after_key, kScanChunk));
+    // Pages may be read at different revisions; the first is the oldest, so
+    // a watch from it misses nothing (it may replay a change, harmlessly).
+    if (cursor.revision < 0) cursor.revision = page.revision;
+    more = page.more;
+    for (const store::KeyValue& kv : page.kvs) {
+      JOBSET_ASSIGN_OR_RETURN(bool room, offer(kv, ""));
+      if (!room) {
+        *resource_version = absl::StrCat(cursor.revision);
+        return absl::OkStatus();
+      }
+      after_key = kv.key;
+    }
+  }
+  *resource_version = absl::StrCat(cursor.revision);
+  return absl::OkStatus();
+}
 
 absl::StatusOr<std::pair<api::JobSet, int64_t>> JobSetApi::Read(
     absl::string_view ns, absl::string_view name) {
@@ -176,7 +323,8 @@ absl::StatusOr<JobSetApi::CreateResult> JobSetApi::Create(api::JobSet jobset,
   const bool generated = meta->name().empty() && !meta->generate_name().empty();
   if (generated)
     meta->set_name(absl::StrCat(meta->generate_name(), NameSuffix()));
-  JOBSET_RETURN_IF_ERROR(api::ValidateJobSetCreate(jobset, features_));
+  JOBSET_RETURN_IF_ERROR(
+      api::ValidateJobSetCreate(jobset, features_, limits_.spec));
   meta->set_uid(NewUid());
   meta->set_generation(1);
   meta->mutable_creation_timestamp()->set_seconds(
@@ -202,8 +350,10 @@ absl::StatusOr<JobSetApi::CreateResult> JobSetApi::Create(api::JobSet jobset,
           "\" already exists in namespace \"", meta->namespace_(),
           "\" with a different spec (delete it first, or update it)"));
     }
+    JOBSET_RETURN_IF_ERROR(counter_.Reserve(meta->namespace_()));
     absl::StatusOr<int64_t> revision =
         store_->Commit(store::Batch().Create(key, Encode(jobset)));
+    counter_.Release(meta->namespace_());
     if (revision.ok()) {
       meta->set_resource_version(absl::StrCat(*revision));
       return CreateResult{std::move(jobset), true};
@@ -235,44 +385,19 @@ absl::StatusOr<api::ListJobSetsResponse> JobSetApi::List(
   }
   JOBSET_ASSIGN_OR_RETURN(api::LabelSelector selector,
                           api::LabelSelector::Parse(request.label_selector()));
-  if (request.limit() < 0 || request.limit() > kMaxListLimit) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("limit: Invalid value: ", request.limit(),
-                     ": must be between 0 (no limit) and ", kMaxListLimit));
-  }
-  const size_t limit =
-      request.limit() == 0 ? SIZE_MAX : static_cast<size_t>(request.limit());
-  std::string after;
-  if (!request.continue_().empty()) {
-    JOBSET_ASSIGN_OR_RETURN(after,
-                            ParseContinueToken(request.continue_(), prefix));
-  }
-
   api::ListJobSetsResponse response;
-  int64_t revision = -1;
-  for (bool more = true; more;) {
-    JOBSET_ASSIGN_OR_RETURN(store::ScanResult page,
-                            store_->Scan(prefix, after, kScanChunk));
-    // Pages may be read at different revisions; the first is the oldest, so a
-    // watch from it misses nothing (it may replay a change, harmlessly).
-    if (revision < 0) revision = page.revision;
-    more = page.more;
-    for (const store::KeyValue& kv : page.kvs) {
+  auto add = [&](const store::KeyValue& kv, absl::string_view, int,
+                 size_t max_bytes, bool page_empty) {
+    auto decode = [&]() -> absl::StatusOr<std::optional<api::JobSet>> {
       JOBSET_ASSIGN_OR_RETURN(api::JobSet jobset, DecodeJobSet(kv));
-      if (!selector.Matches(jobset.metadata().labels())) {
-        after = kv.key;
-        continue;
-      }
-      if (static_cast<size_t>(response.items_size()) == limit) {
-        response.set_continue_(ContinueToken(after));
-        more = false;
-        break;
-      }
-      *response.add_items() = std::move(jobset);
-      after = kv.key;
-    }
-  }
-  response.set_resource_version(absl::StrCat(revision));
+      if (!selector.Matches(jobset.metadata().labels())) return std::nullopt;
+      return jobset;
+    };
+    return AddOne(decode(), max_bytes, page_empty, response.mutable_items());
+  };
+  JOBSET_RETURN_IF_ERROR(ListPage(prefix, request.limit(), request.continue_(),
+                                  add, response.mutable_continue_(),
+                                  response.mutable_resource_version()));
   return response;
 }
 
@@ -300,7 +425,8 @@ absl::StatusOr<api::JobSet> JobSetApi::Update(const api::JobSet& request,
     meta->set_uid(request.metadata().uid());
   *updated.mutable_spec() = request.spec();
   api::SetJobSetDefaults(&updated);
-  JOBSET_RETURN_IF_ERROR(api::ValidateJobSetUpdate(old, updated, features_));
+  JOBSET_RETURN_IF_ERROR(
+      api::ValidateJobSetUpdate(old, updated, features_, limits_.spec));
   if (MessageDifferencer::Equals(old, updated)) return old;  // A no-op.
   if (!MessageDifferencer::Equals(old.spec(), updated.spec())) {
     meta->set_generation(old.metadata().generation() + 1);
@@ -361,38 +487,73 @@ absl::StatusOr<Response> JobSetApi::ListChildren(absl::string_view kind,
   JOBSET_ASSIGN_OR_RETURN(const std::string prefix, ChildPrefix(kind, request));
   Response response;
   using Item = typename std::decay_t<decltype(response.items())>::value_type;
-  auto add_item = [&](const store::KeyValue& kv) -> absl::Status {
-    JOBSET_ASSIGN_OR_RETURN(*response.add_items(),
-                            store::DecodeValue<Item>(kv));
-    return absl::OkStatus();
+  auto add = [&](const store::KeyValue& kv, absl::string_view, int,
+                 size_t max_bytes, bool page_empty) {
+    auto decode = [&]() -> absl::StatusOr<std::optional<Item>> {
+      JOBSET_ASSIGN_OR_RETURN(Item item, store::DecodeValue<Item>(kv));
+      if constexpr (std::is_same_v<Item, api::Job>) {
+        ExpandJob(&item);  // Stored compact: clients see upstream's Jobs.
+      }
+      return item;
+    };
+    return AddOne(decode(), max_bytes, page_empty, response.mutable_items());
   };
-  JOBSET_ASSIGN_OR_RETURN(
-      const int64_t revision,
-      store::ScanAllWithRevision(*store_, prefix, add_item, kScanChunk));
-  response.set_resource_version(absl::StrCat(revision));
+  JOBSET_RETURN_IF_ERROR(ListPage(prefix, request.limit(), request.continue_(),
+                                  add, response.mutable_continue_(),
+                                  response.mutable_resource_version()));
   return response;
 }
 
 absl::StatusOr<api::ListJobsResponse> JobSetApi::ListJobs(
     const api::ListJobsRequest& request) {
-  JOBSET_ASSIGN_OR_RETURN(
-      api::ListJobsResponse response,
-      ListChildren<api::ListJobsResponse>(store::keys::kJobs, request));
-  // Stored compact: clients see upstream's Jobs.
-  for (api::Job& job : *response.mutable_items()) ExpandJob(&job);
-  return response;
+  return ListChildren<api::ListJobsResponse>(store::keys::kJobs, request);
 }
 
 absl::StatusOr<api::ListPodsResponse> JobSetApi::ListPods(
     const api::ListPodsRequest& request) {
-  // Pods are stored as records, one group per Job, and built from their Job.
+  // Pods are stored as records, one value per Job, and built from their Job
+  // (as ReadStoredPods builds them); a page may end inside a Job's records,
+  // which come by name.
   JOBSET_ASSIGN_OR_RETURN(const std::string prefix,
                           ChildPrefix(store::keys::kPods, request));
-  JOBSET_ASSIGN_OR_RETURN(StoredPods stored, ReadStoredPods(store_, prefix));
   api::ListPodsResponse response;
-  response.mutable_items()->Reserve(stored.pods.size());
-  for (api::Pod& pod : stored.pods) *response.add_items() = std::move(pod);
-  response.set_resource_version(absl::StrCat(stored.revision));
+  auto add = [&](const store::KeyValue& kv, absl::string_view after,
+                 int max_items, size_t max_bytes,
+                 bool page_empty) -> absl::StatusOr<PageItems> {
+    PageItems added;
+    JOBSET_ASSIGN_OR_RETURN(std::vector<api::PodRecord> records,
+                            DecodeJobPods(kv));
+    const absl::string_view job_path =
+        absl::string_view(kv.key).substr(store::keys::kPods.size());
+    JOBSET_ASSIGN_OR_RETURN(
+        std::optional<store::KeyValue> job_kv,
+        store_->Get(absl::StrCat(store::keys::kJobs, job_path)));
+    if (!job_kv.has_value()) return added;  // Deleted since.
+    JOBSET_ASSIGN_OR_RETURN(api::Job job,
+                            store::DecodeValue<api::Job>(*job_kv));
+    for (const api::PodRecord& record : records) {
+      if (!after.empty() && record.name() <= after) continue;
+      if (added.items >= max_items) {
+        added.stop = true;
+        break;
+      }
+      api::Pod pod = ExpandPod(job, record);
+      const size_t bytes = pod.ByteSizeLong();
+      if (!(page_empty && added.items == 0) &&
+          added.bytes + bytes > max_bytes) {
+        added.stop = true;
+        break;
+      }
+      ++added.items;
+      added.bytes += bytes;
+      added.last = record.name();
+      *response.add_items() = std::move(pod);
+    }
+    return added;
+  };
+  JOBSET_RETURN_IF_ERROR(ListPage(prefix, request.limit(), request.continue_(),
+                                  add, response.mutable_continue_(),
+                                  response.mutable_resource_version()));
   return response;
 }
 
@@ -421,14 +582,18 @@ absl::StatusOr<JobSetApi::Watch> JobSetApi::StartWatch(
   list.set_namespace_(request.namespace_());
   list.set_all_namespaces(request.all_namespaces());
   list.set_label_selector(request.label_selector());
-  JOBSET_ASSIGN_OR_RETURN(api::ListJobSetsResponse listed, List(list));
-  for (api::JobSet& jobset : *listed.mutable_items()) {
-    api::WatchEvent& event = watch.initial_.emplace_back();
-    event.set_type("ADDED");
-    *event.mutable_object() = std::move(jobset);
-  }
-  JOBSET_ASSIGN_OR_RETURN(watch.revision_,
-                          ParseResourceVersion(listed.resource_version()));
+  list.set_limit(kMaxListLimit);
+  do {
+    JOBSET_ASSIGN_OR_RETURN(api::ListJobSetsResponse listed, List(list));
+    for (api::JobSet& jobset : *listed.mutable_items()) {
+      api::WatchEvent& event = watch.initial_.emplace_back();
+      event.set_type("ADDED");
+      *event.mutable_object() = std::move(jobset);
+    }
+    JOBSET_ASSIGN_OR_RETURN(watch.revision_,
+                            ParseResourceVersion(listed.resource_version()));
+    list.set_continue_(listed.continue_());
+  } while (!list.continue_().empty());
   return watch;
 }
 

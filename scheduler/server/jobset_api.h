@@ -2,6 +2,7 @@
 #define JOBSET_SCHEDULER_SERVER_JOBSET_API_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -10,13 +11,26 @@
 #include "absl/time/time.h"
 #include "api/label_selector.h"
 #include "api/validation.h"
+#include "api/validation_limits.h"
 #include "common/clock.h"
 #include "proto/cluster.pb.h"
 #include "proto/jobset.pb.h"
 #include "proto/jobset_service.pb.h"
+#include "scheduler/server/jobset_counter.h"
 #include "store/store.h"
 
 namespace jobset::scheduler {
+
+// jobsetd's limits at the API edge (JobSetApi), set from its flags
+// (scheduler/README.md has the table).
+struct ApiLimits {
+  // What one JobSet may ask for, checked by Create and Update.
+  api::Limits spec;
+  // JobSets stored, checked by Create: RESOURCE_EXHAUSTED beyond
+  // (--max_jobsets_per_namespace, --max_jobsets).
+  int64_t max_jobsets_per_namespace = 10'000;
+  int64_t max_jobsets = 100'000;
+};
 
 // The JobSet API's verbs over the Store, without gRPC: what JobSetService
 // calls after converting a request. Create and Update default and validate
@@ -27,9 +41,18 @@ class JobSetApi {
  public:
   // A JobSet's serialized size is limited as upstream's manifest size.
   static constexpr size_t kMaxJobSetBytes = 1536 * 1024;
+  // List page sizes: `limit` 0 means kDefaultListLimit; above kMaxListLimit
+  // is INVALID_ARGUMENT. A page also ends once its items pass
+  // kMaxPageBytes (it always holds at least one), so that every page fits
+  // in a client's default 4 MiB receive limit.
+  static constexpr int kDefaultListLimit = 500;
   static constexpr int kMaxListLimit = 10'000;
+  static constexpr size_t kMaxPageBytes = 2 << 20;
 
-  JobSetApi(store::Store* store, Clock* clock, api::Features features);
+  using Limits = ApiLimits;
+
+  JobSetApi(store::Store* store, Clock* clock, api::Features features,
+            const Limits& limits = Limits());
 
   struct CreateResult {
     api::JobSet jobset;
@@ -70,6 +93,14 @@ class JobSetApi {
   absl::StatusOr<api::ListEventsResponse> ListEvents(
       const api::ListEventsRequest& request);
 
+  // Where a paged list stands, for the pager below.
+  struct PageItems {
+    int items = 0;      // Items added to the page from one stored value.
+    size_t bytes = 0;   // Their serialized size.
+    std::string last;   // The name of the last one added ("" if none).
+    bool stop = false;  // The page is full: nothing after `last` was added.
+  };
+
   // A watch in progress: Start it, then call Next until the caller is done.
   // Thread-compatible.
   class Watch {
@@ -95,9 +126,25 @@ class JobSetApi {
   absl::StatusOr<Watch> StartWatch(const api::WatchJobSetsRequest& request);
 
  private:
-  // Lists every item stored under the child prefix `kind` (keys::kJobs or
-  // kEvents) of the request's namespace and, if set, JobSet, at the
-  // revision of the first page read.
+  // Adds the items of one stored value to a page: those after item `after`
+  // ("" for all), at most `max_items`, and while their bytes stay within
+  // `max_bytes` unless `page_empty` (a page holds at least one item).
+  using AddItems = std::function<absl::StatusOr<PageItems>(
+      const store::KeyValue& kv, absl::string_view after, int max_items,
+      size_t max_bytes, bool page_empty)>;
+
+  // Reads one page of the values under `prefix`, from `continue_token`, up
+  // to `limit` items (0: kDefaultListLimit), handing each value to `add`.
+  // Returns the page's continue token ("" at the end) in `*next` and the
+  // list's resourceVersion (its first page's revision) in
+  // `*resource_version`.
+  absl::Status ListPage(absl::string_view prefix, int32_t limit,
+                        absl::string_view continue_token, const AddItems& add,
+                        std::string* next, std::string* resource_version);
+
+  // Lists one page of the items stored under the child prefix `kind`
+  // (keys::kJobs or kEvents) of the request's namespace and, if set,
+  // JobSet: one item per key.
   template <typename Response, typename Request>
   absl::StatusOr<Response> ListChildren(absl::string_view kind,
                                         const Request& request);
@@ -109,6 +156,8 @@ class JobSetApi {
   store::Store* const store_;
   Clock* const clock_;
   const api::Features features_;
+  const Limits limits_;
+  JobSetCounter counter_;
 };
 
 // Decodes a stored JobSet and stamps its resourceVersion: kDataLoss naming

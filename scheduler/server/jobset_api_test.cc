@@ -570,5 +570,294 @@ TEST_F(JobSetApiTest, ListChildrenValidatesNamesAndReportsCorruption) {
                        HasSubstr("pods/default/a/a-workers-0")));
 }
 
+// Finding 3 of issue 19: the JobSet was stored and the controller ran out of
+// memory expanding it, on every restart.
+TEST(JobSetApiLimitsTest, TwoBillionReplicasAreRefusedAtCreate) {
+  store::MemoryStore store;
+  FakeClock clock;
+  JobSetApi api(&store, &clock, {});
+  JobSet jobset = JobSetBuilder("huge").Replicated("workers", 1).Build();
+  jobset.mutable_spec()->mutable_replicated_jobs(0)->set_replicas(2000000000);
+  EXPECT_THAT(api.Create(jobset, /*dry_run=*/false).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("spec.replicatedJobs[0].replicas"),
+                             HasSubstr("2000000000"),
+                             HasSubstr("--max_pods_per_jobset"))));
+  EXPECT_EQ(store.CurrentRevision(), 0);  // Nothing stored.
+}
+
+TEST(JobSetApiLimitsTest, LimitsComeFromTheOptions) {
+  store::MemoryStore store;
+  FakeClock clock;
+  JobSetApi::Limits limits;
+  limits.spec.max_containers_per_pod = 1;
+  JobSetApi api(&store, &clock, {}, limits);
+  JobSet jobset = JobSetBuilder("two").Replicated("workers", 1).Build();
+  api::Container* second = jobset.mutable_spec()
+                               ->mutable_replicated_jobs(0)
+                               ->mutable_template_()
+                               ->mutable_spec()
+                               ->mutable_template_()
+                               ->mutable_spec()
+                               ->add_containers();
+  second->set_name("sidecar");
+  second->set_image("busybox");
+  EXPECT_THAT(
+      api.Create(jobset, false).status(),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               HasSubstr("containers: Too many: 2: must have at most "
+                         "1 items (jobsetd --max_containers_per_pod)")));
+}
+
+TEST(JobSetApiLimitsTest, StoredJobSetCountsAreLimited) {
+  store::MemoryStore store;
+  FakeClock clock;
+  JobSetApi::Limits limits;
+  limits.max_jobsets_per_namespace = 2;
+  limits.max_jobsets = 3;
+  JobSetApi api(&store, &clock, {}, limits);
+  auto create = [&](const std::string& ns, const std::string& name) {
+    return api
+        .Create(JobSetBuilder(name).Namespace(ns).Replicated("w", 1).Build(),
+                false)
+        .status();
+  };
+  ASSERT_THAT(create("a", "one"), IsOk());
+  ASSERT_THAT(create("a", "two"), IsOk());
+  EXPECT_THAT(create("a", "three"),
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       AllOf(HasSubstr("namespace \"a\" has 2 JobSets"),
+                             HasSubstr("--max_jobsets_per_namespace"))));
+  // Creating one that exists is still answered; a dry run stores nothing.
+  EXPECT_THAT(create("a", "two"), IsOk());
+  EXPECT_THAT(
+      api.Create(
+             JobSetBuilder("three").Namespace("a").Replicated("w", 1).Build(),
+             /*dry_run=*/true)
+          .status(),
+      IsOk());
+  ASSERT_THAT(create("b", "one"), IsOk());
+  EXPECT_THAT(create("c", "one"), StatusIs(absl::StatusCode::kResourceExhausted,
+                                           HasSubstr("--max_jobsets")));
+  // A delete makes room.
+  ASSERT_THAT(api.Delete("a", "one", "").status(), IsOk());
+  EXPECT_THAT(create("c", "one"), IsOk());
+}
+
+TEST(JobSetApiPagingTest, LimitZeroIsAPageOf500) {
+  store::MemoryStore store;
+  FakeClock clock;
+  JobSetApi api(&store, &clock, {});
+  for (int i = 0; i < 501; ++i) {
+    ASSERT_THAT(
+        api.Create(
+               JobSetBuilder(absl::StrCat("js-", i)).Replicated("w", 1).Build(),
+               false)
+            .status(),
+        IsOk());
+  }
+  auto first = api.List(api::ListJobSetsRequest());
+  ASSERT_THAT(first.status(), IsOk());
+  EXPECT_THAT(first->items(), SizeIs(500));
+  ASSERT_FALSE(first->continue_().empty());
+  api::ListJobSetsRequest next;
+  next.set_continue_(first->continue_());
+  auto second = api.List(next);
+  ASSERT_THAT(second.status(), IsOk());
+  EXPECT_THAT(second->items(), SizeIs(1));
+  EXPECT_EQ(second->continue_(), "");
+  // Every page reports the list's resourceVersion, the first page's.
+  EXPECT_EQ(second->resource_version(), first->resource_version());
+  // A watch without a resourceVersion still starts with every JobSet.
+  auto watch = api.StartWatch(api::WatchJobSetsRequest());
+  ASSERT_THAT(watch.status(), IsOk());
+  auto added = watch->Next(absl::InfinitePast());
+  ASSERT_THAT(added.status(), IsOk());
+  EXPECT_THAT(*added, SizeIs(501));
+
+  next.set_continue_("");
+  next.set_limit(-1);
+  EXPECT_THAT(api.List(next).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("between 0 (meaning 500) and 10000")));
+}
+
+// Stores `jobs` Jobs of JobSet "train" with `pods_per_job` pod records each,
+// as the controller stores them, straight into `store`.
+void StorePods(store::Store& store, int jobs, int pods_per_job) {
+  for (int j = 0; j < jobs; ++j) {
+    const std::string job_name = absl::StrCat("train-workers-", j);
+    api::Job job;
+    job.mutable_metadata()->set_name(job_name);
+    job.mutable_metadata()->set_namespace_("default");
+    api::JobPods pods;
+    for (int p = 0; p < pods_per_job; ++p) {
+      api::PodRecord* pod = pods.add_pods();
+      pod->set_name(absl::StrCat(job_name, "-", p, "-abcde"));
+      pod->set_completion_index(p);
+      pod->set_node_name(absl::StrCat("node-", p));
+      pod->mutable_status()->set_phase("Running");
+    }
+    ASSERT_THAT(
+        store
+            .Commit(
+                store::Batch()
+                    .Put(store::keys::JobKey("default", "train", job_name),
+                         job.SerializeAsString())
+                    .Put(store::keys::JobPodsKey("default", "train", job_name),
+                         pods.SerializeAsString()))
+            .status(),
+        IsOk());
+  }
+}
+
+// Issue 19: ListPods returned every pod in one response. Paged, 25,000 pods
+// come back each exactly once, pages ending inside a Job's pods too, each
+// page within the byte bound.
+TEST(JobSetApiPagingTest, TwentyFiveThousandPodsEachExactlyOnce) {
+  store::MemoryStore store;
+  FakeClock clock;
+  JobSetApi api(&store, &clock, {});
+  StorePods(store, /*jobs=*/25, /*pods_per_job=*/1000);
+  for (int32_t limit : {0, 333, 10'000}) {
+    SCOPED_TRACE(absl::StrCat("limit ", limit));
+    api::ListPodsRequest request;
+    request.set_jobset("train");
+    request.set_limit(limit);
+    std::set<std::string> seen;
+    int pages = 0;
+    std::string resource_version;
+    do {
+      auto page = api.ListPods(request);
+      ASSERT_THAT(page.status(), IsOk());
+      EXPECT_LE(page->items_size(), limit == 0 ? 500 : limit);
+      EXPECT_LE(page->ByteSizeLong(), size_t{4} << 20);
+      if (pages == 0) resource_version = page->resource_version();
+      EXPECT_EQ(page->resource_version(), resource_version);
+      for (const api::Pod& pod : page->items()) {
+        EXPECT_TRUE(seen.insert(pod.metadata().name()).second)
+            << pod.metadata().name() << " listed twice";
+      }
+      request.set_continue_(page->continue_());
+      ++pages;
+    } while (!request.continue_().empty() && pages < 1000);
+    EXPECT_EQ(seen.size(), 25'000u);
+    if (limit == 0) {
+      EXPECT_EQ(pages, 50);
+    }
+  }
+}
+
+TEST(JobSetApiPagingTest, JobsAndEventsArePagedToo) {
+  store::MemoryStore store;
+  FakeClock clock;
+  JobSetApi api(&store, &clock, {});
+  StorePods(store, /*jobs=*/5, /*pods_per_job=*/1);
+  for (int i = 0; i < 5; ++i) {
+    api::Event event;
+    event.mutable_metadata()->set_name(absl::StrCat("e", i));
+    ASSERT_THAT(store
+                    .Commit(store::Batch().Put(
+                        store::keys::EventKey("default", "train", i + 1),
+                        event.SerializeAsString()))
+                    .status(),
+                IsOk());
+  }
+  api::ListJobsRequest jobs;
+  jobs.set_limit(2);
+  api::ListEventsRequest events;
+  events.set_limit(2);
+  std::vector<std::string> job_names, event_names;
+  for (int page = 0; page < 3; ++page) {
+    auto j = api.ListJobs(jobs);
+    auto e = api.ListEvents(events);
+    ASSERT_THAT(j.status(), IsOk());
+    ASSERT_THAT(e.status(), IsOk());
+    for (const auto& item : j->items()) {
+      job_names.push_back(item.metadata().name());
+    }
+    for (const auto& item : e->items()) {
+      event_names.push_back(item.metadata().name());
+    }
+    EXPECT_EQ(j->continue_().empty(), page == 2);
+    EXPECT_EQ(e->continue_().empty(), page == 2);
+    jobs.set_continue_(j->continue_());
+    events.set_continue_(e->continue_());
+  }
+  EXPECT_THAT(job_names,
+              ::testing::ElementsAre("train-workers-0", "train-workers-1",
+                                     "train-workers-2", "train-workers-3",
+                                     "train-workers-4"));
+  EXPECT_THAT(event_names,
+              ::testing::ElementsAre("e0", "e1", "e2", "e3", "e4"));
+  // A Jobs token does not continue a pods list.
+  api::ListPodsRequest pods;
+  pods.set_continue_(jobs.continue_().empty() ? "x" : jobs.continue_());
+  EXPECT_THAT(
+      api.ListPods(pods).status(),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("continue")));
+}
+
+// Kubernetes answers a continue whose resourceVersion was compacted with 410
+// Gone; jobsetd with OUT_OF_RANGE.
+TEST(JobSetApiPagingTest, ContinueFromACompactedRevisionIsTooOld) {
+  store::MemoryStore store(/*history_events=*/10);
+  FakeClock clock;
+  JobSetApi api(&store, &clock, {});
+  StorePods(store, /*jobs=*/3, /*pods_per_job=*/2);
+  api::ListPodsRequest request;
+  request.set_limit(1);
+  auto first = api.ListPods(request);
+  ASSERT_THAT(first.status(), IsOk());
+  ASSERT_FALSE(first->continue_().empty());
+  request.set_continue_(first->continue_());
+  EXPECT_THAT(api.ListPods(request).status(), IsOk());
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_THAT(
+        store.Commit(store::Batch().Put(absl::StrCat("pods/x/y/", i), ""))
+            .status(),
+        IsOk());
+  }
+  EXPECT_THAT(api.ListPods(request).status(),
+              StatusIs(absl::StatusCode::kOutOfRange,
+                       HasSubstr("too old to display a consistent list")));
+}
+
+// A watcher that falls behind the history's byte bound (a few large
+// JobSets written while it does not read) is told OUT_OF_RANGE, Kubernetes'
+// "too old resource version", and a fresh watch lists every JobSet again.
+TEST(JobSetApiWatchTest, AWatcherThatFallsBehindTheByteBoundListsAgain) {
+  store::MemoryStore store(/*history_events=*/10'000,
+                           /*history_bytes=*/64 << 10);
+  FakeClock clock;
+  JobSetApi api(&store, &clock, {});
+  auto create = [&](int i) {
+    JobSet jobset =
+        JobSetBuilder(absl::StrCat("js-", i)).Replicated("w", 1).Build();
+    (*jobset.mutable_metadata()->mutable_annotations())["note"] =
+        std::string(20 << 10, 'x');
+    return api.Create(jobset, false).status();
+  };
+  ASSERT_THAT(create(0), IsOk());
+  auto watch = api.StartWatch(api::WatchJobSetsRequest());
+  ASSERT_THAT(watch.status(), IsOk());
+  auto listed = watch->Next(absl::InfinitePast());
+  ASSERT_THAT(listed.status(), IsOk());
+  EXPECT_THAT(*listed, SizeIs(1));
+  ASSERT_THAT(create(1), IsOk());
+  auto one = watch->Next(absl::InfinitePast());
+  ASSERT_THAT(one.status(), IsOk());
+  EXPECT_THAT(*one, SizeIs(1));
+  // Five more of 20 KiB: more than the 64 KiB held, before it reads again.
+  for (int i = 2; i < 7; ++i) ASSERT_THAT(create(i), IsOk());
+  EXPECT_THAT(watch->Next(absl::InfinitePast()).status(),
+              StatusIs(absl::StatusCode::kOutOfRange, HasSubstr("list again")));
+  auto relisted = api.StartWatch(api::WatchJobSetsRequest());
+  ASSERT_THAT(relisted.status(), IsOk());
+  auto all = relisted->Next(absl::InfinitePast());
+  ASSERT_THAT(all.status(), IsOk());
+  EXPECT_THAT(*all, SizeIs(7));
+}
+
 }  // namespace
 }  // namespace jobset::scheduler

@@ -6,6 +6,7 @@
 #include "absl/strings/string_view.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/resource_quota.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
 
@@ -13,7 +14,7 @@ namespace jobset::scheduler {
 
 Server::Server(store::Store* store, const Options& options)
     : end_streams_(options.end_streams),
-      api_(store, options.clock, options.features),
+      api_(store, options.clock, options.features, options.api_limits),
       service_(&api_) {}
 
 absl::StatusOr<std::unique_ptr<Server>> Server::Start(const Options& options,
@@ -26,7 +27,16 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const Options& options,
   int port = 0;
   builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(),
                            &port);
-  builder.SetMaxReceiveMessageSize(kMaxRequestBytes);
+  // One builder for every service: these limits hold for the agents'
+  // streams as for the JobSet API.
+  const Limits& limits = options.grpc_limits;
+  builder.SetMaxReceiveMessageSize(limits.max_receive_bytes);
+  builder.SetMaxSendMessageSize(limits.max_send_bytes);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
+                             limits.max_concurrent_streams);
+  grpc::ResourceQuota quota("jobsetd");
+  quota.SetMaxThreads(limits.max_threads);
+  builder.SetResourceQuota(quota);
   // gRPC sets SO_REUSEPORT by default, which would let a second jobsetd
   // silently share the port (and split the traffic) with the first.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);

@@ -25,12 +25,37 @@ namespace jobset::scheduler {
 // one. Thread-safe.
 class Server {
  public:
-  // gRPC refuses larger requests with RESOURCE_EXHAUSTED.
+  // gRPC refuses larger requests with RESOURCE_EXHAUSTED (the default of
+  // Options::max_receive_bytes).
   static constexpr int kMaxRequestBytes = 4 << 20;
+
+  // The gRPC server's own limits, on every service it serves (the JobSet
+  // API, the agents' streams, nodes, logs, health). jobsetd sets them from
+  // its flags; scheduler/README.md has the table.
+  struct Limits {
+    // HTTP/2 streams (calls) one connection may have open at once; more
+    // wait in the client until one ends (--grpc_max_concurrent_streams).
+    // Channels to the same address in one process share a connection (as
+    // tests/heartbeat_bench's simulated agents do), so this is generous.
+    int max_concurrent_streams = 2'048;
+    // Largest message received, and sent, in bytes: RESOURCE_EXHAUSTED
+    // beyond (--grpc_max_receive_bytes, --grpc_max_send_bytes).
+    int max_receive_bytes = kMaxRequestBytes;
+    int max_send_bytes = 16 << 20;
+    // Threads the server may use (grpc::ResourceQuota::SetMaxThreads):
+    // every call in progress holds one (an agent's stream and a watch for
+    // as long as they last), so this bounds agents + watches + calls in
+    // flight; a call beyond it is refused with RESOURCE_EXHAUSTED and
+    // agents retry with their backoff (--grpc_max_threads).
+    int max_threads = 16'384;
+  };
 
   struct Options {
     std::string listen = "127.0.0.1:7070";  // HOST:PORT; port 0 picks one.
     api::Features features = {.restart_job = true};
+    // The API's limits (what a JobSet may ask for, how many are stored).
+    ApiLimits api_limits;
+    Limits grpc_limits;
     Clock* clock = RealClock::Get();
     // More services to serve (the agents' and the node registry's); they
     // must outlive the server.

@@ -9,6 +9,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "api/jobset_builder.h"
 #include "common/grpc_status.h"
 #include "common/status_matchers.h"
@@ -19,6 +21,7 @@
 #include "grpcpp/impl/codegen/sync_stream.h"
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
+#include "proto/agent.grpc.pb.h"
 #include "proto/jobset_service.grpc.pb.h"
 #include "store/memory_store.h"
 
@@ -243,6 +246,179 @@ TEST_F(ServerTest, ReflectionListsTheServices) {
   EXPECT_THAT(ToString(response), AllOf(HasSubstr("jobset.api.JobSetService"),
                                         HasSubstr("grpc.health.v1.Health")));
   EXPECT_TRUE(stream->Finish().ok());
+}
+
+// Starts a server on a free port with `limits`, serving `extra` too.
+std::unique_ptr<Server> StartWithLimits(
+    store::Store* store, const Server::Limits& limits,
+    std::vector<grpc::Service*> extra = {}) {
+  Server::Options options = ListenOn("127.0.0.1:0");
+  options.grpc_limits = limits;
+  options.services = std::move(extra);
+  auto server = Server::Start(options, store);
+  EXPECT_THAT(server.status(), IsOk());
+  return server.ok() ? *std::move(server) : nullptr;
+}
+
+std::chrono::system_clock::time_point In(absl::Duration d) {
+  return absl::ToChronoTime(absl::Now() + d);
+}
+
+// The message limits hold for every service the server carries: the JobSet
+// API, gRPC health and the services jobsetd adds (here a NodeService that
+// implements nothing: the limit answers before any handler would).
+TEST(ServerLimitsTest, MessageSizesAreLimitedOnEveryService) {
+  store::MemoryStore store;
+  Server::Limits limits;
+  limits.max_receive_bytes = 64 << 10;
+  limits.max_send_bytes = 256 << 10;
+  api::NodeService::Service nodes;
+  std::unique_ptr<Server> server = StartWithLimits(&store, limits, {&nodes});
+  ASSERT_NE(server, nullptr);
+  auto channel = grpc::CreateChannel(server->address(),
+                                     grpc::InsecureChannelCredentials());
+
+  auto node_stub = api::NodeService::NewStub(channel);
+  api::GetNodeRequest get_node;
+  get_node.set_name(std::string(100 << 10, 'n'));
+  api::Node node;
+  grpc::ClientContext big_node;
+  EXPECT_EQ(node_stub->GetNode(&big_node, get_node, &node).error_code(),
+            grpc::StatusCode::RESOURCE_EXHAUSTED);
+  get_node.set_name("n");
+  grpc::ClientContext small_node;
+  EXPECT_EQ(node_stub->GetNode(&small_node, get_node, &node).error_code(),
+            grpc::StatusCode::UNIMPLEMENTED);
+
+  auto stub = api::JobSetService::NewStub(channel);
+  auto create = [&](const JobSet& jobset) {
+    grpc::ClientContext context;
+    api::CreateJobSetRequest request;
+    *request.mutable_jobset() = jobset;
+    api::CreateJobSetResponse response;
+    return stub->CreateJobSet(&context, request, &response).error_code();
+  };
+  JobSet big = JobSetBuilder("big").Replicated("w", 1).Build();
+  (*big.mutable_metadata()->mutable_annotations())["blob"] =
+      std::string(100 << 10, 'x');
+  EXPECT_EQ(create(big), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  // Six of 50 KiB each fit in; a list of all six is over the send limit.
+  for (int i = 0; i < 6; ++i) {
+    JobSet jobset =
+        JobSetBuilder(absl::StrCat("js-", i)).Replicated("w", 1).Build();
+    (*jobset.mutable_metadata()->mutable_annotations())["blob"] =
+        std::string(50 << 10, 'x');
+    ASSERT_EQ(create(jobset), grpc::StatusCode::OK);
+  }
+  grpc::ClientContext list_context;
+  api::ListJobSetsResponse list;
+  EXPECT_EQ(stub->ListJobSets(&list_context, api::ListJobSetsRequest(), &list)
+                .error_code(),
+            grpc::StatusCode::RESOURCE_EXHAUSTED);
+}
+
+// Opens a watch on `stub` and reads its first event (the JobSet stored), so
+// that the call is known to be in progress on the server.
+struct OpenWatch {
+  grpc::ClientContext context;
+  std::unique_ptr<grpc::ClientReader<api::WatchEvent>> reader;
+  bool started = false;
+
+  OpenWatch(api::JobSetService::Stub* stub, absl::Duration deadline) {
+    context.set_deadline(In(deadline));
+    reader = stub->WatchJobSets(&context, api::WatchJobSetsRequest());
+    api::WatchEvent event;
+    started = reader->Read(&event);
+  }
+  grpc::Status End() {
+    context.TryCancel();
+    return reader->Finish();
+  }
+};
+
+// Returns a stub for `server` after storing JobSet "a" through it.
+std::unique_ptr<api::JobSetService::Stub> StubHoldingA(const Server& server) {
+  auto stub = api::JobSetService::NewStub(grpc::CreateChannel(
+      server.address(), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  api::CreateJobSetRequest create;
+  *create.mutable_jobset() = JobSetBuilder("a").Replicated("w", 1).Build();
+  api::CreateJobSetResponse created;
+  EXPECT_TRUE(stub->CreateJobSet(&context, create, &created).ok());
+  return stub;
+}
+
+TEST(ServerLimitsTest, ConcurrentStreamsPerConnectionAreLimited) {
+  store::MemoryStore store;
+  Server::Limits limits;
+  limits.max_concurrent_streams = 2;
+  std::unique_ptr<Server> server = StartWithLimits(&store, limits);
+  ASSERT_NE(server, nullptr);
+  auto stub = StubHoldingA(*server);
+
+  OpenWatch first(stub.get(), absl::Seconds(30));
+  OpenWatch second(stub.get(), absl::Seconds(30));
+  ASSERT_TRUE(first.started);
+  ASSERT_TRUE(second.started);
+  // A third call on the connection waits for a stream to end.
+  api::GetJobSetRequest get;
+  get.set_name("a");
+  JobSet got;
+  grpc::ClientContext waiting;
+  waiting.set_deadline(In(absl::Milliseconds(500)));
+  EXPECT_EQ(stub->GetJobSet(&waiting, get, &got).error_code(),
+            grpc::StatusCode::DEADLINE_EXCEEDED);
+  first.End().IgnoreError();
+  grpc::ClientContext served;
+  served.set_deadline(In(absl::Seconds(10)));
+  EXPECT_TRUE(stub->GetJobSet(&served, get, &got).ok());
+  second.End().IgnoreError();
+}
+
+// Each call in progress holds a server thread: past the thread limit, calls
+// are refused with RESOURCE_EXHAUSTED instead of each getting a new thread,
+// and the server serves again once calls end.
+TEST(ServerLimitsTest, ThreadsAreLimited) {
+  store::MemoryStore store;
+  Server::Limits limits;
+  limits.max_threads = 4;
+  std::unique_ptr<Server> server = StartWithLimits(&store, limits);
+  ASSERT_NE(server, nullptr);
+  auto stub = StubHoldingA(*server);
+
+  constexpr int kWatches = 8;
+  std::vector<std::unique_ptr<OpenWatch>> watches;
+  int started = 0;
+  for (int i = 0; i < kWatches; ++i) {
+    watches.push_back(
+        std::make_unique<OpenWatch>(stub.get(), absl::Seconds(5)));
+    if (watches.back()->started) ++started;
+  }
+  EXPECT_GE(started, 1);
+  EXPECT_LT(started, kWatches);
+  int exhausted = 0;
+  for (auto& watch : watches) {
+    if (!watch->started && watch->reader->Finish().error_code() ==
+                               grpc::StatusCode::RESOURCE_EXHAUSTED) {
+      ++exhausted;
+    } else if (watch->started) {
+      watch->End().IgnoreError();
+    }
+  }
+  EXPECT_EQ(exhausted, kWatches - started);
+  // Every watch has ended: the server serves again (its threads are
+  // returned as the calls finish, so allow it a moment).
+  bool served = false;
+  for (int attempt = 0; attempt < 50 && !served; ++attempt) {
+    grpc::ClientContext context;
+    context.set_deadline(In(absl::Seconds(5)));
+    api::GetJobSetRequest get;
+    get.set_name("a");
+    JobSet got;
+    served = stub->GetJobSet(&context, get, &got).ok();
+    if (!served) absl::SleepFor(absl::Milliseconds(100));
+  }
+  EXPECT_TRUE(served);
 }
 
 TEST(ServerStartTest, ABusyPortIsReported) {
