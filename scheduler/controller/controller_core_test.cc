@@ -16,6 +16,7 @@
 #include "gmock/gmock.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
+#include "scheduler/controller/limits.h"
 #include "scheduler/metrics.h"
 #include "scheduler/records/conditions.h"
 #include "scheduler/records/constants.h"
@@ -308,6 +309,46 @@ TEST_F(ControllerCoreTest, ACommitThatKeepsConflictingTellsTheFleetNothing) {
   Report(failed, "Failed", 1);
   Settle();
   EXPECT_EQ(Get("train").status().restarts(), 1);
+}
+
+// Issue 19: a JobSet with more pods per attempt than the limit (stored
+// before the limit existed) fails with the reason instead of being expanded
+// (replicas: 2000000000 used to exhaust memory); the others run.
+TEST_F(ControllerCoreTest, AJobSetOverThePodLimitFailsInsteadOfExpanding) {
+  Submit(JobSetBuilder("huge").Replicated("workers", 2'000'000'000).Build());
+  Submit(JobSetBuilder("fine").Replicated("workers", 2).Build());
+  Settle();
+  const api::JobSet& huge = Get("huge");
+  EXPECT_EQ(huge.status().terminal_state(), "Failed");
+  ASSERT_THAT(huge.status().conditions(),
+              Contains(::testing::Property(&api::Condition::reason,
+                                           kReasonTooManyPods)));
+  for (const api::Condition& c : huge.status().conditions()) {
+    if (c.type() != "Failed") continue;
+    EXPECT_EQ(c.status(), "True");
+    EXPECT_THAT(c.message(), HasSubstr("2000000000 pods per attempt"));
+    EXPECT_THAT(c.message(), HasSubstr("limit of 100000"));
+  }
+  EXPECT_THAT(core_->Jobs("default", "huge"), IsEmpty());
+  EXPECT_THAT(core_->Events("default", "huge"),
+              Contains(Field(&JobSetEvent::reason, kReasonTooManyPods)));
+  EXPECT_THAT(fleet_.running, SizeIs(2));
+  // The failure is durable.
+  auto stored = store_.Get(store::keys::JobSetKey("default", "huge"));
+  ASSERT_TRUE(stored.ok() && stored->has_value());
+  api::JobSet js;
+  ASSERT_TRUE(js.ParseFromString((*stored)->value));
+  EXPECT_EQ(js.status().terminal_state(), "Failed");
+}
+
+TEST_F(ControllerCoreTest, ALowerPodLimitIsAnOption) {
+  core_->set_max_pods_per_attempt(3);
+  Submit(JobSetBuilder("four").Replicated("workers", 2, 2, 2).Build());
+  Submit(JobSetBuilder("three").Replicated("workers", 3).Build());
+  Settle();
+  EXPECT_EQ(Get("four").status().terminal_state(), "Failed");
+  EXPECT_EQ(Get("three").status().terminal_state(), "");
+  EXPECT_THAT(fleet_.running, SizeIs(3));
 }
 
 TEST_F(ControllerCoreTest, RestartsAllPodsOnTheSameNodesAndFencesStaleReports) {

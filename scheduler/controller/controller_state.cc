@@ -165,6 +165,16 @@ TrackedJobSet& ControllerState::Track(const std::string& key) {
 
 void ControllerState::Untrack(const std::string& key) { jobsets_.erase(key); }
 
+void ControllerState::SetAside(const std::string& key) {
+  auto it = jobsets_.find(key);
+  if (it == jobsets_.end()) return;
+  for (const auto& [name, job] : it->second.jobs) {
+    for (const auto& [pod_name, pod] : job.pods) UnindexPod(pod);
+  }
+  dirty_.erase(key);
+  jobsets_.erase(it);
+}
+
 JobState& ControllerState::AddJob(TrackedJobSet& t, api::Job job) {
   JobState& state = t.jobs[job.metadata().name()];
   state.SetJob(std::move(job));

@@ -100,6 +100,12 @@ struct TrackedJobSet {
   // only (incremental: one pod report does not rescan 1,000 Jobs).
   std::set<std::string> dirty_jobs;
   bool deleted = false;  // Deleted through the API; cascade next pass.
+  // Set when the JobSet must fail instead of running (the store refused its
+  // records): the next pass marks it Failed with this reason and message.
+  struct Failure {
+    std::string reason, message;
+  };
+  std::optional<Failure> fail;
   GangState gang;
   AttemptTiming timing;
 
@@ -147,6 +153,9 @@ class ControllerState {
   TrackedJobSet& Track(const std::string& key);
   // Forgets JobSet `key`; its pods must be unindexed already (EraseJob).
   void Untrack(const std::string& key);
+  // Forgets JobSet `key` with its Jobs and pods (and their index) without
+  // touching the store: the controller stops managing it.
+  void SetAside(const std::string& key);
 
   // Adds `job` to `t` and returns its state.
   static JobState& AddJob(TrackedJobSet& t, api::Job job);
