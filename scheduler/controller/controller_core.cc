@@ -45,6 +45,21 @@ absl::StatusOr<int64_t> ControllerCore::Load() {
   deferred_ = DeferredJobDeletions();
   JOBSET_ASSIGN_OR_RETURN(const int64_t revision, state_.Load(*store_));
   JOBSET_RETURN_IF_ERROR(events_.Load(*store_, state_));
+  for (ControllerState::Undecodable& u : state_.TakeUndecodable()) {
+    JOBSET_LOG(ERROR) << "controller: stored record " << u.key
+                      << " does not decode; set aside (left in the store): "
+                      << u.error;
+    if (observed_.metrics != nullptr)
+      observed_.metrics->Rejected("undecodable_record");
+    if (!u.jobset.empty()) {
+      state_.MarkDirty(u.jobset);
+      events_.Queue(u.jobset,
+                    {"Warning", kReasonUndecodableRecord,
+                     absl::StrCat("stored record ", u.key,
+                                  " does not decode and is set aside: ",
+                                  u.error.message())});
+    }
+  }
   for (const std::string& key : set_aside_) state_.SetAside(key);
   for (auto& [key, message] : std::exchange(refused_, {})) {
     TrackedJobSet* t = state_.Find(key);

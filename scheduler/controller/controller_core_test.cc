@@ -952,5 +952,77 @@ TEST_F(ControllerCoreTest, MetricsFollowAScriptedRun) {
             1);
 }
 
+// Issue 19: a store seeded with records that do not decode and with a
+// JobSet that cannot expand: the controller loads the rest, runs it, and
+// reports both (log, event, metric); the undecodable records stay in the
+// store as they were, and the JobSets they belong to, or that cannot
+// expand, are Failed with the reason.
+TEST_F(ControllerCoreTest,
+       LoadSetsAsideWhatDoesNotDecodeAndFailsWhatCannotRun) {
+  Submit(JobSetBuilder("broken").Replicated("workers", 2).Build());
+  Settle();
+  ASSERT_THAT(fleet_.running, SizeIs(2));
+  const std::string garbage = "\xff\xff\xff\xff";
+  const std::string broken_pods =
+      store::keys::JobPodsKey("default", "broken", "broken-workers-1");
+  const std::string lost_jobset = store::keys::JobSetKey("default", "lost");
+  const std::string lost_job =
+      store::keys::JobKey("default", "lost", "lost-w-0");
+  const std::string bad_event = store::keys::EventKey("default", "broken", 999);
+  api::JobSet huge =
+      JobSetBuilder("huge").Replicated("w", 2'000'000'000).Build();
+  api::SetJobSetDefaults(&huge);
+  ASSERT_THAT(store_
+                  .Commit(store::Batch()
+                              .Put(broken_pods, garbage)
+                              .Put(lost_jobset, garbage)
+                              .Put(lost_job, "a Job of a JobSet gone bad")
+                              .Put(bad_event, garbage)
+                              .Put(store::keys::JobSetKey("default", "huge"),
+                                   huge.SerializeAsString()))
+                  .status(),
+              IsOk());
+
+  SchedulerMetrics metrics;
+  PrometheusControllerMetrics exported(&metrics);
+  core_ = std::make_unique<ControllerCore>(&store_, &fleet_, &clock_,
+                                           api::Features{.restart_job = true});
+  core_->set_metrics(&exported);
+  ASSERT_THAT(core_->Load().status(), IsOk());
+  for (int i = 0; i < 4; ++i)
+    core_->SetNode(Node(absl::StrCat("node-", i), "pool-a"));
+  Submit(JobSetBuilder("fine").Replicated("workers", 1).Build());
+  Settle();
+
+  EXPECT_EQ(MetricValue(metrics, "jobsetd_rejected_records_total",
+                        {{"reason", "undecodable_record"}}),
+            3);
+  // The JobSet whose pods do not decode: Failed, with an event naming the
+  // record, which is left as it was.
+  const api::JobSet& broken = Get("broken");
+  EXPECT_EQ(broken.status().terminal_state(), "Failed");
+  EXPECT_THAT(broken.status().conditions(),
+              Contains(::testing::Property(&api::Condition::reason,
+                                           kReasonUndecodableRecord)));
+  EXPECT_THAT(core_->Events("default", "broken"),
+              Contains(Field(&JobSetEvent::message, HasSubstr(broken_pods))));
+  for (const std::string& key : {broken_pods, lost_jobset, bad_event}) {
+    auto kv = store_.Get(key);
+    ASSERT_TRUE(kv.ok() && kv->has_value()) << key;
+    EXPECT_EQ((*kv)->value, garbage) << key;
+  }
+  // The children of a JobSet that does not decode are not orphans.
+  auto child = store_.Get(lost_job);
+  ASSERT_TRUE(child.ok() && child->has_value());
+  // Over the pod limit: Failed, never expanded.
+  EXPECT_EQ(Get("huge").status().terminal_state(), "Failed");
+  EXPECT_THAT(core_->Jobs("default", "huge"), IsEmpty());
+  // The rest runs.
+  bool fine_runs = false;
+  for (const auto& [uid, pod] : fleet_.running)
+    fine_runs |= pod.metadata().labels().at(kJobSetNameKey) == "fine";
+  EXPECT_TRUE(fine_runs);
+}
+
 }  // namespace
 }  // namespace jobset::scheduler

@@ -271,5 +271,38 @@ TEST(ControllerTest, ACommitRefusedAsInvalidFailsItsJobSetNotTheController) {
   ASSERT_TRUE(Eventually([&] { return fleet.running().size() == 4; }));
 }
 
+// Issue 19: jobsetd used to refuse to start (or exhaust memory) over a
+// store holding a record that does not decode or a JobSet that cannot
+// expand. Now it starts, serves, and fails the JobSet with the reason.
+TEST(ControllerTest, StartsOverAnUndecodableRecordAndAJobSetThatCannotExpand) {
+  store::MemoryStore store;
+  RecordingFleet fleet;
+  ASSERT_THAT(
+      store
+          .Commit(store::Batch()
+                      .Put(store::keys::JobSetKey("default", "bad"), "\xff\xff")
+                      .Put(store::keys::JobSetKey("default", "huge"),
+                           Spec("huge", 2'000'000'000)))
+          .status(),
+      IsOk());
+  auto controller = Controller::Start(&store, &fleet, RealClock::Get(),
+                                      {.restart_job = true});
+  ASSERT_THAT(controller.status(), IsOk());
+  (*controller)->SetNode(BigNode());
+  SubmitTo(store, "train", 2);
+  ASSERT_TRUE(Eventually([&] {
+    return fleet.running().size() == 2 &&
+           Stored(store, "huge").status().terminal_state() == "Failed";
+  }));
+  bool reason = false;
+  const api::JobSet huge = Stored(store, "huge");
+  for (const api::Condition& c : huge.status().conditions())
+    reason |= c.type() == "Failed" && c.reason() == kReasonTooManyPods;
+  EXPECT_TRUE(reason);
+  auto bad = store.Get(store::keys::JobSetKey("default", "bad"));
+  ASSERT_TRUE(bad.ok() && bad->has_value());
+  EXPECT_EQ((*bad)->value, "\xff\xff");
+}
+
 }  // namespace
 }  // namespace jobset::scheduler

@@ -21,6 +21,9 @@ inline constexpr char kReasonTooManyPods[] = "TooManyPods";
 // The store refused a write of the JobSet's records (a value or key over
 // the store's limits): the JobSet fails rather than the controller.
 inline constexpr char kReasonCommitRefused[] = "CommitRefused";
+// One of the JobSet's stored records does not decode (set aside, left in
+// the store): what the JobSet runs is unknown.
+inline constexpr char kReasonUndecodableRecord[] = "UndecodableRecord";
 
 // Returns the pods one attempt of `jobset` has: the sum over its
 // ReplicatedJobs of replicas x parallelism (1 when unset), saturated at
