@@ -4,10 +4,12 @@
 #include "scheduler/controller/controller_core.h"
 
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "absl/base/config.h"
 #include "absl/strings/str_cat.h"
 #include "api/defaults.h"
 #include "api/jobset_builder.h"
@@ -43,7 +45,7 @@ class FakeFleet : public AgentFleet {
  public:
   void Run(Assignment order) override {
     running[order.uid()] = order.Pod();
-    last_hosts = *order.hosts;
+    last_hosts = order.hosts;  // Shared, as the hub keeps it.
     ++runs;
   }
   void Stop(const std::string& node, const std::string& uid) override {
@@ -57,7 +59,7 @@ class FakeFleet : public AgentFleet {
   std::map<std::string, api::Pod> running;  // By uid.
   std::vector<std::pair<std::string, std::string>> released;
   std::vector<std::pair<std::string, std::string>> stopped;
-  std::vector<HostEntry> last_hosts;
+  std::shared_ptr<const std::vector<HostEntry>> last_hosts;
   int runs = 0;
 };
 
@@ -125,6 +127,13 @@ class ControllerCoreTest : public ::testing::Test {
     ASSERT_THAT(
         store_.Commit(store::Batch().Put(key, js.SerializeAsString())).status(),
         IsOk());
+    Notify(key);
+  }
+
+  // Deletes JobSet `name` as the API would and tells the controller.
+  void DeleteThroughApi(const std::string& name) {
+    const std::string key = store::keys::JobSetKey("default", name);
+    ASSERT_THAT(store_.Commit(store::Batch().Delete(key)).status(), IsOk());
     Notify(key);
   }
 
@@ -234,9 +243,9 @@ TEST_F(ControllerCoreTest, RunsAJobSetToCompletion) {
         << pod.metadata().name();
   }
   // The host table covers every pod of the attempt, with the subdomain.
-  ASSERT_THAT(fleet_.last_hosts, SizeIs(5));
+  ASSERT_THAT(*fleet_.last_hosts, SizeIs(5));
   bool found = false;
-  for (const HostEntry& e : fleet_.last_hosts) {
+  for (const HostEntry& e : *fleet_.last_hosts) {
     for (const std::string& n : e.names)
       found |= n == "train-workers-1-1.train";
   }
@@ -829,7 +838,7 @@ TEST_F(ControllerCoreTest,
     ASSERT_TRUE(fleet_.running.contains(uid));
     EXPECT_EQ(fleet_.running[uid].spec().node_name(), pod.spec().node_name());
   }
-  EXPECT_THAT(fleet_.last_hosts, SizeIs(3));
+  EXPECT_THAT(*fleet_.last_hosts, SizeIs(3));
 
   ReportAll("Succeeded");
   Settle();
@@ -876,12 +885,7 @@ TEST_F(ControllerCoreTest, EventsAreBoundedAndGoWithTheirJobSet) {
   };
   EXPECT_GE(count(), 1u);
   EXPECT_LE(count(), 100u);
-  ASSERT_THAT(store_
-                  .Commit(store::Batch().Delete(
-                      store::keys::JobSetKey("default", "big")))
-                  .status(),
-              IsOk());
-  Notify(store::keys::JobSetKey("default", "big"));
+  DeleteThroughApi("big");
   Settle();
   EXPECT_EQ(count(), 0u);
 }
@@ -1022,6 +1026,51 @@ TEST_F(ControllerCoreTest,
   for (const auto& [uid, pod] : fleet_.running)
     fine_runs |= pod.metadata().labels().at(kJobSetNameKey) == "fine";
   EXPECT_TRUE(fine_runs);
+}
+
+// Issue 19: an Indexed Job of parallelism 100,000 (the pods-per-attempt
+// limit) used to put one JobPods record past the store's value limit, and
+// its commit crashed jobsetd. Its pods are now split across records: it
+// commits, runs, loads back after a restart, and its deletion removes every
+// record.
+TEST_F(ControllerCoreTest, AnIndexedJobAtThePodLimitRunsAndLoadsBack) {
+#ifdef ABSL_HAVE_THREAD_SANITIZER
+  // ThreadSanitizer checks the threads, not the size (and is slow at it):
+  // a quarter of the limit, still more than one record.
+  constexpr int kPods = static_cast<int>(kDefaultMaxPodsPerAttempt / 4);
+#else
+  constexpr int kPods = static_cast<int>(kDefaultMaxPodsPerAttempt);
+#endif
+  Submit(JobSetBuilder("big")
+             .Replicated("w", 1, kPods, kPods)
+             .CompletionMode("w", "Indexed")
+             .Build());
+  Settle();
+  EXPECT_THAT(fleet_.running, SizeIs(kPods));
+  auto chunks = [&] {
+    auto page = store_.Scan("pods/default/big/", "", 1'000);
+    return page.ok() ? page->kvs : std::vector<store::KeyValue>();
+  };
+  const std::vector<store::KeyValue> stored = chunks();
+  // At the limit, more than one record (the bound form is ~40 bytes a pod).
+  ASSERT_GE(stored.size(), kPods == kDefaultMaxPodsPerAttempt ? 2u : 1u);
+  for (const store::KeyValue& kv : stored)
+    EXPECT_LE(kv.value.size(), kMaxJobPodsChunkBytes) << kv.key;
+
+  // Every pod comes back after a restart, placed where it was.
+  Restart();
+  const std::vector<api::Pod> loaded = core_->Pods("default", "big");
+  EXPECT_THAT(loaded, SizeIs(kPods));
+  for (const api::Pod& pod : loaded)
+    ASSERT_FALSE(pod.spec().node_name().empty()) << pod.metadata().name();
+  Settle();
+
+  // Deleting the JobSet removes all of its records.
+  DeleteThroughApi("big");
+  Settle();
+  ConfirmStops();
+  Settle();
+  EXPECT_THAT(chunks(), IsEmpty());
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "scheduler/controller/controller_state.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -131,8 +132,9 @@ absl::StatusOr<int64_t> ControllerState::Load(store::Store& store) {
     bool leave = false;  // Its JobSet or Job did not decode.
   };
   auto owner = [&](const std::string& key) -> Owner {
+    // jobs/<ns>/<jobset>/<job>, and pods/ the same or with a chunk after.
     std::vector<absl::string_view> parts = absl::StrSplit(key, '/');
-    if (parts.size() != 4) return {};
+    if (parts.size() != 4 && parts.size() != 5) return {};
     const std::string jobset = KeyOf(parts[1], parts[2]);
     Owner o{Find(jobset), absl::StrCat(jobset, "/", parts[3])};
     o.leave = undecodable_jobsets_.contains(jobset) ||
@@ -172,7 +174,8 @@ absl::StatusOr<int64_t> ControllerState::Load(store::Store& store) {
         Owner o = owner(kv.key);
         if (o.leave) return absl::OkStatus();
         TrackedJobSet* t = o.jobset;
-        const std::string job_name(kv.key.substr(kv.key.rfind('/') + 1));
+        const std::optional<JobPodsKeyParts> key = ParseJobPodsKey(kv.key);
+        const std::string job_name = key.has_value() ? key->job : "";
         auto job = t == nullptr ? decltype(t->jobs)::iterator()
                                 : t->jobs.find(job_name);
         absl::StatusOr<std::vector<api::PodRecord>> pods = DecodeJobPods(kv);
@@ -191,6 +194,7 @@ absl::StatusOr<int64_t> ControllerState::Load(store::Store& store) {
           return absl::OkStatus();
         }
         JobState& state = job->second;
+        state.stored_chunks = std::max(state.stored_chunks, key->chunk + 1);
         for (api::PodRecord& pod : *pods) {
           std::string name = pod.name();
           api::PodRecord& held = state.pods[name] = std::move(pod);

@@ -59,6 +59,10 @@ struct JobState {
   // staged in the pass's PassWrites).
   bool job_changed = false;
   bool pods_changed = false;
+  // How many chunks its pods take in the store (records'
+  // JobPodsChunkKey): rewriting them in fewer, or erasing the Job, deletes
+  // the rest.
+  int stored_chunks = 0;
   bool dirty = false;  // In its JobSet's dirty_jobs.
 
   // Whether the JobSet layer deleted it (see above).

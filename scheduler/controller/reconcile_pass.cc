@@ -1,5 +1,6 @@
 #include "scheduler/controller/reconcile_pass.h"
 
+#include <algorithm>
 #include <optional>
 #include <set>
 #include <utility>
@@ -254,7 +255,8 @@ void ReconcilePass::EraseJob(TrackedJobSet& t, const std::string& name) {
   const std::string& ns = t.jobset.metadata().namespace_();
   const std::string& jobset = t.jobset.metadata().name();
   writes_.Delete(store::keys::JobKey(ns, jobset, name));
-  writes_.Delete(store::keys::JobPodsKey(ns, jobset, name));
+  for (int i = 0; i < std::max(1, it->second.stored_chunks); ++i)
+    writes_.Delete(JobPodsChunkKey(ns, jobset, name, i));
   parts_.requirements.Erase(it->second.job.metadata().uid());
   parts_.deferred.Done(t.key, name);
   writes_.Retire(std::move(it->second));
