@@ -177,15 +177,18 @@ std::vector<std::string> EncodeJobPodsChunks(
   std::vector<std::string> out;
   std::vector<const api::PodRecord*> chunk;
   size_t bytes = 0;
-  // The columns' times in this chunk, as EncodePods will choose them.
-  std::optional<std::pair<int64_t, int64_t>> times;
+  // The columns' times in this chunk, as EncodePods will choose them (a
+  // flag and a pair rather than an optional: GCC's -O1 thinks the optional
+  // read uninitialized).
+  bool have_times = false;
+  std::pair<int64_t, int64_t> times = {0, 0};
   std::string name;
   for (const auto& [unused, pod] : pods) {
     const auto form = BoundForm(pod, job_name, &name);
     // What the pod adds to the chunk (an upper bound for a bound pod:
     // columns' headers are counted in the overhead).
     auto size_in = [&](bool fresh) {
-      if (form.has_value() && (fresh || !times || *times == form->first)) {
+      if (form.has_value() && (fresh || !have_times || times == form->first)) {
         return kUidBytes + 5 + LengthDelimitedSize(pod.node_name().size()) +
                LengthDelimitedSize(pod.status().host_ip().size());
       }
@@ -196,10 +199,13 @@ std::vector<std::string> EncodeJobPodsChunks(
       out.push_back(EncodePods(job_name, chunk));
       chunk.clear();
       bytes = 0;
-      times.reset();
+      have_times = false;
       size = size_in(true);
     }
-    if (form.has_value() && !times.has_value()) times = form->first;
+    if (form.has_value() && !have_times) {
+      times = form->first;
+      have_times = true;
+    }
     chunk.push_back(&pod);
     bytes += size;
   }
