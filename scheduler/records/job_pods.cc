@@ -183,7 +183,9 @@ std::vector<std::string> EncodeJobPodsChunks(
   bool have_times = false;
   std::pair<int64_t, int64_t> times = {0, 0};
   std::string name;
-  for (const auto& [unused, pod] : pods) {
+  for (const auto& entry : pods) {
+    // Not a structured binding: clang 14's lambdas cannot capture one.
+    const api::PodRecord& pod = entry.second;
     const auto form = BoundForm(pod, job_name, &name);
     // What the pod adds to the chunk (an upper bound for a bound pod:
     // columns' headers are counted in the overhead).
