@@ -1,6 +1,10 @@
 #include "scheduler/controller/controller.h"
 
+#include <algorithm>
+#include <cstddef>
+#include <optional>
 #include <utility>
+#include <variant>
 
 #include "common/log.h"
 #include "store/keys.h"
@@ -13,6 +17,8 @@ constexpr absl::Duration kPoll = absl::Milliseconds(200);
 // After a failed pass, the pause before the reload and the next try.
 constexpr absl::Duration kMinRetryBackoff = absl::Milliseconds(50);
 constexpr absl::Duration kMaxRetryBackoff = absl::Seconds(5);
+// At most this many inputs are kept to apply again after a reload.
+constexpr size_t kMaxUnsettled = 200'000;
 
 }  // namespace
 
@@ -118,6 +124,7 @@ void Controller::RunLoop() {
   // what they did, so they are applied again after it; a report is not lost
   // with the pass that was to store it.
   std::deque<Input> unsettled;
+  bool trimmed = false;  // Said so since the core last settled.
   absl::Duration backoff = kMinRetryBackoff;
   while (true) {
     std::deque<Input> inputs;
@@ -144,12 +151,34 @@ void Controller::RunLoop() {
     if (resync) Reload(unsettled);
     for (Input& input : inputs) {
       Apply(input);
-      unsettled.push_back(std::move(input));
+      // What Load cannot rebuild: JobSet changes are in the store and nodes
+      // survive a Load, but reports and node losses change pods in memory.
+      if (std::holds_alternative<PodReport>(input) ||
+          std::holds_alternative<NodeLoss>(input)) {
+        unsettled.push_back(std::move(input));
+      }
+    }
+    if (unsettled.size() > kMaxUnsettled) {
+      // A core that never settles (always more dirty JobSets than a pass
+      // takes) must not grow this without bound: the oldest go, and a
+      // reload before they settle forgets them (their agents report again
+      // when they reconnect).
+      if (!trimmed) {
+        JOBSET_LOG(WARNING) << "controller: over " << kMaxUnsettled
+                            << " inputs not yet settled; a reload now would "
+                               "forget the oldest";
+        trimmed = true;
+      }
+      unsettled.erase(unsettled.begin(),
+                      unsettled.end() - static_cast<ptrdiff_t>(kMaxUnsettled));
     }
     absl::Status status = core_.Pass();
     if (status.ok()) {
       backoff = kMinRetryBackoff;
-      if (core_.NextWake() != absl::InfinitePast()) unsettled.clear();
+      if (core_.NextWake() != absl::InfinitePast()) {
+        unsettled.clear();
+        trimmed = false;
+      }
       continue;
     }
     // Nothing of the pass reached the agents, but memory is ahead of the

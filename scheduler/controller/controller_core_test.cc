@@ -1073,5 +1073,27 @@ TEST_F(ControllerCoreTest, AnIndexedJobAtThePodLimitRunsAndLoadsBack) {
   EXPECT_THAT(chunks(), IsEmpty());
 }
 
+TEST(RefusedKeysTest, NamesTheKeysOverTheStoresLimits) {
+  store::Batch batch;
+  batch.Put("jobs/default/a/a-w-0", "small");
+  batch.Put("pods/default/b/b-w-0",
+            std::string(store::Store::kMaxValueBytes + 1, 'x'));
+  batch.Put(std::string(store::Store::kMaxKeyBytes + 1, 'k'), "v");
+  EXPECT_THAT(
+      RefusedKeys(batch, absl::InvalidArgumentError("too big")),
+      ::testing::ElementsAre("pods/default/b/b-w-0",
+                             std::string(store::Store::kMaxKeyBytes + 1, 'k')));
+  // Nothing over a limit: the key the store's error names, unescaped.
+  store::Batch fine;
+  fine.Put("pods/default/c/c-w-0", "v");
+  EXPECT_THAT(
+      RefusedKeys(fine, absl::InvalidArgumentError(
+                            "store: key \"pods/default/c/c\\x01\" appears "
+                            "twice in a batch")),
+      ::testing::ElementsAre(std::string("pods/default/c/c\x01")));
+  EXPECT_THAT(RefusedKeys(fine, absl::InvalidArgumentError("no key named")),
+              IsEmpty());
+}
+
 }  // namespace
 }  // namespace jobset::scheduler

@@ -225,6 +225,32 @@ TEST(ControllerTest, ACommitAbortedPastItsRetriesIsReloadedAndConverges) {
   EXPECT_EQ(fleet.running().size(), 2);
 }
 
+// The reports of a pass whose commit failed are applied again after the
+// reload: agents report an exit once, and it is not lost with the pass.
+TEST(ControllerTest, ReportsOfAFailedPassAreNotLost) {
+  FaultyStore store;
+  CheckingFleet fleet(&store);
+  auto controller = Controller::Start(&store, &fleet, RealClock::Get(),
+                                      {.restart_job = true});
+  ASSERT_THAT(controller.status(), IsOk());
+  (*controller)->SetNode(BigNode());
+  SubmitTo(store.inner, "train", 2);
+  ASSERT_TRUE(Eventually([&] { return fleet.running().size() == 2; }));
+  store.Abort(Applier::kMaxCommitAttempts);
+  for (const api::Pod& pod : fleet.running()) {
+    PodReport r;
+    r.node = "node-0";
+    r.pod_uid = pod.metadata().uid();
+    r.status.set_phase("Succeeded");
+    (*controller)->ReportPod(r);
+  }
+  ASSERT_TRUE(Eventually([&] {
+    return Stored(store, "train").status().terminal_state() == "Completed";
+  }));
+  EXPECT_EQ(store.aborted(), Applier::kMaxCommitAttempts);
+  EXPECT_GE((*controller)->failed_passes(), 1);
+}
+
 // Issue 19: a commit the store refuses as INVALID_ARGUMENT (a record over
 // its limit) fails the JobSet that wrote it, with the store's error; the
 // controller goes on, and the other JobSets of the pass run.
