@@ -56,6 +56,18 @@ bool Eventually(const std::function<bool()>& done) {
   return done();
 }
 
+// Reports every pod of `pods` (on node-0) succeeded.
+void ReportSucceeded(Controller& controller,
+                     const std::vector<api::Pod>& pods) {
+  for (const api::Pod& pod : pods) {
+    PodReport r;
+    r.node = "node-0";
+    r.pod_uid = pod.metadata().uid();
+    r.status.set_phase("Succeeded");
+    controller.ReportPod(r);
+  }
+}
+
 TEST(ControllerTest, RunsAJobSetFromTheStoreToCompletion) {
   store::MemoryStore store;
   RecordingFleet fleet;
@@ -78,13 +90,7 @@ TEST(ControllerTest, RunsAJobSetFromTheStoreToCompletion) {
       store.Commit(store::Batch().Create(key, js.SerializeAsString())).status(),
       IsOk());
   ASSERT_TRUE(Eventually([&] { return fleet.running().size() == 2; }));
-  for (const api::Pod& pod : fleet.running()) {
-    PodReport r;
-    r.node = "node-0";
-    r.pod_uid = pod.metadata().uid();
-    r.status.set_phase("Succeeded");
-    (*controller)->ReportPod(r);
-  }
+  ReportSucceeded(**controller, fleet.running());
   ASSERT_TRUE(Eventually([&] {
     auto kv = store.Get(key);
     api::JobSet stored;
@@ -237,13 +243,7 @@ TEST(ControllerTest, ReportsOfAFailedPassAreNotLost) {
   SubmitTo(store.inner, "train", 2);
   ASSERT_TRUE(Eventually([&] { return fleet.running().size() == 2; }));
   store.Abort(Applier::kMaxCommitAttempts);
-  for (const api::Pod& pod : fleet.running()) {
-    PodReport r;
-    r.node = "node-0";
-    r.pod_uid = pod.metadata().uid();
-    r.status.set_phase("Succeeded");
-    (*controller)->ReportPod(r);
-  }
+  ReportSucceeded(**controller, fleet.running());
   ASSERT_TRUE(Eventually([&] {
     return Stored(store, "train").status().terminal_state() == "Completed";
   }));
