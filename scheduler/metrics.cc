@@ -110,6 +110,18 @@ SchedulerMetrics::SchedulerMetrics()
                                "reporting node, or not current: ignored")
                          .Register(*registry)
                          .Add({})),
+      refused_reports(BuildCounter()
+                          .Name("jobsetd_refused_agent_messages_total")
+                          .Help("Agent reports and registrations refused "
+                                "(over a limit, malformed, or about a pod "
+                                "the node does not hold), by reason")
+                          .Register(*registry)),
+      rejected(BuildCounter()
+                   .Name("jobsetd_rejected_records_total")
+                   .Help("Stored records that did not decode (set aside), "
+                         "and JobSets whose records the store refused, by "
+                         "reason")
+                   .Register(*registry)),
       commit_seconds(BuildHistogram()
                          .Name("jobsetd_store_commit_duration_seconds")
                          .Help("Store commits (synced writes), API and "
@@ -183,6 +195,10 @@ GrpcMetricsInterceptorFactory::CreateServerInterceptor(
 
 void PrometheusControllerMetrics::FencedReport() {
   metrics_->fenced_reports.Increment();
+}
+
+void PrometheusControllerMetrics::Rejected(absl::string_view reason) {
+  metrics_->rejected.Add({{"reason", std::string(reason)}}).Increment();
 }
 
 void PrometheusControllerMetrics::Placed(absl::Duration took) {

@@ -46,6 +46,12 @@ struct SchedulerMetrics {
   prometheus::Family<prometheus::Gauge>& nodes;
   prometheus::Counter& nodes_lost;
   prometheus::Counter& fenced_reports;
+  // Agent reports and registrations the hub refused, by reason
+  // (scheduler/agents/report_limits.h).
+  prometheus::Family<prometheus::Counter>& refused_reports;
+  // Stored records and JobSets the controller set aside, by reason
+  // (ControllerMetrics::Rejected).
+  prometheus::Family<prometheus::Counter>& rejected;
   prometheus::Histogram& commit_seconds;
   prometheus::Counter& commit_bytes;
   prometheus::Family<prometheus::Counter>& grpc_requests;
@@ -80,6 +86,7 @@ class PrometheusControllerMetrics final : public ControllerMetrics {
                  int64_t n) override;
   void SubmittedToRunning(absl::Duration took) override;
   void RestartedToRunning(absl::Duration took) override;
+  void Rejected(absl::string_view reason) override;
   void Gauges(const std::map<std::string, int64_t>& jobsets_by_state,
               const std::map<std::string, int64_t>& pods_by_phase,
               int64_t pending) override;

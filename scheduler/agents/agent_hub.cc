@@ -5,10 +5,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "api/names.h"
 #include "api/quantity.h"
+#include "common/log.h"
 #include "common/status_macros.h"
 #include "google/protobuf/util/message_differencer.h"
+#include "scheduler/agents/agent_input.h"
 #include "scheduler/placement/requirements.h"
 #include "store/decode.h"
 #include "store/keys.h"
@@ -16,6 +17,9 @@
 
 namespace jobset::scheduler {
 namespace {
+
+// Refusals are logged at most this often.
+constexpr absl::Duration kWarningInterval = absl::Seconds(10);
 
 absl::StatusOr<placement::TaintEffect> ParseEffect(const std::string& effect) {
   if (effect == "NoSchedule") return placement::TaintEffect::kNoSchedule;
@@ -131,7 +135,20 @@ AgentHub::~AgentHub() {
 
 absl::Status AgentHub::Load() {
   auto add_node = [&](const store::KeyValue& kv) -> absl::Status {
-    JOBSET_ASSIGN_OR_RETURN(api::Node node, store::DecodeValue<api::Node>(kv));
+    absl::StatusOr<api::Node> decoded = store::DecodeValue<api::Node>(kv);
+    if (!decoded.ok()) {
+      // Set aside, left in the store: the node registers again when its
+      // agent says hello.
+      JOBSET_LOG(ERROR) << "agent hub: skipping a stored node that does not "
+                           "decode: "
+                        << decoded.status();
+      if (options_.metrics != nullptr) {
+        options_.metrics->rejected.Add({{"reason", "undecodable_record"}})
+            .Increment();
+      }
+      return absl::OkStatus();
+    }
+    api::Node node = *std::move(decoded);
     absl::MutexLock lock(&mu_);
     NodeEntry& entry = nodes_[node.registration().name()];
     entry.node = std::move(node);
@@ -247,15 +264,10 @@ void AgentHub::Release(const std::string& node, const std::string& pod_uid) {
 absl::StatusOr<std::shared_ptr<AgentHub::Session>> AgentHub::Connect(
     const api::Hello& hello, std::function<void()> cancel) {
   const api::NodeRegistration& r = hello.node();
-  if (std::vector<std::string> errors = api::IsDns1123Subdomain(r.name());
-      !errors.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("hello.node.name: invalid value \"", r.name(),
-                     "\": ", absl::StrJoin(errors, "; ")));
-  }
-  if (r.address().empty()) {
-    return absl::InvalidArgumentError(
-        "hello.node.address: required (what pods' hostnames resolve to)");
+  if (absl::Status valid = ValidateRegistration(r); !valid.ok()) {
+    absl::MutexLock lock(&mu_);
+    Refused("registration", valid.message());
+    return valid;
   }
   api::Node candidate;
   *candidate.mutable_registration() = r;
@@ -295,13 +307,13 @@ absl::StatusOr<std::shared_ptr<AgentHub::Session>> AgentHub::Connect(
     // What the agent knows: reports of its own desired pods count (exits
     // that happened while it was away); it stops the rest itself.
     for (const api::PodReport& report : hello.pods()) {
-      if (pods == desired_.end() || !pods->second.contains(report.pod_uid())) {
+      auto pod = pods == desired_.end() ? decltype(pods->second)::iterator()
+                                        : pods->second.find(report.pod_uid());
+      if (pods == desired_.end() || pod == pods->second.end()) {
         Fenced();
         continue;
       }
-      if (sink_ != nullptr) {
-        sink_->ReportPod({r.name(), report.pod_uid(), report.status()});
-      }
+      Forward(r.name(), pod->second, report);
     }
   }
   if (replaced) replaced->Close();
@@ -310,6 +322,45 @@ absl::StatusOr<std::shared_ptr<AgentHub::Session>> AgentHub::Connect(
     if (!stored.ok()) return stored;
   }
   return session;
+}
+
+void AgentHub::Forward(const std::string& node, const Assignment& desired,
+                       const api::PodReport& report) {
+  api::PodReport checked = report;
+  if (std::optional<Refusal> refusal =
+          CheckPodReport(desired.job->spec().template_().spec(), checked)) {
+    Refused(refusal->reason,
+            absl::StrCat("node ", node, ", pod ", desired.uid(), ": ",
+                         refusal->detail));
+    return;
+  }
+  if (sink_ != nullptr) {
+    sink_->ReportPod(
+        {node, std::move(*checked.mutable_pod_uid()), checked.status()});
+  }
+}
+
+void AgentHub::Refused(absl::string_view reason, absl::string_view detail) {
+  ++refused_;
+  if (options_.metrics != nullptr) {
+    options_.metrics->refused_reports.Add({{"reason", std::string(reason)}})
+        .Increment();
+  }
+  // At most one line per kWarningInterval: a flood of bad reports must not
+  // become a flood of log lines.
+  const absl::Time now = options_.clock->Now();
+  if (now - last_refusal_warning_ < kWarningInterval) {
+    ++refusals_unlogged_;
+    return;
+  }
+  last_refusal_warning_ = now;
+  JOBSET_LOG(WARNING) << "agent hub: refused (" << reason
+                      << "): " << CutUtf8(detail, 1024)
+                      << (refusals_unlogged_ > 0
+                              ? absl::StrCat(" (and ", refusals_unlogged_,
+                                             " more since the last line)")
+                              : "");
+  refusals_unlogged_ = 0;
 }
 
 absl::Status AgentHub::OnMessage(Session* session,
@@ -332,8 +383,17 @@ absl::Status AgentHub::OnMessage(Session* session,
     }
     case api::AgentMessage::kPodUpdate: {
       const api::PodReport& report = msg.pod_update();
+      if (report.pod_uid().size() > kMaxPodUidBytes) {
+        // No pod has such a uid; not worth echoing in a release.
+        Refused("pod_uid",
+                absl::StrCat("node ", session->node(), ": pod_uid of ",
+                             report.pod_uid().size(), " bytes"));
+        return absl::OkStatus();
+      }
       auto pods = desired_.find(session->node());
-      if (pods == desired_.end() || !pods->second.contains(report.pod_uid())) {
+      auto pod = pods == desired_.end() ? decltype(pods->second)::iterator()
+                                        : pods->second.find(report.pod_uid());
+      if (pods == desired_.end() || pod == pods->second.end()) {
         // Not this node's (any more): fenced, and the agent may forget it.
         Fenced();
         api::SchedulerMessage release;
@@ -341,9 +401,8 @@ absl::Status AgentHub::OnMessage(Session* session,
         session->Push(std::move(release));
         return absl::OkStatus();
       }
-      if (sink_ != nullptr) {
-        sink_->ReportPod({session->node(), report.pod_uid(), report.status()});
-      }
+      // A refused report is dropped; the stream stays up.
+      Forward(session->node(), pod->second, report);
       return absl::OkStatus();
     }
     case api::AgentMessage::kLogChunk: {

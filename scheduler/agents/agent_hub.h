@@ -153,6 +153,12 @@ class AgentHub final : public AgentFleet {
 
   // Reports about pods not assigned to the reporting node.
   int64_t fenced_reports();
+  // Reports and registrations refused (agent_input.h: over a limit, or
+  // malformed).
+  int64_t refused() {
+    absl::MutexLock lock(&mu_);
+    return refused_;
+  }
 
  private:
   struct NodeEntry {
@@ -168,6 +174,13 @@ class AgentHub final : public AgentFleet {
   absl::Status Persist(const api::Node& node);
   // Counts a fenced report; refreshes the nodes gauge.
   void Fenced() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Checks `report` of `desired`, a pod of `node` (CheckPodReport), and
+  // hands it to the sink, or refuses it.
+  void Forward(const std::string& node, const Assignment& desired,
+               const api::PodReport& report) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Counts a refusal by `reason` and logs it, rate-limited.
+  void Refused(absl::string_view reason, absl::string_view detail)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void UpdateNodeGauge() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void MonitorLoop();
 
@@ -182,6 +195,9 @@ class AgentHub final : public AgentFleet {
   std::map<std::string, std::map<std::string, Assignment>> desired_
       ABSL_GUARDED_BY(mu_);
   int64_t fenced_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t refused_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Time last_refusal_warning_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  int64_t refusals_unlogged_ ABSL_GUARDED_BY(mu_) = 0;
   // Log reads in flight: request id -> (node asked, its answer once there).
   struct LogWait {
     std::string node;

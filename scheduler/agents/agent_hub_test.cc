@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "scheduler/controller/agent_fleet.h"
 #include "scheduler/records/records.h"
+#include "store/keys.h"
 #include "store/memory_store.h"
 
 namespace jobset::scheduler {
@@ -361,6 +362,94 @@ TEST_F(AgentHubTest, ASecondConnectionReplacesTheFirst) {
   EXPECT_THAT(hub_->OnMessage(first.get(), hb),
               StatusIs(absl::StatusCode::kFailedPrecondition));
   EXPECT_THAT(hub_->OnMessage(second.get(), hb), IsOk());
+}
+
+// Issue 19: what an agent reports is bounded before it reaches the
+// controller: messages cut to 4 KiB, anything else refused and counted, and
+// the stream stays up.
+TEST_F(AgentHubTest, CutsOrRefusesReportsAndKeepsTheStream) {
+  SchedulerMetrics metrics;
+  hub_ = std::make_unique<AgentHub>(
+      &store_, AgentHub::Options{.clock = &clock_, .metrics = &metrics});
+  ASSERT_THAT(hub_->Load(), IsOk());
+  hub_->Attach(&sink_);
+  hub_->Run(OrderOn("n1", "mine"));
+  auto s = Connect(HelloFrom("n1"));
+  Drain(*s);
+
+  api::AgentMessage huge;
+  huge.mutable_pod_update()->set_pod_uid("mine");
+  huge.mutable_pod_update()->mutable_status()->set_phase("Failed");
+  huge.mutable_pod_update()->mutable_status()->set_message(
+      std::string(3'500'000, 'x'));
+  EXPECT_THAT(hub_->OnMessage(s.get(), huge), IsOk());
+  api::AgentMessage stranger;
+  stranger.mutable_pod_update()->set_pod_uid("mine");
+  stranger.mutable_pod_update()
+      ->mutable_status()
+      ->add_container_statuses()
+      ->set_name("not-in-the-spec");
+  EXPECT_THAT(hub_->OnMessage(s.get(), stranger), IsOk());
+  EXPECT_THAT(sink_.reports, IsEmpty());
+  EXPECT_EQ(hub_->refused(), 2);
+  EXPECT_EQ(metrics.refused_reports.Add({{"reason", "too_large"}}).Value(), 1);
+  EXPECT_EQ(
+      metrics.refused_reports.Add({{"reason", "unknown_container"}}).Value(),
+      1);
+
+  // The stream is still up, and a report with a long message gets through
+  // cut, as Kubernetes cuts a termination message.
+  api::AgentMessage hb;
+  hb.mutable_heartbeat()->set_seq(7);
+  EXPECT_THAT(hub_->OnMessage(s.get(), hb), IsOk());
+  api::AgentMessage fine;
+  fine.mutable_pod_update()->set_pod_uid("mine");
+  fine.mutable_pod_update()->mutable_status()->set_phase("Failed");
+  fine.mutable_pod_update()->mutable_status()->set_message(
+      std::string(100'000, 'y'));
+  api::ContainerStatus* c =
+      fine.mutable_pod_update()->mutable_status()->add_container_statuses();
+  c->set_name("main");
+  c->set_message(std::string(10'000, 'z'));
+  EXPECT_THAT(hub_->OnMessage(s.get(), fine), IsOk());
+  ASSERT_THAT(sink_.reports, SizeIs(1));
+  EXPECT_EQ(sink_.reports[0].status.message().size(), 4096u);
+  EXPECT_EQ(sink_.reports[0].status.container_statuses(0).message().size(),
+            4096u);
+  // A report for a pod the node does not hold is refused (fenced) too.
+  api::AgentMessage other;
+  other.mutable_pod_update()->set_pod_uid("theirs");
+  EXPECT_THAT(hub_->OnMessage(s.get(), other), IsOk());
+  EXPECT_EQ(hub_->fenced_reports(), 1);
+  EXPECT_THAT(sink_.reports, SizeIs(1));
+}
+
+TEST_F(AgentHubTest, RefusesAnAddressThatIsNotAnIpLiteral) {
+  api::Hello hello = HelloFrom("n1");
+  hello.mutable_node()->set_address("127.0.0.2\n6.6.6.6 evil.example");
+  EXPECT_THAT(hub_->Connect(hello, nullptr).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("hello.node.address")));
+  hello = HelloFrom("n1");
+  (*hello.mutable_node()->mutable_labels())["not a label"] = "x";
+  EXPECT_THAT(hub_->Connect(hello, nullptr).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("hello.node.labels[not a label]")));
+  EXPECT_EQ(hub_->refused(), 2);
+  EXPECT_THAT(hub_->ListNodes(), IsEmpty());
+}
+
+TEST_F(AgentHubTest, SkipsAStoredNodeThatDoesNotDecode) {
+  auto s = Connect(HelloFrom("n1"));
+  ASSERT_THAT(store_
+                  .Commit(store::Batch().Put(store::keys::NodeKey("garbage"),
+                                             "\xff\xff\xff"))
+                  .status(),
+              IsOk());
+  s.reset();
+  Start();
+  ASSERT_THAT(sink_.nodes, SizeIs(1));
+  EXPECT_EQ(sink_.nodes[0].name, "n1");
 }
 
 TEST_F(AgentHubTest, RejectsABadRegistrationNamingTheField) {

@@ -8,11 +8,13 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "agent/agent.h"
 #include "agent/fake_runtime.h"
 #include "api/jobset_builder.h"
 #include "common/status_matchers.h"
 #include "gtest/gtest.h"
+#include "proto/agent.grpc.pb.h"
 #include "proto/jobset_service.grpc.pb.h"
 #include "scheduler/agents/agent_hub.h"
 #include "scheduler/agents/agent_service.h"
@@ -152,6 +154,66 @@ TEST_F(AgentProtocolTest, PodsRunOnAgentsAndTheirExitsCompleteTheJobSet) {
   EXPECT_TRUE(Eventually([&] { return a.List().empty() && b.List().empty(); }));
   EXPECT_EQ(a.started().size(), 1u);
   EXPECT_EQ(b.started().size(), 1u);
+}
+
+// Issue 19: a fake agent sends a 3.5 MiB report (under gRPC's 4 MiB). It
+// used to push the Job's pods record past the store's value limit and crash
+// jobsetd on the refused commit; now the hub refuses and counts it, the
+// stream stays up and jobsetd keeps serving.
+TEST_F(AgentProtocolTest, AHugeReportIsRefusedAndJobsetdKeepsServing) {
+  auto agent_stub = api::AgentService::NewStub(grpc::CreateChannel(
+      server_->address(), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext ctx;
+  ctx.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
+  auto stream = agent_stub->Connect(&ctx);
+  api::AgentMessage hello;
+  hello.mutable_hello()->mutable_node()->set_name("node-x");
+  hello.mutable_hello()->mutable_node()->set_address("10.0.0.9");
+  (*hello.mutable_hello()->mutable_node()->mutable_capacity())["cpu"] = "1";
+  (*hello.mutable_hello()->mutable_node()->mutable_capacity())["memory"] =
+      "1Gi";
+  ASSERT_TRUE(stream->Write(hello));
+  api::SchedulerMessage in;
+  ASSERT_TRUE(stream->Read(&in));
+  ASSERT_TRUE(in.has_welcome());
+
+  Create(JobSetBuilder("train").Replicated("workers", 1).Build());
+  // The pod comes to the fake agent.
+  std::string uid;
+  while (uid.empty() && stream->Read(&in)) {
+    if (in.has_run()) uid = in.run().pod().metadata().uid();
+  }
+  ASSERT_FALSE(uid.empty());
+
+  api::AgentMessage huge;
+  huge.mutable_pod_update()->set_pod_uid(uid);
+  huge.mutable_pod_update()->mutable_status()->set_phase("Failed");
+  huge.mutable_pod_update()->mutable_status()->set_message(
+      std::string(3'500'000, 'x'));
+  ASSERT_TRUE(stream->Write(huge));
+  ASSERT_TRUE(Eventually([&] { return hub_->refused() == 1; }));
+
+  // The stream is up: a heartbeat is answered.
+  api::AgentMessage hb;
+  hb.mutable_heartbeat()->set_seq(42);
+  ASSERT_TRUE(stream->Write(hb));
+  bool acked = false;
+  while (!acked && stream->Read(&in)) {
+    acked = in.has_heartbeat_ack() && in.heartbeat_ack().seq() == 42;
+  }
+  EXPECT_TRUE(acked);
+  // The refused report changed nothing; jobsetd serves, and a good report
+  // completes the JobSet.
+  EXPECT_EQ(Get("train").status().terminal_state(), "");
+  api::AgentMessage done;
+  done.mutable_pod_update()->set_pod_uid(uid);
+  done.mutable_pod_update()->mutable_status()->set_phase("Succeeded");
+  ASSERT_TRUE(stream->Write(done));
+  EXPECT_TRUE(Eventually(
+      [&] { return Get("train").status().terminal_state() == "Completed"; }));
+  stream->WritesDone();
+  ctx.TryCancel();
+  stream->Finish();
 }
 
 TEST_F(AgentProtocolTest, ARestartedAgentReattachesWithoutRelaunching) {

@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "common/parallel.h"
 #include "common/status_macros.h"
@@ -12,9 +13,35 @@
 
 namespace jobset::scheduler {
 
+std::vector<std::string> RefusedKeys(const store::Batch& batch,
+                                     const absl::Status& error) {
+  std::vector<std::string> keys;
+  for (const store::Batch::Op& op : batch.ops()) {
+    if (op.key.size() > store::Store::kMaxKeyBytes ||
+        (op.value.has_value() &&
+         op.value->size() > store::Store::kMaxValueBytes)) {
+      keys.push_back(op.key);
+    }
+  }
+  if (!keys.empty()) return keys;
+  // The store names the key it refused, C-escaped, in double quotes.
+  const absl::string_view message = error.message();
+  const size_t open = message.find('"');
+  const size_t close =
+      open == absl::string_view::npos ? open : message.find('"', open + 1);
+  std::string key;
+  if (close != absl::string_view::npos &&
+      absl::CUnescape(message.substr(open + 1, close - open - 1), &key) &&
+      !key.empty()) {
+    keys.push_back(std::move(key));
+  }
+  return keys;
+}
+
 absl::Status Applier::Apply(
     PassWrites& writes, ControllerState& state,
-    const std::function<std::vector<Assignment>()>& orders) {
+    const std::function<std::vector<Assignment>()>& orders,
+    std::vector<std::string>* refused) {
   std::vector<Assignment> launch;
   bool built = false;
   bool committed = false;
@@ -47,6 +74,11 @@ absl::Status Applier::Apply(
       }
       committed = true;
       break;
+    }
+    if (revision.status().code() == absl::StatusCode::kInvalidArgument &&
+        refused != nullptr) {
+      std::vector<std::string> keys = RefusedKeys(batch, revision.status());
+      refused->insert(refused->end(), keys.begin(), keys.end());
     }
     if (revision.status().code() != absl::StatusCode::kAborted)
       return revision.status();

@@ -2,6 +2,7 @@
 #define JOBSET_SCHEDULER_CONTROLLER_APPLIER_H_
 
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -11,6 +12,12 @@
 #include "store/store.h"
 
 namespace jobset::scheduler {
+
+// Returns the keys of `batch` that the store refuses as kInvalidArgument
+// (empty, or a key or value over the store's limits); when none is, the key
+// `error` names, if any.
+std::vector<std::string> RefusedKeys(const store::Batch& batch,
+                                     const absl::Status& error);
 
 // Commits a pass's writes in one store batch and then, and only then, tells
 // the fleet: stop orders, assignments, releases. Nothing reaches an agent
@@ -33,8 +40,12 @@ class Applier {
   // store's write). Returns the store's error, or kAborted after
   // kMaxCommitAttempts conflicts; then nothing was told to the fleet and
   // memory is ahead of the store: the caller must rebuild from the store.
+  // When the store refuses the batch as kInvalidArgument (a value or key
+  // over its limits), the keys it refused are appended to `refused` (if not
+  // null), so that the caller can reject what wrote them.
   absl::Status Apply(PassWrites& writes, ControllerState& state,
-                     const std::function<std::vector<Assignment>()>& orders);
+                     const std::function<std::vector<Assignment>()>& orders,
+                     std::vector<std::string>* refused = nullptr);
 
   // Tells the fleet what is durable already (after a Load): `orders`, then
   // `stops`.

@@ -1,6 +1,10 @@
 #include "scheduler/controller/controller.h"
 
+#include <algorithm>
+#include <cstddef>
+#include <optional>
 #include <utility>
+#include <variant>
 
 #include "common/log.h"
 #include "store/keys.h"
@@ -10,6 +14,11 @@ namespace {
 
 // How long the threads wait before looking at `stopping_` again.
 constexpr absl::Duration kPoll = absl::Milliseconds(200);
+// After a failed pass, the pause before the reload and the next try.
+constexpr absl::Duration kMinRetryBackoff = absl::Milliseconds(50);
+constexpr absl::Duration kMaxRetryBackoff = absl::Seconds(5);
+// At most this many inputs are kept to apply again after a reload.
+constexpr size_t kMaxUnsettled = 200'000;
 
 }  // namespace
 
@@ -20,11 +29,12 @@ Controller::Controller(store::Store* store, AgentFleet* fleet, Clock* clock,
 absl::StatusOr<std::unique_ptr<Controller>> Controller::Start(
     store::Store* store, AgentFleet* fleet, Clock* clock,
     api::Features features, ControllerMetrics* metrics,
-    EventRetention retention) {
+    EventRetention retention, int64_t max_pods_per_attempt) {
   auto controller =
       absl::WrapUnique(new Controller(store, fleet, clock, features));
   controller->core_.set_metrics(metrics);
   controller->core_.set_event_retention(retention);
+  controller->core_.set_max_pods_per_attempt(max_pods_per_attempt);
   absl::StatusOr<int64_t> revision = controller->core_.Load();
   if (!revision.ok()) return revision.status();
   controller->core_.Announce();
@@ -79,7 +89,43 @@ void Controller::WatchStore(int64_t revision) {
   }
 }
 
+void Controller::Reload(std::deque<Input>& replay) {
+  absl::StatusOr<int64_t> loaded = core_.Load();
+  if (!loaded.ok()) {
+    // Load fails only when the store cannot be read (a record that does not
+    // decode is set aside, not an error): the data directory is gone or the
+    // store is unusable, and no state to schedule from exists. This is the
+    // one error the controller does not survive; a restart of jobsetd (by
+    // its supervisor) tries the store again.
+    JOBSET_LOG(FATAL) << "controller: reading the store failed: "
+                      << loaded.status().ToString();
+  }
+  core_.Announce();
+  for (Input& input : replay) Apply(input);
+}
+
+void Controller::Apply(Input& input) {
+  // Inputs are kept until the core settles (replayed after a reload), so
+  // they are copied into the core, not moved.
+  if (const auto* node = std::get_if<NodeInfo>(&input)) {
+    core_.SetNode(*node);
+  } else if (const auto* report = std::get_if<PodReport>(&input)) {
+    core_.OnPodReport(*report);
+  } else if (const auto* loss = std::get_if<NodeLoss>(&input)) {
+    core_.LoseNode(loss->name, loss->reason, loss->message);
+  } else {
+    core_.OnJobSetEvent(std::get<store::Event>(input));
+  }
+}
+
 void Controller::RunLoop() {
+  // The inputs applied since the core last had nothing left to do: a
+  // reload (after a failed pass, or when the watch fell behind) forgets
+  // what they did, so they are applied again after it; a report is not lost
+  // with the pass that was to store it.
+  std::deque<Input> unsettled;
+  bool trimmed = false;  // Said so since the core last settled.
+  absl::Duration backoff = kMinRetryBackoff;
   while (true) {
     std::deque<Input> inputs;
     bool resync = false;
@@ -102,31 +148,54 @@ void Controller::RunLoop() {
       inputs.swap(inputs_);
       resync = std::exchange(resync_, false);
     }
-    if (resync) {
-      absl::StatusOr<int64_t> loaded = core_.Load();
-      if (!loaded.ok()) {
-        JOBSET_LOG(FATAL) << "controller: reloading the store failed: "
-                          << loaded.status().ToString();
-      }
-      core_.Announce();
-    }
+    if (resync) Reload(unsettled);
     for (Input& input : inputs) {
-      if (auto* node = std::get_if<NodeInfo>(&input)) {
-        core_.SetNode(std::move(*node));
-      } else if (auto* report = std::get_if<PodReport>(&input)) {
-        core_.OnPodReport(*report);
-      } else if (auto* loss = std::get_if<NodeLoss>(&input)) {
-        core_.LoseNode(loss->name, loss->reason, loss->message);
-      } else {
-        core_.OnJobSetEvent(std::get<store::Event>(input));
+      Apply(input);
+      // What Load cannot rebuild: JobSet changes are in the store and nodes
+      // survive a Load, but reports and node losses change pods in memory.
+      if (std::holds_alternative<PodReport>(input) ||
+          std::holds_alternative<NodeLoss>(input)) {
+        unsettled.push_back(std::move(input));
       }
     }
-    // A failed commit leaves memory ahead of the store: crash, and let the
-    // restart rebuild from what is durable.
-    absl::Status status = core_.Pass();
-    if (!status.ok()) {
-      JOBSET_LOG(FATAL) << "controller: commit failed: " << status.ToString();
+    if (unsettled.size() > kMaxUnsettled) {
+      // A core that never settles (always more dirty JobSets than a pass
+      // takes) must not grow this without bound: the oldest go, and a
+      // reload before they settle forgets them (their agents report again
+      // when they reconnect).
+      if (!trimmed) {
+        JOBSET_LOG(WARNING) << "controller: over " << kMaxUnsettled
+                            << " inputs not yet settled; a reload now would "
+                               "forget the oldest";
+        trimmed = true;
+      }
+      unsettled.erase(unsettled.begin(),
+                      unsettled.end() - static_cast<ptrdiff_t>(kMaxUnsettled));
     }
+    absl::Status status = core_.Pass();
+    if (status.ok()) {
+      backoff = kMinRetryBackoff;
+      if (core_.NextWake() != absl::InfinitePast()) {
+        unsettled.clear();
+        trimmed = false;
+      }
+      continue;
+    }
+    // Nothing of the pass reached the agents, but memory is ahead of the
+    // store: reload what is durable, as a restart would, and try again
+    // (JobSets whose records the store refused fail at the reload). A store
+    // that keeps failing (a full disk) is retried with a growing pause.
+    passes_failed_.fetch_add(1, std::memory_order_relaxed);
+    JOBSET_LOG(ERROR) << "controller: commit failed, reloading from the "
+                         "store in "
+                      << absl::FormatDuration(backoff) << ": "
+                      << status.ToString();
+    {
+      absl::MutexLock lock(&mu_);
+      if (mu_.AwaitWithTimeout(absl::Condition(&stopping_), backoff)) return;
+    }
+    backoff = std::min(backoff * 2, kMaxRetryBackoff);
+    Reload(unsettled);
   }
 }
 

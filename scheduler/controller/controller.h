@@ -1,6 +1,8 @@
 #ifndef JOBSET_SCHEDULER_CONTROLLER_CONTROLLER_H_
 #define JOBSET_SCHEDULER_CONTROLLER_CONTROLLER_H_
 
+#include <atomic>
+#include <cstdint>
 #include <deque>
 #include <memory>
 #include <thread>
@@ -22,11 +24,15 @@ namespace jobset::scheduler {
 class Controller final : public NodeSink {
  public:
   // Loads the state from `store` and starts both threads. `store` and
-  // `fleet` must outlive the Controller.
+  // `fleet` must outlive the Controller. A pass whose commit fails (the
+  // store's error, or conflicts past the Applier's retries) tells the fleet
+  // nothing; the controller then reloads from the store, as after a crash,
+  // and goes on. Only a store that cannot be read at all stops it.
   static absl::StatusOr<std::unique_ptr<Controller>> Start(
       store::Store* store, AgentFleet* fleet, Clock* clock,
       api::Features features, ControllerMetrics* metrics = nullptr,
-      EventRetention retention = {});
+      EventRetention retention = {},
+      int64_t max_pods_per_attempt = kDefaultMaxPodsPerAttempt);
 
   // Stops both threads (a pass in progress completes).
   ~Controller() override;
@@ -35,6 +41,11 @@ class Controller final : public NodeSink {
   void ReportPod(PodReport report) override;
   void LoseNode(std::string name, std::string reason,
                 std::string message) override;
+
+  // Passes whose commit failed (each followed by a reload).
+  int64_t failed_passes() const {
+    return passes_failed_.load(std::memory_order_relaxed);
+  }
 
  private:
   struct NodeLoss {
@@ -45,6 +56,11 @@ class Controller final : public NodeSink {
   Controller(store::Store* store, AgentFleet* fleet, Clock* clock,
              api::Features features);
   void RunLoop();
+  // Rebuilds the core from the store, re-announces the placed pods and
+  // applies `replay` again.
+  void Reload(std::deque<Input>& replay);
+  // Hands `input` to the core (a copy: it may be replayed).
+  void Apply(Input& input);
   void WatchStore(int64_t revision);
   void Enqueue(Input input);
 
@@ -57,6 +73,8 @@ class Controller final : public NodeSink {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   // Set when the watch fell behind the store's history: reload everything.
   bool resync_ ABSL_GUARDED_BY(mu_) = false;
+
+  std::atomic<int64_t> passes_failed_{0};
 
   std::thread loop_;
   std::thread watcher_;

@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "api/pod_phase.h"
+#include "common/log.h"
 #include "common/parallel.h"
 #include "common/status_macros.h"
 #include "scheduler/controller/pass_metrics.h"
@@ -44,7 +45,60 @@ absl::StatusOr<int64_t> ControllerCore::Load() {
   deferred_ = DeferredJobDeletions();
   JOBSET_ASSIGN_OR_RETURN(const int64_t revision, state_.Load(*store_));
   JOBSET_RETURN_IF_ERROR(events_.Load(*store_, state_));
+  for (ControllerState::Undecodable& u : state_.TakeUndecodable()) {
+    JOBSET_LOG(ERROR) << "controller: stored record " << u.key
+                      << " does not decode; set aside (left in the store): "
+                      << u.error;
+    if (observed_.metrics != nullptr)
+      observed_.metrics->Rejected("undecodable_record");
+    if (!u.jobset.empty()) {
+      state_.MarkDirty(u.jobset);
+      events_.Queue(u.jobset,
+                    {"Warning", kReasonUndecodableRecord,
+                     absl::StrCat("stored record ", u.key,
+                                  " does not decode and is set aside: ",
+                                  u.error.message())});
+    }
+  }
+  for (const std::string& key : set_aside_) state_.SetAside(key);
+  for (auto& [key, message] : std::exchange(refused_, {})) {
+    TrackedJobSet* t = state_.Find(key);
+    if (t == nullptr) continue;
+    t->fail = TrackedJobSet::Failure{
+        kReasonCommitRefused,
+        absl::StrCat("the store refused this JobSet's records: ", message)};
+    failed_for_refusal_.insert(key);
+    state_.MarkDirty(key);
+  }
   return revision;
+}
+
+void ControllerCore::RememberRefused(const std::vector<std::string>& keys,
+                                     const absl::Status& error) {
+  for (const std::string& key : keys) {
+    // jobsets/<ns>/<name>, and jobs/, pods/, events/<ns>/<jobset>/...
+    std::vector<absl::string_view> parts = absl::StrSplit(key, '/');
+    if (parts.size() < 3) continue;
+    const std::string owner = ControllerState::KeyOf(parts[1], parts[2]);
+    if (state_.Find(owner) == nullptr) continue;
+    if (failed_for_refusal_.contains(owner)) {
+      // Even failing it was refused: stop managing it rather than retry
+      // for ever. It stays in the store as it is.
+      JOBSET_LOG(ERROR) << "controller: the store refused JobSet " << owner
+                        << " again after it failed; it is set aside until "
+                           "jobsetd restarts: "
+                        << error.message();
+      set_aside_.insert(owner);
+      if (observed_.metrics != nullptr)
+        observed_.metrics->Rejected("jobset_set_aside");
+      continue;
+    }
+    JOBSET_LOG(ERROR) << "controller: the store refused " << key << "; JobSet "
+                      << owner << " fails: " << error.message();
+    refused_.emplace(owner, std::string(error.message()));
+    if (observed_.metrics != nullptr)
+      observed_.metrics->Rejected("commit_refused");
+  }
 }
 
 void ControllerCore::Announce() {
@@ -236,7 +290,7 @@ absl::Status ControllerCore::Pass() {
   // Reconciling may mark JobSets dirty again (placement, conflicts): those
   // wait for the next pass.
   ReconcilePass reconcile({state_, gangs_, requirements_, events_, deferred_,
-                           observed_.metrics, features_},
+                           observed_.metrics, features_, max_pods_per_attempt_},
                           writes, now);
   for (const std::string& key : state_.TakeDirty(kMaxJobSetsPerPass))
     reconcile.Reconcile(key);
@@ -247,14 +301,20 @@ absl::Status ControllerCore::Pass() {
   // New pods run with their attempt's host table; the attempt's pods already
   // running get the grown table too (their /etc/hosts is rewritten), since
   // an attempt may be placed in waves (Recreate, dependsOn, InOrder).
-  absl::Status applied = applier_.Apply(writes, state_, [&] {
-    std::vector<Assignment> orders;
-    for (const std::string& key : writes.launched()) {
-      if (TrackedJobSet* t = state_.Find(key); t != nullptr)
-        t->AppendAssignments(&orders);
-    }
-    return orders;
-  });
+  std::vector<std::string> refused;
+  absl::Status applied = applier_.Apply(
+      writes, state_,
+      [&] {
+        std::vector<Assignment> orders;
+        for (const std::string& key : writes.launched()) {
+          if (TrackedJobSet* t = state_.Find(key); t != nullptr)
+            t->AppendAssignments(&orders);
+        }
+        return orders;
+      },
+      &refused);
+  if (applied.code() == absl::StatusCode::kInvalidArgument)
+    RememberRefused(refused, applied);
   if (observed_.metrics != nullptr &&
       now - observed_.gauges_at >= kGaugeInterval) {
     observed_.gauges_at = now;

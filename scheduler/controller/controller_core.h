@@ -2,7 +2,9 @@
 #define JOBSET_SCHEDULER_CONTROLLER_CONTROLLER_CORE_H_
 
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -21,6 +23,7 @@
 #include "scheduler/controller/event_log.h"
 #include "scheduler/controller/gang_placement.h"
 #include "scheduler/controller/jobset_reconcile.h"
+#include "scheduler/controller/limits.h"
 #include "scheduler/controller/node_sink.h"
 #include "scheduler/controller/pass_writes.h"
 #include "scheduler/controller/placement_caches.h"
@@ -48,9 +51,17 @@ class ControllerCore {
     events_.set_retention(retention);
   }
 
+  // The most pods one attempt of a JobSet may have (default
+  // kDefaultMaxPodsPerAttempt): a JobSet over it fails with reason
+  // TooManyPods instead of being expanded.
+  void set_max_pods_per_attempt(int64_t max) { max_pods_per_attempt_ = max; }
+
   // Reads every JobSet, Job, pod and event from the store, replacing what
   // the controller held (nodes stay). Returns the revision read at (watch
-  // the store from there).
+  // the store from there). JobSets whose records the store refused in an
+  // earlier Pass are failed (reason CommitRefused) by the next Pass; one
+  // refused again once failed is set aside (no longer managed). Errors are
+  // the store's only.
   absl::StatusOr<int64_t> Load();
 
   // Tells the fleet what every node should run, as the store says: call
@@ -78,7 +89,10 @@ class ControllerCore {
   // Runs one pass. Errors are the store's (or kAborted: the API kept
   // changing the pass's JobSets): nothing of the pass reached the fleet,
   // but memory is ahead of the store, so the caller must rebuild the core
-  // from the store (Controller crashes, and jobsetd's restart Loads).
+  // from the store with Load (as after a crash) before the next pass. When
+  // the store refused the batch as kInvalidArgument (a record over its
+  // limits), the JobSets whose records it refused fail at that Load, and
+  // the rest of the pass is redone without them.
   absl::Status Pass();
 
   // When the next pass is due: now when work waits, else at the next timer
@@ -107,9 +121,22 @@ class ControllerCore {
   absl::flat_hash_map<const JobState*, std::string> PlaceAlongsidePreparing(
       PassWrites& writes, absl::Time now);
 
+  // Remembers the JobSets owning `keys`, which the store refused with
+  // `error`: Load fails them, or sets aside those already failed for it.
+  void RememberRefused(const std::vector<std::string>& keys,
+                       const absl::Status& error);
+
   store::Store* const store_;
   Clock* const clock_;
   const api::Features features_;
+  int64_t max_pods_per_attempt_ = kDefaultMaxPodsPerAttempt;
+  // JobSets (by key) whose records the store refused, with its error: the
+  // next Load fails them. They survive Load, as does what follows.
+  std::map<std::string, std::string> refused_;
+  // JobSets failed because the store refused their records.
+  std::set<std::string> failed_for_refusal_;
+  // JobSets refused again once failed: Load leaves them out.
+  std::set<std::string> set_aside_;
   Applier applier_;
   ControllerState state_;
   GangQueue gangs_;

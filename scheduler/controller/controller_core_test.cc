@@ -4,10 +4,12 @@
 #include "scheduler/controller/controller_core.h"
 
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "absl/base/config.h"
 #include "absl/strings/str_cat.h"
 #include "api/defaults.h"
 #include "api/jobset_builder.h"
@@ -16,6 +18,7 @@
 #include "gmock/gmock.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
+#include "scheduler/controller/limits.h"
 #include "scheduler/metrics.h"
 #include "scheduler/records/conditions.h"
 #include "scheduler/records/constants.h"
@@ -42,7 +45,7 @@ class FakeFleet : public AgentFleet {
  public:
   void Run(Assignment order) override {
     running[order.uid()] = order.Pod();
-    last_hosts = *order.hosts;
+    last_hosts = order.hosts;  // Shared, as the hub keeps it.
     ++runs;
   }
   void Stop(const std::string& node, const std::string& uid) override {
@@ -56,7 +59,7 @@ class FakeFleet : public AgentFleet {
   std::map<std::string, api::Pod> running;  // By uid.
   std::vector<std::pair<std::string, std::string>> released;
   std::vector<std::pair<std::string, std::string>> stopped;
-  std::vector<HostEntry> last_hosts;
+  std::shared_ptr<const std::vector<HostEntry>> last_hosts;
   int runs = 0;
 };
 
@@ -124,6 +127,13 @@ class ControllerCoreTest : public ::testing::Test {
     ASSERT_THAT(
         store_.Commit(store::Batch().Put(key, js.SerializeAsString())).status(),
         IsOk());
+    Notify(key);
+  }
+
+  // Deletes JobSet `name` as the API would and tells the controller.
+  void DeleteThroughApi(const std::string& name) {
+    const std::string key = store::keys::JobSetKey("default", name);
+    ASSERT_THAT(store_.Commit(store::Batch().Delete(key)).status(), IsOk());
     Notify(key);
   }
 
@@ -233,9 +243,9 @@ TEST_F(ControllerCoreTest, RunsAJobSetToCompletion) {
         << pod.metadata().name();
   }
   // The host table covers every pod of the attempt, with the subdomain.
-  ASSERT_THAT(fleet_.last_hosts, SizeIs(5));
+  ASSERT_THAT(*fleet_.last_hosts, SizeIs(5));
   bool found = false;
-  for (const HostEntry& e : fleet_.last_hosts) {
+  for (const HostEntry& e : *fleet_.last_hosts) {
     for (const std::string& n : e.names)
       found |= n == "train-workers-1-1.train";
   }
@@ -308,6 +318,46 @@ TEST_F(ControllerCoreTest, ACommitThatKeepsConflictingTellsTheFleetNothing) {
   Report(failed, "Failed", 1);
   Settle();
   EXPECT_EQ(Get("train").status().restarts(), 1);
+}
+
+// Issue 19: a JobSet with more pods per attempt than the limit (stored
+// before the limit existed) fails with the reason instead of being expanded
+// (replicas: 2000000000 used to exhaust memory); the others run.
+TEST_F(ControllerCoreTest, AJobSetOverThePodLimitFailsInsteadOfExpanding) {
+  Submit(JobSetBuilder("huge").Replicated("workers", 2'000'000'000).Build());
+  Submit(JobSetBuilder("fine").Replicated("workers", 2).Build());
+  Settle();
+  const api::JobSet& huge = Get("huge");
+  EXPECT_EQ(huge.status().terminal_state(), "Failed");
+  ASSERT_THAT(huge.status().conditions(),
+              Contains(::testing::Property(&api::Condition::reason,
+                                           kReasonTooManyPods)));
+  for (const api::Condition& c : huge.status().conditions()) {
+    if (c.type() != "Failed") continue;
+    EXPECT_EQ(c.status(), "True");
+    EXPECT_THAT(c.message(), HasSubstr("2000000000 pods per attempt"));
+    EXPECT_THAT(c.message(), HasSubstr("limit of 100000"));
+  }
+  EXPECT_THAT(core_->Jobs("default", "huge"), IsEmpty());
+  EXPECT_THAT(core_->Events("default", "huge"),
+              Contains(Field(&JobSetEvent::reason, kReasonTooManyPods)));
+  EXPECT_THAT(fleet_.running, SizeIs(2));
+  // The failure is durable.
+  auto stored = store_.Get(store::keys::JobSetKey("default", "huge"));
+  ASSERT_TRUE(stored.ok() && stored->has_value());
+  api::JobSet js;
+  ASSERT_TRUE(js.ParseFromString((*stored)->value));
+  EXPECT_EQ(js.status().terminal_state(), "Failed");
+}
+
+TEST_F(ControllerCoreTest, ALowerPodLimitIsAnOption) {
+  core_->set_max_pods_per_attempt(3);
+  Submit(JobSetBuilder("four").Replicated("workers", 2, 2, 2).Build());
+  Submit(JobSetBuilder("three").Replicated("workers", 3).Build());
+  Settle();
+  EXPECT_EQ(Get("four").status().terminal_state(), "Failed");
+  EXPECT_EQ(Get("three").status().terminal_state(), "");
+  EXPECT_THAT(fleet_.running, SizeIs(3));
 }
 
 TEST_F(ControllerCoreTest, RestartsAllPodsOnTheSameNodesAndFencesStaleReports) {
@@ -788,7 +838,7 @@ TEST_F(ControllerCoreTest,
     ASSERT_TRUE(fleet_.running.contains(uid));
     EXPECT_EQ(fleet_.running[uid].spec().node_name(), pod.spec().node_name());
   }
-  EXPECT_THAT(fleet_.last_hosts, SizeIs(3));
+  EXPECT_THAT(*fleet_.last_hosts, SizeIs(3));
 
   ReportAll("Succeeded");
   Settle();
@@ -835,12 +885,7 @@ TEST_F(ControllerCoreTest, EventsAreBoundedAndGoWithTheirJobSet) {
   };
   EXPECT_GE(count(), 1u);
   EXPECT_LE(count(), 100u);
-  ASSERT_THAT(store_
-                  .Commit(store::Batch().Delete(
-                      store::keys::JobSetKey("default", "big")))
-                  .status(),
-              IsOk());
-  Notify(store::keys::JobSetKey("default", "big"));
+  DeleteThroughApi("big");
   Settle();
   EXPECT_EQ(count(), 0u);
 }
@@ -909,6 +954,145 @@ TEST_F(ControllerCoreTest, MetricsFollowAScriptedRun) {
   ASSERT_THAT(core_->Pass(), IsOk());
   EXPECT_EQ(MetricValue(metrics, "jobsetd_jobsets", {{"state", "completed"}}),
             1);
+}
+
+// Issue 19: a store seeded with records that do not decode and with a
+// JobSet that cannot expand: the controller loads the rest, runs it, and
+// reports both (log, event, metric); the undecodable records stay in the
+// store as they were, and the JobSets they belong to, or that cannot
+// expand, are Failed with the reason.
+TEST_F(ControllerCoreTest,
+       LoadSetsAsideWhatDoesNotDecodeAndFailsWhatCannotRun) {
+  Submit(JobSetBuilder("broken").Replicated("workers", 2).Build());
+  Settle();
+  ASSERT_THAT(fleet_.running, SizeIs(2));
+  const std::string garbage = "\xff\xff\xff\xff";
+  const std::string broken_pods =
+      store::keys::JobPodsKey("default", "broken", "broken-workers-1");
+  const std::string lost_jobset = store::keys::JobSetKey("default", "lost");
+  const std::string lost_job =
+      store::keys::JobKey("default", "lost", "lost-w-0");
+  const std::string bad_event = store::keys::EventKey("default", "broken", 999);
+  api::JobSet huge =
+      JobSetBuilder("huge").Replicated("w", 2'000'000'000).Build();
+  api::SetJobSetDefaults(&huge);
+  ASSERT_THAT(store_
+                  .Commit(store::Batch()
+                              .Put(broken_pods, garbage)
+                              .Put(lost_jobset, garbage)
+                              .Put(lost_job, "a Job of a JobSet gone bad")
+                              .Put(bad_event, garbage)
+                              .Put(store::keys::JobSetKey("default", "huge"),
+                                   huge.SerializeAsString()))
+                  .status(),
+              IsOk());
+
+  SchedulerMetrics metrics;
+  PrometheusControllerMetrics exported(&metrics);
+  core_ = std::make_unique<ControllerCore>(&store_, &fleet_, &clock_,
+                                           api::Features{.restart_job = true});
+  core_->set_metrics(&exported);
+  ASSERT_THAT(core_->Load().status(), IsOk());
+  for (int i = 0; i < 4; ++i)
+    core_->SetNode(Node(absl::StrCat("node-", i), "pool-a"));
+  Submit(JobSetBuilder("fine").Replicated("workers", 1).Build());
+  Settle();
+
+  EXPECT_EQ(MetricValue(metrics, "jobsetd_rejected_records_total",
+                        {{"reason", "undecodable_record"}}),
+            3);
+  // The JobSet whose pods do not decode: Failed, with an event naming the
+  // record, which is left as it was.
+  const api::JobSet& broken = Get("broken");
+  EXPECT_EQ(broken.status().terminal_state(), "Failed");
+  EXPECT_THAT(broken.status().conditions(),
+              Contains(::testing::Property(&api::Condition::reason,
+                                           kReasonUndecodableRecord)));
+  EXPECT_THAT(core_->Events("default", "broken"),
+              Contains(Field(&JobSetEvent::message, HasSubstr(broken_pods))));
+  for (const std::string& key : {broken_pods, lost_jobset, bad_event}) {
+    auto kv = store_.Get(key);
+    ASSERT_TRUE(kv.ok() && kv->has_value()) << key;
+    EXPECT_EQ((*kv)->value, garbage) << key;
+  }
+  // The children of a JobSet that does not decode are not orphans.
+  auto child = store_.Get(lost_job);
+  ASSERT_TRUE(child.ok() && child->has_value());
+  // Over the pod limit: Failed, never expanded.
+  EXPECT_EQ(Get("huge").status().terminal_state(), "Failed");
+  EXPECT_THAT(core_->Jobs("default", "huge"), IsEmpty());
+  // The rest runs.
+  bool fine_runs = false;
+  for (const auto& [uid, pod] : fleet_.running)
+    fine_runs |= pod.metadata().labels().at(kJobSetNameKey) == "fine";
+  EXPECT_TRUE(fine_runs);
+}
+
+// Issue 19: an Indexed Job of parallelism 100,000 (the pods-per-attempt
+// limit) used to put one JobPods record past the store's value limit, and
+// its commit crashed jobsetd. Its pods are now split across records: it
+// commits, runs, loads back after a restart, and its deletion removes every
+// record.
+TEST_F(ControllerCoreTest, AnIndexedJobAtThePodLimitRunsAndLoadsBack) {
+#ifdef ABSL_HAVE_THREAD_SANITIZER
+  // ThreadSanitizer checks the threads, not the size (and is slow at it):
+  // a quarter of the limit, still more than one record.
+  constexpr int kPods = static_cast<int>(kDefaultMaxPodsPerAttempt / 4);
+#else
+  constexpr int kPods = static_cast<int>(kDefaultMaxPodsPerAttempt);
+#endif
+  Submit(JobSetBuilder("big")
+             .Replicated("w", 1, kPods, kPods)
+             .CompletionMode("w", "Indexed")
+             .Build());
+  Settle();
+  EXPECT_THAT(fleet_.running, SizeIs(kPods));
+  auto chunks = [&] {
+    auto page = store_.Scan("pods/default/big/", "", 1'000);
+    return page.ok() ? page->kvs : std::vector<store::KeyValue>();
+  };
+  const std::vector<store::KeyValue> stored = chunks();
+  // At the limit, more than one record (the bound form is ~40 bytes a pod).
+  ASSERT_GE(stored.size(), kPods == kDefaultMaxPodsPerAttempt ? 2u : 1u);
+  for (const store::KeyValue& kv : stored)
+    EXPECT_LE(kv.value.size(), kMaxJobPodsChunkBytes) << kv.key;
+
+  // Every pod comes back after a restart, placed where it was.
+  Restart();
+  const std::vector<api::Pod> loaded = core_->Pods("default", "big");
+  EXPECT_THAT(loaded, SizeIs(kPods));
+  for (const api::Pod& pod : loaded)
+    ASSERT_FALSE(pod.spec().node_name().empty()) << pod.metadata().name();
+  Settle();
+
+  // Deleting the JobSet removes all of its records.
+  DeleteThroughApi("big");
+  Settle();
+  ConfirmStops();
+  Settle();
+  EXPECT_THAT(chunks(), IsEmpty());
+}
+
+TEST(RefusedKeysTest, NamesTheKeysOverTheStoresLimits) {
+  store::Batch batch;
+  batch.Put("jobs/default/a/a-w-0", "small");
+  batch.Put("pods/default/b/b-w-0",
+            std::string(store::Store::kMaxValueBytes + 1, 'x'));
+  batch.Put(std::string(store::Store::kMaxKeyBytes + 1, 'k'), "v");
+  EXPECT_THAT(
+      RefusedKeys(batch, absl::InvalidArgumentError("too big")),
+      ::testing::ElementsAre("pods/default/b/b-w-0",
+                             std::string(store::Store::kMaxKeyBytes + 1, 'k')));
+  // Nothing over a limit: the key the store's error names, unescaped.
+  store::Batch fine;
+  fine.Put("pods/default/c/c-w-0", "v");
+  EXPECT_THAT(
+      RefusedKeys(fine, absl::InvalidArgumentError(
+                            "store: key \"pods/default/c/c\\x01\" appears "
+                            "twice in a batch")),
+      ::testing::ElementsAre(std::string("pods/default/c/c\x01")));
+  EXPECT_THAT(RefusedKeys(fine, absl::InvalidArgumentError("no key named")),
+              IsEmpty());
 }
 
 }  // namespace

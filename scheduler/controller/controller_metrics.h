@@ -36,6 +36,12 @@ class ControllerMetrics {
   // A restarted JobSet's new attempt all running, `took` after the restart
   // was decided.
   virtual void RestartedToRunning(absl::Duration took) = 0;
+  // Something the controller was given and set aside instead of stopping:
+  // `reason` is "undecodable_record" (a stored record that did not decode,
+  // left in the store and skipped), "commit_refused" (the store refused a
+  // JobSet's records; the JobSet fails) or "jobset_set_aside" (refused again
+  // once failed: no longer managed until jobsetd restarts).
+  virtual void Rejected(absl::string_view reason) = 0;
   // The gauges: JobSets by state (pending, running, suspended, completed,
   // failed), pods by phase, JobSets waiting for placement.
   virtual void Gauges(const std::map<std::string, int64_t>& jobsets_by_state,

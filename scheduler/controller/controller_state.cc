@@ -1,10 +1,12 @@
 #include "scheduler/controller/controller_state.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/status_macros.h"
+#include "scheduler/controller/limits.h"
 #include "scheduler/records/records.h"
 #include "store/decode.h"
 #include "store/keys.h"
@@ -79,61 +81,121 @@ std::string ControllerState::KeyOf(absl::string_view ns,
   return absl::StrCat(ns, "/", name);
 }
 
+namespace {
+
+// A Job's records that do not decode leave its JobSet's state unknown.
+TrackedJobSet::Failure UndecodableFailure(const std::string& key,
+                                          const absl::Status& error) {
+  return {kReasonUndecodableRecord,
+          absl::StrCat("stored record ", key,
+                       " does not decode, so what this JobSet runs is "
+                       "unknown; the record is left in the store: ",
+                       error.message())};
+}
+
+}  // namespace
+
 absl::StatusOr<int64_t> ControllerState::Load(store::Store& store) {
   pod_by_uid_.clear();  // Before the records its keys view.
   jobsets_.clear();
   dirty_.clear();
   orphan_keys_.clear();
+  undecodable_.clear();
+  undecodable_jobsets_.clear();
+  undecodable_jobs_.clear();
   const int64_t revision = store.CurrentRevision();
   JOBSET_RETURN_IF_ERROR(store::ScanAll(
       store, store::keys::kJobSets,
       [&](const store::KeyValue& kv) -> absl::Status {
-        JOBSET_ASSIGN_OR_RETURN(api::JobSet js,
-                                store::DecodeValue<api::JobSet>(kv));
+        absl::StatusOr<api::JobSet> js = store::DecodeValue<api::JobSet>(kv);
+        if (!js.ok()) {
+          // jobsets/<ns>/<name>: its children are left alone too.
+          std::vector<absl::string_view> parts = absl::StrSplit(kv.key, '/');
+          if (parts.size() == 3)
+            undecodable_jobsets_.insert(KeyOf(parts[1], parts[2]));
+          undecodable_.push_back({kv.key, js.status(), ""});
+          return absl::OkStatus();
+        }
         const std::string key =
-            KeyOf(js.metadata().namespace_(), js.metadata().name());
+            KeyOf(js->metadata().namespace_(), js->metadata().name());
         TrackedJobSet& t = Track(key);
-        t.jobset = std::move(js);
+        t.jobset = *std::move(js);
         t.revision = kv.mod_revision;
         dirty_.insert(key);
         return absl::OkStatus();
       }));
   // Children of a JobSet that is gone are deleted by the first pass.
   // jobs/<ns>/<jobset>/<job> and pods/<ns>/<jobset>/<job>.
-  auto owner = [&](const std::string& key) -> TrackedJobSet* {
+  struct Owner {
+    TrackedJobSet* jobset = nullptr;
+    std::string job;     // "<ns>/<jobset>/<job>"
+    bool leave = false;  // Its JobSet or Job did not decode.
+  };
+  auto owner = [&](const std::string& key) -> Owner {
+    // jobs/<ns>/<jobset>/<job>, and pods/ the same or with a chunk after.
     std::vector<absl::string_view> parts = absl::StrSplit(key, '/');
-    if (parts.size() != 4) return nullptr;
-    return Find(KeyOf(parts[1], parts[2]));
+    if (parts.size() != 4 && parts.size() != 5) return {};
+    const std::string jobset = KeyOf(parts[1], parts[2]);
+    Owner o{Find(jobset), absl::StrCat(jobset, "/", parts[3])};
+    o.leave = undecodable_jobsets_.contains(jobset) ||
+              undecodable_jobs_.contains(o.job);
+    return o;
+  };
+  auto set_aside = [&](const store::KeyValue& kv, const absl::Status& error,
+                       Owner& o) {
+    undecodable_.push_back(
+        {kv.key, error, o.jobset == nullptr ? "" : o.jobset->key});
+    if (o.jobset == nullptr) return;
+    undecodable_jobs_.insert(o.job);
+    if (!o.jobset->fail.has_value())
+      o.jobset->fail = UndecodableFailure(kv.key, error);
   };
   JOBSET_RETURN_IF_ERROR(store::ScanAll(
       store, store::keys::kJobs,
       [&](const store::KeyValue& kv) -> absl::Status {
-        JOBSET_ASSIGN_OR_RETURN(api::Job job, store::DecodeValue<api::Job>(kv));
-        TrackedJobSet* t = owner(kv.key);
-        if (t == nullptr) {
+        Owner o = owner(kv.key);
+        if (o.leave) return absl::OkStatus();
+        absl::StatusOr<api::Job> job = store::DecodeValue<api::Job>(kv);
+        if (!job.ok()) {
+          set_aside(kv, job.status(), o);
+        } else if (o.jobset == nullptr) {
           orphan_keys_.push_back(kv.key);
         } else {
-          t->dirty_jobs.insert(job.metadata().name());
-          CompactJob(&job);  // Written by an older jobsetd: it may not be.
-          AddJob(*t, std::move(job));
+          TrackedJobSet& t = *o.jobset;
+          t.dirty_jobs.insert(job->metadata().name());
+          CompactJob(&*job);  // Written by an older jobsetd: it may not be.
+          AddJob(t, *std::move(job));
         }
         return absl::OkStatus();
       }));
   JOBSET_RETURN_IF_ERROR(store::ScanAll(
       store, store::keys::kPods,
       [&](const store::KeyValue& kv) -> absl::Status {
-        JOBSET_ASSIGN_OR_RETURN(std::vector<api::PodRecord> pods,
-                                DecodeJobPods(kv));
-        TrackedJobSet* t = owner(kv.key);
-        const std::string job_name(kv.key.substr(kv.key.rfind('/') + 1));
+        Owner o = owner(kv.key);
+        if (o.leave) return absl::OkStatus();
+        TrackedJobSet* t = o.jobset;
+        const std::optional<JobPodsKeyParts> key = ParseJobPodsKey(kv.key);
+        const std::string job_name = key.has_value() ? key->job : "";
         auto job = t == nullptr ? decltype(t->jobs)::iterator()
                                 : t->jobs.find(job_name);
+        absl::StatusOr<std::vector<api::PodRecord>> pods = DecodeJobPods(kv);
+        if (!pods.ok()) {
+          set_aside(kv, pods.status(), o);
+          // Without its pods the Job is not known either: left out.
+          if (t != nullptr && job != t->jobs.end()) {
+            for (const auto& [name, pod] : job->second.pods) UnindexPod(pod);
+            t->dirty_jobs.erase(job_name);
+            t->jobs.erase(job);
+          }
+          return absl::OkStatus();
+        }
         if (t == nullptr || job == t->jobs.end()) {
           orphan_keys_.push_back(kv.key);
           return absl::OkStatus();
         }
         JobState& state = job->second;
-        for (api::PodRecord& pod : pods) {
+        state.stored_chunks = std::max(state.stored_chunks, key->chunk + 1);
+        for (api::PodRecord& pod : *pods) {
           std::string name = pod.name();
           api::PodRecord& held = state.pods[name] = std::move(pod);
           IndexPod(*t, state, held);
@@ -145,6 +207,10 @@ absl::StatusOr<int64_t> ControllerState::Load(store::Store& store) {
         return absl::OkStatus();
       }));
   return revision;
+}
+
+std::vector<ControllerState::Undecodable> ControllerState::TakeUndecodable() {
+  return std::exchange(undecodable_, {});
 }
 
 TrackedJobSet* ControllerState::Find(const std::string& key) {
@@ -164,6 +230,16 @@ TrackedJobSet& ControllerState::Track(const std::string& key) {
 }
 
 void ControllerState::Untrack(const std::string& key) { jobsets_.erase(key); }
+
+void ControllerState::SetAside(const std::string& key) {
+  auto it = jobsets_.find(key);
+  if (it == jobsets_.end()) return;
+  for (const auto& [name, job] : it->second.jobs) {
+    for (const auto& [pod_name, pod] : job.pods) UnindexPod(pod);
+  }
+  dirty_.erase(key);
+  jobsets_.erase(it);
+}
 
 JobState& ControllerState::AddJob(TrackedJobSet& t, api::Job job) {
   JobState& state = t.jobs[job.metadata().name()];

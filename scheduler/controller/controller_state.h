@@ -59,6 +59,10 @@ struct JobState {
   // staged in the pass's PassWrites).
   bool job_changed = false;
   bool pods_changed = false;
+  // How many chunks its pods take in the store (records'
+  // JobPodsChunkKey): rewriting them in fewer, or erasing the Job, deletes
+  // the rest.
+  int stored_chunks = 0;
   bool dirty = false;  // In its JobSet's dirty_jobs.
 
   // Whether the JobSet layer deleted it (see above).
@@ -100,6 +104,12 @@ struct TrackedJobSet {
   // only (incremental: one pod report does not rescan 1,000 Jobs).
   std::set<std::string> dirty_jobs;
   bool deleted = false;  // Deleted through the API; cascade next pass.
+  // Set when the JobSet must fail instead of running (the store refused its
+  // records): the next pass marks it Failed with this reason and message.
+  struct Failure {
+    std::string reason, message;
+  };
+  std::optional<Failure> fail;
   GangState gang;
   AttemptTiming timing;
 
@@ -134,8 +144,29 @@ class ControllerState {
 
   // Reads every JobSet, Job and pod record from `store`, replacing what was
   // held (nodes stay). Records whose JobSet is gone are remembered for the
-  // next pass to delete (TakeOrphanKeys). Returns the revision read at.
+  // next pass to delete (TakeOrphanKeys). A record that does not decode is
+  // set aside (TakeUndecodable), left in the store and skipped, and so are
+  // what depends on it: the children of an undecodable JobSet (never taken
+  // for orphans), and a Job whose record or pods do not decode, whose
+  // JobSet then fails (TrackedJobSet::fail, reason UndecodableRecord):
+  // what it runs is unknown. Errors are the store's only. Returns the
+  // revision read at.
   absl::StatusOr<int64_t> Load(store::Store& store);
+
+  // A record Load set aside: its key, the error, and the JobSet it belongs
+  // to ("" when none is tracked).
+  struct Undecodable {
+    std::string key;
+    absl::Status error;
+    std::string jobset;
+  };
+  std::vector<Undecodable> TakeUndecodable();
+  void AddUndecodable(Undecodable u) { undecodable_.push_back(std::move(u)); }
+  // Whether JobSet `key`'s own record did not decode at the last Load (its
+  // children are neither loaded nor orphans).
+  bool IsUndecodable(const std::string& key) const {
+    return undecodable_jobsets_.contains(key);
+  }
 
   std::map<std::string, TrackedJobSet>& jobsets() { return jobsets_; }
   const std::map<std::string, TrackedJobSet>& jobsets() const {
@@ -147,6 +178,9 @@ class ControllerState {
   TrackedJobSet& Track(const std::string& key);
   // Forgets JobSet `key`; its pods must be unindexed already (EraseJob).
   void Untrack(const std::string& key);
+  // Forgets JobSet `key` with its Jobs and pods (and their index) without
+  // touching the store: the controller stops managing it.
+  void SetAside(const std::string& key);
 
   // Adds `job` to `t` and returns its state.
   static JobState& AddJob(TrackedJobSet& t, api::Job job);
@@ -180,6 +214,11 @@ class ControllerState {
   std::map<std::string, NodeInfo> nodes_;
   std::set<std::string> dirty_;
   std::vector<std::string> orphan_keys_;
+  std::vector<Undecodable> undecodable_;
+  // JobSets (KeyOf) and Jobs ("<ns>/<jobset>/<job>") whose records did not
+  // decode: what is stored under them is left alone.
+  std::set<std::string> undecodable_jobsets_;
+  std::set<std::string> undecodable_jobs_;
 };
 
 }  // namespace jobset::scheduler

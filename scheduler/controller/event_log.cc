@@ -22,15 +22,21 @@ absl::Status EventLog::Load(store::Store& store, ControllerState& state) {
         uint64_t seq = 0;
         const std::string key =
             parts.size() == 4 ? ControllerState::KeyOf(parts[1], parts[2]) : "";
+        if (!key.empty() && state.IsUndecodable(key)) {
+          return absl::OkStatus();  // Left alone with its JobSet.
+        }
         if (key.empty() || state.Find(key) == nullptr ||
             !absl::SimpleAtoi(parts[3], &seq)) {
           state.AddOrphanKey(kv.key);
           return absl::OkStatus();
         }
-        JOBSET_ASSIGN_OR_RETURN(api::Event e,
-                                store::DecodeValue<api::Event>(kv));
+        absl::StatusOr<api::Event> e = store::DecodeValue<api::Event>(kv);
+        if (!e.ok()) {
+          state.AddUndecodable({kv.key, e.status(), key});
+          return absl::OkStatus();
+        }
         by_jobset_[key].emplace_back(
-            seq, JobSetEvent{e.type(), e.reason(), e.note()});
+            seq, JobSetEvent{e->type(), e->reason(), e->note()});
         last_seq_ = std::max(last_seq_, seq);
         return absl::OkStatus();
       });

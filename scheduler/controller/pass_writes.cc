@@ -1,5 +1,7 @@
 #include "scheduler/controller/pass_writes.h"
 
+#include <algorithm>
+#include <deque>
 #include <utility>
 
 #include "common/parallel.h"
@@ -77,13 +79,20 @@ void PassWrites::SerializeChildren(
     ControllerState& state,
     absl::flat_hash_map<const JobState*, std::string> serialized,
     DeferredJobDeletions& deferred) {
-  // What to serialize where: a Job (pods false) or its JobPods record.
+  // What to serialize where: a Job (into `value`) or its pods (into
+  // `chunks`, as many JobPods records as they need).
   struct Record {
     const JobState* job;
-    bool pods;
     std::optional<std::string>* value;
+    std::vector<std::string>* chunks;
   };
   std::vector<Record> records;
+  struct PodsRecord {
+    JobState* job;
+    const TrackedJobSet* jobset;
+    std::vector<std::string> chunks;
+  };
+  std::deque<PodsRecord> pods;  // Stable: records point into it.
   for (const std::string& key : staged_) {
     TrackedJobSet* t = state.Find(key);
     if (t == nullptr) continue;
@@ -98,28 +107,45 @@ void PassWrites::SerializeChildren(
         if (auto done = serialized.find(&job); done != serialized.end()) {
           value = std::move(done->second);
         } else {
-          records.push_back({&job, false, &value});
+          records.push_back({&job, &value, nullptr});
         }
       }
       if (!job.pods_changed) continue;
       job.pods_changed = false;
-      std::optional<std::string>& value =
-          keys_[store::keys::JobPodsKey(ns, jobset, name)];
       if (job.pods.empty()) {
-        value = std::nullopt;
+        for (int i = 0; i < std::max(1, job.stored_chunks); ++i)
+          Delete(JobPodsChunkKey(ns, jobset, name, i));
+        job.stored_chunks = 0;
       } else {
-        records.push_back({&job, true, &value});
+        pods.push_back({&job, t, {}});
+        records.push_back({&job, nullptr, &pods.back().chunks});
       }
     }
   }
   staged_.clear();
-  // Records are independent, and keys_ is not resized from here on (its
-  // nodes hold the values being written).
+  // Records are independent, and keys_ is not changed until all are done
+  // (its nodes hold the values being written).
   ParallelFor(records.size(), kParallelRecords, [&records](size_t i) {
     const Record& r = records[i];
-    *r.value = r.pods ? EncodeJobPods(r.job->job.metadata().name(), r.job->pods)
-                      : r.job->job.SerializeAsString();
+    if (r.chunks != nullptr) {
+      *r.chunks =
+          EncodeJobPodsChunks(r.job->job.metadata().name(), r.job->pods);
+    } else {
+      *r.value = r.job->job.SerializeAsString();
+    }
   });
+  for (PodsRecord& p : pods) {
+    const std::string& ns = p.jobset->jobset.metadata().namespace_();
+    const std::string& jobset = p.jobset->jobset.metadata().name();
+    const std::string& name = p.job->job.metadata().name();
+    const int n = static_cast<int>(p.chunks.size());
+    for (int i = 0; i < n; ++i)
+      Put(JobPodsChunkKey(ns, jobset, name, i), std::move(p.chunks[i]));
+    // Fewer chunks than before: the rest go.
+    for (int i = n; i < p.job->stored_chunks; ++i)
+      Delete(JobPodsChunkKey(ns, jobset, name, i));
+    p.job->stored_chunks = n;
+  }
 }
 
 store::Batch PassWrites::ToBatch(const ControllerState& state) const {

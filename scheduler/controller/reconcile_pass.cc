@@ -1,11 +1,17 @@
 #include "scheduler/controller/reconcile_pass.h"
 
+#include <algorithm>
+#include <optional>
 #include <set>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "common/uid.h"
 #include "scheduler/controller/child_jobs.h"
 #include "scheduler/controller/job_reconcile.h"
+#include "scheduler/controller/limits.h"
+#include "scheduler/records/conditions.h"
+#include "scheduler/records/constants.h"
 #include "scheduler/records/records.h"
 #include "store/keys.h"
 
@@ -45,6 +51,7 @@ void ReconcilePass::ReconcileOne(TrackedJobSet& t) {
   t.wake.reset();
 
   const api::JobSetStatus before = t.jobset.status();
+  FailIfUnrunnable(t);
   std::vector<JobSetEvent> decided;  // This reconcile's events (metrics).
   for (int round = 0; round < kMaxReconcileRounds; ++round) {
     ReconcileJobs(t);
@@ -112,6 +119,36 @@ void ReconcilePass::ReconcileOne(TrackedJobSet& t) {
   if (parts_.metrics != nullptr) {
     RecordReconcile(*parts_.metrics, t, before, decided, now_);
   }
+}
+
+bool ReconcilePass::FailIfUnrunnable(TrackedJobSet& t) {
+  std::optional<TrackedJobSet::Failure> why = std::exchange(t.fail, {});
+  api::JobSetStatus* status = t.jobset.mutable_status();
+  if (!status->terminal_state().empty() ||
+      t.jobset.metadata().has_deletion_timestamp()) {
+    return false;
+  }
+  if (!why.has_value()) {
+    const int64_t pods = PodsPerAttempt(t.jobset);
+    if (pods <= parts_.max_pods_per_attempt) return false;
+    why = TrackedJobSet::Failure{
+        kReasonTooManyPods,
+        absl::StrCat("spec.replicatedJobs: ", pods,
+                     " pods per attempt (replicas x parallelism) exceed the "
+                     "limit of ",
+                     parts_.max_pods_per_attempt,
+                     "; the JobSet is not expanded")};
+  }
+  // As the failure policy fails a JobSet: the JobSet layer then removes
+  // whatever of it still runs.
+  UpdateCondition(status->mutable_conditions(), kConditionFailed, true,
+                  why->reason, why->message, now_);
+  UpdateCondition(status->mutable_conditions(), kConditionRestartingJobSet,
+                  false, "JobSetFailed", "jobset failed", now_);
+  status->set_terminal_state(kTerminalFailed);
+  writes_.JobSetChanged(t.key);
+  writes_.Event(t.key, {"Warning", why->reason, why->message});
+  return true;
 }
 
 void ReconcilePass::ReconcileJobs(TrackedJobSet& t) {
@@ -218,7 +255,8 @@ void ReconcilePass::EraseJob(TrackedJobSet& t, const std::string& name) {
   const std::string& ns = t.jobset.metadata().namespace_();
   const std::string& jobset = t.jobset.metadata().name();
   writes_.Delete(store::keys::JobKey(ns, jobset, name));
-  writes_.Delete(store::keys::JobPodsKey(ns, jobset, name));
+  for (int i = 0; i < std::max(1, it->second.stored_chunks); ++i)
+    writes_.Delete(JobPodsChunkKey(ns, jobset, name, i));
   parts_.requirements.Erase(it->second.job.metadata().uid());
   parts_.deferred.Done(t.key, name);
   writes_.Retire(std::move(it->second));

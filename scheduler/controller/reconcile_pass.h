@@ -26,6 +26,8 @@ struct PassParts {
   DeferredJobDeletions& deferred;
   ControllerMetrics* metrics;  // May be null.
   api::Features features;
+  // The most pods one attempt may have; a JobSet over it fails.
+  int64_t max_pods_per_attempt;
 };
 
 // The JobSet and Job layers of one pass, applied to the controller's state:
@@ -44,6 +46,9 @@ class ReconcilePass {
 
  private:
   void ReconcileOne(TrackedJobSet& t);
+  // Fails `t` instead of expanding it when it cannot run: t.fail is set, or
+  // its attempt has more pods than the limit. Returns whether it failed it.
+  bool FailIfUnrunnable(TrackedJobSet& t);
   // The Job layer, over the Jobs in t.dirty_jobs.
   void ReconcileJobs(TrackedJobSet& t);
   // Creates `job`'s pods of completion indexes `indexes` (-1: NonIndexed).

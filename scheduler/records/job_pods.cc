@@ -3,13 +3,17 @@
 #include <utility>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "api/pod_phase.h"
 #include "common/uid.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/wire_format_lite.h"
 #include "scheduler/records/records.h"
 #include "store/decode.h"
+#include "store/keys.h"
 
 namespace jobset::scheduler {
 namespace {
@@ -60,28 +64,36 @@ uint8_t* WriteLengthDelimited(int field, absl::string_view bytes, uint8_t* p) {
                                             static_cast<int>(bytes.size()), p);
 }
 
-}  // namespace
+// The two times of `pod` if it can go into the columns (OnlyBound, with a
+// uid that parses), and its uid.
+std::optional<std::pair<std::pair<int64_t, int64_t>, UidBytes>> BoundForm(
+    const api::PodRecord& pod, absl::string_view job_name, std::string* name) {
+  if (!OnlyBound(pod, job_name, name)) return std::nullopt;
+  std::optional<UidBytes> uid = ParseUid(pod.uid());
+  if (!uid.has_value()) return std::nullopt;
+  return std::make_pair(std::make_pair(pod.creation_timestamp().seconds(),
+                                       pod.scheduled_seconds()),
+                        *uid);
+}
 
-std::string EncodeJobPods(absl::string_view job_name,
-                          const std::map<std::string, api::PodRecord>& pods) {
+// Serializes `pods` (in name order) as one JobPods message.
+std::string EncodePods(absl::string_view job_name,
+                       const std::vector<const api::PodRecord*>& pods) {
   // Which pods go into the columns: those only bound, at the first such
   // pod's two times.
   std::vector<const api::PodRecord*> whole;
   std::vector<std::pair<const api::PodRecord*, UidBytes>> bound;
   std::optional<std::pair<int64_t, int64_t>> times;
   std::string name;
-  for (const auto& [unused, pod] : pods) {
-    std::optional<UidBytes> uid;
-    if (OnlyBound(pod, job_name, &name) && (uid = ParseUid(pod.uid()))) {
-      const std::pair<int64_t, int64_t> t = {pod.creation_timestamp().seconds(),
-                                             pod.scheduled_seconds()};
-      if (!times.has_value()) times = t;
-      if (*times == t) {
-        bound.emplace_back(&pod, *uid);
+  for (const api::PodRecord* pod : pods) {
+    if (auto form = BoundForm(*pod, job_name, &name)) {
+      if (!times.has_value()) times = form->first;
+      if (*times == form->first) {
+        bound.emplace_back(pod, form->second);
         continue;
       }
     }
-    whole.push_back(&pod);
+    whole.push_back(pod);
   }
 
   // Sizes first, then one buffer.
@@ -144,6 +156,88 @@ std::string EncodeJobPods(absl::string_view job_name,
   return out;
 }
 
+}  // namespace
+
+std::string EncodeJobPods(absl::string_view job_name,
+                          const std::map<std::string, api::PodRecord>& pods) {
+  std::vector<const api::PodRecord*> all;
+  all.reserve(pods.size());
+  for (const auto& [unused, pod] : pods) all.push_back(&pod);
+  return EncodePods(job_name, all);
+}
+
+std::vector<std::string> EncodeJobPodsChunks(
+    absl::string_view job_name,
+    const std::map<std::string, api::PodRecord>& pods, size_t max_bytes) {
+  // What a chunk holds besides its pods: the columns' headers and times.
+  constexpr size_t kChunkOverhead = 64;
+  const size_t budget = max_bytes > 2 * kChunkOverhead
+                            ? max_bytes - kChunkOverhead
+                            : max_bytes / 2;
+  std::vector<std::string> out;
+  std::vector<const api::PodRecord*> chunk;
+  size_t bytes = 0;
+  // The columns' times in this chunk, as EncodePods will choose them (a
+  // flag and a pair rather than an optional: GCC's -O1 thinks the optional
+  // read uninitialized).
+  bool have_times = false;
+  std::pair<int64_t, int64_t> times = {0, 0};
+  std::string name;
+  for (const auto& entry : pods) {
+    // Not a structured binding: clang 14's lambdas cannot capture one.
+    const api::PodRecord& pod = entry.second;
+    const auto form = BoundForm(pod, job_name, &name);
+    // What the pod adds to the chunk (an upper bound for a bound pod:
+    // columns' headers are counted in the overhead).
+    auto size_in = [&](bool fresh) {
+      if (form.has_value() && (fresh || !have_times || times == form->first)) {
+        return kUidBytes + 5 + LengthDelimitedSize(pod.node_name().size()) +
+               LengthDelimitedSize(pod.status().host_ip().size());
+      }
+      return LengthDelimitedSize(pod.ByteSizeLong());
+    };
+    size_t size = size_in(false);
+    if (!chunk.empty() && bytes + size > budget) {
+      out.push_back(EncodePods(job_name, chunk));
+      chunk.clear();
+      bytes = 0;
+      have_times = false;
+      size = size_in(true);
+    }
+    if (form.has_value() && !have_times) {
+      times = form->first;
+      have_times = true;
+    }
+    chunk.push_back(&pod);
+    bytes += size;
+  }
+  if (!chunk.empty() || out.empty()) out.push_back(EncodePods(job_name, chunk));
+  return out;
+}
+
+std::string JobPodsChunkKey(absl::string_view ns, absl::string_view jobset,
+                            absl::string_view job, int chunk) {
+  std::string key = store::keys::JobPodsKey(ns, jobset, job);
+  if (chunk > 0) absl::StrAppend(&key, "/", chunk);
+  return key;
+}
+
+std::optional<JobPodsKeyParts> ParseJobPodsKey(absl::string_view key) {
+  if (!absl::ConsumePrefix(&key, store::keys::kPods)) return std::nullopt;
+  std::vector<absl::string_view> parts = absl::StrSplit(key, '/');
+  if (parts.size() != 3 && parts.size() != 4) return std::nullopt;
+  JobPodsKeyParts out{std::string(parts[0]), std::string(parts[1]),
+                      std::string(parts[2])};
+  if (out.ns.empty() || out.jobset.empty() || out.job.empty())
+    return std::nullopt;
+  if (parts.size() == 4 &&
+      (!absl::SimpleAtoi(parts[3], &out.chunk) || out.chunk <= 0 ||
+       parts[3] != absl::StrCat(out.chunk))) {
+    return std::nullopt;
+  }
+  return out;
+}
+
 absl::StatusOr<std::vector<api::PodRecord>> DecodeJobPods(
     const store::KeyValue& kv) {
   auto corrupt = [&](absl::string_view why) {
@@ -151,10 +245,14 @@ absl::StatusOr<std::vector<api::PodRecord>> DecodeJobPods(
         absl::StrCat("stored value at \"", absl::CEscape(kv.key),
                      "\" (revision ", kv.mod_revision, "): ", why));
   };
+  const std::optional<JobPodsKeyParts> key = ParseJobPodsKey(kv.key);
+  if (!key.has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "\"", absl::CEscape(kv.key), "\" is not the key of a Job's pods"));
+  }
   absl::StatusOr<api::JobPods> stored = store::DecodeValue<api::JobPods>(kv);
   if (!stored.ok()) return stored.status();
-  const absl::string_view job_name =
-      absl::string_view(kv.key).substr(kv.key.rfind('/') + 1);
+  const absl::string_view job_name = key->job;
   const api::BoundPods& b = stored->bound();
   const int n = b.completion_indexes_size();
   if (b.node_names_size() != n || b.host_ips_size() != n ||

@@ -1,5 +1,6 @@
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -243,6 +244,81 @@ TEST(JobPodsTest, ColumnsThatDisagreeAreDataLossNamingTheKey) {
   garbage.value = "\xff\xff\xff";
   EXPECT_THAT(DecodeJobPods(garbage),
               StatusIs(absl::StatusCode::kDataLoss, HasSubstr(good.key)));
+}
+
+// Issue 19: however many pods a Job has, no record passes the store's value
+// limit: the pods are split into chunks by bytes, and read back whole.
+TEST(JobPodsTest, ManyPodsAreSplitIntoChunksWithinTheLimit) {
+  std::map<std::string, api::PodRecord> pods;
+  for (int i = 0; i < 100'000; ++i) {
+    api::PodRecord pod = Bound(i);
+    // Every tenth pod is stored whole (it ran and reported).
+    if (i % 10 == 0) {
+      pod.mutable_status()->set_phase("Running");
+      pod.mutable_status()->set_message(std::string(200, 'm'));
+    }
+    pods[pod.name()] = std::move(pod);
+  }
+  // Unsplit, it would not fit.
+  ASSERT_GT(EncodeJobPods(kJob, pods).size(), store::Store::kMaxValueBytes);
+  const std::vector<std::string> chunks = EncodeJobPodsChunks(kJob, pods);
+  ASSERT_GT(chunks.size(), 1u);
+  std::map<std::string, api::PodRecord> back;
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    EXPECT_LE(chunks[i].size(), kMaxJobPodsChunkBytes) << i;
+    store::KeyValue kv;
+    kv.key = JobPodsChunkKey("default", "train", kJob, static_cast<int>(i));
+    kv.value = chunks[i];
+    absl::StatusOr<std::vector<api::PodRecord>> decoded = DecodeJobPods(kv);
+    ASSERT_THAT(decoded.status(), IsOk()) << kv.key;
+    for (api::PodRecord& pod : *decoded) {
+      const std::string name = pod.name();
+      EXPECT_TRUE(back.emplace(name, std::move(pod)).second) << name;
+    }
+  }
+  ASSERT_EQ(back.size(), pods.size());
+  for (const auto& [name, pod] : pods) {
+    ASSERT_TRUE(MessageDifferencer::Equals(back.at(name), pod)) << name;
+  }
+}
+
+TEST(JobPodsTest, AFewPodsAreOneChunkAsBefore) {
+  std::map<std::string, api::PodRecord> pods;
+  for (int i = 0; i < 3; ++i) {
+    api::PodRecord pod = Bound(i);
+    pods[pod.name()] = pod;
+  }
+  const std::vector<std::string> chunks = EncodeJobPodsChunks(kJob, pods);
+  ASSERT_THAT(chunks, SizeIs(1));
+  // What a jobsetd that never split wrote is chunk 0: the same bytes.
+  EXPECT_EQ(chunks[0], EncodeJobPods(kJob, pods));
+  EXPECT_THAT(EncodeJobPodsChunks(kJob, {}), SizeIs(1));
+  // Small chunks: every pod in exactly one.
+  EXPECT_THAT(EncodeJobPodsChunks(kJob, pods, 100), SizeIs(3));
+}
+
+TEST(JobPodsTest, ChunkKeysParseBack) {
+  EXPECT_EQ(JobPodsChunkKey("ns", "js", "js-w-0", 0), "pods/ns/js/js-w-0");
+  EXPECT_EQ(JobPodsChunkKey("ns", "js", "js-w-0", 12), "pods/ns/js/js-w-0/12");
+  std::optional<JobPodsKeyParts> parts = ParseJobPodsKey("pods/ns/js/j/12");
+  ASSERT_TRUE(parts.has_value());
+  EXPECT_EQ(parts->ns, "ns");
+  EXPECT_EQ(parts->jobset, "js");
+  EXPECT_EQ(parts->job, "j");
+  EXPECT_EQ(parts->chunk, 12);
+  parts = ParseJobPodsKey("pods/ns/js/j");
+  ASSERT_TRUE(parts.has_value());
+  EXPECT_EQ(parts->chunk, 0);
+  for (const char* bad :
+       {"jobs/ns/js/j", "pods/ns/js", "pods/ns/js/j/0", "pods/ns/js/j/x",
+        "pods/ns/js/j/01", "pods/ns//j", "pods/ns/js/j/1/2"}) {
+    EXPECT_FALSE(ParseJobPodsKey(bad).has_value()) << bad;
+  }
+  store::KeyValue kv;
+  kv.key = "pods/not-a-job";
+  EXPECT_THAT(DecodeJobPods(kv).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("pods/not-a-job")));
 }
 
 }  // namespace

@@ -6,8 +6,10 @@
 // server and the agent hub read it through. The format is described in
 // scheduler/records/README.md.
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -140,9 +142,38 @@ std::vector<HostEntry> HostTable(
 std::string EncodeJobPods(absl::string_view job_name,
                           const std::map<std::string, api::PodRecord>& pods);
 
-// The records stored at `kv` (key "pods/<ns>/<jobset>/<job>"), by name.
+// A Job whose pods take more than this is stored in chunks, each a JobPods
+// value of at most this many bytes (a pod is never split: a value is larger
+// only when one pod alone is), so that no record reaches the store's value
+// limit (store::Store::kMaxValueBytes, 3 MiB) however many pods a Job has.
+inline constexpr size_t kMaxJobPodsChunkBytes = 1 << 20;
+
+// Serializes `pods` of Job `job_name` as one or more JobPods values of at
+// most `max_bytes` each (see kMaxJobPodsChunkBytes), chunk 0 first; each
+// pod is in exactly one. Empty `pods` make one empty chunk.
+std::vector<std::string> EncodeJobPodsChunks(
+    absl::string_view job_name,
+    const std::map<std::string, api::PodRecord>& pods,
+    size_t max_bytes = kMaxJobPodsChunkBytes);
+
+// Returns the key of chunk `chunk` of Job `job`'s pods: chunk 0 is
+// "pods/<ns>/<jobset>/<job>" (store::keys::JobPodsKey, where a jobsetd that
+// did not split stored all of a Job's pods), chunk i > 0
+// "pods/<ns>/<jobset>/<job>/<i>".
+std::string JobPodsChunkKey(absl::string_view ns, absl::string_view jobset,
+                            absl::string_view job, int chunk);
+
+// What a pods key names; nothing if it is not one.
+struct JobPodsKeyParts {
+  std::string ns, jobset, job;
+  int chunk = 0;
+};
+std::optional<JobPodsKeyParts> ParseJobPodsKey(absl::string_view key);
+
+// The records stored at `kv` (a key of JobPodsChunkKey's form), by name.
 // DATA_LOSS naming the key if its value is not a JobPods, or if its columns
-// disagree (lengths, a uid not 16 bytes, an index below -1).
+// disagree (lengths, a uid not 16 bytes, an index below -1); INVALID_ARGUMENT
+// if the key is not a pods key.
 absl::StatusOr<std::vector<api::PodRecord>> DecodeJobPods(
     const store::KeyValue& kv);
 
@@ -157,7 +188,8 @@ struct StoredPods {
   int64_t revision = 0;        // The store revision of the first page read.
 };
 
-// Reads every pod under `prefix` ("pods/<ns>/" or "pods/<ns>/<jobset>/").
+// Reads every pod under `prefix` ("pods/<ns>/" or "pods/<ns>/<jobset>/"),
+// every chunk of each Job's.
 // A record whose Job is gone (deleted between the two reads) is skipped;
 // a value that does not decode is DATA_LOSS naming the key; a prefix outside
 // "pods/" is INVALID_ARGUMENT.

@@ -22,13 +22,13 @@ absl::StatusOr<StoredPods> ReadStoredPods(store::Store* store,
   auto add_job_pods = [&](const store::KeyValue& kv) -> absl::Status {
     JOBSET_ASSIGN_OR_RETURN(std::vector<api::PodRecord> records,
                             DecodeJobPods(kv));
-    const absl::string_view job_path =
-        absl::string_view(kv.key).substr(store::keys::kPods.size());
-    // One Get per Job, nothing cached: a listing holds one Job at a time
-    // and sees each Job as it is now.
+    const std::optional<JobPodsKeyParts> key = ParseJobPodsKey(kv.key);
+    if (!key.has_value()) return absl::OkStatus();  // DecodeJobPods checked.
+    // One Get per record (a Job's chunk), nothing cached: a listing holds
+    // one Job at a time and sees each Job as it is now.
     JOBSET_ASSIGN_OR_RETURN(
         std::optional<store::KeyValue> job_kv,
-        store->Get(absl::StrCat(store::keys::kJobs, job_path)));
+        store->Get(store::keys::JobKey(key->ns, key->jobset, key->job)));
     if (!job_kv.has_value()) return absl::OkStatus();  // Deleted since.
     JOBSET_ASSIGN_OR_RETURN(api::Job job,
                             store::DecodeValue<api::Job>(*job_kv));

@@ -1,3 +1,4 @@
+#include <map>
 #include <string>
 #include <vector>
 
@@ -115,6 +116,46 @@ TEST_F(StoredPodsTest, BuildsEachPodFromItsJobAndRecord) {
   EXPECT_EQ(pending.status().phase(), "Pending");
   // Not bound: the environment is the template's, unresolved.
   EXPECT_EQ(Env(pending, kEnvCompletionIndex), "<unset>");
+}
+
+// A Job whose pods are split across records reads back whole, and the
+// neighbouring Job's records are not taken for its chunks.
+TEST_F(StoredPodsTest, ReadsEveryChunkOfAJobsPods) {
+  const api::Job job = MakeJob("train", "train-w-1");
+  std::map<std::string, api::PodRecord> pods;
+  for (int i = 0; i < 40; ++i) {
+    api::PodRecord r = NewPodRecord(absl::StrCat("train-w-1-", i),
+                                    absl::StrCat("pod-", i), i, kNow);
+    BindPod("node-a", "10.0.0.1", kNow, &r);
+    pods[r.name()] = r;
+  }
+  const std::vector<std::string> chunks =
+      EncodeJobPodsChunks("train-w-1", pods, 256);
+  ASSERT_GT(chunks.size(), 3u);
+  store::Batch batch;
+  batch.Put(store::keys::JobKey("default", "train", "train-w-1"),
+            job.SerializeAsString());
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    batch.Put(
+        JobPodsChunkKey("default", "train", "train-w-1", static_cast<int>(i)),
+        chunks[i]);
+  }
+  ASSERT_THAT(store_.Commit(batch).status(), IsOk());
+  Put(MakeJob("train", "train-w-10"), 1, 1);
+
+  absl::StatusOr<StoredPods> read =
+      ReadStoredPods(&store_, "pods/default/train/");
+  ASSERT_THAT(read, IsOk());
+  ASSERT_EQ(read->pods.size(), 41u);
+  int of_w1 = 0;
+  for (const api::Pod& pod : read->pods) {
+    if (pod.metadata().labels().at("batch.kubernetes.io/job-name") ==
+        "train-w-1") {
+      ++of_w1;
+      EXPECT_EQ(pod.spec().node_name(), "node-a");
+    }
+  }
+  EXPECT_EQ(of_w1, 40);
 }
 
 TEST_F(StoredPodsTest, ListsByJobKeyWithinThePrefixOnly) {

@@ -1,0 +1,217 @@
+#include "scheduler/agents/agent_input.h"
+
+#include <arpa/inet.h>
+
+#include <set>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "api/names.h"
+#include "api/quantity.h"
+
+namespace jobset::scheduler {
+namespace {
+
+// Cuts the message in place.
+void CutMessage(std::string* message) {
+  if (message->size() <= kMaxReportMessageBytes) return;
+  message->resize(CutUtf8(*message, kMaxReportMessageBytes).size());
+}
+
+std::optional<Refusal> CheckReason(absl::string_view field,
+                                   const std::string& reason) {
+  if (reason.size() <= kMaxReportReasonBytes) return std::nullopt;
+  return Refusal{"reason_too_long", absl::StrCat(field, ": ", reason.size(),
+                                                 " bytes exceed the limit of ",
+                                                 kMaxReportReasonBytes)};
+}
+
+// Checks `statuses` against the containers `spec` declares; cuts messages.
+std::optional<Refusal> CheckContainers(
+    absl::string_view field,
+    const google::protobuf::RepeatedPtrField<api::Container>& spec,
+    google::protobuf::RepeatedPtrField<api::ContainerStatus>* statuses) {
+  std::set<absl::string_view> declared;
+  for (const api::Container& c : spec) declared.insert(c.name());
+  std::set<absl::string_view> seen;
+  for (int i = 0; i < statuses->size(); ++i) {
+    api::ContainerStatus& c = *statuses->Mutable(i);
+    const std::string path = absl::StrCat(field, "[", i, "]");
+    if (!declared.contains(c.name())) {
+      return Refusal{"unknown_container",
+                     absl::StrCat(path, ".name: \"", CutUtf8(c.name(), 64),
+                                  "\" is not a container of the pod's spec")};
+    }
+    if (!seen.insert(c.name()).second) {
+      return Refusal{
+          "duplicate_container",
+          absl::StrCat(path, ".name: \"", c.name(), "\" is reported twice")};
+    }
+    if (auto r = CheckReason(absl::StrCat(path, ".reason"), c.reason()))
+      return r;
+    CutMessage(c.mutable_message());
+  }
+  return std::nullopt;
+}
+
+absl::Status TooMany(absl::string_view field, int n, int max) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(field, ": ", n, " entries exceed the limit of ", max));
+}
+
+absl::Status CheckLength(absl::string_view field, absl::string_view value) {
+  if (value.size() <= kMaxRegistrationStringBytes) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(field, ": ", value.size(),
+                                                 " bytes exceed the limit of ",
+                                                 kMaxRegistrationStringBytes));
+}
+
+absl::Status Invalid(absl::string_view field, absl::string_view value,
+                     const std::vector<std::string>& errors) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(field, ": invalid value \"", CutUtf8(value, 256),
+                   "\": ", absl::StrJoin(errors, "; ")));
+}
+
+}  // namespace
+
+absl::string_view CutUtf8(absl::string_view text, size_t max_bytes) {
+  if (text.size() <= max_bytes) return text;
+  size_t end = max_bytes;
+  // Back off continuation bytes (10xxxxxx) so that the cut falls before the
+  // lead byte of a sequence, never inside it.
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80)
+    --end;
+  return text.substr(0, end);
+}
+
+std::optional<Refusal> CheckPodReport(const api::PodSpec& spec,
+                                      api::PodReport& report) {
+  const size_t bytes = report.ByteSizeLong();
+  if (bytes > kMaxPodReportBytes) {
+    return Refusal{"too_large", absl::StrCat("pod report of ", bytes,
+                                             " bytes exceeds the limit of ",
+                                             kMaxPodReportBytes)};
+  }
+  api::PodStatus& status = *report.mutable_status();
+  static const std::set<absl::string_view>* const kPhases =
+      new std::set<absl::string_view>(
+          {"", "Pending", "Running", "Succeeded", "Failed", "Unknown"});
+  if (!kPhases->contains(status.phase())) {
+    return Refusal{"phase", absl::StrCat("status.phase: unsupported value \"",
+                                         CutUtf8(status.phase(), 64), "\"")};
+  }
+  if (auto r = CheckReason("status.reason", status.reason())) return r;
+  CutMessage(status.mutable_message());
+  if (status.conditions_size() > kMaxReportConditions) {
+    return Refusal{"too_many_conditions",
+                   absl::StrCat("status.conditions: ", status.conditions_size(),
+                                " exceed the limit of ", kMaxReportConditions)};
+  }
+  for (int i = 0; i < status.conditions_size(); ++i) {
+    api::Condition& c = *status.mutable_conditions(i);
+    const std::string path = absl::StrCat("status.conditions[", i, "]");
+    if (c.type().empty() || c.type().size() > kMaxConditionTypeBytes) {
+      return Refusal{
+          "condition_type",
+          absl::StrCat(path, ".type: ", c.type().size(), " bytes (1 to ",
+                       kMaxConditionTypeBytes, " allowed)")};
+    }
+    if (auto r = CheckReason(absl::StrCat(path, ".reason"), c.reason()))
+      return r;
+    CutMessage(c.mutable_message());
+  }
+  if (auto r = CheckContainers("status.containerStatuses", spec.containers(),
+                               status.mutable_container_statuses())) {
+    return r;
+  }
+  return CheckContainers("status.initContainerStatuses", spec.init_containers(),
+                         status.mutable_init_container_statuses());
+}
+
+absl::Status ValidateRegistration(const api::NodeRegistration& r) {
+  if (std::vector<std::string> errors = api::IsDns1123Subdomain(r.name());
+      !errors.empty()) {
+    return Invalid("hello.node.name", r.name(), errors);
+  }
+  unsigned char ip[16];
+  if (r.address().empty()) {
+    return absl::InvalidArgumentError(
+        "hello.node.address: required (what pods' hostnames resolve to)");
+  }
+  if (r.address().size() > 64 ||
+      (inet_pton(AF_INET, r.address().c_str(), ip) != 1 &&
+       inet_pton(AF_INET6, r.address().c_str(), ip) != 1)) {
+    return Invalid("hello.node.address", r.address(),
+                   {"must be an IPv4 or IPv6 address literal"});
+  }
+  if (r.labels_size() > kMaxNodeLabels)
+    return TooMany("hello.node.labels", r.labels_size(), kMaxNodeLabels);
+  for (const auto& [key, value] : r.labels()) {
+    const std::string field = absl::StrCat("hello.node.labels[", key, "]");
+    if (std::vector<std::string> errors = api::IsQualifiedName(key);
+        !errors.empty()) {
+      return Invalid(absl::StrCat("hello.node.labels[", CutUtf8(key, 256), "]"),
+                     key, errors);
+    }
+    if (std::vector<std::string> errors = api::IsValidLabelValue(value);
+        !errors.empty()) {
+      return Invalid(field, value, errors);
+    }
+  }
+  if (r.taints_size() > kMaxNodeTaints)
+    return TooMany("hello.node.taints", r.taints_size(), kMaxNodeTaints);
+  for (int i = 0; i < r.taints_size(); ++i) {
+    const api::Taint& t = r.taints(i);
+    const std::string field = absl::StrCat("hello.node.taints[", i, "]");
+    if (std::vector<std::string> errors = api::IsQualifiedName(t.key());
+        !errors.empty()) {
+      return Invalid(absl::StrCat(field, ".key"), t.key(), errors);
+    }
+    if (std::vector<std::string> errors = api::IsValidLabelValue(t.value());
+        !errors.empty()) {
+      return Invalid(absl::StrCat(field, ".value"), t.value(), errors);
+    }
+    if (t.effect() != "NoSchedule" && t.effect() != "PreferNoSchedule" &&
+        t.effect() != "NoExecute") {
+      return Invalid(absl::StrCat(field, ".effect"), t.effect(),
+                     {"supported values: \"NoSchedule\", "
+                      "\"PreferNoSchedule\", \"NoExecute\""});
+    }
+  }
+  if (r.capacity_size() > kMaxNodeResources)
+    return TooMany("hello.node.capacity", r.capacity_size(), kMaxNodeResources);
+  for (const auto& [name, text] : r.capacity()) {
+    const std::string field =
+        absl::StrCat("hello.node.capacity[", CutUtf8(name, 256), "]");
+    if (std::vector<std::string> errors = api::IsQualifiedName(name);
+        !errors.empty()) {
+      return Invalid(field, name, errors);
+    }
+    absl::StatusOr<api::Quantity> q = api::ParseQuantity(text);
+    if (!q.ok()) {
+      return Invalid(field, text, {std::string(q.status().message())});
+    }
+    if (q->MilliValue() < 0 || q->Value() > kMaxNodeResourceValue) {
+      return Invalid(
+          field, text,
+          {absl::StrCat("must be between 0 and ", kMaxNodeResourceValue)});
+    }
+  }
+  if (r.accelerators_size() > kMaxNodeAccelerators) {
+    return TooMany("hello.node.accelerators", r.accelerators_size(),
+                   kMaxNodeAccelerators);
+  }
+  for (int i = 0; i < r.accelerators_size(); ++i) {
+    if (absl::Status s =
+            CheckLength(absl::StrCat("hello.node.accelerators[", i, "]"),
+                        r.accelerators(i));
+        !s.ok()) {
+      return s;
+    }
+  }
+  return CheckLength("hello.node.agentVersion", r.agent_version());
+}
+
+}  // namespace jobset::scheduler

@@ -1,0 +1,222 @@
+// The checks jobsetd applies to what agents send: reports are cut or
+// refused, registrations refused naming the field.
+#include "scheduler/agents/agent_input.h"
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_matchers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace jobset::scheduler {
+namespace {
+
+using ::jobset::testing::IsOk;
+using ::jobset::testing::StatusIs;
+using ::testing::HasSubstr;
+
+api::PodSpec Spec() {
+  api::PodSpec spec;
+  spec.add_containers()->set_name("main");
+  spec.add_containers()->set_name("sidecar");
+  spec.add_init_containers()->set_name("setup");
+  return spec;
+}
+
+api::PodReport Report() {
+  api::PodReport r;
+  r.set_pod_uid("uid");
+  r.mutable_status()->set_phase("Running");
+  r.mutable_status()->add_container_statuses()->set_name("main");
+  r.mutable_status()->add_init_container_statuses()->set_name("setup");
+  api::Condition* c = r.mutable_status()->add_conditions();
+  c->set_type("Ready");
+  c->set_status("True");
+  return r;
+}
+
+TEST(CutUtf8Test, CutsOnACharacterBoundary) {
+  EXPECT_EQ(CutUtf8("abcdef", 4), "abcd");
+  EXPECT_EQ(CutUtf8("abc", 4), "abc");
+  // "é" is two bytes (C3 A9): a cut after its first byte drops it whole.
+  EXPECT_EQ(CutUtf8("abcé", 4), "abc");
+  EXPECT_EQ(CutUtf8("abcé", 5), "abcé");
+  // "€" is three bytes.
+  EXPECT_EQ(CutUtf8("€€", 4), "€");
+  EXPECT_EQ(CutUtf8("€€", 2), "");
+}
+
+TEST(CheckPodReportTest, AcceptsAReportOfTheSpecsContainers) {
+  api::PodReport r = Report();
+  EXPECT_EQ(CheckPodReport(Spec(), r), std::nullopt);
+}
+
+TEST(CheckPodReportTest, CutsMessagesTo4KiBAsKubernetesDoes) {
+  api::PodReport r = Report();
+  r.mutable_status()->set_message(std::string(4095, 'x') + "é" +
+                                  std::string(10'000, 'y'));
+  r.mutable_status()->mutable_container_statuses(0)->set_message(
+      std::string(100'000, 'm'));
+  r.mutable_status()->mutable_conditions(0)->set_message(
+      std::string(5000, 'c'));
+  ASSERT_EQ(CheckPodReport(Spec(), r), std::nullopt);
+  // The two bytes of "é" would end past 4096: the cut falls before it.
+  EXPECT_EQ(r.status().message(), std::string(4095, 'x'));
+  EXPECT_EQ(r.status().container_statuses(0).message().size(),
+            kMaxReportMessageBytes);
+  EXPECT_EQ(r.status().conditions(0).message().size(), kMaxReportMessageBytes);
+}
+
+TEST(CheckPodReportTest, RefusesWhatIsNotThePodsOrOverALimit) {
+  struct Case {
+    std::string name;
+    std::function<void(api::PodReport&)> mutate;
+    std::string reason;
+    std::string detail;
+  };
+  const std::vector<Case> cases = {
+      {"huge",
+       [](api::PodReport& r) {
+         r.mutable_status()->set_message(std::string(3'500'000, 'x'));
+       },
+       "too_large", "exceeds the limit of 1048576"},
+      {"phase", [](api::PodReport& r) { r.mutable_status()->set_phase("Odd"); },
+       "phase", "status.phase"},
+      {"reason",
+       [](api::PodReport& r) {
+         r.mutable_status()->set_reason(std::string(2000, 'r'));
+       },
+       "reason_too_long", "status.reason"},
+      {"unknown container",
+       [](api::PodReport& r) {
+         r.mutable_status()->add_container_statuses()->set_name("intruder");
+       },
+       "unknown_container", "status.containerStatuses[1].name"},
+      {"init container as a container",
+       [](api::PodReport& r) {
+         r.mutable_status()->add_container_statuses()->set_name("setup");
+       },
+       "unknown_container", "status.containerStatuses[1]"},
+      {"twice",
+       [](api::PodReport& r) {
+         r.mutable_status()->add_container_statuses()->set_name("main");
+       },
+       "duplicate_container", "status.containerStatuses[1]"},
+      {"unknown init container",
+       [](api::PodReport& r) {
+         r.mutable_status()->add_init_container_statuses()->set_name("main");
+       },
+       "unknown_container", "status.initContainerStatuses[1]"},
+      {"container reason",
+       [](api::PodReport& r) {
+         r.mutable_status()->mutable_container_statuses(0)->set_reason(
+             std::string(1025, 'r'));
+       },
+       "reason_too_long", "status.containerStatuses[0].reason"},
+      {"conditions",
+       [](api::PodReport& r) {
+         for (int i = 0; i < kMaxReportConditions; ++i)
+           r.mutable_status()->add_conditions()->set_type("T");
+       },
+       "too_many_conditions", "status.conditions"},
+      {"condition type",
+       [](api::PodReport& r) {
+         r.mutable_status()->mutable_conditions(0)->set_type(
+             std::string(400, 't'));
+       },
+       "condition_type", "status.conditions[0].type"},
+  };
+  for (const Case& c : cases) {
+    api::PodReport r = Report();
+    c.mutate(r);
+    std::optional<Refusal> refusal = CheckPodReport(Spec(), r);
+    ASSERT_TRUE(refusal.has_value()) << c.name;
+    EXPECT_EQ(refusal->reason, c.reason) << c.name;
+    EXPECT_THAT(refusal->detail, HasSubstr(c.detail)) << c.name;
+  }
+}
+
+api::NodeRegistration Registration() {
+  api::NodeRegistration r;
+  r.set_name("node-1");
+  r.set_address("10.0.0.1");
+  (*r.mutable_labels())["cloud.google.com/gke-nodepool"] = "pool-a";
+  (*r.mutable_capacity())["cpu"] = "64";
+  (*r.mutable_capacity())["memory"] = "512Gi";
+  (*r.mutable_capacity())["nvidia.com/gpu"] = "8";
+  api::Taint* t = r.add_taints();
+  t->set_key("dedicated");
+  t->set_value("ml");
+  t->set_effect("NoSchedule");
+  return r;
+}
+
+TEST(ValidateRegistrationTest, AcceptsAGoodOneAndIPv6) {
+  EXPECT_THAT(ValidateRegistration(Registration()), IsOk());
+  api::NodeRegistration r = Registration();
+  r.set_address("fd00::1");
+  EXPECT_THAT(ValidateRegistration(r), IsOk());
+}
+
+TEST(ValidateRegistrationTest, RefusesABadFieldNamingIt) {
+  struct Case {
+    std::function<void(api::NodeRegistration&)> mutate;
+    std::string field;
+  };
+  const std::vector<Case> cases = {
+      {[](api::NodeRegistration& r) { r.set_name("Node_1"); },
+       "hello.node.name"},
+      {[](api::NodeRegistration& r) { r.set_address(""); },
+       "hello.node.address"},
+      {[](api::NodeRegistration& r) {
+         r.set_address("10.0.0.1\n6.6.6.6 evil");
+       },
+       "hello.node.address"},
+      {[](api::NodeRegistration& r) { r.set_address("node-1.example"); },
+       "hello.node.address"},
+      {[](api::NodeRegistration& r) { (*r.mutable_labels())["bad key"] = "v"; },
+       "hello.node.labels[bad key]"},
+      {[](api::NodeRegistration& r) {
+         (*r.mutable_labels())["ok"] = std::string(64, 'v');
+       },
+       "hello.node.labels[ok]"},
+      {[](api::NodeRegistration& r) {
+         for (int i = 0; i <= kMaxNodeLabels; ++i)
+           (*r.mutable_labels())[absl::StrCat("l", i)] = "v";
+       },
+       "hello.node.labels: 258 entries exceed the limit of 256"},
+      {[](api::NodeRegistration& r) { r.mutable_taints(0)->set_key("a b"); },
+       "hello.node.taints[0].key"},
+      {[](api::NodeRegistration& r) { r.mutable_taints(0)->set_effect("No"); },
+       "hello.node.taints[0].effect"},
+      {[](api::NodeRegistration& r) {
+         (*r.mutable_capacity())["memory"] = "lots";
+       },
+       "hello.node.capacity[memory]"},
+      {[](api::NodeRegistration& r) { (*r.mutable_capacity())["cpu"] = "-1"; },
+       "hello.node.capacity[cpu]"},
+      {[](api::NodeRegistration& r) {
+         (*r.mutable_capacity())["nvidia.com/gpu"] = "9E";
+       },
+       "hello.node.capacity[nvidia.com/gpu]"},
+      {[](api::NodeRegistration& r) {
+         r.set_agent_version(std::string(300, 'v'));
+       },
+       "hello.node.agentVersion"},
+  };
+  for (const Case& c : cases) {
+    api::NodeRegistration r = Registration();
+    c.mutate(r);
+    EXPECT_THAT(
+        ValidateRegistration(r),
+        StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(c.field)))
+        << c.field;
+  }
+}
+
+}  // namespace
+}  // namespace jobset::scheduler
