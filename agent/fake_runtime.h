@@ -27,8 +27,15 @@ class FakeRuntime final : public Runtime {
       const google::protobuf::RepeatedPtrField<api::HostEntry>& hosts) override;
   // The host table pod `uid` was last given.
   std::vector<std::string> HostNames(const std::string& uid);
+  // Every container's log is the file set_log_path names ("" until then:
+  // no log).
   std::string LogPath(const std::string&, const std::string&) const override {
-    return "";
+    absl::MutexLock lock(&log_mu_);
+    return log_path_;
+  }
+  void set_log_path(std::string path) {
+    absl::MutexLock lock(&log_mu_);
+    log_path_ = std::move(path);
   }
 
   // Ends pod `uid`'s containers with `exit_code` (Succeeded if 0).
@@ -43,6 +50,8 @@ class FakeRuntime final : public Runtime {
   std::map<std::string, google::protobuf::RepeatedPtrField<api::HostEntry>>
       hosts_ ABSL_GUARDED_BY(mu_);
   std::vector<api::PodAssignment> started_ ABSL_GUARDED_BY(mu_);
+  mutable absl::Mutex log_mu_;
+  std::string log_path_ ABSL_GUARDED_BY(log_mu_);
 };
 
 }  // namespace jobset::agent

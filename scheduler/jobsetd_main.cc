@@ -275,7 +275,10 @@ int Main() {
       &metered, &hub, RealClock::Get(), options.features, &controller_metrics,
       {.per_jobset = static_cast<size_t>(
            std::max<int64_t>(1, absl::GetFlag(FLAGS_events_per_jobset))),
-       .max_age = absl::GetFlag(FLAGS_event_max_age)});
+       .max_age = absl::GetFlag(FLAGS_event_max_age)},
+      // The controller checks the API's pod limit again, for JobSets stored
+      // under a higher one (they fail with TooManyPods).
+      options.api_limits.spec.max_pods_per_jobset);
   if (!controller.ok()) {
     JOBSET_LOG(ERROR) << controller.status();
     return 1;

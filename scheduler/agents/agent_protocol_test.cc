@@ -2,12 +2,15 @@
 // real jobset-agent Agents on FakeRuntimes talking to it over gRPC: the
 // protocol end to end, without launching processes (tests/ does that).
 #include <algorithm>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "agent/agent.h"
 #include "agent/fake_runtime.h"
@@ -18,8 +21,10 @@
 #include "proto/jobset_service.grpc.pb.h"
 #include "scheduler/agents/agent_hub.h"
 #include "scheduler/agents/agent_service.h"
+#include "scheduler/agents/pod_log_service.h"
 #include "scheduler/controller/controller.h"
 #include "scheduler/server/server.h"
+#include "store/forwarding_store.h"
 #include "store/memory_store.h"
 
 namespace jobset::scheduler {
@@ -27,6 +32,29 @@ namespace {
 
 using ::jobset::api::testing::JobSetBuilder;
 using ::jobset::testing::IsOk;
+
+// Counts the scans of pods records (how the log service finds a pod).
+class PodScanCountingStore : public store::ForwardingStore {
+ public:
+  using ForwardingStore::ForwardingStore;
+  absl::StatusOr<store::ScanResult> Scan(absl::string_view prefix,
+                                         absl::string_view start_after,
+                                         size_t limit) override {
+    if (absl::StartsWith(prefix, "pods/")) {
+      absl::MutexLock lock(&mu_);
+      ++pod_scans_;
+    }
+    return ForwardingStore::Scan(prefix, start_after, limit);
+  }
+  int pod_scans() {
+    absl::MutexLock lock(&mu_);
+    return pod_scans_;
+  }
+
+ private:
+  absl::Mutex mu_;
+  int pod_scans_ ABSL_GUARDED_BY(mu_) = 0;
+};
 
 // Polls `done` for up to 15 s.
 bool Eventually(const std::function<bool()>& done) {
@@ -53,9 +81,10 @@ class AgentProtocolTest : public ::testing::Test {
     controller_ = *std::move(controller);
     hub_->Attach(controller_.get());
     agent_service_ = std::make_unique<AgentServiceImpl>(hub_.get());
+    log_service_ = std::make_unique<PodLogServiceImpl>(&log_store_, hub_.get());
     Server::Options options;
     options.listen = "127.0.0.1:0";
-    options.services = {agent_service_.get()};
+    options.services = {agent_service_.get(), log_service_.get()};
     options.end_streams = [this] { hub_->CloseAll(); };
     auto server = Server::Start(options, &store_);
     ASSERT_THAT(server.status(), IsOk());
@@ -116,9 +145,11 @@ class AgentProtocolTest : public ::testing::Test {
   }
 
   store::MemoryStore store_;
+  PodScanCountingStore log_store_{&store_};
   std::unique_ptr<AgentHub> hub_;
   std::unique_ptr<Controller> controller_;
   std::unique_ptr<AgentServiceImpl> agent_service_;
+  std::unique_ptr<PodLogServiceImpl> log_service_;
   std::unique_ptr<Server> server_;
   std::unique_ptr<api::JobSetService::Stub> stub_;
   // The nodes' runtimes outlive the agents that use them.
@@ -214,6 +245,55 @@ TEST_F(AgentProtocolTest, AHugeReportIsRefusedAndJobsetdKeepsServing) {
   stream->WritesDone();
   ctx.TryCancel();
   stream->Finish();
+}
+
+// Issue 19: `jobsetctl logs -f` rescanned the JobSet's pods every 300 ms
+// while following. Now the pod is found once; following, its Job's records
+// are read again only when they change, and the stream ends when the pod
+// has finished.
+TEST_F(AgentProtocolTest, FollowingALogReadsThePodAgainOnlyWhenItsJobChanges) {
+  agent::FakeRuntime& a = a_;
+  const std::string log = ::testing::TempDir() + "/follow.log";
+  { std::ofstream(log) << "hello\n"; }
+  a.set_log_path(log);
+  StartAgent("node-a", &a);
+  Create(JobSetBuilder("train").Replicated("workers", 1).Build());
+  ASSERT_TRUE(Eventually([&] {
+    const api::JobSet js = Get("train");
+    return js.status().replicated_jobs_status_size() == 1 &&
+           js.status().replicated_jobs_status(0).ready() == 1;
+  }));
+  const std::string uid = Running(a)[0];
+  std::string pod_name;
+  {
+    grpc::ClientContext ctx;
+    api::ListPodsRequest req;
+    api::ListPodsResponse resp;
+    ASSERT_TRUE(stub_->ListPods(&ctx, req, &resp).ok());
+    ASSERT_EQ(resp.items_size(), 1);
+    pod_name = resp.items(0).metadata().name();
+  }
+  auto logs = api::PodLogService::NewStub(grpc::CreateChannel(
+      server_->address(), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext ctx;
+  ctx.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(20)));
+  api::GetPodLogsRequest req;
+  req.set_pod(pod_name);
+  req.set_follow(true);
+  auto reader = logs->GetPodLogs(&ctx, req);
+  api::PodLogs out;
+  ASSERT_TRUE(reader->Read(&out));
+  EXPECT_EQ(out.data(), "hello\n");
+  const int found = log_store_.pod_scans();
+  // A second of following an unchanging pod (the old code: three rescans).
+  absl::SleepFor(absl::Seconds(1));
+  EXPECT_EQ(log_store_.pod_scans(), found);
+  // The pod finishes: its Job's record changes, the stream ends.
+  a.Exit(uid, 0);
+  while (reader->Read(&out)) {
+  }
+  EXPECT_TRUE(reader->Finish().ok());
+  EXPECT_LE(log_store_.pod_scans() - found, 3);
 }
 
 TEST_F(AgentProtocolTest, ARestartedAgentReattachesWithoutRelaunching) {

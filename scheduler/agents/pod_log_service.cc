@@ -24,19 +24,36 @@ bool Finished(const api::Pod& pod) {
          pod.status().phase() == api::kPodFailed;
 }
 
-// Finds pod `name` in namespace `ns`, among the pods of JobSet `jobset`
-// when it is known (not empty).
-absl::StatusOr<api::Pod> FindPod(store::Store* store, const std::string& ns,
-                                 const std::string& jobset,
+// Pod `name` as stored under `prefix`, and the revision it was read at.
+struct FoundPod {
+  api::Pod pod;
+  int64_t revision = 0;
+};
+
+// Finds pod `name` among the pods under `prefix` (a namespace's, or one
+// Job's: see JobPodsPrefix).
+absl::StatusOr<FoundPod> FindPod(store::Store* store, absl::string_view prefix,
+                                 const std::string& ns,
                                  const std::string& name) {
-  std::string prefix = absl::StrCat(store::keys::kPods, ns, "/");
-  if (!jobset.empty()) absl::StrAppend(&prefix, jobset, "/");
   JOBSET_ASSIGN_OR_RETURN(StoredPods stored, ReadStoredPods(store, prefix));
   for (api::Pod& pod : stored.pods) {
-    if (pod.metadata().name() == name) return std::move(pod);
+    if (pod.metadata().name() == name)
+      return FoundPod{.pod = std::move(pod), .revision = stored.revision};
   }
   return absl::NotFoundError(
       absl::StrCat("pod \"", name, "\" not found in namespace \"", ns, "\""));
+}
+
+// The prefix of pod `pod`'s Job's records (every chunk's key starts with
+// it; so may another Job's whose name extends it, which FindPod filters
+// out), or the namespace's when the pod's labels do not name its Job.
+std::string JobPodsPrefix(const std::string& ns, const api::Pod& pod) {
+  const auto& labels = pod.metadata().labels();
+  auto jobset = labels.find(kJobSetNameKey);
+  auto job = labels.find(kBatchJobNameKey);
+  if (jobset == labels.end() || job == labels.end())
+    return absl::StrCat(store::keys::kPods, ns, "/");
+  return store::keys::JobPodsKey(ns, jobset->second, job->second);
 }
 
 }  // namespace
@@ -46,15 +63,14 @@ grpc::Status PodLogServiceImpl::GetPodLogs(
     grpc::ServerWriter<api::PodLogs>* writer) {
   const std::string ns =
       request->namespace_().empty() ? "default" : request->namespace_();
-  absl::StatusOr<api::Pod> pod = FindPod(store_, ns, "", request->pod());
-  if (!pod.ok()) return ToGrpcStatus(pod.status());
-  // Following, the pod is looked for again among its JobSet's pods only:
-  // building every pod of the namespace on each poll would be wasted work.
-  std::string jobset;
-  if (auto it = pod->metadata().labels().find(kJobSetNameKey);
-      it != pod->metadata().labels().end()) {
-    jobset = it->second;
-  }
+  absl::StatusOr<FoundPod> found = FindPod(
+      store_, absl::StrCat(store::keys::kPods, ns, "/"), ns, request->pod());
+  if (!found.ok()) return ToGrpcStatus(found.status());
+  const api::Pod* pod = &found->pod;
+  // Following, the pod is read again only when its Job's records change:
+  // the namespace is scanned once, never per poll.
+  const std::string job_prefix = JobPodsPrefix(ns, *pod);
+  int64_t revision = found->revision;
   std::vector<std::string> names;
   for (const api::Container& c : pod->spec().init_containers())
     names.push_back(c.name());
@@ -92,10 +108,17 @@ grpc::Status PodLogServiceImpl::GetPodLogs(
     }
     // Everything so far is sent.
     if (!request->follow() || finished) return grpc::Status::OK;
-    absl::SleepFor(kFollowPoll);
-    absl::StatusOr<api::Pod> now = FindPod(store_, ns, jobset, request->pod());
+    // The agent is asked again after kFollowPoll; meanwhile the store says
+    // whether the pod may have finished.
+    absl::StatusOr<std::vector<store::Event>> changed = store_->WaitForEvents(
+        job_prefix, revision, absl::Now() + kFollowPoll, 1);
+    if (changed.ok() && changed->empty()) continue;
+    // Changed (or the history moved past `revision`): read the Job's pods.
+    absl::StatusOr<FoundPod> now =
+        FindPod(store_, job_prefix, ns, request->pod());
     // Gone (its JobSet was deleted) or finished: one last read.
-    finished = !now.ok() || Finished(*now);
+    finished = !now.ok() || Finished(now->pod);
+    revision = now.ok() ? now->revision : store_->CurrentRevision();
   }
   return grpc::Status::OK;
 }

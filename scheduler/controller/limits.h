@@ -8,10 +8,11 @@
 namespace jobset::scheduler {
 
 // The most pods one attempt of a JobSet may have (the sum over its
-// ReplicatedJobs of replicas x parallelism), unless --max_pods_per_attempt
-// says otherwise. API validation refuses more at create; the controller
-// checks again (a JobSet stored before the limit existed) and fails such a
-// JobSet instead of expanding it. Named here so that both can share it.
+// ReplicatedJobs of replicas x parallelism), unless jobsetd's
+// --max_pods_per_jobset says otherwise (api::Limits, the same default). API
+// validation refuses more at create; the controller checks again (a JobSet
+// stored before the limit existed) and fails such a JobSet instead of expanding
+// it. Named here so that both can share it.
 inline constexpr int64_t kDefaultMaxPodsPerAttempt = 100'000;
 
 // The reasons of a JobSet's Failed condition that the controller sets

@@ -33,6 +33,8 @@ inline constexpr char kNodeSelectorStrategyKey[] =
     "alpha.jobset.sigs.k8s.io/node-selector";
 inline constexpr char kCompletionIndexKey[] =
     "batch.kubernetes.io/job-completion-index";
+// The label Kubernetes' Job controller puts on its pods: their Job's name.
+inline constexpr char kBatchJobNameKey[] = "batch.kubernetes.io/job-name";
 inline constexpr char kJobSetControllerName[] =
     "jobset.sigs.k8s.io/jobset-controller";
 

@@ -151,8 +151,7 @@ api::Pod ExpandPod(const api::Job& job, const api::PodRecord& record) {
     // Its Job is being deleted (foreground): so is the pod.
     *meta->mutable_deletion_timestamp() = job.metadata().deletion_timestamp();
   }
-  (*meta->mutable_labels())["batch.kubernetes.io/job-name"] =
-      job.metadata().name();
+  (*meta->mutable_labels())[kBatchJobNameKey] = job.metadata().name();
   (*meta->mutable_labels())["batch.kubernetes.io/controller-uid"] =
       job.metadata().uid();
   const int index = record.completion_index();

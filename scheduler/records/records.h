@@ -188,6 +188,16 @@ struct StoredPods {
   int64_t revision = 0;        // The store revision of the first page read.
 };
 
+// One pods record (a chunk of a Job's pods) and the Job it belongs to, read
+// now; nothing when the key is not a pods key or the Job is gone (deleted
+// between the two reads). DATA_LOSS naming the key if a value does not decode.
+struct StoredJobPods {
+  api::Job job;
+  std::vector<api::PodRecord> records;  // By name.
+};
+absl::StatusOr<std::optional<StoredJobPods>> ReadJobPodsRecord(
+    store::Store* store, const store::KeyValue& kv);
+
 // Reads every pod under `prefix` ("pods/<ns>/" or "pods/<ns>/<jobset>/"),
 // every chunk of each Job's.
 // A record whose Job is gone (deleted between the two reads) is skipped;

@@ -511,9 +511,9 @@ absl::StatusOr<api::ListJobsResponse> JobSetApi::ListJobs(
 
 absl::StatusOr<api::ListPodsResponse> JobSetApi::ListPods(
     const api::ListPodsRequest& request) {
-  // Pods are stored as records, one value per Job, and built from their Job
-  // (as ReadStoredPods builds them); a page may end inside a Job's records,
-  // which come by name.
+  // Pods are stored as records, one or more chunks per Job, and built from
+  // their Job (as ReadStoredPods builds them); a page may end inside a
+  // chunk, whose records come by name (the token names the chunk's key).
   JOBSET_ASSIGN_OR_RETURN(const std::string prefix,
                           ChildPrefix(store::keys::kPods, request));
   api::ListPodsResponse response;
@@ -521,16 +521,11 @@ absl::StatusOr<api::ListPodsResponse> JobSetApi::ListPods(
                  int max_items, size_t max_bytes,
                  bool page_empty) -> absl::StatusOr<PageItems> {
     PageItems added;
-    JOBSET_ASSIGN_OR_RETURN(std::vector<api::PodRecord> records,
-                            DecodeJobPods(kv));
-    const absl::string_view job_path =
-        absl::string_view(kv.key).substr(store::keys::kPods.size());
-    JOBSET_ASSIGN_OR_RETURN(
-        std::optional<store::KeyValue> job_kv,
-        store_->Get(absl::StrCat(store::keys::kJobs, job_path)));
-    if (!job_kv.has_value()) return added;  // Deleted since.
-    JOBSET_ASSIGN_OR_RETURN(api::Job job,
-                            store::DecodeValue<api::Job>(*job_kv));
+    JOBSET_ASSIGN_OR_RETURN(std::optional<StoredJobPods> stored,
+                            ReadJobPodsRecord(store_, kv));
+    if (!stored.has_value()) return added;  // Deleted since.
+    const api::Job& job = stored->job;
+    const std::vector<api::PodRecord>& records = stored->records;
     for (const api::PodRecord& record : records) {
       if (!after.empty() && record.name() <= after) continue;
       if (added.items >= max_items) {

@@ -1,6 +1,7 @@
 #include "scheduler/server/jobset_api.h"
 
 #include <atomic>
+#include <map>
 #include <set>
 #include <string>
 #include <thread>
@@ -12,10 +13,12 @@
 #include "api/jobset_builder.h"
 #include "common/clock.h"
 #include "common/status_matchers.h"
+#include "common/uid.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "proto/cluster.pb.h"
+#include "scheduler/records/records.h"
 #include "store/keys.h"
 #include "store/memory_store.h"
 
@@ -745,6 +748,64 @@ TEST(JobSetApiPagingTest, TwentyFiveThousandPodsEachExactlyOnce) {
     if (limit == 0) {
       EXPECT_EQ(pages, 50);
     }
+  }
+}
+
+// A Job whose pods are stored in chunks (pods/<ns>/<jobset>/<job>/<i>, which
+// sort between other Jobs' keys: "train-workers-1/1" after
+// "train-workers-10") is listed from its Job like any other: every pod once.
+TEST(JobSetApiPagingTest, ChunkedJobsPodsEachExactlyOnce) {
+  store::MemoryStore store;
+  FakeClock clock;
+  JobSetApi api(&store, &clock, {});
+  int chunked_jobs = 0;
+  for (int j = 0; j < 12; ++j) {
+    const std::string job_name = absl::StrCat("train-workers-", j);
+    api::Job job;
+    job.mutable_metadata()->set_name(job_name);
+    job.mutable_metadata()->set_namespace_("default");
+    std::map<std::string, api::PodRecord> pods;
+    for (int p = 0; p < 300; ++p) {
+      const std::string uid = NewUid();
+      api::PodRecord pod = NewPodRecord(PodName(job_name, p, uid), uid, p,
+                                        absl::FromUnixSeconds(1'700'000'000));
+      BindPod(absl::StrCat("node-", p), absl::StrCat("10.0.0.", p % 250),
+              absl::FromUnixSeconds(1'700'000'001), &pod);
+      pods[pod.name()] = std::move(pod);
+    }
+    const std::vector<std::string> chunks =
+        EncodeJobPodsChunks(job_name, pods, /*max_bytes=*/4096);
+    if (chunks.size() > 1) ++chunked_jobs;
+    store::Batch batch;
+    batch.Put(store::keys::JobKey("default", "train", job_name),
+              job.SerializeAsString());
+    for (size_t i = 0; i < chunks.size(); ++i) {
+      batch.Put(
+          JobPodsChunkKey("default", "train", job_name, static_cast<int>(i)),
+          chunks[i]);
+    }
+    ASSERT_THAT(store.Commit(batch).status(), IsOk());
+  }
+  ASSERT_EQ(chunked_jobs, 12);
+  for (int32_t limit : {0, 77}) {
+    SCOPED_TRACE(absl::StrCat("limit ", limit));
+    api::ListPodsRequest request;
+    request.set_jobset("train");
+    request.set_limit(limit);
+    std::set<std::string> seen;
+    int pages = 0;
+    do {
+      auto page = api.ListPods(request);
+      ASSERT_THAT(page.status(), IsOk());
+      for (const api::Pod& pod : page->items()) {
+        EXPECT_TRUE(seen.insert(pod.metadata().name()).second)
+            << pod.metadata().name() << " listed twice";
+        EXPECT_FALSE(pod.spec().node_name().empty());
+      }
+      request.set_continue_(page->continue_());
+      ++pages;
+    } while (!request.continue_().empty() && pages < 1000);
+    EXPECT_EQ(seen.size(), 12u * 300u);
   }
 }
 
