@@ -79,6 +79,9 @@ class Agent {
   int64_t connects();
 
  private:
+  // fuzz/agent_fuzzer.cc hands it messages without a stream.
+  friend class AgentFuzzPeer;
+
   void ConnectLoop();
   // One stream, from hello until it ends.
   void Session();

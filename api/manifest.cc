@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <limits>
 #include <set>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,6 +23,8 @@
 #include "google/protobuf/timestamp.pb.h"
 #include "proto/options.pb.h"
 #include "yaml-cpp/depthguard.h"
+#include "yaml-cpp/eventhandler.h"
+#include "yaml-cpp/parser.h"
 #include "yaml-cpp/yaml.h"
 
 namespace jobset::api {
@@ -493,9 +496,51 @@ absl::Status CheckSize(absl::string_view text) {
   return absl::OkStatus();
 }
 
+// Walks the document events of `text` without building nodes, and throws
+// YAML::ParserException at a document that starts where the previous one
+// did. yaml-cpp 0.7 never consumes a "," outside a flow collection (", a",
+// "{} ,"): each HandleNextDocument returns another empty document at the
+// same place, so YAML::LoadAll loops for ever and fills memory (found by
+// fuzz/manifest_fuzzer).
+class ProgressCheck final : public YAML::EventHandler {
+ public:
+  static void Run(const std::string& text) {
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    ProgressCheck check;
+    while (parser.HandleNextDocument(check)) {
+    }
+  }
+
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    if (mark.pos == last_start_) {
+      throw YAML::ParserException(mark,
+                                  "unexpected \",\" or a document "
+                                  "that never ends");
+    }
+    last_start_ = mark.pos;
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+
+ private:
+  int last_start_ = -1;
+};
+
 absl::StatusOr<std::vector<YAML::Node>> ParseYaml(absl::string_view text) {
   try {
-    return YAML::LoadAll(std::string(text));
+    const std::string input(text);
+    ProgressCheck::Run(input);
+    return YAML::LoadAll(input);
   } catch (const YAML::DeepRecursion& e) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "manifest is nested too deeply at line ", e.mark.line + 1));

@@ -380,6 +380,22 @@ TEST(LoadManifestTest, MalformedYamlNamesTheLine) {
               Not(IsOk()));
 }
 
+// yaml-cpp 0.7's LoadAll never returned on these (fuzz/manifest_fuzzer).
+TEST(LoadManifestTest, AStrayCommaIsAnErrorNotAnEndlessLoop) {
+  for (const char* text :
+       {",", ", a", "{} ,", "[a],", "kind: JobSet\n,\n", "a: 1\n---\n,"}) {
+    EXPECT_THAT(LoadManifest(text),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         HasSubstr("not valid YAML or JSON: line")))
+        << text;
+    PodSpec pod;
+    EXPECT_THAT(ParseManifestDocument(text, &pod, nullptr), Not(IsOk()))
+        << text;
+  }
+  // Documents that do end, one after another, still load.
+  EXPECT_THAT(LoadManifest("---\n---\n...\n---\n"), IsOk());
+}
+
 TEST(LoadManifestTest, HugeInputIsRefusedBeforeParsing) {
   std::string huge = "kind: JobSet\nmetadata:\n  annotations:\n    a: \"";
   huge.append(kMaxManifestBytes, 'x');
