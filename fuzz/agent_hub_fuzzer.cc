@@ -215,7 +215,9 @@ class Harness {
   // Delivers what the hub said, runs a pass, drains every stream.
   void Settle() {
     sink_.Deliver(core_);
-    // The Controller treats a failed pass as fatal: jobsetd exits.
+    // The Controller survives a failed pass (it reloads), but over a
+    // MemoryStore nothing should fail one: what the agents send is bounded
+    // before it reaches a record, so a failure here is a bug.
     if (absl::Status s = core_.Pass(); !s.ok()) Trap(s, "Pass");
     for (auto& [name, session] : sessions_) {
       api::SchedulerMessage msg;
