@@ -18,8 +18,10 @@ namespace jobset::scheduler {
 // Enforces the limits on stored JobSets (per namespace and in all) for
 // JobSetApi::Create. It counts the JobSets once by a paged scan and then
 // keeps the count current from the store's history (Store::WaitForEvents,
-// never waiting), so a Create costs the changes since the last one, not a
-// scan; when the history no longer reaches back it counts again. Creates in
+// never waiting), so a Create costs at most the changes since the last one,
+// not a scan, and nothing while the store's revision says no limit can be
+// near (see Reserve); when the history no longer reaches back it counts
+// again. Creates in
 // flight hold a reservation, so concurrent Creates cannot overshoot a limit
 // together. Thread-safe.
 class JobSetCounter {
@@ -43,6 +45,9 @@ class JobSetCounter {
   absl::Status Rescan() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Applies `event` unless the scan's page holding its key was read after it.
   void Apply(const store::Event& event) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // JobSets counted and reserved in `ns`.
+  int64_t InNamespace(absl::string_view ns) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   store::Store* const store_;
   const int64_t max_per_namespace_;

@@ -77,6 +77,34 @@ TEST(JobSetCounterTest, RefusesPastEitherLimitNamingIt) {
   counter.Release("a");
 }
 
+// Reserve reads the history only when the revisions since the counts were
+// current could hold enough creates to reach a limit; far from the limits
+// it skips the read, and near them it still counts every JobSet stored
+// since (created behind its back, as another API replica would).
+TEST(JobSetCounterTest, SkipsTheHistoryOnlyFarFromTheLimits) {
+  store::MemoryStore store;
+  JobSetCounter counter(&store, 5, 100);
+  ASSERT_THAT(counter.Reserve("a"), IsOk());  // Counts: none.
+  counter.Release("a");
+  for (int i = 0; i < 4; ++i) Put(store, "a", absl::StrCat("js-", i));
+  // Four unseen revisions and none counted: 0 + 4 < 5 leaves room.
+  ASSERT_THAT(counter.Reserve("a"), IsOk());
+  counter.Release("a");
+  Put(store, "a", "js-4");
+  // Five may be unseen: the counts catch up and find the namespace full.
+  EXPECT_THAT(counter.Reserve("a"),
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       HasSubstr("namespace \"a\" has 5 JobSets")));
+  Remove(store, "a", "js-0");
+  ASSERT_THAT(counter.Reserve("a"), IsOk());
+  counter.Release("a");
+  // Another namespace is held to the total the same way.
+  for (int i = 0; i < 96; ++i) Put(store, absl::StrCat("n", i), "js");
+  EXPECT_THAT(counter.Reserve("b"),
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       HasSubstr("holds 100 JobSets")));
+}
+
 TEST(JobSetCounterTest, CountsAgainWhenTheHistoryMovedOn) {
   store::MemoryStore store(/*history_events=*/2);
   JobSetCounter counter(&store, 100, 100);
