@@ -1,6 +1,9 @@
 #include "api/names.h"
 
+#include <arpa/inet.h>
+
 #include <initializer_list>
+#include <string>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -244,6 +247,18 @@ std::string CoordinatorEndpoint(absl::string_view jobset,
                                 absl::string_view subdomain) {
   return absl::StrCat(PodHostname(jobset, rjob, job_index, pod_index), ".",
                       subdomain);
+}
+
+bool IsIpLiteral(absl::string_view value) {
+  // inet_pton reads a C string: "10.0.0.1\0\n..." would pass as its prefix.
+  if (value.empty() || value.size() > 64 ||
+      value.find('\0') != absl::string_view::npos) {
+    return false;
+  }
+  const std::string text(value);
+  unsigned char buf[16];
+  return inet_pton(AF_INET, text.c_str(), buf) == 1 ||
+         inet_pton(AF_INET6, text.c_str(), buf) == 1;
 }
 
 }  // namespace jobset::api

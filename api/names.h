@@ -40,6 +40,11 @@ std::vector<std::string> IsDns1123Label(absl::string_view value);
 // labels. Kubernetes requires it of most object names.
 std::vector<std::string> IsDns1123Subdomain(absl::string_view value);
 
+// Whether `value` is exactly an IPv4 or IPv6 address literal (as inet_pton
+// reads one; a NUL inside is not), as Kubernetes' IsValidIP. Nothing else may
+// stand for a node's or a pod's address (it goes into /etc/hosts).
+bool IsIpLiteral(absl::string_view value);
+
 // Checks a qualified name, the syntax of label and annotation keys: an
 // optional DNS-1123 subdomain prefix and '/', then a name of at most 63
 // characters of [A-Za-z0-9-_.] starting and ending with a letter or digit

@@ -204,5 +204,17 @@ TEST(CoordinatorEndpointTest, Formats) {
   EXPECT_EQ(CoordinatorEndpoint("js", "rj", 1, 2, "net"), "js-rj-1-2.net");
 }
 
+TEST(IsIpLiteralTest, OnlyAWholeAddressLiteral) {
+  EXPECT_TRUE(IsIpLiteral("10.0.0.1"));
+  EXPECT_TRUE(IsIpLiteral("::1"));
+  EXPECT_TRUE(IsIpLiteral("fe80::1:2"));
+  EXPECT_FALSE(IsIpLiteral(""));
+  EXPECT_FALSE(IsIpLiteral("node-1"));
+  EXPECT_FALSE(IsIpLiteral("10.0.0.1 "));
+  EXPECT_FALSE(IsIpLiteral("10.0.0.1\n6.6.6.6 evil"));
+  EXPECT_FALSE(IsIpLiteral(std::string("10.0.0.1\0\n6.6.6.6 evil", 22)));
+  EXPECT_FALSE(IsIpLiteral("10.0.0.256"));
+}
+
 }  // namespace
 }  // namespace jobset::api

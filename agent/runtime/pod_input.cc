@@ -1,13 +1,12 @@
 #include "agent/runtime/pod_input.h"
 
-#include <arpa/inet.h>
-
 #include <set>
 #include <string>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "api/names.h"
 
 namespace jobset::agent {
 namespace {
@@ -24,19 +23,6 @@ absl::Status Invalid(absl::string_view field, absl::string_view value,
                      absl::string_view rule) {
   return absl::InvalidArgumentError(
       absl::StrCat(field, ": invalid value ", Quoted(value), ": ", rule));
-}
-
-bool LowerAlnum(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-}
-
-bool IsDnsLabel(absl::string_view v) {
-  if (v.empty() || v.size() > kMaxDnsLabelBytes) return false;
-  if (!LowerAlnum(v.front()) || !LowerAlnum(v.back())) return false;
-  for (char c : v) {
-    if (!LowerAlnum(c) && c != '-') return false;
-  }
-  return true;
 }
 
 }  // namespace
@@ -63,7 +49,7 @@ absl::Status CheckPodUid(absl::string_view field, absl::string_view uid) {
 }
 
 absl::Status CheckDnsLabel(absl::string_view field, absl::string_view value) {
-  if (IsDnsLabel(value)) return absl::OkStatus();
+  if (api::IsDns1123Label(value).empty()) return absl::OkStatus();
   return Invalid(field, value,
                  absl::StrCat("must be a DNS-1123 label (1-", kMaxDnsLabelBytes,
                               " characters of [a-z0-9-], starting and ending "
@@ -72,21 +58,7 @@ absl::Status CheckDnsLabel(absl::string_view field, absl::string_view value) {
 
 absl::Status CheckDnsSubdomain(absl::string_view field,
                                absl::string_view value) {
-  bool ok = !value.empty() && value.size() <= kMaxDnsSubdomainBytes;
-  if (ok) {
-    for (absl::string_view label : absl::StrSplit(value, '.')) {
-      // Labels of a subdomain may be longer than 63 only in total.
-      if (label.empty() || !LowerAlnum(label.front()) ||
-          !LowerAlnum(label.back())) {
-        ok = false;
-        break;
-      }
-      for (char c : label) {
-        if (!LowerAlnum(c) && c != '-') ok = false;
-      }
-    }
-  }
-  if (ok) return absl::OkStatus();
+  if (api::IsDns1123Subdomain(value).empty()) return absl::OkStatus();
   return Invalid(
       field, value,
       absl::StrCat("must be a DNS-1123 subdomain (at most ",
@@ -95,14 +67,7 @@ absl::Status CheckDnsSubdomain(absl::string_view field,
 }
 
 absl::Status CheckIpAddress(absl::string_view field, absl::string_view value) {
-  // inet_pton reads a C string: a value with a NUL inside is not an address.
-  const std::string text(value);
-  unsigned char buf[sizeof(struct in6_addr)];
-  if (text.size() == value.size() && text.find('\0') == std::string::npos &&
-      (inet_pton(AF_INET, text.c_str(), buf) == 1 ||
-       inet_pton(AF_INET6, text.c_str(), buf) == 1)) {
-    return absl::OkStatus();
-  }
+  if (api::IsIpLiteral(value)) return absl::OkStatus();
   return Invalid(field, value, "must be an IPv4 or IPv6 address literal");
 }
 

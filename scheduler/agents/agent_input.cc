@@ -1,7 +1,5 @@
 #include "scheduler/agents/agent_input.h"
 
-#include <arpa/inet.h>
-
 #include <set>
 #include <vector>
 
@@ -135,14 +133,11 @@ absl::Status ValidateRegistration(const api::NodeRegistration& r) {
       !errors.empty()) {
     return Invalid("hello.node.name", r.name(), errors);
   }
-  unsigned char ip[16];
   if (r.address().empty()) {
     return absl::InvalidArgumentError(
         "hello.node.address: required (what pods' hostnames resolve to)");
   }
-  if (r.address().size() > 64 ||
-      (inet_pton(AF_INET, r.address().c_str(), ip) != 1 &&
-       inet_pton(AF_INET6, r.address().c_str(), ip) != 1)) {
+  if (!api::IsIpLiteral(r.address())) {
     return Invalid("hello.node.address", r.address(),
                    {"must be an IPv4 or IPv6 address literal"});
   }

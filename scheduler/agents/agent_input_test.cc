@@ -178,6 +178,11 @@ TEST(ValidateRegistrationTest, RefusesABadFieldNamingIt) {
        "hello.node.address"},
       {[](api::NodeRegistration& r) { r.set_address("node-1.example"); },
        "hello.node.address"},
+      // inet_pton reads up to the NUL only: the rest must not get through.
+      {[](api::NodeRegistration& r) {
+         r.set_address(std::string("10.0.0.1\0\n6.6.6.6 evil", 22));
+       },
+       "hello.node.address"},
       {[](api::NodeRegistration& r) { (*r.mutable_labels())["bad key"] = "v"; },
        "hello.node.labels[bad key]"},
       {[](api::NodeRegistration& r) {
