@@ -22,5 +22,9 @@ extern "C" const char* __tsan_default_suppressions() {
       "called_from_lib:libupb.so\n"
       // absl::Status's reference-counted payloads are freed by the last
       // Unref, an atomic decrement inside the uninstrumented libabsl_status.
-      "called_from_lib:libabsl_status.so\n";
+      "called_from_lib:libabsl_status.so\n"
+      // A status's message and payloads live in absl::Cords: TryCancel on one
+      // thread builds the CANCELLED status that a gRPC thread later copies out
+      // (Cord::CopyToArraySlowPath's memcpy), handed over inside gRPC.
+      "called_from_lib:libabsl_cord.so\n";
 }
