@@ -114,8 +114,9 @@ absl::Status Invalid(absl::string_view what) {
 int NoPassword(char*, int, int, void*) { return 0; }
 
 absl::StatusOr<BioPtr> ReadBio(absl::string_view pem, absl::string_view what) {
-  if (pem.empty())
+  if (pem.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(what, " is empty"));
+  }
   if (pem.size() > kMaxPemBytes) {
     return absl::InvalidArgumentError(absl::StrCat(
         what, " is larger than ", kMaxPemBytes, " bytes (", pem.size(), ")"));
@@ -284,12 +285,14 @@ absl::Status SetSubject(X509_NAME* name, absl::string_view common_name,
                         const std::vector<std::string>& organizations) {
   // Written O first, then CN, as Kubernetes' and Go's certificates are.
   for (const std::string& organization : organizations) {
-    if (absl::Status s = AddNameEntry(name, "O", organization); !s.ok())
+    if (absl::Status s = AddNameEntry(name, "O", organization); !s.ok()) {
       return s;
+    }
   }
   if (!common_name.empty()) {
-    if (absl::Status s = AddNameEntry(name, "CN", common_name); !s.ok())
+    if (absl::Status s = AddNameEntry(name, "CN", common_name); !s.ok()) {
       return s;
+    }
   }
   return absl::OkStatus();
 }
@@ -326,8 +329,9 @@ absl::Status SetValidity(X509* cert, absl::Time now, absl::Duration validity) {
 
 absl::Status SetRandomSerial(X509* cert) {
   unsigned char bytes[kSerialBytes];
-  if (RAND_bytes(bytes, sizeof(bytes)) != 1)
+  if (RAND_bytes(bytes, sizeof(bytes)) != 1) {
     return Internal("RAND_bytes failed");
+  }
   bytes[0] &= 0x7f;  // DER INTEGERs are signed; serials must be positive
   BignumPtr bn(BN_bin2bn(bytes, sizeof(bytes), nullptr));
   if (bn == nullptr) return Internal("BN_bin2bn failed");
@@ -460,7 +464,7 @@ absl::Status ValidateLeafRequest(const LeafRequest& request) {
   for (size_t i = 0; i < request.ip_addresses.size(); ++i) {
     const std::string& ip = request.ip_addresses[i];
     unsigned char bytes[16];
-    // c_str() stops at an embedded NUL; the size check refuses "1.2.3.4\0x".
+    // inet_pton reads up to the first NUL: "10.0.0.1\0x" must not pass.
     const bool parses = ip.find('\0') == std::string::npos &&
                         (inet_pton(AF_INET, ip.c_str(), bytes) == 1 ||
                          inet_pton(AF_INET6, ip.c_str(), bytes) == 1);
@@ -508,8 +512,9 @@ absl::StatusOr<PkeyPtr> PublicKeyOf(absl::string_view source) {
       absl::string_view(label).substr(label.size() - 11) == "PRIVATE KEY") {
     absl::StatusOr<PkeyPtr> key = ReadPrivateKey(source, "private key");
     if (!key.ok()) return key.status();
-    if (absl::Status s = CheckP256(key->get(), "private key"); !s.ok())
+    if (absl::Status s = CheckP256(key->get(), "private key"); !s.ok()) {
       return s;
+    }
     return key;
   }
   if (source.size() > kMaxPemBytes) {
@@ -583,8 +588,9 @@ absl::StatusOr<std::string> Asn1StringToUtf8(const ASN1_STRING* value,
                                              absl::string_view what) {
   unsigned char* utf8 = nullptr;
   const int length = ASN1_STRING_to_UTF8(&utf8, value);
-  if (length < 0)
+  if (length < 0) {
     return Invalid(absl::StrCat("certificate's ", what, " cannot be read"));
+  }
   OpenSslBytesPtr owned(utf8);
   return std::string(reinterpret_cast<const char*>(utf8), length);
 }
@@ -614,8 +620,9 @@ absl::StatusOr<KeyAndCert> CreateCa(absl::string_view common_name,
     return Internal("X509_new failed");
   }
   if (absl::Status s = SetRandomSerial(cert.get()); !s.ok()) return s;
-  if (absl::Status s = SetValidity(cert.get(), now, validity); !s.ok())
+  if (absl::Status s = SetValidity(cert.get(), now, validity); !s.ok()) {
     return s;
+  }
   if (absl::Status s =
           SetSubject(X509_get_subject_name(cert.get()), common_name, {});
       !s.ok()) {
@@ -688,7 +695,9 @@ absl::StatusOr<std::string> IssueCertificate(
            {NID_key_usage, "critical,digitalSignature"},
            {NID_ext_key_usage, extended_key_usage},
            {NID_subject_key_identifier, "hash"},
-           {NID_authority_key_identifier, "keyid:always"},
+           // "keyid", not "keyid:always": a CA made elsewhere may lack a
+           // subjectKeyIdentifier, and then the leaf goes without.
+           {NID_authority_key_identifier, "keyid"},
        }) {
     if (absl::Status s =
             AddExtension(issuer->cert.get(), cert.get(), nid, value);
@@ -696,8 +705,9 @@ absl::StatusOr<std::string> IssueCertificate(
       return s;
     }
   }
-  if (absl::Status s = AddSubjectAltNames(cert.get(), request); !s.ok())
+  if (absl::Status s = AddSubjectAltNames(cert.get(), request); !s.ok()) {
     return s;
+  }
   if (X509_sign(cert.get(), issuer->key.get(), EVP_sha256()) <= 0) {
     return Internal("signing the certificate failed");
   }
@@ -719,8 +729,9 @@ absl::StatusOr<std::string> CreateCsr(absl::string_view key_pem,
                                       absl::string_view common_name,
                                       absl::string_view organization) {
   ERR_clear_error();
-  if (common_name.empty())
+  if (common_name.empty()) {
     return absl::InvalidArgumentError("common_name is empty");
+  }
   if (absl::Status s = CheckNameValue(common_name, "common_name"); !s.ok()) {
     return s;
   }
@@ -775,8 +786,9 @@ absl::StatusOr<CertificateInfo> ParseCertificate(absl::string_view cert_pem) {
   }
 
   BignumPtr serial(ASN1_INTEGER_to_BN(X509_get0_serialNumber(x), nullptr));
-  if (serial == nullptr)
+  if (serial == nullptr) {
     return Invalid("certificate's serial number cannot be read");
+  }
   char* hex = BN_bn2hex(serial.get());
   if (hex == nullptr) return Internal("BN_bn2hex failed");
   info.serial = absl::AsciiStrToLower(hex);
