@@ -788,5 +788,89 @@ TEST(GarbageTest, EveryReaderRefusesIt) {
   EXPECT_EQ(ERR_peek_error(), 0u);
 }
 
+// `der` as PEM with `label`, whatever the bytes are.
+std::string Pem(const char* label, const std::string& der) {
+  std::unique_ptr<BIO, BioFree> bio(BIO_new(BIO_s_mem()));
+  PEM_write_bio(bio.get(), label, "",
+                reinterpret_cast<const unsigned char*>(der.data()), der.size());
+  char* data = nullptr;
+  const long length = BIO_get_mem_data(bio.get(), &data);
+  return std::string(data, length);
+}
+
+// The DER inside the first PEM block of `pem`.
+std::string Der(const std::string& pem) {
+  std::unique_ptr<BIO, BioFree> bio(BIO_new_mem_buf(pem.data(), pem.size()));
+  char* name = nullptr;
+  char* header = nullptr;
+  unsigned char* data = nullptr;
+  long length = 0;
+  EXPECT_EQ(PEM_read_bio(bio.get(), &name, &header, &data, &length), 1);
+  std::string der(reinterpret_cast<char*>(data), length);
+  OPENSSL_free(name);
+  OPENSSL_free(header);
+  OPENSSL_free(data);
+  return der;
+}
+
+// Every byte of a certificate and of a CSR changed in turn, and each prefix:
+// never a crash, and only the codes the header promises.
+TEST(GarbageTest, MutatedDerNeverCrashes) {
+  const KeyAndCert ca = MakeCa();
+  absl::StatusOr<KeyAndCert> node =
+      IssueKeyAndCertificate(ca, NodeRequest("a"), kNow);
+  ASSERT_THAT(node, IsOk());
+  const std::string cert_der = Der(node->cert_pem);
+  const std::string csr_der =
+      Der(*CreateCsr(node->key_pem, "system:node:a", "system:nodes"));
+  ASSERT_FALSE(cert_der.empty());
+  ASSERT_FALSE(csr_der.empty());
+  const auto invalid_or_ok = ::testing::AnyOf(
+      IsOk(), StatusIs(absl::StatusCode::kInvalidArgument, Not(IsEmpty())));
+  const auto refused = ::testing::AnyOf(
+      StatusIs(absl::StatusCode::kInvalidArgument, Not(IsEmpty())),
+      StatusIs(absl::StatusCode::kUnauthenticated, Not(IsEmpty())));
+  int cert_parsed = 0;
+  for (size_t i = 0; i < cert_der.size(); ++i) {
+    for (const unsigned char flip : {0x01, 0xff}) {
+      std::string der = cert_der;
+      der[i] = static_cast<char>(der[i] ^ flip);
+      const std::string pem = Pem("CERTIFICATE", der);
+      absl::StatusOr<CertificateInfo> info = ParseCertificate(pem);
+      EXPECT_THAT(info, invalid_or_ok) << "byte " << i;
+      if (info.ok()) ++cert_parsed;
+      EXPECT_THAT(SpkiSha256(pem), invalid_or_ok) << "byte " << i;
+      // Changed anywhere, it no longer verifies (signed bytes, signature,
+      // or the algorithm that names how).
+      if (flip != 0x01) continue;
+      EXPECT_THAT(VerifyCertificate(pem, ca.cert_pem, kNow), refused)
+          << "byte " << i;
+      EXPECT_THAT(VerifyCertificate(node->cert_pem, pem, kNow), refused)
+          << "byte " << i;
+    }
+    EXPECT_THAT(ParseCertificate(Pem("CERTIFICATE", cert_der.substr(0, i))),
+                StatusIs(absl::StatusCode::kInvalidArgument, Not(IsEmpty())))
+        << "prefix " << i;
+  }
+  // Some changes still parse (a flipped bit in a key or a signature).
+  EXPECT_GT(cert_parsed, 0);
+  for (size_t i = 0; i < csr_der.size(); ++i) {
+    for (const unsigned char flip : {0x01, 0xff}) {
+      std::string der = csr_der;
+      der[i] = static_cast<char>(der[i] ^ flip);
+      EXPECT_THAT(IssueCertificate(ca, Pem("CERTIFICATE REQUEST", der),
+                                   NodeRequest("a"), kNow),
+                  invalid_or_ok)
+          << "byte " << i;
+    }
+    EXPECT_THAT(
+        IssueCertificate(ca, Pem("CERTIFICATE REQUEST", csr_der.substr(0, i)),
+                         NodeRequest("a"), kNow),
+        StatusIs(absl::StatusCode::kInvalidArgument, Not(IsEmpty())))
+        << "prefix " << i;
+  }
+  EXPECT_EQ(ERR_peek_error(), 0u);
+}
+
 }  // namespace
 }  // namespace jobset::auth
