@@ -38,6 +38,7 @@ namespace {
 constexpr size_t kMaxPemBytes = 64 * 1024;
 // Bounds on what a leaf request may carry.
 constexpr size_t kMaxNameLength = 1024;
+constexpr size_t kMaxOrganizations = 64;
 constexpr size_t kMaxSans = 256;
 constexpr size_t kMaxDnsNameLength = 253;
 constexpr size_t kMaxUriLength = 2048;
@@ -431,6 +432,10 @@ absl::Status ValidateLeafRequest(const LeafRequest& request) {
       !s.ok()) {
     return s;
   }
+  if (request.organizations.size() > kMaxOrganizations) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("more than ", kMaxOrganizations, " organizations"));
+  }
   for (size_t i = 0; i < request.organizations.size(); ++i) {
     const std::string field = absl::StrCat("organizations[", i, "]");
     if (request.organizations[i].empty()) {
@@ -537,7 +542,8 @@ absl::StatusOr<Ca> ReadCa(const KeyAndCert& ca) {
   if (!key.ok()) return key.status();
   absl::StatusOr<X509Ptr> cert = ReadCertificate(ca.cert_pem, "CA certificate");
   if (!cert.ok()) return cert.status();
-  if (EVP_PKEY_eq(X509_get0_pubkey(cert->get()), key->get()) != 1) {
+  const EVP_PKEY* public_key = X509_get0_pubkey(cert->get());
+  if (public_key == nullptr || EVP_PKEY_eq(public_key, key->get()) != 1) {
     DrainOpenSslErrors();
     return absl::InvalidArgumentError(
         "CA key does not match the CA certificate's public key");
