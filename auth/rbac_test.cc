@@ -446,6 +446,15 @@ TEST(BindingTest, RoleBindingIsConfinedToItsNamespace) {
   EXPECT_FALSE(policy.Allows(U("u"), Req("watch", "pods", "")));
   // Another user is not bound.
   EXPECT_FALSE(policy.Allows(U("v"), Req("list", "jobsets", "team-a")));
+  // Nor does a namespace that extends another's name share its bindings.
+  EXPECT_FALSE(policy.Allows(U("u"), Req("list", "jobsets", "team-a2")));
+  EXPECT_FALSE(policy.Allows(U("u"), Req("list", "jobsets", "team")));
+  ASSERT_TRUE(
+      policy
+          .Put(RoleBinding("team-a2", "e", "ClusterRole", "edit", {User("w")}))
+          .ok());
+  EXPECT_FALSE(policy.Allows(U("w"), Req("list", "jobsets", "team-a")));
+  EXPECT_TRUE(policy.Allows(U("w"), Req("list", "jobsets", "team-a2")));
 }
 
 TEST(BindingTest, RoleBindingOfARoleUsesTheRoleInItsNamespace) {
