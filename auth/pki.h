@@ -26,23 +26,23 @@ inline constexpr absl::Duration kNodeCertValidity = absl::Hours(24 * 30);
 inline constexpr absl::Duration kClockSkew = absl::Minutes(5);
 
 struct KeyAndCert {
-  std::string key_pem;   // PKCS#8 PEM private key
-  std::string cert_pem;  // PEM certificate
+  std::string key_pem = {};   // PKCS#8 PEM private key
+  std::string cert_pem = {};  // PEM certificate
 };
 
 // What a certificate says, as ParseCertificate reads it.
 struct CertificateInfo {
-  std::string common_name;
-  std::vector<std::string> organizations;  // subject O, in order
-  std::string serial;                      // lowercase hex, no leading zeros
+  std::string common_name = {};
+  std::vector<std::string> organizations = {};  // subject O, in order
+  std::string serial = {};  // lowercase hex, no leading zeros
   absl::Time not_before;
   absl::Time not_after;
   bool is_ca = false;        // basicConstraints CA:TRUE
   bool server_auth = false;  // extendedKeyUsage serverAuth
   bool client_auth = false;  // extendedKeyUsage clientAuth
-  std::vector<std::string> dns_names;
-  std::vector<std::string> ip_addresses;  // text form
-  std::vector<std::string> uris;
+  std::vector<std::string> dns_names = {};
+  std::vector<std::string> ip_addresses = {};  // text form
+  std::vector<std::string> uris = {};
 };
 
 // A new private key (P-256), PEM.
@@ -56,11 +56,11 @@ absl::StatusOr<KeyAndCert> CreateCa(absl::string_view common_name,
 
 // What a leaf certificate is issued for. Only these fields are put in it.
 struct LeafRequest {
-  std::string common_name;
-  std::vector<std::string> organizations;
-  std::vector<std::string> dns_names;
-  std::vector<std::string> ip_addresses;  // each must parse as IPv4/IPv6
-  std::vector<std::string> uris;
+  std::string common_name = {};
+  std::vector<std::string> organizations = {};
+  std::vector<std::string> dns_names = {};
+  std::vector<std::string> ip_addresses = {};  // each must parse as IPv4/IPv6
+  std::vector<std::string> uris = {};
   bool server_auth = false;  // EKU serverAuth (and digitalSignature)
   bool client_auth = false;  // EKU clientAuth
   absl::Duration validity = kNodeCertValidity;

@@ -28,18 +28,18 @@ inline constexpr absl::string_view kNodesGroup = "system:nodes";
 inline constexpr absl::string_view kNodeUserPrefix = "system:node:";
 
 struct UserInfo {
-  std::string name;
-  std::vector<std::string> groups;
+  std::string name = {};
+  std::vector<std::string> groups = {};
 };
 
 // What a request does (Kubernetes' authorizer attributes).
 struct Attributes {
-  std::string verb;         // get list watch create update patch delete ...
-  std::string api_group;    // "" (core), "jobset.x-k8s.io", kRbacGroup
-  std::string resource;     // "jobsets", "pods", "nodes", ...
-  std::string subresource;  // "log" for pods/log, else empty
-  std::string namespace_;   // empty: cluster-scoped, or all namespaces
-  std::string name;         // empty: a collection (list, watch, create)
+  std::string verb = {};       // get list watch create update patch delete ...
+  std::string api_group = {};  // "" (core), "jobset.x-k8s.io", kRbacGroup
+  std::string resource = {};   // "jobsets", "pods", "nodes", ...
+  std::string subresource = {};  // "log" for pods/log, else empty
+  std::string namespace_ = {};   // empty: cluster-scoped, or all namespaces
+  std::string name = {};         // empty: a collection (list, watch, create)
 };
 
 // The API group of each resource jobsetd serves: jobsets in

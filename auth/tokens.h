@@ -14,8 +14,8 @@ namespace jobset::auth {
 // stored.
 
 struct TokenParts {
-  std::string id;
-  std::string secret;
+  std::string id = {};
+  std::string secret = {};
 };
 
 // A user's bearer token: id 8 characters of [a-z0-9], secret 32 of
@@ -33,7 +33,7 @@ absl::StatusOr<TokenParts> ParseToken(absl::string_view text);
 // The join token an operator hands to agents, k3s's shape with our prefix:
 // "JS1<ca_hash>::<id>.<secret>", ca_hash being SpkiSha256 of the cluster CA.
 struct JoinToken {
-  std::string ca_hash;  // 64 lowercase hex digits
+  std::string ca_hash = {};  // 64 lowercase hex digits
   TokenParts credential;
 };
 std::string FormatJoinToken(const JoinToken& token);

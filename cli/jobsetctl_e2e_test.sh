@@ -12,7 +12,7 @@ manifest=$(realpath "$3")
 tmp=${TEST_TMPDIR:-$(mktemp -d)}
 failures=0
 
-"$jobsetd" --listen=127.0.0.1:0 --data_dir="$tmp/data" --fsync=false \
+"$jobsetd" --listen=127.0.0.1:0 --insecure --data_dir="$tmp/data" --fsync=false \
   >"$tmp/jobsetd.out" 2>"$tmp/jobsetd.err" &
 jobsetd_pid=$!
 trap 'kill "$jobsetd_pid" 2>/dev/null; wait "$jobsetd_pid" 2>/dev/null' EXIT

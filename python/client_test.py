@@ -40,7 +40,7 @@ DEADLINE_JOBSET = {
 def start_jobsetd(data_dir):
     """Starts jobsetd; returns (process, address)."""
     process = subprocess.Popen(
-        [os.environ["JOBSETD"], "--listen=127.0.0.1:0",
+        [os.environ["JOBSETD"], "--listen=127.0.0.1:0", "--insecure",
          f"--data_dir={data_dir}", "--fsync=false"],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     deadline = time.monotonic() + 20

@@ -20,6 +20,12 @@
 #include "scheduler/agents/agent_hub.h"
 #include "scheduler/agents/agent_service.h"
 #include "scheduler/agents/pod_log_service.h"
+#include "scheduler/auth/access_service.h"
+#include "scheduler/auth/access_store.h"
+#include "scheduler/auth/audit_log.h"
+#include "scheduler/auth/cluster_files.h"
+#include "scheduler/auth/identity_service.h"
+#include "scheduler/auth/request_auth.h"
 #include "scheduler/controller/controller.h"
 #include "scheduler/metrics.h"
 #include "scheduler/server/server.h"
@@ -60,6 +66,18 @@ ABSL_FLAG(absl::Duration, event_max_age, absl::Hours(24),
 ABSL_FLAG(std::string, metrics_listen, "",
           "HOST:PORT to serve Prometheus metrics on (/metrics); empty: off. "
           "docs/metrics.md lists them");
+ABSL_FLAG(bool, insecure, false,
+          "Serve plaintext and treat every caller without a token as the "
+          "cluster administrator. Development only: refused unless --listen "
+          "is a loopback address");
+ABSL_FLAG(std::vector<std::string>, tls_san, {},
+          "Comma-separated extra names and addresses for jobsetd's serving "
+          "certificate (it always has server.jobsetd, localhost, 127.0.0.1 "
+          "and the --listen host)");
+ABSL_FLAG(std::string, audit_log, "",
+          "File to append one JSON line (a Kubernetes audit event, level "
+          "Metadata) to per request that changes something; empty: off");
+ABSL_FLAG(bool, audit_reads, false, "Audit reads (get, list, watch) too");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(5),
           "On SIGTERM/SIGINT, how long in-flight calls may finish before they "
           "are cancelled");
@@ -206,6 +224,12 @@ bool ParseFeatureGates(const std::string& text, api::Features* features,
   return true;
 }
 
+// Whether `host` (of HOST:PORT) is a loopback address.
+bool IsLoopback(absl::string_view host) {
+  if (absl::ConsumePrefix(&host, "[")) absl::ConsumeSuffix(&host, "]");
+  return host == "localhost" || host == "::1" || absl::StartsWith(host, "127.");
+}
+
 int Main() {
   scheduler::Server::Options options;
   options.listen = absl::GetFlag(FLAGS_listen);
@@ -223,6 +247,20 @@ int Main() {
   if (absl::GetFlag(FLAGS_watch_history) < 1) {
     JOBSET_LOG(ERROR) << "--watch_history must be at least 1";
     return 2;
+  }
+
+  const bool insecure = absl::GetFlag(FLAGS_insecure);
+  const std::string listen_host =
+      options.listen.substr(0, options.listen.rfind(':'));
+  if (insecure && !IsLoopback(listen_host)) {
+    JOBSET_LOG(ERROR) << "refusing to serve without TLS on " << options.listen
+                      << ": --insecure needs a loopback --listen "
+                         "(127.0.0.1, ::1, localhost)";
+    return 2;
+  }
+  if (insecure) {
+    JOBSET_LOG(WARNING) << "--insecure: plaintext, and every caller without a "
+                           "token is the cluster administrator";
   }
 
   // Signals are taken by sigwait below; every thread inherits the mask.
@@ -261,6 +299,41 @@ int Main() {
                 exposer->GetListeningPorts().front());
   }
   options.metrics = &metrics;
+
+  // Who may do what: the identity records, the cluster's certificates.
+  const absl::Time now = absl::Now();
+  auto access = scheduler::AccessStore::Load(&metered);
+  if (!access.ok()) {
+    JOBSET_LOG(ERROR) << access.status();
+    return 1;
+  }
+  std::vector<std::string> sans = absl::GetFlag(FLAGS_tls_san);
+  if (!listen_host.empty() && listen_host != "0.0.0.0" &&
+      listen_host != "[::]") {
+    sans.push_back(listen_host);
+  }
+  absl::StatusOr<scheduler::ClusterPki> pki =
+      scheduler::LoadOrCreatePki(data_dir, sans, now);
+  if (!pki.ok()) {
+    JOBSET_LOG(ERROR) << pki.status();
+    return 1;
+  }
+  std::unique_ptr<scheduler::AuditLog> audit;
+  if (const std::string path = absl::GetFlag(FLAGS_audit_log); !path.empty()) {
+    auto opened =
+        scheduler::AuditLog::Open(path, absl::GetFlag(FLAGS_audit_reads));
+    if (!opened.ok()) {
+      JOBSET_LOG(ERROR) << opened.status();
+      return 1;
+    }
+    audit = *std::move(opened);
+  }
+  scheduler::RequestAuth request_auth(
+      {.access = access->get(), .insecure = insecure, .audit = audit.get()});
+  options.auth = &request_auth;
+  options.tls = insecure ? nullptr : &*pki;
+  options.audit = audit.get();
+
   scheduler::AgentHub hub(
       &metered, {.node_lost_timeout = absl::GetFlag(FLAGS_node_lost_timeout),
                  .heartbeat_interval = absl::GetFlag(FLAGS_heartbeat_interval),
@@ -284,20 +357,41 @@ int Main() {
     return 1;
   }
   hub.Attach(controller->get());
-  scheduler::AgentServiceImpl agent_service(&hub);
-  scheduler::NodeServiceImpl node_service(&hub);
-  scheduler::PodLogServiceImpl pod_log_service(&metered, &hub);
-  options.services = {&agent_service, &node_service, &pod_log_service};
+  scheduler::AgentServiceImpl agent_service(&hub, &request_auth);
+  scheduler::NodeServiceImpl node_service(&hub, &request_auth);
+  scheduler::PodLogServiceImpl pod_log_service(&metered, &hub, &request_auth);
+  scheduler::IdentityServiceImpl identity_service(&*pki, &request_auth);
+  scheduler::AccessServiceImpl access_service(&request_auth, &*pki, data_dir);
+  options.services = {&agent_service, &node_service, &pod_log_service,
+                      &identity_service, &access_service};
   options.end_streams = [&hub] { hub.CloseAll(); };
   auto server = scheduler::Server::Start(options, &metered);
   if (!server.ok()) {
     JOBSET_LOG(ERROR) << server.status();
     return 1;
   }
+  // The credentials a newcomer needs, for the address actually bound.
+  if (absl::Status written = scheduler::WriteAdminConfig(
+          data_dir, *pki, access->get(), (*server)->address(), insecure, now);
+      !written.ok()) {
+    JOBSET_LOG(ERROR) << written;
+    return 1;
+  }
+  if (absl::Status written =
+          scheduler::WriteJoinToken(data_dir, *pki, access->get(), now);
+      !written.ok()) {
+    JOBSET_LOG(ERROR) << written;
+    return 1;
+  }
   std::printf("jobsetd serving on %s (data %s, revision %lld%s)\n",
               (*server)->address().c_str(), data_dir.c_str(),
               static_cast<long long>((*store)->CurrentRevision()),
               absl::GetFlag(FLAGS_fsync) ? "" : ", fsync off");
+  std::printf(
+      "jobsetd %s; admin credentials in %s/admin.conf, agents join with "
+      "%s/join-token\n",
+      insecure ? "serves PLAINTEXT (--insecure)" : "serves TLS",
+      data_dir.c_str(), data_dir.c_str());
   std::fflush(stdout);
 
   int signal = 0;

@@ -87,7 +87,7 @@ class AgentE2eTest : public ::testing::Test {
   void StartJobsetd(const std::string& listen) {
     auto jobsetd = JobsetdProcess::Start(
         {.binary = Runfile("scheduler/jobsetd"),
-         .args = {absl::StrCat("--listen=", listen),
+         .args = {absl::StrCat("--listen=", listen), "--insecure",
                   absl::StrCat("--data_dir=", dir_, "/jobsetd"),
                   "--node_lost_timeout=2s", "--heartbeat_interval=200ms",
                   "--restart_grace=3s", "--shutdown_grace=1s"},

@@ -299,7 +299,7 @@ TEST(CrashTest, AcknowledgedCreatesSurviveSigkill) {
   JobsetdProcess::Options options;
   options.binary = absl::GetFlag(FLAGS_jobsetd);
   if (options.binary.empty()) options.binary = JobsetdProcess::DefaultBinary();
-  options.args = {"--listen=127.0.0.1:0",
+  options.args = {"--listen=127.0.0.1:0", "--insecure",
                   absl::StrCat("--data_dir=", data_dir)};
   options.stderr_path = absl::StrCat(TestTmpDir(), "/jobsetd.stderr");
   options.startup_timeout = kMaxRestart + absl::Seconds(5);

@@ -67,7 +67,7 @@ int Main() {
   testing::JobsetdProcess::Options options;
   options.binary = binary;
   options.args = {
-      "--listen=127.0.0.1:0", absl::StrCat("--data_dir=", dir),
+      "--listen=127.0.0.1:0", "--insecure", absl::StrCat("--data_dir=", dir),
       "--node_lost_timeout=30s",
       absl::StrCat("--heartbeat_interval=", absl::FormatDuration(interval))};
   auto jobsetd = testing::JobsetdProcess::Start(options);

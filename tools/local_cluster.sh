@@ -33,7 +33,7 @@ cluster_start() {
   local n=$1
   shift
   mkdir -p "$CLUSTER_DIR"
-  "$BIN/scheduler/jobsetd" --listen=127.0.0.1:0 --data_dir="$CLUSTER_DIR/jobsetd" \
+  "$BIN/scheduler/jobsetd" --listen=127.0.0.1:0 --insecure --data_dir="$CLUSTER_DIR/jobsetd" \
     --node_lost_timeout=5s --restart_grace=5s "$@" \
     >"$CLUSTER_DIR/jobsetd.out" 2>"$CLUSTER_DIR/jobsetd.err" &
   CLUSTER_PIDS+=($!)

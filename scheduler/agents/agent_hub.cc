@@ -587,6 +587,32 @@ absl::StatusOr<api::Node> AgentHub::Drain(const std::string& name) {
   return node;
 }
 
+absl::StatusOr<api::Node> AgentHub::Remove(const std::string& name) {
+  std::shared_ptr<Session> session;
+  api::Node node;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = nodes_.find(name);
+    if (it == nodes_.end()) {
+      return absl::NotFoundError(
+          absl::StrCat("nodes \"", name, "\" not found"));
+    }
+    JOBSET_RETURN_IF_ERROR(
+        store_->Commit(store::Batch().Delete(store::keys::NodeKey(name)))
+            .status());
+    node = it->second.node;
+    session = std::move(it->second.session);
+    nodes_.erase(it);
+    if (sink_ != nullptr) {
+      sink_->LoseNode(name, "DeletionByPodGC",
+                      absl::StrCat("node ", name, " was deleted"));
+    }
+    UpdateNodeGauge();
+  }
+  if (session != nullptr) session->Close();
+  return node;
+}
+
 absl::StatusOr<api::LogChunk> AgentHub::ReadLog(const std::string& node,
                                                 const std::string& pod_uid,
                                                 const std::string& container,

@@ -140,6 +140,9 @@ class AgentHub final : public AgentFleet {
   // Cordons the node and fails its pods (reason EvictionByEvictionAPI), as
   // an eviction would; their JobSets' policies decide.
   absl::StatusOr<api::Node> Drain(const std::string& name);
+  // Forgets the node: its unfinished pods fail (reason DeletionByPodGC), its
+  // record is deleted, and its stream is ended. kNotFound if unknown.
+  absl::StatusOr<api::Node> Remove(const std::string& name);
 
   // Reads up to `max_bytes` of container `container`'s log of pod `pod_uid`
   // from `node`'s agent, from `offset` (negative: that many bytes before the

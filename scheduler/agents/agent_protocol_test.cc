@@ -22,6 +22,7 @@
 #include "scheduler/agents/agent_hub.h"
 #include "scheduler/agents/agent_service.h"
 #include "scheduler/agents/pod_log_service.h"
+#include "scheduler/auth/insecure_auth_for_test.h"
 #include "scheduler/controller/controller.h"
 #include "scheduler/server/server.h"
 #include "store/forwarding_store.h"
@@ -80,10 +81,13 @@ class AgentProtocolTest : public ::testing::Test {
     ASSERT_THAT(controller.status(), IsOk());
     controller_ = *std::move(controller);
     hub_->Attach(controller_.get());
-    agent_service_ = std::make_unique<AgentServiceImpl>(hub_.get());
-    log_service_ = std::make_unique<PodLogServiceImpl>(&log_store_, hub_.get());
+    agent_service_ =
+        std::make_unique<AgentServiceImpl>(hub_.get(), auth_.get());
+    log_service_ = std::make_unique<PodLogServiceImpl>(&log_store_, hub_.get(),
+                                                       auth_.get());
     Server::Options options;
     options.listen = "127.0.0.1:0";
+    options.auth = auth_.get();
     options.services = {agent_service_.get(), log_service_.get()};
     options.end_streams = [this] { hub_->CloseAll(); };
     auto server = Server::Start(options, &store_);
@@ -148,6 +152,7 @@ class AgentProtocolTest : public ::testing::Test {
   PodScanCountingStore log_store_{&store_};
   std::unique_ptr<AgentHub> hub_;
   std::unique_ptr<Controller> controller_;
+  InsecureAuthForTest auth_;
   std::unique_ptr<AgentServiceImpl> agent_service_;
   std::unique_ptr<PodLogServiceImpl> log_service_;
   std::unique_ptr<Server> server_;

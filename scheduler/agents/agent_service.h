@@ -3,15 +3,19 @@
 
 #include "proto/agent.grpc.pb.h"
 #include "scheduler/agents/agent_hub.h"
+#include "scheduler/auth/request_auth.h"
 
 namespace jobset::scheduler {
 
 // The agents' stream, over AgentHub: the first message must be a Hello; a
 // writer thread sends what the hub queues for the session while this thread
-// reads. Thin: every decision is the hub's.
+// reads. Thin: every decision is the hub's, but who the node is: a stream
+// needs a node certificate (any caller in insecure mode), and its Hello may
+// name only that node.
 class AgentServiceImpl final : public api::AgentService::Service {
  public:
-  explicit AgentServiceImpl(AgentHub* hub) : hub_(hub) {}
+  AgentServiceImpl(AgentHub* hub, const RequestAuth* auth)
+      : hub_(hub), auth_(auth) {}
 
   grpc::Status Connect(
       grpc::ServerContext* context,
@@ -20,12 +24,16 @@ class AgentServiceImpl final : public api::AgentService::Service {
 
  private:
   AgentHub* const hub_;
+  const RequestAuth* const auth_;
 };
 
-// The node registry for operators, over AgentHub.
+// The node registry for operators, over AgentHub; RBAC on resource "nodes"
+// (cordon, uncordon and drain are "update"). DeleteNode also revokes the
+// node's certificates.
 class NodeServiceImpl final : public api::NodeService::Service {
  public:
-  explicit NodeServiceImpl(AgentHub* hub) : hub_(hub) {}
+  NodeServiceImpl(AgentHub* hub, const RequestAuth* auth)
+      : hub_(hub), auth_(auth) {}
 
   grpc::Status ListNodes(grpc::ServerContext* context,
                          const api::ListNodesRequest* request,
@@ -42,9 +50,13 @@ class NodeServiceImpl final : public api::NodeService::Service {
   grpc::Status DrainNode(grpc::ServerContext* context,
                          const api::GetNodeRequest* request,
                          api::Node* response) override;
+  grpc::Status DeleteNode(grpc::ServerContext* context,
+                          const api::GetNodeRequest* request,
+                          api::Node* response) override;
 
  private:
   AgentHub* const hub_;
+  const RequestAuth* const auth_;
 };
 
 }  // namespace jobset::scheduler

@@ -63,6 +63,15 @@ grpc::Status PodLogServiceImpl::GetPodLogs(
     grpc::ServerWriter<api::PodLogs>* writer) {
   const std::string ns =
       request->namespace_().empty() ? "default" : request->namespace_();
+  if (absl::StatusOr<Caller> caller =
+          auth_->Authorize(context, {.verb = "get",
+                                     .resource = "pods",
+                                     .subresource = "log",
+                                     .namespace_ = ns,
+                                     .name = request->pod()});
+      !caller.ok()) {
+    return ToGrpcStatus(caller.status());
+  }
   absl::StatusOr<FoundPod> found = FindPod(
       store_, absl::StrCat(store::keys::kPods, ns, "/"), ns, request->pod());
   if (!found.ok()) return ToGrpcStatus(found.status());

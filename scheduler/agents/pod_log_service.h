@@ -3,6 +3,7 @@
 
 #include "proto/agent.grpc.pb.h"
 #include "scheduler/agents/agent_hub.h"
+#include "scheduler/auth/request_auth.h"
 #include "store/store.h"
 
 namespace jobset::scheduler {
@@ -12,8 +13,9 @@ namespace jobset::scheduler {
 // with follow, polls until the pod has finished and everything is sent.
 class PodLogServiceImpl final : public api::PodLogService::Service {
  public:
-  PodLogServiceImpl(store::Store* store, AgentHub* hub)
-      : store_(store), hub_(hub) {}
+  // Each call needs "get" on "pods/log" in the pod's namespace.
+  PodLogServiceImpl(store::Store* store, AgentHub* hub, const RequestAuth* auth)
+      : store_(store), hub_(hub), auth_(auth) {}
 
   grpc::Status GetPodLogs(grpc::ServerContext* context,
                           const api::GetPodLogsRequest* request,
@@ -22,6 +24,7 @@ class PodLogServiceImpl final : public api::PodLogService::Service {
  private:
   store::Store* const store_;
   AgentHub* const hub_;
+  const RequestAuth* const auth_;
 };
 
 }  // namespace jobset::scheduler

@@ -63,6 +63,9 @@
 #include "grpcpp/support/channel_arguments.h"
 #include "proto/jobset.pb.h"
 #include "proto/jobset_service.grpc.pb.h"
+#include "scheduler/auth/access_store.h"
+#include "scheduler/auth/cluster_files.h"
+#include "scheduler/auth/request_auth.h"
 #include "scheduler/controller/controller.h"
 #include "scheduler/server/server.h"
 #include "store/forwarding_store.h"
@@ -92,6 +95,10 @@ ABSL_FLAG(bool, controller, false,
           "any agent joins): each Create then also makes the controller "
           "write the JobSet's Jobs, pods and status, sharing the CPUs and "
           "the store's writes");
+ABSL_FLAG(bool, tls, true,
+          "Serve TLS (a cluster CA made for the run) and send a bearer "
+          "token, as jobsetd and jobsetctl do; false: plaintext, no "
+          "credentials (jobsetd --insecure)");
 ABSL_FLAG(std::string, json, "",
           "Also write the results as JSON to this file (\"-\": stdout)");
 
@@ -219,16 +226,29 @@ void RunClient(const CreateFn& create, int client,
 
 // Returns one CreateFn per client, each calling CreateJobSet on its own
 // channel to `address`.
+// With `tls`, each verifies the server against `ca_pem` under
+// kServerName and sends `token`.
 absl::StatusOr<std::vector<CreateFn>> GrpcClients(const std::string& address,
-                                                  int clients) {
+                                                  int clients, bool tls,
+                                                  const std::string& ca_pem,
+                                                  const std::string& token) {
   std::vector<CreateFn> fns;
   for (int i = 0; i < clients; ++i) {
     // A distinct channel argument keeps gRPC from sharing one subchannel (one
     // TCP connection) among the clients.
     grpc::ChannelArguments args;
     args.SetInt("bench.channel", i);
-    std::shared_ptr<grpc::Channel> channel = grpc::CreateCustomChannel(
-        address, grpc::InsecureChannelCredentials(), args);
+    std::shared_ptr<grpc::ChannelCredentials> credentials =
+        grpc::InsecureChannelCredentials();
+    if (tls) {
+      args.SetSslTargetNameOverride(kServerName);
+      grpc::SslCredentialsOptions ssl;
+      ssl.pem_root_certs = ca_pem;
+      credentials = grpc::CompositeChannelCredentials(
+          grpc::SslCredentials(ssl), grpc::AccessTokenCredentials(token));
+    }
+    std::shared_ptr<grpc::Channel> channel =
+        grpc::CreateCustomChannel(address, credentials, args);
     if (!channel->WaitForConnected(std::chrono::system_clock::now() +
                                    std::chrono::seconds(10))) {
       return absl::UnavailableError(
@@ -302,13 +322,31 @@ absl::StatusOr<CellResult> RunCell(const std::string& dir, bool fsync,
     if (!started.ok()) return started.status();
     controller = *std::move(started);
   }
+  std::unique_ptr<AccessStore> access;
+  ClusterPki pki;
+  std::unique_ptr<RequestAuth> auth;
   std::unique_ptr<Server> server;
   std::vector<CreateFn> creates;
   if (store_only) {
     creates = StoreClients(&store, clients);
   } else {
+    const bool tls = absl::GetFlag(FLAGS_tls);
+    absl::StatusOr<std::unique_ptr<AccessStore>> loaded =
+        AccessStore::Load(&store);
+    if (!loaded.ok()) return loaded.status();
+    access = *std::move(loaded);
+    absl::StatusOr<ClusterPki> made =
+        LoadOrCreatePki(absl::StrCat(dir, "-pki"), {}, absl::Now());
+    if (!made.ok()) return made.status();
+    pki = *std::move(made);
+    absl::StatusOr<std::string> token = access->ResetAdminToken(absl::Now());
+    if (!token.ok()) return token.status();
+    auth = std::make_unique<RequestAuth>(
+        RequestAuth::Options{.access = access.get(), .insecure = !tls});
     Server::Options options;
     options.listen = "127.0.0.1:0";
+    options.auth = auth.get();
+    options.tls = tls ? &pki : nullptr;
     // A cell creates tens of thousands of JobSets in one namespace: counted
     // as always (that cost is measured), never refused.
     options.api_limits.max_jobsets_per_namespace =
@@ -319,7 +357,7 @@ absl::StatusOr<CellResult> RunCell(const std::string& dir, bool fsync,
     if (!started.ok()) return started.status();
     server = *std::move(started);
     absl::StatusOr<std::vector<CreateFn>> fns =
-        GrpcClients(server->address(), clients);
+        GrpcClients(server->address(), clients, tls, pki.ca.cert_pem, *token);
     if (!fns.ok()) return fns.status();
     creates = *std::move(fns);
   }
@@ -354,6 +392,7 @@ absl::StatusOr<CellResult> RunCell(const std::string& dir, bool fsync,
   controller.reset();  // Before the store it writes to.
   rocksdb->reset();
   std::filesystem::remove_all(dir, error);
+  std::filesystem::remove_all(absl::StrCat(dir, "-pki"), error);
 
   CellResult result;
   result.fsync = fsync;
@@ -457,11 +496,12 @@ std::string Json(const std::string& command, bool store_only, int cpus,
                  const std::string& cpu_model,
                  const std::vector<CellResult>& results) {
   std::string out = absl::StrFormat(
-      "{\n  \"command\": \"%s\",\n  \"store_only\": %s,\n  \"nproc\": %d,\n  "
+      "{\n  \"command\": \"%s\",\n  \"store_only\": %s,\n  \"tls\": %s,\n  "
+      "\"nproc\": %d,\n  "
       "\"cpu\": \"%s\",\n"
       "  \"cells\": [",
-      JsonEscape(command), store_only ? "true" : "false", cpus,
-      JsonEscape(cpu_model));
+      JsonEscape(command), store_only ? "true" : "false",
+      absl::GetFlag(FLAGS_tls) ? "true" : "false", cpus, JsonEscape(cpu_model));
   for (size_t i = 0; i < results.size(); ++i) {
     const CellResult& r = results[i];
     std::vector<std::string> errors;

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "auth/rbac.h"
 #include "common/grpc_status.h"
 
 namespace jobset::scheduler {
@@ -18,11 +19,32 @@ grpc::Status Reply(absl::StatusOr<T> result, T* response) {
   return grpc::Status::OK;
 }
 
+// The namespace a request means: its own, "default" when empty, or all
+// (empty) when it asks for all namespaces.
+std::string Namespace(absl::string_view ns, bool all = false) {
+  if (all) return "";
+  return ns.empty() ? "default" : std::string(ns);
+}
+
+auth::Attributes Attrs(absl::string_view verb, absl::string_view resource,
+                       std::string ns, absl::string_view name = "") {
+  return {.verb = std::string(verb),
+          .api_group = auth::ApiGroupOf(resource),
+          .resource = std::string(resource),
+          .namespace_ = std::move(ns),
+          .name = std::string(name)};
+}
+
 }  // namespace
 
 grpc::Status JobSetServiceImpl::CreateJobSet(
-    grpc::ServerContext*, const api::CreateJobSetRequest* request,
+    grpc::ServerContext* context, const api::CreateJobSetRequest* request,
     api::CreateJobSetResponse* response) {
+  JOBSET_AUTHORIZE_OR_RETURN(
+      auth_, context,
+      Attrs("create", "jobsets",
+            Namespace(request->jobset().metadata().namespace_()),
+            request->jobset().metadata().name()));
   absl::StatusOr<JobSetApi::CreateResult> result =
       api_->Create(request->jobset(), request->dry_run());
   if (!result.ok()) return ToGrpcStatus(result.status());
@@ -31,27 +53,44 @@ grpc::Status JobSetServiceImpl::CreateJobSet(
   return grpc::Status::OK;
 }
 
-grpc::Status JobSetServiceImpl::GetJobSet(grpc::ServerContext*,
+grpc::Status JobSetServiceImpl::GetJobSet(grpc::ServerContext* context,
                                           const api::GetJobSetRequest* request,
                                           api::JobSet* response) {
+  JOBSET_AUTHORIZE_OR_RETURN(
+      auth_, context,
+      Attrs("get", "jobsets", Namespace(request->namespace_()),
+            request->name()));
   return Reply(api_->Get(request->namespace_(), request->name()), response);
 }
 
 grpc::Status JobSetServiceImpl::ListJobSets(
-    grpc::ServerContext*, const api::ListJobSetsRequest* request,
+    grpc::ServerContext* context, const api::ListJobSetsRequest* request,
     api::ListJobSetsResponse* response) {
+  JOBSET_AUTHORIZE_OR_RETURN(
+      auth_, context,
+      Attrs("list", "jobsets",
+            Namespace(request->namespace_(), request->all_namespaces())));
   return Reply(api_->List(*request), response);
 }
 
 grpc::Status JobSetServiceImpl::UpdateJobSet(
-    grpc::ServerContext*, const api::UpdateJobSetRequest* request,
+    grpc::ServerContext* context, const api::UpdateJobSetRequest* request,
     api::JobSet* response) {
+  JOBSET_AUTHORIZE_OR_RETURN(
+      auth_, context,
+      Attrs("update", "jobsets",
+            Namespace(request->jobset().metadata().namespace_()),
+            request->jobset().metadata().name()));
   return Reply(api_->Update(request->jobset(), request->dry_run()), response);
 }
 
 grpc::Status JobSetServiceImpl::DeleteJobSet(
-    grpc::ServerContext*, const api::DeleteJobSetRequest* request,
+    grpc::ServerContext* context, const api::DeleteJobSetRequest* request,
     api::JobSet* response) {
+  JOBSET_AUTHORIZE_OR_RETURN(
+      auth_, context,
+      Attrs("delete", "jobsets", Namespace(request->namespace_()),
+            request->name()));
   return Reply(api_->Delete(request->namespace_(), request->name(),
                             request->resource_version()),
                response);
@@ -60,6 +99,10 @@ grpc::Status JobSetServiceImpl::DeleteJobSet(
 grpc::Status JobSetServiceImpl::WatchJobSets(
     grpc::ServerContext* context, const api::WatchJobSetsRequest* request,
     grpc::ServerWriter<api::WatchEvent>* writer) {
+  JOBSET_AUTHORIZE_OR_RETURN(
+      auth_, context,
+      Attrs("watch", "jobsets",
+            Namespace(request->namespace_(), request->all_namespaces())));
   absl::StatusOr<JobSetApi::Watch> watch = api_->StartWatch(*request);
   if (!watch.ok()) return ToGrpcStatus(watch.status());
   while (!context->IsCancelled() && !shutting_down_) {
@@ -74,34 +117,49 @@ grpc::Status JobSetServiceImpl::WatchJobSets(
 }
 
 grpc::Status JobSetServiceImpl::SuspendJobSet(
-    grpc::ServerContext*, const api::SuspendJobSetRequest* request,
+    grpc::ServerContext* context, const api::SuspendJobSetRequest* request,
     api::JobSet* response) {
+  JOBSET_AUTHORIZE_OR_RETURN(
+      auth_, context,
+      Attrs("patch", "jobsets", Namespace(request->namespace_()),
+            request->name()));
   return Reply(api_->SetSuspend(request->namespace_(), request->name(), true),
                response);
 }
 
 grpc::Status JobSetServiceImpl::ResumeJobSet(
-    grpc::ServerContext*, const api::ResumeJobSetRequest* request,
+    grpc::ServerContext* context, const api::ResumeJobSetRequest* request,
     api::JobSet* response) {
+  JOBSET_AUTHORIZE_OR_RETURN(
+      auth_, context,
+      Attrs("patch", "jobsets", Namespace(request->namespace_()),
+            request->name()));
   return Reply(api_->SetSuspend(request->namespace_(), request->name(), false),
                response);
 }
 
-grpc::Status JobSetServiceImpl::ListJobs(grpc::ServerContext*,
+grpc::Status JobSetServiceImpl::ListJobs(grpc::ServerContext* context,
                                          const api::ListJobsRequest* request,
                                          api::ListJobsResponse* response) {
+  JOBSET_AUTHORIZE_OR_RETURN(
+      auth_, context, Attrs("list", "jobs", Namespace(request->namespace_())));
   return Reply(api_->ListJobs(*request), response);
 }
 
-grpc::Status JobSetServiceImpl::ListPods(grpc::ServerContext*,
+grpc::Status JobSetServiceImpl::ListPods(grpc::ServerContext* context,
                                          const api::ListPodsRequest* request,
                                          api::ListPodsResponse* response) {
+  JOBSET_AUTHORIZE_OR_RETURN(
+      auth_, context, Attrs("list", "pods", Namespace(request->namespace_())));
   return Reply(api_->ListPods(*request), response);
 }
 
 grpc::Status JobSetServiceImpl::ListEvents(
-    grpc::ServerContext*, const api::ListEventsRequest* request,
+    grpc::ServerContext* context, const api::ListEventsRequest* request,
     api::ListEventsResponse* response) {
+  JOBSET_AUTHORIZE_OR_RETURN(
+      auth_, context,
+      Attrs("list", "events", Namespace(request->namespace_())));
   return Reply(api_->ListEvents(*request), response);
 }
 

@@ -4,6 +4,7 @@
 #include <atomic>
 
 #include "proto/jobset_service.grpc.pb.h"
+#include "scheduler/auth/request_auth.h"
 #include "scheduler/server/jobset_api.h"
 
 namespace jobset::scheduler {
@@ -12,7 +13,9 @@ namespace jobset::scheduler {
 // and converts the result back (absl::Status -> grpc::Status). Thread-safe.
 class JobSetServiceImpl final : public api::JobSetService::Service {
  public:
-  explicit JobSetServiceImpl(JobSetApi* api) : api_(api) {}
+  // Every call is authorized by `auth` (which must outlive it) first.
+  JobSetServiceImpl(JobSetApi* api, const RequestAuth* auth)
+      : api_(api), auth_(auth) {}
 
   // Ends open watches (they return OK) so that the server can drain.
   void Shutdown() { shutting_down_ = true; }
@@ -53,6 +56,7 @@ class JobSetServiceImpl final : public api::JobSetService::Service {
 
  private:
   JobSetApi* const api_;
+  const RequestAuth* const auth_;
   std::atomic<bool> shutting_down_ = false;
 };
 

@@ -15,18 +15,34 @@ namespace jobset::scheduler {
 Server::Server(store::Store* store, const Options& options)
     : end_streams_(options.end_streams),
       api_(store, options.clock, options.features, options.api_limits),
-      service_(&api_) {}
+      service_(&api_, options.auth) {}
 
 absl::StatusOr<std::unique_ptr<Server>> Server::Start(const Options& options,
                                                       store::Store* store) {
+  if (options.auth == nullptr) {
+    return absl::InvalidArgumentError("Server::Options::auth is required");
+  }
+  if (options.tls == nullptr && !options.auth->insecure()) {
+    return absl::InvalidArgumentError(
+        "plaintext needs an insecure RequestAuth (--insecure)");
+  }
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   auto server = absl::WrapUnique(new Server(store, options));
 
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(),
-                           &port);
+  std::shared_ptr<grpc::ServerCredentials> credentials =
+      grpc::InsecureServerCredentials();
+  if (options.tls != nullptr) {
+    grpc::SslServerCredentialsOptions ssl(
+        GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_AND_VERIFY);
+    ssl.pem_root_certs = options.tls->ca.cert_pem;
+    ssl.pem_key_cert_pairs.push_back(
+        {options.tls->server.key_pem, options.tls->server.cert_pem});
+    credentials = grpc::SslServerCredentials(ssl);
+  }
+  builder.AddListeningPort(options.listen, credentials, &port);
   // One builder for every service: these limits hold for the agents'
   // streams as for the JobSet API.
   const Limits& limits = options.grpc_limits;
@@ -43,12 +59,17 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const Options& options,
   builder.RegisterService(&server->service_);
   for (grpc::Service* service : options.services)
     builder.RegisterService(service);
+  std::vector<
+      std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
+      interceptors;
   if (options.metrics != nullptr) {
-    std::vector<
-        std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
-        interceptors;
     interceptors.push_back(
         std::make_unique<GrpcMetricsInterceptorFactory>(options.metrics));
+  }
+  if (options.audit != nullptr) {
+    interceptors.push_back(options.audit->InterceptorFactory());
+  }
+  if (!interceptors.empty()) {
     builder.experimental().SetInterceptorCreators(std::move(interceptors));
   }
   server->grpc_server_ = builder.BuildAndStart();

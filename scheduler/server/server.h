@@ -12,6 +12,9 @@
 #include "api/validation.h"
 #include "common/clock.h"
 #include "grpcpp/server.h"
+#include "scheduler/auth/audit_log.h"
+#include "scheduler/auth/cluster_files.h"
+#include "scheduler/auth/request_auth.h"
 #include "scheduler/metrics.h"
 #include "scheduler/server/jobset_api.h"
 #include "scheduler/server/jobset_service.h"
@@ -65,10 +68,22 @@ class Server {
     std::function<void()> end_streams;
     // Counts and times every call (null: no metrics).
     SchedulerMetrics* metrics = nullptr;
+    // Authenticates and authorizes every call (required; must outlive the
+    // server).
+    const RequestAuth* auth = nullptr;
+    // TLS with the cluster's CA and serving certificate; client
+    // certificates are optional and, when sent, verified against the CA.
+    // Null: plaintext, allowed only when `auth` is insecure (loopback
+    // development and in-process tests).
+    const ClusterPki* tls = nullptr;
+    // Writes an audit line per request (null: none); must outlive the
+    // server.
+    AuditLog* audit = nullptr;
   };
 
   // Serves `store` (which must outlive the server) on options.listen.
-  // kUnavailable if the address cannot be bound.
+  // kUnavailable if the address cannot be bound; kInvalidArgument without
+  // `auth`, or plaintext with an `auth` that is not insecure.
   static absl::StatusOr<std::unique_ptr<Server>> Start(const Options& options,
                                                        store::Store* store);
 

@@ -23,14 +23,17 @@
 #include "gtest/gtest.h"
 #include "proto/agent.grpc.pb.h"
 #include "proto/jobset_service.grpc.pb.h"
+#include "scheduler/auth/insecure_auth_for_test.h"
 #include "store/memory_store.h"
 
 namespace jobset::scheduler {
 namespace {
 
 Server::Options ListenOn(const std::string& address) {
+  static const InsecureAuthForTest* const auth = new InsecureAuthForTest;
   Server::Options options;
   options.listen = address;
+  options.auth = auth->get();
   return options;
 }
 

@@ -1,0 +1,436 @@
+#include "scheduler/auth/access_store.h"
+
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/status_macros.h"
+#include "store/decode.h"
+#include "store/scan.h"
+
+namespace jobset::scheduler {
+namespace {
+
+constexpr absl::string_view kTokensPrefix = "auth/tokens/";
+constexpr absl::string_view kJoinKey = "auth/join";
+constexpr absl::string_view kNodesPrefix = "auth/nodes/";
+constexpr absl::string_view kRevokedPrefix = "auth/revoked/";
+constexpr absl::string_view kRbacPrefix = "rbac/";
+
+constexpr absl::Duration kDefaultTokenTtl = absl::Hours(720);
+constexpr absl::Duration kMaxTokenTtl = absl::Hours(8760);
+constexpr int kMaxGroups = 64;
+constexpr size_t kMaxNameBytes = 253;
+// Certificates a node keeps at once (renewals replace the oldest).
+constexpr int kMaxCertificatesPerNode = 8;
+
+constexpr absl::string_view kInvalidToken = "invalid or expired token";
+constexpr absl::string_view kInvalidJoinToken =
+    "join token is invalid or expired";
+
+int64_t Seconds(absl::Time t) { return absl::ToUnixSeconds(t); }
+absl::Time FromSeconds(const google::protobuf::Timestamp& ts) {
+  return absl::FromUnixSeconds(ts.seconds());
+}
+
+// A Kubernetes user or group name as jobsetd accepts it.
+absl::Status CheckPrincipal(absl::string_view field, absl::string_view name) {
+  if (name.empty() || name.size() > kMaxNameBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        field, ": must be 1 to ", kMaxNameBytes, " bytes, got ", name.size()));
+  }
+  for (char c : name) {
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '-' &&
+        c != '.' && c != '_' && c != '@' && c != ':') {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, ": \"", name,
+                       "\" may hold only letters, digits and \"-._@:\""));
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::string RbacKey(absl::string_view kind, absl::string_view ns,
+                    absl::string_view name) {
+  return absl::StrCat(kRbacPrefix, kind, "/", ns, "/", name);
+}
+
+api::RbacObjectRef RefOf(const api::RbacObject& object) {
+  api::RbacObjectRef ref;
+  const api::ObjectMeta& meta = object.has_role() ? object.role().metadata()
+                                                  : object.binding().metadata();
+  ref.set_kind(object.has_role() ? object.role().kind()
+                                 : object.binding().kind());
+  ref.set_namespace_(meta.namespace_());
+  ref.set_name(meta.name());
+  return ref;
+}
+
+// Records a certificate issued to `node`, forgetting the oldest beyond
+// kMaxCertificatesPerNode.
+void AddCertificate(api::NodeIdentity& node, absl::string_view serial,
+                    absl::Time not_after) {
+  while (node.certificates_size() >= kMaxCertificatesPerNode) {
+    node.mutable_certificates()->DeleteSubrange(0, 1);
+  }
+  api::NodeIdentity::Issued* issued = node.add_certificates();
+  issued->set_serial(std::string(serial));
+  issued->mutable_not_after()->set_seconds(Seconds(not_after));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<AccessStore>> AccessStore::Load(
+    store::Store* store) {
+  auto access = absl::WrapUnique(new AccessStore(store));
+  JOBSET_RETURN_IF_ERROR(access->LoadAll());
+  return access;
+}
+
+absl::Status AccessStore::LoadAll() {
+  absl::MutexLock lock(&mu_);
+  JOBSET_RETURN_IF_ERROR(store::ScanAll(
+      *store_, kTokensPrefix,
+      [&](const store::KeyValue& kv) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        JOBSET_ASSIGN_OR_RETURN(auto token,
+                                store::DecodeValue<api::StoredToken>(kv));
+        token_names_[token.info().id()] = token.info().name();
+        tokens_[token.info().name()] = std::move(token);
+        return absl::OkStatus();
+      }));
+  JOBSET_ASSIGN_OR_RETURN(std::optional<store::KeyValue> join,
+                          store_->Get(kJoinKey));
+  if (join.has_value()) {
+    JOBSET_ASSIGN_OR_RETURN(join_,
+                            store::DecodeValue<api::StoredJoinToken>(*join));
+  }
+  JOBSET_RETURN_IF_ERROR(store::ScanAll(
+      *store_, kNodesPrefix,
+      [&](const store::KeyValue& kv) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        JOBSET_ASSIGN_OR_RETURN(auto node,
+                                store::DecodeValue<api::NodeIdentity>(kv));
+        nodes_[node.name()] = std::move(node);
+        return absl::OkStatus();
+      }));
+  JOBSET_RETURN_IF_ERROR(store::ScanAll(
+      *store_, kRevokedPrefix,
+      [&](const store::KeyValue& kv) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        revoked_.insert(kv.key.substr(kRevokedPrefix.size()));
+        return absl::OkStatus();
+      }));
+  return store::ScanAll(
+      *store_, kRbacPrefix,
+      [&](const store::KeyValue& kv) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        JOBSET_ASSIGN_OR_RETURN(auto object,
+                                store::DecodeValue<api::RbacObject>(kv));
+        if (absl::Status put = rbac_.Put(object); !put.ok()) {
+          return absl::DataLossError(absl::StrCat(
+              kv.key, ": stored RBAC object refused: ", put.message()));
+        }
+        return absl::OkStatus();
+      });
+}
+
+absl::Status AccessStore::CommitPut(absl::string_view key,
+                                    const google::protobuf::Message& value) {
+  store::Batch batch;
+  batch.Put(key, value.SerializeAsString());
+  return store_->Commit(batch).status();
+}
+
+absl::Status AccessStore::CommitDelete(absl::string_view key) {
+  store::Batch batch;
+  batch.Delete(key);
+  return store_->Commit(batch).status();
+}
+
+// ---- tokens ----
+
+absl::StatusOr<api::CreateTokenResponse> AccessStore::StoreToken(
+    api::TokenInfo info, absl::Time now) {
+  auth::TokenParts parts = auth::NewUserToken();
+  while (token_names_.contains(parts.id)) parts = auth::NewUserToken();
+  info.set_id(parts.id);
+  info.mutable_creation_timestamp()->set_seconds(Seconds(now));
+  api::StoredToken stored;
+  *stored.mutable_info() = info;
+  stored.set_secret_sha256(auth::Sha256Hex(parts.secret));
+  JOBSET_RETURN_IF_ERROR(
+      CommitPut(absl::StrCat(kTokensPrefix, info.name()), stored));
+  if (auto old = tokens_.find(info.name()); old != tokens_.end()) {
+    token_names_.erase(old->second.info().id());
+  }
+  token_names_[parts.id] = info.name();
+  tokens_[info.name()] = std::move(stored);
+  api::CreateTokenResponse response;
+  *response.mutable_info() = std::move(info);
+  response.set_token(auth::FormatToken(parts));
+  return response;
+}
+
+absl::StatusOr<api::CreateTokenResponse> AccessStore::CreateToken(
+    const api::CreateTokenRequest& request, absl::string_view created_by,
+    absl::Time now) {
+  JOBSET_RETURN_IF_ERROR(CheckPrincipal("name", request.name()));
+  if (absl::StartsWith(request.name(), "system:")) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("name: \"", request.name(),
+                     "\": names starting with \"system:\" are reserved"));
+  }
+  if (request.groups_size() > kMaxGroups) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "groups: at most ", kMaxGroups, ", got ", request.groups_size()));
+  }
+  for (int i = 0; i < request.groups_size(); ++i) {
+    JOBSET_RETURN_IF_ERROR(
+        CheckPrincipal(absl::StrCat("groups[", i, "]"), request.groups(i)));
+    if (request.groups(i) == auth::kNodesGroup) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("groups[", i, "]: \"", auth::kNodesGroup,
+                       "\" is for node certificates only"));
+    }
+  }
+  absl::Duration ttl = kDefaultTokenTtl;
+  if (request.has_ttl()) {
+    ttl = absl::Seconds(request.ttl().seconds());
+    if (ttl <= absl::ZeroDuration() || ttl > kMaxTokenTtl) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("ttl: must be more than 0 and at most ",
+                       absl::FormatDuration(kMaxTokenTtl), ", got ",
+                       absl::FormatDuration(ttl)));
+    }
+  }
+  absl::MutexLock lock(&mu_);
+  if (tokens_.contains(request.name())) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("tokens \"", request.name(),
+                     "\" already exists (delete it first to issue a new one)"));
+  }
+  api::TokenInfo info;
+  info.set_name(request.name());
+  *info.mutable_groups() = request.groups();
+  info.mutable_expiration_timestamp()->set_seconds(Seconds(now + ttl));
+  info.set_created_by(std::string(created_by));
+  return StoreToken(std::move(info), now);
+}
+
+absl::StatusOr<std::string> AccessStore::ResetAdminToken(absl::Time now) {
+  api::TokenInfo info;
+  info.set_name("admin");
+  info.add_groups(std::string(auth::kMastersGroup));
+  info.set_created_by("jobsetd");
+  absl::MutexLock lock(&mu_);
+  JOBSET_ASSIGN_OR_RETURN(api::CreateTokenResponse created,
+                          StoreToken(std::move(info), now));
+  return created.token();
+}
+
+std::vector<api::TokenInfo> AccessStore::ListTokens() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<api::TokenInfo> out;
+  out.reserve(tokens_.size());
+  for (const auto& [name, token] : tokens_) out.push_back(token.info());
+  return out;
+}
+
+absl::StatusOr<api::TokenInfo> AccessStore::DeleteToken(
+    absl::string_view name) {
+  absl::MutexLock lock(&mu_);
+  auto it = tokens_.find(std::string(name));
+  if (it == tokens_.end()) {
+    return absl::NotFoundError(absl::StrCat("tokens \"", name, "\" not found"));
+  }
+  JOBSET_RETURN_IF_ERROR(CommitDelete(absl::StrCat(kTokensPrefix, name)));
+  api::TokenInfo info = it->second.info();
+  token_names_.erase(info.id());
+  tokens_.erase(it);
+  return info;
+}
+
+absl::StatusOr<auth::UserInfo> AccessStore::AuthenticateToken(
+    absl::string_view token, absl::Time now) const {
+  absl::StatusOr<auth::TokenParts> parts = auth::ParseToken(token);
+  if (!parts.ok()) return absl::UnauthenticatedError(kInvalidToken);
+  absl::MutexLock lock(&mu_);
+  auto name = token_names_.find(parts->id);
+  if (name == token_names_.end()) {
+    return absl::UnauthenticatedError(kInvalidToken);
+  }
+  const api::StoredToken& stored = tokens_.at(name->second);
+  if (!auth::ConstantTimeEquals(auth::Sha256Hex(parts->secret),
+                                stored.secret_sha256()) ||
+      (stored.info().has_expiration_timestamp() &&
+       FromSeconds(stored.info().expiration_timestamp()) <= now)) {
+    return absl::UnauthenticatedError(kInvalidToken);
+  }
+  auth::UserInfo user;
+  user.name = stored.info().name();
+  user.groups.assign(stored.info().groups().begin(),
+                     stored.info().groups().end());
+  user.groups.emplace_back(auth::kAuthenticatedGroup);
+  return user;
+}
+
+// ---- the join token ----
+
+absl::StatusOr<auth::TokenParts> AccessStore::RotateJoinCredential(
+    std::optional<absl::Time> expires, absl::Time now) {
+  auth::TokenParts parts = auth::NewJoinCredential();
+  api::StoredJoinToken join;
+  join.set_id(parts.id);
+  join.set_secret_sha256(auth::Sha256Hex(parts.secret));
+  join.mutable_creation_timestamp()->set_seconds(Seconds(now));
+  if (expires.has_value()) {
+    join.mutable_expiration_timestamp()->set_seconds(Seconds(*expires));
+  }
+  absl::MutexLock lock(&mu_);
+  JOBSET_RETURN_IF_ERROR(CommitPut(kJoinKey, join));
+  join_ = std::move(join);
+  return parts;
+}
+
+absl::Status AccessStore::CheckJoinCredential(absl::string_view credential,
+                                              absl::Time now) const {
+  absl::StatusOr<auth::TokenParts> parts = auth::ParseToken(credential);
+  absl::MutexLock lock(&mu_);
+  if (!parts.ok() || !join_.has_value() || parts->id != join_->id() ||
+      !auth::ConstantTimeEquals(auth::Sha256Hex(parts->secret),
+                                join_->secret_sha256()) ||
+      (join_->has_expiration_timestamp() &&
+       FromSeconds(join_->expiration_timestamp()) <= now)) {
+    return absl::UnauthenticatedError(kInvalidJoinToken);
+  }
+  return absl::OkStatus();
+}
+
+// ---- nodes ----
+
+absl::Status AccessStore::RecordJoin(absl::string_view name,
+                                     absl::string_view node_secret,
+                                     absl::string_view serial,
+                                     absl::Time not_after, absl::Time now) {
+  absl::MutexLock lock(&mu_);
+  api::NodeIdentity node;
+  std::string secret_hash = auth::Sha256Hex(node_secret);
+  if (auto it = nodes_.find(std::string(name)); it != nodes_.end()) {
+    if (!auth::ConstantTimeEquals(secret_hash,
+                                  it->second.node_secret_sha256())) {
+      return absl::PermissionDeniedError(absl::StrCat(
+          "node name \"", name,
+          "\" is already registered (by a node with another node secret; "
+          "`jobsetctl delete node ",
+          name, "` frees the name)"));
+    }
+    node = it->second;
+  } else {
+    node.set_name(std::string(name));
+    node.set_node_secret_sha256(secret_hash);
+    node.mutable_join_timestamp()->set_seconds(Seconds(now));
+  }
+  AddCertificate(node, serial, not_after);
+  JOBSET_RETURN_IF_ERROR(CommitPut(absl::StrCat(kNodesPrefix, name), node));
+  nodes_[std::string(name)] = std::move(node);
+  return absl::OkStatus();
+}
+
+absl::Status AccessStore::RecordRenewal(absl::string_view name,
+                                        absl::string_view serial,
+                                        absl::Time not_after) {
+  absl::MutexLock lock(&mu_);
+  auto it = nodes_.find(std::string(name));
+  if (it == nodes_.end()) {
+    return absl::NotFoundError(
+        absl::StrCat("node \"", name, "\" has not joined"));
+  }
+  api::NodeIdentity node = it->second;
+  AddCertificate(node, serial, not_after);
+  JOBSET_RETURN_IF_ERROR(CommitPut(absl::StrCat(kNodesPrefix, name), node));
+  it->second = std::move(node);
+  return absl::OkStatus();
+}
+
+absl::Status AccessStore::RevokeNode(absl::string_view name) {
+  absl::MutexLock lock(&mu_);
+  auto it = nodes_.find(std::string(name));
+  if (it == nodes_.end()) {
+    return absl::NotFoundError(
+        absl::StrCat("node \"", name, "\" has not joined"));
+  }
+  store::Batch batch;
+  for (const api::NodeIdentity::Issued& issued : it->second.certificates()) {
+    api::RevokedCertificate revoked;
+    revoked.set_serial(issued.serial());
+    revoked.set_node_name(std::string(name));
+    *revoked.mutable_not_after() = issued.not_after();
+    batch.Put(absl::StrCat(kRevokedPrefix, issued.serial()),
+              revoked.SerializeAsString());
+  }
+  batch.Delete(absl::StrCat(kNodesPrefix, name));
+  JOBSET_RETURN_IF_ERROR(store_->Commit(batch).status());
+  for (const api::NodeIdentity::Issued& issued : it->second.certificates()) {
+    revoked_.insert(issued.serial());
+  }
+  nodes_.erase(it);
+  return absl::OkStatus();
+}
+
+bool AccessStore::IsRevoked(absl::string_view serial) const {
+  absl::MutexLock lock(&mu_);
+  return revoked_.contains(serial);
+}
+
+// ---- RBAC ----
+
+absl::StatusOr<api::RbacObject> AccessStore::PutRbac(
+    const api::RbacObject& object) {
+  JOBSET_RETURN_IF_ERROR(auth::ValidateRbacObject(object));
+  api::RbacObjectRef ref = RefOf(object);
+  absl::MutexLock lock(&mu_);
+  // Put checks what only the policy knows (built-ins) before the commit.
+  auth::RbacPolicy trial = rbac_;
+  JOBSET_RETURN_IF_ERROR(trial.Put(object));
+  JOBSET_RETURN_IF_ERROR(
+      CommitPut(RbacKey(ref.kind(), ref.namespace_(), ref.name()), object));
+  rbac_ = std::move(trial);
+  return object;
+}
+
+absl::StatusOr<api::RbacObject> AccessStore::RemoveRbac(
+    const api::RbacObjectRef& ref) {
+  absl::MutexLock lock(&mu_);
+  auth::RbacPolicy trial = rbac_;
+  JOBSET_ASSIGN_OR_RETURN(api::RbacObject removed, trial.Remove(ref));
+  JOBSET_RETURN_IF_ERROR(
+      CommitDelete(RbacKey(ref.kind(), ref.namespace_(), ref.name())));
+  rbac_ = std::move(trial);
+  return removed;
+}
+
+std::vector<api::RbacObject> AccessStore::ListRbac(
+    absl::string_view kind, absl::string_view namespace_) const {
+  absl::MutexLock lock(&mu_);
+  return rbac_.List(kind, namespace_);
+}
+
+bool AccessStore::Allows(const auth::UserInfo& user,
+                         const auth::Attributes& attrs,
+                         std::string* reason) const {
+  absl::ReaderMutexLock lock(&mu_);
+  return rbac_.Allows(user, attrs, reason);
+}
+
+absl::Status AccessStore::CheckCanGrant(
+    const auth::UserInfo& user, absl::string_view namespace_,
+    const std::vector<api::PolicyRule>& rules, absl::string_view verb) const {
+  absl::ReaderMutexLock lock(&mu_);
+  return rbac_.CheckCanGrant(user, namespace_, rules, verb);
+}
+
+std::vector<api::PolicyRule> AccessStore::RulesOf(
+    const api::RoleRef& ref, absl::string_view namespace_) const {
+  absl::ReaderMutexLock lock(&mu_);
+  return rbac_.RulesOf(ref, namespace_);
+}
+
+}  // namespace jobset::scheduler

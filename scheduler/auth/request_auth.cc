@@ -1,0 +1,183 @@
+#include "scheduler/auth/request_auth.h"
+
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "auth/pki.h"
+#include "grpcpp/security/auth_context.h"
+
+namespace jobset::scheduler {
+namespace {
+
+std::string Property(const grpc::AuthContext& auth, const char* name) {
+  std::vector<grpc::string_ref> values = auth.FindPropertyValues(name);
+  if (values.empty()) return "";
+  return std::string(values.front().data(), values.front().size());
+}
+
+// "ipv4:10.0.0.7:53211" -> "10.0.0.7"; "ipv6:[::1]:5" -> "::1".
+std::string SourceIp(const grpc::ServerContext& context) {
+  absl::string_view peer = context.peer();
+  if (!absl::ConsumePrefix(&peer, "ipv4:") &&
+      !absl::ConsumePrefix(&peer, "ipv6:")) {
+    return std::string(peer);
+  }
+  size_t colon = peer.rfind(':');
+  if (colon != absl::string_view::npos) peer = peer.substr(0, colon);
+  absl::ConsumePrefix(&peer, "[");
+  absl::ConsumeSuffix(&peer, "]");
+  return std::string(peer);
+}
+
+// The verified client certificate's identity, if the peer sent one.
+absl::StatusOr<std::optional<Caller>> FromCertificate(
+    const grpc::ServerContext& context, const AccessStore& access,
+    absl::Time now) {
+  std::shared_ptr<const grpc::AuthContext> auth = context.auth_context();
+  if (auth == nullptr || !auth->IsPeerAuthenticated()) return std::nullopt;
+  std::string pem = Property(*auth, "x509_pem_cert");
+  if (pem.empty()) return std::nullopt;
+  absl::StatusOr<auth::CertificateInfo> cert = auth::ParseCertificate(pem);
+  if (!cert.ok()) {
+    return absl::UnauthenticatedError(absl::StrCat(
+        "unreadable client certificate: ", cert.status().message()));
+  }
+  // gRPC checked the chain and the dates at the handshake; a long-lived
+  // stream may outlive the certificate, and a revocation is ours to check.
+  if (cert->not_after <= now) {
+    return absl::UnauthenticatedError("certificate has expired");
+  }
+  if (access.IsRevoked(cert->serial)) {
+    return absl::UnauthenticatedError("certificate has been revoked");
+  }
+  if (!cert->client_auth) {
+    return absl::UnauthenticatedError(
+        "certificate is not for client authentication");
+  }
+  Caller caller;
+  caller.method = "cert";
+  caller.credential_id = cert->serial;
+  caller.user.name = cert->common_name;
+  caller.user.groups = cert->organizations;
+  caller.user.groups.emplace_back(auth::kAuthenticatedGroup);
+  bool in_nodes = false;
+  for (const std::string& o : cert->organizations) {
+    if (o == auth::kNodesGroup) in_nodes = true;
+  }
+  absl::string_view name = cert->common_name;
+  if (in_nodes && absl::ConsumePrefix(&name, auth::kNodeUserPrefix) &&
+      !name.empty()) {
+    caller.node = std::string(name);
+  } else if (in_nodes ||
+             absl::StartsWith(cert->common_name, auth::kNodeUserPrefix)) {
+    return absl::UnauthenticatedError(absl::StrCat(
+        "certificate names \"", cert->common_name,
+        "\" but is not a node certificate (CN system:node:<name>, O ",
+        auth::kNodesGroup, ")"));
+  }
+  return caller;
+}
+
+}  // namespace
+
+absl::StatusOr<Caller> RequestAuth::Authenticate(
+    const grpc::ServerContext& context) const {
+  const absl::Time now = options_.clock->Now();
+  absl::StatusOr<std::optional<Caller>> from_cert =
+      FromCertificate(context, *options_.access, now);
+  if (!from_cert.ok()) return from_cert.status();
+  if (from_cert->has_value()) return **from_cert;
+
+  const auto& metadata = context.client_metadata();
+  auto header = metadata.find("authorization");
+  if (header != metadata.end()) {
+    absl::string_view value(header->second.data(), header->second.size());
+    if (!absl::ConsumePrefix(&value, "Bearer ")) {
+      return absl::UnauthenticatedError(
+          "authorization metadata must be \"Bearer <token>\"");
+    }
+    absl::StatusOr<auth::UserInfo> user =
+        options_.access->AuthenticateToken(value, now);
+    if (!user.ok()) return user.status();
+    Caller caller;
+    caller.method = "token";
+    caller.credential_id =
+        std::string(value.substr(0, value.find('.')).substr(0, 16));
+    caller.user = *std::move(user);
+    return caller;
+  }
+  if (options_.insecure) {
+    Caller caller;
+    caller.method = "insecure-dev";
+    caller.user.name = std::string(kInsecureAdmin);
+    caller.user.groups = {std::string(auth::kMastersGroup),
+                          std::string(auth::kAuthenticatedGroup)};
+    return caller;
+  }
+  return absl::UnauthenticatedError(
+      "no credentials: send a bearer token (authorization: Bearer <token>) "
+      "or a client certificate signed by the cluster CA");
+}
+
+bool RequestAuth::Allows(const Caller& caller, const auth::Attributes& attrs,
+                         std::string* reason) const {
+  // Nodes are authorized by who they are, for their own stream and
+  // certificate only (scheduler/agents, IdentityService), never by RBAC.
+  if (!caller.node.empty()) return false;
+  return options_.access->Allows(caller.user, attrs, reason);
+}
+
+absl::StatusOr<Caller> RequestAuth::Authorize(
+    grpc::ServerContext* context, const auth::Attributes& attrs) const {
+  absl::StatusOr<Caller> caller = Authenticate(*context);
+  if (!caller.ok()) {
+    Audit(*context, caller, attrs, false);
+    return caller.status();
+  }
+  bool allowed = Allows(*caller, attrs, nullptr);
+  Audit(*context, caller, attrs, allowed);
+  if (!allowed) {
+    return absl::PermissionDeniedError(
+        auth::ForbiddenMessage(caller->user, attrs));
+  }
+  return caller;
+}
+
+absl::StatusOr<Caller> RequestAuth::AuthenticateNode(
+    grpc::ServerContext* context, absl::string_view what) const {
+  absl::StatusOr<Caller> caller = Authenticate(*context);
+  auth::Attributes attrs{.verb = "update", .resource = "nodes"};
+  if (caller.ok() && caller->node.empty() &&
+      !(options_.insecure && caller->method == "insecure-dev")) {
+    caller = absl::UnauthenticatedError(
+        absl::StrCat(what, " requires a node certificate (user \"",
+                     caller->user.name, "\" is not a node)"));
+  }
+  if (caller.ok()) attrs.name = caller->node;
+  Audit(*context, caller, attrs, caller.ok());
+  return caller;
+}
+
+void RequestAuth::Audit(const grpc::ServerContext& context,
+                        const absl::StatusOr<Caller>& caller,
+                        const auth::Attributes& attrs, bool allowed) const {
+  if (options_.audit == nullptr) return;
+  AuditRecord record;
+  if (caller.ok()) {
+    record.user = caller->user.name;
+    record.groups = caller->user.groups;
+    record.authn_method = caller->method;
+    record.credential_id = caller->credential_id;
+  } else {
+    record.user = "system:anonymous";
+  }
+  record.attrs = attrs;
+  record.allowed = allowed;
+  record.source_ip = SourceIp(context);
+  record.received = options_.clock->Now();
+  options_.audit->Begin(&context, std::move(record));
+}
+
+}  // namespace jobset::scheduler

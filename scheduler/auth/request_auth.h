@@ -1,0 +1,98 @@
+#ifndef JOBSET_SCHEDULER_AUTH_REQUEST_AUTH_H_
+#define JOBSET_SCHEDULER_AUTH_REQUEST_AUTH_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "auth/rbac.h"
+#include "common/clock.h"
+#include "common/grpc_status.h"
+#include "grpcpp/server_context.h"
+#include "scheduler/auth/access_store.h"
+#include "scheduler/auth/audit_log.h"
+
+namespace jobset::scheduler {
+
+// Who made a request, as authenticated.
+struct Caller {
+  auth::UserInfo user;
+  // Set when the caller is a node (a certificate with CN system:node:<name>
+  // in O system:nodes): the node's name.
+  std::string node;
+  // "cert", "token" or "insecure-dev".
+  std::string method;
+  // The token id or the certificate serial (never a secret).
+  std::string credential_id;
+};
+
+// Authentication and authorization of every request but the open ones
+// (gRPC health, GetClusterInfo, JoinNode, which carries its own token).
+// Every service's handler calls Authorize (or AuthenticateNode) first and
+// returns its status when not OK. Thread-safe.
+//
+// Authentication, first match wins (as kube-apiserver's chain): a client
+// certificate gRPC has verified against the cluster CA (its serial must not
+// be revoked; a node if CN system:node:<n> and O system:nodes, else user =
+// CN, groups = O), then a bearer token ("authorization: Bearer
+// <id>.<secret>" metadata). Neither: kUnauthenticated. In insecure mode
+// (plaintext, loopback only) a caller without a token is the development
+// administrator (system:masters).
+//
+// Authorization: Kubernetes RBAC over the AccessStore; nodes may call
+// nothing but the agents' own methods. A denial is kPermissionDenied in
+// kube-apiserver's wording.
+class RequestAuth {
+ public:
+  struct Options {
+    AccessStore* access = nullptr;  // required
+    bool insecure = false;
+    Clock* clock = RealClock::Get();
+    AuditLog* audit = nullptr;  // may be null
+  };
+  explicit RequestAuth(Options options) : options_(options) {}
+
+  absl::StatusOr<Caller> Authenticate(const grpc::ServerContext& context) const;
+
+  // Authenticates, then checks RBAC; records the decision for the audit log.
+  absl::StatusOr<Caller> Authorize(grpc::ServerContext* context,
+                                   const auth::Attributes& attrs) const;
+
+  // The node a request comes from (kUnauthenticated "... requires a node
+  // certificate" otherwise). In insecure mode, a caller without a
+  // certificate is any node: the returned Caller's node is empty.
+  absl::StatusOr<Caller> AuthenticateNode(grpc::ServerContext* context,
+                                          absl::string_view what) const;
+
+  // Whether the caller (already authenticated) may do `attrs`.
+  bool Allows(const Caller& caller, const auth::Attributes& attrs,
+              std::string* reason) const;
+
+  bool insecure() const { return options_.insecure; }
+  AccessStore* access() const { return options_.access; }
+  Clock* clock() const { return options_.clock; }
+
+ private:
+  void Audit(const grpc::ServerContext& context,
+             const absl::StatusOr<Caller>& caller,
+             const auth::Attributes& attrs, bool allowed) const;
+
+  Options options_;
+};
+
+// The development administrator of insecure mode.
+inline constexpr absl::string_view kInsecureAdmin = "system:admin";
+
+}  // namespace jobset::scheduler
+
+// In a gRPC handler: returns the refusal (UNAUTHENTICATED or
+// PERMISSION_DENIED, as a grpc::Status) unless the caller of `context` may
+// do `attrs`.
+#define JOBSET_AUTHORIZE_OR_RETURN(auth, context, attrs)       \
+  if (absl::StatusOr<::jobset::scheduler::Caller> authorized = \
+          (auth)->Authorize(context, attrs);                   \
+      !authorized.ok()) {                                      \
+    return ::jobset::ToGrpcStatus(authorized.status());        \
+  }
+
+#endif  // JOBSET_SCHEDULER_AUTH_REQUEST_AUTH_H_

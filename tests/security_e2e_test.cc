@@ -1,0 +1,587 @@
+// jobsetd's identity and authorization against a real jobsetd process, with
+// real gRPC clients over the network (127.0.0.1): the attacks of
+// security-model.md §3 (the S-series) each refused with its code, and the
+// positive paths (the admin.conf credential, tokens, RBAC, a node joining,
+// renewing and being revoked).
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "api/jobset_builder.h"
+#include "auth/pki.h"
+#include "auth/tokens.h"
+#include "gmock/gmock.h"
+#include "grpcpp/client_context.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+#include "gtest/gtest.h"
+#include "proto/agent.grpc.pb.h"
+#include "proto/auth.grpc.pb.h"
+#include "proto/jobset_service.grpc.pb.h"
+#include "tests/cluster_credentials.h"
+#include "tests/jobsetd_process.h"
+
+namespace jobset::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+std::string TempDir(absl::string_view name) {
+  const char* root = std::getenv("TEST_TMPDIR");
+  std::string dir = absl::StrCat(root != nullptr ? root : "/tmp", "/", name,
+                                 "-", getpid(), "-", rand());
+  std::string command = absl::StrCat("mkdir -p ", dir);
+  EXPECT_EQ(std::system(command.c_str()), 0);
+  return dir;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+std::unique_ptr<grpc::ClientContext> Context() {
+  auto context = std::make_unique<grpc::ClientContext>();
+  context->set_deadline(std::chrono::system_clock::now() +
+                        std::chrono::seconds(10));
+  return context;
+}
+
+api::JobSet Training(absl::string_view ns, absl::string_view name) {
+  return api::testing::JobSetBuilder(name)
+      .Namespace(ns)
+      .Replicated("workers", 1)
+      .Build();
+}
+
+// A node identity made the way jobset-agent makes one: its own key, a
+// CSR, JoinNode with the join token's credential.
+struct Node {
+  std::string key_pem;
+  std::string cert_pem;
+  std::string secret;
+};
+
+class SecurityE2eTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = TempDir("security");
+    audit_ = dir_ + "/audit.log";
+    auto jobsetd = JobsetdProcess::Start(
+        {.binary = JobsetdProcess::DefaultBinary(),
+         .args = {"--listen=127.0.0.1:0", "--data_dir=" + dir_ + "/data",
+                  "--audit_log=" + audit_, "--fsync=false"},
+         .stderr_path = dir_ + "/jobsetd.stderr"});
+    ASSERT_TRUE(jobsetd.ok()) << jobsetd.status();
+    jobsetd_ = *std::move(jobsetd);
+    auto credentials = ReadClusterCredentials(dir_ + "/data");
+    ASSERT_TRUE(credentials.ok()) << credentials.status();
+    credentials_ = *std::move(credentials);
+  }
+
+  void TearDown() override {
+    if (jobsetd_ != nullptr) {
+      (void)jobsetd_->Kill(SIGTERM);
+      (void)jobsetd_->Wait();
+    }
+  }
+
+  std::shared_ptr<grpc::Channel> As(const std::string& token) {
+    return SecureChannel(jobsetd_->address(), credentials_.ca_pem, token);
+  }
+  std::shared_ptr<grpc::Channel> Admin() {
+    return As(credentials_.admin_token);
+  }
+
+  grpc::Status CreateJobSet(const std::shared_ptr<grpc::Channel>& channel,
+                            absl::string_view ns, absl::string_view name) {
+    api::CreateJobSetRequest request;
+    *request.mutable_jobset() = Training(ns, name);
+    api::CreateJobSetResponse response;
+    return api::JobSetService::NewStub(channel)->CreateJobSet(
+        Context().get(), request, &response);
+  }
+
+  int CountJobSets(absl::string_view ns) {
+    api::ListJobSetsRequest request;
+    request.set_namespace_(std::string(ns));
+    api::ListJobSetsResponse response;
+    grpc::Status status = api::JobSetService::NewStub(Admin())->ListJobSets(
+        Context().get(), request, &response);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return response.items_size();
+  }
+
+  // A user token made by the administrator.
+  std::string Token(const std::string& name,
+                    std::vector<std::string> groups = {}) {
+    api::CreateTokenRequest request;
+    request.set_name(name);
+    for (const std::string& g : groups) request.add_groups(g);
+    api::CreateTokenResponse response;
+    grpc::Status status = api::AccessService::NewStub(Admin())->CreateToken(
+        Context().get(), request, &response);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return response.token();
+  }
+
+  grpc::Status Bind(const std::shared_ptr<grpc::Channel>& channel,
+                    absl::string_view ns, absl::string_view name,
+                    absl::string_view role, absl::string_view user) {
+    api::RbacObject object;
+    api::RoleBinding* binding = object.mutable_binding();
+    binding->set_api_version("rbac.authorization.k8s.io/v1");
+    binding->set_kind(ns.empty() ? "ClusterRoleBinding" : "RoleBinding");
+    binding->mutable_metadata()->set_name(std::string(name));
+    binding->mutable_metadata()->set_namespace_(std::string(ns));
+    api::Subject* subject = binding->add_subjects();
+    subject->set_kind("User");
+    subject->set_api_group("rbac.authorization.k8s.io");
+    subject->set_name(std::string(user));
+    binding->mutable_role_ref()->set_api_group("rbac.authorization.k8s.io");
+    binding->mutable_role_ref()->set_kind("ClusterRole");
+    binding->mutable_role_ref()->set_name(std::string(role));
+    api::RbacObject response;
+    return api::AccessService::NewStub(channel)->ApplyRbac(Context().get(),
+                                                           object, &response);
+  }
+
+  absl::StatusOr<Node> Join(const std::string& name,
+                            const std::string& credential,
+                            const std::string& secret = "") {
+    Node node;
+    node.secret =
+        secret.empty() ? auth::RandomString(32, "abcdef0123456789") : secret;
+    absl::StatusOr<std::string> key = auth::GeneratePrivateKey();
+    if (!key.ok()) return key.status();
+    node.key_pem = *key;
+    absl::StatusOr<std::string> csr = auth::CreateCsr(
+        node.key_pem, absl::StrCat("system:node:", name), "system:nodes");
+    if (!csr.ok()) return csr.status();
+    api::JoinNodeRequest request;
+    request.set_token(credential);
+    request.set_node_name(name);
+    request.set_csr_pem(*csr);
+    request.set_node_secret(node.secret);
+    api::NodeCertificate response;
+    grpc::Status status = api::IdentityService::NewStub(As(""))->JoinNode(
+        Context().get(), request, &response);
+    if (!status.ok()) {
+      return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                          status.error_message());
+    }
+    node.cert_pem = response.cert_pem();
+    return node;
+  }
+
+  std::string JoinCredential() {
+    absl::StatusOr<auth::JoinToken> token =
+        auth::ParseJoinToken(credentials_.join_token);
+    EXPECT_TRUE(token.ok()) << token.status();
+    return token.ok() ? auth::FormatToken(token->credential) : "";
+  }
+
+  std::shared_ptr<grpc::Channel> AsNode(const Node& node) {
+    return SecureChannel(jobsetd_->address(), credentials_.ca_pem, "",
+                         node.cert_pem, node.key_pem);
+  }
+
+  // Opens an agent stream with a Hello naming `name`; returns how it ended
+  // (or OK while it is still open after the hello was accepted).
+  grpc::Status Hello(const std::shared_ptr<grpc::Channel>& channel,
+                     const std::string& name) {
+    auto stub = api::AgentService::NewStub(channel);
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() +
+                         std::chrono::seconds(10));
+    auto stream = stub->Connect(&context);
+    api::AgentMessage hello;
+    api::NodeRegistration* node = hello.mutable_hello()->mutable_node();
+    node->set_name(name);
+    node->set_address("127.0.0.1");
+    stream->Write(hello);
+    api::SchedulerMessage welcome;
+    if (stream->Read(&welcome)) {
+      context.TryCancel();
+      return grpc::Status::OK;
+    }
+    return stream->Finish();
+  }
+
+  std::string dir_;
+  std::string audit_;
+  std::unique_ptr<JobsetdProcess> jobsetd_;
+  ClusterCredentials credentials_;
+};
+
+TEST_F(SecurityE2eTest, TheAdminConfCredentialWorksAndIsPrivate) {
+  EXPECT_TRUE(CreateJobSet(Admin(), "default", "train").ok());
+  EXPECT_EQ(CountJobSets("default"), 1);
+  struct stat st;
+  for (const char* file : {"/data/admin.conf", "/data/join-token",
+                           "/data/pki/ca.key", "/data/pki/server.key"}) {
+    ASSERT_EQ(stat((dir_ + file).c_str(), &st), 0) << file;
+    EXPECT_EQ(st.st_mode & 0777, 0600) << file;
+  }
+  EXPECT_THAT(credentials_.join_token, ::testing::StartsWith("JS1"));
+}
+
+// S1: a plaintext client never reaches the API.
+TEST_F(SecurityE2eTest, S1PlaintextIsRefusedAtConnect) {
+  auto channel = grpc::CreateChannel(jobsetd_->address(),
+                                     grpc::InsecureChannelCredentials());
+  grpc::Status status = CreateJobSet(channel, "default", "plain");
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(CountJobSets("default"), 0);
+}
+
+// S2: a client that trusts another CA refuses jobsetd (and sends nothing).
+TEST_F(SecurityE2eTest, S2AClientTrustingAnotherCaRefusesTheServer) {
+  absl::StatusOr<auth::KeyAndCert> other = auth::CreateCa("other", absl::Now());
+  ASSERT_TRUE(other.ok());
+  auto channel = SecureChannel(jobsetd_->address(), other->cert_pem,
+                               credentials_.admin_token);
+  EXPECT_EQ(CreateJobSet(channel, "default", "x").error_code(),
+            grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(CountJobSets("default"), 0);
+}
+
+// S3, S4: client certificates from another CA, or expired, fail the
+// handshake.
+TEST_F(SecurityE2eTest, S3S4ForeignAndExpiredCertificatesFailTheHandshake) {
+  absl::StatusOr<auth::KeyAndCert> other = auth::CreateCa("other", absl::Now());
+  ASSERT_TRUE(other.ok());
+  auth::LeafRequest leaf{.common_name = "system:node:n1",
+                         .organizations = {"system:nodes"},
+                         .client_auth = true};
+  absl::StatusOr<auth::KeyAndCert> foreign =
+      auth::IssueKeyAndCertificate(*other, leaf, absl::Now());
+  ASSERT_TRUE(foreign.ok());
+  auth::KeyAndCert ca{.key_pem = credentials_.ca_key_pem,
+                      .cert_pem = credentials_.ca_pem};
+  leaf.validity = absl::Hours(1);
+  absl::StatusOr<auth::KeyAndCert> expired =
+      auth::IssueKeyAndCertificate(ca, leaf, absl::Now() - absl::Hours(3));
+  ASSERT_TRUE(expired.ok());
+  for (const auth::KeyAndCert* cert : {&*foreign, &*expired}) {
+    auto channel = SecureChannel(jobsetd_->address(), credentials_.ca_pem, "",
+                                 cert->cert_pem, cert->key_pem);
+    EXPECT_EQ(Hello(channel, "n1").error_code(), grpc::StatusCode::UNAVAILABLE);
+  }
+}
+
+// S11 (ShadowRay) and S19: no credentials, or a bad token.
+TEST_F(SecurityE2eTest, S11S19AnonymousAndBadTokensAreUnauthenticated) {
+  grpc::Status anonymous = CreateJobSet(As(""), "default", "shadow");
+  EXPECT_EQ(anonymous.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_THAT(anonymous.error_message(), HasSubstr("no credentials"));
+  std::string alice = Token("alice");
+  api::DeleteTokenRequest del;
+  del.set_name("alice");
+  api::TokenInfo deleted;
+  ASSERT_TRUE(api::AccessService::NewStub(Admin())
+                  ->DeleteToken(Context().get(), del, &deleted)
+                  .ok());
+  std::string wrong_secret = credentials_.admin_token;
+  wrong_secret.back() = wrong_secret.back() == 'a' ? 'b' : 'a';
+  for (const std::string& token :
+       {alice, wrong_secret, std::string("garbage")}) {
+    grpc::Status status = CreateJobSet(As(token), "default", "x");
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+    EXPECT_EQ(status.error_message(), "invalid or expired token");
+  }
+  EXPECT_EQ(CountJobSets("default"), 0);
+}
+
+// S13, S14, S15: view and edit users confined to what their bindings say,
+// refused in Kubernetes' words.
+TEST_F(SecurityE2eTest, S13S14S15RbacConfinesUsers) {
+  std::string viewer = Token("v");
+  std::string editor = Token("e");
+  ASSERT_TRUE(Bind(Admin(), "team-a", "v-view", "view", "v").ok());
+  ASSERT_TRUE(Bind(Admin(), "team-a", "e-edit", "edit", "e").ok());
+
+  grpc::Status create = CreateJobSet(As(viewer), "team-a", "t");
+  EXPECT_EQ(create.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(create.error_message(),
+            "jobsets.jobset.x-k8s.io \"t\" is forbidden: User \"v\" cannot "
+            "create resource \"jobsets\" in API group \"jobset.x-k8s.io\" in "
+            "the namespace \"team-a\"");
+  EXPECT_TRUE(CreateJobSet(As(editor), "team-a", "t").ok());
+  EXPECT_EQ(CreateJobSet(As(editor), "team-b", "t").error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+
+  auto stub = api::JobSetService::NewStub(As(viewer));
+  api::ListJobSetsRequest list;
+  list.set_namespace_("team-a");
+  api::ListJobSetsResponse listed;
+  EXPECT_TRUE(stub->ListJobSets(Context().get(), list, &listed).ok());
+  EXPECT_EQ(listed.items_size(), 1);
+  list.set_namespace_("team-b");
+  EXPECT_EQ(stub->ListJobSets(Context().get(), list, &listed).error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+  list.set_all_namespaces(true);
+  EXPECT_EQ(stub->ListJobSets(Context().get(), list, &listed).error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+  api::WatchJobSetsRequest watch;
+  watch.set_namespace_("team-b");
+  auto context = Context();
+  auto stream = stub->WatchJobSets(context.get(), watch);
+  api::WatchEvent event;
+  EXPECT_FALSE(stream->Read(&event));
+  EXPECT_EQ(stream->Finish().error_code(), grpc::StatusCode::PERMISSION_DENIED);
+
+  api::GetPodLogsRequest logs;
+  logs.set_namespace_("team-b");
+  logs.set_pod("p");
+  auto log_context = Context();
+  auto log_stream = api::PodLogService::NewStub(As(viewer))
+                        ->GetPodLogs(log_context.get(), logs);
+  api::PodLogs chunk;
+  EXPECT_FALSE(log_stream->Read(&chunk));
+  grpc::Status log_status = log_stream->Finish();
+  EXPECT_EQ(log_status.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_THAT(log_status.error_message(),
+              HasSubstr("cannot get resource \"pods/log\" in API group \"\" "
+                        "in the namespace \"team-b\""));
+
+  // Nodes are not in view/edit: cordoning needs a ClusterRole.
+  api::GetNodeRequest cordon;
+  cordon.set_name("n1");
+  api::Node node;
+  grpc::Status cordoned = api::NodeService::NewStub(As(editor))
+                              ->CordonNode(Context().get(), cordon, &node);
+  EXPECT_EQ(cordoned.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_THAT(cordoned.error_message(), HasSubstr("at the cluster scope"));
+}
+
+// S17: no one grants what they do not hold.
+TEST_F(SecurityE2eTest, S17AnEditorCannotBindClusterAdmin) {
+  std::string editor = Token("e");
+  ASSERT_TRUE(Bind(Admin(), "team-a", "e-admin", "admin", "e").ok());
+  grpc::Status escalate =
+      Bind(As(editor), "team-a", "mine", "cluster-admin", "e");
+  EXPECT_EQ(escalate.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_THAT(escalate.error_message(),
+              HasSubstr("attempting to grant RBAC permissions not currently "
+                        "held"));
+  // An admin of team-a may hand out edit in team-a.
+  Token("f");
+  EXPECT_TRUE(Bind(As(editor), "team-a", "f-edit", "edit", "f").ok());
+}
+
+TEST_F(SecurityE2eTest, AuthCanIAnswersForTheCaller) {
+  std::string viewer = Token("v");
+  ASSERT_TRUE(Bind(Admin(), "team-a", "v-view", "view", "v").ok());
+  auto stub = api::AccessService::NewStub(As(viewer));
+  api::AccessReview review;
+  review.set_verb("list");
+  review.set_resource("pods");
+  review.set_namespace_("team-a");
+  api::AccessReviewResult result;
+  ASSERT_TRUE(stub->ReviewAccess(Context().get(), review, &result).ok());
+  EXPECT_TRUE(result.allowed());
+  EXPECT_EQ(result.user(), "v");
+  review.set_verb("delete");
+  review.set_resource("jobsets");
+  ASSERT_TRUE(stub->ReviewAccess(Context().get(), review, &result).ok());
+  EXPECT_FALSE(result.allowed());
+}
+
+// The positive path: join, then connect as the node; S6, S9, S10, S21.
+TEST_F(SecurityE2eTest, ANodeJoinsAndIsItsCertificate) {
+  absl::StatusOr<Node> n1 = Join("n1", JoinCredential());
+  ASSERT_TRUE(n1.ok()) << n1.status();
+  absl::StatusOr<auth::CertificateInfo> cert =
+      auth::ParseCertificate(n1->cert_pem);
+  ASSERT_TRUE(cert.ok());
+  EXPECT_EQ(cert->common_name, "system:node:n1");
+  EXPECT_FALSE(cert->is_ca);
+  EXPECT_FALSE(cert->server_auth);
+
+  EXPECT_TRUE(Hello(AsNode(*n1), "n1").ok());
+  grpc::Status other = Hello(AsNode(*n1), "n2");  // S6
+  EXPECT_EQ(other.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(other.error_message(),
+            "node \"n1\" cannot register as node \"n2\"");
+  grpc::Status token = Hello(Admin(), "n1");  // S9
+  EXPECT_EQ(token.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_THAT(token.error_message(), HasSubstr("requires a node certificate"));
+  grpc::Status create = CreateJobSet(AsNode(*n1), "default", "x");  // S10
+  EXPECT_EQ(create.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_THAT(create.error_message(),
+              HasSubstr("User \"system:node:n1\" cannot create resource "
+                        "\"jobsets\""));
+  // S21: the name is taken by a node with another secret.
+  absl::Status taken = Join("n1", JoinCredential()).status();
+  EXPECT_EQ(taken.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(taken.message(), HasSubstr("node name \"n1\" is already"));
+  // The same node may join again (a lost certificate).
+  EXPECT_TRUE(Join("n1", JoinCredential(), n1->secret).ok());
+}
+
+// S20: a wrong secret, and the token from before a rotation.
+TEST_F(SecurityE2eTest, S20RotatedAndWrongJoinTokensAreRefused) {
+  const std::string old = JoinCredential();
+  absl::StatusOr<auth::TokenParts> parts = auth::ParseToken(old);
+  ASSERT_TRUE(parts.ok());
+  parts->secret.back() = parts->secret.back() == 'a' ? 'b' : 'a';
+  absl::Status wrong = Join("n1", auth::FormatToken(*parts)).status();
+  EXPECT_EQ(wrong.code(), absl::StatusCode::kUnauthenticated);
+  EXPECT_EQ(wrong.message(), "join token is invalid or expired");
+
+  api::RotateJoinTokenRequest rotate;
+  api::RotateJoinTokenResponse rotated;
+  ASSERT_TRUE(api::AccessService::NewStub(Admin())
+                  ->RotateJoinToken(Context().get(), rotate, &rotated)
+                  .ok());
+  EXPECT_EQ(Join("n2", old).status().code(),
+            absl::StatusCode::kUnauthenticated);
+  absl::StatusOr<auth::JoinToken> fresh =
+      auth::ParseJoinToken(rotated.join_token());
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_TRUE(Join("n2", auth::FormatToken(fresh->credential)).ok());
+  EXPECT_EQ(ReadFile(dir_ + "/data/join-token"),
+            absl::StrCat(rotated.join_token(), "\n"));
+}
+
+// S23, S24: renewal signs only the caller's own name, nothing a CSR adds.
+TEST_F(SecurityE2eTest, S23S24RenewalSignsOnlyTheCallersName) {
+  absl::StatusOr<Node> n1 = Join("n1", JoinCredential());
+  ASSERT_TRUE(n1.ok()) << n1.status();
+  absl::StatusOr<std::string> key = auth::GeneratePrivateKey();
+  ASSERT_TRUE(key.ok());
+  absl::StatusOr<std::string> csr =
+      auth::CreateCsr(*key, "system:node:n2", "system:masters");
+  ASSERT_TRUE(csr.ok());
+  api::RenewNodeCertificateRequest request;
+  request.set_csr_pem(*csr);
+  api::NodeCertificate renewed;
+  ASSERT_TRUE(api::IdentityService::NewStub(AsNode(*n1))
+                  ->RenewNodeCertificate(Context().get(), request, &renewed)
+                  .ok());
+  absl::StatusOr<auth::CertificateInfo> cert =
+      auth::ParseCertificate(renewed.cert_pem());
+  ASSERT_TRUE(cert.ok());
+  EXPECT_EQ(cert->common_name, "system:node:n1");
+  EXPECT_THAT(cert->organizations, ::testing::ElementsAre("system:nodes"));
+  // A user cannot renew anything.
+  EXPECT_EQ(api::IdentityService::NewStub(Admin())
+                ->RenewNodeCertificate(Context().get(), request, &renewed)
+                .error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+}
+
+// S18: deleting a node revokes its certificate and ends its stream.
+TEST_F(SecurityE2eTest, S18ADeletedNodeIsRevoked) {
+  absl::StatusOr<Node> n1 = Join("n1", JoinCredential());
+  ASSERT_TRUE(n1.ok()) << n1.status();
+  auto channel = AsNode(*n1);
+  auto stub = api::AgentService::NewStub(channel);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::seconds(20));
+  auto stream = stub->Connect(&context);
+  api::AgentMessage hello;
+  hello.mutable_hello()->mutable_node()->set_name("n1");
+  hello.mutable_hello()->mutable_node()->set_address("127.0.0.1");
+  ASSERT_TRUE(stream->Write(hello));
+  api::SchedulerMessage msg;
+  ASSERT_TRUE(stream->Read(&msg));
+
+  api::GetNodeRequest del;
+  del.set_name("n1");
+  api::Node deleted;
+  ASSERT_TRUE(api::NodeService::NewStub(Admin())
+                  ->DeleteNode(Context().get(), del, &deleted)
+                  .ok());
+  const absl::Time start = absl::Now();
+  while (stream->Read(&msg)) {
+  }
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  grpc::Status again = Hello(AsNode(*n1), "n1");
+  EXPECT_EQ(again.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(again.error_message(), "certificate has been revoked");
+}
+
+// S12: no plaintext on a non-loopback address.
+TEST_F(SecurityE2eTest, S12InsecureIsRefusedOffLoopback) {
+  auto insecure =
+      JobsetdProcess::Start({.binary = JobsetdProcess::DefaultBinary(),
+                             .args = {"--listen=0.0.0.0:0", "--insecure",
+                                      "--data_dir=" + dir_ + "/insecure"},
+                             .stderr_path = dir_ + "/insecure.stderr",
+                             .startup_timeout = absl::Seconds(10)});
+  EXPECT_FALSE(insecure.ok());
+  EXPECT_THAT(ReadFile(dir_ + "/insecure.stderr"),
+              HasSubstr("refusing to serve without TLS on 0.0.0.0:0"));
+}
+
+// S26 and the audit log: decisions are there, secrets are not.
+TEST_F(SecurityE2eTest, S26TheAuditLogRecordsDecisionsAndNoSecrets) {
+  std::string alice = Token("alice");
+  (void)CreateJobSet(As(alice), "default", "denied");
+  (void)CreateJobSet(As(""), "default", "anonymous");
+  absl::StatusOr<Node> n1 = Join("n1", JoinCredential());
+  ASSERT_TRUE(n1.ok());
+  ASSERT_TRUE(CreateJobSet(Admin(), "default", "allowed").ok());
+  (void)jobsetd_->Kill(SIGTERM);
+  (void)jobsetd_->Wait();
+  jobsetd_.reset();
+  std::string audit = ReadFile(audit_);
+  EXPECT_THAT(audit, HasSubstr("\"username\":\"alice\""));
+  EXPECT_THAT(audit, HasSubstr("\"authorization.decision\":\"forbid\""));
+  EXPECT_THAT(audit, HasSubstr("\"username\":\"system:anonymous\""));
+  EXPECT_THAT(audit, HasSubstr("\"name\":\"allowed\""));
+  EXPECT_THAT(audit, HasSubstr("\"code\":7"));
+  for (const std::string& secret :
+       {credentials_.admin_token, alice, JoinCredential(), n1->secret,
+        credentials_.admin_token.substr(credentials_.admin_token.find('.') +
+                                        1)}) {
+    EXPECT_THAT(audit, Not(HasSubstr(secret)));
+    EXPECT_THAT(ReadFile(dir_ + "/jobsetd.stderr"), Not(HasSubstr(secret)));
+  }
+}
+
+// Restarted, jobsetd keeps its CA, tokens, bindings and revocations.
+TEST_F(SecurityE2eTest, IdentityRecordsSurviveARestart) {
+  std::string viewer = Token("v");
+  ASSERT_TRUE(Bind(Admin(), "team-a", "v-view", "view", "v").ok());
+  const std::string ca = credentials_.ca_pem;
+  ASSERT_TRUE(jobsetd_->Kill(SIGKILL).ok());
+  (void)jobsetd_->Wait();
+  auto jobsetd = JobsetdProcess::Start(
+      {.binary = JobsetdProcess::DefaultBinary(),
+       .args = {"--listen=127.0.0.1:0", "--data_dir=" + dir_ + "/data",
+                "--fsync=false"},
+       .stderr_path = dir_ + "/jobsetd.stderr"});
+  ASSERT_TRUE(jobsetd.ok()) << jobsetd.status();
+  jobsetd_ = *std::move(jobsetd);
+  auto credentials = ReadClusterCredentials(dir_ + "/data");
+  ASSERT_TRUE(credentials.ok());
+  EXPECT_EQ(credentials->ca_pem, ca);
+  EXPECT_EQ(credentials->admin_token, credentials_.admin_token);
+  auto stub = api::JobSetService::NewStub(As(viewer));
+  api::ListJobSetsRequest list;
+  list.set_namespace_("team-a");
+  api::ListJobSetsResponse listed;
+  EXPECT_TRUE(stub->ListJobSets(Context().get(), list, &listed).ok());
+  EXPECT_EQ(CreateJobSet(As(viewer), "team-a", "t").error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+}
+
+}  // namespace
+}  // namespace jobset::testing
