@@ -642,7 +642,8 @@ int Get(const Context& ctx) {
     return Usage(ctx, "-w/--watch is supported for jobsets only");
   }
   const std::string jobset = ctx.invocation.Get("jobset", "");
-  if (!jobset.empty() && (*type == "jobsets" || *type == "nodes")) {
+  if (!jobset.empty() && *type != "jobs" && *type != "pods" &&
+      *type != "events") {
     return Usage(ctx, absl::StrCat("--jobset does not apply to ", *type));
   }
   const bool namespaced_rbac = *type == "roles" || *type == "rolebindings";

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -12,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "gmock/gmock.h"
+#include "grpcpp/security/credentials.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
@@ -444,6 +446,76 @@ TEST_F(CommandsTest, ConfigCommands) {
   EXPECT_THAT(out_.str(), HasSubstr("fresh"));
   EXPECT_THAT(out_.str(), HasSubstr("ns2"));
   EXPECT_EQ(RunWith({"config", "frobnicate"}, env), kExitUsage);
+}
+
+// Reads a whole file ("" when it cannot).
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in),
+                     std::istreambuf_iterator<char>());
+}
+
+// jobsetctl over TLS: the CA and server name from the config, the token as
+// call credentials. The certificates are made with the openssl command.
+TEST(TlsTest, ConnectsWithTheConfigsCaNameAndToken) {
+  if (std::system("openssl version > /dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "needs the openssl command";
+  }
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string dir = absl::StrCat(tmp == nullptr ? "/tmp" : tmp, "/tls");
+  const std::string script = absl::StrCat(
+      "set -e; mkdir -p ", dir, "; cd ", dir,
+      "; k='-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes'"
+      "; openssl req -x509 $k -keyout ca.key -out ca.pem -days 1 "
+      "-subj /CN=ca 2>/dev/null"
+      "; openssl req -x509 $k -keyout other.key -out other.pem -days 1 "
+      "-subj /CN=other 2>/dev/null"
+      "; openssl req $k -keyout server.key -out server.csr "
+      "-subj /CN=server.jobsetd 2>/dev/null"
+      "; echo subjectAltName=DNS:server.jobsetd > ext"
+      "; openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key "
+      "-CAcreateserial -out server.pem -days 1 -extfile ext 2>/dev/null");
+  ASSERT_EQ(std::system(script.c_str()), 0);
+  grpc::SslServerCredentialsOptions options;
+  options.pem_key_cert_pairs.push_back(
+      {Slurp(dir + "/server.key"), Slurp(dir + "/server.pem")});
+  FakeAccess access;
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort("127.0.0.1:0", grpc::SslServerCredentials(options),
+                           &port);
+  builder.RegisterService(&access);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  ASSERT_NE(server, nullptr);
+  const std::string config = absl::StrCat(
+      "clusters:\n"
+      "- name: tls\n  cluster:\n    server: https://127.0.0.1:",
+      port, "\n    certificate-authority: ca.pem\n",
+      "    tls-server-name: server.jobsetd\n"
+      "- name: wrong\n  cluster:\n    server: https://127.0.0.1:",
+      port, "\n    certificate-authority: other.pem\n",
+      "    tls-server-name: server.jobsetd\n"
+      "users:\n- {name: u, user: {token: tls.token}}\n"
+      "contexts:\n- {name: c, context: {cluster: tls, user: u}}\n"
+      "- {name: w, context: {cluster: wrong, user: u}}\n"
+      "current-context: c\n");
+  const std::string path = dir + "/config";
+  std::ofstream(path, std::ios::trunc) << config;
+  std::ostringstream out, err;
+  Environment env;
+  env.config = path.c_str();
+  EXPECT_EQ(Main({"auth", "can-i", "get", "jobsets"}, env,
+                 {.out = &out, .err = &err}),
+            kExitOk)
+      << err.str();
+  EXPECT_EQ(out.str(), "yes\n");
+  EXPECT_EQ(access.authorization(), "Bearer tls.token");
+  err.str("");
+  EXPECT_EQ(Main({"--context=w", "--request-timeout=5s", "auth", "whoami"}, env,
+                 {.out = &out, .err = &err}),
+            kExitUnreachable);
+  EXPECT_THAT(err.str(), HasSubstr("TLS handshake failed?"));
+  server->Shutdown();
 }
 
 }  // namespace
