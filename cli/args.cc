@@ -74,8 +74,9 @@ std::string Invocation::Get(absl::string_view name,
 
 const std::vector<FlagSpec>& GlobalFlags() {
   static const auto* flags = new std::vector<FlagSpec>{
-      Valued("server", '\0', "HOST:PORT",
-             "jobsetd's address (default $JOBSET_SERVER, else "
+      Valued("server", '\0', "URL",
+             "https://HOST:PORT, http://HOST:PORT (loopback) or HOST:PORT "
+             "(default: $JOBSET_SERVER, else the context's, else "
              "127.0.0.1:7070)"),
       Valued("config", '\0', "FILE",
              "the client config (default $JOBSETCONFIG, else "

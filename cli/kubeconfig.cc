@@ -427,6 +427,11 @@ absl::StatusOr<Connection> ResolveConnection(const Kubeconfig& config,
     if (scheme == "https") {
       conn.tls = true;
       conn.server_name = "server.jobsetd";
+    } else if (scheme == "http" && !IsLoopbackHost(HostOf(conn.address))) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "server \"", *overrides.server,
+          "\": http:// (plaintext) is only allowed to a loopback address "
+          "(jobsetd --insecure); use https://"));
     } else if (!scheme.empty() && scheme != "http") {
       return absl::InvalidArgumentError(
           absl::StrCat("server \"", *overrides.server,

@@ -206,6 +206,15 @@ TEST(ResolveConnectionTest, WithoutAFileTheServerIsPlaintext) {
   conn = ResolveConnection(Kubeconfig(), {});
   ASSERT_TRUE(conn.ok());
   EXPECT_EQ(conn->address, "127.0.0.1:7070");
+  overrides.server = "http://10.0.0.1:7070";
+  EXPECT_THAT(ResolveConnection(Kubeconfig(), overrides),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("only allowed to a loopback")));
+  overrides.server = "https://10.0.0.1:7070";
+  conn = ResolveConnection(Kubeconfig(), overrides);
+  ASSERT_TRUE(conn.ok());
+  EXPECT_TRUE(conn->tls);
+  EXPECT_EQ(conn->server_name, "server.jobsetd");
 }
 
 TEST(IsLoopbackHostTest, Loopbacks) {

@@ -153,6 +153,10 @@ class ParseTest(unittest.TestCase):
         conn = config.resolve(config.load([]), server="127.0.0.1:5")
         self.assertFalse(conn.tls)
         self.assertEqual(conn.address, "127.0.0.1:5")
+        with self.assertRaisesRegex(jobset.ConfigError, "loopback"):
+            config.resolve(config.load([]), server="http://10.0.0.1:5")
+        self.assertTrue(
+            config.resolve(config.load([]), server="https://10.0.0.1:5").tls)
 
 
 class FakeAccess(auth_pb2_grpc.AccessServiceServicer):

@@ -249,6 +249,10 @@ def resolve(config, context=None, server=None, token=None, namespace=None):
     (default 127.0.0.1:7070) is reached in plaintext, as before TLS."""
     if not config["files"] and context is None:
         scheme, address = _split_server(server or DEFAULT_SERVER)
+        if scheme == "http" and not is_loopback(_host(address)):
+            raise ConfigError(
+                f"server {server!r}: http:// (plaintext) is only allowed to a "
+                "loopback address (jobsetd --insecure); use https://")
         if scheme not in ("", "http", "https"):
             raise ConfigError(
                 f"server {server!r}: the scheme must be https:// or http://")
