@@ -167,6 +167,11 @@ class FakeAccess final : public api::AccessService::Service {
     absl::MutexLock lock(&mu_);
     return authorization_;
   }
+  // The client certificate's CN ("" without one).
+  std::string peer_cn() {
+    absl::MutexLock lock(&mu_);
+    return peer_cn_;
+  }
 
  private:
   grpc::Status Check(grpc::ServerContext* context) {
@@ -175,6 +180,14 @@ class FakeAccess final : public api::AccessService::Service {
     authorization_ = it == context->client_metadata().end()
                          ? ""
                          : std::string(it->second.data(), it->second.size());
+    peer_cn_.clear();
+    if (std::shared_ptr<const grpc::AuthContext> auth =
+            context->auth_context()) {
+      for (const grpc::string_ref& cn :
+           auth->FindPropertyValues(GRPC_X509_CN_PROPERTY_NAME)) {
+        peer_cn_ = std::string(cn.data(), cn.size());
+      }
+    }
     if (authorization_ == "Bearer bad.token") {
       return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
                           "invalid bearer token");
@@ -192,6 +205,7 @@ class FakeAccess final : public api::AccessService::Service {
   api::ListRbacRequest last_list_ ABSL_GUARDED_BY(mu_);
   std::vector<api::RbacObject> applied_ ABSL_GUARDED_BY(mu_);
   std::string authorization_ ABSL_GUARDED_BY(mu_);
+  std::string peer_cn_ ABSL_GUARDED_BY(mu_);
 };
 
 class CommandsTest : public ::testing::Test {
@@ -474,11 +488,19 @@ TEST(TlsTest, ConnectsWithTheConfigsCaNameAndToken) {
       "-subj /CN=server.jobsetd 2>/dev/null"
       "; echo subjectAltName=DNS:server.jobsetd > ext"
       "; openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key "
-      "-CAcreateserial -out server.pem -days 1 -extfile ext 2>/dev/null");
+      "-CAcreateserial -out server.pem -days 1 -extfile ext 2>/dev/null"
+      "; openssl req $k -keyout alice.key -out alice.csr -subj /CN=alice "
+      "2>/dev/null"
+      "; openssl x509 -req -in alice.csr -CA ca.pem -CAkey ca.key "
+      "-CAcreateserial -out alice.pem -days 1 2>/dev/null");
   ASSERT_EQ(std::system(script.c_str()), 0);
   grpc::SslServerCredentialsOptions options;
   options.pem_key_cert_pairs.push_back(
       {Slurp(dir + "/server.key"), Slurp(dir + "/server.pem")});
+  // Client certificates are asked for and verified when sent.
+  options.pem_root_certs = Slurp(dir + "/ca.pem");
+  options.client_certificate_request =
+      GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_AND_VERIFY;
   FakeAccess access;
   grpc::ServerBuilder builder;
   int port = 0;
@@ -496,7 +518,10 @@ TEST(TlsTest, ConnectsWithTheConfigsCaNameAndToken) {
       port, "\n    certificate-authority: other.pem\n",
       "    tls-server-name: server.jobsetd\n"
       "users:\n- {name: u, user: {token: tls.token}}\n"
+      "- {name: alice, user: {client-certificate: alice.pem, client-key: "
+      "alice.key}}\n"
       "contexts:\n- {name: c, context: {cluster: tls, user: u}}\n"
+      "- {name: m, context: {cluster: tls, user: alice}}\n"
       "- {name: w, context: {cluster: wrong, user: u}}\n"
       "current-context: c\n");
   const std::string path = dir + "/config";
@@ -510,6 +535,14 @@ TEST(TlsTest, ConnectsWithTheConfigsCaNameAndToken) {
       << err.str();
   EXPECT_EQ(out.str(), "yes\n");
   EXPECT_EQ(access.authorization(), "Bearer tls.token");
+  EXPECT_EQ(access.peer_cn(), "");
+  // A client certificate instead of a token.
+  EXPECT_EQ(
+      Main({"--context=m", "auth", "whoami"}, env, {.out = &out, .err = &err}),
+      kExitOk)
+      << err.str();
+  EXPECT_EQ(access.peer_cn(), "alice");
+  EXPECT_EQ(access.authorization(), "");
   err.str("");
   EXPECT_EQ(Main({"--context=w", "--request-timeout=5s", "auth", "whoami"}, env,
                  {.out = &out, .err = &err}),
