@@ -74,10 +74,17 @@ std::string Invocation::Get(absl::string_view name,
 
 const std::vector<FlagSpec>& GlobalFlags() {
   static const auto* flags = new std::vector<FlagSpec>{
-      Valued("server", '\0', "HOST:PORT",
-             "jobsetd's address (default $JOBSET_SERVER, else "
+      Valued("server", '\0', "URL",
+             "https://HOST:PORT, http://HOST:PORT (loopback) or HOST:PORT "
+             "(default: $JOBSET_SERVER, else the context's, else "
              "127.0.0.1:7070)"),
-      Valued("namespace", 'n', "NAMESPACE", "the namespace (default default)"),
+      Valued("config", '\0', "FILE",
+             "the client config (default $JOBSETCONFIG, else "
+             "~/.config/jobset/config)"),
+      Valued("context", '\0', "NAME", "the config's context to use"),
+      Valued("token", '\0', "TOKEN", "bearer token (overrides the config)"),
+      Valued("namespace", 'n', "NAMESPACE",
+             "the namespace (default: the context's, else default)"),
       Valued("request-timeout", '\0', "DURATION",
              "deadline of each request (default 10s)"),
       Switch("help", 'h', "show help"),
@@ -95,11 +102,24 @@ const std::vector<CommandSpec>& Commands() {
         Switch("dry-run", '\0', "default and validate on the server only")},
        0,
        0},
+      {"create",
+       "create -f FILE|- | create token NAME [--groups=a,b] [--ttl=720h]",
+       "Create JobSets and RBAC objects from a manifest, or a user's bearer "
+       "token (printed once).",
+       {Valued("filename", 'f', "FILE", "manifest file, or - for stdin"),
+        Switch("dry-run", '\0', "default and validate on the server only"),
+        Valued("groups", '\0', "GROUPS", "token: comma-separated groups"),
+        Valued("ttl", '\0', "DURATION", "token: lifetime (default 720h)")},
+       0,
+       2},
       {"get",
-       "get jobsets|jobs|pods|nodes|events [NAME] [-o json|yaml|name] "
-       "[--jobset NAME] [-w]",
+       "get jobsets|jobs|pods|nodes|events|tokens|roles|rolebindings|"
+       "clusterroles|clusterrolebindings [NAME] [-o json|yaml|name] "
+       "[--jobset NAME] [-w] [-A]",
        "Show resources as a table, or as JSON/YAML with -o.",
        {Valued("output", 'o', "FORMAT", "json, yaml, name or wide"),
+        Switch("all-namespaces", 'A',
+               "roles and rolebindings: every namespace"),
         Valued("jobset", '\0', "NAME", "only the children of this JobSet"),
         Switch("watch", 'w', "after listing, stream changes (jobsets only)"),
         Valued("timeout", '\0', "DURATION",
@@ -113,7 +133,13 @@ const std::vector<CommandSpec>& Commands() {
        {},
        2,
        2},
-      {"delete", "delete jobset NAME", "Delete a JobSet.", {}, 2, 2},
+      {"delete",
+       "delete jobset|token|node NAME | delete -f FILE|-",
+       "Delete a JobSet, a user's token, a node (its identity; the agent must "
+       "join again), or the JobSets and RBAC objects of a manifest.",
+       {Valued("filename", 'f', "FILE", "manifest file, or - for stdin")},
+       0,
+       2},
       {"suspend",
        "suspend jobset NAME",
        "Suspend a JobSet (spec.suspend=true): its pods are stopped.",
@@ -157,6 +183,33 @@ const std::vector<CommandSpec>& Commands() {
        {},
        1,
        1},
+      {"config",
+       "config view [--minify] [--raw] | use-context NAME | set-context "
+       "[NAME|--current] [--cluster=C] [--user=U] [-n NS] | get-contexts | "
+       "current-context",
+       "Show or edit the client config (kubeconfig-shaped; the first file of "
+       "--config, $JOBSETCONFIG or ~/.config/jobset/config).",
+       {Switch("minify", '\0', "view: only the current context"),
+        Switch("raw", '\0', "view: show tokens and certificate data"),
+        Valued("cluster", '\0', "NAME", "set-context: the cluster"),
+        Valued("user", '\0', "NAME", "set-context: the user"),
+        Switch("current", '\0', "set-context: the current context")},
+       1,
+       2},
+      {"token",
+       "token rotate-join [--ttl=DURATION]",
+       "Replace the join token agents join with (printed once); joined nodes "
+       "keep their certificates.",
+       {Valued("ttl", '\0', "DURATION", "lifetime (default: none)")},
+       1,
+       1},
+      {"auth",
+       "auth can-i VERB RESOURCE [NAME] [-A] | auth whoami",
+       "Ask whether you may do VERB on RESOURCE (prints yes or no; exit 0 or "
+       "1), or who jobsetd takes you for.",
+       {Switch("all-namespaces", 'A', "can-i: in every namespace")},
+       1,
+       4},
       {"logs",
        "logs POD [-c CONTAINER] [-f]",
        "Print a pod's output, read from its node's agent; -f follows it until "
@@ -341,6 +394,22 @@ std::optional<std::string> CanonicalType(absl::string_view type) {
   if (any({"pods", "pod", "po"})) return "pods";
   if (any({"nodes", "node", "no"})) return "nodes";
   if (any({"events", "event", "ev"})) return "events";
+  if (any({"tokens", "token"})) return "tokens";
+  if (any({"roles", "role", "roles.rbac.authorization.k8s.io"})) {
+    return "roles";
+  }
+  if (any({"rolebindings", "rolebinding",
+           "rolebindings.rbac.authorization.k8s.io"})) {
+    return "rolebindings";
+  }
+  if (any({"clusterroles", "clusterrole",
+           "clusterroles.rbac.authorization.k8s.io"})) {
+    return "clusterroles";
+  }
+  if (any({"clusterrolebindings", "clusterrolebinding",
+           "clusterrolebindings.rbac.authorization.k8s.io"})) {
+    return "clusterrolebindings";
+  }
   return std::nullopt;
 }
 

@@ -51,8 +51,8 @@ struct Invocation {
   std::string Get(absl::string_view name, absl::string_view fallback) const;
 };
 
-// The flags every command accepts: --server, -n/--namespace,
-// --request-timeout, -h/--help.
+// The flags every command accepts: --server, --config, --context, --token,
+// -n/--namespace, --request-timeout, -h/--help.
 const std::vector<FlagSpec>& GlobalFlags();
 
 // Returns jobsetctl's commands (apply, get, describe, ...).
@@ -81,7 +81,9 @@ std::string ServerAddress(const Invocation& invocation, const char* env);
 // The canonical resource type for what kubectl users type: "jobsets",
 // "jobset", "js" -> "jobsets"; "jobs", "job" -> "jobs"; "pods", "pod", "po"
 // -> "pods"; "nodes", "node", "no" -> "nodes"; "events", "event", "ev" ->
-// "events". nullopt for anything else.
+// "events"; "tokens"; "roles", "rolebindings", "clusterroles",
+// "clusterrolebindings" (singular, or with .rbac.authorization.k8s.io).
+// nullopt for anything else.
 std::optional<std::string> CanonicalType(absl::string_view type);
 
 }  // namespace jobset::cli

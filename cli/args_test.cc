@@ -141,6 +141,11 @@ TEST(CanonicalTypeTest, KubectlAliases) {
   EXPECT_EQ(CanonicalType("no"), "nodes");
   EXPECT_EQ(CanonicalType("ev"), "events");
   EXPECT_EQ(CanonicalType("deployments"), std::nullopt);
+  EXPECT_EQ(CanonicalType("token"), "tokens");
+  EXPECT_EQ(CanonicalType("Role"), "roles");
+  EXPECT_EQ(CanonicalType("clusterrolebindings.rbac.authorization.k8s.io"),
+            "clusterrolebindings");
+  EXPECT_EQ(CanonicalType("rolebinding"), "rolebindings");
 }
 
 }  // namespace

@@ -7,6 +7,8 @@
 #include "grpcpp/client_context.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
+#include "grpcpp/security/tls_certificate_verifier.h"
+#include "grpcpp/security/tls_credentials_options.h"
 #include "grpcpp/support/channel_arguments.h"
 #include "grpcpp/support/time.h"
 
@@ -27,15 +29,70 @@ std::chrono::system_clock::time_point ToChrono(absl::Time t) {
 
 }  // namespace
 
+std::shared_ptr<grpc::ChannelCredentials> ChannelCredentials(
+    const Connection& connection, grpc::ChannelArguments* args) {
+  if (!connection.tls) return grpc::InsecureChannelCredentials();
+  if (connection.insecure_skip_tls_verify) {
+    // Allowed for loopback servers only (ResolveConnection checks).
+    grpc::experimental::TlsChannelCredentialsOptions tls;
+    tls.set_verify_server_certs(false);
+    tls.set_check_call_host(false);
+    tls.set_certificate_verifier(
+        std::make_shared<grpc::experimental::NoOpCertificateVerifier>());
+    std::shared_ptr<grpc::ChannelCredentials> creds =
+        grpc::experimental::TlsCredentials(tls);
+    if (!connection.token.empty()) {
+      creds = grpc::CompositeChannelCredentials(
+          creds, grpc::AccessTokenCredentials(connection.token));
+    }
+    return creds;
+  }
+  grpc::SslCredentialsOptions options;
+  options.pem_root_certs = connection.ca_pem;
+  options.pem_private_key = connection.key_pem;
+  options.pem_cert_chain = connection.cert_pem;
+  std::shared_ptr<grpc::ChannelCredentials> creds =
+      grpc::SslCredentials(options);
+  if (!connection.server_name.empty()) {
+    args->SetSslTargetNameOverride(connection.server_name);
+  }
+  if (!connection.token.empty()) {
+    creds = grpc::CompositeChannelCredentials(
+        creds, grpc::AccessTokenCredentials(connection.token));
+  }
+  return creds;
+}
+
+namespace {
+Connection Plaintext(std::string address) {
+  Connection connection;
+  connection.address = std::move(address);
+  return connection;
+}
+}  // namespace
+
 Client::Client(std::string address, absl::Duration timeout)
-    : address_(std::move(address)), timeout_(timeout) {
+    : Client(Plaintext(std::move(address)), timeout) {}
+
+Client::Client(Connection connection, absl::Duration timeout)
+    : connection_(std::move(connection)),
+      address_(connection_.address),
+      timeout_(timeout) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(kMaxReceiveBytes);
   channel_ = grpc::CreateCustomChannel(
-      address_, grpc::InsecureChannelCredentials(), args);
+      address_, ChannelCredentials(connection_, &args), args);
   jobsets_ = api::JobSetService::NewStub(channel_);
   nodes_ = api::NodeService::NewStub(channel_);
   logs_ = api::PodLogService::NewStub(channel_);
+  access_ = api::AccessService::NewStub(channel_);
+}
+
+void Client::Prepare(grpc::ClientContext* context) const {
+  if (!connection_.tls && !connection_.token.empty()) {
+    context->AddMetadata("authorization",
+                         absl::StrCat("Bearer ", connection_.token));
+  }
 }
 
 absl::Status Client::Convert(const grpc::Status& status,
@@ -46,8 +103,20 @@ absl::Status Client::Convert(const grpc::Status& status,
     case grpc::StatusCode::UNAVAILABLE:
       return absl::UnavailableError(absl::StrCat(
           "cannot reach jobsetd at ", address_, ": ", status.error_message(),
-          " (is jobsetd running there? set --server or "
-          "JOBSET_SERVER)"));
+          connection_.tls
+              ? " (TLS handshake failed? check certificate-authority / "
+                "tls-server-name; 'certificate signed by unknown authority' "
+                "if the CA is wrong)"
+              : " (is jobsetd running there? set --server or "
+                "JOBSET_SERVER)"));
+    case grpc::StatusCode::UNAUTHENTICATED:
+      return absl::UnauthenticatedError(absl::StrCat(
+          "jobsetd refused the credentials: ", status.error_message(),
+          " (check the token or certificate in ",
+          connection_.config_path.empty() ? "--token" : connection_.config_path,
+          ")"));
+    case grpc::StatusCode::PERMISSION_DENIED:
+      return absl::PermissionDeniedError(status.error_message());
     case grpc::StatusCode::DEADLINE_EXCEEDED:
       return absl::DeadlineExceededError(absl::StrCat(
           "jobsetd at ", address_, " did not answer ", method, " within ",
@@ -65,6 +134,7 @@ template <typename Response, typename Call>
 absl::StatusOr<Response> Client::Unary(absl::string_view method, Call call) {
   grpc::ClientContext context;
   context.set_deadline(ToChrono(absl::Now() + timeout_));
+  Prepare(&context);
   Response response;
   grpc::Status status = call(&context, &response);
   if (!status.ok()) return Convert(status, method);
@@ -230,6 +300,77 @@ absl::StatusOr<api::Node> Client::DrainNode(const std::string& name) {
                           });
 }
 
+absl::StatusOr<api::Node> Client::DeleteNode(const std::string& name) {
+  return Unary<api::Node>("NodeService.DeleteNode",
+                          [&](grpc::ClientContext* c, auto* r) {
+                            return nodes_->DeleteNode(c, NodeRequest(name), r);
+                          });
+}
+
+absl::StatusOr<api::CreateTokenResponse> Client::CreateToken(
+    const api::CreateTokenRequest& request) {
+  return Unary<api::CreateTokenResponse>(
+      "AccessService.CreateToken", [&](grpc::ClientContext* c, auto* r) {
+        return access_->CreateToken(c, request, r);
+      });
+}
+
+absl::StatusOr<api::ListTokensResponse> Client::ListTokens() {
+  return Unary<api::ListTokensResponse>(
+      "AccessService.ListTokens", [&](grpc::ClientContext* c, auto* r) {
+        return access_->ListTokens(c, api::ListTokensRequest(), r);
+      });
+}
+
+absl::StatusOr<api::TokenInfo> Client::DeleteToken(const std::string& name) {
+  api::DeleteTokenRequest request;
+  request.set_name(name);
+  return Unary<api::TokenInfo>("AccessService.DeleteToken",
+                               [&](grpc::ClientContext* c, auto* r) {
+                                 return access_->DeleteToken(c, request, r);
+                               });
+}
+
+absl::StatusOr<api::RotateJoinTokenResponse> Client::RotateJoinToken(
+    const api::RotateJoinTokenRequest& request) {
+  return Unary<api::RotateJoinTokenResponse>(
+      "AccessService.RotateJoinToken", [&](grpc::ClientContext* c, auto* r) {
+        return access_->RotateJoinToken(c, request, r);
+      });
+}
+
+absl::StatusOr<api::RbacObject> Client::ApplyRbac(
+    const api::RbacObject& object) {
+  return Unary<api::RbacObject>("AccessService.ApplyRbac",
+                                [&](grpc::ClientContext* c, auto* r) {
+                                  return access_->ApplyRbac(c, object, r);
+                                });
+}
+
+absl::StatusOr<api::RbacObject> Client::DeleteRbac(
+    const api::RbacObjectRef& ref) {
+  return Unary<api::RbacObject>("AccessService.DeleteRbac",
+                                [&](grpc::ClientContext* c, auto* r) {
+                                  return access_->DeleteRbac(c, ref, r);
+                                });
+}
+
+absl::StatusOr<api::ListRbacResponse> Client::ListRbac(
+    const api::ListRbacRequest& request) {
+  return Unary<api::ListRbacResponse>("AccessService.ListRbac",
+                                      [&](grpc::ClientContext* c, auto* r) {
+                                        return access_->ListRbac(c, request, r);
+                                      });
+}
+
+absl::StatusOr<api::AccessReviewResult> Client::ReviewAccess(
+    const api::AccessReview& review) {
+  return Unary<api::AccessReviewResult>(
+      "AccessService.ReviewAccess", [&](grpc::ClientContext* c, auto* r) {
+        return access_->ReviewAccess(c, review, r);
+      });
+}
+
 absl::Status Client::Watch(
     const api::WatchJobSetsRequest& request, absl::Time deadline,
     const std::function<bool(const api::WatchEvent&)>& on_event) {
@@ -237,6 +378,7 @@ absl::Status Client::Watch(
   if (deadline != absl::InfiniteFuture()) {
     context.set_deadline(ToChrono(deadline));
   }
+  Prepare(&context);
   std::unique_ptr<grpc::ClientReader<api::WatchEvent>> reader =
       jobsets_->WatchJobSets(&context, request);
   api::WatchEvent event;
@@ -259,6 +401,7 @@ absl::Status Client::Logs(
     const std::function<void(const std::string&)>& on_data) {
   grpc::ClientContext context;
   if (!request.follow()) context.set_deadline(ToChrono(absl::Now() + timeout_));
+  Prepare(&context);
   std::unique_ptr<grpc::ClientReader<api::PodLogs>> reader =
       logs_->GetPodLogs(&context, request);
   api::PodLogs chunk;

@@ -8,8 +8,13 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "cli/kubeconfig.h"
 #include "grpcpp/channel.h"
+#include "grpcpp/client_context.h"
+#include "grpcpp/security/credentials.h"
+#include "grpcpp/support/channel_arguments.h"
 #include "proto/agent.grpc.pb.h"
+#include "proto/auth.grpc.pb.h"
 #include "proto/jobset_service.grpc.pb.h"
 
 namespace jobset::cli {
@@ -20,9 +25,19 @@ namespace jobset::cli {
 // with jobsetd's code and message. When jobsetd cannot be reached the
 // status is kUnavailable (or kDeadlineExceeded) and its message names the
 // address. Thread-compatible.
+// The channel credentials for `connection` (TLS or plaintext); sets the
+// server name override on `args` when the connection names one.
+std::shared_ptr<grpc::ChannelCredentials> ChannelCredentials(
+    const Connection& connection, grpc::ChannelArguments* args);
+
 class Client {
  public:
+  // Plaintext to `address` (jobsetd --insecure, or before issue 20).
   Client(std::string address, absl::Duration timeout);
+  // As `connection` says: TLS with its CA, server name and client
+  // certificate, and its bearer token (per-call credentials over TLS,
+  // `authorization` metadata in plaintext).
+  Client(Connection connection, absl::Duration timeout);
 
   const std::string& address() const { return address_; }
 
@@ -47,6 +62,21 @@ class Client {
   absl::StatusOr<api::Node> CordonNode(const std::string& name);
   absl::StatusOr<api::Node> UncordonNode(const std::string& name);
   absl::StatusOr<api::Node> DrainNode(const std::string& name);
+  absl::StatusOr<api::Node> DeleteNode(const std::string& name);
+
+  // AccessService.
+  absl::StatusOr<api::CreateTokenResponse> CreateToken(
+      const api::CreateTokenRequest& request);
+  absl::StatusOr<api::ListTokensResponse> ListTokens();
+  absl::StatusOr<api::TokenInfo> DeleteToken(const std::string& name);
+  absl::StatusOr<api::RotateJoinTokenResponse> RotateJoinToken(
+      const api::RotateJoinTokenRequest& request);
+  absl::StatusOr<api::RbacObject> ApplyRbac(const api::RbacObject& object);
+  absl::StatusOr<api::RbacObject> DeleteRbac(const api::RbacObjectRef& ref);
+  absl::StatusOr<api::ListRbacResponse> ListRbac(
+      const api::ListRbacRequest& request);
+  absl::StatusOr<api::AccessReviewResult> ReviewAccess(
+      const api::AccessReview& review);
 
   // Streams WatchJobSets events to `on_event` until it returns false (then
   // OK), the stream ends, or `deadline` passes (kDeadlineExceeded).
@@ -70,13 +100,17 @@ class Client {
   absl::StatusOr<Response> ListAll(absl::string_view method,
                                    const Request& request, Call call);
   absl::Status Convert(const grpc::Status& status, absl::string_view method);
+  // Adds the bearer token as metadata on plaintext channels.
+  void Prepare(grpc::ClientContext* context) const;
 
+  Connection connection_;
   std::string address_;
   absl::Duration timeout_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<api::JobSetService::Stub> jobsets_;
   std::unique_ptr<api::NodeService::Stub> nodes_;
   std::unique_ptr<api::PodLogService::Stub> logs_;
+  std::unique_ptr<api::AccessService::Stub> access_;
 };
 
 }  // namespace jobset::cli

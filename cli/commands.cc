@@ -1,9 +1,12 @@
 #include "cli/commands.h"
 
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <string>
@@ -13,11 +16,15 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "api/defaults.h"
 #include "api/manifest.h"
+#include "api/rbac_manifest.h"
 #include "cli/describe.h"
+#include "cli/kubeconfig.h"
+#include "cli/manifest_split.h"
 #include "cli/output.h"
 #include "google/protobuf/util/message_differencer.h"
 
@@ -82,18 +89,27 @@ int RequireJobSetType(const Context& ctx) {
 
 // ---- apply ----
 
-// Applies one manifest object; prints what happened. Returns the exit code.
-int ApplyOne(const Context& ctx, api::JobSet jobset, bool dry_run) {
-  api::ObjectMeta* meta = jobset.mutable_metadata();
+// Sets the namespace of a namespaced object from -n / the context when it
+// has none; an object naming another namespace than -n is refused, as
+// kubectl does.
+absl::Status DefaultNamespace(const Context& ctx, api::ObjectMeta* meta) {
   if (meta->namespace_().empty()) {
     meta->set_namespace_(ctx.ns);
   } else if (ctx.invocation.Has("namespace") && meta->namespace_() != ctx.ns) {
-    return Fail(
-        ctx, absl::InvalidArgumentError(absl::StrCat(
-                 "the namespace from the provided object \"",
-                 meta->namespace_(), "\" does not match the namespace \"",
-                 ctx.ns, "\". You must pass '--namespace=", meta->namespace_(),
-                 "' to perform this operation.")));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the namespace from the provided object \"", meta->namespace_(),
+        "\" does not match the namespace \"", ctx.ns,
+        "\". You must pass '--namespace=", meta->namespace_(),
+        "' to perform this operation."));
+  }
+  return absl::OkStatus();
+}
+
+// Applies one manifest object; prints what happened. Returns the exit code.
+int ApplyOne(const Context& ctx, api::JobSet jobset, bool dry_run) {
+  api::ObjectMeta* meta = jobset.mutable_metadata();
+  if (absl::Status s = DefaultNamespace(ctx, meta); !s.ok()) {
+    return Fail(ctx, s);
   }
   const std::string suffix = dry_run ? " (dry run)" : "";
   const std::string display =
@@ -141,7 +157,123 @@ int ApplyOne(const Context& ctx, api::JobSet jobset, bool dry_run) {
   return kExitOk;
 }
 
-int Apply(const Context& ctx) {
+// What -f does with each object of the file.
+enum class FileMode { kApply, kCreate, kDelete };
+
+// Creates one JobSet (create -f): AlreadyExists when it exists.
+int CreateOne(const Context& ctx, api::JobSet jobset, bool dry_run) {
+  if (absl::Status s = DefaultNamespace(ctx, jobset.mutable_metadata());
+      !s.ok()) {
+    return Fail(ctx, s);
+  }
+  const std::string name = jobset.metadata().name();
+  api::CreateJobSetRequest create;
+  *create.mutable_jobset() = std::move(jobset);
+  create.set_dry_run(dry_run);
+  absl::StatusOr<api::CreateJobSetResponse> created = ctx.client.Create(create);
+  if (!created.ok()) {
+    *ctx.io.err << "error: " << kJobSetResource << "/" << name << ": "
+                << created.status().message() << "\n";
+    return ExitCodeFor(created.status());
+  }
+  if (!created->created()) {
+    *ctx.io.err << "error: " << kJobSetResource << " \""
+                << created->jobset().metadata().name() << "\" already exists\n";
+    return kExitApiError;
+  }
+  *ctx.io.out << kJobSetResource << "/" << created->jobset().metadata().name()
+              << " created" << (dry_run ? " (dry run)" : "") << "\n";
+  return kExitOk;
+}
+
+int DeleteOne(const Context& ctx, api::JobSet jobset) {
+  if (absl::Status s = DefaultNamespace(ctx, jobset.mutable_metadata());
+      !s.ok()) {
+    return Fail(ctx, s);
+  }
+  api::DeleteJobSetRequest request;
+  request.set_namespace_(jobset.metadata().namespace_());
+  request.set_name(jobset.metadata().name());
+  absl::StatusOr<api::JobSet> deleted = ctx.client.Delete(request);
+  if (!deleted.ok()) return Fail(ctx, deleted.status());
+  *ctx.io.out << kJobSetResource << " \"" << request.name() << "\" deleted\n";
+  return kExitOk;
+}
+
+bool NamespacedRbac(absl::string_view kind) {
+  return kind == "Role" || kind == "RoleBinding";
+}
+
+// "role.rbac.authorization.k8s.io" for "Role".
+std::string RbacResource(absl::string_view kind) {
+  return absl::StrCat(absl::AsciiStrToLower(kind),
+                      ".rbac.authorization.k8s.io");
+}
+
+// Applies, creates or deletes one RBAC object.
+int RbacOne(const Context& ctx, api::RbacObject object, FileMode mode,
+            bool dry_run) {
+  api::ObjectMeta* meta = object.has_role()
+                              ? object.mutable_role()->mutable_metadata()
+                              : object.mutable_binding()->mutable_metadata();
+  const std::string kind =
+      object.has_role() ? object.role().kind() : object.binding().kind();
+  if (NamespacedRbac(kind)) {
+    if (absl::Status s = DefaultNamespace(ctx, meta); !s.ok()) {
+      return Fail(ctx, s);
+    }
+  }
+  const std::string resource = RbacResource(kind);
+  auto failed = [&](const absl::Status& status) {
+    *ctx.io.err << "error: " << resource << "/" << meta->name() << ": "
+                << status.message() << "\n";
+    return ExitCodeFor(status);
+  };
+  if (mode == FileMode::kDelete) {
+    api::RbacObjectRef ref;
+    ref.set_kind(kind);
+    if (NamespacedRbac(kind)) ref.set_namespace_(meta->namespace_());
+    ref.set_name(meta->name());
+    absl::StatusOr<api::RbacObject> deleted = ctx.client.DeleteRbac(ref);
+    if (!deleted.ok()) return failed(deleted.status());
+    *ctx.io.out << resource << " \"" << meta->name() << "\" deleted\n";
+    return kExitOk;
+  }
+  // Whether it exists decides created/configured (and create's refusal).
+  bool exists = false;
+  api::ListRbacRequest list;
+  list.set_kind(kind);
+  if (NamespacedRbac(kind)) list.set_namespace_(meta->namespace_());
+  absl::StatusOr<api::ListRbacResponse> listed = ctx.client.ListRbac(list);
+  if (listed.ok()) {
+    for (const api::RbacObject& o : listed->objects()) {
+      const api::ObjectMeta& m =
+          o.has_role() ? o.role().metadata() : o.binding().metadata();
+      if (m.name() == meta->name()) exists = true;
+    }
+  } else if (ExitCodeFor(listed.status()) == kExitUnreachable) {
+    return failed(listed.status());
+  }
+  if (mode == FileMode::kCreate && exists) {
+    *ctx.io.err << "error: " << resource << " \"" << meta->name()
+                << "\" already exists\n";
+    return kExitApiError;
+  }
+  const std::string what = exists ? " configured" : " created";
+  if (dry_run) {
+    // AccessService has no server-side dry run: nothing is sent.
+    *ctx.io.out << resource << "/" << meta->name() << what
+                << " (dry run, not sent)\n";
+    return kExitOk;
+  }
+  absl::StatusOr<api::RbacObject> applied = ctx.client.ApplyRbac(object);
+  if (!applied.ok()) return failed(applied.status());
+  *ctx.io.out << resource << "/" << meta->name() << what << "\n";
+  return kExitOk;
+}
+
+int ApplyFile(const Context& ctx, FileMode mode) {
+  const std::string verb = ctx.invocation.command->verb;
   if (!ctx.invocation.Has("filename")) {
     return Usage(ctx, "must specify -f FILE (or -f - for standard input)");
   }
@@ -157,30 +289,70 @@ int Apply(const Context& ctx) {
     }
     text = ReadAll(in);
   }
+  const std::string shown = file == "-" ? "<stdin>" : file;
+  SplitDocuments split = SplitByKind(text);
   absl::StatusOr<std::vector<api::ManifestObject>> objects =
-      api::LoadManifest(text);
+      api::LoadManifest(split.rest);
   if (!objects.ok()) {
-    *ctx.io.err << "error: " << (file == "-" ? "<stdin>" : file) << ": "
-                << objects.status().message() << "\n";
+    *ctx.io.err << "error: " << shown << ": " << objects.status().message()
+                << "\n";
     return kExitApiError;
   }
-  if (objects->empty()) {
-    *ctx.io.err << "error: no objects passed to apply\n";
+  // Document number -> RBAC object, read before anything is sent.
+  std::map<int, api::RbacObject> rbac;
+  for (const RbacDocument& doc : split.rbac) {
+    absl::StatusOr<api::RbacObject> object = api::ParseRbacDocument(doc.text);
+    if (!object.ok()) {
+      *ctx.io.err << "error: " << shown << ": manifest document "
+                  << doc.document << ": " << object.status().message() << "\n";
+      return kExitApiError;
+    }
+    rbac[doc.document] = *std::move(object);
+  }
+  if (objects->empty() && rbac.empty()) {
+    *ctx.io.err << "error: no objects passed to " << verb << "\n";
     return kExitApiError;
   }
   const bool dry_run = ctx.invocation.Has("dry-run");
   int exit_code = kExitOk;
-  for (api::ManifestObject& object : *objects) {
-    for (const std::string& warning : object.warnings) {
-      *ctx.io.err << "Warning: " << kJobSetResource << "/"
-                  << object.jobset.metadata().name() << ": " << warning << "\n";
-    }
-    const int code = ApplyOne(ctx, std::move(object.jobset), dry_run);
+  auto record = [&](int code) {
     // Unreachable wins: nothing else can have worked either.
     if (code != kExitOk && exit_code != kExitUnreachable) exit_code = code;
+  };
+  // In the file's order.
+  auto next_rbac = rbac.begin();
+  auto flush_rbac_before = [&](int document) {
+    for (; next_rbac != rbac.end() && next_rbac->first < document;
+         ++next_rbac) {
+      record(RbacOne(ctx, next_rbac->second, mode, dry_run));
+    }
+  };
+  for (api::ManifestObject& object : *objects) {
+    flush_rbac_before(object.document);
+    if (mode != FileMode::kDelete) {
+      for (const std::string& warning : object.warnings) {
+        *ctx.io.err << "Warning: " << kJobSetResource << "/"
+                    << object.jobset.metadata().name() << ": " << warning
+                    << "\n";
+      }
+    }
+    switch (mode) {
+      case FileMode::kApply:
+        record(ApplyOne(ctx, std::move(object.jobset), dry_run));
+        break;
+      case FileMode::kCreate:
+        record(CreateOne(ctx, std::move(object.jobset), dry_run));
+        break;
+      case FileMode::kDelete:
+        record(DeleteOne(ctx, std::move(object.jobset)));
+        break;
+    }
   }
+  flush_rbac_before(std::numeric_limits<int>::max());
   return exit_code;
 }
+
+int Apply(const Context& ctx) { return ApplyFile(ctx, FileMode::kApply); }
 
 // ---- get ----
 
@@ -196,6 +368,23 @@ Kind KindOf(absl::string_view type) {
   if (type == "jobs") return {"batch/v1", "Job", "job.batch/"};
   if (type == "pods") return {"v1", "Pod", "pod/"};
   if (type == "events") return {"events.k8s.io/v1", "Event", "event/"};
+  if (type == "tokens") return {"", "", "token/"};
+  if (type == "roles") {
+    return {"rbac.authorization.k8s.io/v1", "Role",
+            "role.rbac.authorization.k8s.io/"};
+  }
+  if (type == "clusterroles") {
+    return {"rbac.authorization.k8s.io/v1", "ClusterRole",
+            "clusterrole.rbac.authorization.k8s.io/"};
+  }
+  if (type == "rolebindings") {
+    return {"rbac.authorization.k8s.io/v1", "RoleBinding",
+            "rolebinding.rbac.authorization.k8s.io/"};
+  }
+  if (type == "clusterrolebindings") {
+    return {"rbac.authorization.k8s.io/v1", "ClusterRoleBinding",
+            "clusterrolebinding.rbac.authorization.k8s.io/"};
+  }
   return {"", "", "node/"};  // Nodes are jobsetd's own shape.
 }
 
@@ -369,13 +558,77 @@ int GetJobSets(const Context& ctx, const std::string& name) {
   return StreamJobSets(ctx, name, resource_version, false, false, items);
 }
 
+int GetTokens(const Context& ctx, const std::string& name) {
+  absl::StatusOr<api::ListTokensResponse> list = ctx.client.ListTokens();
+  if (!list.ok()) return Fail(ctx, list.status());
+  std::vector<api::TokenInfo> items;
+  for (const api::TokenInfo& token : list->tokens()) {
+    if (name.empty() || token.name() == name) items.push_back(token);
+  }
+  if (!name.empty() && items.empty()) {
+    return Fail(ctx, absl::NotFoundError(
+                         absl::StrCat("tokens \"", name, "\" not found")));
+  }
+  if (items.empty() && ctx.invocation.Get("output", "").empty()) {
+    *ctx.io.err << "No resources found\n";
+    return kExitOk;
+  }
+  return PrintObjects(ctx, "tokens", items, !name.empty(),
+                      TokenRows(items, absl::Now()),
+                      [](const api::TokenInfo& t) { return t.name(); });
+}
+
+// Roles, cluster roles and their bindings (AccessService.ListRbac).
+int GetRbac(const Context& ctx, const std::string& type,
+            const std::string& name) {
+  const Kind kind = KindOf(type);
+  const bool namespaced = type == "roles" || type == "rolebindings";
+  const bool all = ctx.invocation.Has("all-namespaces");
+  api::ListRbacRequest request;
+  request.set_kind(kind.kind);
+  if (namespaced && !all) request.set_namespace_(ctx.ns);
+  absl::StatusOr<api::ListRbacResponse> list = ctx.client.ListRbac(request);
+  if (!list.ok()) return Fail(ctx, list.status());
+  std::vector<api::RbacObject> objects;
+  for (const api::RbacObject& o : list->objects()) {
+    const api::ObjectMeta& meta =
+        o.has_role() ? o.role().metadata() : o.binding().metadata();
+    if (name.empty() || meta.name() == name) objects.push_back(o);
+  }
+  if (!name.empty() && objects.empty()) {
+    return Fail(
+        ctx, absl::NotFoundError(absl::StrCat(
+                 type, ".rbac.authorization.k8s.io \"", name, "\" not found")));
+  }
+  if (objects.empty() && ctx.invocation.Get("output", "").empty()) {
+    if (namespaced && !all) {
+      *ctx.io.err << "No resources found in " << ctx.ns << " namespace.\n";
+    } else {
+      *ctx.io.err << "No resources found\n";
+    }
+    return kExitOk;
+  }
+  const std::vector<Row> rows =
+      RbacRows(objects, namespaced && all, absl::Now());
+  auto name_of = [](const auto& item) { return item.metadata().name(); };
+  if (type == "roles" || type == "clusterroles") {
+    std::vector<api::Role> items;
+    for (const api::RbacObject& o : objects) items.push_back(o.role());
+    return PrintObjects(ctx, type, items, !name.empty(), rows, name_of);
+  }
+  std::vector<api::RoleBinding> items;
+  for (const api::RbacObject& o : objects) items.push_back(o.binding());
+  return PrintObjects(ctx, type, items, !name.empty(), rows, name_of);
+}
+
 int Get(const Context& ctx) {
   std::optional<std::string> type = CanonicalType(ctx.invocation.args[0]);
   if (!type.has_value()) {
     return Usage(
         ctx, absl::StrCat("unknown resource type \"", ctx.invocation.args[0],
-                          "\" (use jobsets, jobs, pods, nodes or "
-                          "events)"));
+                          "\" (use jobsets, jobs, pods, nodes, events, "
+                          "tokens, roles, rolebindings, clusterroles or "
+                          "clusterrolebindings)"));
   }
   const std::string output = ctx.invocation.Get("output", "");
   if (!output.empty() && output != "json" && output != "yaml" &&
@@ -389,8 +642,20 @@ int Get(const Context& ctx) {
     return Usage(ctx, "-w/--watch is supported for jobsets only");
   }
   const std::string jobset = ctx.invocation.Get("jobset", "");
-  if (!jobset.empty() && (*type == "jobsets" || *type == "nodes")) {
+  if (!jobset.empty() && *type != "jobs" && *type != "pods" &&
+      *type != "events") {
     return Usage(ctx, absl::StrCat("--jobset does not apply to ", *type));
+  }
+  const bool namespaced_rbac = *type == "roles" || *type == "rolebindings";
+  if (ctx.invocation.Has("all-namespaces") && !namespaced_rbac) {
+    return Usage(ctx,
+                 "-A/--all-namespaces is supported for roles and rolebindings "
+                 "only");
+  }
+  if (*type == "tokens") return GetTokens(ctx, name);
+  if (namespaced_rbac || *type == "clusterroles" ||
+      *type == "clusterrolebindings") {
+    return GetRbac(ctx, *type, name);
   }
   auto name_of = [](const auto& item) { return item.metadata().name(); };
   if (*type == "jobsets") return GetJobSets(ctx, name);
@@ -480,7 +745,33 @@ int Describe(const Context& ctx) {
 }
 
 int Delete(const Context& ctx) {
-  if (!IsJobSetType(ctx)) return RequireJobSetType(ctx);
+  const std::vector<std::string>& args = ctx.invocation.args;
+  if (ctx.invocation.Has("filename")) {
+    if (!args.empty()) return Usage(ctx, "delete -f takes no arguments");
+    return ApplyFile(ctx, FileMode::kDelete);
+  }
+  if (args.size() != 2) {
+    return Usage(
+        ctx, absl::StrCat("usage: jobsetctl ", ctx.invocation.command->usage));
+  }
+  std::optional<std::string> type = CanonicalType(args[0]);
+  if (type == "tokens") {
+    absl::StatusOr<api::TokenInfo> deleted = ctx.client.DeleteToken(args[1]);
+    if (!deleted.ok()) return Fail(ctx, deleted.status());
+    *ctx.io.out << "token \"" << args[1] << "\" deleted\n";
+    return kExitOk;
+  }
+  if (type == "nodes") {
+    absl::StatusOr<api::Node> deleted = ctx.client.DeleteNode(args[1]);
+    if (!deleted.ok()) return Fail(ctx, deleted.status());
+    *ctx.io.out << "node \"" << args[1] << "\" deleted\n";
+    return kExitOk;
+  }
+  if (!IsJobSetType(ctx)) {
+    return Usage(ctx, absl::StrCat("\"delete\" supports jobsets, tokens and "
+                                   "nodes (or -f FILE), got \"",
+                                   args[0], "\""));
+  }
   api::DeleteJobSetRequest request;
   request.set_namespace_(ctx.ns);
   request.set_name(ctx.invocation.args[1]);
@@ -672,6 +963,255 @@ int Logs(const Context& ctx) {
   return kExitOk;
 }
 
+// ---- create, token, auth ----
+
+int Create(const Context& ctx) {
+  const std::vector<std::string>& args = ctx.invocation.args;
+  if (ctx.invocation.Has("filename")) {
+    if (!args.empty()) return Usage(ctx, "create -f takes no arguments");
+    return ApplyFile(ctx, FileMode::kCreate);
+  }
+  if (args.empty() || CanonicalType(args[0]) != "tokens") {
+    return Usage(ctx, "create takes -f FILE, or: create token NAME");
+  }
+  if (args.size() != 2) return Usage(ctx, "create token needs a NAME");
+  api::CreateTokenRequest request;
+  request.set_name(args[1]);
+  for (absl::string_view group : absl::StrSplit(
+           ctx.invocation.Get("groups", ""), ',', absl::SkipEmpty())) {
+    request.add_groups(std::string(group));
+  }
+  if (ctx.invocation.Has("ttl")) {
+    absl::StatusOr<absl::Duration> ttl =
+        ParseDurationFlag("ttl", ctx.invocation.Get("ttl", ""));
+    if (!ttl.ok()) return Usage(ctx, ttl.status().message());
+    if (*ttl <= absl::ZeroDuration())
+      return Usage(ctx, "--ttl must be positive");
+    request.mutable_ttl()->set_seconds(absl::ToInt64Seconds(*ttl));
+  }
+  absl::StatusOr<api::CreateTokenResponse> created =
+      ctx.client.CreateToken(request);
+  if (!created.ok()) return Fail(ctx, created.status());
+  *ctx.io.out << created->token() << "\n";
+  *ctx.io.err << "token/" << args[1]
+              << " created; it cannot be shown again (jobsetd keeps only its "
+                 "hash)\n";
+  return kExitOk;
+}
+
+int Token(const Context& ctx) {
+  if (ctx.invocation.args[0] != "rotate-join") {
+    return Usage(
+        ctx, absl::StrCat("unknown token command \"", ctx.invocation.args[0],
+                          "\" (use rotate-join)"));
+  }
+  api::RotateJoinTokenRequest request;
+  if (ctx.invocation.Has("ttl")) {
+    absl::StatusOr<absl::Duration> ttl =
+        ParseDurationFlag("ttl", ctx.invocation.Get("ttl", ""));
+    if (!ttl.ok()) return Usage(ctx, ttl.status().message());
+    if (*ttl <= absl::ZeroDuration())
+      return Usage(ctx, "--ttl must be positive");
+    request.mutable_ttl()->set_seconds(absl::ToInt64Seconds(*ttl));
+  }
+  absl::StatusOr<api::RotateJoinTokenResponse> rotated =
+      ctx.client.RotateJoinToken(request);
+  if (!rotated.ok()) return Fail(ctx, rotated.status());
+  *ctx.io.out << rotated->join_token() << "\n";
+  *ctx.io.err << "join token rotated; agents joining from now on need this "
+                 "one (it cannot be shown again)\n";
+  return kExitOk;
+}
+
+// Splits what `auth can-i` is given ("jobsets", "jobsets.jobset.x-k8s.io",
+// "pods/log", "js") into resource and API group.
+void AccessResource(absl::string_view given, api::AccessReview* review) {
+  std::string resource(given);
+  std::string subresource;
+  if (const size_t slash = resource.find('/'); slash != resource.npos) {
+    subresource = resource.substr(slash);
+    resource.resize(slash);
+  }
+  if (const size_t dot = resource.find('.'); dot != resource.npos) {
+    review->set_api_group(resource.substr(dot + 1));
+    resource.resize(dot);
+  }
+  if (std::optional<std::string> canonical = CanonicalType(resource)) {
+    resource = *canonical;
+  }
+  review->set_resource(absl::StrCat(resource, subresource));
+}
+
+int Auth(const Context& ctx) {
+  const std::vector<std::string>& args = ctx.invocation.args;
+  if (args[0] == "whoami") {
+    if (args.size() != 1) return Usage(ctx, "auth whoami takes no arguments");
+    api::AccessReview review;
+    review.set_verb("get");
+    review.set_resource("jobsets");
+    review.set_namespace_(ctx.ns);
+    absl::StatusOr<api::AccessReviewResult> result =
+        ctx.client.ReviewAccess(review);
+    if (!result.ok()) return Fail(ctx, result.status());
+    *ctx.io.out << FormatTable(
+        {{"ATTRIBUTE", "VALUE"},
+         {"Username", result->user()},
+         {"Groups",
+          absl::StrCat("[", absl::StrJoin(result->groups(), " "), "]")}});
+    return kExitOk;
+  }
+  if (args[0] != "can-i") {
+    return Usage(ctx, absl::StrCat("unknown auth command \"", args[0],
+                                   "\" (use can-i or whoami)"));
+  }
+  if (args.size() < 3) {
+    return Usage(ctx, "usage: jobsetctl auth can-i VERB RESOURCE [NAME]");
+  }
+  api::AccessReview review;
+  review.set_verb(args[1]);
+  AccessResource(args[2], &review);
+  if (args.size() == 4) review.set_name(args[3]);
+  if (!ctx.invocation.Has("all-namespaces")) review.set_namespace_(ctx.ns);
+  absl::StatusOr<api::AccessReviewResult> result =
+      ctx.client.ReviewAccess(review);
+  if (!result.ok()) return Fail(ctx, result.status());
+  *ctx.io.out << (result->allowed() ? "yes" : "no") << "\n";
+  if (!result->allowed() && !result->reason().empty()) {
+    *ctx.io.err << result->reason() << "\n";
+  }
+  return result->allowed() ? kExitOk : kExitApiError;
+}
+
+// ---- config (no server involved) ----
+
+struct ConfigContext {
+  const Invocation& invocation;
+  const Io& io;
+  std::vector<std::string> files;
+  bool explicit_file;
+  const char* home;
+};
+
+int ConfigUsage(const ConfigContext& c, absl::string_view message) {
+  *c.io.err << "error: " << message << "\nSee 'jobsetctl config --help'.\n";
+  return kExitUsage;
+}
+
+int ConfigFail(const ConfigContext& c, const absl::Status& status) {
+  *c.io.err << "error: " << status.message() << "\n";
+  return kExitApiError;
+}
+
+// The file edits go to: the first of the lookup, else
+// ~/.config/jobset/config (its directory made 0700).
+absl::StatusOr<std::string> EditedFile(const ConfigContext& c) {
+  if (!c.files.empty()) return c.files.front();
+  if (c.home == nullptr || *c.home == '\0') {
+    return absl::FailedPreconditionError(
+        "no config file to edit: pass --config or set $JOBSETCONFIG or HOME");
+  }
+  const std::string dir = absl::StrCat(c.home, "/.config");
+  mkdir(dir.c_str(), 0700);
+  mkdir(absl::StrCat(dir, "/jobset").c_str(), 0700);
+  return absl::StrCat(dir, "/jobset/config");
+}
+
+int RunConfig(const ConfigContext& c) {
+  const std::vector<std::string>& args = c.invocation.args;
+  const std::string& sub = args[0];
+  absl::StatusOr<Kubeconfig> config =
+      LoadKubeconfig(c.files, c.explicit_file, c.io.err);
+  if (!config.ok()) return ConfigFail(c, config.status());
+  if (c.invocation.Has("context")) {
+    config->current_context = c.invocation.Get("context", "");
+  }
+  auto no_args = [&]() -> bool { return args.size() == 1; };
+  if (sub == "view") {
+    if (!no_args()) return ConfigUsage(c, "config view takes no arguments");
+    absl::StatusOr<std::string> yaml = KubeconfigYaml(
+        *config, c.invocation.Has("minify"), c.invocation.Has("raw"));
+    if (!yaml.ok()) return ConfigFail(c, yaml.status());
+    *c.io.out << *yaml;
+    return kExitOk;
+  }
+  if (sub == "current-context") {
+    if (!no_args()) {
+      return ConfigUsage(c, "config current-context takes no arguments");
+    }
+    if (config->current_context.empty()) {
+      return ConfigFail(c, absl::NotFoundError("current-context is not set"));
+    }
+    *c.io.out << config->current_context << "\n";
+    return kExitOk;
+  }
+  if (sub == "get-contexts") {
+    std::vector<Row> rows = {
+        {"CURRENT", "NAME", "CLUSTER", "AUTHINFO", "NAMESPACE"}};
+    for (const auto& [name, context] : config->contexts) {
+      if (args.size() > 1 && name != args[1]) continue;
+      rows.push_back({name == config->current_context ? "*" : "", name,
+                      context.cluster, context.user, context.namespace_});
+    }
+    if (args.size() > 1 && rows.size() == 1) {
+      return ConfigFail(c, absl::NotFoundError(absl::StrCat("context ", args[1],
+                                                            " not found")));
+    }
+    *c.io.out << FormatTable(rows);
+    return kExitOk;
+  }
+  if (sub == "use-context") {
+    if (args.size() != 2) return ConfigUsage(c, "config use-context NAME");
+    if (config->contexts.find(args[1]) == config->contexts.end()) {
+      return ConfigFail(
+          c, absl::NotFoundError(absl::StrCat(
+                 "no context exists with the name: \"", args[1], "\"")));
+    }
+    absl::StatusOr<std::string> file = EditedFile(c);
+    if (!file.ok()) return ConfigFail(c, file.status());
+    if (absl::Status s = WriteCurrentContext(*file, args[1]); !s.ok()) {
+      return ConfigFail(c, s);
+    }
+    *c.io.out << "Switched to context \"" << args[1] << "\".\n";
+    return kExitOk;
+  }
+  if (sub == "set-context") {
+    std::string name;
+    if (c.invocation.Has("current")) {
+      if (args.size() != 1) {
+        return ConfigUsage(c, "config set-context takes NAME or --current");
+      }
+      name = config->current_context;
+      if (name.empty()) {
+        return ConfigFail(c, absl::NotFoundError("no current context is set"));
+      }
+    } else {
+      if (args.size() != 2) {
+        return ConfigUsage(c, "config set-context takes NAME or --current");
+      }
+      name = args[1];
+    }
+    auto flag = [&](absl::string_view f) -> std::optional<std::string> {
+      if (!c.invocation.Has(f)) return std::nullopt;
+      return c.invocation.Get(f, "");
+    };
+    const bool exists = config->contexts.count(name) > 0;
+    absl::StatusOr<std::string> file = EditedFile(c);
+    if (!file.ok()) return ConfigFail(c, file.status());
+    if (absl::Status s = WriteContext(*file, name, flag("cluster"),
+                                      flag("user"), flag("namespace"));
+        !s.ok()) {
+      return ConfigFail(c, s);
+    }
+    *c.io.out << "Context \"" << name << "\" "
+              << (exists ? "modified" : "created") << ".\n";
+    return kExitOk;
+  }
+  return ConfigUsage(
+      c, absl::StrCat("unknown config command \"", sub,
+                      "\" (use view, use-context, set-context, get-contexts "
+                      "or current-context)"));
+}
+
 }  // namespace
 
 int ExitCodeFor(const absl::Status& status) {
@@ -684,8 +1224,15 @@ int ExitCodeFor(const absl::Status& status) {
 }
 
 int RunCommand(const Invocation& invocation, Client& client, const Io& io) {
+  return RunCommand(invocation, client, io, api::kDefaultNamespace);
+}
+
+int RunCommand(const Invocation& invocation, Client& client, const Io& io,
+               absl::string_view default_namespace) {
   Context ctx{invocation, client, io,
-              invocation.Get("namespace", api::kDefaultNamespace)};
+              invocation.Get("namespace", default_namespace.empty()
+                                              ? api::kDefaultNamespace
+                                              : default_namespace)};
   const std::string& verb = invocation.command->verb;
   if (verb == "apply") return Apply(ctx);
   if (verb == "get") return Get(ctx);
@@ -699,10 +1246,20 @@ int RunCommand(const Invocation& invocation, Client& client, const Io& io) {
     return NodeVerb(ctx);
   }
   if (verb == "logs") return Logs(ctx);
+  if (verb == "create") return Create(ctx);
+  if (verb == "token") return Token(ctx);
+  if (verb == "auth") return Auth(ctx);
   return Usage(ctx, absl::StrCat("no such command \"", verb, "\""));
 }
 
 int Main(const std::vector<std::string>& args, const char* server_env,
+         const Io& io) {
+  Environment env;
+  env.server = server_env;
+  return Main(args, env, io);
+}
+
+int Main(const std::vector<std::string>& args, const Environment& env,
          const Io& io) {
   absl::StatusOr<Invocation> invocation = ParseCommandLine(args, Commands());
   if (!invocation.ok()) {
@@ -730,8 +1287,41 @@ int Main(const std::vector<std::string>& args, const char* server_env,
     }
     timeout = *parsed;
   }
-  Client client(ServerAddress(*invocation, server_env), timeout);
-  return RunCommand(*invocation, client, io);
+  std::optional<std::string> config_flag;
+  if (invocation->Has("config")) config_flag = invocation->Get("config", "");
+  const std::vector<std::string> files =
+      ConfigFiles(config_flag, env.config, env.home);
+  if (invocation->command->verb == "config") {
+    return RunConfig(ConfigContext{*invocation, io, files,
+                                   config_flag.has_value(), env.home});
+  }
+  Overrides overrides;
+  auto flag = [&](absl::string_view f) -> std::optional<std::string> {
+    if (!invocation->Has(f)) return std::nullopt;
+    return invocation->Get(f, "");
+  };
+  overrides.context = flag("context");
+  overrides.server = flag("server");
+  if (!overrides.server.has_value() && env.server != nullptr &&
+      *env.server != '\0') {
+    overrides.server = env.server;
+  }
+  overrides.token = flag("token");
+  overrides.namespace_ = flag("namespace");
+  absl::StatusOr<Kubeconfig> config =
+      LoadKubeconfig(files, config_flag.has_value(), io.err);
+  if (!config.ok()) {
+    *io.err << "error: " << config.status().message() << "\n";
+    return kExitApiError;
+  }
+  absl::StatusOr<Connection> connection = ResolveConnection(*config, overrides);
+  if (!connection.ok()) {
+    *io.err << "error: " << connection.status().message() << "\n";
+    return kExitApiError;
+  }
+  const std::string ns = connection->namespace_;
+  Client client(*std::move(connection), timeout);
+  return RunCommand(*invocation, client, io, ns);
 }
 
 }  // namespace jobset::cli

@@ -34,10 +34,24 @@ int ExitCodeFor(const absl::Status& status);
 // are printed to io.err as "error: ..." (with the server's message, field
 // paths included), results to io.out.
 int RunCommand(const Invocation& invocation, Client& client, const Io& io);
+// As above; `default_namespace` (the context's) applies without -n.
+int RunCommand(const Invocation& invocation, Client& client, const Io& io,
+               absl::string_view default_namespace);
+
+// What jobsetctl reads from its environment (each may be null).
+struct Environment {
+  const char* server = nullptr;  // $JOBSET_SERVER
+  const char* config = nullptr;  // $JOBSETCONFIG
+  const char* home = nullptr;    // $HOME
+};
 
 // The whole of jobsetctl: parses `args` (without the program name), prints
-// help or usage errors, connects to the server and runs the command.
-// `server_env` is $JOBSET_SERVER (may be null).
+// help or usage errors, reads the client config (cli/kubeconfig.h), connects
+// to the server and runs the command.
+int Main(const std::vector<std::string>& args, const Environment& env,
+         const Io& io);
+// As above with only $JOBSET_SERVER (`server_env`, may be null) and no
+// config file unless --config is given.
 int Main(const std::vector<std::string>& args, const char* server_env,
          const Io& io);
 

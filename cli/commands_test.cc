@@ -2,6 +2,9 @@
 // lists are paged and how a watch that falls behind goes on.
 #include "cli/commands.h"
 
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -10,10 +13,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "gmock/gmock.h"
+#include "grpcpp/security/credentials.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
 #include "gtest/gtest.h"
+#include "proto/auth.grpc.pb.h"
 #include "proto/jobset_service.grpc.pb.h"
 
 namespace jobset::cli {
@@ -93,6 +98,116 @@ class FakeJobSets final : public api::JobSetService::Service {
   int list_calls_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
+// AccessService as jobsetd would answer, recording what it was sent and
+// the authorization metadata; refuses a token "bad.token".
+class FakeAccess final : public api::AccessService::Service {
+ public:
+  grpc::Status CreateToken(grpc::ServerContext* context,
+                           const api::CreateTokenRequest* request,
+                           api::CreateTokenResponse* response) override {
+    if (grpc::Status s = Check(context); !s.ok()) return s;
+    absl::MutexLock lock(&mu_);
+    last_token_request_ = *request;
+    response->mutable_info()->set_name(request->name());
+    response->set_token("abc123.secretsecret");
+    return grpc::Status::OK;
+  }
+  grpc::Status ReviewAccess(grpc::ServerContext* context,
+                            const api::AccessReview* review,
+                            api::AccessReviewResult* result) override {
+    if (grpc::Status s = Check(context); !s.ok()) return s;
+    absl::MutexLock lock(&mu_);
+    last_review_ = *review;
+    result->set_allowed(review->verb() == "get");
+    result->set_user("alice");
+    result->add_groups("dev");
+    if (!result->allowed()) result->set_reason("no RBAC policy matched");
+    return grpc::Status::OK;
+  }
+  grpc::Status ApplyRbac(grpc::ServerContext* context,
+                         const api::RbacObject* object,
+                         api::RbacObject* response) override {
+    if (grpc::Status s = Check(context); !s.ok()) return s;
+    absl::MutexLock lock(&mu_);
+    applied_.push_back(*object);
+    *response = *object;
+    return grpc::Status::OK;
+  }
+  grpc::Status ListRbac(grpc::ServerContext* context,
+                        const api::ListRbacRequest* request,
+                        api::ListRbacResponse* response) override {
+    if (grpc::Status s = Check(context); !s.ok()) return s;
+    absl::MutexLock lock(&mu_);
+    last_list_ = *request;
+    for (const api::RbacObject& o : applied_) {
+      const std::string& kind =
+          o.has_role() ? o.role().kind() : o.binding().kind();
+      if (kind == request->kind()) *response->add_objects() = o;
+    }
+    return grpc::Status::OK;
+  }
+
+  api::CreateTokenRequest last_token_request() {
+    absl::MutexLock lock(&mu_);
+    return last_token_request_;
+  }
+  api::AccessReview last_review() {
+    absl::MutexLock lock(&mu_);
+    return last_review_;
+  }
+  api::ListRbacRequest last_list() {
+    absl::MutexLock lock(&mu_);
+    return last_list_;
+  }
+  std::vector<api::RbacObject> applied() {
+    absl::MutexLock lock(&mu_);
+    return applied_;
+  }
+  std::string authorization() {
+    absl::MutexLock lock(&mu_);
+    return authorization_;
+  }
+  // The client certificate's CN ("" without one).
+  std::string peer_cn() {
+    absl::MutexLock lock(&mu_);
+    return peer_cn_;
+  }
+
+ private:
+  grpc::Status Check(grpc::ServerContext* context) {
+    auto it = context->client_metadata().find("authorization");
+    absl::MutexLock lock(&mu_);
+    authorization_ = it == context->client_metadata().end()
+                         ? ""
+                         : std::string(it->second.data(), it->second.size());
+    peer_cn_.clear();
+    if (std::shared_ptr<const grpc::AuthContext> auth =
+            context->auth_context()) {
+      for (const grpc::string_ref& cn :
+           auth->FindPropertyValues(GRPC_X509_CN_PROPERTY_NAME)) {
+        peer_cn_ = std::string(cn.data(), cn.size());
+      }
+    }
+    if (authorization_ == "Bearer bad.token") {
+      return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                          "invalid bearer token");
+    }
+    if (authorization_ == "Bearer weak.token") {
+      return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                          "User \"bob\" cannot create resource \"tokens\"");
+    }
+    return grpc::Status::OK;
+  }
+
+  absl::Mutex mu_;
+  api::CreateTokenRequest last_token_request_ ABSL_GUARDED_BY(mu_);
+  api::AccessReview last_review_ ABSL_GUARDED_BY(mu_);
+  api::ListRbacRequest last_list_ ABSL_GUARDED_BY(mu_);
+  std::vector<api::RbacObject> applied_ ABSL_GUARDED_BY(mu_);
+  std::string authorization_ ABSL_GUARDED_BY(mu_);
+  std::string peer_cn_ ABSL_GUARDED_BY(mu_);
+};
+
 class CommandsTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -101,6 +216,7 @@ class CommandsTest : public ::testing::Test {
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
                              &port);
     builder.RegisterService(&service_);
+    builder.RegisterService(&access_);
     server_ = builder.BuildAndStart();
     ASSERT_NE(server_, nullptr);
     address_ = absl::StrCat("127.0.0.1:", port);
@@ -112,7 +228,26 @@ class CommandsTest : public ::testing::Test {
     return Main(args, nullptr, {.out = &out_, .err = &err_});
   }
 
+  // Runs with `env` and no --server.
+  int RunWith(std::vector<std::string> args, const Environment& env) {
+    return Main(args, env, {.out = &out_, .err = &err_});
+  }
+
+  std::string WriteConfig(const std::string& name, const std::string& text) {
+    const char* dir = std::getenv("TEST_TMPDIR");
+    const std::string path =
+        absl::StrCat(dir == nullptr ? "/tmp" : dir, "/", name);
+    std::ofstream(path, std::ios::trunc) << text;
+    return path;
+  }
+
+  void Clear() {
+    out_.str("");
+    err_.str("");
+  }
+
   FakeJobSets service_{5};
+  FakeAccess access_;
   std::unique_ptr<grpc::Server> server_;
   std::string address_;
   std::ostringstream out_, err_;
@@ -148,6 +283,272 @@ TEST_F(CommandsTest, GetWatchRelistsAndGoesOn) {
   EXPECT_EQ(count("\"resourceVersion\": \"11\""), 1u) << out;
   EXPECT_EQ(count("\"resourceVersion\": \"102\""), 1u) << out;
   EXPECT_THAT(err_.str(), Not(HasSubstr("error")));
+}
+
+TEST_F(CommandsTest, CreateTokenPrintsOnlyTheTokenOnStdout) {
+  ASSERT_EQ(Run({"create", "token", "alice", "--groups=dev,ops", "--ttl=24h",
+                 "--token=admin.token"}),
+            kExitOk)
+      << err_.str();
+  EXPECT_EQ(out_.str(), "abc123.secretsecret\n");
+  EXPECT_THAT(err_.str(), HasSubstr("cannot be shown again"));
+  api::CreateTokenRequest sent = access_.last_token_request();
+  EXPECT_EQ(sent.name(), "alice");
+  ASSERT_EQ(sent.groups_size(), 2);
+  EXPECT_EQ(sent.groups(1), "ops");
+  EXPECT_EQ(sent.ttl().seconds(), 24 * 3600);
+  // Plaintext: the token travels as metadata.
+  EXPECT_EQ(access_.authorization(), "Bearer admin.token");
+  EXPECT_EQ(Run({"create", "token"}), kExitUsage);
+  EXPECT_EQ(Run({"create", "token", "x", "--ttl=soon"}), kExitUsage);
+}
+
+TEST_F(CommandsTest, CredentialErrorsAreExplained) {
+  EXPECT_EQ(Run({"create", "token", "x", "--token=bad.token"}), kExitApiError);
+  EXPECT_THAT(err_.str(),
+              HasSubstr("jobsetd refused the credentials: invalid bearer "
+                        "token (check the token or certificate in"));
+  Clear();
+  EXPECT_EQ(Run({"create", "token", "x", "--token=weak.token"}), kExitApiError);
+  EXPECT_EQ(err_.str(),
+            "error: User \"bob\" cannot create resource \"tokens\"\n");
+}
+
+TEST_F(CommandsTest, CanIPrintsYesOrNoWithTheExitCode) {
+  EXPECT_EQ(
+      Run({"auth", "can-i", "get", "jobsets.jobset.x-k8s.io", "-n", "team"}),
+      kExitOk);
+  EXPECT_EQ(out_.str(), "yes\n");
+  api::AccessReview review = access_.last_review();
+  EXPECT_EQ(review.resource(), "jobsets");
+  EXPECT_EQ(review.api_group(), "jobset.x-k8s.io");
+  EXPECT_EQ(review.namespace_(), "team");
+  Clear();
+  EXPECT_EQ(Run({"auth", "can-i", "delete", "po/log", "p-1", "-A"}),
+            kExitApiError);
+  EXPECT_EQ(out_.str(), "no\n");
+  review = access_.last_review();
+  EXPECT_EQ(review.resource(), "pods/log");
+  EXPECT_EQ(review.name(), "p-1");
+  EXPECT_EQ(review.namespace_(), "");
+  Clear();
+  EXPECT_EQ(Run({"auth", "whoami"}), kExitOk);
+  EXPECT_THAT(out_.str(), HasSubstr("alice"));
+  EXPECT_EQ(Run({"auth", "can-i", "get"}), kExitUsage);
+}
+
+TEST_F(CommandsTest, ApplySendsRbacDocumentsWithTheJobSets) {
+  const std::string file = WriteConfig("rbac.yaml", R"(
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: editor}
+rules:
+- {apiGroups: [jobset.x-k8s.io], resources: [jobsets], verbs: [get]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: alice-view}
+subjects: [{kind: User, name: alice}]
+roleRef: {kind: ClusterRole, name: view}
+)");
+  ASSERT_EQ(Run({"apply", "-f", file, "-n", "team"}), kExitOk) << err_.str();
+  EXPECT_EQ(out_.str(),
+            "role.rbac.authorization.k8s.io/editor created\n"
+            "clusterrolebinding.rbac.authorization.k8s.io/alice-view "
+            "created\n");
+  std::vector<api::RbacObject> applied = access_.applied();
+  ASSERT_EQ(applied.size(), 2u);
+  EXPECT_EQ(applied[0].role().metadata().namespace_(), "team");
+  EXPECT_EQ(applied[1].binding().metadata().namespace_(), "");
+  Clear();
+  ASSERT_EQ(Run({"apply", "-f", file, "-n", "team"}), kExitOk) << err_.str();
+  EXPECT_THAT(out_.str(), HasSubstr("editor configured"));
+  Clear();
+  EXPECT_EQ(Run({"create", "-f", file, "-n", "team"}), kExitApiError);
+  EXPECT_THAT(err_.str(), HasSubstr("already exists"));
+  Clear();
+  ASSERT_EQ(Run({"get", "roles", "-n", "team"}), kExitOk) << err_.str();
+  EXPECT_THAT(out_.str(), HasSubstr("editor"));
+  EXPECT_EQ(access_.last_list().namespace_(), "team");
+  Clear();
+  ASSERT_EQ(Run({"get", "rolebindings", "-A"}), kExitOk) << err_.str();
+  EXPECT_EQ(access_.last_list().namespace_(), "");
+  ASSERT_EQ(Run({"get", "clusterrolebindings", "-o", "yaml"}), kExitOk);
+  EXPECT_THAT(out_.str(), HasSubstr("kind: ClusterRoleBinding"));
+  EXPECT_EQ(Run({"get", "pods", "-A"}), kExitUsage);
+
+  const std::string bad = WriteConfig("bad-rbac.yaml", R"(
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: r}
+rulez: []
+)");
+  Clear();
+  EXPECT_EQ(Run({"apply", "-f", bad}), kExitApiError);
+  EXPECT_THAT(err_.str(), HasSubstr("manifest document 1"));
+  EXPECT_THAT(err_.str(), HasSubstr("rulez"));
+}
+
+constexpr char kConfig[] = R"(apiVersion: v1
+kind: Config
+clusters:
+- name: local
+  cluster: {server: "http://SERVER"}
+users:
+- name: admin
+  user: {token: config.token}
+contexts:
+- name: admin@local
+  context: {cluster: local, user: admin, namespace: team}
+- name: other
+  context: {cluster: missing}
+current-context: admin@local
+)";
+
+TEST_F(CommandsTest, TheConfigFileGivesServerTokenAndNamespace) {
+  std::string text = kConfig;
+  text.replace(text.find("SERVER"), 6, address_);
+  const std::string path = WriteConfig("client.conf", text);
+  Environment env;
+  env.config = path.c_str();
+  ASSERT_EQ(RunWith({"auth", "can-i", "get", "jobsets"}, env), kExitOk)
+      << err_.str();
+  EXPECT_EQ(access_.authorization(), "Bearer config.token");
+  EXPECT_EQ(access_.last_review().namespace_(), "team");
+  EXPECT_EQ(RunWith({"--context=other", "auth", "whoami"}, env), kExitApiError);
+  EXPECT_THAT(err_.str(), HasSubstr("cluster \"missing\" (of context "
+                                    "\"other\") not found"));
+  Clear();
+  EXPECT_EQ(RunWith({"--config=/nonexistent", "auth", "whoami"}, env),
+            kExitApiError);
+  EXPECT_THAT(err_.str(), HasSubstr("/nonexistent"));
+}
+
+TEST_F(CommandsTest, ConfigCommands) {
+  const std::string path = WriteConfig("edit.conf", kConfig);
+  Environment env;
+  env.config = path.c_str();
+  ASSERT_EQ(RunWith({"config", "view"}, env), kExitOk) << err_.str();
+  EXPECT_THAT(out_.str(), HasSubstr("token: REDACTED"));
+  EXPECT_THAT(out_.str(), Not(HasSubstr("config.token")));
+  Clear();
+  ASSERT_EQ(RunWith({"config", "view", "--raw", "--minify"}, env), kExitOk);
+  EXPECT_THAT(out_.str(), HasSubstr("config.token"));
+  EXPECT_THAT(out_.str(), Not(HasSubstr("name: other")));
+  Clear();
+  ASSERT_EQ(RunWith({"config", "current-context"}, env), kExitOk);
+  EXPECT_EQ(out_.str(), "admin@local\n");
+  Clear();
+  ASSERT_EQ(RunWith({"config", "use-context", "other"}, env), kExitOk);
+  EXPECT_EQ(out_.str(), "Switched to context \"other\".\n");
+  EXPECT_EQ(RunWith({"config", "use-context", "nope"}, env), kExitApiError);
+  Clear();
+  ASSERT_EQ(RunWith({"config", "set-context", "--current", "-n", "ns2"}, env),
+            kExitOk)
+      << err_.str();
+  EXPECT_EQ(out_.str(), "Context \"other\" modified.\n");
+  Clear();
+  ASSERT_EQ(RunWith({"config", "set-context", "fresh", "--cluster=local",
+                     "--user=admin"},
+                    env),
+            kExitOk);
+  EXPECT_EQ(out_.str(), "Context \"fresh\" created.\n");
+  Clear();
+  ASSERT_EQ(RunWith({"config", "get-contexts"}, env), kExitOk);
+  EXPECT_THAT(out_.str(), HasSubstr("CURRENT   NAME"));
+  EXPECT_THAT(out_.str(), HasSubstr("*         other"));
+  EXPECT_THAT(out_.str(), HasSubstr("fresh"));
+  EXPECT_THAT(out_.str(), HasSubstr("ns2"));
+  EXPECT_EQ(RunWith({"config", "frobnicate"}, env), kExitUsage);
+}
+
+// Reads a whole file ("" when it cannot).
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in),
+                     std::istreambuf_iterator<char>());
+}
+
+// jobsetctl over TLS: the CA and server name from the config, the token as
+// call credentials. The certificates are made with the openssl command.
+TEST(TlsTest, ConnectsWithTheConfigsCaNameAndToken) {
+  if (std::system("openssl version > /dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "needs the openssl command";
+  }
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string dir = absl::StrCat(tmp == nullptr ? "/tmp" : tmp, "/tls");
+  const std::string script = absl::StrCat(
+      "set -e; mkdir -p ", dir, "; cd ", dir,
+      "; k='-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes'"
+      "; openssl req -x509 $k -keyout ca.key -out ca.pem -days 1 "
+      "-subj /CN=ca 2>/dev/null"
+      "; openssl req -x509 $k -keyout other.key -out other.pem -days 1 "
+      "-subj /CN=other 2>/dev/null"
+      "; openssl req $k -keyout server.key -out server.csr "
+      "-subj /CN=server.jobsetd 2>/dev/null"
+      "; echo subjectAltName=DNS:server.jobsetd > ext"
+      "; openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key "
+      "-CAcreateserial -out server.pem -days 1 -extfile ext 2>/dev/null"
+      "; openssl req $k -keyout alice.key -out alice.csr -subj /CN=alice "
+      "2>/dev/null"
+      "; openssl x509 -req -in alice.csr -CA ca.pem -CAkey ca.key "
+      "-CAcreateserial -out alice.pem -days 1 2>/dev/null");
+  ASSERT_EQ(std::system(script.c_str()), 0);
+  grpc::SslServerCredentialsOptions options;
+  options.pem_key_cert_pairs.push_back(
+      {Slurp(dir + "/server.key"), Slurp(dir + "/server.pem")});
+  // Client certificates are asked for and verified when sent.
+  options.pem_root_certs = Slurp(dir + "/ca.pem");
+  options.client_certificate_request =
+      GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_AND_VERIFY;
+  FakeAccess access;
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort("127.0.0.1:0", grpc::SslServerCredentials(options),
+                           &port);
+  builder.RegisterService(&access);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  ASSERT_NE(server, nullptr);
+  const std::string config = absl::StrCat(
+      "clusters:\n"
+      "- name: tls\n  cluster:\n    server: https://127.0.0.1:",
+      port, "\n    certificate-authority: ca.pem\n",
+      "    tls-server-name: server.jobsetd\n"
+      "- name: wrong\n  cluster:\n    server: https://127.0.0.1:",
+      port, "\n    certificate-authority: other.pem\n",
+      "    tls-server-name: server.jobsetd\n"
+      "users:\n- {name: u, user: {token: tls.token}}\n"
+      "- {name: alice, user: {client-certificate: alice.pem, client-key: "
+      "alice.key}}\n"
+      "contexts:\n- {name: c, context: {cluster: tls, user: u}}\n"
+      "- {name: m, context: {cluster: tls, user: alice}}\n"
+      "- {name: w, context: {cluster: wrong, user: u}}\n"
+      "current-context: c\n");
+  const std::string path = dir + "/config";
+  std::ofstream(path, std::ios::trunc) << config;
+  std::ostringstream out, err;
+  Environment env;
+  env.config = path.c_str();
+  EXPECT_EQ(Main({"auth", "can-i", "get", "jobsets"}, env,
+                 {.out = &out, .err = &err}),
+            kExitOk)
+      << err.str();
+  EXPECT_EQ(out.str(), "yes\n");
+  EXPECT_EQ(access.authorization(), "Bearer tls.token");
+  EXPECT_EQ(access.peer_cn(), "");
+  // A client certificate instead of a token.
+  EXPECT_EQ(
+      Main({"--context=m", "auth", "whoami"}, env, {.out = &out, .err = &err}),
+      kExitOk)
+      << err.str();
+  EXPECT_EQ(access.peer_cn(), "alice");
+  EXPECT_EQ(access.authorization(), "");
+  err.str("");
+  EXPECT_EQ(Main({"--context=w", "--request-timeout=5s", "auth", "whoami"}, env,
+                 {.out = &out, .err = &err}),
+            kExitUnreachable);
+  EXPECT_THAT(err.str(), HasSubstr("TLS handshake failed?"));
+  server->Shutdown();
 }
 
 }  // namespace

@@ -8,6 +8,9 @@
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  return jobset::cli::Main(args, std::getenv("JOBSET_SERVER"),
-                           jobset::cli::Io());
+  jobset::cli::Environment env;
+  env.server = std::getenv("JOBSET_SERVER");
+  env.config = std::getenv("JOBSETCONFIG");
+  env.home = std::getenv("HOME");
+  return jobset::cli::Main(args, env, jobset::cli::Io());
 }

@@ -361,6 +361,42 @@ std::vector<Row> NodeRows(const std::vector<api::Node>& nodes, absl::Time now) {
   return rows;
 }
 
+std::vector<Row> TokenRows(const std::vector<api::TokenInfo>& tokens,
+                           absl::Time now) {
+  std::vector<Row> rows = {{"NAME", "ID", "GROUPS", "AGE", "EXPIRES"}};
+  for (const api::TokenInfo& token : tokens) {
+    const absl::Time expires = ToTime(token.expiration_timestamp());
+    std::string expiry = "<never>";
+    if (expires != absl::InfinitePast()) {
+      expiry = expires <= now ? "expired"
+                              : absl::StrCat("in ", FormatAge(now, expires));
+    }
+    rows.push_back(
+        {token.name(), token.id(),
+         token.groups().empty() ? "<none>" : absl::StrJoin(token.groups(), ","),
+         FormatAge(ToTime(token.creation_timestamp()), now), expiry});
+  }
+  return rows;
+}
+
+std::vector<Row> RbacRows(const std::vector<api::RbacObject>& objects,
+                          bool namespaces, absl::Time now) {
+  std::vector<Row> rows;
+  rows.push_back(namespaces ? Row{"NAMESPACE", "NAME", "AGE"}
+                            : Row{"NAME", "AGE"});
+  for (const api::RbacObject& object : objects) {
+    const api::ObjectMeta& meta = object.has_role()
+                                      ? object.role().metadata()
+                                      : object.binding().metadata();
+    Row row;
+    if (namespaces) row.push_back(meta.namespace_());
+    row.push_back(meta.name());
+    row.push_back(FormatAge(ToTime(meta.creation_timestamp()), now));
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
 std::vector<Row> EventRows(const std::vector<api::Event>& events,
                            absl::Time now) {
   std::vector<Row> rows = {

@@ -10,6 +10,7 @@
 #include "google/protobuf/message.h"
 #include "google/protobuf/timestamp.pb.h"
 #include "proto/agent.pb.h"
+#include "proto/auth.pb.h"
 #include "proto/cluster.pb.h"
 #include "proto/jobset.pb.h"
 #include "proto/jobset_service.pb.h"
@@ -40,6 +41,14 @@ std::vector<Row> PodRows(const std::vector<api::Pod>& pods, absl::Time now);
 std::vector<Row> NodeRows(const std::vector<api::Node>& nodes, absl::Time now);
 std::vector<Row> EventRows(const std::vector<api::Event>& events,
                            absl::Time now);
+
+// Users' tokens: NAME ID GROUPS AGE EXPIRES ("<never>" when unset; "in 3d"
+// or "expired").
+std::vector<Row> TokenRows(const std::vector<api::TokenInfo>& tokens,
+                           absl::Time now);
+// Roles and bindings: NAME AGE, with NAMESPACE first when `namespaces`.
+std::vector<Row> RbacRows(const std::vector<api::RbacObject>& objects,
+                          bool namespaces, absl::Time now);
 
 // Returns a pod's STATUS column: the reason of a waiting or failed container
 // ("OOMKilled", "Error"), the pod's reason, else its phase.

@@ -199,5 +199,44 @@ TEST(ToListTest, KubernetesListOfItems) {
   EXPECT_THAT(ToList({}, "v1", "Pod", true), Not(HasSubstr("- ")));
 }
 
+TEST(TokenRowsTest, GroupsAgeAndExpiry) {
+  api::TokenInfo alice;
+  alice.set_name("alice");
+  alice.set_id("abc123");
+  alice.add_groups("dev");
+  alice.add_groups("ops");
+  SetTime(alice.mutable_creation_timestamp(), kNow - absl::Hours(2));
+  SetTime(alice.mutable_expiration_timestamp(), kNow + absl::Hours(72));
+  api::TokenInfo old = alice;
+  old.set_name("old");
+  old.clear_groups();
+  SetTime(old.mutable_expiration_timestamp(), kNow - absl::Seconds(1));
+  api::TokenInfo forever = old;
+  forever.set_name("forever");
+  forever.clear_expiration_timestamp();
+  std::vector<Row> rows = TokenRows({alice, old, forever}, kNow);
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_THAT(rows[0], ElementsAre("NAME", "ID", "GROUPS", "AGE", "EXPIRES"));
+  EXPECT_THAT(rows[1],
+              ElementsAre("alice", "abc123", "dev,ops", "120m", "in 3d"));
+  EXPECT_THAT(rows[2],
+              ElementsAre("old", "abc123", "<none>", "120m", "expired"));
+  EXPECT_EQ(rows[3][4], "<never>");
+}
+
+TEST(RbacRowsTest, NamespaceColumnWhenAsked) {
+  api::RbacObject role;
+  role.mutable_role()->mutable_metadata()->set_name("r");
+  role.mutable_role()->mutable_metadata()->set_namespace_("team");
+  SetTime(role.mutable_role()->mutable_metadata()->mutable_creation_timestamp(),
+          kNow - absl::Minutes(5));
+  api::RbacObject binding;
+  binding.mutable_binding()->mutable_metadata()->set_name("b");
+  EXPECT_THAT(RbacRows({role, binding}, false, kNow),
+              ElementsAre(ElementsAre("NAME", "AGE"), ElementsAre("r", "5m"),
+                          ElementsAre("b", "<unknown>")));
+  EXPECT_THAT(RbacRows({role}, true, kNow)[1], ElementsAre("team", "r", "5m"));
+}
+
 }  // namespace
 }  // namespace jobset::cli

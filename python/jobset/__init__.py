@@ -1,7 +1,7 @@
 """jobset: a Python client for jobsetd, the JobSet gang scheduler.
 
     import jobset
-    with jobset.Client("127.0.0.1:7070") as client:
+    with jobset.Client.from_config() as client:   # or Client("127.0.0.1:7070")
         client.apply("train.yaml")          # dict, YAML text or a file path
         client.wait("train", "Completed", timeout=3600)
 
@@ -10,14 +10,15 @@ generated modules of proto/*.proto on sys.path (python/README.md).
 """
 
 from jobset.client import ApplyResult, Client, condition, to_dict
-from jobset.errors import (ApiError, ConditionNotMetError, InvalidError,
-                           JobSetError, ManifestError, NotFoundError,
+from jobset.errors import (ApiError, ConditionNotMetError, ConfigError,
+                           Forbidden, InvalidError, JobSetError,
+                           ManifestError, NotFoundError, Unauthenticated,
                            UnavailableError, WaitTimeoutError)
 from jobset.manifest import load as load_manifest
 
 __all__ = [
     "ApiError", "ApplyResult", "Client", "ConditionNotMetError",
-    "InvalidError", "JobSetError", "ManifestError", "NotFoundError",
-    "UnavailableError", "WaitTimeoutError", "condition", "load_manifest",
-    "to_dict",
+    "ConfigError", "Forbidden", "InvalidError", "JobSetError",
+    "ManifestError", "NotFoundError", "Unauthenticated", "UnavailableError",
+    "WaitTimeoutError", "condition", "load_manifest", "to_dict",
 ]

@@ -7,11 +7,16 @@ import time
 import grpc
 from google.protobuf import json_format
 
+from google.protobuf import duration_pb2
+
+from jobset import config as _config
 from jobset import manifest as _manifest
 from jobset.errors import (ApiError, ConditionNotMetError, NotFoundError,
                            WaitTimeoutError, from_rpc_error)
 from proto import agent_pb2
 from proto import agent_pb2_grpc
+from proto import auth_pb2
+from proto import auth_pb2_grpc
 from proto import jobset_service_pb2 as service_pb2
 from proto import jobset_service_pb2_grpc as service_grpc
 
@@ -72,17 +77,45 @@ class Client:
     """
 
     def __init__(self, address=None, namespace="default", timeout=10.0,
-                 page_size=_PAGE_SIZE):
-        self.address = address or os.environ.get("JOBSET_SERVER") or \
-            DEFAULT_SERVER
+                 page_size=_PAGE_SIZE, connection=None):
+        if connection is None:
+            # Plaintext, as before TLS (jobsetd --insecure).
+            connection = _config.Connection(
+                address or os.environ.get("JOBSET_SERVER") or DEFAULT_SERVER)
+        self.connection = connection
+        self.address = connection.address
         self.namespace = namespace
         self.timeout = timeout
         self.page_size = page_size
-        self._channel = grpc.insecure_channel(
-            self.address,
-            options=[("grpc.max_receive_message_length", 64 << 20)])
+        self._channel = _channel(connection)
+        # Plaintext carries the token as metadata; TLS as call credentials.
+        self._metadata = None
+        if connection.token and not connection.tls:
+            self._metadata = (("authorization",
+                               f"Bearer {connection.token}"),)
         self._jobsets = service_grpc.JobSetServiceStub(self._channel)
         self._nodes = agent_pb2_grpc.NodeServiceStub(self._channel)
+        self._access = auth_pb2_grpc.AccessServiceStub(self._channel)
+
+    @classmethod
+    def from_config(cls, path=None, context=None, namespace=None,
+                    timeout=10.0, server=None, token=None,
+                    page_size=_PAGE_SIZE):
+        """A Client as jobsetctl would connect: the config file `path` (else
+        $JOBSETCONFIG, else ~/.config/jobset/config), its `context` (else
+        current-context); `server`, `token` and `namespace` override the
+        context's. With no config file found, `server` (else
+        $JOBSET_SERVER, else 127.0.0.1:7070) in plaintext. Raises
+        ConfigError when the config cannot be used."""
+        files = _config.config_files(path)
+        config = _config.load(files, explicit=bool(path))
+        if server is None:
+            server = os.environ.get("JOBSET_SERVER") or None
+        connection = _config.resolve(config, context=context, server=server,
+                                     token=token, namespace=namespace)
+        return cls(namespace=connection.namespace or "default",
+                   timeout=timeout, page_size=page_size,
+                   connection=connection)
 
     def close(self):
         self._channel.close()
@@ -96,9 +129,14 @@ class Client:
     def _call(self, method, request, stub=None):
         rpc = getattr(stub or self._jobsets, method)
         try:
-            return rpc(request, timeout=self.timeout)
+            return rpc(request, timeout=self.timeout, metadata=self._metadata)
         except grpc.RpcError as e:
-            raise from_rpc_error(e, self.address, method) from None
+            raise self._error(e, method) from None
+
+    def _error(self, error, method):
+        return from_rpc_error(error, self.address, method,
+                              tls=self.connection.tls,
+                              config_path=self.connection.config_path)
 
     def _ns(self, namespace):
         return namespace or self.namespace
@@ -231,6 +269,40 @@ class Client:
         return list(self._call("ListNodes", agent_pb2.ListNodesRequest(),
                                stub=self._nodes).nodes)
 
+    # ---- access ----
+
+    def create_token(self, name, groups=(), ttl=None):
+        """Creates a bearer token for user `name` in `groups`, valid for
+        `ttl` seconds (None: jobsetd's default, 720h). Returns the token
+        string: it cannot be read back later."""
+        request = auth_pb2.CreateTokenRequest(name=name, groups=list(groups))
+        if ttl is not None:
+            request.ttl.CopyFrom(duration_pb2.Duration(seconds=int(ttl)))
+        return self._call("CreateToken", request, stub=self._access).token
+
+    def list_tokens(self):
+        """Returns the TokenInfo of every user token (never the secrets)."""
+        return list(self._call("ListTokens", auth_pb2.ListTokensRequest(),
+                               stub=self._access).tokens)
+
+    def delete_token(self, name):
+        return self._call("DeleteToken", auth_pb2.DeleteTokenRequest(name=name),
+                          stub=self._access)
+
+    def can_i(self, verb, resource, name="", namespace=None,
+              all_namespaces=False):
+        """Whether the caller may do `verb` on `resource` ("jobsets",
+        "pods/log", "jobsets.jobset.x-k8s.io", ...)."""
+        group = ""
+        base, slash, sub = resource.partition("/")
+        if "." in base:
+            base, group = base.split(".", 1)
+        review = auth_pb2.AccessReview(
+            verb=verb, resource=base + slash + sub, api_group=group,
+            name=name,
+            namespace="" if all_namespaces else self._ns(namespace))
+        return self._call("ReviewAccess", review, stub=self._access).allowed
+
     def watch(self, name=None, namespace=None, resource_version="",
               timeout=None):
         """Yields (event type, JobSet) for the JobSets of a namespace (or
@@ -240,7 +312,8 @@ class Client:
         """
         request = service_pb2.WatchJobSetsRequest(
             namespace=self._ns(namespace), resource_version=resource_version)
-        stream = self._jobsets.WatchJobSets(request, timeout=timeout)
+        stream = self._jobsets.WatchJobSets(request, timeout=timeout,
+                                            metadata=self._metadata)
         try:
             for event in stream:
                 if name and event.object.metadata.name != name:
@@ -249,7 +322,7 @@ class Client:
         except grpc.RpcError as e:
             if e.code() == grpc.StatusCode.DEADLINE_EXCEEDED and timeout:
                 return
-            raise from_rpc_error(e, self.address, "WatchJobSets") from None
+            raise self._error(e, "WatchJobSets") from None
         finally:
             stream.cancel()
 
@@ -297,6 +370,23 @@ class Client:
         raise WaitTimeoutError(
             f"timed out after {timeout}s waiting for jobset {name} to be "
             f"{condition_type}")
+
+
+def _channel(connection):
+    options = [("grpc.max_receive_message_length", 64 << 20)]
+    if not connection.tls:
+        return grpc.insecure_channel(connection.address, options=options)
+    creds = grpc.ssl_channel_credentials(
+        root_certificates=connection.ca_pem,
+        private_key=connection.key_pem,
+        certificate_chain=connection.cert_pem)
+    if connection.token:
+        creds = grpc.composite_channel_credentials(
+            creds, grpc.access_token_call_credentials(connection.token))
+    if connection.server_name:
+        options.append(("grpc.ssl_target_name_override",
+                        connection.server_name))
+    return grpc.secure_channel(connection.address, creds, options=options)
 
 
 def _evaluate(jobset, condition_type):

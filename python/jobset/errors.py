@@ -15,6 +15,14 @@ class ManifestError(JobSetError, ValueError):
     """
 
 
+class ConfigError(JobSetError, ValueError):
+    """The client config file cannot be used: it names a context, cluster
+    or user that is not there, a field is malformed, a file is missing.
+
+    The message says what is wrong, e.g. "context 'x' not found in FILE".
+    """
+
+
 class ApiError(JobSetError):
     """jobsetd refused or failed a request.
 
@@ -43,6 +51,17 @@ class UnavailableError(ApiError):
     """jobsetd cannot be reached (or did not answer in time)."""
 
 
+class Unauthenticated(ApiError):
+    """jobsetd refused the credentials (UNAUTHENTICATED): a wrong, expired
+    or deleted token, or a certificate it does not trust."""
+
+
+class Forbidden(ApiError):
+    """The caller may not do this (PERMISSION_DENIED); the message is
+    jobsetd's, in Kubernetes' wording ('User "x" cannot create resource
+    ...')."""
+
+
 class WaitTimeoutError(JobSetError, TimeoutError):
     """wait() did not see the condition before its timeout."""
 
@@ -59,13 +78,23 @@ class ConditionNotMetError(JobSetError):
         super().__init__(message)
 
 
-def from_rpc_error(error, address, method):
+def from_rpc_error(error, address, method, tls=False, config_path=""):
     """Converts a grpc.RpcError into the matching ApiError subclass."""
     code = error.code()
     details = error.details() or ""
     if code == grpc.StatusCode.UNAVAILABLE:
+        hint = (" (TLS handshake failed? check certificate-authority / "
+                "tls-server-name)") if tls else ""
         return UnavailableError(
-            code, f"cannot reach jobsetd at {address}: {details}", address)
+            code, f"cannot reach jobsetd at {address}: {details}{hint}",
+            address)
+    if code == grpc.StatusCode.UNAUTHENTICATED:
+        where = config_path or "the token given"
+        return Unauthenticated(
+            code, f"jobsetd refused the credentials: {details} (check the "
+            f"token or certificate in {where})", address)
+    if code == grpc.StatusCode.PERMISSION_DENIED:
+        return Forbidden(code, details, address)
     if code == grpc.StatusCode.DEADLINE_EXCEEDED:
         return UnavailableError(
             code, f"jobsetd at {address} did not answer {method} in time",
