@@ -532,6 +532,55 @@ TEST_F(IdentityTest, RenewsAt70To90PercentAndTheNextChannelUsesIt) {
   EXPECT_EQ(server_->state().last_peer_pem, (*id)->cert_pem());
 }
 
+TEST_F(IdentityTest, TheRenewalThreadRenewsWhenDue) {
+  absl::StatusOr<std::unique_ptr<Identity>> id =
+      Identity::Open(Options(), Token(), &clock_);
+  ASSERT_THAT(id.status(), IsOk());
+  const std::string old_cert = (*id)->cert_pem();
+  (*id)->StartRenewing(absl::Milliseconds(10));
+  clock_.SetTime((*id)->renew_at());
+  const absl::Time deadline = absl::Now() + absl::Seconds(20);
+  while ((*id)->cert_pem() == old_cert && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  (*id)->StopRenewing();
+  EXPECT_NE((*id)->cert_pem(), old_cert);
+  absl::MutexLock lock(&server_->state().mu);
+  EXPECT_EQ(server_->state().renew_calls, 1);
+}
+
+TEST_F(IdentityTest, TheAgentAsksForCredentialsAtEveryAttempt) {
+  absl::StatusOr<std::unique_ptr<Identity>> id =
+      Identity::Open(Options(), Token(), &clock_);
+  ASSERT_THAT(id.status(), IsOk());
+  absl::Mutex mu;
+  int asked = 0;
+  FakeRuntime runtime;
+  Agent::Options options;
+  options.scheduler = server_->target();
+  options.registration.set_name("node-a");
+  options.min_backoff = absl::Milliseconds(10);
+  options.max_backoff = absl::Milliseconds(20);
+  // The first two attempts find no usable files; the third does.
+  options.credentials =
+      [&]() -> absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> {
+    absl::MutexLock lock(&mu);
+    if (++asked <= 2) return absl::FailedPreconditionError("not yet");
+    return (*id)->ChannelCredentials();
+  };
+  options.server_name = "server.jobsetd";
+  Agent agent(options, &runtime, &clock_);
+  agent.Start();
+  const absl::Time deadline = absl::Now() + absl::Seconds(20);
+  while (!agent.welcomed() && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  EXPECT_TRUE(agent.welcomed());
+  agent.Shutdown();
+  absl::MutexLock lock(&mu);
+  EXPECT_GE(asked, 3);  // 3, unless the stream dropped since
+}
+
 TEST_F(IdentityTest, FailedRenewalBacksOffAndKeepsTheOldCertificate) {
   absl::StatusOr<std::unique_ptr<Identity>> id =
       Identity::Open(Options(), Token(), &clock_);
