@@ -113,9 +113,35 @@ void Agent::Session() {
               absl::ToInt64Milliseconds(options_.min_backoff));
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS,
               absl::ToInt64Milliseconds(options_.max_backoff));
+  // Asked for per attempt: a renewed node certificate is used from the next
+  // connection on, without a restart.
+  std::shared_ptr<grpc::ChannelCredentials> credentials =
+      grpc::InsecureChannelCredentials();
+  if (options_.credentials) {
+    absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> c =
+        options_.credentials();
+    if (!c.ok()) {
+      bool report;
+      {
+        absl::MutexLock lock(&mu_);
+        report = !conn_.quiet;
+        conn_.quiet = true;
+      }
+      if (report) {
+        JOBSET_LOG(ERROR) << "cannot connect to jobsetd at "
+                          << options_.scheduler << ": " << c.status().message()
+                          << " (pods keep running; retrying)";
+      }
+      return;
+    }
+    credentials = *std::move(c);
+    if (!options_.server_name.empty()) {
+      args.SetSslTargetNameOverride(options_.server_name);
+    }
+  }
   std::unique_ptr<api::AgentService::Stub> stub =
       api::AgentService::NewStub(grpc::CreateCustomChannel(
-          options_.scheduler, grpc::InsecureChannelCredentials(), args));
+          options_.scheduler, std::move(credentials), args));
   grpc::ClientContext context;
   {
     absl::MutexLock lock(&mu_);

@@ -1,6 +1,7 @@
 #ifndef JOBSET_AGENT_AGENT_H_
 #define JOBSET_AGENT_AGENT_H_
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "agent/metrics.h"
@@ -63,6 +65,14 @@ class Agent {
     // logs may take (Runtime::PruneLogs, every log_sweep by the clock).
     LogRetention log_retention;
     absl::Duration log_sweep = absl::Minutes(1);
+    // The channel's credentials, asked for at every connection attempt, so
+    // that a renewed node certificate is used from the next one (an error
+    // counts as a failed attempt). Null: plaintext (jobsetd --insecure).
+    std::function<absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>>()>
+        credentials;
+    // The name the server's certificate is verified under (with
+    // credentials); empty: the host of `scheduler`.
+    std::string server_name;
   };
 
   // Reads the time from `clock` (RealClock::Get() in jobset-agent); the

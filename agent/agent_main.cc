@@ -3,21 +3,29 @@
 // running when the agent stops (each has its own supervisor), and a
 // restarted agent re-attaches to them.
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <memory>
 #include <string>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "agent/agent.h"
 #include "agent/host.h"
+#include "agent/identity.h"
 #include "agent/metrics.h"
 #include "agent/runtime/pod_input.h"
 #include "agent/runtime/shim_runtime.h"
@@ -63,6 +71,21 @@ ABSL_FLAG(absl::Duration, lease, absl::ZeroDuration(),
 ABSL_FLAG(absl::Duration, log_retention, absl::Hours(24),
           "Remove a released pod's container logs once they were last "
           "written this long ago");
+ABSL_FLAG(
+    std::string, join_token_file, "",
+    "A file holding the cluster's join token (JS1<ca hash>::<id>.<secret>; "
+    "jobsetd writes it to <data_dir>/join-token). Needed only when "
+    "<work_dir>/pki holds no valid node certificate");
+ABSL_FLAG(std::string, join_token, "",
+          "The join token itself; prefer --join_token_file (a flag shows in "
+          "ps)");
+ABSL_FLAG(absl::Duration, join_timeout, absl::Minutes(5),
+          "How long joining keeps trying an unreachable jobsetd");
+ABSL_FLAG(std::string, server_name, "server.jobsetd",
+          "The name jobsetd's certificate is verified under");
+ABSL_FLAG(bool, insecure, false,
+          "Plaintext, no node certificate: only for a jobsetd run with "
+          "--insecure, and only when --scheduler is a loopback address");
 ABSL_FLAG(int64_t, max_log_bytes, int64_t{10} << 30,
           "Once the logs under --work_dir exceed this many bytes, remove "
           "released pods' logs, oldest first (a known pod's are never "
@@ -74,6 +97,42 @@ namespace {
 int Fail(const std::string& message) {
   JOBSET_LOG(ERROR) << message;
   return 2;
+}
+
+// The join token from --join_token_file or --join_token; "" if neither.
+absl::StatusOr<std::string> JoinToken() {
+  const std::string file = absl::GetFlag(FLAGS_join_token_file);
+  const std::string flag = absl::GetFlag(FLAGS_join_token);
+  if (!file.empty() && !flag.empty()) {
+    return absl::InvalidArgumentError(
+        "--join_token_file and --join_token: give one of them");
+  }
+  if (!flag.empty()) {
+    JOBSET_LOG(WARNING) << "--join_token shows in ps and in shell history; "
+                           "prefer --join_token_file";
+    return flag;
+  }
+  if (file.empty()) return std::string();
+  if (struct stat st; stat(file.c_str(), &st) == 0 && (st.st_mode & 077)) {
+    JOBSET_LOG(WARNING) << "--join_token_file=" << file
+                        << " can be read by others (mode "
+                        << absl::StrFormat("%04o", st.st_mode & 07777)
+                        << "); chmod 600 it";
+  }
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--join_token_file=", file, ": cannot read: ", std::strerror(errno)));
+  }
+  // A join token is about 90 characters; read no more than a little over.
+  std::string token(4096, '\0');
+  in.read(token.data(), static_cast<std::streamsize>(token.size()));
+  token.resize(static_cast<size_t>(in.gcount()));
+  if (token.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--join_token_file=", file, " is empty"));
+  }
+  return std::string(absl::StripAsciiWhitespace(token));
 }
 
 int Main(const char* argv0) {
@@ -117,6 +176,41 @@ int Main(const char* argv0) {
     return Fail(absl::StrCat("--work_dir ", work_dir, ": ", ec.message()));
   }
   options.state_dir = work_dir;
+
+  std::unique_ptr<Identity> identity;
+  if (absl::GetFlag(FLAGS_insecure)) {
+    if (!IsLoopbackTarget(options.scheduler)) {
+      return Fail(absl::StrCat(
+          "--insecure: --scheduler=", options.scheduler,
+          " is not a loopback address; plaintext is only for a jobsetd run "
+          "with --insecure on this host (drop --insecure and join with "
+          "--join_token_file)"));
+    }
+    JOBSET_LOG(WARNING) << "--insecure: plaintext to jobsetd at "
+                        << options.scheduler << ", no node identity";
+  } else {
+    absl::StatusOr<std::string> token = JoinToken();
+    if (!token.ok()) return Fail(std::string(token.status().message()));
+    Identity::Options io;
+    io.pki_dir = (std::filesystem::path(work_dir) / "pki").string();
+    io.node_name = name;
+    io.scheduler = options.scheduler;
+    io.server_name = absl::GetFlag(FLAGS_server_name);
+    io.join_timeout = absl::GetFlag(FLAGS_join_timeout);
+    absl::StatusOr<std::unique_ptr<Identity>> opened =
+        Identity::Open(io, *token, RealClock::Get());
+    if (!opened.ok()) return Fail(std::string(opened.status().message()));
+    identity = *std::move(opened);
+    Identity* id = identity.get();
+    options.credentials = [id] { return id->ChannelCredentials(); };
+    options.server_name = io.server_name;
+    std::printf(
+        "jobset-agent node certificate for %s valid until %s "
+        "(renewal from %s)\n",
+        Identity::CommonName(name).c_str(),
+        absl::FormatTime(id->not_after()).c_str(),
+        absl::FormatTime(id->renew_at()).c_str());
+  }
 
   ShimRuntime::Options ro;
   ro.work_dir = work_dir;
@@ -171,6 +265,7 @@ int Main(const char* argv0) {
 
   Agent agent(options, runtime->get(), RealClock::Get());
   agent.Start();
+  if (identity != nullptr) identity->StartRenewing();
   std::printf(
       "jobset-agent %s serving jobsetd at %s (address %s, runtime %s, "
       "work dir %s)\n",
@@ -183,6 +278,7 @@ int Main(const char* argv0) {
               strsignal(signal));
   std::fflush(stdout);
   agent.Shutdown();
+  if (identity != nullptr) identity->StopRenewing();
   return 0;
 }
 
@@ -193,7 +289,8 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Runs a host's pods for jobsetd.\n"
       "Usage: jobset-agent --scheduler=HOST:PORT [--node_name=NAME] "
-      "[--address=IP] [--labels=k=v,...] [--capacity=cpu=8,...] [flags]");
+      "[--join_token_file=FILE] [--address=IP] [--labels=k=v,...] "
+      "[--capacity=cpu=8,...] [flags]");
   absl::ParseCommandLine(argc, argv);
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   return jobset::agent::Main(argv[0]);

@@ -1,0 +1,719 @@
+// The agent's node identity (joining, reusing, renewing, refusing) against a
+// fake jobsetd: a TLS server on 127.0.0.1 that serves IdentityService (signing
+// CSRs with auth::IssueCertificate) and AgentService (recording who
+// connected), and asks for client certificates that verify against its CA.
+#include "agent/identity.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "agent/agent.h"
+#include "agent/fake_runtime.h"
+#include "auth/pki.h"
+#include "auth/tokens.h"
+#include "common/clock.h"
+#include "common/status_matchers.h"
+#include "gmock/gmock.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "proto/agent.grpc.pb.h"
+#include "proto/auth.grpc.pb.h"
+
+namespace jobset::agent {
+namespace {
+
+using ::jobset::testing::IsOk;
+using ::jobset::testing::StatusIs;
+using ::testing::HasSubstr;
+
+constexpr char kTokenId[] = "abcdef";
+constexpr char kTokenSecret[] = "0123456789abcdef";
+
+std::string PeerValue(const grpc::ServerContext* context,
+                      const std::string& property) {
+  std::vector<grpc::string_ref> values =
+      context->auth_context()->FindPropertyValues(property);
+  if (values.empty()) return "";
+  return std::string(values.front().data(), values.front().size());
+}
+
+// What the fake jobsetd saw and how it behaves. Thread-safe.
+struct FakeState {
+  absl::Mutex mu;
+  auth::KeyAndCert ca;                           // signs node certificates
+  std::string offered_ca_pem;                    // what GetClusterInfo answers
+  absl::Time issue_time = absl::InfinitePast();  // InfinitePast: real now
+  bool renew_unavailable = false;
+  std::map<std::string, std::string> node_secrets;  // name -> secret
+  int cluster_info_calls = 0;
+  int join_calls = 0;
+  int renew_calls = 0;
+  std::string last_peer_pem;  // any call's client certificate
+  std::string connect_cn;     // AgentService.Connect's client CN
+  std::string hello_name;
+  std::string renew_cn;
+};
+
+absl::StatusOr<std::string> Issue(FakeState* state, const std::string& name,
+                                  const std::string& csr) {
+  auth::LeafRequest request;
+  request.common_name = Identity::CommonName(name);
+  request.organizations = {"system:nodes"};
+  request.uris = {absl::StrCat("jobsetd://node/", name)};
+  request.client_auth = true;
+  const absl::Time now = state->issue_time == absl::InfinitePast()
+                             ? absl::Now()
+                             : state->issue_time;
+  return auth::IssueCertificate(state->ca, csr, request, now);
+}
+
+class FakeIdentityService final : public api::IdentityService::Service {
+ public:
+  explicit FakeIdentityService(FakeState* state) : state_(state) {}
+
+  grpc::Status GetClusterInfo(grpc::ServerContext* context,
+                              const api::ClusterInfoRequest*,
+                              api::ClusterInfo* reply) override {
+    absl::MutexLock lock(&state_->mu);
+    ++state_->cluster_info_calls;
+    state_->last_peer_pem = PeerValue(context, "x509_pem_cert");
+    reply->set_ca_pem(state_->offered_ca_pem);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status JoinNode(grpc::ServerContext*,
+                        const api::JoinNodeRequest* request,
+                        api::NodeCertificate* reply) override {
+    absl::MutexLock lock(&state_->mu);
+    ++state_->join_calls;
+    if (request->token() != absl::StrCat(kTokenId, ".", kTokenSecret)) {
+      return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                          "join token is invalid or expired");
+    }
+    auto [it, added] = state_->node_secrets.emplace(request->node_name(),
+                                                    request->node_secret());
+    if (!added && it->second != request->node_secret()) {
+      return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                          absl::StrCat("node name \"", request->node_name(),
+                                       "\" is already registered"));
+    }
+    absl::StatusOr<std::string> cert =
+        Issue(state_, request->node_name(), request->csr_pem());
+    if (!cert.ok()) {
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          std::string(cert.status().message()));
+    }
+    reply->set_cert_pem(*cert);
+    reply->set_ca_pem(state_->ca.cert_pem);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status RenewNodeCertificate(
+      grpc::ServerContext* context,
+      const api::RenewNodeCertificateRequest* request,
+      api::NodeCertificate* reply) override {
+    absl::MutexLock lock(&state_->mu);
+    ++state_->renew_calls;
+    state_->renew_cn = PeerValue(context, "x509_common_name");
+    if (state_->renew_unavailable) {
+      return grpc::Status(grpc::StatusCode::UNAVAILABLE, "try later");
+    }
+    const std::string prefix = "system:node:";
+    if (state_->renew_cn.rfind(prefix, 0) != 0) {
+      return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "no node cert");
+    }
+    absl::StatusOr<std::string> cert = Issue(
+        state_, state_->renew_cn.substr(prefix.size()), request->csr_pem());
+    if (!cert.ok()) {
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          std::string(cert.status().message()));
+    }
+    reply->set_cert_pem(*cert);
+    reply->set_ca_pem(state_->ca.cert_pem);
+    return grpc::Status::OK;
+  }
+
+ private:
+  FakeState* const state_;
+};
+
+class FakeAgentService final : public api::AgentService::Service {
+ public:
+  explicit FakeAgentService(FakeState* state) : state_(state) {}
+
+  grpc::Status Connect(
+      grpc::ServerContext* context,
+      grpc::ServerReaderWriter<api::SchedulerMessage, api::AgentMessage>*
+          stream) override {
+    api::AgentMessage hello;
+    if (!stream->Read(&hello)) return grpc::Status::OK;
+    {
+      absl::MutexLock lock(&state_->mu);
+      state_->connect_cn = PeerValue(context, "x509_common_name");
+      state_->last_peer_pem = PeerValue(context, "x509_pem_cert");
+      state_->hello_name = hello.hello().node().name();
+    }
+    api::SchedulerMessage welcome;
+    welcome.mutable_welcome()->set_heartbeat_interval_ms(1000);
+    stream->Write(welcome);
+    api::AgentMessage msg;
+    while (stream->Read(&msg)) {
+    }
+    return grpc::Status::OK;
+  }
+
+ private:
+  FakeState* const state_;
+};
+
+// A jobsetd stand-in: a server certificate for server.jobsetd from its own
+// CA (`server_ca`), client certificates requested and verified against
+// state.ca.
+class FakeJobsetd {
+ public:
+  FakeJobsetd(const auth::KeyAndCert& server_ca, const auth::KeyAndCert& ca)
+      : identity_(&state_), agents_(&state_) {
+    state_.ca = ca;
+    state_.offered_ca_pem = server_ca.cert_pem;
+    auth::LeafRequest leaf;
+    leaf.common_name = "jobsetd";
+    leaf.dns_names = {"server.jobsetd", "localhost"};
+    leaf.ip_addresses = {"127.0.0.1"};
+    leaf.server_auth = true;
+    leaf.validity = auth::kServerCertValidity;
+    absl::StatusOr<auth::KeyAndCert> server =
+        auth::IssueKeyAndCertificate(server_ca, leaf, absl::Now());
+    EXPECT_THAT(server.status(), IsOk());
+    grpc::SslServerCredentialsOptions ssl(
+        GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_AND_VERIFY);
+    ssl.pem_root_certs = ca.cert_pem;
+    if (server.ok()) {
+      ssl.pem_key_cert_pairs.push_back({server->key_pem, server->cert_pem});
+    }
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("127.0.0.1:0", grpc::SslServerCredentials(ssl),
+                             &port_);
+    builder.RegisterService(&identity_);
+    builder.RegisterService(&agents_);
+    server_ = builder.BuildAndStart();
+    EXPECT_NE(server_, nullptr);
+    EXPECT_GT(port_, 0);
+  }
+  ~FakeJobsetd() {
+    if (server_ != nullptr) {
+      server_->Shutdown(std::chrono::system_clock::now() +
+                        std::chrono::seconds(1));
+    }
+  }
+
+  std::string target() const { return absl::StrCat("127.0.0.1:", port_); }
+  FakeState& state() { return state_; }
+
+ private:
+  FakeState state_;
+  FakeIdentityService identity_;
+  FakeAgentService agents_;
+  int port_ = 0;
+  std::unique_ptr<grpc::Server> server_;
+};
+
+int ModeOf(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return -1;
+  return st.st_mode & 0777;
+}
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void WriteFile(const std::string& path, const std::string& data) {
+  std::ofstream out(path, std::ios::trunc);
+  out << data;
+}
+
+class IdentityTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    static int counter = 0;
+    pki_dir_ = absl::StrCat(std::getenv("TEST_TMPDIR"), "/pki", ++counter);
+    absl::StatusOr<auth::KeyAndCert> ca = auth::CreateCa("jobsetd-ca", Now());
+    ASSERT_THAT(ca.status(), IsOk());
+    ca_ = *ca;
+    server_ = std::make_unique<FakeJobsetd>(ca_, ca_);
+    absl::StatusOr<std::string> hash = auth::SpkiSha256(ca_.cert_pem);
+    ASSERT_THAT(hash.status(), IsOk());
+    ca_hash_ = *hash;
+  }
+
+  // The real time: the TLS handshakes check certificates against it, so
+  // the fake clock starts there.
+  static absl::Time Now() { return absl::Now(); }
+
+  std::string Token(const std::string& secret = kTokenSecret) const {
+    auth::JoinToken token;
+    token.ca_hash = ca_hash_;
+    token.credential = {kTokenId, secret};
+    return auth::FormatJoinToken(token);
+  }
+
+  Identity::Options Options(const std::string& name = "node-a") const {
+    Identity::Options options;
+    options.pki_dir = pki_dir_;
+    options.node_name = name;
+    options.scheduler = server_->target();
+    options.join_timeout = absl::Seconds(5);
+    return options;
+  }
+
+  std::string File(const std::string& name) const {
+    return absl::StrCat(pki_dir_, "/", name);
+  }
+
+  std::string pki_dir_;
+  auth::KeyAndCert ca_;
+  std::string ca_hash_;
+  std::unique_ptr<FakeJobsetd> server_;
+  FakeClock clock_{Now()};
+};
+
+TEST_F(IdentityTest, JoinStoresFilesThenTheAgentConnectsWithMtls) {
+  absl::StatusOr<std::unique_ptr<Identity>> id =
+      Identity::Open(Options(), Token(), &clock_);
+  ASSERT_THAT(id.status(), IsOk());
+  EXPECT_EQ(ModeOf(pki_dir_), 0700);
+  EXPECT_EQ(ModeOf(File("node.key")), 0600);
+  EXPECT_EQ(ModeOf(File("node-secret")), 0600);
+  EXPECT_TRUE(Exists(File("node.crt")));
+  EXPECT_EQ(ReadFile(File("ca.crt")), ca_.cert_pem);
+  EXPECT_THAT(auth::CheckKeyMatchesCertificate(ReadFile(File("node.key")),
+                                               ReadFile(File("node.crt"))),
+              IsOk());
+  absl::StatusOr<auth::CertificateInfo> info =
+      auth::ParseCertificate(ReadFile(File("node.crt")));
+  ASSERT_THAT(info.status(), IsOk());
+  EXPECT_EQ(info->common_name, "system:node:node-a");
+  {
+    FakeState& s = server_->state();
+    absl::MutexLock lock(&s.mu);
+    EXPECT_EQ(s.join_calls, 1);
+    EXPECT_EQ(s.node_secrets["node-a"], ReadFile(File("node-secret")));
+  }
+
+  FakeRuntime runtime;
+  Agent::Options options;
+  options.scheduler = server_->target();
+  options.registration.set_name("node-a");
+  options.credentials = [&] { return (*id)->ChannelCredentials(); };
+  options.server_name = "server.jobsetd";
+  Agent agent(options, &runtime, &clock_);
+  agent.Start();
+  const absl::Time deadline = absl::Now() + absl::Seconds(20);
+  while (!agent.welcomed() && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  EXPECT_TRUE(agent.welcomed());
+  agent.Shutdown();
+  FakeState& s = server_->state();
+  absl::MutexLock lock(&s.mu);
+  EXPECT_EQ(s.connect_cn, "system:node:node-a");
+  EXPECT_EQ(s.hello_name, "node-a");
+}
+
+TEST_F(IdentityTest, CaHashMismatchSendsNoJoin) {
+  // An impostor: its own CA, its own server certificate.
+  absl::StatusOr<auth::KeyAndCert> other = auth::CreateCa("impostor", Now());
+  ASSERT_THAT(other.status(), IsOk());
+  FakeJobsetd impostor(*other, *other);
+  absl::StatusOr<std::string> other_hash = auth::SpkiSha256(other->cert_pem);
+  ASSERT_THAT(other_hash.status(), IsOk());
+  Identity::Options options = Options();
+  options.scheduler = impostor.target();
+  EXPECT_THAT(
+      Identity::Open(options, Token(), &clock_).status(),
+      StatusIs(absl::StatusCode::kPermissionDenied,
+               HasSubstr(absl::StrCat(
+                   "CA hash mismatch: the join token pins sha256:", ca_hash_,
+                   ", the server offers sha256:", *other_hash))));
+  absl::MutexLock lock(&impostor.state().mu);
+  EXPECT_EQ(impostor.state().cluster_info_calls, 1);
+  EXPECT_EQ(impostor.state().join_calls, 0);
+  EXPECT_FALSE(Exists(File("node.key")));
+  EXPECT_FALSE(Exists(File("node.crt")));
+}
+
+TEST_F(IdentityTest, ServerWithAnotherCaThanItOffersIsRefused) {
+  // It offers the pinned CA but its certificate is from another: the
+  // verified channel refuses it and JoinNode never reaches it.
+  absl::StatusOr<auth::KeyAndCert> other = auth::CreateCa("impostor", Now());
+  ASSERT_THAT(other.status(), IsOk());
+  FakeJobsetd impostor(*other, *other);
+  {
+    absl::MutexLock lock(&impostor.state().mu);
+    impostor.state().offered_ca_pem = ca_.cert_pem;
+  }
+  Identity::Options options = Options();
+  options.scheduler = impostor.target();
+  options.join_timeout = absl::Milliseconds(300);
+  options.min_backoff = absl::Milliseconds(50);
+  EXPECT_THAT(Identity::Open(options, Token(), &clock_).status(),
+              StatusIs(absl::StatusCode::kUnavailable));
+  absl::MutexLock lock(&impostor.state().mu);
+  EXPECT_EQ(impostor.state().join_calls, 0);
+}
+
+TEST_F(IdentityTest, WrongSecretSurfacesTheServersMessageAtOnce) {
+  EXPECT_THAT(
+      Identity::Open(Options(), Token("ffffffffffffffff"), &clock_).status(),
+      StatusIs(absl::StatusCode::kUnauthenticated,
+               HasSubstr("join token is invalid or expired")));
+  absl::MutexLock lock(&server_->state().mu);
+  EXPECT_EQ(server_->state().join_calls, 1);  // not retried
+}
+
+TEST_F(IdentityTest, NameTakenByAnotherNodeIsRefused) {
+  {
+    absl::MutexLock lock(&server_->state().mu);
+    server_->state().node_secrets["node-a"] = "someone else's secret";
+  }
+  EXPECT_THAT(
+      Identity::Open(Options(), Token(), &clock_).status(),
+      StatusIs(absl::StatusCode::kPermissionDenied,
+               HasSubstr("node name \"node-a\" is already registered")));
+}
+
+TEST_F(IdentityTest, MalformedTokenNamesTheToken) {
+  EXPECT_THAT(
+      Identity::Open(Options(), "JS1nothex::x.y", &clock_).status(),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("join token")));
+  absl::MutexLock lock(&server_->state().mu);
+  EXPECT_EQ(server_->state().cluster_info_calls, 0);
+}
+
+TEST_F(IdentityTest, RestartReusesTheFilesWithoutJoining) {
+  absl::StatusOr<std::unique_ptr<Identity>> first =
+      Identity::Open(Options(), Token(), &clock_);
+  ASSERT_THAT(first.status(), IsOk());
+  const std::string cert = (*first)->cert_pem();
+  first->reset();
+  for (const std::string& token : {Token(), std::string()}) {
+    absl::StatusOr<std::unique_ptr<Identity>> again =
+        Identity::Open(Options(), token, &clock_);
+    ASSERT_THAT(again.status(), IsOk());
+    EXPECT_EQ((*again)->cert_pem(), cert);
+  }
+  absl::MutexLock lock(&server_->state().mu);
+  EXPECT_EQ(server_->state().join_calls, 1);
+}
+
+TEST_F(IdentityTest, NoCertificateAndNoTokenSaysHowToJoin) {
+  EXPECT_THAT(
+      Identity::Open(Options(), "", &clock_).status(),
+      StatusIs(absl::StatusCode::kNotFound,
+               HasSubstr(absl::StrCat(
+                   "no node certificate in ", pki_dir_,
+                   " and no --join_token_file: join with the cluster's join "
+                   "token (jobsetd writes it to <data_dir>/join-token)"))));
+}
+
+TEST_F(IdentityTest, ExpiredCertificateNeedsAToken) {
+  ASSERT_THAT(Identity::Open(Options(), Token(), &clock_).status(), IsOk());
+  FakeClock later(clock_.Now() + absl::Hours(24 * 31));
+  EXPECT_THAT(Identity::Open(Options(), "", &later).status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("node certificate expired at")));
+  EXPECT_THAT(Identity::Open(Options(), "", &later).status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("re-join needed (--join_token_file)")));
+  // With a token it joins again, with the same node secret.
+  {
+    absl::MutexLock lock(&server_->state().mu);
+    server_->state().issue_time = later.Now();
+  }
+  absl::StatusOr<std::unique_ptr<Identity>> rejoined =
+      Identity::Open(Options(), Token(), &later);
+  ASSERT_THAT(rejoined.status(), IsOk());
+  EXPECT_GT((*rejoined)->not_after(), later.Now());
+  absl::MutexLock lock(&server_->state().mu);
+  EXPECT_EQ(server_->state().join_calls, 2);
+}
+
+TEST_F(IdentityTest, CertificateForAnotherNameNeedsARejoin) {
+  ASSERT_THAT(Identity::Open(Options("node-a"), Token(), &clock_).status(),
+              IsOk());
+  EXPECT_THAT(
+      Identity::Open(Options("node-b"), "", &clock_).status(),
+      StatusIs(absl::StatusCode::kFailedPrecondition,
+               HasSubstr("is for \"system:node:node-a\", not "
+                         "system:node:node-b (--node_name); re-join needed")));
+  absl::StatusOr<std::unique_ptr<Identity>> b =
+      Identity::Open(Options("node-b"), Token(), &clock_);
+  ASSERT_THAT(b.status(), IsOk());
+  absl::StatusOr<auth::CertificateInfo> info =
+      auth::ParseCertificate((*b)->cert_pem());
+  ASSERT_THAT(info.status(), IsOk());
+  EXPECT_EQ(info->common_name, "system:node:node-b");
+}
+
+TEST_F(IdentityTest, RenewsAt70To90PercentAndTheNextChannelUsesIt) {
+  absl::StatusOr<std::unique_ptr<Identity>> id =
+      Identity::Open(Options(), Token(), &clock_);
+  ASSERT_THAT(id.status(), IsOk());
+  absl::StatusOr<auth::CertificateInfo> info =
+      auth::ParseCertificate((*id)->cert_pem());
+  ASSERT_THAT(info.status(), IsOk());
+  const absl::Duration life = info->not_after - info->not_before;
+  EXPECT_GE((*id)->renew_at(), info->not_before + life * 0.7);
+  EXPECT_LE((*id)->renew_at(), info->not_before + life * 0.9);
+  const std::string old_cert = (*id)->cert_pem();
+  const std::string old_key = ReadFile(File("node.key"));
+
+  clock_.SetTime(info->not_before + life * 0.69);
+  EXPECT_THAT((*id)->RenewIfDue(clock_.Now()),
+              jobset::testing::IsOkAndHolds(false));
+  {
+    absl::MutexLock lock(&server_->state().mu);
+    EXPECT_EQ(server_->state().renew_calls, 0);
+  }
+  clock_.SetTime(info->not_before + life * 0.91);
+  EXPECT_THAT((*id)->RenewIfDue(clock_.Now()),
+              jobset::testing::IsOkAndHolds(true));
+  EXPECT_NE((*id)->cert_pem(), old_cert);
+  EXPECT_EQ(ReadFile(File("node.crt")), (*id)->cert_pem());
+  EXPECT_NE(ReadFile(File("node.key")), old_key);
+  EXPECT_EQ(ModeOf(File("node.key")), 0600);
+  EXPECT_FALSE(Exists(File("node.key.next")));
+  EXPECT_THAT(auth::CheckKeyMatchesCertificate(ReadFile(File("node.key")),
+                                               (*id)->cert_pem()),
+              IsOk());
+  // The next renewal is due 70-90% into the new certificate's life.
+  absl::StatusOr<auth::CertificateInfo> renewed =
+      auth::ParseCertificate((*id)->cert_pem());
+  ASSERT_THAT(renewed.status(), IsOk());
+  const absl::Duration new_life = renewed->not_after - renewed->not_before;
+  EXPECT_GE((*id)->renew_at(), renewed->not_before + new_life * 0.7);
+  EXPECT_LE((*id)->renew_at(), renewed->not_before + new_life * 0.9);
+  EXPECT_EQ((*id)->not_after(), renewed->not_after);
+  {
+    absl::MutexLock lock(&server_->state().mu);
+    EXPECT_EQ(server_->state().renew_calls, 1);
+    EXPECT_EQ(server_->state().renew_cn, "system:node:node-a");
+  }
+
+  // A channel made now presents the new certificate.
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> creds =
+      (*id)->ChannelCredentials();
+  ASSERT_THAT(creds.status(), IsOk());
+  auto stub = api::IdentityService::NewStub(grpc::CreateCustomChannel(
+      server_->target(), *creds, (*id)->ChannelArguments()));
+  grpc::ClientContext context;
+  api::ClusterInfo reply;
+  ASSERT_TRUE(
+      stub->GetClusterInfo(&context, api::ClusterInfoRequest(), &reply).ok());
+  absl::MutexLock lock(&server_->state().mu);
+  EXPECT_EQ(server_->state().last_peer_pem, (*id)->cert_pem());
+}
+
+TEST_F(IdentityTest, TheRenewalThreadRenewsWhenDue) {
+  absl::StatusOr<std::unique_ptr<Identity>> id =
+      Identity::Open(Options(), Token(), &clock_);
+  ASSERT_THAT(id.status(), IsOk());
+  const std::string old_cert = (*id)->cert_pem();
+  (*id)->StartRenewing(absl::Milliseconds(10));
+  clock_.SetTime((*id)->renew_at());
+  const absl::Time deadline = absl::Now() + absl::Seconds(20);
+  while ((*id)->cert_pem() == old_cert && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  (*id)->StopRenewing();
+  EXPECT_NE((*id)->cert_pem(), old_cert);
+  absl::MutexLock lock(&server_->state().mu);
+  EXPECT_EQ(server_->state().renew_calls, 1);
+}
+
+TEST_F(IdentityTest, TheAgentAsksForCredentialsAtEveryAttempt) {
+  absl::StatusOr<std::unique_ptr<Identity>> id =
+      Identity::Open(Options(), Token(), &clock_);
+  ASSERT_THAT(id.status(), IsOk());
+  absl::Mutex mu;
+  int asked = 0;
+  FakeRuntime runtime;
+  Agent::Options options;
+  options.scheduler = server_->target();
+  options.registration.set_name("node-a");
+  options.min_backoff = absl::Milliseconds(10);
+  options.max_backoff = absl::Milliseconds(20);
+  // The first two attempts find no usable files; the third does.
+  options.credentials =
+      [&]() -> absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> {
+    absl::MutexLock lock(&mu);
+    if (++asked <= 2) return absl::FailedPreconditionError("not yet");
+    return (*id)->ChannelCredentials();
+  };
+  options.server_name = "server.jobsetd";
+  Agent agent(options, &runtime, &clock_);
+  agent.Start();
+  const absl::Time deadline = absl::Now() + absl::Seconds(20);
+  while (!agent.welcomed() && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  EXPECT_TRUE(agent.welcomed());
+  agent.Shutdown();
+  absl::MutexLock lock(&mu);
+  EXPECT_GE(asked, 3);  // 3, unless the stream dropped since
+}
+
+TEST_F(IdentityTest, FailedRenewalBacksOffAndKeepsTheOldCertificate) {
+  absl::StatusOr<std::unique_ptr<Identity>> id =
+      Identity::Open(Options(), Token(), &clock_);
+  ASSERT_THAT(id.status(), IsOk());
+  const std::string old_cert = (*id)->cert_pem();
+  {
+    absl::MutexLock lock(&server_->state().mu);
+    server_->state().renew_unavailable = true;
+  }
+  clock_.SetTime((*id)->renew_at());
+  EXPECT_THAT((*id)->RenewIfDue(clock_.Now()).status(),
+              StatusIs(absl::StatusCode::kUnavailable, HasSubstr("try later")));
+  EXPECT_THAT((*id)->RenewIfDue(clock_.Now()),
+              jobset::testing::IsOkAndHolds(false));  // backing off
+  {
+    absl::MutexLock lock(&server_->state().mu);
+    EXPECT_EQ(server_->state().renew_calls, 1);
+    server_->state().renew_unavailable = false;
+  }
+  EXPECT_EQ((*id)->cert_pem(), old_cert);
+  EXPECT_EQ(ReadFile(File("node.crt")), old_cert);
+  clock_.Advance(Identity::Options().renew_min_backoff);
+  EXPECT_THAT((*id)->RenewIfDue(clock_.Now()),
+              jobset::testing::IsOkAndHolds(true));
+  EXPECT_NE((*id)->cert_pem(), old_cert);
+}
+
+TEST_F(IdentityTest, ExpiredCertificateIsNotRenewed) {
+  absl::StatusOr<std::unique_ptr<Identity>> id =
+      Identity::Open(Options(), Token(), &clock_);
+  ASSERT_THAT(id.status(), IsOk());
+  clock_.SetTime((*id)->not_after());
+  EXPECT_THAT((*id)->RenewIfDue(clock_.Now()).status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("re-join needed")));
+  absl::MutexLock lock(&server_->state().mu);
+  EXPECT_EQ(server_->state().renew_calls, 0);
+}
+
+TEST_F(IdentityTest, GarbageFilesAreClearErrors) {
+  ASSERT_THAT(Identity::Open(Options(), Token(), &clock_).status(), IsOk());
+  const std::string cert = ReadFile(File("node.crt"));
+  const std::string key = ReadFile(File("node.key"));
+  struct Case {
+    std::string file;
+    std::string data;
+    std::string message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"node.crt", "garbage", "node.crt is not a certificate"},
+           {"ca.crt", "-----BEGIN CERTIFICATE-----\nAAAA\n",
+            "ca.crt is not a "
+            "certificate"},
+           {"node.key", "garbage", "node.key is not the key of"},
+           {"node.key", std::string(2 << 20, 'x'),
+            "node.key: not a regular "
+            "file of at most"},
+       }) {
+    SCOPED_TRACE(c.file + ": " + c.message);
+    const std::string before = ReadFile(File(c.file));
+    WriteFile(File(c.file), c.data);
+    // Not joined over, even with a token: someone should look.
+    EXPECT_THAT(
+        Identity::Open(Options(), Token(), &clock_).status(),
+        StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(c.message)));
+    WriteFile(File(c.file), before);
+  }
+  WriteFile(File("node-secret"), "short");
+  unlink(File("node.crt").c_str());
+  EXPECT_THAT(Identity::Open(Options(), Token(), &clock_).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("node-secret: not a node secret")));
+  absl::MutexLock lock(&server_->state().mu);
+  EXPECT_EQ(server_->state().join_calls, 1);
+}
+
+TEST_F(IdentityTest, ChannelCredentialsRefusesAMismatchedKey) {
+  absl::StatusOr<std::unique_ptr<Identity>> id =
+      Identity::Open(Options(), Token(), &clock_);
+  ASSERT_THAT(id.status(), IsOk());
+  absl::StatusOr<std::string> other = auth::GeneratePrivateKey();
+  ASSERT_THAT(other.status(), IsOk());
+  WriteFile(File("node.key"), *other);
+  EXPECT_THAT((*id)->ChannelCredentials().status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("node.key is not the key of")));
+  WriteFile(File("node.key"), "garbage");
+  EXPECT_FALSE((*id)->ChannelCredentials().ok());
+}
+
+TEST_F(IdentityTest, AnInterruptedRenewalIsFinishedOnLoad) {
+  ASSERT_THAT(Identity::Open(Options(), Token(), &clock_).status(), IsOk());
+  const std::string key = ReadFile(File("node.key"));
+  absl::StatusOr<std::string> other = auth::GeneratePrivateKey();
+  ASSERT_THAT(other.status(), IsOk());
+  // node.crt was replaced, node.key not yet: node.key.next is its key.
+  WriteFile(File("node.key"), *other);
+  WriteFile(File("node.key.next"), key);
+  ASSERT_THAT(Identity::Load(Options(), &clock_).status(), IsOk());
+  EXPECT_EQ(ReadFile(File("node.key")), key);
+  EXPECT_FALSE(Exists(File("node.key.next")));
+  // node.crt was not replaced yet: node.key.next is dropped.
+  WriteFile(File("node.key.next"), *other);
+  ASSERT_THAT(Identity::Load(Options(), &clock_).status(), IsOk());
+  EXPECT_EQ(ReadFile(File("node.key")), key);
+  EXPECT_FALSE(Exists(File("node.key.next")));
+}
+
+TEST_F(IdentityTest, UnreachableServerIsRetriedUntilTheJoinTimeout) {
+  // A port nothing listens on: the fake server's, once it is gone.
+  Identity::Options options = Options();
+  server_.reset();
+  options.join_timeout = absl::Milliseconds(300);
+  options.min_backoff = absl::Milliseconds(50);
+  EXPECT_THAT(Identity::Open(options, Token(), &clock_).status(),
+              StatusIs(absl::StatusCode::kUnavailable,
+                       HasSubstr("cannot reach jobsetd at")));
+}
+
+TEST(IsLoopbackTargetTest, Table) {
+  EXPECT_TRUE(IsLoopbackTarget("127.0.0.1:7070"));
+  EXPECT_TRUE(IsLoopbackTarget("127.1.2.3:7070"));
+  EXPECT_TRUE(IsLoopbackTarget("localhost:7070"));
+  EXPECT_TRUE(IsLoopbackTarget("[::1]:7070"));
+  EXPECT_FALSE(IsLoopbackTarget("10.0.0.1:7070"));
+  EXPECT_FALSE(IsLoopbackTarget("0.0.0.0:7070"));
+  EXPECT_FALSE(IsLoopbackTarget("[::]:7070"));
+  EXPECT_FALSE(IsLoopbackTarget("jobsetd.lab:7070"));
+  EXPECT_FALSE(IsLoopbackTarget("localhost.evil.com:7070"));
+  EXPECT_FALSE(IsLoopbackTarget(std::string("127.0.0.1\0x:1", 13)));
+  EXPECT_FALSE(IsLoopbackTarget("[::1:7070"));
+  EXPECT_FALSE(IsLoopbackTarget(""));
+}
+
+}  // namespace
+}  // namespace jobset::agent
