@@ -12,7 +12,7 @@ manifest=$(realpath "$3")
 tmp=${TEST_TMPDIR:-$(mktemp -d)}
 failures=0
 
-"$jobsetd" --listen=127.0.0.1:0 --insecure --data_dir="$tmp/data" --fsync=false \
+"$jobsetd" --listen=127.0.0.1:0 --data_dir="$tmp/data" --fsync=false \
   >"$tmp/jobsetd.out" 2>"$tmp/jobsetd.err" &
 jobsetd_pid=$!
 trap 'kill "$jobsetd_pid" 2>/dev/null; wait "$jobsetd_pid" 2>/dev/null' EXIT
@@ -26,7 +26,9 @@ if [ -z "$address" ]; then
   echo "jobsetd did not start:"; cat "$tmp/jobsetd.out" "$tmp/jobsetd.err"
   exit 1
 fi
-export JOBSET_SERVER=$address
+# Secure, as jobsetd always is: TLS and the administrator's token from the admin.conf
+# jobsetd wrote.
+export JOBSETCONFIG=$tmp/data/admin.conf
 
 # run WANT_RC CMD...: runs jobsetctl, keeps stdout in $out and stderr in $err.
 run() {
@@ -191,6 +193,53 @@ run 3 --server=127.0.0.1:1 get jobsets
 expect err "cannot reach jobsetd at 127.0.0.1:1"
 run 1 logs some-pod
 expect err "pod \"some-pod\" not found"
+
+# Users, tokens and RBAC, as an administrator sets up a team.
+run 0 create token alice --groups=team-a
+alice=$out
+[ -n "$alice" ] || { echo "FAIL: create token printed nothing"; failures=$((failures + 1)); }
+run 0 get tokens
+expect out "alice"
+cat >"$tmp/rbac.yaml" <<YAML
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: team-a-view
+  namespace: team-a
+subjects:
+- kind: Group
+  name: team-a
+  apiGroup: rbac.authorization.k8s.io
+roleRef:
+  kind: ClusterRole
+  name: view
+  apiGroup: rbac.authorization.k8s.io
+YAML
+run 0 apply -f "$tmp/rbac.yaml"
+run 0 get rolebindings -n team-a
+expect out "team-a-view"
+run 0 --token="$alice" auth can-i list jobsets -n team-a
+expect out "yes"
+run 1 --token="$alice" auth can-i create jobsets -n team-a
+expect out "no"
+run 1 --token="$alice" apply -f "$manifest" -n team-a
+expect err 'User "alice" cannot create resource "jobsets" in API group "jobset.x-k8s.io" in the namespace "team-a"'
+run 1 --token="$alice" get jobsets -n team-b
+expect err 'cannot list resource "jobsets"'
+run 1 --token=abcdefgh.0123456789abcdefghijklmnopqrstuv get jobsets
+expect err "invalid or expired token"
+run 0 delete token alice
+run 1 --token="$alice" get jobsets -n team-a
+expect err "invalid or expired token"
+# A client that trusts another CA refuses the server and never sends its token.
+if openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=other \
+  -days 1 -keyout "$tmp/other.key" -out "$tmp/other.crt" 2>/dev/null; then
+  sed 's/certificate-authority-data: .*/certificate-authority-data: '"$(base64 -w0 <"$tmp/other.crt")"'/' \
+    "$tmp/data/admin.conf" >"$tmp/wrong-ca.conf"
+  chmod 600 "$tmp/wrong-ca.conf"
+  run 3 --config="$tmp/wrong-ca.conf" get jobsets
+  expect err "cannot reach jobsetd"
+fi
 
 if [ "$failures" -ne 0 ]; then
   echo "$failures check(s) failed"

@@ -40,7 +40,7 @@ DEADLINE_JOBSET = {
 def start_jobsetd(data_dir):
     """Starts jobsetd; returns (process, address)."""
     process = subprocess.Popen(
-        [os.environ["JOBSETD"], "--listen=127.0.0.1:0", "--insecure",
+        [os.environ["JOBSETD"], "--listen=127.0.0.1:0",
          f"--data_dir={data_dir}", "--fsync=false"],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     deadline = time.monotonic() + 20
@@ -62,7 +62,9 @@ class ClientTest(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
         cls.process, cls.address = start_jobsetd(os.path.join(cls.tmp, "data"))
-        cls.client = jobset.Client(cls.address)
+        # Secure, as jobsetd always is: TLS and the admin.conf it wrote.
+        cls.config = os.path.join(cls.tmp, "data", "admin.conf")
+        cls.client = jobset.Client.from_config(cls.config)
 
     @classmethod
     def tearDownClass(cls):
@@ -107,7 +109,7 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(len(pods), 3)
         self.assertEqual(len(self.client.list_jobs("success-policy")), 2)
         # One item a page: the lists page through to the same items.
-        with jobset.Client(self.address, page_size=1) as paged:
+        with jobset.Client.from_config(self.config, page_size=1) as paged:
             self.assertEqual(
                 [p.metadata.name for p in paged.list_pods("success-policy")],
                 [p.metadata.name for p in pods])
@@ -183,6 +185,25 @@ class ClientTest(unittest.TestCase):
         with self.assertRaisesRegex(jobset.ManifestError, "not valid YAML"):
             self.client.apply("a: [")
 
+    def test_tokens_and_forbidden(self):
+        token = self.client.create_token("py-user", groups=["py-team"])
+        self.assertIn("py-user", [t.name for t in self.client.list_tokens()])
+        with jobset.Client.from_config(self.config, token=token,
+                                       namespace="team-py") as user:
+            self.assertFalse(user.can_i("create", "jobsets"))
+            with self.assertRaises(jobset.Forbidden) as caught:
+                user.apply(dict(DEADLINE_JOBSET, metadata={"name": "nope"}))
+            self.assertIn('is forbidden: User "py-user" cannot',
+                          str(caught.exception))
+        self.client.delete_token("py-user")
+        with jobset.Client.from_config(self.config, token=token) as gone:
+            with self.assertRaises(jobset.Unauthenticated):
+                gone.list()
+        with jobset.Client.from_config(self.config,
+                                       token="no-such.token") as bad:
+            with self.assertRaises(jobset.Unauthenticated):
+                bad.list()
+
     def test_unreachable_server_names_the_address(self):
         with jobset.Client("127.0.0.1:1", timeout=5) as client:
             with self.assertRaises(jobset.UnavailableError) as caught:
@@ -197,7 +218,7 @@ class ClientTest(unittest.TestCase):
                                 metadata={"name": "launched"}), f)
         run = subprocess.run(
             [sys.executable, os.environ["LAUNCH_PY"], f.name,
-             "--server", self.address, "--timeout", "30"],
+             "--config", self.config, "--timeout", "30"],
             capture_output=True, text=True, timeout=60, check=False)
         # The JobSet fails (no agents, a 1 s deadline): exit 1 with its status.
         self.assertEqual(run.returncode, 1, run.stdout + run.stderr)

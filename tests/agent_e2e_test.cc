@@ -29,6 +29,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "proto/jobset_service.grpc.pb.h"
+#include "tests/cluster_credentials.h"
 #include "tests/jobsetd_process.h"
 
 namespace jobset {
@@ -87,7 +88,7 @@ class AgentE2eTest : public ::testing::Test {
   void StartJobsetd(const std::string& listen) {
     auto jobsetd = JobsetdProcess::Start(
         {.binary = Runfile("scheduler/jobsetd"),
-         .args = {absl::StrCat("--listen=", listen), "--insecure",
+         .args = {absl::StrCat("--listen=", listen),
                   absl::StrCat("--data_dir=", dir_, "/jobsetd"),
                   "--node_lost_timeout=2s", "--heartbeat_interval=200ms",
                   "--restart_grace=3s", "--shutdown_grace=1s"},
@@ -95,8 +96,11 @@ class AgentE2eTest : public ::testing::Test {
     ASSERT_TRUE(jobsetd.ok()) << jobsetd.status();
     jobsetd_ = *std::move(jobsetd);
     address_ = jobsetd_->address();
-    stub_ = api::JobSetService::NewStub(
-        grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()));
+    absl::StatusOr<testing::ClusterCredentials> credentials =
+        testing::ReadClusterCredentials(absl::StrCat(dir_, "/jobsetd"));
+    ASSERT_TRUE(credentials.ok()) << credentials.status();
+    stub_ = api::JobSetService::NewStub(testing::SecureChannel(
+        address_, credentials->ca_pem, credentials->admin_token));
   }
 
   // Starts (or restarts) the agent of node `name` at 127.0.0.<n>.
@@ -111,6 +115,7 @@ class AgentE2eTest : public ::testing::Test {
         absl::StrCat("--node_name=", name),
         absl::StrCat("--address=127.0.0.", n),
         absl::StrCat("--work_dir=", work_dir),
+        absl::StrCat("--join_token_file=", dir_, "/jobsetd/join-token"),
         absl::StrCat("--shim=", Runfile("agent/runtime/jobset-pod-shim")),
         "--capacity=cpu=1,memory=4Gi",
         absl::StrCat("--labels=slice=s", n)};

@@ -44,6 +44,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "proto/jobset_service.grpc.pb.h"
+#include "tests/cluster_credentials.h"
 #include "tests/jobsetd_process.h"
 
 ABSL_FLAG(int, kills, 10, "How many times jobsetd is SIGKILLed and restarted");
@@ -64,7 +65,10 @@ using ::jobset::api::JobSet;
 using ::jobset::api::JobSetService;
 using ::jobset::api::ListJobSetsRequest;
 using ::jobset::api::ListJobSetsResponse;
+using ::jobset::testing::ClusterCredentials;
 using ::jobset::testing::JobsetdProcess;
+using ::jobset::testing::ReadClusterCredentials;
+using ::jobset::testing::SecureChannel;
 
 // Deadline of every Create, so that no client waits long on a dead server.
 constexpr absl::Duration kRpcDeadline = absl::Seconds(2);
@@ -104,12 +108,14 @@ JobSet TestJobSet(int client, int seq) {
       .Build();
 }
 
+// The CA and administrator token jobsetd wrote at its first start (the
+// same after every restart); set by the test before any client runs.
+ClusterCredentials* credentials = nullptr;
+
 std::unique_ptr<JobSetService::Stub> NewStub(const std::string& address) {
-  grpc::ChannelArguments args;
-  // A channel of its own per client, not one shared TCP connection.
-  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  return JobSetService::NewStub(grpc::CreateCustomChannel(
-      address, grpc::InsecureChannelCredentials(), args));
+  // A channel (one TCP connection) of its own per client.
+  return JobSetService::NewStub(
+      SecureChannel(address, credentials->ca_pem, credentials->admin_token));
 }
 
 // True for the codes a call gets when jobsetd dies under it: the Create may
@@ -299,7 +305,7 @@ TEST(CrashTest, AcknowledgedCreatesSurviveSigkill) {
   JobsetdProcess::Options options;
   options.binary = absl::GetFlag(FLAGS_jobsetd);
   if (options.binary.empty()) options.binary = JobsetdProcess::DefaultBinary();
-  options.args = {"--listen=127.0.0.1:0", "--insecure",
+  options.args = {"--listen=127.0.0.1:0",
                   absl::StrCat("--data_dir=", data_dir)};
   options.stderr_path = absl::StrCat(TestTmpDir(), "/jobsetd.stderr");
   options.startup_timeout = kMaxRestart + absl::Seconds(5);
@@ -325,6 +331,15 @@ TEST(CrashTest, AcknowledgedCreatesSurviveSigkill) {
     ASSERT_TRUE(jobsetd.ok()) << "round " << round << ": " << jobsetd.status();
     const absl::Duration restart = absl::Now() - start;
     restarts.push_back(restart);
+    absl::StatusOr<ClusterCredentials> read = ReadClusterCredentials(data_dir);
+    ASSERT_TRUE(read.ok()) << "round " << round << ": " << read.status();
+    if (credentials == nullptr) {
+      credentials = new ClusterCredentials(*read);
+    } else {
+      EXPECT_EQ(read->admin_token, credentials->admin_token)
+          << "round " << round << ": admin.conf's token changed";
+      EXPECT_EQ(read->ca_pem, credentials->ca_pem) << "round " << round;
+    }
     EXPECT_LT(restart, kMaxRestart) << "round " << round;
     EXPECT_GE((*jobsetd)->start_revision(), max_acked_revision)
         << "round " << round << ": jobsetd restarted at an older revision";

@@ -26,7 +26,7 @@ slices_restart=$(own_checkpoints "$runfiles/examples/slices-restart.yaml")
 cluster_start 4 || exit 1
 
 # 1. The leader/worker example, through the Python client's example launcher.
-if /usr/bin/python3 -B "$runfiles/examples/python/launch.py" --server="$SERVER" --timeout=60 \
+if /usr/bin/python3 -B "$runfiles/examples/python/launch.py" --config="$CONFIG" --timeout=60 \
   "$runfiles/examples/leader-workers.yaml" >"$CLUSTER_DIR/launch.out" 2>&1; then
   pass "examples/leader-workers.yaml completed (examples/python/launch.py)"
 else
@@ -149,7 +149,7 @@ for _ in $(seq 1 100); do
   [ -n "$talk" ] && break
   sleep 0.1
 done
-followed=$(timeout 30 "$BIN/cli/jobsetctl" --server="$SERVER" logs -f "$talk" 2>&1)
+followed=$(timeout 30 "$BIN/cli/jobsetctl" --config="$CONFIG" logs -f "$talk" 2>&1)
 if [ "$(echo "$followed" | grep -c '^line')" = 5 ]; then
   pass "jobsetctl logs -f followed $talk to its end (5 lines)"
 else

@@ -5,8 +5,13 @@
 #   AGENT_FLAGS="--metrics_listen=127.0.0.1:0"   # optional, for every agent
 #   cluster_start 4 [jobsetd flags...]   # node-1..N at 127.0.0.2.., odd/even halves as
 #                                        # slice-a / slice-b (cloud.google.com/gke-nodepool),
-#                                        # cpu=1 each; sets SERVER
-#   ctl get nodes                        # jobsetctl against it
+#                                        # cpu=1 each; sets SERVER and
+#                                        # CONFIG (jobsetd's admin.conf)
+#   ctl get nodes                        # jobsetctl against it, as the admin
+#
+# Secure as on real hosts: jobsetd serves TLS, the agents join with its join token
+# ($CLUSTER_DIR/jobsetd/join-token) and connect with their node certificates, and
+# jobsetctl uses the admin.conf jobsetd wrote.
 #   cluster_stop                         # deletes every JobSet (their pods stop), then
 #                                        # SIGTERMs what cluster_start started
 #   own_checkpoints EXAMPLE              # EXAMPLE (examples/slices-restart.yaml) rewritten
@@ -17,8 +22,9 @@
 
 CLUSTER_PIDS=()
 SERVER=""
+CONFIG=""
 
-ctl() { "$BIN/cli/jobsetctl" --server="$SERVER" "$@"; }
+ctl() { "$BIN/cli/jobsetctl" --config="$CONFIG" "$@"; }
 
 # Tests run slices-restart side by side (and tools/demo runs it too): each checkpoints
 # to a directory of its own, or one resumes from another's checkpoints and never fails.
@@ -33,7 +39,7 @@ cluster_start() {
   local n=$1
   shift
   mkdir -p "$CLUSTER_DIR"
-  "$BIN/scheduler/jobsetd" --listen=127.0.0.1:0 --insecure --data_dir="$CLUSTER_DIR/jobsetd" \
+  "$BIN/scheduler/jobsetd" --listen=127.0.0.1:0 --data_dir="$CLUSTER_DIR/jobsetd" \
     --node_lost_timeout=5s --restart_grace=5s "$@" \
     >"$CLUSTER_DIR/jobsetd.out" 2>"$CLUSTER_DIR/jobsetd.err" &
   CLUSTER_PIDS+=($!)
@@ -48,6 +54,7 @@ cluster_start() {
     cat "$CLUSTER_DIR/jobsetd.err" >&2
     return 1
   fi
+  CONFIG="$CLUSTER_DIR/jobsetd/admin.conf"
   local i slice
   for i in $(seq 1 "$n"); do
     slice=slice-a
@@ -55,7 +62,8 @@ cluster_start() {
     "$BIN/agent/jobset-agent" --scheduler="$SERVER" --node_name="node-$i" \
       --address="127.0.0.$((i + 1))" --capacity=cpu=1,memory=2Gi \
       --labels="cloud.google.com/gke-nodepool=$slice" --work_dir="$CLUSTER_DIR/node-$i" \
-      --shim="$BIN/agent/runtime/jobset-pod-shim" ${AGENT_FLAGS:-} \
+      --shim="$BIN/agent/runtime/jobset-pod-shim" \
+      --join_token_file="$CLUSTER_DIR/jobsetd/join-token" ${AGENT_FLAGS:-} \
       >"$CLUSTER_DIR/node-$i.out" 2>"$CLUSTER_DIR/node-$i.err" &
     CLUSTER_PIDS+=($!)
   done
@@ -85,4 +93,5 @@ cluster_stop() {
   for pid in "${CLUSTER_PIDS[@]}"; do wait "$pid" 2>/dev/null; done
   CLUSTER_PIDS=()
   SERVER=""
+  CONFIG=""
 }

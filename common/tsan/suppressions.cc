@@ -26,5 +26,12 @@ extern "C" const char* __tsan_default_suppressions() {
       // A status's message and payloads live in absl::Cords: TryCancel on one
       // thread builds the CANCELLED status that a gRPC thread later copies out
       // (Cord::CopyToArraySlowPath's memcpy), handed over inside gRPC.
-      "called_from_lib:libabsl_cord.so\n";
+      "called_from_lib:libabsl_cord.so\n"
+      // OpenSSL (under gRPC's TLS and auth/pki) keeps its own locks, atomics
+      // and per-thread state, uninstrumented.
+      "called_from_lib:libssl.so.3\n"
+      "called_from_lib:libcrypto.so.3\n"
+      // gRPC's own threads (its executor, the TLS handshaker's) outlive a
+      // test's last call and are joined by gRPC at exit, unseen by tsan.
+      "thread:grpc_core::Thread::Thread\n";
 }

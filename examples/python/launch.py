@@ -34,16 +34,24 @@ def describe(client, js):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("manifest", help="JobSet YAML or JSON file")
+    parser.add_argument("--config", default=None,
+                        help="client config file (default $JOBSETCONFIG, "
+                             "else ~/.config/jobset/config), as jobsetctl's")
     parser.add_argument("--server", default=None,
-                        help="jobsetd address (default $JOBSET_SERVER or "
-                             "127.0.0.1:7070)")
+                        help="jobsetd address, overriding the config's")
     parser.add_argument("--namespace", default="default")
     parser.add_argument("--timeout", type=float, default=3600,
                         help="seconds to wait for completion")
     args = parser.parse_args()
     logging.basicConfig(format="warning: %(message)s")
 
-    with jobset.Client(args.server, namespace=args.namespace) as client:
+    try:
+        client = jobset.Client.from_config(args.config, server=args.server,
+                                           namespace=args.namespace)
+    except jobset.ConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    with client:
         try:
             results = client.apply(args.manifest)
         except (jobset.ManifestError, jobset.ApiError) as e:
