@@ -220,8 +220,20 @@ absl::Status AgentHub::Persist(const api::Node& node) {
       .status();
 }
 
+absl::Status AgentHub::CheckOwnPod(const std::string& node,
+                                   const std::string& pod_uid) const {
+  auto bound = pod_nodes_.find(pod_uid);
+  if (bound == pod_nodes_.end() || bound->second == node) {
+    return absl::OkStatus();
+  }
+  return absl::PermissionDeniedError(
+      absl::StrCat("node \"", node, "\" may only report pods bound to it (pod ",
+                   pod_uid, " is not)"));
+}
+
 void AgentHub::Run(Assignment order) {
   absl::MutexLock lock(&mu_);
+  pod_nodes_[order.uid()] = order.node();
   Assignment& desired = desired_[order.node()][order.uid()];
   desired = std::move(order);
   desired.stop = false;
@@ -253,6 +265,10 @@ void AgentHub::Release(const std::string& node, const std::string& pod_uid) {
     pods->second.erase(pod_uid);
     if (pods->second.empty()) desired_.erase(pods);
   }
+  if (auto bound = pod_nodes_.find(pod_uid);
+      bound != pod_nodes_.end() && bound->second == node) {
+    pod_nodes_.erase(bound);
+  }
   auto entry = nodes_.find(node);
   if (entry != nodes_.end() && entry->second.session) {
     api::SchedulerMessage msg;
@@ -280,6 +296,13 @@ absl::StatusOr<std::shared_ptr<AgentHub::Session>> AgentHub::Connect(
   {
     absl::MutexLock lock(&mu_);
     if (closed_) return absl::UnavailableError("jobsetd is shutting down");
+    for (const api::PodReport& report : hello.pods()) {
+      if (absl::Status own = CheckOwnPod(r.name(), report.pod_uid());
+          !own.ok()) {
+        Refused("foreign_pod", own.message());
+        return own;
+      }
+    }
     NodeEntry& entry = nodes_[r.name()];
     replaced = std::exchange(entry.session, session);
     info.cordoned = entry.node.cordoned();
@@ -394,6 +417,11 @@ absl::Status AgentHub::OnMessage(Session* session,
       auto pod = pods == desired_.end() ? decltype(pods->second)::iterator()
                                         : pods->second.find(report.pod_uid());
       if (pods == desired_.end() || pod == pods->second.end()) {
+        if (absl::Status own = CheckOwnPod(session->node(), report.pod_uid());
+            !own.ok()) {
+          Refused("foreign_pod", own.message());
+          return own;  // Ends the stream.
+        }
         // Not this node's (any more): fenced, and the agent may forget it.
         Fenced();
         api::SchedulerMessage release;
@@ -407,10 +435,17 @@ absl::Status AgentHub::OnMessage(Session* session,
     }
     case api::AgentMessage::kLogChunk: {
       auto wait = log_waits_.find(msg.log_chunk().request_id());
+      if (wait == log_waits_.end()) return absl::OkStatus();  // Too late.
       // Only the node asked may answer.
-      if (wait != log_waits_.end() && wait->second.node == session->node()) {
-        wait->second.chunk = msg.log_chunk();
+      if (wait->second.node != session->node()) {
+        Refused("foreign_log", absl::StrCat("node ", session->node(),
+                                            " answered a log request for node ",
+                                            wait->second.node));
+        return absl::PermissionDeniedError(
+            absl::StrCat("node \"", session->node(),
+                         "\" may only answer log requests sent to it"));
       }
+      wait->second.chunk = msg.log_chunk();
       return absl::OkStatus();
     }
     case api::AgentMessage::kHello:

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -197,6 +198,13 @@ class AgentHub final : public AgentFleet {
   // node -> pod uid -> its order and stop mark.
   std::map<std::string, std::map<std::string, Assignment>> desired_
       ABSL_GUARDED_BY(mu_);
+  // The node each pod of desired_ is bound to, by uid: a node that speaks of
+  // another node's pod is refused (PERMISSION_DENIED), not merely fenced.
+  absl::flat_hash_map<std::string, std::string> pod_nodes_ ABSL_GUARDED_BY(mu_);
+  // kPermissionDenied if `pod_uid` is bound to a node other than `node`.
+  absl::Status CheckOwnPod(const std::string& node,
+                           const std::string& pod_uid) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   int64_t fenced_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t refused_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Time last_refusal_warning_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();

@@ -201,16 +201,22 @@ TEST_F(AgentHubTest, FencesReportsAboutPodsNotAssignedToTheNode) {
   EXPECT_EQ(hub_->fenced_reports(), 1);
   Drain(*s);
 
-  // n1 reporting n2's pod changes nothing, and is told to forget it.
+  // n1 reporting n2's pod is refused outright (a node speaks only for
+  // itself: the stream ends), and changes nothing.
   api::AgentMessage update;
   update.mutable_pod_update()->set_pod_uid("theirs");
   update.mutable_pod_update()->mutable_status()->set_phase("Failed");
-  ASSERT_THAT(hub_->OnMessage(s.get(), update), IsOk());
+  EXPECT_THAT(hub_->OnMessage(s.get(), update),
+              StatusIs(absl::StatusCode::kPermissionDenied,
+                       HasSubstr("node \"n1\" may only report pods bound")));
   EXPECT_THAT(sink_.reports, SizeIs(1));
+  // A pod no node holds any more (released) is only fenced.
+  update.mutable_pod_update()->set_pod_uid("released-long-ago");
+  ASSERT_THAT(hub_->OnMessage(s.get(), update), IsOk());
   EXPECT_EQ(hub_->fenced_reports(), 2);
   std::vector<api::SchedulerMessage> got = Drain(*s);
   ASSERT_THAT(got, SizeIs(1));
-  EXPECT_EQ(got[0].release().pod_uid(), "theirs");
+  EXPECT_EQ(got[0].release().pod_uid(), "released-long-ago");
 
   // Its own pod's report goes through, duplicates included (the controller
   // applies the first terminal one).
@@ -218,6 +224,19 @@ TEST_F(AgentHubTest, FencesReportsAboutPodsNotAssignedToTheNode) {
   ASSERT_THAT(hub_->OnMessage(s.get(), update), IsOk());
   ASSERT_THAT(hub_->OnMessage(s.get(), update), IsOk());
   EXPECT_THAT(sink_.reports, SizeIs(3));
+}
+
+TEST_F(AgentHubTest, AHelloClaimingAnotherNodesPodIsRefused) {
+  hub_->Run(OrderOn("n2", "theirs"));
+  api::Hello hello = HelloFrom("n1");
+  hello.add_pods()->set_pod_uid("theirs");
+  hello.mutable_pods(0)->mutable_status()->set_phase("Failed");
+  EXPECT_THAT(hub_->Connect(hello, [] {}).status(),
+              StatusIs(absl::StatusCode::kPermissionDenied));
+  EXPECT_THAT(sink_.reports, IsEmpty());
+  // Once released from n2, the uid is nobody's: only fenced.
+  hub_->Release("n2", "theirs");
+  EXPECT_THAT(hub_->Connect(hello, [] {}).status(), IsOk());
 }
 
 TEST_F(AgentHubTest, AStoppedPodIsWelcomedWithItsStopMarkUntilReleased) {
@@ -518,9 +537,11 @@ TEST_F(AgentHubTest, ReadsLogsFromTheNodeAskedOnly) {
     EXPECT_EQ(m.log_request().offset(), -100);
     api::AgentMessage answer;
     answer.mutable_log_chunk()->set_request_id(m.log_request().request_id());
-    // Another node cannot answer for n1.
+    // Another node cannot answer for n1: refused, its stream ended.
     answer.mutable_log_chunk()->set_data("forged");
-    ASSERT_THAT(hub_->OnMessage(n2.get(), answer), IsOk());
+    EXPECT_THAT(hub_->OnMessage(n2.get(), answer),
+                StatusIs(absl::StatusCode::kPermissionDenied,
+                         HasSubstr("may only answer log requests sent to it")));
     answer.mutable_log_chunk()->set_data("hello\n");
     answer.mutable_log_chunk()->set_next_offset(6);
     ASSERT_THAT(hub_->OnMessage(n1.get(), answer), IsOk());

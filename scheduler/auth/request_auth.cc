@@ -19,7 +19,8 @@ std::string Property(const grpc::AuthContext& auth, const char* name) {
 
 // "ipv4:10.0.0.7:53211" -> "10.0.0.7"; "ipv6:[::1]:5" -> "::1".
 std::string SourceIp(const grpc::ServerContext& context) {
-  absl::string_view peer = context.peer();
+  const std::string text = context.peer();
+  absl::string_view peer = text;
   if (!absl::ConsumePrefix(&peer, "ipv4:") &&
       !absl::ConsumePrefix(&peer, "ipv6:")) {
     return std::string(peer);

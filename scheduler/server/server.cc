@@ -27,7 +27,11 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const Options& options,
         "plaintext needs an insecure RequestAuth (--insecure)");
   }
   grpc::EnableDefaultHealthCheckService(true);
-  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  // Reflection answers anyone: only for --insecure development, never on
+  // the TLS port (where only health is open).
+  if (options.auth->insecure()) {
+    grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  }
   auto server = absl::WrapUnique(new Server(store, options));
 
   grpc::ServerBuilder builder;

@@ -23,9 +23,9 @@
 namespace jobset::scheduler {
 
 // jobsetd's front door, assembled: the store, the JobSet API over it, and a
-// gRPC server with JobSetService, the standard health service and server
-// reflection. The binary (jobsetd_main.cc) and in-process tests both start
-// one. Thread-safe.
+// gRPC server with JobSetService, the standard health service and (insecure
+// mode only) server reflection. The binary (jobsetd_main.cc) and in-process
+// tests both start one. Thread-safe.
 class Server {
  public:
   // gRPC refuses larger requests with RESOURCE_EXHAUSTED (the default of
