@@ -21,15 +21,23 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "auth/pki.h"
+#include "auth/tokens.h"
 #include "common/log.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/agent.grpc.pb.h"
+#include "proto/auth.grpc.pb.h"
+#include "tests/cluster_credentials.h"
 #include "tests/jobsetd_process.h"
 
 ABSL_FLAG(int, agents, 1000, "Simulated agents");
 ABSL_FLAG(absl::Duration, interval, absl::Seconds(1), "Heartbeat interval");
 ABSL_FLAG(absl::Duration, seconds, absl::Seconds(20), "Measured time");
 ABSL_FLAG(std::string, jobsetd, "", "jobsetd binary (default: runfiles)");
+ABSL_FLAG(bool, tls, true,
+          "As real agents: each joins with the join token and streams over "
+          "mTLS with its node certificate; false: jobsetd --insecure, "
+          "plaintext");
 
 namespace jobset {
 namespace {
@@ -66,16 +74,35 @@ int Main() {
   const std::string dir = mkdtemp(tmpl);
   testing::JobsetdProcess::Options options;
   options.binary = binary;
+  const bool tls = absl::GetFlag(FLAGS_tls);
   options.args = {
-      "--listen=127.0.0.1:0", "--insecure", absl::StrCat("--data_dir=", dir),
+      "--listen=127.0.0.1:0", absl::StrCat("--data_dir=", dir),
       "--node_lost_timeout=30s",
       absl::StrCat("--heartbeat_interval=", absl::FormatDuration(interval))};
+  if (!tls) options.args.push_back("--insecure");
   auto jobsetd = testing::JobsetdProcess::Start(options);
   if (!jobsetd.ok()) {
     JOBSET_LOG(ERROR) << jobsetd.status();
     return 1;
   }
   const std::string address = (*jobsetd)->address();
+  testing::ClusterCredentials credentials;
+  std::string credential, key;
+  if (tls) {
+    absl::StatusOr<testing::ClusterCredentials> read =
+        testing::ReadClusterCredentials(dir);
+    absl::StatusOr<auth::JoinToken> token =
+        read.ok() ? auth::ParseJoinToken(read->join_token)
+                  : absl::StatusOr<auth::JoinToken>(read.status());
+    absl::StatusOr<std::string> made = auth::GeneratePrivateKey();
+    if (!token.ok() || !made.ok()) {
+      JOBSET_LOG(ERROR) << "cannot join: " << token.status() << made.status();
+      return 1;
+    }
+    credentials = *read;
+    credential = auth::FormatToken(token->credential);
+    key = *made;  // One key for every simulated node; a CSR each.
+  }
 
   absl::Mutex mu;
   std::vector<double> rtts_ms;
@@ -84,13 +111,41 @@ int Main() {
   std::vector<std::thread> threads;
   for (int i = 0; i < n; ++i) {
     threads.emplace_back([&, i] {
-      auto stub = api::AgentService::NewStub(
-          grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+      const std::string name = absl::StrCat("sim-", i);
+      std::shared_ptr<grpc::Channel> channel;
+      if (tls) {
+        // Joins as jobset-agent does, then streams as that node.
+        absl::StatusOr<std::string> csr = auth::CreateCsr(
+            key, absl::StrCat("system:node:", name), "system:nodes");
+        if (!csr.ok()) return;
+        api::JoinNodeRequest join;
+        join.set_token(credential);
+        join.set_node_name(name);
+        join.set_csr_pem(*csr);
+        join.set_node_secret(absl::StrCat("heartbeat-bench-secret-", i));
+        api::NodeCertificate cert;
+        grpc::ClientContext join_ctx;
+        if (!api::IdentityService::NewStub(
+                 testing::SecureChannel(address, credentials.ca_pem, ""))
+                 ->JoinNode(&join_ctx, join, &cert)
+                 .ok()) {
+          return;
+        }
+        channel = testing::SecureChannel(address, credentials.ca_pem, "",
+                                         cert.cert_pem(), key);
+      } else {
+        // A connection of its own, as each real agent has.
+        grpc::ChannelArguments args;
+        args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+        channel = grpc::CreateCustomChannel(
+            address, grpc::InsecureChannelCredentials(), args);
+      }
+      auto stub = api::AgentService::NewStub(channel);
       grpc::ClientContext ctx;
       auto stream = stub->Connect(&ctx);
       api::AgentMessage hello;
       api::NodeRegistration* r = hello.mutable_hello()->mutable_node();
-      r->set_name(absl::StrCat("sim-", i));
+      r->set_name(name);
       r->set_address(
           absl::StrCat("10.", i / 65536, ".", (i / 256) % 256, ".", i % 256));
       (*r->mutable_capacity())["cpu"] = "64";
@@ -144,12 +199,13 @@ int Main() {
                                   static_cast<size_t>(p * rtts_ms.size()))];
   };
   std::printf(
-      "agents %d (connected %d), interval %s, measured %.1fs\n"
+      "%s: agents %d (connected %d), interval %s, measured %.1fs\n"
       "heartbeats %zu (%.0f/s); round trip p50 %.2f ms, p99 %.2f ms, max "
       "%.2f ms\n"
       "jobsetd CPU %.1f%% of one core; RSS %.1f MiB\n",
-      n, connected.load(), absl::FormatDuration(interval).c_str(), wall,
-      rtts_ms.size(), rtts_ms.size() / wall, pct(0.5), pct(0.99),
+      tls ? "mTLS" : "plaintext", n, connected.load(),
+      absl::FormatDuration(interval).c_str(), wall, rtts_ms.size(),
+      rtts_ms.size() / wall, pct(0.5), pct(0.99),
       rtts_ms.empty() ? 0.0 : rtts_ms.back(),
       100.0 * (after.cpu_seconds - before.cpu_seconds) / wall,
       after.rss_bytes / 1048576.0);

@@ -335,6 +335,7 @@ absl::StatusOr<CellResult> RunCell(const std::string& dir, bool fsync,
         AccessStore::Load(&store);
     if (!loaded.ok()) return loaded.status();
     access = *std::move(loaded);
+    std::filesystem::create_directories(absl::StrCat(dir, "-pki"), error);
     absl::StatusOr<ClusterPki> made =
         LoadOrCreatePki(absl::StrCat(dir, "-pki"), {}, absl::Now());
     if (!made.ok()) return made.status();
