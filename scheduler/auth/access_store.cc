@@ -5,6 +5,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/log.h"
 #include "common/status_macros.h"
 #include "store/decode.h"
 #include "store/scan.h"
@@ -88,29 +89,43 @@ absl::StatusOr<std::unique_ptr<AccessStore>> AccessStore::Load(
   return access;
 }
 
+// A stored record that does not decode is skipped, never a reason not to
+// start: each kind fails closed without it (a token that does not
+// authenticate, a binding that grants nothing; a revocation is its key).
+static absl::Status Skipped(const store::KeyValue& kv,
+                            const absl::Status& why) {
+  JOBSET_LOG(ERROR) << "skipping stored identity record " << kv.key << ": "
+                    << why;
+  return absl::OkStatus();
+}
+
 absl::Status AccessStore::LoadAll() {
   absl::MutexLock lock(&mu_);
   JOBSET_RETURN_IF_ERROR(store::ScanAll(
       *store_, kTokensPrefix,
       [&](const store::KeyValue& kv) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        JOBSET_ASSIGN_OR_RETURN(auto token,
-                                store::DecodeValue<api::StoredToken>(kv));
-        token_names_[token.info().id()] = token.info().name();
-        tokens_[token.info().name()] = std::move(token);
+        auto token = store::DecodeValue<api::StoredToken>(kv);
+        if (!token.ok()) return Skipped(kv, token.status());
+        token_names_[token->info().id()] = token->info().name();
+        tokens_[token->info().name()] = *std::move(token);
         return absl::OkStatus();
       }));
   JOBSET_ASSIGN_OR_RETURN(std::optional<store::KeyValue> join,
                           store_->Get(kJoinKey));
   if (join.has_value()) {
-    JOBSET_ASSIGN_OR_RETURN(join_,
-                            store::DecodeValue<api::StoredJoinToken>(*join));
+    auto decoded = store::DecodeValue<api::StoredJoinToken>(*join);
+    if (decoded.ok()) {
+      join_ = *std::move(decoded);
+    } else {
+      JOBSET_RETURN_IF_ERROR(Skipped(*join, decoded.status()));
+    }
   }
   JOBSET_RETURN_IF_ERROR(store::ScanAll(
       *store_, kNodesPrefix,
       [&](const store::KeyValue& kv) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        JOBSET_ASSIGN_OR_RETURN(auto node,
-                                store::DecodeValue<api::NodeIdentity>(kv));
-        nodes_[node.name()] = std::move(node);
+        auto node = store::DecodeValue<api::NodeIdentity>(kv);
+        if (!node.ok()) return Skipped(kv, node.status());
+        nodes_[node->name()] = *std::move(node);
         return absl::OkStatus();
       }));
   JOBSET_RETURN_IF_ERROR(store::ScanAll(
@@ -122,11 +137,10 @@ absl::Status AccessStore::LoadAll() {
   return store::ScanAll(
       *store_, kRbacPrefix,
       [&](const store::KeyValue& kv) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        JOBSET_ASSIGN_OR_RETURN(auto object,
-                                store::DecodeValue<api::RbacObject>(kv));
-        if (absl::Status put = rbac_.Put(object); !put.ok()) {
-          return absl::DataLossError(absl::StrCat(
-              kv.key, ": stored RBAC object refused: ", put.message()));
+        auto object = store::DecodeValue<api::RbacObject>(kv);
+        if (!object.ok()) return Skipped(kv, object.status());
+        if (absl::Status put = rbac_.Put(*object); !put.ok()) {
+          return Skipped(kv, put);
         }
         return absl::OkStatus();
       });

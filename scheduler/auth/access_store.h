@@ -31,7 +31,8 @@ namespace jobset::scheduler {
 // the records' only writer. Thread-safe.
 class AccessStore {
  public:
-  // The stored records: kDataLoss naming the key if one does not decode.
+  // The stored records (one that does not decode is logged and skipped);
+  // an error only if the store cannot be read.
   static absl::StatusOr<std::unique_ptr<AccessStore>> Load(store::Store* store);
 
   // ---- users' bearer tokens ----
