@@ -60,14 +60,14 @@ rules:
 - verb: [get]
 )"),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("verb")));
-  EXPECT_THAT(ParseRbacDocument(R"(
+  EXPECT_THAT(
+      ParseRbacDocument(R"(
 apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding
 metadata: {name: b}
 roleRef: [not, a, map]
 )"),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("roleRef")));
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("roleRef")));
 }
 
 TEST(ParseRbacDocumentTest, RefusesOtherKindsAndVersions) {
