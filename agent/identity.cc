@@ -194,6 +194,16 @@ std::unique_ptr<api::IdentityService::Stub> IdentityStub(
       grpc::CreateCustomChannel(target, std::move(credentials), args));
 }
 
+// How many "-----BEGIN" lines `pem` holds.
+size_t CountPemBlocks(absl::string_view pem) {
+  size_t n = 0;
+  for (size_t at = pem.find("-----BEGIN"); at != absl::string_view::npos;
+       at = pem.find("-----BEGIN", at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
 // TLS that accepts any server certificate: only for GetClusterInfo, whose
 // answer is checked against the join token's pin before it is trusted.
 std::shared_ptr<grpc::ChannelCredentials> UnverifiedTls() {
@@ -409,7 +419,16 @@ absl::StatusOr<std::unique_ptr<Identity>> Identity::Join(
       ca_pem = info.ca_pem();
     }
     if (last.ok()) {
-      // 2. Nothing secret goes out unless the CA is the one pinned.
+      // 2. Nothing secret goes out unless the CA is the one pinned. It must
+      // be alone: the pin covers the first certificate only, and any other
+      // in the bundle would be trusted as a root too (an impostor's CA
+      // appended after the real one).
+      if (size_t blocks = CountPemBlocks(ca_pem); blocks != 1) {
+        return absl::PermissionDeniedError(absl::StrCat(
+            "the server at ", options.scheduler, " offers ", blocks,
+            " PEM blocks as its CA; a join token pins exactly one "
+            "certificate"));
+      }
       absl::StatusOr<std::string> offered = auth::SpkiSha256(ca_pem);
       if (!offered.ok()) {
         return absl::PermissionDeniedError(absl::StrCat(

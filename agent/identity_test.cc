@@ -380,6 +380,26 @@ TEST_F(IdentityTest, ServerWithAnotherCaThanItOffersIsRefused) {
   EXPECT_EQ(impostor.state().join_calls, 0);
 }
 
+TEST_F(IdentityTest, ACaBundleWithTheImpostorsCaAppendedIsRefused) {
+  // The pinned CA first (its hash matches), the impostor's own after it:
+  // trusting the bundle would let the impostor's certificate verify.
+  absl::StatusOr<auth::KeyAndCert> other = auth::CreateCa("impostor", Now());
+  ASSERT_THAT(other.status(), IsOk());
+  FakeJobsetd impostor(*other, *other);
+  {
+    absl::MutexLock lock(&impostor.state().mu);
+    impostor.state().offered_ca_pem =
+        absl::StrCat(ca_.cert_pem, other->cert_pem);
+  }
+  Identity::Options options = Options();
+  options.scheduler = impostor.target();
+  EXPECT_THAT(Identity::Open(options, Token(), &clock_).status(),
+              StatusIs(absl::StatusCode::kPermissionDenied,
+                       HasSubstr("pins exactly one certificate")));
+  absl::MutexLock lock(&impostor.state().mu);
+  EXPECT_EQ(impostor.state().join_calls, 0);
+}
+
 TEST_F(IdentityTest, WrongSecretSurfacesTheServersMessageAtOnce) {
   EXPECT_THAT(
       Identity::Open(Options(), Token("ffffffffffffffff"), &clock_).status(),
