@@ -306,6 +306,26 @@ TEST_F(SecurityE2eTest, S11S19AnonymousAndBadTokensAreUnauthenticated) {
   EXPECT_EQ(CountJobSets("default"), 0);
 }
 
+// S25: guessing is slowed: after 100 bad credentials in a minute the
+// address is refused whatever it sends (other addresses are not: the
+// limiter's unit test).
+TEST_F(SecurityE2eTest, S25ManyBadTokensFromOneAddressAreRefusedForAWhile) {
+  auto guess = As("aaaaaaaa.0123456789abcdefghijklmnopqrstuv");
+  for (int i = 0; i < 100; ++i) {
+    ASSERT_EQ(CreateJobSet(guess, "default", "x").error_code(),
+              grpc::StatusCode::UNAUTHENTICATED)
+        << "attempt " << i;
+  }
+  grpc::Status limited = CreateJobSet(guess, "default", "x");
+  EXPECT_EQ(limited.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(limited.error_message(),
+              HasSubstr("too many failed authentications from 127.0.0.1"));
+  EXPECT_EQ(CreateJobSet(Admin(), "default", "x").error_code(),
+            grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(Join("n1", JoinCredential()).status().code(),
+            absl::StatusCode::kResourceExhausted);
+}
+
 // S13, S14, S15: view and edit users confined to what their bindings say,
 // refused in Kubernetes' words.
 TEST_F(SecurityE2eTest, S13S14S15RbacConfinesUsers) {

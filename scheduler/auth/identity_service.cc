@@ -51,13 +51,13 @@ absl::StatusOr<api::NodeCertificate> IdentityServiceImpl::Issue(
   return out;
 }
 
-grpc::Status IdentityServiceImpl::JoinNode(grpc::ServerContext*,
+grpc::Status IdentityServiceImpl::JoinNode(grpc::ServerContext* context,
                                            const api::JoinNodeRequest* request,
                                            api::NodeCertificate* response) {
   const absl::Time now = auth_->clock()->Now();
   // The token first: nothing about names is said to whoever lacks it.
   if (absl::Status token =
-          auth_->access()->CheckJoinCredential(request->token(), now);
+          auth_->CheckJoinCredential(*context, request->token());
       !token.ok()) {
     return ToGrpcStatus(token);
   }

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "auth/pki.h"
+#include "common/status_macros.h"
 #include "grpcpp/security/auth_context.h"
 
 namespace jobset::scheduler {
@@ -83,12 +84,27 @@ absl::StatusOr<std::optional<Caller>> FromCertificate(
 
 }  // namespace
 
+absl::Status RequestAuth::CheckJoinCredential(
+    const grpc::ServerContext& context, absl::string_view credential) const {
+  const absl::Time now = options_.clock->Now();
+  const std::string ip = SourceIp(context);
+  JOBSET_RETURN_IF_ERROR(failures_.Check(ip, now));
+  absl::Status checked = options_.access->CheckJoinCredential(credential, now);
+  if (!checked.ok()) failures_.Failed(ip, now);
+  return checked;
+}
+
 absl::StatusOr<Caller> RequestAuth::Authenticate(
     const grpc::ServerContext& context) const {
   const absl::Time now = options_.clock->Now();
+  const std::string ip = SourceIp(context);
+  JOBSET_RETURN_IF_ERROR(failures_.Check(ip, now));
   absl::StatusOr<std::optional<Caller>> from_cert =
       FromCertificate(context, *options_.access, now);
-  if (!from_cert.ok()) return from_cert.status();
+  if (!from_cert.ok()) {
+    failures_.Failed(ip, now);
+    return from_cert.status();
+  }
   if (from_cert->has_value()) return **from_cert;
 
   const auto& metadata = context.client_metadata();
@@ -101,7 +117,10 @@ absl::StatusOr<Caller> RequestAuth::Authenticate(
     }
     absl::StatusOr<auth::UserInfo> user =
         options_.access->AuthenticateToken(value, now);
-    if (!user.ok()) return user.status();
+    if (!user.ok()) {
+      failures_.Failed(ip, now);
+      return user.status();
+    }
     Caller caller;
     caller.method = "token";
     caller.credential_id =

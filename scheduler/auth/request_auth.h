@@ -11,6 +11,7 @@
 #include "grpcpp/server_context.h"
 #include "scheduler/auth/access_store.h"
 #include "scheduler/auth/audit_log.h"
+#include "scheduler/auth/failure_limiter.h"
 
 namespace jobset::scheduler {
 
@@ -37,7 +38,9 @@ struct Caller {
 // CN, groups = O), then a bearer token ("authorization: Bearer
 // <id>.<secret>" metadata). Neither: kUnauthenticated. In insecure mode
 // (plaintext, loopback only) a caller without a token is the development
-// administrator (system:masters).
+// administrator (system:masters). An address that sent 100 bad
+// credentials within a minute is refused (RESOURCE_EXHAUSTED) for the rest
+// of that minute.
 //
 // Authorization: Kubernetes RBAC over the AccessStore; nodes may call
 // nothing but the agents' own methods. A denial is kPermissionDenied in
@@ -68,6 +71,11 @@ class RequestAuth {
   bool Allows(const Caller& caller, const auth::Attributes& attrs,
               std::string* reason) const;
 
+  // Checks a join token's credential for JoinNode (kUnauthenticated), with
+  // the same limit on failures per address as every other credential.
+  absl::Status CheckJoinCredential(const grpc::ServerContext& context,
+                                   absl::string_view credential) const;
+
   bool insecure() const { return options_.insecure; }
   AccessStore* access() const { return options_.access; }
   Clock* clock() const { return options_.clock; }
@@ -78,6 +86,9 @@ class RequestAuth {
              const auth::Attributes& attrs, bool allowed) const;
 
   Options options_;
+  // Failed credentials per source address (not a missing one: that is no
+  // guess); past the limit the address gets RESOURCE_EXHAUSTED for a while.
+  mutable FailureLimiter failures_;
 };
 
 // The development administrator of insecure mode.
