@@ -107,8 +107,9 @@ absl::Status Client::Convert(const grpc::Status& status,
               ? " (TLS handshake failed? check certificate-authority / "
                 "tls-server-name; 'certificate signed by unknown authority' "
                 "if the CA is wrong)"
-              : " (is jobsetd running there? set --server or "
-                "JOBSET_SERVER)"));
+              : " (is jobsetd running there? It serves TLS unless started "
+                "with --insecure: pass --config=<its data_dir>/admin.conf or "
+                "set JOBSETCONFIG)"));
     case grpc::StatusCode::UNAUTHENTICATED:
       return absl::UnauthenticatedError(absl::StrCat(
           "jobsetd refused the credentials: ", status.error_message(),
