@@ -440,7 +440,7 @@ int PrintObjects(const Context& ctx, absl::string_view type,
     return kExitOk;
   }
   if (items.empty()) {
-    if (ctx.invocation.Has("all-namespaces")) {
+    if (ctx.invocation.Has("all-namespaces") || type == "nodes") {
       *ctx.io.err << "No resources found\n";
     } else {
       *ctx.io.err << "No resources found in " << ctx.ns << " namespace.\n";
