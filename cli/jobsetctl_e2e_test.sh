@@ -305,6 +305,12 @@ run 1 --token="$alice" get jobsets -n team-b
 expect err 'cannot list resource "jobsets"'
 run 1 --token=abcdefgh.0123456789abcdefghijklmnopqrstuv get jobsets
 expect err "invalid or expired token"
+# version needs an authenticated caller, no role.
+run 0 --token="$alice" version
+expect out "Server Version: v0.1.0"
+run 1 --token=abcdefgh.0123456789abcdefghijklmnopqrstuv version
+expect out "Client Version: v0.1.0"
+expect err "invalid or expired token"
 run 0 delete token alice
 run 1 --token="$alice" get jobsets -n team-a
 expect err "invalid or expired token"
