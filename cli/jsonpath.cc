@@ -303,7 +303,13 @@ class Parser {
       return step;
     }
     if (ConsumeString("?(")) {
+      // Filters nest (`[?(@.a[?(@.b)])]`); a bound keeps a hostile template
+      // from exhausting the stack.
+      if (++filter_depth_ > kMaxFilterDepth) {
+        return ParseError("filters nested too deeply");
+      }
       absl::StatusOr<Filter> filter = ParseFilter();
+      --filter_depth_;
       if (!filter.ok()) return filter.status();
       SkipSpace();
       if (!Consume(']')) return ParseError("unclosed array expect ]");
@@ -435,8 +441,11 @@ class Parser {
     return operand;
   }
 
+  static constexpr int kMaxFilterDepth = 32;
+
   absl::string_view text_;
   size_t pos_ = 0;
+  int filter_depth_ = 0;
 };
 
 using Results = std::vector<const Value*>;

@@ -158,6 +158,21 @@ TEST(JsonPathTest, ParsedTemplateRunsOnSeveralValues) {
   }
 }
 
+TEST(JsonPathTest, DeeplyNestedFiltersAreRefused) {
+  std::string t = "{.items";
+  for (int i = 0; i < 10000; ++i) t += "[?(@.a";
+  absl::StatusOr<std::string> out = RenderJsonPath(t, kList);
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(out.status().message()),
+              HasSubstr("filters nested too deeply"));
+  // Shallow nesting works.
+  out = RenderJsonPath(
+      R"({.items[?(@.status.conditions[?(@.type=="Synced")])].metadata.name})",
+      kList);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(*out, "a");
+}
+
 TEST(JsonPathTest, HostileTemplatesDoNotCrash) {
   for (const std::string t :
        {"{", "}", "{[", "{..}", "{.[?(}", "{.a[?(@.b==)]}", "{.a[1:2:3:4]}",
