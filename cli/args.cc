@@ -114,14 +114,22 @@ const std::vector<CommandSpec>& Commands() {
        2},
       {"get",
        "get jobsets|jobs|pods|nodes|events|tokens|roles|rolebindings|"
-       "clusterroles|clusterrolebindings [NAME] [-o json|yaml|name] "
-       "[--jobset NAME] [-w] [-A]",
-       "Show resources as a table, or as JSON/YAML with -o.",
-       {Valued("output", 'o', "FORMAT", "json, yaml, name or wide"),
-        Switch("all-namespaces", 'A',
-               "roles and rolebindings: every namespace"),
+       "clusterroles|clusterrolebindings [NAME] "
+       "[-o json|yaml|name|wide|jsonpath=TEMPLATE] [-l SELECTOR] "
+       "[--field-selector=SELECTOR] [--jobset NAME] [-w] [-A]",
+       "Show resources as a table, or as JSON/YAML/names/JSONPath with -o.",
+       {Valued("output", 'o', "FORMAT",
+               "json, yaml, name, wide or jsonpath=TEMPLATE"),
+        Switch("all-namespaces", 'A', "every namespace"),
+        Valued("selector", 'l', "SELECTOR",
+               "label selector: app=x,tier!=db,env in (a,b),!legacy"),
+        Valued("field-selector", '\0', "SELECTOR",
+               "metadata.name, metadata.namespace, status.phase (pods, "
+               "jobsets), spec.nodeName (pods) with =, == or !="),
         Valued("jobset", '\0', "NAME", "only the children of this JobSet"),
-        Switch("watch", 'w', "after listing, stream changes (jobsets only)"),
+        Switch("watch", 'w',
+               "after listing, stream changes (jobs, pods, nodes and events "
+               "are polled every second)"),
         Valued("timeout", '\0', "DURATION",
                "stop watching after this long (default: until interrupted)")},
        1,
@@ -134,10 +142,17 @@ const std::vector<CommandSpec>& Commands() {
        2,
        2},
       {"delete",
-       "delete jobset|token|node NAME | delete -f FILE|-",
+       "delete jobset|token|node NAME | delete jobsets --all|-l SELECTOR "
+       "[-A] | delete -f FILE|-",
        "Delete a JobSet, a user's token, a node (its identity; the agent must "
-       "join again), or the JobSets and RBAC objects of a manifest.",
-       {Valued("filename", 'f', "FILE", "manifest file, or - for stdin")},
+       "join again), every JobSet of the namespace (--all) or those a label "
+       "selector matches (-l), or the JobSets and RBAC objects of a "
+       "manifest.",
+       {Valued("filename", 'f', "FILE", "manifest file, or - for stdin"),
+        Switch("all", '\0', "jobsets: every JobSet of the namespace"),
+        Valued("selector", 'l', "SELECTOR",
+               "jobsets: those whose labels match"),
+        Switch("all-namespaces", 'A', "with --all or -l: every namespace")},
        0,
        2},
       {"suspend",
@@ -216,6 +231,20 @@ const std::vector<CommandSpec>& Commands() {
        "the pod ends.",
        {Valued("container", 'c', "CONTAINER", "the container"),
         Switch("follow", 'f', "keep printing while the pod runs")},
+       1,
+       1},
+      {"version",
+       "version [--client] [-o json|yaml]",
+       "Print the client's version and, unless --client, jobsetd's.",
+       {Switch("client", '\0', "the client's version only"),
+        Valued("output", 'o', "FORMAT", "json or yaml")},
+       0,
+       0},
+      {"completion",
+       "completion bash|zsh",
+       "Print a shell completion script: source <(jobsetctl completion "
+       "bash).",
+       {},
        1,
        1},
   };

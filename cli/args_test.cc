@@ -32,6 +32,24 @@ TEST(ParseCommandLineTest, GlobalFlagsBeforeAndAfterTheVerb) {
   EXPECT_FALSE(inv->Has("watch"));
 }
 
+TEST(ParseCommandLineTest, VersionAndCompletion) {
+  auto version = Parse({"version"});
+  ASSERT_THAT(version.status(), IsOk());
+  EXPECT_EQ(version->command->verb, "version");
+  EXPECT_THAT(Parse({"version", "extra"}).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("too many arguments")));
+  auto completion = Parse({"completion", "zsh"});
+  ASSERT_THAT(completion.status(), IsOk());
+  EXPECT_THAT(completion->args, ElementsAre("zsh"));
+  EXPECT_THAT(Parse({"completion"}).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("missing arguments")));
+  EXPECT_THAT(Parse({"delete", "jobsets", "--selector"}).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("flag needs an argument: --selector")));
+}
+
 TEST(ParseCommandLineTest, FlagForms) {
   struct Case {
     std::vector<std::string> args;
@@ -52,6 +70,24 @@ TEST(ParseCommandLineTest, FlagForms) {
        "for",
        "condition=Completed"},
       {{"logs", "p", "-f"}, "follow", "true"},
+      // kubectl's get and delete flags (issue 23).
+      {{"get", "pods", "-l", "app=x,tier!=db"}, "selector", "app=x,tier!=db"},
+      {{"get", "pods", "--selector=env in (a,b)"}, "selector", "env in (a,b)"},
+      {{"get", "pods", "--field-selector", "status.phase=Pending"},
+       "field-selector",
+       "status.phase=Pending"},
+      {{"get", "pods", "-A"}, "all-namespaces", "true"},
+      {{"get", "jobs", "--all-namespaces"}, "all-namespaces", "true"},
+      {{"get", "js", "-ojsonpath={.items[*].metadata.name}"},
+       "output",
+       "jsonpath={.items[*].metadata.name}"},
+      {{"get", "js", "-o=jsonpath={.a}"}, "output", "jsonpath={.a}"},
+      {{"get", "js", "--output=jsonpath={.a=b}"}, "output", "jsonpath={.a=b}"},
+      {{"get", "nodes", "-w", "--timeout=3s"}, "timeout", "3s"},
+      {{"delete", "jobsets", "--all"}, "all", "true"},
+      {{"delete", "jobsets", "-l", "a=b", "-A"}, "all-namespaces", "true"},
+      {{"version", "--client"}, "client", "true"},
+      {{"version", "-o", "json"}, "output", "json"},
   };
   for (const Case& c : cases) {
     auto inv = Parse(c.args);

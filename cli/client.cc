@@ -258,6 +258,13 @@ absl::StatusOr<api::ListEventsResponse> Client::ListEvents(
       });
 }
 
+absl::StatusOr<api::VersionInfo> Client::GetVersion() {
+  return Unary<api::VersionInfo>(
+      "GetVersion", [&](grpc::ClientContext* c, auto* r) {
+        return jobsets_->GetVersion(c, api::GetVersionRequest(), r);
+      });
+}
+
 absl::StatusOr<api::ListNodesResponse> Client::ListNodes() {
   return Unary<api::ListNodesResponse>(
       "NodeService.ListNodes", [&](grpc::ClientContext* c, auto* r) {

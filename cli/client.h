@@ -56,6 +56,8 @@ class Client {
       const api::ListPodsRequest& request);
   absl::StatusOr<api::ListEventsResponse> ListEvents(
       const api::ListEventsRequest& request);
+  // jobsetd's version (JobSetService.GetVersion).
+  absl::StatusOr<api::VersionInfo> GetVersion();
 
   absl::StatusOr<api::ListNodesResponse> ListNodes();
   absl::StatusOr<api::Node> GetNode(const std::string& name);

@@ -2,12 +2,14 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <iterator>
 #include <limits>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -19,13 +21,20 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "absl/time/clock.h"
 #include "api/defaults.h"
+#include "api/label_selector.h"
 #include "api/manifest.h"
 #include "api/rbac_manifest.h"
+#include "cli/completion.h"
 #include "cli/describe.h"
+#include "cli/jsonpath.h"
 #include "cli/kubeconfig.h"
 #include "cli/manifest_split.h"
 #include "cli/output.h"
+#include "cli/selectors.h"
+#include "common/json_quote.h"
+#include "common/version.h"
 #include "google/protobuf/util/message_differencer.h"
 
 namespace jobset::cli {
@@ -393,6 +402,8 @@ template <typename T, typename NameOf>
 int PrintObjects(const Context& ctx, absl::string_view type,
                  const std::vector<T>& items, bool single,
                  const std::vector<Row>& table, NameOf name_of) {
+  // A named object the selectors filtered out prints as an empty list.
+  if (items.empty()) single = false;
   const std::string output = ctx.invocation.Get("output", "");
   const Kind kind = KindOf(type);
   if (output == "json" || output == "yaml") {
@@ -413,8 +424,27 @@ int PrintObjects(const Context& ctx, absl::string_view type,
     }
     return kExitOk;
   }
+  if (absl::StartsWith(output, "jsonpath=")) {
+    std::string json;
+    if (single) {
+      json = ToJson(items[0], kind.api_version, kind.kind);
+    } else {
+      std::vector<const google::protobuf::Message*> pointers;
+      for (const T& item : items) pointers.push_back(&item);
+      json = ToList(pointers, kind.api_version, kind.kind, /*yaml=*/false);
+    }
+    absl::StatusOr<std::string> text =
+        RenderJsonPath(absl::StripPrefix(output, "jsonpath="), json);
+    if (!text.ok()) return Fail(ctx, text.status());
+    *ctx.io.out << *text;
+    return kExitOk;
+  }
   if (items.empty()) {
-    *ctx.io.err << "No resources found in " << ctx.ns << " namespace.\n";
+    if (ctx.invocation.Has("all-namespaces") || type == "nodes") {
+      *ctx.io.err << "No resources found\n";
+    } else {
+      *ctx.io.err << "No resources found in " << ctx.ns << " namespace.\n";
+    }
     return kExitOk;
   }
   *ctx.io.out << FormatTable(table);
@@ -443,6 +473,174 @@ absl::Status FilterByName(std::vector<T>* items, absl::string_view name,
   return absl::OkStatus();
 }
 
+// ---- selectors, namespaces and polled watches ----
+
+// What -l/--selector and --field-selector of a get or delete ask for.
+struct Selection {
+  api::LabelSelector labels;
+  FieldSelector fields;
+  bool Empty() const { return labels.Empty() && fields.Empty(); }
+};
+
+absl::StatusOr<Selection> ParseSelection(const Context& ctx,
+                                         absl::string_view type) {
+  Selection selection;
+  absl::StatusOr<api::LabelSelector> labels =
+      api::LabelSelector::Parse(ctx.invocation.Get("selector", ""));
+  if (!labels.ok()) return labels.status();
+  selection.labels = *std::move(labels);
+  absl::StatusOr<FieldSelector> fields = FieldSelector::Parse(
+      ctx.invocation.Get("field-selector", ""), SupportedFields(type));
+  if (!fields.ok()) return fields.status();
+  selection.fields = *std::move(fields);
+  return selection;
+}
+
+// Returns the JSON form of one item, as `-o json` prints it.
+template <typename T>
+std::string ItemJson(const T& item, absl::string_view type) {
+  const Kind kind = KindOf(type);
+  return ToJson(item, kind.api_version, kind.kind);
+}
+
+// Keeps the items `selection` matches (on their JSON form, so that every
+// type is filtered on the fields and labels it prints).
+template <typename T>
+std::vector<T> Select(const Selection& selection, absl::string_view type,
+                      std::vector<T> items) {
+  if (selection.Empty()) return items;
+  std::vector<T> kept;
+  for (T& item : items) {
+    absl::StatusOr<google::protobuf::Value> json =
+        ParseJsonValue(ItemJson(item, type));
+    if (!json.ok()) continue;  // ToJson always writes JSON; never here.
+    if (selection.labels.Matches(LabelsOf(*json)) &&
+        selection.fields.Matches(*json)) {
+      kept.push_back(std::move(item));
+    }
+  }
+  return kept;
+}
+
+// The namespaces a get reads: -n's, or with -A every namespace that holds
+// a JobSet (jobs, pods and events exist only under JobSets; jobsetd lists
+// them per namespace).
+absl::StatusOr<std::vector<std::string>> Namespaces(const Context& ctx) {
+  if (!ctx.invocation.Has("all-namespaces")) return std::vector{ctx.ns};
+  api::ListJobSetsRequest request;
+  request.set_all_namespaces(true);
+  absl::StatusOr<api::ListJobSetsResponse> list = ctx.client.List(request);
+  if (!list.ok()) return list.status();
+  std::set<std::string> namespaces;
+  for (const api::JobSet& jobset : list->items()) {
+    namespaces.insert(jobset.metadata().namespace_());
+  }
+  return std::vector<std::string>(namespaces.begin(), namespaces.end());
+}
+
+// Lists with `fetch(namespace)` in each namespace of Namespaces().
+template <typename T, typename Fetch>
+absl::StatusOr<std::vector<T>> AcrossNamespaces(const Context& ctx,
+                                                Fetch fetch) {
+  absl::StatusOr<std::vector<std::string>> namespaces = Namespaces(ctx);
+  if (!namespaces.ok()) return namespaces.status();
+  std::vector<T> items;
+  for (const std::string& ns : *namespaces) {
+    absl::StatusOr<std::vector<T>> some = fetch(ns);
+    if (!some.ok()) return some.status();
+    std::move(some->begin(), some->end(), std::back_inserter(items));
+  }
+  return items;
+}
+
+// With -A, puts kubectl's NAMESPACE column first.
+template <typename T>
+std::vector<Row> WithNamespaces(const Context& ctx, std::vector<Row> rows,
+                                const std::vector<T>& items) {
+  if (!ctx.invocation.Has("all-namespaces") ||
+      rows.size() != items.size() + 1) {
+    return rows;
+  }
+  rows[0].insert(rows[0].begin(), "NAMESPACE");
+  for (size_t i = 0; i < items.size(); ++i) {
+    rows[i + 1].insert(rows[i + 1].begin(), items[i].metadata().namespace_());
+  }
+  return rows;
+}
+
+// Prints one item of a watch as -o asks: a table row (columns are not
+// aligned across rows while streaming, as with kubectl get -w), JSON,
+// YAML, its name or the JSONPath template.
+template <typename T, typename RowsOf, typename NameOf>
+int PrintWatched(const Context& ctx, absl::string_view type, const T& item,
+                 RowsOf rows_of, NameOf name_of) {
+  const std::string output = ctx.invocation.Get("output", "");
+  const Kind kind = KindOf(type);
+  if (output == "json") {
+    *ctx.io.out << ToJson(item, kind.api_version, kind.kind);
+  } else if (output == "yaml") {
+    *ctx.io.out << "---\n" << ToYaml(item, kind.api_version, kind.kind);
+  } else if (output == "name") {
+    *ctx.io.out << kind.name_prefix << name_of(item) << "\n";
+  } else if (absl::StartsWith(output, "jsonpath=")) {
+    absl::StatusOr<std::string> text =
+        RenderJsonPath(absl::StripPrefix(output, "jsonpath="),
+                       ToJson(item, kind.api_version, kind.kind));
+    if (!text.ok()) return Fail(ctx, text.status());
+    *ctx.io.out << *text;
+  } else {
+    std::vector<Row> rows = rows_of(std::vector<T>{item});
+    if (rows.size() > 1) *ctx.io.out << FormatTable({rows[1]});
+  }
+  ctx.io.out->flush();
+  return kExitOk;
+}
+
+absl::StatusOr<absl::Time> WatchDeadline(const Context& ctx);
+
+// How often a client-side watch lists again.
+constexpr absl::Duration kPollInterval = absl::Seconds(1);
+
+// `get -w` for the types jobsetd has no watch for (jobs, pods, nodes,
+// events): lists every kPollInterval and prints the items that are new or
+// changed since they were last shown (`shown`: what the caller printed).
+// Deletions are not shown, as kubectl get -w without
+// --output-watch-events. Ends at --timeout (exit 0) or on an error.
+template <typename T, typename Fetch, typename RowsOf, typename NameOf>
+int PollWatch(const Context& ctx, absl::string_view type,
+              const std::vector<T>& shown, Fetch fetch, RowsOf rows_of,
+              NameOf name_of) {
+  absl::StatusOr<absl::Time> deadline = WatchDeadline(ctx);
+  if (!deadline.ok()) return Usage(ctx, deadline.status().message());
+  auto key_of = [&](const T& item) {
+    if constexpr (requires { item.metadata().namespace_(); }) {
+      return absl::StrCat(item.metadata().namespace_(), "/", name_of(item));
+    } else {
+      return std::string(name_of(item));
+    }
+  };
+  std::map<std::string, std::string> last;
+  for (const T& item : shown) last[key_of(item)] = ItemJson(item, type);
+  while (true) {
+    const absl::Duration left = *deadline - absl::Now();
+    if (left <= absl::ZeroDuration()) return kExitOk;
+    absl::SleepFor(std::min(left, kPollInterval));
+    if (absl::Now() >= *deadline) return kExitOk;
+    absl::StatusOr<std::vector<T>> items = fetch();
+    if (!items.ok()) return Fail(ctx, items.status());
+    for (const T& item : *items) {
+      std::string json = ItemJson(item, type);
+      auto [it, added] = last.try_emplace(key_of(item), json);
+      if (!added && it->second == json) continue;
+      it->second = std::move(json);
+      if (int code = PrintWatched(ctx, type, item, rows_of, name_of);
+          code != kExitOk) {
+        return code;
+      }
+    }
+  }
+}
+
 // How often one `get -w` or `watch` starts over after falling behind.
 constexpr int kMaxRelists = 1'000;
 
@@ -467,23 +665,37 @@ int StreamJobSets(const Context& ctx, absl::string_view name,
   const std::string output = ctx.invocation.Get("output", "");
   if (header) {
     Row head = JobSetRows({}, absl::Now())[0];
+    if (ctx.invocation.Has("all-namespaces")) {
+      head.insert(head.begin(), "NAMESPACE");
+    }
     if (event_column) head.insert(head.begin(), "EVENT");
     *ctx.io.out << FormatTable({head}) << std::flush;
   }
+  absl::StatusOr<Selection> selection = ParseSelection(ctx, "jobsets");
+  if (!selection.ok()) return Fail(ctx, selection.status());
   api::WatchJobSetsRequest request;
   request.set_namespace_(ctx.ns);
+  request.set_all_namespaces(ctx.invocation.Has("all-namespaces"));
+  request.set_label_selector(ctx.invocation.Get("selector", ""));
   request.set_resource_version(resource_version);
   // The resourceVersion each JobSet was last shown at: after a relist, what
   // was shown already is not shown again.
   std::map<std::string, std::string> shown;
   for (const api::JobSet& jobset : shown_before) {
-    shown[jobset.metadata().name()] = jobset.metadata().resource_version();
+    shown[absl::StrCat(jobset.metadata().namespace_(), "/",
+                       jobset.metadata().name())] =
+        jobset.metadata().resource_version();
   }
   auto on_event = [&](const api::WatchEvent& event) {
     if (!name.empty() && event.object().metadata().name() != name) {
       return true;
     }
-    const std::string& object_name = event.object().metadata().name();
+    if (Select(*selection, "jobsets", std::vector{event.object()}).empty()) {
+      return true;
+    }
+    const std::string object_name =
+        absl::StrCat(event.object().metadata().namespace_(), "/",
+                     event.object().metadata().name());
     const std::string& version = event.object().metadata().resource_version();
     if (event.type() == "DELETED") {
       shown.erase(object_name);
@@ -492,14 +704,19 @@ int StreamJobSets(const Context& ctx, absl::string_view name,
       if (!added && it->second == version) return true;  // Relisted.
       it->second = version;
     }
-    if (output == "json" || output == "yaml") {
-      *ctx.io.out << (output == "yaml"
-                          ? absl::StrCat("---\n", ToYaml(event.object()))
-                          : ToJson(event.object()))
-                  << std::flush;
-      return true;
+    if (!output.empty() && output != "wide") {
+      return PrintWatched(
+                 ctx, "jobsets", event.object(),
+                 [](const std::vector<api::JobSet>& items) {
+                   return JobSetRows(items, absl::Now());
+                 },
+                 [](const api::JobSet& js) { return js.metadata().name(); }) ==
+             kExitOk;
     }
     Row row = JobSetRows({event.object()}, absl::Now())[1];
+    if (ctx.invocation.Has("all-namespaces")) {
+      row.insert(row.begin(), event.object().metadata().namespace_());
+    }
     if (event_column) row.insert(row.begin(), event.type());
     // Each row alone: columns are not aligned across rows while
     // streaming, as with kubectl get -w.
@@ -540,20 +757,26 @@ int GetJobSets(const Context& ctx, const std::string& name) {
   } else {
     api::ListJobSetsRequest request;
     request.set_namespace_(ctx.ns);
+    request.set_all_namespaces(ctx.invocation.Has("all-namespaces"));
+    request.set_label_selector(ctx.invocation.Get("selector", ""));
     absl::StatusOr<api::ListJobSetsResponse> list = ctx.client.List(request);
     if (!list.ok()) return Fail(ctx, list.status());
     resource_version = list->resource_version();
     items = Items(list->items());
   }
+  absl::StatusOr<Selection> selection = ParseSelection(ctx, "jobsets");
+  if (!selection.ok()) return Fail(ctx, selection.status());
+  items = Select(*selection, "jobsets", std::move(items));
   const bool watch = ctx.invocation.Has("watch");
   const std::string output = ctx.invocation.Get("output", "");
   if (watch && items.empty() && output.empty()) {
     // Still print the header, then stream.
     return StreamJobSets(ctx, name, resource_version, false, true, items);
   }
-  int code = PrintObjects(
-      ctx, "jobsets", items, !name.empty(), JobSetRows(items, absl::Now()),
-      [](const api::JobSet& js) { return js.metadata().name(); });
+  int code =
+      PrintObjects(ctx, "jobsets", items, !name.empty(),
+                   WithNamespaces(ctx, JobSetRows(items, absl::Now()), items),
+                   [](const api::JobSet& js) { return js.metadata().name(); });
   if (code != kExitOk || !watch) return code;
   return StreamJobSets(ctx, name, resource_version, false, false, items);
 }
@@ -631,15 +854,44 @@ int Get(const Context& ctx) {
                           "clusterrolebindings)"));
   }
   const std::string output = ctx.invocation.Get("output", "");
-  if (!output.empty() && output != "json" && output != "yaml" &&
-      output != "name" && output != "wide") {
+  if (output == "jsonpath" || output == "jsonpath=") {
+    return Fail(ctx, absl::InvalidArgumentError(
+                         "template format specified but no template given"));
+  }
+  if (absl::StartsWith(output, "jsonpath=")) {
+    const absl::string_view text = absl::StripPrefix(output, "jsonpath=");
+    if (absl::StatusOr<JsonPath> parsed = JsonPath::Parse(text); !parsed.ok()) {
+      return Fail(ctx, absl::InvalidArgumentError(
+                           absl::StrCat("error parsing jsonpath ", text, ", ",
+                                        parsed.status().message())));
+    }
+  } else if (!output.empty() && output != "json" && output != "yaml" &&
+             output != "name" && output != "wide") {
     return Usage(ctx, absl::StrCat("unknown output format \"", output,
-                                   "\" (use json, yaml, name or wide)"));
+                                   "\" (use json, yaml, name, wide or "
+                                   "jsonpath=TEMPLATE)"));
   }
   const std::string name =
       ctx.invocation.args.size() > 1 ? ctx.invocation.args[1] : "";
-  if (ctx.invocation.Has("watch") && *type != "jobsets") {
-    return Usage(ctx, "-w/--watch is supported for jobsets only");
+  const bool access_type = *type == "tokens" || *type == "roles" ||
+                           *type == "rolebindings" || *type == "clusterroles" ||
+                           *type == "clusterrolebindings";
+  if (ctx.invocation.Has("watch") && access_type) {
+    return Usage(ctx, absl::StrCat("-w/--watch does not apply to ", *type));
+  }
+  if (access_type && (ctx.invocation.Has("selector") ||
+                      ctx.invocation.Has("field-selector"))) {
+    return Usage(
+        ctx, absl::StrCat("-l and --field-selector do not apply to ", *type));
+  }
+  if (!name.empty() && ctx.invocation.Has("selector")) {
+    return Usage(ctx, "name cannot be provided when a selector is specified");
+  }
+  if (!name.empty() && ctx.invocation.Has("all-namespaces") &&
+      *type != "nodes") {
+    return Usage(ctx,
+                 "a resource cannot be retrieved by name across all "
+                 "namespaces");
   }
   const std::string jobset = ctx.invocation.Get("jobset", "");
   if (!jobset.empty() && *type != "jobs" && *type != "pods" &&
@@ -647,11 +899,9 @@ int Get(const Context& ctx) {
     return Usage(ctx, absl::StrCat("--jobset does not apply to ", *type));
   }
   const bool namespaced_rbac = *type == "roles" || *type == "rolebindings";
-  if (ctx.invocation.Has("all-namespaces") && !namespaced_rbac) {
-    return Usage(ctx,
-                 "-A/--all-namespaces is supported for roles and rolebindings "
-                 "only");
-  }
+  absl::StatusOr<Selection> selection = ParseSelection(ctx, *type);
+  if (!selection.ok()) return Fail(ctx, selection.status());
+  const bool watch = ctx.invocation.Has("watch");
   if (*type == "tokens") return GetTokens(ctx, name);
   if (namespaced_rbac || *type == "clusterroles" ||
       *type == "clusterrolebindings") {
@@ -660,61 +910,124 @@ int Get(const Context& ctx) {
   auto name_of = [](const auto& item) { return item.metadata().name(); };
   if (*type == "jobsets") return GetJobSets(ctx, name);
   if (*type == "jobs") {
-    api::ListJobsRequest request;
-    request.set_namespace_(ctx.ns);
-    request.set_jobset(jobset);
-    absl::StatusOr<api::ListJobsResponse> list = ctx.client.ListJobs(request);
-    if (!list.ok()) return Fail(ctx, list.status());
-    std::vector<api::Job> items = Items(list->items());
-    if (absl::Status s = FilterByName(&items, name, "jobs.batch"); !s.ok()) {
-      return Fail(ctx, s);
-    }
-    return PrintObjects(ctx, *type, items, !name.empty(),
-                        JobRows(items, absl::Now()), name_of);
+    auto fetch = [&]() -> absl::StatusOr<std::vector<api::Job>> {
+      absl::StatusOr<std::vector<api::Job>> items = AcrossNamespaces<api::Job>(
+          ctx,
+          [&](const std::string& ns) -> absl::StatusOr<std::vector<api::Job>> {
+            api::ListJobsRequest request;
+            request.set_namespace_(ns);
+            request.set_jobset(jobset);
+            absl::StatusOr<api::ListJobsResponse> list =
+                ctx.client.ListJobs(request);
+            if (!list.ok()) return list.status();
+            return Items(list->items());
+          });
+      if (!items.ok()) return items.status();
+      if (absl::Status s = FilterByName(&*items, name, "jobs.batch"); !s.ok()) {
+        return s;
+      }
+      return Select(*selection, "jobs", *std::move(items));
+    };
+    absl::StatusOr<std::vector<api::Job>> items = fetch();
+    if (!items.ok()) return Fail(ctx, items.status());
+    auto rows_of = [&](const std::vector<api::Job>& jobs) {
+      return WithNamespaces(ctx, JobRows(jobs, absl::Now()), jobs);
+    };
+    int code = PrintObjects(ctx, *type, *items, !name.empty(), rows_of(*items),
+                            name_of);
+    if (code != kExitOk || !watch) return code;
+    return PollWatch(ctx, *type, *items, fetch, rows_of, name_of);
   }
   if (*type == "pods") {
-    api::ListPodsRequest request;
-    request.set_namespace_(ctx.ns);
-    request.set_jobset(jobset);
-    absl::StatusOr<api::ListPodsResponse> list = ctx.client.ListPods(request);
-    if (!list.ok()) return Fail(ctx, list.status());
-    std::vector<api::Pod> items = Items(list->items());
-    if (absl::Status s = FilterByName(&items, name, "pods"); !s.ok()) {
-      return Fail(ctx, s);
-    }
-    return PrintObjects(ctx, *type, items, !name.empty(),
-                        PodRows(items, absl::Now()), name_of);
+    auto fetch = [&]() -> absl::StatusOr<std::vector<api::Pod>> {
+      absl::StatusOr<std::vector<api::Pod>> items = AcrossNamespaces<api::Pod>(
+          ctx,
+          [&](const std::string& ns) -> absl::StatusOr<std::vector<api::Pod>> {
+            api::ListPodsRequest request;
+            request.set_namespace_(ns);
+            request.set_jobset(jobset);
+            absl::StatusOr<api::ListPodsResponse> list =
+                ctx.client.ListPods(request);
+            if (!list.ok()) return list.status();
+            return Items(list->items());
+          });
+      if (!items.ok()) return items.status();
+      if (absl::Status s = FilterByName(&*items, name, "pods"); !s.ok()) {
+        return s;
+      }
+      return Select(*selection, "pods", *std::move(items));
+    };
+    absl::StatusOr<std::vector<api::Pod>> listed = fetch();
+    if (!listed.ok()) return Fail(ctx, listed.status());
+    std::vector<api::Pod> items = *std::move(listed);
+    auto rows_of = [&](const std::vector<api::Pod>& pods) {
+      return WithNamespaces(ctx, PodRows(pods, absl::Now()), pods);
+    };
+    int code =
+        PrintObjects(ctx, *type, items, !name.empty(), rows_of(items), name_of);
+    if (code != kExitOk || !watch) return code;
+    return PollWatch(ctx, *type, items, fetch, rows_of, name_of);
   }
   if (*type == "events") {
     if (!name.empty()) return Usage(ctx, "get events takes no NAME");
-    api::ListEventsRequest request;
-    request.set_namespace_(ctx.ns);
-    request.set_jobset(jobset);
-    absl::StatusOr<api::ListEventsResponse> list =
-        ctx.client.ListEvents(request);
-    if (!list.ok()) return Fail(ctx, list.status());
-    std::vector<api::Event> items = Items(list->items());
-    return PrintObjects(ctx, *type, items, false, EventRows(items, absl::Now()),
-                        name_of);
+    auto fetch = [&]() -> absl::StatusOr<std::vector<api::Event>> {
+      absl::StatusOr<std::vector<api::Event>> items =
+          AcrossNamespaces<api::Event>(
+              ctx,
+              [&](const std::string& ns)
+                  -> absl::StatusOr<std::vector<api::Event>> {
+                api::ListEventsRequest request;
+                request.set_namespace_(ns);
+                request.set_jobset(jobset);
+                absl::StatusOr<api::ListEventsResponse> list =
+                    ctx.client.ListEvents(request);
+                if (!list.ok()) return list.status();
+                return Items(list->items());
+              });
+      if (!items.ok()) return items.status();
+      return Select(*selection, "events", *std::move(items));
+    };
+    absl::StatusOr<std::vector<api::Event>> items = fetch();
+    if (!items.ok()) return Fail(ctx, items.status());
+    auto rows_of = [&](const std::vector<api::Event>& events) {
+      return WithNamespaces(ctx, EventRows(events, absl::Now()), events);
+    };
+    int code =
+        PrintObjects(ctx, *type, *items, false, rows_of(*items), name_of);
+    if (code != kExitOk || !watch) return code;
+    return PollWatch(ctx, *type, *items, fetch, rows_of, name_of);
   }
   // Nodes.
-  std::vector<api::Node> items;
-  if (!name.empty()) {
-    absl::StatusOr<api::Node> node = ctx.client.GetNode(name);
-    if (!node.ok()) return Fail(ctx, node.status());
-    items.push_back(*std::move(node));
-  } else {
-    absl::StatusOr<api::ListNodesResponse> list = ctx.client.ListNodes();
-    if (!list.ok()) return Fail(ctx, list.status());
-    items = Items(list->nodes());
-  }
-  if (items.empty() && output.empty()) {
+  auto fetch_nodes = [&]() -> absl::StatusOr<std::vector<api::Node>> {
+    std::vector<api::Node> items;
+    if (!name.empty()) {
+      absl::StatusOr<api::Node> node = ctx.client.GetNode(name);
+      if (!node.ok()) return node.status();
+      items.push_back(*std::move(node));
+    } else {
+      absl::StatusOr<api::ListNodesResponse> list = ctx.client.ListNodes();
+      if (!list.ok()) return list.status();
+      items = Items(list->nodes());
+    }
+    return Select(*selection, "nodes", std::move(items));
+  };
+  absl::StatusOr<std::vector<api::Node>> listed = fetch_nodes();
+  if (!listed.ok()) return Fail(ctx, listed.status());
+  std::vector<api::Node> items = *std::move(listed);
+  auto node_name = [](const api::Node& node) {
+    return node.registration().name();
+  };
+  auto node_rows = [](const std::vector<api::Node>& nodes) {
+    return NodeRows(nodes, absl::Now());
+  };
+  if (items.empty() && output.empty() && !watch) {
     *ctx.io.err << "No nodes registered.\n";
     return kExitOk;
   }
-  return PrintObjects(
-      ctx, *type, items, !name.empty(), NodeRows(items, absl::Now()),
-      [](const api::Node& node) { return node.registration().name(); });
+  int code = PrintObjects(ctx, *type, items, !name.empty(), node_rows(items),
+                          node_name);
+  if (code != kExitOk || !watch) return code;
+  return PollWatch(ctx, *type, items, fetch_nodes, node_rows, node_name);
 }
 
 // ---- the JobSet verbs ----
@@ -744,11 +1057,62 @@ int Describe(const Context& ctx) {
   return kExitOk;
 }
 
+// delete jobsets --all | -l SELECTOR [-A]: lists what matches, then
+// deletes each (one already gone meanwhile is passed over).
+int DeleteSelected(const Context& ctx) {
+  const std::vector<std::string>& args = ctx.invocation.args;
+  const bool all = ctx.invocation.Has("all");
+  if (all && ctx.invocation.Has("selector")) {
+    return Usage(ctx, "setting 'all' parameter but found a non empty selector");
+  }
+  if (args.size() > 1) {
+    return Usage(ctx, all ? "name cannot be provided when --all is specified"
+                          : "name cannot be provided when a selector is "
+                            "specified");
+  }
+  if (args.empty() || !IsJobSetType(ctx)) {
+    return Usage(ctx,
+                 "--all and -l apply to jobsets only (delete jobsets "
+                 "--all)");
+  }
+  api::ListJobSetsRequest request;
+  request.set_namespace_(ctx.ns);
+  request.set_all_namespaces(ctx.invocation.Has("all-namespaces"));
+  request.set_label_selector(ctx.invocation.Get("selector", ""));
+  absl::StatusOr<api::ListJobSetsResponse> list = ctx.client.List(request);
+  if (!list.ok()) return Fail(ctx, list.status());
+  if (list->items().empty()) {
+    *ctx.io.err << "No resources found\n";
+    return kExitOk;
+  }
+  int exit_code = kExitOk;
+  for (const api::JobSet& jobset : list->items()) {
+    api::DeleteJobSetRequest del;
+    del.set_namespace_(jobset.metadata().namespace_());
+    del.set_name(jobset.metadata().name());
+    absl::StatusOr<api::JobSet> deleted = ctx.client.Delete(del);
+    if (!deleted.ok()) {
+      if (deleted.status().code() == absl::StatusCode::kNotFound) continue;
+      exit_code = Fail(ctx, deleted.status());
+      if (exit_code == kExitUnreachable) return exit_code;
+      continue;
+    }
+    *ctx.io.out << kJobSetResource << " \"" << del.name() << "\" deleted\n";
+  }
+  return exit_code;
+}
+
 int Delete(const Context& ctx) {
   const std::vector<std::string>& args = ctx.invocation.args;
   if (ctx.invocation.Has("filename")) {
     if (!args.empty()) return Usage(ctx, "delete -f takes no arguments");
     return ApplyFile(ctx, FileMode::kDelete);
+  }
+  if (ctx.invocation.Has("all") || ctx.invocation.Has("selector")) {
+    return DeleteSelected(ctx);
+  }
+  if (args.size() == 1 && CanonicalType(args[0]).has_value()) {
+    return Usage(ctx, "resource(s) were provided, but no name was specified");
   }
   if (args.size() != 2) {
     return Usage(
@@ -960,6 +1324,66 @@ int Logs(const Context& ctx) {
     ctx.io.out->flush();
   });
   if (!status.ok()) return Fail(ctx, status);
+  return kExitOk;
+}
+
+// ---- version ----
+
+// {"major": ..., "minor": ..., "gitVersion": ..., "platform": ...} at
+// `indent`.
+std::string VersionJson(const api::VersionInfo& v, absl::string_view indent) {
+  return absl::StrCat(
+      "{\n", indent, "  \"major\": ", JsonQuote(v.major()), ",\n", indent,
+      "  \"minor\": ", JsonQuote(v.minor()), ",\n", indent,
+      "  \"gitVersion\": ", JsonQuote(v.git_version()), ",\n", indent,
+      "  \"platform\": ", JsonQuote(v.platform()), "\n", indent, "}");
+}
+
+std::string VersionYaml(const api::VersionInfo& v) {
+  return absl::StrCat("  gitVersion: ", v.git_version(), "\n  major: \"",
+                      v.major(), "\"\n  minor: \"", v.minor(),
+                      "\"\n  platform: ", v.platform(), "\n");
+}
+
+api::VersionInfo ClientVersion() {
+  api::VersionInfo v;
+  v.set_major(std::string(kVersionMajor));
+  v.set_minor(std::string(kVersionMinor));
+  v.set_git_version(std::string(kGitVersion));
+  v.set_platform(std::string(kPlatform));
+  return v;
+}
+
+// Prints the versions as kubectl version does; `server` is null with
+// --client. The client's is printed even when the server cannot be asked.
+int PrintVersion(const Invocation& invocation, const Io& io, Client* client) {
+  const std::string output = invocation.Get("output", "");
+  if (!output.empty() && output != "json" && output != "yaml") {
+    *io.err << "error: --output must be 'yaml' or 'json'\n";
+    return kExitUsage;
+  }
+  absl::StatusOr<api::VersionInfo> server = absl::UnavailableError("not asked");
+  if (client != nullptr) server = client->GetVersion();
+  const api::VersionInfo mine = ClientVersion();
+  if (output == "json") {
+    *io.out << "{\n  \"clientVersion\": " << VersionJson(mine, "  ");
+    if (server.ok()) {
+      *io.out << ",\n  \"serverVersion\": " << VersionJson(*server, "  ");
+    }
+    *io.out << "\n}\n";
+  } else if (output == "yaml") {
+    *io.out << "clientVersion:\n" << VersionYaml(mine);
+    if (server.ok()) *io.out << "serverVersion:\n" << VersionYaml(*server);
+  } else {
+    *io.out << "Client Version: " << mine.git_version() << "\n";
+    if (server.ok()) {
+      *io.out << "Server Version: " << server->git_version() << "\n";
+    }
+  }
+  if (client != nullptr && !server.ok()) {
+    *io.err << "error: " << server.status().message() << "\n";
+    return ExitCodeFor(server.status());
+  }
   return kExitOk;
 }
 
@@ -1249,6 +1673,10 @@ int RunCommand(const Invocation& invocation, Client& client, const Io& io,
   if (verb == "create") return Create(ctx);
   if (verb == "token") return Token(ctx);
   if (verb == "auth") return Auth(ctx);
+  if (verb == "version") {
+    return PrintVersion(invocation, io,
+                        invocation.Has("client") ? nullptr : &client);
+  }
   return Usage(ctx, absl::StrCat("no such command \"", verb, "\""));
 }
 
@@ -1291,6 +1719,19 @@ int Main(const std::vector<std::string>& args, const Environment& env,
   if (invocation->Has("config")) config_flag = invocation->Get("config", "");
   const std::vector<std::string> files =
       ConfigFiles(config_flag, env.config, env.home);
+  if (invocation->command->verb == "completion") {
+    absl::StatusOr<std::string> script =
+        CompletionScript(invocation->args[0], Commands());
+    if (!script.ok()) {
+      *io.err << "error: " << script.status().message() << "\n";
+      return kExitUsage;
+    }
+    *io.out << *script;
+    return kExitOk;
+  }
+  if (invocation->command->verb == "version" && invocation->Has("client")) {
+    return PrintVersion(*invocation, io, nullptr);
+  }
   if (invocation->command->verb == "config") {
     return RunConfig(ConfigContext{*invocation, io, files,
                                    config_flag.has_value(), env.home});

@@ -51,6 +51,7 @@ class FakeJobSets final : public api::JobSetService::Service {
                            api::ListJobSetsResponse* response) override {
     absl::MutexLock lock(&mu_);
     ++list_calls_;
+    last_list_ = *request;
     size_t start = 0;
     if (!request->continue_().empty()) start = std::stoul(request->continue_());
     for (size_t i = start; i < jobsets_.size() && i < start + 2; ++i) {
@@ -87,15 +88,41 @@ class FakeJobSets final : public api::JobSetService::Service {
     return grpc::Status::OK;
   }
 
+  grpc::Status DeleteJobSet(grpc::ServerContext*,
+                            const api::DeleteJobSetRequest* request,
+                            api::JobSet* response) override {
+    absl::MutexLock lock(&mu_);
+    deleted_.push_back(
+        absl::StrCat(request->namespace_(), "/", request->name()));
+    *response = NamedJobSet(request->name(), 1);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status GetVersion(grpc::ServerContext*, const api::GetVersionRequest*,
+                          api::VersionInfo* response) override {
+    response->set_git_version("v9.9.9");
+    return grpc::Status::OK;
+  }
+
   int list_calls() {
     absl::MutexLock lock(&mu_);
     return list_calls_;
+  }
+  api::ListJobSetsRequest last_list() {
+    absl::MutexLock lock(&mu_);
+    return last_list_;
+  }
+  std::vector<std::string> deleted() {
+    absl::MutexLock lock(&mu_);
+    return deleted_;
   }
 
  private:
   std::vector<api::JobSet> jobsets_;
   absl::Mutex mu_;
   int list_calls_ ABSL_GUARDED_BY(mu_) = 0;
+  api::ListJobSetsRequest last_list_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> deleted_ ABSL_GUARDED_BY(mu_);
 };
 
 // AccessService as jobsetd would answer, recording what it was sent and
@@ -253,6 +280,88 @@ class CommandsTest : public ::testing::Test {
   std::ostringstream out_, err_;
 };
 
+TEST_F(CommandsTest, GetSelectorsJsonPathAndAllNamespaces) {
+  ASSERT_EQ(Run({"get", "jobsets", "-o", "jsonpath={.items[*].metadata.name}"}),
+            kExitOk)
+      << err_.str();
+  EXPECT_EQ(out_.str(), "js-0 js-1 js-2 js-3 js-4");
+  Clear();
+  ASSERT_EQ(Run({"get", "js", "-l", "app=x", "-A", "-o", "name"}), kExitOk)
+      << err_.str();
+  EXPECT_EQ(service_.last_list().label_selector(), "app=x");
+  EXPECT_TRUE(service_.last_list().all_namespaces());
+  Clear();
+  ASSERT_EQ(Run({"get", "jobsets", "--field-selector=metadata.name!=js-0",
+                 "--field-selector", "metadata.name==js-2", "-o", "name"}),
+            kExitOk)
+      << err_.str();
+  EXPECT_EQ(out_.str(), "jobset.jobset.x-k8s.io/js-2\n");
+  Clear();
+  ASSERT_EQ(Run({"get", "jobsets", "-A"}), kExitOk) << err_.str();
+  EXPECT_THAT(out_.str(), HasSubstr("NAMESPACE"));
+  EXPECT_THAT(out_.str(), HasSubstr("default"));
+  Clear();
+  EXPECT_EQ(Run({"get", "pods", "--field-selector", "spec.foo=bar"}),
+            kExitApiError);
+  EXPECT_EQ(err_.str(), "error: field label not supported: spec.foo\n");
+  Clear();
+  EXPECT_EQ(Run({"get", "jobsets", "-o", "jsonpath={.items["}), kExitApiError);
+  EXPECT_THAT(err_.str(), HasSubstr("error parsing jsonpath {.items[, "
+                                    "unclosed array expect ]"));
+  Clear();
+  EXPECT_EQ(Run({"get", "jobsets", "-o", "jsonpath={.items[9]}"}),
+            kExitApiError);
+  EXPECT_THAT(err_.str(), HasSubstr("error executing jsonpath"));
+  Clear();
+  EXPECT_EQ(Run({"get", "jobsets", "js-0", "-l", "a=b"}), kExitUsage);
+  EXPECT_THAT(err_.str(),
+              HasSubstr("name cannot be provided when a selector is "
+                        "specified"));
+  Clear();
+  EXPECT_EQ(Run({"get", "tokens", "-w"}), kExitUsage);
+}
+
+TEST_F(CommandsTest, DeleteAllAndBySelector) {
+  ASSERT_EQ(Run({"delete", "jobsets", "--all"}), kExitOk) << err_.str();
+  EXPECT_EQ(
+      service_.deleted(),
+      (std::vector<std::string>{"default/js-0", "default/js-1", "default/js-2",
+                                "default/js-3", "default/js-4"}));
+  EXPECT_THAT(out_.str(), HasSubstr("jobset.jobset.x-k8s.io \"js-4\" deleted"));
+  EXPECT_FALSE(service_.last_list().all_namespaces());
+  Clear();
+  ASSERT_EQ(Run({"delete", "jobsets", "-l", "app=x", "-A"}), kExitOk);
+  EXPECT_EQ(service_.last_list().label_selector(), "app=x");
+  EXPECT_TRUE(service_.last_list().all_namespaces());
+  Clear();
+  EXPECT_EQ(Run({"delete", "jobsets", "--all", "-l", "a=b"}), kExitUsage);
+  EXPECT_EQ(Run({"delete", "jobsets", "js-0", "--all"}), kExitUsage);
+  EXPECT_EQ(Run({"delete", "pods", "--all"}), kExitUsage);
+  Clear();
+  EXPECT_EQ(Run({"delete", "jobsets"}), kExitUsage);
+  EXPECT_THAT(err_.str(), HasSubstr("no name was specified"));
+}
+
+TEST_F(CommandsTest, VersionOfClientAndServer) {
+  ASSERT_EQ(Run({"version"}), kExitOk) << err_.str();
+  EXPECT_EQ(out_.str(), "Client Version: v0.1.0\nServer Version: v9.9.9\n");
+  Clear();
+  ASSERT_EQ(Run({"version", "-o", "json"}), kExitOk) << err_.str();
+  EXPECT_THAT(out_.str(), HasSubstr("\"clientVersion\": {"));
+  EXPECT_THAT(out_.str(), HasSubstr("\"gitVersion\": \"v9.9.9\""));
+  Clear();
+  // --client needs no server.
+  ASSERT_EQ(Main({"--server=127.0.0.1:1", "version", "--client"}, nullptr,
+                 {.out = &out_, .err = &err_}),
+            kExitOk);
+  EXPECT_EQ(out_.str(), "Client Version: v0.1.0\n");
+  Clear();
+  EXPECT_EQ(Main({"--server=127.0.0.1:1", "--request-timeout=2s", "version"},
+                 nullptr, {.out = &out_, .err = &err_}),
+            kExitUnreachable);
+  EXPECT_EQ(out_.str(), "Client Version: v0.1.0\n");
+}
+
 TEST_F(CommandsTest, GetPagesThroughTheList) {
   ASSERT_EQ(Run({"get", "jobsets", "-o", "name"}), kExitOk) << err_.str();
   EXPECT_EQ(out_.str(),
@@ -375,7 +484,7 @@ roleRef: {kind: ClusterRole, name: view}
   EXPECT_EQ(access_.last_list().namespace_(), "");
   ASSERT_EQ(Run({"get", "clusterrolebindings", "-o", "yaml"}), kExitOk);
   EXPECT_THAT(out_.str(), HasSubstr("kind: ClusterRoleBinding"));
-  EXPECT_EQ(Run({"get", "pods", "-A"}), kExitUsage);
+  EXPECT_EQ(Run({"get", "pods", "p-0", "-A"}), kExitUsage);
 
   const std::string bad = WriteConfig("bad-rbac.yaml", R"(
 apiVersion: rbac.authorization.k8s.io/v1

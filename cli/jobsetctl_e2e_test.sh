@@ -52,6 +52,16 @@ expect() {
   fi
 }
 
+# expect_not WHERE TEXT: $out or $err (WHERE) does not contain TEXT.
+expect_not() {
+  local text
+  if [ "$1" = out ]; then text=$out; else text=$err; fi
+  if grep -qF -- "$2" <<<"$text"; then
+    echo "FAIL: expected std$1 not to contain '$2', got:"; echo "$text"
+    failures=$((failures + 1))
+  fi
+}
+
 # Apply, idempotently, then changed.
 run 0 apply -f "$manifest"
 expect out "jobset.jobset.x-k8s.io/success-policy created"
@@ -150,6 +160,73 @@ expect out "created"
 run 0 get jobsets -n team -o name
 expect out "success-policy"
 
+# The kubectl one-liners, with jobsetctl in kubectl's place.
+run 0 get jobsets -o jsonpath='{.items[*].metadata.name}'
+expect out "success-policy"
+expect out "deadline"
+run 0 get jobsets -l team=ml -o name
+expect out "jobset.jobset.x-k8s.io/success-policy"
+expect_not out "deadline"
+run 0 get jobsets --selector 'team in (ml,web)' -o jsonpath='{.items[0].metadata.labels.team}'
+[ "$out" = "ml" ] || { echo "FAIL: -l in (...): '$out'"; failures=$((failures + 1)); }
+run 0 get jobsets -A -o jsonpath='{range .items[*]}{.metadata.namespace}/{.metadata.name}{"\n"}{end}'
+expect out "default/success-policy"
+expect out "team/success-policy"
+run 0 get jobsets --all-namespaces
+expect out "NAMESPACE"
+expect out "team"
+run 0 get jobsets --field-selector metadata.name=deadline -o name
+[ "$out" = "jobset.jobset.x-k8s.io/deadline" ] || { echo "FAIL: --field-selector: '$out'"; failures=$((failures + 1)); }
+run 0 get jobset deadline -o jsonpath='{.status.conditions[?(@.type=="Failed")].status}'
+[ "$out" = "True" ] || { echo "FAIL: condition filter: '$out'"; failures=$((failures + 1)); }
+for _ in $(seq 1 100); do
+  "$jobsetctl" get pods --jobset success-policy -o name 2>/dev/null |
+    grep -q success-policy-leader && break
+  sleep 0.1
+done
+run 0 get pods --field-selector status.phase=Pending -o name
+expect out "pod/success-policy-leader-0-0"
+run 0 get pods --field-selector status.phase!=Pending,spec.nodeName= -o name
+expect_not out "pod/success-policy-leader-0-0"
+run 0 get pods -o jsonpath='{.items[?(@.status.phase=="Pending")].metadata.name}'
+expect out "success-policy-leader-0-0"
+run 1 get pods --field-selector spec.bogus=x
+expect err "field label not supported: spec.bogus"
+run 1 get jobsets -o 'jsonpath={.items['
+expect err "error parsing jsonpath {.items["
+run 0 get pods -A
+expect out "NAMESPACE"
+run 0 get jobs -o name
+expect out "job.batch/success-policy-workers-0"
+run 0 get events -o name
+expect out "event/"
+run 0 get pods -w --timeout=2s -o name
+expect out "pod/success-policy-leader-0-0"
+run 0 get events -w --timeout=1s
+expect out "FailedScheduling"
+run 0 version
+expect out "Client Version: v0.1.0"
+expect out "Server Version: v0.1.0"
+run 0 version -o json
+expect out '"serverVersion": {'
+run 0 --server=127.0.0.1:1 version --client
+expect out "Client Version: v0.1.0"
+"$jobsetctl" completion bash | bash -n || { echo "FAIL: completion bash"; failures=$((failures + 1)); }
+# delete -f, --all and -l.
+run 0 delete -f "$tmp/deadline.yaml"
+expect out "jobset.jobset.x-k8s.io \"deadline\" deleted"
+run 0 -n labelled apply -f "$tmp/labelled.yaml"
+run 0 -n labelled delete jobsets -l team=web
+expect err "No resources found"
+run 0 -n labelled delete jobsets -l team=ml
+expect out "jobset.jobset.x-k8s.io \"success-policy\" deleted"
+run 0 delete jobsets --all -n team
+expect out "jobset.jobset.x-k8s.io \"success-policy\" deleted"
+run 0 get jobsets -n team -o name
+[ -z "$out" ] || { echo "FAIL: delete --all left: $out"; failures=$((failures + 1)); }
+run 0 get jobset success-policy -o name
+expect out "success-policy"
+
 # Delete.
 run 0 delete jobset success-policy
 expect out "jobset.jobset.x-k8s.io \"success-policy\" deleted"
@@ -227,6 +304,12 @@ expect err 'User "alice" cannot create resource "jobsets" in API group "jobset.x
 run 1 --token="$alice" get jobsets -n team-b
 expect err 'cannot list resource "jobsets"'
 run 1 --token=abcdefgh.0123456789abcdefghijklmnopqrstuv get jobsets
+expect err "invalid or expired token"
+# version needs an authenticated caller, no role.
+run 0 --token="$alice" version
+expect out "Server Version: v0.1.0"
+run 1 --token=abcdefgh.0123456789abcdefghijklmnopqrstuv version
+expect out "Client Version: v0.1.0"
 expect err "invalid or expired token"
 run 0 delete token alice
 run 1 --token="$alice" get jobsets -n team-a

@@ -4,6 +4,7 @@
 
 #include "auth/rbac.h"
 #include "common/grpc_status.h"
+#include "common/version.h"
 
 namespace jobset::scheduler {
 namespace {
@@ -161,6 +162,21 @@ grpc::Status JobSetServiceImpl::ListEvents(
       auth_, context,
       Attrs("list", "events", Namespace(request->namespace_())));
   return Reply(api_->ListEvents(*request), response);
+}
+
+grpc::Status JobSetServiceImpl::GetVersion(grpc::ServerContext* context,
+                                           const api::GetVersionRequest*,
+                                           api::VersionInfo* response) {
+  // Any authenticated caller, as kube-apiserver's /version.
+  if (absl::StatusOr<Caller> caller = auth_->Authenticate(*context);
+      !caller.ok()) {
+    return ToGrpcStatus(caller.status());
+  }
+  response->set_major(std::string(kVersionMajor));
+  response->set_minor(std::string(kVersionMinor));
+  response->set_git_version(std::string(kGitVersion));
+  response->set_platform(std::string(kPlatform));
+  return grpc::Status::OK;
 }
 
 }  // namespace jobset::scheduler

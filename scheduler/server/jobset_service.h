@@ -53,6 +53,9 @@ class JobSetServiceImpl final : public api::JobSetService::Service {
   grpc::Status ListEvents(grpc::ServerContext* context,
                           const api::ListEventsRequest* request,
                           api::ListEventsResponse* response) override;
+  grpc::Status GetVersion(grpc::ServerContext* context,
+                          const api::GetVersionRequest* request,
+                          api::VersionInfo* response) override;
 
  private:
   JobSetApi* const api_;

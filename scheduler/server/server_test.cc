@@ -214,6 +214,17 @@ TEST_F(ServerTest, WatchFromAnInvalidVersionIsRefused) {
   EXPECT_THAT(status.error_message(), HasSubstr("resourceVersion"));
 }
 
+TEST_F(ServerTest, GetVersionAnswersWithTheBuildsVersion) {
+  grpc::ClientContext context;
+  api::VersionInfo version;
+  ASSERT_TRUE(
+      stub_->GetVersion(&context, api::GetVersionRequest(), &version).ok());
+  EXPECT_EQ(version.git_version(), "v0.1.0");
+  EXPECT_EQ(version.major(), "0");
+  EXPECT_EQ(version.minor(), "1");
+  EXPECT_THAT(version.platform(), HasSubstr("linux/"));
+}
+
 TEST_F(ServerTest, HealthServiceReportsServing) {
   // grpc.health.v1.HealthCheckRequest{service} -> HealthCheckResponse{status}.
   for (const std::string service : {"", "jobset.api.JobSetService"}) {
