@@ -75,7 +75,7 @@ grpc::Status NodeServiceImpl::ListNodes(grpc::ServerContext* context,
                                         api::ListNodesResponse* response) {
   JOBSET_AUTHORIZE_OR_RETURN(auth_, context, NodeAttrs("list", ""));
   for (api::Node& node : hub_->ListNodes())
-    *response->add_nodes() = std::move(node);
+    *response->add_items() = std::move(node);
   return grpc::Status::OK;
 }
 
