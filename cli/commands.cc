@@ -385,7 +385,7 @@ Kind KindOf(absl::string_view type) {
     return {"rbac.authorization.k8s.io/v1", "ClusterRoleBinding",
             "clusterrolebinding.rbac.authorization.k8s.io/"};
   }
-  return {"", "", "node/"};  // Nodes are jobsetd's own shape.
+  return {"v1", "Node", "node/"};
 }
 
 // Prints `items` as asked by -o. `name_of` gives an item's name.
@@ -683,7 +683,7 @@ int Get(const Context& ctx) {
       return Fail(ctx, s);
     }
     return PrintObjects(ctx, *type, items, !name.empty(),
-                        PodRows(items, absl::Now()), name_of);
+                        PodRows(items, absl::Now(), output == "wide"), name_of);
   }
   if (*type == "events") {
     if (!name.empty()) return Usage(ctx, "get events takes no NAME");
@@ -706,15 +706,14 @@ int Get(const Context& ctx) {
   } else {
     absl::StatusOr<api::ListNodesResponse> list = ctx.client.ListNodes();
     if (!list.ok()) return Fail(ctx, list.status());
-    items = Items(list->nodes());
+    items = Items(list->items());
   }
-  if (items.empty() && output.empty()) {
-    *ctx.io.err << "No nodes registered.\n";
+  if (items.empty() && (output.empty() || output == "wide")) {
+    *ctx.io.err << "No resources found\n";  // Nodes have no namespace.
     return kExitOk;
   }
-  return PrintObjects(
-      ctx, *type, items, !name.empty(), NodeRows(items, absl::Now()),
-      [](const api::Node& node) { return node.registration().name(); });
+  return PrintObjects(ctx, *type, items, !name.empty(),
+                      NodeRows(items, absl::Now(), output == "wide"), name_of);
 }
 
 // ---- the JobSet verbs ----
