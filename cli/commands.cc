@@ -719,7 +719,17 @@ int Get(const Context& ctx) {
 // ---- the JobSet verbs ----
 
 int Describe(const Context& ctx) {
-  if (!IsJobSetType(ctx)) return RequireJobSetType(ctx);
+  if (CanonicalType(ctx.invocation.args[0]) == "nodes") {
+    absl::StatusOr<api::Node> node = ctx.client.GetNode(ctx.invocation.args[1]);
+    if (!node.ok()) return Fail(ctx, node.status());
+    *ctx.io.out << DescribeNode(*node, absl::Now());
+    return kExitOk;
+  }
+  if (!IsJobSetType(ctx)) {
+    return Usage(ctx, absl::StrCat("\"describe\" supports jobsets and nodes, "
+                                   "got \"",
+                                   ctx.invocation.args[0], "\""));
+  }
   const std::string& name = ctx.invocation.args[1];
   api::GetJobSetRequest get;
   get.set_namespace_(ctx.ns);

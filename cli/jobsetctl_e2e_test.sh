@@ -108,6 +108,8 @@ expect out '"kind": "List"'
 expect out '"items": []'
 run 1 get nodes node-x
 expect err 'not found'
+run 1 describe node node-x
+expect err 'not found'
 run 0 get events --jobset success-policy
 expect out "FailedScheduling"
 run 0 describe jobset success-policy
@@ -201,7 +203,7 @@ expect err "unknown flag: --bogus"
 run 2 get widgets
 expect err "unknown resource type"
 run 0 describe --help
-expect out "Usage: jobsetctl describe jobset NAME"
+expect out "Usage: jobsetctl describe jobset|node NAME"
 run 3 --server=127.0.0.1:1 get jobsets
 expect err "cannot reach jobsetd at 127.0.0.1:1"
 run 1 logs some-pod

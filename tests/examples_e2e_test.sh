@@ -66,6 +66,12 @@ assert {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"} in n[
 else
   fail "cordon $first: $(ctl get nodes 2>&1 | tr '\n' ' ')"
 fi
+described=$(ctl describe node "$first" 2>&1)
+if grep -q "^Unschedulable:  true" <<<"$described" && grep -q "KubeletReady" <<<"$described"; then
+  pass "describe node: its conditions and cordon"
+else
+  fail "describe node $first: $described"
+fi
 [ -n "$first" ] && ctl uncordon "$first" >/dev/null
 
 # 1. The leader/worker example, through the Python client's example launcher.
