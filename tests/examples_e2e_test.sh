@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The system as users meet it: jobsetd, four jobset-agents (two slices), jobsetctl and the
-# Python client, all real, on 127.0.0.1 with ports chosen at run time. Every example reaches
+# Python client, all real, on 127.0.0.1 with ports chosen at run time. Nodes read as kubectl's
+# (v1 Node JSON, table columns, cordon, describe). Every example reaches
 # its end state (the PyTorch one runs in //tests:agent_e2e_test), exclusive placement puts
 # each Job in its own slice, a JobSet too big for the free capacity waits with its reason and
 # starts when capacity frees, upstream manifests apply, and a bad manifest creates nothing.
