@@ -135,9 +135,10 @@ const std::vector<CommandSpec>& Commands() {
        1,
        2},
       {"describe",
-       "describe jobset NAME",
-       "Show a JobSet in detail: conditions, replicated jobs, pods and their "
-       "nodes, why pods are pending, recent events.",
+       "describe jobset|node NAME",
+       "Show a JobSet in detail (conditions, replicated jobs, pods and their "
+       "nodes, why pods are pending, recent events) or a node (conditions, "
+       "taints, capacity, what its pods request).",
        {},
        2,
        2},

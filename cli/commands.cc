@@ -394,7 +394,7 @@ Kind KindOf(absl::string_view type) {
     return {"rbac.authorization.k8s.io/v1", "ClusterRoleBinding",
             "clusterrolebinding.rbac.authorization.k8s.io/"};
   }
-  return {"", "", "node/"};  // Nodes are jobsetd's own shape.
+  return {"v1", "Node", "node/"};
 }
 
 // Prints `items` as asked by -o. `name_of` gives an item's name.
@@ -961,7 +961,8 @@ int Get(const Context& ctx) {
     if (!listed.ok()) return Fail(ctx, listed.status());
     std::vector<api::Pod> items = *std::move(listed);
     auto rows_of = [&](const std::vector<api::Pod>& pods) {
-      return WithNamespaces(ctx, PodRows(pods, absl::Now()), pods);
+      return WithNamespaces(ctx, PodRows(pods, absl::Now(), output == "wide"),
+                            pods);
     };
     int code =
         PrintObjects(ctx, *type, items, !name.empty(), rows_of(items), name_of);
@@ -1007,33 +1008,40 @@ int Get(const Context& ctx) {
     } else {
       absl::StatusOr<api::ListNodesResponse> list = ctx.client.ListNodes();
       if (!list.ok()) return list.status();
-      items = Items(list->nodes());
+      items = Items(list->items());
     }
     return Select(*selection, "nodes", std::move(items));
   };
   absl::StatusOr<std::vector<api::Node>> listed = fetch_nodes();
   if (!listed.ok()) return Fail(ctx, listed.status());
   std::vector<api::Node> items = *std::move(listed);
-  auto node_name = [](const api::Node& node) {
-    return node.registration().name();
+  auto node_rows = [&](const std::vector<api::Node>& nodes) {
+    return NodeRows(nodes, absl::Now(), output == "wide");
   };
-  auto node_rows = [](const std::vector<api::Node>& nodes) {
-    return NodeRows(nodes, absl::Now());
-  };
-  if (items.empty() && output.empty() && !watch) {
-    *ctx.io.err << "No nodes registered.\n";
+  if (items.empty() && (output.empty() || output == "wide") && !watch) {
+    *ctx.io.err << "No resources found\n";  // Nodes have no namespace.
     return kExitOk;
   }
-  int code = PrintObjects(ctx, *type, items, !name.empty(), node_rows(items),
-                          node_name);
+  int code =
+      PrintObjects(ctx, *type, items, !name.empty(), node_rows(items), name_of);
   if (code != kExitOk || !watch) return code;
-  return PollWatch(ctx, *type, items, fetch_nodes, node_rows, node_name);
+  return PollWatch(ctx, *type, items, fetch_nodes, node_rows, name_of);
 }
 
 // ---- the JobSet verbs ----
 
 int Describe(const Context& ctx) {
-  if (!IsJobSetType(ctx)) return RequireJobSetType(ctx);
+  if (CanonicalType(ctx.invocation.args[0]) == "nodes") {
+    absl::StatusOr<api::Node> node = ctx.client.GetNode(ctx.invocation.args[1]);
+    if (!node.ok()) return Fail(ctx, node.status());
+    *ctx.io.out << DescribeNode(*node, absl::Now());
+    return kExitOk;
+  }
+  if (!IsJobSetType(ctx)) {
+    return Usage(ctx, absl::StrCat("\"describe\" supports jobsets and nodes, "
+                                   "got \"",
+                                   ctx.invocation.args[0], "\""));
+  }
   const std::string& name = ctx.invocation.args[1];
   api::GetJobSetRequest get;
   get.set_namespace_(ctx.ns);

@@ -44,7 +44,100 @@ void Section(absl::string_view title, const std::vector<Row>& rows,
   }
 }
 
+std::string Timestamp(const google::protobuf::Timestamp& t) {
+  const absl::Time at = ToTime(t);
+  if (at == absl::InfinitePast()) return "<unknown>";
+  // RFC 1123 with a numeric zone, as kubectl describe prints times.
+  return absl::FormatTime("%a, %d %b %Y %H:%M:%S %z", at, absl::UTCTimeZone());
+}
+
+// Appends `map` as kubectl's indented "  name:  value" lines.
+void Resources(absl::string_view title,
+               const google::protobuf::Map<std::string, std::string>& map,
+               std::string* out) {
+  absl::StrAppend(out, title, ":\n");
+  std::vector<std::pair<std::string, std::string>> sorted(map.begin(),
+                                                          map.end());
+  std::sort(sorted.begin(), sorted.end());
+  if (sorted.empty()) absl::StrAppend(out, "  <none>\n");
+  for (const auto& [name, value] : sorted) {
+    absl::StrAppend(out, "  ", name, ":",
+                    std::string(name.size() < 24 ? 24 - name.size() : 1, ' '),
+                    value, "\n");
+  }
+}
+
 }  // namespace
+
+std::string DescribeNode(const api::Node& node, absl::Time now) {
+  const api::ObjectMeta& meta = node.metadata();
+  std::string out;
+  Field("Name", meta.name(), &out);
+  Field("Roles", NodeRolesText(node), &out);
+  Field("Labels", Pairs(meta.labels()), &out);
+  Field("Annotations", Pairs(meta.annotations()), &out);
+  const absl::Time created = ToTime(meta.creation_timestamp());
+  Field("CreationTimestamp",
+        created == absl::InfinitePast()
+            ? "<unknown>"
+            : absl::StrCat(Timestamp(meta.creation_timestamp()), " (",
+                           FormatAge(created, now), " ago)"),
+        &out);
+  std::vector<std::string> taints;
+  for (const api::Taint& t : node.spec().taints()) {
+    taints.push_back(absl::StrCat(t.key(), t.value().empty() ? "" : "=",
+                                  t.value(), ":", t.effect()));
+  }
+  Field("Taints",
+        taints.empty() ? "<none>" : absl::StrJoin(taints, "\n                "),
+        &out);
+  Field("Unschedulable", node.spec().unschedulable() ? "true" : "false", &out);
+
+  std::vector<Row> conditions = {{"TYPE", "STATUS", "LASTHEARTBEATTIME",
+                                  "LASTTRANSITIONTIME", "REASON", "MESSAGE"}};
+  for (const api::NodeCondition& c : node.status().conditions()) {
+    conditions.push_back(
+        {c.type(), c.status(), Timestamp(c.last_heartbeat_time()),
+         Timestamp(c.last_transition_time()), c.reason(), c.message()});
+  }
+  Section("Conditions", conditions, &out);
+  absl::StrAppend(&out, "Addresses:\n");
+  if (node.status().addresses().empty()) absl::StrAppend(&out, "  <none>\n");
+  for (const api::NodeAddress& a : node.status().addresses()) {
+    absl::StrAppend(&out, "  ", a.type(), ":  ", a.address(), "\n");
+  }
+  Resources("Capacity", node.status().capacity(), &out);
+  Resources("Allocatable", node.status().allocatable(), &out);
+  const api::NodeSystemInfo& info = node.status().node_info();
+  absl::StrAppend(&out, "System Info:\n");
+  for (const auto& [name, value] :
+       std::vector<std::pair<absl::string_view, absl::string_view>>{
+           {"Kubelet Version", info.kubelet_version()},
+           {"Operating System", info.operating_system()},
+           {"Architecture", info.architecture()}}) {
+    absl::StrAppend(&out, "  ", name, ":", std::string(20 - name.size(), ' '),
+                    value.empty() ? "<unknown>" : value, "\n");
+  }
+  auto annotation = [&](absl::string_view key) -> std::string {
+    auto it = meta.annotations().find(std::string(key));
+    return it == meta.annotations().end() ? "" : it->second;
+  };
+  const std::string pods = annotation("jobsetd.x-k8s.io/pods");
+  Field("Pods", pods.empty() ? "<unknown>" : pods, &out);
+  const std::string allocated = annotation("jobsetd.x-k8s.io/allocated");
+  absl::StrAppend(&out, "Allocated resources:\n");
+  if (allocated.empty()) absl::StrAppend(&out, "  <none>\n");
+  for (absl::string_view pair :
+       absl::StrSplit(allocated, ',', absl::SkipEmpty())) {
+    std::pair<absl::string_view, absl::string_view> kv =
+        absl::StrSplit(pair, absl::MaxSplits('=', 1));
+    absl::StrAppend(
+        &out, "  ", kv.first, ":",
+        std::string(kv.first.size() < 24 ? 24 - kv.first.size() : 1, ' '),
+        kv.second, "\n");
+  }
+  return out;
+}
 
 std::string DescribeJobSet(const api::JobSet& jobset,
                            const std::vector<api::Pod>& pods,

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "proto/agent.pb.h"
 #include "proto/cluster.pb.h"
 #include "proto/jobset.pb.h"
 
@@ -18,6 +19,13 @@ std::string DescribeJobSet(const api::JobSet& jobset,
                            const std::vector<api::Pod>& pods,
                            const std::vector<api::Event>& events,
                            absl::Time now, int max_events = 20);
+
+// Renders `describe node` for `node` as kubectl lays it out: name, roles,
+// labels, annotations, creation time, taints, unschedulable, the conditions
+// (with their heartbeat and transition times), addresses, capacity,
+// allocatable, system info, and what its pods request (jobsetd's
+// annotations). Pure.
+std::string DescribeNode(const api::Node& node, absl::Time now);
 
 }  // namespace jobset::cli
 

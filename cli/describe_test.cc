@@ -92,5 +92,54 @@ TEST(DescribeJobSetTest, EmptySectionsSayNone) {
   EXPECT_THAT(text, Not(HasSubstr("Pending:")));
 }
 
+TEST(DescribeNodeTest, KubectlsSections) {
+  api::Node node;
+  node.mutable_metadata()->set_name("host-1");
+  (*node.mutable_metadata()->mutable_labels())["kubernetes.io/hostname"] =
+      "host-1";
+  (*node.mutable_metadata()->mutable_annotations())["jobsetd.x-k8s.io/pods"] =
+      "2";
+  (*node.mutable_metadata()
+        ->mutable_annotations())["jobsetd.x-k8s.io/allocated"] =
+      "cpu=4,nvidia.com/gpu=2";
+  node.mutable_metadata()->mutable_creation_timestamp()->set_seconds(
+      1'700'000'000 - 3600);
+  node.mutable_spec()->set_unschedulable(true);
+  api::Taint* t = node.mutable_spec()->add_taints();
+  t->set_key("node.kubernetes.io/unschedulable");
+  t->set_effect("NoSchedule");
+  (*node.mutable_status()->mutable_capacity())["cpu"] = "8";
+  api::NodeCondition* c = node.mutable_status()->add_conditions();
+  c->set_type("Ready");
+  c->set_status("True");
+  c->set_reason("KubeletReady");
+  c->mutable_last_heartbeat_time()->set_seconds(1'700'000'000);
+  api::NodeAddress* a = node.mutable_status()->add_addresses();
+  a->set_type("InternalIP");
+  a->set_address("10.0.0.1");
+  node.mutable_status()->mutable_node_info()->set_kubelet_version(
+      "jobset-agent 0.1");
+  const std::string out = DescribeNode(node, kNow);
+  EXPECT_THAT(out, HasSubstr("Name:           host-1\n"));
+  EXPECT_THAT(out, HasSubstr("Roles:          <none>\n"));
+  EXPECT_THAT(
+      out, HasSubstr(
+               "CreationTimestamp: Tue, 14 Nov 2023 21:13:20 +0000 (60m ago)"));
+  EXPECT_THAT(out, HasSubstr("Taints:         "
+                             "node.kubernetes.io/unschedulable:NoSchedule\n"));
+  EXPECT_THAT(out, HasSubstr("Unschedulable:  true\n"));
+  EXPECT_THAT(
+      out, HasSubstr(
+               "Ready   True     Tue, 14 Nov 2023 22:13:20 +0000   <unknown>"));
+  EXPECT_THAT(out, HasSubstr("KubeletReady"));
+  EXPECT_THAT(out, HasSubstr("  InternalIP:  10.0.0.1\n"));
+  EXPECT_THAT(out, HasSubstr("Capacity:\n  cpu:"));
+  EXPECT_THAT(out, HasSubstr("Allocatable:\n  <none>\n"));
+  EXPECT_THAT(out, HasSubstr("Kubelet Version:     jobset-agent 0.1\n"));
+  EXPECT_THAT(out, HasSubstr("Architecture:        <unknown>\n"));
+  EXPECT_THAT(out, HasSubstr("Pods:           2\n"));
+  EXPECT_THAT(out, HasSubstr("  nvidia.com/gpu:"));
+}
+
 }  // namespace
 }  // namespace jobset::cli

@@ -103,8 +103,23 @@ run 0 get pods --jobset success-policy
 expect out "NAME"
 expect out "READY"
 expect out "success-policy-leader-0-0"
+[ "$(head -1 <<<"$out" | tr -s ' ')" = "NAME READY STATUS RESTARTS AGE" ] ||
+  { echo "FAIL: get pods header: $(head -1 <<<"$out")"; failures=$((failures + 1)); }
+run 0 get pods --jobset success-policy -o wide
+expect out "NOMINATED NODE"
+expect out "<none>"
 run 0 get pods -o json
 expect out '"kind": "Pod"'
+# No agent joins this jobsetd: no nodes, as kubectl words it.
+run 0 get nodes
+expect err "No resources found"
+run 0 get nodes -o json
+expect out '"kind": "List"'
+expect out '"items": []'
+run 1 get nodes node-x
+expect err 'not found'
+run 1 describe node node-x
+expect err 'not found'
 run 0 get events --jobset success-policy
 expect out "FailedScheduling"
 run 0 describe jobset success-policy
@@ -265,7 +280,7 @@ expect err "unknown flag: --bogus"
 run 2 get widgets
 expect err "unknown resource type"
 run 0 describe --help
-expect out "Usage: jobsetctl describe jobset NAME"
+expect out "Usage: jobsetctl describe jobset|node NAME"
 run 3 --server=127.0.0.1:1 get jobsets
 expect err "cannot reach jobsetd at 127.0.0.1:1"
 run 1 logs some-pod

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <set>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -9,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "common/json_quote.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/util/json_util.h"
@@ -200,6 +202,11 @@ std::string Age(const api::ObjectMeta& meta, absl::Time now) {
   return FormatAge(ToTime(meta.creation_timestamp()), now);
 }
 
+std::string OrNone(const std::string& s) { return s.empty() ? "<none>" : s; }
+std::string OrUnknown(const std::string& s) {
+  return s.empty() ? "<unknown>" : s;
+}
+
 }  // namespace
 
 std::string FormatTable(const std::vector<Row>& rows) {
@@ -323,9 +330,13 @@ std::string PodStatusText(const api::Pod& pod) {
   return status.phase();
 }
 
-std::vector<Row> PodRows(const std::vector<api::Pod>& pods, absl::Time now) {
-  std::vector<Row> rows = {
-      {"NAME", "READY", "STATUS", "RESTARTS", "NODE", "AGE"}};
+std::vector<Row> PodRows(const std::vector<api::Pod>& pods, absl::Time now,
+                         bool wide) {
+  std::vector<Row> rows = {{"NAME", "READY", "STATUS", "RESTARTS", "AGE"}};
+  if (wide) {
+    rows[0].insert(rows[0].end(),
+                   {"IP", "NODE", "NOMINATED NODE", "READINESS GATES"});
+  }
   for (const api::Pod& pod : pods) {
     int ready = 0;
     int restarts = 0;
@@ -333,30 +344,74 @@ std::vector<Row> PodRows(const std::vector<api::Pod>& pods, absl::Time now) {
       ready += c.ready() ? 1 : 0;
       restarts += c.restart_count();
     }
-    const std::string node =
-        pod.spec().node_name().empty() ? "<none>" : pod.spec().node_name();
-    rows.push_back({pod.metadata().name(),
-                    absl::StrCat(ready, "/", pod.spec().containers_size()),
-                    PodStatusText(pod), absl::StrCat(restarts), node,
-                    Age(pod.metadata(), now)});
+    Row row = {pod.metadata().name(),
+               absl::StrCat(ready, "/", pod.spec().containers_size()),
+               PodStatusText(pod), absl::StrCat(restarts),
+               Age(pod.metadata(), now)};
+    if (wide) {
+      const std::string& ip = pod.status().pod_ip().empty()
+                                  ? pod.status().host_ip()
+                                  : pod.status().pod_ip();
+      row.insert(row.end(), {OrNone(ip), OrNone(pod.spec().node_name()),
+                             "<none>", "<none>"});
+    }
+    rows.push_back(std::move(row));
   }
   return rows;
 }
 
-std::vector<Row> NodeRows(const std::vector<api::Node>& nodes, absl::Time now) {
-  std::vector<Row> rows = {
-      {"NAME", "STATUS", "CORDONED", "PODS", "ADDRESS", "LAST HEARTBEAT"}};
+std::string NodeStatusText(const api::Node& node) {
+  std::string status = "Unknown";
+  for (const api::NodeCondition& c : node.status().conditions()) {
+    if (c.type() == "Ready")
+      status = c.status() == "True" ? "Ready" : "NotReady";
+  }
+  if (node.spec().unschedulable()) status += ",SchedulingDisabled";
+  return status;
+}
+
+std::string NodeRolesText(const api::Node& node) {
+  constexpr absl::string_view kRolePrefix = "node-role.kubernetes.io/";
+  std::set<std::string> roles;
+  for (const auto& [key, value] : node.metadata().labels()) {
+    if (absl::StartsWith(key, kRolePrefix) && key.size() > kRolePrefix.size()) {
+      roles.insert(key.substr(kRolePrefix.size()));
+    } else if (key == "kubernetes.io/role" && !value.empty()) {
+      roles.insert(value);
+    }
+  }
+  return roles.empty() ? "<none>" : absl::StrJoin(roles, ",");
+}
+
+std::vector<Row> NodeRows(const std::vector<api::Node>& nodes, absl::Time now,
+                          bool wide) {
+  std::vector<Row> rows = {{"NAME", "STATUS", "ROLES", "AGE", "VERSION"}};
+  if (wide) {
+    rows[0].insert(rows[0].end(), {"INTERNAL-IP", "EXTERNAL-IP", "OS-IMAGE",
+                                   "KERNEL-VERSION", "CONTAINER-RUNTIME"});
+  }
   for (const api::Node& node : nodes) {
-    const absl::Time heartbeat = ToTime(node.last_heartbeat());
-    rows.push_back(
-        {node.registration().name(),
-         node.state().empty() ? "Unknown" : node.state(),
-         node.cordoned() ? "true" : "false", absl::StrCat(node.pods()),
-         node.registration().address().empty() ? "<none>"
-                                               : node.registration().address(),
-         heartbeat == absl::InfinitePast()
-             ? "<never>"
-             : absl::StrCat(FormatAge(heartbeat, now), " ago")});
+    const api::NodeSystemInfo& info = node.status().node_info();
+    // One word, so that the columns after it can be cut by blanks.
+    std::vector<absl::string_view> words = absl::StrSplit(
+        info.kubelet_version(), absl::ByAnyChar(" \t"), absl::SkipEmpty());
+    Row row = {node.metadata().name(), NodeStatusText(node),
+               NodeRolesText(node), Age(node.metadata(), now),
+               words.empty() ? "" : absl::StrJoin(words, "/")};
+    if (wide) {
+      std::string internal, external;
+      for (const api::NodeAddress& a : node.status().addresses()) {
+        if (a.type() == "InternalIP" && internal.empty())
+          internal = a.address();
+        if (a.type() == "ExternalIP" && external.empty())
+          external = a.address();
+      }
+      row.insert(row.end(),
+                 {OrNone(internal), OrNone(external),
+                  OrUnknown(info.os_image()), OrUnknown(info.kernel_version()),
+                  OrUnknown(info.container_runtime_version())});
+    }
+    rows.push_back(std::move(row));
   }
   return rows;
 }

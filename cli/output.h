@@ -37,8 +37,23 @@ absl::Time ToTime(const google::protobuf::Timestamp& timestamp);
 std::vector<Row> JobSetRows(const std::vector<api::JobSet>& jobsets,
                             absl::Time now);
 std::vector<Row> JobRows(const std::vector<api::Job>& jobs, absl::Time now);
-std::vector<Row> PodRows(const std::vector<api::Pod>& pods, absl::Time now);
-std::vector<Row> NodeRows(const std::vector<api::Node>& nodes, absl::Time now);
+// kubectl's pod columns: NAME READY STATUS RESTARTS AGE; `wide` (-o wide)
+// adds IP (status.podIP, else the node's address: pods share their node's
+// network) NODE NOMINATED NODE READINESS GATES.
+std::vector<Row> PodRows(const std::vector<api::Pod>& pods, absl::Time now,
+                         bool wide = false);
+// kubectl's node columns: NAME STATUS ROLES AGE VERSION; `wide` adds
+// INTERNAL-IP EXTERNAL-IP OS-IMAGE KERNEL-VERSION CONTAINER-RUNTIME.
+std::vector<Row> NodeRows(const std::vector<api::Node>& nodes, absl::Time now,
+                          bool wide = false);
+
+// Returns a node's STATUS column as kubectl prints it: "Ready" or
+// "NotReady" (the Ready condition True or not; "Unknown" without one), with
+// ",SchedulingDisabled" when spec.unschedulable.
+std::string NodeStatusText(const api::Node& node);
+// Returns a node's ROLES column: the roles its node-role.kubernetes.io/<role>
+// and kubernetes.io/role labels name, sorted and comma-separated; "<none>".
+std::string NodeRolesText(const api::Node& node);
 std::vector<Row> EventRows(const std::vector<api::Event>& events,
                            absl::Time now);
 

@@ -119,32 +119,166 @@ TEST(PodRowsTest, ReadyStatusRestartsNode) {
   done.mutable_metadata()->set_name("p2");
   done.mutable_status()->set_phase("Succeeded");
 
+  running.mutable_status()->set_host_ip("10.0.0.1");
   EXPECT_THAT(
       PodRows({running, oom, done}, kNow),
+      ElementsAre(ElementsAre("NAME", "READY", "STATUS", "RESTARTS", "AGE"),
+                  ElementsAre("p0", "1/2", "Running", "3", "30s"),
+                  ElementsAre("p1", "0/1", "OOMKilled", "0", "<unknown>"),
+                  ElementsAre("p2", "0/0", "Completed", "0", "<unknown>")));
+  // -o wide, as kubectl's: the pod's IP (its node's when it has none of its
+  // own) and node.
+  oom.mutable_status()->set_pod_ip("10.9.0.3");
+  EXPECT_THAT(
+      PodRows({running, oom, done}, kNow, /*wide=*/true),
       ElementsAre(
-          ElementsAre("NAME", "READY", "STATUS", "RESTARTS", "NODE", "AGE"),
-          ElementsAre("p0", "1/2", "Running", "3", "host-1", "30s"),
-          ElementsAre("p1", "0/1", "OOMKilled", "0", "<none>", "<unknown>"),
-          ElementsAre("p2", "0/0", "Completed", "0", "<none>", "<unknown>")));
+          ElementsAre("NAME", "READY", "STATUS", "RESTARTS", "AGE", "IP",
+                      "NODE", "NOMINATED NODE", "READINESS GATES"),
+          ElementsAre("p0", "1/2", "Running", "3", "30s", "10.0.0.1", "host-1",
+                      "<none>", "<none>"),
+          ElementsAre("p1", "0/1", "OOMKilled", "0", "<unknown>", "10.9.0.3",
+                      "<none>", "<none>", "<none>"),
+          ElementsAre("p2", "0/0", "Completed", "0", "<unknown>", "<none>",
+                      "<none>", "<none>", "<none>")));
 }
 
-TEST(NodeRowsTest, StateCordonAndHeartbeat) {
+void AddReady(api::Node* node, const std::string& status) {
+  api::NodeCondition* c = node->mutable_status()->add_conditions();
+  c->set_type("Ready");
+  c->set_status(status);
+}
+
+// A node as jobsetd's NodeService returns it (scheduler/agents/node_object.h).
+api::Node SampleNode() {
   api::Node node;
-  node.mutable_registration()->set_name("host-1");
-  node.mutable_registration()->set_address("10.0.0.1");
-  node.set_state("Ready");
-  node.set_cordoned(true);
-  node.set_pods(4);
-  SetTime(node.mutable_last_heartbeat(), kNow - absl::Seconds(3));
-  api::Node never;
-  never.mutable_registration()->set_name("host-2");
+  node.set_api_version("v1");
+  node.set_kind("Node");
+  node.mutable_metadata()->set_name("host-1");
+  (*node.mutable_metadata()->mutable_labels())["kubernetes.io/hostname"] =
+      "host-1";
+  (*node.mutable_metadata()
+        ->mutable_annotations())["jobsetd.x-k8s.io/connected"] = "true";
+  SetTime(node.mutable_metadata()->mutable_creation_timestamp(),
+          kNow - absl::Hours(50));
+  node.mutable_spec()->set_unschedulable(true);
+  api::Taint* t = node.mutable_spec()->add_taints();
+  t->set_key("node.kubernetes.io/unschedulable");
+  t->set_effect("NoSchedule");
+  (*node.mutable_status()->mutable_capacity())["cpu"] = "8";
+  (*node.mutable_status()->mutable_allocatable())["cpu"] = "8";
+  AddReady(&node, "True");
+  api::NodeCondition* ready = node.mutable_status()->mutable_conditions(0);
+  ready->set_reason("KubeletReady");
+  ready->set_message("jobset-agent is posting ready status");
+  SetTime(ready->mutable_last_heartbeat_time(), kNow - absl::Seconds(1));
+  SetTime(ready->mutable_last_transition_time(), kNow - absl::Hours(1));
+  api::NodeAddress* ip = node.mutable_status()->add_addresses();
+  ip->set_type("InternalIP");
+  ip->set_address("10.0.0.1");
+  api::NodeAddress* host = node.mutable_status()->add_addresses();
+  host->set_type("Hostname");
+  host->set_address("host-1");
+  node.mutable_status()->mutable_node_info()->set_kubelet_version(
+      "jobset-agent 0.1");
+  node.mutable_status()->mutable_node_info()->set_operating_system("linux");
+  node.mutable_status()->mutable_node_info()->set_architecture("amd64");
+  node.mutable_status()->mutable_node_info()->set_machine_id("m1");
+  return node;
+}
+
+TEST(NodeRowsTest, KubectlColumns) {
+  api::Node cordoned = SampleNode();
+  (*cordoned.mutable_metadata()
+        ->mutable_labels())["node-role.kubernetes.io/control-plane"] = "";
+  (*cordoned.mutable_metadata()->mutable_labels())["kubernetes.io/role"] =
+      "gpu";
+  api::Node lost;
+  lost.mutable_metadata()->set_name("host-2");
+  AddReady(&lost, "Unknown");
+  api::Node down;
+  down.mutable_metadata()->set_name("host-3");
+  AddReady(&down, "False");
+  api::Node bare;
+  bare.mutable_metadata()->set_name("host-4");
   EXPECT_THAT(
-      NodeRows({node, never}, kNow),
+      NodeRows({cordoned, lost, down, bare}, kNow),
+      ElementsAre(ElementsAre("NAME", "STATUS", "ROLES", "AGE", "VERSION"),
+                  ElementsAre("host-1", "Ready,SchedulingDisabled",
+                              "control-plane,gpu", "2d2h", "jobset-agent/0.1"),
+                  ElementsAre("host-2", "NotReady", "<none>", "<unknown>", ""),
+                  ElementsAre("host-3", "NotReady", "<none>", "<unknown>", ""),
+                  ElementsAre("host-4", "Unknown", "<none>", "<unknown>", "")));
+  EXPECT_THAT(
+      NodeRows({SampleNode(), lost}, kNow, /*wide=*/true),
       ElementsAre(
-          ElementsAre("NAME", "STATUS", "CORDONED", "PODS", "ADDRESS",
-                      "LAST HEARTBEAT"),
-          ElementsAre("host-1", "Ready", "true", "4", "10.0.0.1", "3s ago"),
-          ElementsAre("host-2", "Unknown", "false", "0", "<none>", "<never>")));
+          ElementsAre("NAME", "STATUS", "ROLES", "AGE", "VERSION",
+                      "INTERNAL-IP", "EXTERNAL-IP", "OS-IMAGE",
+                      "KERNEL-VERSION", "CONTAINER-RUNTIME"),
+          ElementsAre("host-1", "Ready,SchedulingDisabled", "<none>", "2d2h",
+                      "jobset-agent/0.1", "10.0.0.1", "<none>", "<unknown>",
+                      "<unknown>", "<unknown>"),
+          ElementsAre("host-2", "NotReady", "<none>", "<unknown>", "", "<none>",
+                      "<none>", "<unknown>", "<unknown>", "<unknown>")));
+}
+
+TEST(NodeJsonTest, KubernetesFieldNames) {
+  YAML::Node n = YAML::Load(ToJson(SampleNode(), "v1", "Node"));
+  EXPECT_EQ(n["apiVersion"].as<std::string>(), "v1");
+  EXPECT_EQ(n["kind"].as<std::string>(), "Node");
+  EXPECT_EQ(n["metadata"]["name"].as<std::string>(), "host-1");
+  EXPECT_EQ(n["metadata"]["labels"]["kubernetes.io/hostname"].as<std::string>(),
+            "host-1");
+  EXPECT_EQ(n["metadata"]["annotations"]["jobsetd.x-k8s.io/connected"]
+                .as<std::string>(),
+            "true");
+  EXPECT_EQ(n["metadata"]["creationTimestamp"].as<std::string>(),
+            "2023-11-12T20:13:20Z");
+  EXPECT_TRUE(n["spec"]["unschedulable"].as<bool>());
+  EXPECT_EQ(n["spec"]["taints"][0]["key"].as<std::string>(),
+            "node.kubernetes.io/unschedulable");
+  EXPECT_EQ(n["spec"]["taints"][0]["effect"].as<std::string>(), "NoSchedule");
+  EXPECT_EQ(n["status"]["capacity"]["cpu"].as<std::string>(), "8");
+  EXPECT_EQ(n["status"]["allocatable"]["cpu"].as<std::string>(), "8");
+  const YAML::Node ready = n["status"]["conditions"][0];
+  EXPECT_EQ(ready["type"].as<std::string>(), "Ready");
+  EXPECT_EQ(ready["status"].as<std::string>(), "True");
+  EXPECT_EQ(ready["reason"].as<std::string>(), "KubeletReady");
+  EXPECT_EQ(ready["message"].as<std::string>(),
+            "jobset-agent is posting ready status");
+  EXPECT_EQ(ready["lastHeartbeatTime"].as<std::string>(),
+            "2023-11-14T22:13:19Z");
+  EXPECT_EQ(ready["lastTransitionTime"].as<std::string>(),
+            "2023-11-14T21:13:20Z");
+  EXPECT_EQ(n["status"]["addresses"][0]["type"].as<std::string>(),
+            "InternalIP");
+  EXPECT_EQ(n["status"]["addresses"][0]["address"].as<std::string>(),
+            "10.0.0.1");
+  EXPECT_EQ(n["status"]["addresses"][1]["type"].as<std::string>(), "Hostname");
+  const YAML::Node info = n["status"]["nodeInfo"];
+  EXPECT_EQ(info["kubeletVersion"].as<std::string>(), "jobset-agent 0.1");
+  EXPECT_EQ(info["operatingSystem"].as<std::string>(), "linux");
+  EXPECT_EQ(info["architecture"].as<std::string>(), "amd64");
+  EXPECT_EQ(info["machineID"].as<std::string>(), "m1");
+  // The keys are Kubernetes', in its order; nothing of jobsetd's own shape.
+  std::vector<std::string> keys;
+  for (auto entry : n) keys.push_back(entry.first.Scalar());
+  EXPECT_THAT(keys,
+              ElementsAre("apiVersion", "kind", "metadata", "spec", "status"));
+  const std::string json = ToJson(SampleNode(), "v1", "Node");
+  EXPECT_THAT(json, Not(HasSubstr("registration")));
+  EXPECT_THAT(json, StartsWith("{\n    \"apiVersion\": \"v1\",\n    "
+                               "\"kind\": \"Node\",\n"));
+}
+
+TEST(NodeJsonTest, ListsAreKubernetesLists) {
+  api::Node a = SampleNode();
+  YAML::Node list = YAML::Load(ToList({&a}, "v1", "Node", /*yaml=*/true));
+  EXPECT_EQ(list["kind"].as<std::string>(), "List");
+  EXPECT_EQ(list["items"][0]["kind"].as<std::string>(), "Node");
+  EXPECT_EQ(list["items"][0]["metadata"]["name"].as<std::string>(), "host-1");
+  EXPECT_EQ(list["items"][0]["status"]["nodeInfo"]["kubeletVersion"]
+                .as<std::string>(),
+            "jobset-agent 0.1");
 }
 
 TEST(ToJsonTest, UpstreamShapeWithApiVersionAndKindFirst) {

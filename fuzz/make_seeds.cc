@@ -110,7 +110,7 @@ void RecordSeeds(const fs::path& out) {
   event.kv = **store.Get(key);
   core.OnJobSetEvent(event);
   (void)core.Pass();
-  api::Node stored_node;
+  api::NodeRecord stored_node;
   stored_node.mutable_registration()->set_name("node-a");
   stored_node.mutable_registration()->set_address("10.0.0.1");
   (*stored_node.mutable_registration()->mutable_capacity())["cpu"] = "16";

@@ -126,6 +126,14 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(caught.exception.code, grpc.StatusCode.NOT_FOUND)
         self.assertIn("success-policy", caught.exception.message)
 
+    def test_nodes(self):
+        # No agent joins this test's jobsetd: no nodes, and a named one is
+        # NOT_FOUND as with kubectl.
+        self.assertEqual(self.client.list_nodes(), [])
+        with self.assertRaises(jobset.NotFoundError) as caught:
+            self.client.get_node("node-x")
+        self.assertIn("node-x", caught.exception.message)
+
     def test_wait_met_other_terminal_and_timeout(self):
         results = self.client.apply(DEADLINE_JOBSET)
         self.assertEqual(results[0].action, "created")

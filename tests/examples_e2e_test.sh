@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The system as users meet it: jobsetd, four jobset-agents (two slices), jobsetctl and the
-# Python client, all real, on 127.0.0.1 with ports chosen at run time. Every example reaches
+# Python client, all real, on 127.0.0.1 with ports chosen at run time. Nodes read as kubectl's
+# (v1 Node JSON, table columns, cordon, describe). Every example reaches
 # its end state (the PyTorch one runs in //tests:agent_e2e_test), exclusive placement puts
 # each Job in its own slice, a JobSet too big for the free capacity waits with its reason and
 # starts when capacity frees, upstream manifests apply, and a bad manifest creates nothing.
@@ -24,6 +25,55 @@ rm -rf "$CLUSTER_DIR/checkpoints"
 slices_restart=$(own_checkpoints "$runfiles/examples/slices-restart.yaml")
 
 cluster_start 4 || exit 1
+
+# Nodes as kubectl shows them: v1 Nodes in a v1 List, kubectl's table columns, cordon.
+nodes_check='
+import json, sys
+doc = json.load(sys.stdin)
+assert doc["apiVersion"] == "v1" and doc["kind"] == "List", doc.keys()
+assert len(doc["items"]) == 4, len(doc["items"])
+for n in doc["items"]:
+    assert n["apiVersion"] == "v1" and n["kind"] == "Node", n.get("kind")
+    name = n["metadata"]["name"]
+    assert n["metadata"]["labels"]["kubernetes.io/hostname"] == name
+    assert n["metadata"]["creationTimestamp"].endswith("Z")
+    assert n["metadata"]["annotations"]["jobsetd.x-k8s.io/connected"] == "true"
+    ready = [c for c in n["status"]["conditions"] if c["type"] == "Ready"]
+    assert ready[0]["status"] == "True" and ready[0]["reason"] == "KubeletReady", ready
+    assert ready[0]["lastHeartbeatTime"] and ready[0]["lastTransitionTime"], ready
+    kinds = {a["type"]: a["address"] for a in n["status"]["addresses"]}
+    assert kinds["InternalIP"].startswith("127.") and kinds["Hostname"] == name, kinds
+    assert n["status"]["allocatable"] == n["status"]["capacity"] and "cpu" in n["status"]["capacity"]
+    assert n["status"]["nodeInfo"]["operatingSystem"] == "linux"
+    assert n["status"]["nodeInfo"]["kubeletVersion"].startswith("jobset-agent")
+    assert "registration" not in n and "state" not in n
+print(doc["items"][0]["metadata"]["name"])'
+if first=$(ctl get nodes -o json | /usr/bin/python3 -c "$nodes_check" 2>&1); then
+  pass "get nodes -o json: a v1 List of v1 Nodes (metadata, Ready condition, addresses, nodeInfo)"
+else
+  fail "get nodes -o json is not Kubernetes' shape: $first"; first=""
+fi
+header=$(ctl get nodes | head -1 | tr -s ' ')
+[ "$header" = "NAME STATUS ROLES AGE VERSION" ] && pass "get nodes: kubectl's columns" ||
+  fail "get nodes header: $header"
+if [ -n "$first" ] && ctl cordon "$first" >/dev/null &&
+  [ "$(ctl get nodes "$first" | awk 'NR == 2 {print $2}')" = "Ready,SchedulingDisabled" ] &&
+  ctl get nodes "$first" -o json | /usr/bin/python3 -c '
+import json, sys
+n = json.load(sys.stdin)
+assert n["kind"] == "Node" and n["spec"]["unschedulable"] is True
+assert {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"} in n["spec"]["taints"]'; then
+  pass "a cordoned node: Ready,SchedulingDisabled, spec.unschedulable and its taint"
+else
+  fail "cordon $first: $(ctl get nodes 2>&1 | tr '\n' ' ')"
+fi
+described=$(ctl describe node "$first" 2>&1)
+if grep -q "^Unschedulable:  true" <<<"$described" && grep -q "KubeletReady" <<<"$described"; then
+  pass "describe node: its conditions and cordon"
+else
+  fail "describe node $first: $described"
+fi
+[ -n "$first" ] && ctl uncordon "$first" >/dev/null
 
 # 1. The leader/worker example, through the Python client's example launcher.
 if /usr/bin/python3 -B "$runfiles/examples/python/launch.py" --config="$CONFIG" --timeout=60 \
@@ -92,8 +142,8 @@ print("\n".join(sorted("%s %s" % (p["metadata"]["annotations"]["jobset.sigs.k8s.
 slices=$(ctl get nodes -o json | /usr/bin/python3 -c '
 import json, sys
 for n in json.load(sys.stdin)["items"]:
-    r = n["registration"]
-    print(r["name"], r["labels"]["cloud.google.com/gke-nodepool"])')
+    m = n["metadata"]
+    print(m["name"], m["labels"]["cloud.google.com/gke-nodepool"])')
 per_job=$(while read -r job node; do
   echo "$job $(echo "$slices" | awk -v n="$node" '$1 == n {print $2}')"
 done <<<"$placement" | sort -u)

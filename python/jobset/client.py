@@ -266,8 +266,16 @@ class Client:
             limit=self.page_size, **{"continue": token}))
 
     def list_nodes(self):
+        """Returns every node as a Kubernetes v1 Node proto (metadata, spec,
+        status; `jobset.to_dict` gives kubectl's JSON shape)."""
         return list(self._call("ListNodes", agent_pb2.ListNodesRequest(),
-                               stub=self._nodes).nodes)
+                               stub=self._nodes).items)
+
+    def get_node(self, name):
+        """Returns the node as a v1 Node proto; NotFoundError when there is
+        none."""
+        return self._call("GetNode", agent_pb2.GetNodeRequest(name=name),
+                          stub=self._nodes)
 
     # ---- access ----
 

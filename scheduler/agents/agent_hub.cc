@@ -1,6 +1,7 @@
 #include "scheduler/agents/agent_hub.h"
 
 #include <algorithm>
+#include <map>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -10,6 +11,7 @@
 #include "common/status_macros.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "scheduler/agents/agent_input.h"
+#include "scheduler/agents/node_object.h"
 #include "scheduler/placement/requirements.h"
 #include "store/decode.h"
 #include "store/keys.h"
@@ -32,14 +34,16 @@ absl::StatusOr<placement::TaintEffect> ParseEffect(const std::string& effect) {
                    "\"PreferNoSchedule\", \"NoExecute\""));
 }
 
-void FormatResources(const placement::Resources& r,
-                     google::protobuf::Map<std::string, std::string>* out) {
+std::map<std::string, std::string> FormatResources(
+    const placement::Resources& r) {
+  std::map<std::string, std::string> out;
   if (r.cpu_millis > 0) {
-    (*out)["cpu"] = r.cpu_millis % 1000 == 0 ? absl::StrCat(r.cpu_millis / 1000)
-                                             : absl::StrCat(r.cpu_millis, "m");
+    out["cpu"] = r.cpu_millis % 1000 == 0 ? absl::StrCat(r.cpu_millis / 1000)
+                                          : absl::StrCat(r.cpu_millis, "m");
   }
-  if (r.memory_bytes > 0) (*out)["memory"] = absl::StrCat(r.memory_bytes);
-  for (const auto& [name, n] : r.extended) (*out)[name] = absl::StrCat(n);
+  if (r.memory_bytes > 0) out["memory"] = absl::StrCat(r.memory_bytes);
+  for (const auto& [name, n] : r.extended) out[name] = absl::StrCat(n);
+  return out;
 }
 
 // Builds what the agent gets for `desired`: the full pod and its attempt's
@@ -135,7 +139,8 @@ AgentHub::~AgentHub() {
 
 absl::Status AgentHub::Load() {
   auto add_node = [&](const store::KeyValue& kv) -> absl::Status {
-    absl::StatusOr<api::Node> decoded = store::DecodeValue<api::Node>(kv);
+    absl::StatusOr<api::NodeRecord> decoded =
+        store::DecodeValue<api::NodeRecord>(kv);
     if (!decoded.ok()) {
       // Set aside, left in the store: the node registers again when its
       // agent says hello.
@@ -148,13 +153,14 @@ absl::Status AgentHub::Load() {
       }
       return absl::OkStatus();
     }
-    api::Node node = *std::move(decoded);
+    api::NodeRecord node = *std::move(decoded);
     absl::MutexLock lock(&mu_);
     NodeEntry& entry = nodes_[node.registration().name()];
     entry.node = std::move(node);
     // Within the restart grace the node counts as Ready: its pods keep
     // running while its agent reconnects.
     entry.ready = true;
+    entry.transition = started_;
     return absl::OkStatus();
   };
   return store::ScanAll(*store_, store::keys::kNodes, add_node);
@@ -175,7 +181,8 @@ void AgentHub::Attach(NodeSink* sink) {
   monitor_ = std::thread([this] { MonitorLoop(); });
 }
 
-absl::StatusOr<NodeInfo> AgentHub::ToNodeInfo(const api::Node& node) const {
+absl::StatusOr<NodeInfo> AgentHub::ToNodeInfo(
+    const api::NodeRecord& node) const {
   const api::NodeRegistration& r = node.registration();
   NodeInfo info;
   info.name = r.name();
@@ -209,14 +216,11 @@ absl::StatusOr<NodeInfo> AgentHub::ToNodeInfo(const api::Node& node) const {
   return info;
 }
 
-absl::Status AgentHub::Persist(const api::Node& node) {
-  api::Node stored;
-  *stored.mutable_registration() = node.registration();
-  stored.set_cordoned(node.cordoned());
+absl::Status AgentHub::Persist(const api::NodeRecord& node) {
   return store_
       ->Commit(
           store::Batch().Put(store::keys::NodeKey(node.registration().name()),
-                             stored.SerializeAsString()))
+                             node.SerializeAsString()))
       .status();
 }
 
@@ -285,14 +289,14 @@ absl::StatusOr<std::shared_ptr<AgentHub::Session>> AgentHub::Connect(
     Refused("registration", valid.message());
     return valid;
   }
-  api::Node candidate;
+  api::NodeRecord candidate;
   *candidate.mutable_registration() = r;
   JOBSET_ASSIGN_OR_RETURN(NodeInfo info, ToNodeInfo(candidate));
 
   auto session = std::make_shared<Session>(r.name(), std::move(cancel));
   std::shared_ptr<Session> replaced;
   bool persist = false;
-  api::Node to_store;
+  api::NodeRecord to_store;
   {
     absl::MutexLock lock(&mu_);
     if (closed_) return absl::UnavailableError("jobsetd is shutting down");
@@ -309,8 +313,15 @@ absl::StatusOr<std::shared_ptr<AgentHub::Session>> AgentHub::Connect(
     persist = !google::protobuf::util::MessageDifferencer::Equals(
         entry.node.registration(), r);
     *entry.node.mutable_registration() = r;
+    const absl::Time now = options_.clock->Now();
+    if (!entry.node.has_creation_timestamp()) {
+      entry.node.mutable_creation_timestamp()->set_seconds(
+          absl::ToUnixSeconds(now));
+      persist = true;
+    }
     to_store = entry.node;
-    entry.last_seen = options_.clock->Now();
+    entry.last_seen = now;
+    if (!entry.ready) entry.transition = now;
     entry.ready = true;
     if (sink_ != nullptr) sink_->SetNode(info);
 
@@ -493,6 +504,7 @@ std::vector<std::string> AgentHub::CheckLiveness() {
       const absl::Time seen = std::max(entry.last_seen, started_);
       if (now - seen < options_.node_lost_timeout) continue;
       entry.ready = false;
+      entry.transition = now;
       if (entry.session) closing.push_back(std::move(entry.session));
       lost.push_back(name);
       if (options_.metrics != nullptr) options_.metrics->nodes_lost.Increment();
@@ -531,20 +543,17 @@ void AgentHub::MonitorLoop() {
 }
 
 api::Node AgentHub::Describe(const NodeEntry& entry) const {
-  api::Node node = entry.node;
-  node.set_state(entry.ready ? "Ready" : "NotReady");
-  node.set_connected(entry.session != nullptr);
-  if (entry.last_seen != absl::InfinitePast()) {
-    node.mutable_last_heartbeat()->set_seconds(
-        absl::ToUnixSeconds(entry.last_seen));
-  }
+  NodeLiveness liveness;
+  liveness.ready = entry.ready;
+  liveness.connected = entry.session != nullptr;
+  liveness.last_heartbeat = entry.last_seen;
+  liveness.last_transition = entry.transition;
   placement::Resources allocated;
-  int32_t pods = 0;
-  auto desired = desired_.find(node.registration().name());
+  auto desired = desired_.find(entry.node.registration().name());
   if (desired != desired_.end()) {
     for (const auto& [uid, d] : desired->second) {
       if (d.stop) continue;
-      ++pods;
+      ++liveness.pods;
       // What a pod requests is its Job's template's.
       absl::StatusOr<placement::PodRequirements> req =
           placement::RequirementsFromPodSpec(d.job->spec().template_().spec());
@@ -555,9 +564,8 @@ api::Node AgentHub::Describe(const NodeEntry& entry) const {
         allocated.extended[name] += n;
     }
   }
-  FormatResources(allocated, node.mutable_allocated());
-  node.set_pods(pods);
-  return node;
+  liveness.allocated = FormatResources(allocated);
+  return ToNodeObject(entry.node, liveness);
 }
 
 std::vector<api::Node> AgentHub::ListNodes() {
@@ -578,7 +586,7 @@ absl::StatusOr<api::Node> AgentHub::GetNode(const std::string& name) {
 
 absl::StatusOr<api::Node> AgentHub::SetCordoned(const std::string& name,
                                                 bool cordoned) {
-  api::Node to_store;
+  api::NodeRecord to_store;
   {
     absl::MutexLock lock(&mu_);
     auto it = nodes_.find(name);
@@ -635,7 +643,7 @@ absl::StatusOr<api::Node> AgentHub::Remove(const std::string& name) {
     JOBSET_RETURN_IF_ERROR(
         store_->Commit(store::Batch().Delete(store::keys::NodeKey(name)))
             .status());
-    node = it->second.node;
+    node = Describe(it->second);
     session = std::move(it->second.session);
     nodes_.erase(it);
     if (sink_ != nullptr) {

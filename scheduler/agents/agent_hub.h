@@ -134,7 +134,7 @@ class AgentHub final : public AgentFleet {
   // monitor thread calls it; tests call it with a FakeClock.
   std::vector<std::string> CheckLiveness();
 
-  // NodeService.
+  // NodeService. Nodes are returned as Kubernetes v1 Nodes (node_object.h).
   std::vector<api::Node> ListNodes();
   absl::StatusOr<api::Node> GetNode(const std::string& name);
   absl::StatusOr<api::Node> SetCordoned(const std::string& name, bool cordoned);
@@ -142,7 +142,8 @@ class AgentHub final : public AgentFleet {
   // an eviction would; their JobSets' policies decide.
   absl::StatusOr<api::Node> Drain(const std::string& name);
   // Forgets the node: its unfinished pods fail (reason DeletionByPodGC), its
-  // record is deleted, and its stream is ended. kNotFound if unknown.
+  // record is deleted, and its stream is ended; returns the node as it was.
+  // kNotFound if unknown.
   absl::StatusOr<api::Node> Remove(const std::string& name);
 
   // Reads up to `max_bytes` of container `container`'s log of pod `pod_uid`
@@ -166,16 +167,19 @@ class AgentHub final : public AgentFleet {
 
  private:
   struct NodeEntry {
-    api::Node node;  // registration, cordoned (stored); state, heartbeat
+    api::NodeRecord node;  // What is stored.
     std::shared_ptr<Session> session;
     absl::Time last_seen = absl::InfinitePast();
     bool ready = false;
+    // When `ready` last changed, or the hub started.
+    absl::Time transition = absl::InfinitePast();
   };
 
-  absl::StatusOr<NodeInfo> ToNodeInfo(const api::Node& node) const;
+  absl::StatusOr<NodeInfo> ToNodeInfo(const api::NodeRecord& node) const;
+  // Returns the node as a Kubernetes v1 Node (node_object.h).
   api::Node Describe(const NodeEntry& entry) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status Persist(const api::Node& node);
+  absl::Status Persist(const api::NodeRecord& node);
   // Counts a fenced report; refreshes the nodes gauge.
   void Fenced() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Checks `report` of `desired`, a pod of `node` (CheckPodReport), and

@@ -88,6 +88,19 @@ Assignment OrderOn(const std::string& node, const std::string& uid,
   return order;
 }
 
+// The status of the node's Ready condition ("True", "Unknown").
+std::string Ready(const api::Node& node) {
+  for (const api::NodeCondition& c : node.status().conditions()) {
+    if (c.type() == "Ready") return c.status();
+  }
+  return "<none>";
+}
+
+std::string Annotation(const api::Node& node, const std::string& key) {
+  auto it = node.metadata().annotations().find(key);
+  return it == node.metadata().annotations().end() ? "<unset>" : it->second;
+}
+
 std::string Env(const api::Pod& pod, const std::string& name) {
   for (const api::EnvVar& var : pod.spec().containers(0).env()) {
     if (var.name() == name) return var.value();
@@ -179,10 +192,10 @@ TEST_F(AgentHubTest, WelcomesWithTheDesiredSetAndForwardsChanges) {
 
   absl::StatusOr<api::Node> node = hub_->GetNode("n1");
   ASSERT_THAT(node.status(), IsOk());
-  EXPECT_EQ(node->state(), "Ready");
-  EXPECT_TRUE(node->connected());
-  EXPECT_EQ(node->pods(), 1);
-  EXPECT_EQ(node->allocated().at("cpu"), "500m");
+  EXPECT_EQ(Ready(*node), "True");
+  EXPECT_EQ(Annotation(*node, "jobsetd.x-k8s.io/connected"), "true");
+  EXPECT_EQ(Annotation(*node, "jobsetd.x-k8s.io/pods"), "1");
+  EXPECT_EQ(Annotation(*node, "jobsetd.x-k8s.io/allocated"), "cpu=500m");
 }
 
 TEST_F(AgentHubTest, FencesReportsAboutPodsNotAssignedToTheNode) {
@@ -253,7 +266,7 @@ TEST_F(AgentHubTest, AStoppedPodIsWelcomedWithItsStopMarkUntilReleased) {
   EXPECT_EQ(got[0].welcome().pods(1).pod().metadata().uid(), "b");
   EXPECT_FALSE(got[0].welcome().pods(1).stop());
   // A stopped pod no longer counts against the node.
-  EXPECT_EQ(hub_->GetNode("n1")->pods(), 1);
+  EXPECT_EQ(Annotation(*hub_->GetNode("n1"), "jobsetd.x-k8s.io/pods"), "1");
 
   hub_->Release("n1", "a");
   auto again = Connect(HelloFrom("n1"));
@@ -342,7 +355,7 @@ TEST_F(AgentHubTest, ASilentNodeIsLostOnlyAfterTheGraceAndTheTimeout) {
   EXPECT_THAT(sink_.lost, ElementsAre("n1:NodeLost"));
   EXPECT_THAT(sink_.last_message, HasSubstr("no heartbeat for 11s"));
   EXPECT_EQ(cancels, 1);
-  EXPECT_EQ(hub_->GetNode("n1")->state(), "NotReady");
+  EXPECT_EQ(Ready(*hub_->GetNode("n1")), "Unknown");
   // Lost once, not again.
   EXPECT_THAT(hub_->CheckLiveness(), IsEmpty());
   // The zombie's stream is fenced.
@@ -352,7 +365,7 @@ TEST_F(AgentHubTest, ASilentNodeIsLostOnlyAfterTheGraceAndTheTimeout) {
               StatusIs(absl::StatusCode::kFailedPrecondition));
   // It says hello again and is Ready.
   auto again = Connect(HelloFrom("n1"));
-  EXPECT_EQ(hub_->GetNode("n1")->state(), "Ready");
+  EXPECT_EQ(Ready(*hub_->GetNode("n1")), "True");
   EXPECT_TRUE(sink_.nodes.back().ready);
 }
 
@@ -501,8 +514,9 @@ TEST_F(AgentHubTest, NodesAndCordonsSurviveARestart) {
   EXPECT_EQ(sink_.nodes[0].name, "n1");
   EXPECT_TRUE(sink_.nodes[0].cordoned);
   EXPECT_TRUE(sink_.nodes[0].ready);
-  EXPECT_EQ(hub_->GetNode("n1")->state(), "Ready");
-  EXPECT_FALSE(hub_->GetNode("n1")->connected());
+  EXPECT_EQ(Ready(*hub_->GetNode("n1")), "True");
+  EXPECT_EQ(Annotation(*hub_->GetNode("n1"), "jobsetd.x-k8s.io/connected"),
+            "false");
   // It never comes back: lost once the grace has passed.
   clock_.Advance(absl::Seconds(10));
   EXPECT_THAT(hub_->CheckLiveness(), ElementsAre("n1"));
@@ -514,7 +528,7 @@ TEST_F(AgentHubTest, DrainCordonsAndFailsThePods) {
   auto s = Connect(HelloFrom("n1"));
   absl::StatusOr<api::Node> node = hub_->Drain("n1");
   ASSERT_THAT(node.status(), IsOk());
-  EXPECT_TRUE(node->cordoned());
+  EXPECT_TRUE(node->spec().unschedulable());
   EXPECT_THAT(sink_.lost, ElementsAre("n1:EvictionByEvictionAPI"));
   EXPECT_TRUE(sink_.nodes.back().cordoned);
   EXPECT_TRUE(sink_.nodes.back().ready);
@@ -556,6 +570,99 @@ TEST_F(AgentHubTest, ReadsLogsFromTheNodeAskedOnly) {
   EXPECT_THAT(
       hub_->ReadLog("n2", "b", "main", 0, 100, absl::Milliseconds(50)).status(),
       StatusIs(absl::StatusCode::kUnavailable, HasSubstr("answer")));
+}
+
+// The Ready condition of `node` (its first condition).
+const api::NodeCondition& ReadyCondition(const api::Node& node) {
+  return node.status().conditions(0);
+}
+
+TEST_F(AgentHubTest, NodesAreKubernetesNodesWithTheirTimes) {
+  const int64_t start = absl::ToUnixSeconds(clock_.Now());
+  auto s = Connect(HelloFrom("n1"));
+  clock_.Advance(absl::Seconds(3));
+  api::AgentMessage hb;
+  hb.mutable_heartbeat()->set_seq(1);
+  ASSERT_THAT(hub_->OnMessage(s.get(), hb), IsOk());
+  absl::StatusOr<api::Node> node = hub_->GetNode("n1");
+  ASSERT_THAT(node.status(), IsOk());
+  EXPECT_EQ(node->api_version(), "v1");
+  EXPECT_EQ(node->kind(), "Node");
+  EXPECT_EQ(node->metadata().name(), "n1");
+  EXPECT_EQ(node->metadata().labels().at("kubernetes.io/hostname"), "n1");
+  EXPECT_EQ(node->metadata().creation_timestamp().seconds(), start);
+  EXPECT_EQ(node->status().capacity().at("cpu"), "8");
+  ASSERT_THAT(node->status().conditions(), SizeIs(1));
+  EXPECT_EQ(ReadyCondition(*node).status(), "True");
+  EXPECT_EQ(ReadyCondition(*node).last_heartbeat_time().seconds(), start + 3);
+  EXPECT_EQ(ReadyCondition(*node).last_transition_time().seconds(), start);
+
+  // Lost: Unknown since then, the last heartbeat kept.
+  clock_.Advance(absl::Seconds(10));
+  ASSERT_THAT(hub_->CheckLiveness(), ElementsAre("n1"));
+  node = hub_->GetNode("n1");
+  EXPECT_EQ(ReadyCondition(*node).status(), "Unknown");
+  EXPECT_EQ(ReadyCondition(*node).reason(), "NodeStatusUnknown");
+  EXPECT_EQ(ReadyCondition(*node).last_heartbeat_time().seconds(), start + 3);
+  EXPECT_EQ(ReadyCondition(*node).last_transition_time().seconds(), start + 13);
+
+  // Back: Ready again from its new hello; created when first registered.
+  clock_.Advance(absl::Seconds(1));
+  auto again = Connect(HelloFrom("n1"));
+  node = hub_->GetNode("n1");
+  EXPECT_EQ(ReadyCondition(*node).status(), "True");
+  EXPECT_EQ(ReadyCondition(*node).last_transition_time().seconds(), start + 14);
+  EXPECT_EQ(node->metadata().creation_timestamp().seconds(), start);
+}
+
+TEST_F(AgentHubTest, TheCreationTimeSurvivesARestart) {
+  const int64_t start = absl::ToUnixSeconds(clock_.Now());
+  auto s = Connect(HelloFrom("n1"));
+  s.reset();
+  clock_.Advance(absl::Seconds(60));
+  Start();
+  absl::StatusOr<api::Node> node = hub_->GetNode("n1");
+  ASSERT_THAT(node.status(), IsOk());
+  EXPECT_EQ(node->metadata().creation_timestamp().seconds(), start);
+  // Known from the store, not heard from yet: Ready since jobsetd started,
+  // no heartbeat.
+  EXPECT_EQ(ReadyCondition(*node).status(), "True");
+  EXPECT_FALSE(ReadyCondition(*node).has_last_heartbeat_time());
+  EXPECT_EQ(ReadyCondition(*node).last_transition_time().seconds(), start + 60);
+}
+
+TEST_F(AgentHubTest, LoadsARecordWrittenBeforeCreationTimes) {
+  // What earlier versions stored: the registration and the cordon only.
+  api::NodeRecord old;
+  *old.mutable_registration() = HelloFrom("n1").node();
+  old.set_cordoned(true);
+  ASSERT_THAT(store_
+                  .Commit(store::Batch().Put(store::keys::NodeKey("n1"),
+                                             old.SerializeAsString()))
+                  .status(),
+              IsOk());
+  Start();
+  absl::StatusOr<api::Node> node = hub_->GetNode("n1");
+  ASSERT_THAT(node.status(), IsOk());
+  EXPECT_TRUE(node->spec().unschedulable());
+  EXPECT_FALSE(node->metadata().has_creation_timestamp());
+  // Its next hello dates it, and the date is stored.
+  const int64_t now = absl::ToUnixSeconds(clock_.Now());
+  auto s = Connect(HelloFrom("n1"));
+  s.reset();
+  Start();
+  node = hub_->GetNode("n1");
+  EXPECT_EQ(node->metadata().creation_timestamp().seconds(), now);
+  EXPECT_TRUE(node->spec().unschedulable());
+}
+
+TEST_F(AgentHubTest, RemoveAnswersWithTheNodeAsItWas) {
+  auto s = Connect(HelloFrom("n1"));
+  absl::StatusOr<api::Node> removed = hub_->Remove("n1");
+  ASSERT_THAT(removed.status(), IsOk());
+  EXPECT_EQ(removed->metadata().name(), "n1");
+  EXPECT_THAT(hub_->GetNode("n1").status(),
+              StatusIs(absl::StatusCode::kNotFound));
 }
 
 }  // namespace

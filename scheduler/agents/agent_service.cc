@@ -75,7 +75,7 @@ grpc::Status NodeServiceImpl::ListNodes(grpc::ServerContext* context,
                                         api::ListNodesResponse* response) {
   JOBSET_AUTHORIZE_OR_RETURN(auth_, context, NodeAttrs("list", ""));
   for (api::Node& node : hub_->ListNodes())
-    *response->add_nodes() = std::move(node);
+    *response->add_items() = std::move(node);
   return grpc::Status::OK;
 }
 
@@ -123,7 +123,9 @@ grpc::Status NodeServiceImpl::DeleteNode(grpc::ServerContext* context,
   absl::StatusOr<api::Node> removed = hub_->Remove(request->name());
   if (absl::IsNotFound(removed.status()) && revoked.ok()) {
     // Joined but never connected: the revocation was all there was.
-    response->mutable_registration()->set_name(request->name());
+    response->set_api_version("v1");
+    response->set_kind("Node");
+    response->mutable_metadata()->set_name(request->name());
     return grpc::Status::OK;
   }
   return Reply(std::move(removed), response);
