@@ -206,6 +206,30 @@ fi
 install_cmd --uninstall --prefix="$prefix" || fail "uninstall failed"
 [ -z "$(find "$prefix" "$tmp/etc" -type f 2>/dev/null)" ] || fail "uninstall left: $(find "$prefix" "$tmp/etc" -type f)"
 
+# --- --enable, against a stand-in systemctl that logs its arguments: enabled on request only,
+# kept enabled by a reinstall, disabled by the uninstall.
+mkdir -p "$tmp/path"
+printf '#!/bin/sh
+echo "$*" >>%s
+' "$tmp/systemctl.log" >"$tmp/path/systemctl"
+chmod 0755 "$tmp/path/systemctl"
+: >"$tmp/systemctl.log"
+with_systemctl() { PATH="$tmp/path:$PATH" install_cmd "$@"; }
+with_systemctl --prefix="$prefix" --sysconfdir="$tmp/etc" --from="$built" --enable=jobsetd ||
+  { cat "$tmp/out"; fail "install --enable failed"; }
+expect_line "$tmp/systemctl.log" "enable --now jobsetd"
+expect_line "$prefix/share/jobset/install-manifest" "e jobsetd"
+grep -q "jobset-agent" "$tmp/systemctl.log" && fail "--enable=jobsetd touched jobset-agent"
+: >"$tmp/systemctl.log"
+with_systemctl --prefix="$prefix" --sysconfdir="$tmp/etc" --from="$built" || fail "reinstall failed"
+grep -q "disable\|enable" "$tmp/systemctl.log" && fail "a reinstall changed what is enabled: $(cat "$tmp/systemctl.log")"
+expect_line "$prefix/share/jobset/install-manifest" "e jobsetd"
+expect_contains "$tmp/out" "systemctl restart jobsetd"
+with_systemctl --uninstall --prefix="$prefix" || fail "uninstall failed"
+expect_line "$tmp/systemctl.log" "disable --now jobsetd"
+[ -z "$(find "$prefix" "$tmp/etc" -type f 2>/dev/null)" ] || fail "uninstall left: $(find "$prefix" "$tmp/etc" -type f)"
+check_refused "--enable: unknown unit 'sshd'" --prefix="$prefix" --from="$built" --enable=sshd
+
 if [ $failures -gt 0 ]; then
   echo "$failures failure(s)" >&2
   exit 1
