@@ -29,6 +29,9 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# Read before the chdir below, so that a relative path is the caller's.
+PROTO_PY = os.environ.get("JOBSET_PROTO_PY", "")
+PROTO_PY = os.path.abspath(PROTO_PY) if PROTO_PY else ""
 REPO = os.path.dirname(HERE)
 # The same list as _PROTOS in python/BUILD.
 PROTOS = ["agent", "auth", "cluster", "jobset", "jobset_service", "k8s", "options"]
@@ -49,7 +52,7 @@ def _fail(message):
 
 def _generated_dir():
     """Returns a directory holding every module in GENERATED."""
-    given = os.environ.get("JOBSET_PROTO_PY")
+    given = PROTO_PY
     if given:
         missing = [m for m in GENERATED if not os.path.isfile(os.path.join(given, m))]
         if missing:
