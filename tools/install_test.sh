@@ -137,6 +137,14 @@ check_refused "--from: $tmp/nowhere is not a directory" --destdir="$dest" --from
 mkdir -p "$tmp/empty"
 check_refused "$tmp/empty/scheduler/jobsetd is missing" --destdir="$dest" --from="$tmp/empty"
 [ -z "$(find "$dest" -mindepth 1)" ] || fail "a refused install wrote: $(find "$dest" -mindepth 1)"
+# An install that fails part way (here: a wheel that cannot be built) leaves nothing.
+if [ $python_ok = 1 ]; then
+  cp -r "$built" "$tmp/broken"
+  rm "$tmp/broken/python/proto/k8s_pb2.py"
+  check_refused "building the Python wheel failed" --destdir="$dest" --from="$tmp/broken"
+  expect_contains "$tmp/out" "lacks k8s_pb2.py"
+  [ -z "$(find "$dest" -mindepth 1)" ] || fail "a failed install left: $(find "$dest" -mindepth 1)"
+fi
 # A manifest naming a path outside what was installed, or malformed, removes nothing.
 install_cmd --destdir="$dest" --from="$built" || fail "install failed"
 before=$(files_under "$dest")
