@@ -45,7 +45,9 @@ cluster_start() {
   CLUSTER_PIDS+=($!)
   local _
   for _ in $(seq 1 200); do
-    SERVER=$(sed -n 's/^jobsetd serving on \([^ ]*\).*/\1/p' "$CLUSTER_DIR/jobsetd.out")
+    # jobsetd.out exists once the background job has opened it.
+    SERVER=$(sed -n 's/^jobsetd serving on \([^ ]*\).*/\1/p' "$CLUSTER_DIR/jobsetd.out" \
+      2>/dev/null || true)
     [ -n "$SERVER" ] && break
     sleep 0.1
   done
