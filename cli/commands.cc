@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -844,6 +845,46 @@ int GetRbac(const Context& ctx, const std::string& type,
   return PrintObjects(ctx, type, items, !name.empty(), rows, name_of);
 }
 
+// get jobs|pods|events: the items `list` returns in each namespace asked
+// for (of one JobSet with --jobset), narrowed to NAME (`resource` names it
+// when it is missing) and the selectors, printed as `rows` makes them, then
+// polled with -w.
+template <typename Request, typename Response, typename RowsOf>
+int GetJobSetChildren(const Context& ctx, absl::string_view type,
+                      const std::string& name, const std::string& jobset,
+                      const Selection& selection, bool watch,
+                      absl::string_view resource,
+                      absl::StatusOr<Response> (Client::*list)(const Request&),
+                      RowsOf rows) {
+  using Item = std::decay_t<decltype(Response().items(0))>;
+  auto fetch = [&]() -> absl::StatusOr<std::vector<Item>> {
+    absl::StatusOr<std::vector<Item>> items = AcrossNamespaces<Item>(
+        ctx, [&](const std::string& ns) -> absl::StatusOr<std::vector<Item>> {
+          Request request;
+          request.set_namespace_(ns);
+          request.set_jobset(jobset);
+          absl::StatusOr<Response> listed = (ctx.client.*list)(request);
+          if (!listed.ok()) return listed.status();
+          return Items(listed->items());
+        });
+    if (!items.ok()) return items.status();
+    if (absl::Status s = FilterByName(&*items, name, resource); !s.ok()) {
+      return s;
+    }
+    return Select(selection, type, *std::move(items));
+  };
+  absl::StatusOr<std::vector<Item>> items = fetch();
+  if (!items.ok()) return Fail(ctx, items.status());
+  auto rows_of = [&](const std::vector<Item>& some) {
+    return WithNamespaces(ctx, rows(some), some);
+  };
+  auto name_of = [](const Item& item) { return item.metadata().name(); };
+  int code =
+      PrintObjects(ctx, type, *items, !name.empty(), rows_of(*items), name_of);
+  if (code != kExitOk || !watch) return code;
+  return PollWatch(ctx, type, *items, fetch, rows_of, name_of);
+}
+
 int Get(const Context& ctx) {
   std::optional<std::string> type = CanonicalType(ctx.invocation.args[0]);
   if (!type.has_value()) {
@@ -910,93 +951,27 @@ int Get(const Context& ctx) {
   auto name_of = [](const auto& item) { return item.metadata().name(); };
   if (*type == "jobsets") return GetJobSets(ctx, name);
   if (*type == "jobs") {
-    auto fetch = [&]() -> absl::StatusOr<std::vector<api::Job>> {
-      absl::StatusOr<std::vector<api::Job>> items = AcrossNamespaces<api::Job>(
-          ctx,
-          [&](const std::string& ns) -> absl::StatusOr<std::vector<api::Job>> {
-            api::ListJobsRequest request;
-            request.set_namespace_(ns);
-            request.set_jobset(jobset);
-            absl::StatusOr<api::ListJobsResponse> list =
-                ctx.client.ListJobs(request);
-            if (!list.ok()) return list.status();
-            return Items(list->items());
-          });
-      if (!items.ok()) return items.status();
-      if (absl::Status s = FilterByName(&*items, name, "jobs.batch"); !s.ok()) {
-        return s;
-      }
-      return Select(*selection, "jobs", *std::move(items));
-    };
-    absl::StatusOr<std::vector<api::Job>> items = fetch();
-    if (!items.ok()) return Fail(ctx, items.status());
-    auto rows_of = [&](const std::vector<api::Job>& jobs) {
-      return WithNamespaces(ctx, JobRows(jobs, absl::Now()), jobs);
-    };
-    int code = PrintObjects(ctx, *type, *items, !name.empty(), rows_of(*items),
-                            name_of);
-    if (code != kExitOk || !watch) return code;
-    return PollWatch(ctx, *type, *items, fetch, rows_of, name_of);
+    return GetJobSetChildren(ctx, *type, name, jobset, *selection, watch,
+                             "jobs.batch", &Client::ListJobs,
+                             [](const std::vector<api::Job>& jobs) {
+                               return JobRows(jobs, absl::Now());
+                             });
   }
   if (*type == "pods") {
-    auto fetch = [&]() -> absl::StatusOr<std::vector<api::Pod>> {
-      absl::StatusOr<std::vector<api::Pod>> items = AcrossNamespaces<api::Pod>(
-          ctx,
-          [&](const std::string& ns) -> absl::StatusOr<std::vector<api::Pod>> {
-            api::ListPodsRequest request;
-            request.set_namespace_(ns);
-            request.set_jobset(jobset);
-            absl::StatusOr<api::ListPodsResponse> list =
-                ctx.client.ListPods(request);
-            if (!list.ok()) return list.status();
-            return Items(list->items());
-          });
-      if (!items.ok()) return items.status();
-      if (absl::Status s = FilterByName(&*items, name, "pods"); !s.ok()) {
-        return s;
-      }
-      return Select(*selection, "pods", *std::move(items));
-    };
-    absl::StatusOr<std::vector<api::Pod>> listed = fetch();
-    if (!listed.ok()) return Fail(ctx, listed.status());
-    std::vector<api::Pod> items = *std::move(listed);
-    auto rows_of = [&](const std::vector<api::Pod>& pods) {
-      return WithNamespaces(ctx, PodRows(pods, absl::Now(), output == "wide"),
-                            pods);
-    };
-    int code =
-        PrintObjects(ctx, *type, items, !name.empty(), rows_of(items), name_of);
-    if (code != kExitOk || !watch) return code;
-    return PollWatch(ctx, *type, items, fetch, rows_of, name_of);
+    const bool wide = output == "wide";
+    return GetJobSetChildren(ctx, *type, name, jobset, *selection, watch,
+                             "pods", &Client::ListPods,
+                             [wide](const std::vector<api::Pod>& pods) {
+                               return PodRows(pods, absl::Now(), wide);
+                             });
   }
   if (*type == "events") {
     if (!name.empty()) return Usage(ctx, "get events takes no NAME");
-    auto fetch = [&]() -> absl::StatusOr<std::vector<api::Event>> {
-      absl::StatusOr<std::vector<api::Event>> items =
-          AcrossNamespaces<api::Event>(
-              ctx,
-              [&](const std::string& ns)
-                  -> absl::StatusOr<std::vector<api::Event>> {
-                api::ListEventsRequest request;
-                request.set_namespace_(ns);
-                request.set_jobset(jobset);
-                absl::StatusOr<api::ListEventsResponse> list =
-                    ctx.client.ListEvents(request);
-                if (!list.ok()) return list.status();
-                return Items(list->items());
-              });
-      if (!items.ok()) return items.status();
-      return Select(*selection, "events", *std::move(items));
-    };
-    absl::StatusOr<std::vector<api::Event>> items = fetch();
-    if (!items.ok()) return Fail(ctx, items.status());
-    auto rows_of = [&](const std::vector<api::Event>& events) {
-      return WithNamespaces(ctx, EventRows(events, absl::Now()), events);
-    };
-    int code =
-        PrintObjects(ctx, *type, *items, false, rows_of(*items), name_of);
-    if (code != kExitOk || !watch) return code;
-    return PollWatch(ctx, *type, *items, fetch, rows_of, name_of);
+    return GetJobSetChildren(ctx, *type, name, jobset, *selection, watch,
+                             "events", &Client::ListEvents,
+                             [](const std::vector<api::Event>& events) {
+                               return EventRows(events, absl::Now());
+                             });
   }
   // Nodes.
   auto fetch_nodes = [&]() -> absl::StatusOr<std::vector<api::Node>> {
