@@ -1372,6 +1372,20 @@ int PrintVersion(const Invocation& invocation, const Io& io, Client* client) {
 
 // ---- create, token, auth ----
 
+// --ttl (a positive duration), when given, into `request`'s ttl.
+template <typename Request>
+absl::Status SetTtl(const Context& ctx, Request* request) {
+  if (!ctx.invocation.Has("ttl")) return absl::OkStatus();
+  absl::StatusOr<absl::Duration> parsed =
+      ParseDurationFlag("ttl", ctx.invocation.Get("ttl", ""));
+  if (!parsed.ok()) return parsed.status();
+  if (*parsed <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--ttl must be positive");
+  }
+  request->mutable_ttl()->set_seconds(absl::ToInt64Seconds(*parsed));
+  return absl::OkStatus();
+}
+
 int Create(const Context& ctx) {
   const std::vector<std::string>& args = ctx.invocation.args;
   if (ctx.invocation.Has("filename")) {
@@ -1388,13 +1402,8 @@ int Create(const Context& ctx) {
            ctx.invocation.Get("groups", ""), ',', absl::SkipEmpty())) {
     request.add_groups(std::string(group));
   }
-  if (ctx.invocation.Has("ttl")) {
-    absl::StatusOr<absl::Duration> ttl =
-        ParseDurationFlag("ttl", ctx.invocation.Get("ttl", ""));
-    if (!ttl.ok()) return Usage(ctx, ttl.status().message());
-    if (*ttl <= absl::ZeroDuration())
-      return Usage(ctx, "--ttl must be positive");
-    request.mutable_ttl()->set_seconds(absl::ToInt64Seconds(*ttl));
+  if (absl::Status ttl = SetTtl(ctx, &request); !ttl.ok()) {
+    return Usage(ctx, ttl.message());
   }
   absl::StatusOr<api::CreateTokenResponse> created =
       ctx.client.CreateToken(request);
@@ -1413,13 +1422,8 @@ int Token(const Context& ctx) {
                           "\" (use rotate-join)"));
   }
   api::RotateJoinTokenRequest request;
-  if (ctx.invocation.Has("ttl")) {
-    absl::StatusOr<absl::Duration> ttl =
-        ParseDurationFlag("ttl", ctx.invocation.Get("ttl", ""));
-    if (!ttl.ok()) return Usage(ctx, ttl.status().message());
-    if (*ttl <= absl::ZeroDuration())
-      return Usage(ctx, "--ttl must be positive");
-    request.mutable_ttl()->set_seconds(absl::ToInt64Seconds(*ttl));
+  if (absl::Status ttl = SetTtl(ctx, &request); !ttl.ok()) {
+    return Usage(ctx, ttl.message());
   }
   absl::StatusOr<api::RotateJoinTokenResponse> rotated =
       ctx.client.RotateJoinToken(request);

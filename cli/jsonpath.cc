@@ -450,19 +450,27 @@ class Parser {
 
 using Results = std::vector<const Value*>;
 
+// An object's values in the order of their keys (kubectl's order).
+Results SortedFields(const Value& value) {
+  std::vector<const std::string*> keys;
+  for (const auto& [key, v] : value.struct_value().fields()) {
+    keys.push_back(&key);
+  }
+  std::sort(keys.begin(), keys.end(),
+            [](const std::string* a, const std::string* b) { return *a < *b; });
+  Results out;
+  for (const std::string* key : keys) {
+    out.push_back(&value.struct_value().fields().at(*key));
+  }
+  return out;
+}
+
 void Descendants(const Value* value, Results* out) {
   out->push_back(value);
   if (value->has_list_value()) {
     for (const Value& v : value->list_value().values()) Descendants(&v, out);
   } else if (value->has_struct_value()) {
-    std::vector<std::string> keys;
-    for (const auto& [key, v] : value->struct_value().fields()) {
-      keys.push_back(key);
-    }
-    std::sort(keys.begin(), keys.end());
-    for (const std::string& key : keys) {
-      Descendants(&value->struct_value().fields().at(key), out);
-    }
+    for (const Value* v : SortedFields(*value)) Descendants(v, out);
   }
 }
 
@@ -544,14 +552,7 @@ class Evaluator {
             out->push_back(&v);
           }
         } else if (value->has_struct_value()) {
-          std::vector<std::string> keys;
-          for (const auto& [key, v] : value->struct_value().fields()) {
-            keys.push_back(key);
-          }
-          std::sort(keys.begin(), keys.end());
-          for (const std::string& key : keys) {
-            out->push_back(&value->struct_value().fields().at(key));
-          }
+          for (const Value* v : SortedFields(*value)) out->push_back(v);
         }
         return absl::OkStatus();
       case Step::Kind::kRecursive:
