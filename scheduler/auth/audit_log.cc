@@ -58,7 +58,7 @@ class AuditInterceptorFactory final
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<AuditLog>> AuditLog::Open(
-    const std::string& path, bool audit_reads) {
+    const std::string& path, bool audit_reads, Clock* clock) {
   int fd =
       ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) {
@@ -71,7 +71,7 @@ absl::StatusOr<std::unique_ptr<AuditLog>> AuditLog::Open(
     return absl::InternalError(
         absl::StrCat("--audit_log=", path, ": fdopen: ", std::strerror(errno)));
   }
-  return absl::WrapUnique(new AuditLog(file, audit_reads));
+  return absl::WrapUnique(new AuditLog(file, audit_reads, clock));
 }
 
 AuditLog::~AuditLog() { std::fclose(file_); }
@@ -88,7 +88,7 @@ void AuditLog::Finish(const grpc::ServerContextBase* context,
   absl::MutexLock lock(&mu_);
   auto it = open_.find(context);
   if (it == open_.end()) return;
-  std::string line = Format(it->second, method, status, absl::Now());
+  std::string line = Format(it->second, method, status, clock_->Now());
   open_.erase(it);
   line.push_back('\n');
   std::fwrite(line.data(), 1, line.size(), file_);

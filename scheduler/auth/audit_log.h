@@ -12,6 +12,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "auth/rbac.h"
+#include "common/clock.h"
 #include "grpcpp/server_context.h"
 #include "grpcpp/support/server_interceptor.h"
 
@@ -38,8 +39,10 @@ struct AuditRecord {
 class AuditLog {
  public:
   // Appends to `path` (created 0600).
-  static absl::StatusOr<std::unique_ptr<AuditLog>> Open(const std::string& path,
-                                                        bool audit_reads);
+  // `clock` stamps when each request ended.
+  static absl::StatusOr<std::unique_ptr<AuditLog>> Open(
+      const std::string& path, bool audit_reads,
+      Clock* clock = RealClock::Get());
   ~AuditLog();
 
   void Begin(const grpc::ServerContextBase* context, AuditRecord record);
@@ -55,11 +58,12 @@ class AuditLog {
                             const grpc::Status& status, absl::Time done);
 
  private:
-  AuditLog(std::FILE* file, bool audit_reads)
-      : file_(file), audit_reads_(audit_reads) {}
+  AuditLog(std::FILE* file, bool audit_reads, Clock* clock)
+      : file_(file), audit_reads_(audit_reads), clock_(clock) {}
 
   std::FILE* const file_;
   const bool audit_reads_;
+  Clock* const clock_;
   absl::Mutex mu_;
   absl::flat_hash_map<const grpc::ServerContextBase*, AuditRecord> open_
       ABSL_GUARDED_BY(mu_);
