@@ -15,6 +15,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "agent/runtime/pod_files.h"
 #include "auth/pki.h"
 #include "auth/tokens.h"
 #include "common/log.h"
@@ -89,46 +90,11 @@ absl::StatusOr<std::string> ReadSmallFile(const std::string& path) {
   return data;
 }
 
-absl::Status SyncDir(const std::string& dir) {
-  int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return ErrnoError("opening", dir);
-  int rc = fsync(fd);
-  close(fd);
-  if (rc != 0) return ErrnoError("syncing", dir);
-  return absl::OkStatus();
-}
-
-// Writes `data` to dir/file with `mode`: a temporary file, fsync, rename,
-// fsync of the directory, so a crash leaves the old file or the new one.
+// Writes `data` to dir/file with `mode`, so that a crash leaves the old file
+// or the new one (pod_files' WriteFileAtomic).
 absl::Status WriteFileAtomically(const std::string& dir, absl::string_view file,
                                  absl::string_view data, mode_t mode) {
-  const std::string path = PathIn(dir, file);
-  const std::string tmp = absl::StrCat(path, ".tmp");
-  unlink(tmp.c_str());
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
-  if (fd < 0) return ErrnoError("creating", tmp);
-  absl::Status status;
-  if (fchmod(fd, mode) != 0) status = ErrnoError("chmod", tmp);
-  size_t done = 0;
-  while (status.ok() && done < data.size()) {
-    ssize_t n = write(fd, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      status = ErrnoError("writing", tmp);
-      break;
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (status.ok() && fsync(fd) != 0) status = ErrnoError("syncing", tmp);
-  if (close(fd) != 0 && status.ok()) status = ErrnoError("closing", tmp);
-  if (status.ok() && rename(tmp.c_str(), path.c_str()) != 0) {
-    status = ErrnoError("renaming", tmp);
-  }
-  if (!status.ok()) {
-    unlink(tmp.c_str());
-    return status;
-  }
-  return SyncDir(dir);
+  return WriteFileAtomic(PathIn(dir, file), data, mode);
 }
 
 absl::Status MakePrivateDir(const std::string& dir) {
@@ -589,7 +555,7 @@ absl::Status Identity::RenewNow(absl::Time now) {
     // Load finishes it (node.key.next matches node.crt).
     return ErrnoError("renaming", PathIn(dir, kNextKeyFile));
   }
-  if (absl::Status s = SyncDir(dir); !s.ok()) return s;
+  if (absl::Status s = FsyncDir(dir); !s.ok()) return s;
   files_.key_pem = *std::move(key);
   files_.cert_pem = reply.cert_pem();
   not_after_ = info->not_after;
