@@ -1,6 +1,5 @@
 #include "agent/identity.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -16,6 +15,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "agent/runtime/pod_files.h"
+#include "api/names.h"
 #include "auth/pki.h"
 #include "auth/tokens.h"
 #include "common/log.h"
@@ -625,18 +625,7 @@ bool IsLoopbackTarget(absl::string_view target) {
     host = std::string(
         colon == absl::string_view::npos ? target : target.substr(0, colon));
   }
-  // inet_pton reads up to a NUL: "127.0.0.1\0evil" is no loopback.
-  if (host.find('\0') != std::string::npos) return false;
-  if (host == "localhost") return true;
-  in_addr v4;
-  if (inet_pton(AF_INET, host.c_str(), &v4) == 1) {
-    return (ntohl(v4.s_addr) >> 24) == 127;
-  }
-  in6_addr v6;
-  if (inet_pton(AF_INET6, host.c_str(), &v6) == 1) {
-    return IN6_IS_ADDR_LOOPBACK(&v6);
-  }
-  return false;
+  return api::IsLoopbackHost(host);
 }
 
 }  // namespace jobset::agent

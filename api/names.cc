@@ -1,6 +1,7 @@
 #include "api/names.h"
 
 #include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include <initializer_list>
 #include <string>
@@ -9,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 
 namespace jobset::api {
 namespace {
@@ -259,6 +261,22 @@ bool IsIpLiteral(absl::string_view value) {
   unsigned char buf[16];
   return inet_pton(AF_INET, text.c_str(), buf) == 1 ||
          inet_pton(AF_INET6, text.c_str(), buf) == 1;
+}
+
+bool IsLoopbackHost(absl::string_view host) {
+  if (absl::ConsumePrefix(&host, "[") && !absl::ConsumeSuffix(&host, "]")) {
+    return false;
+  }
+  if (absl::EqualsIgnoreCase(host, "localhost")) return true;
+  if (!IsIpLiteral(host)) return false;
+  const std::string text(host);
+  in_addr v4;
+  if (inet_pton(AF_INET, text.c_str(), &v4) == 1) {
+    return (ntohl(v4.s_addr) >> 24) == 127;
+  }
+  in6_addr v6;
+  return inet_pton(AF_INET6, text.c_str(), &v6) == 1 &&
+         IN6_IS_ADDR_LOOPBACK(&v6);
 }
 
 }  // namespace jobset::api

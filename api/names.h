@@ -45,6 +45,12 @@ std::vector<std::string> IsDns1123Subdomain(absl::string_view value);
 // stand for a node's or a pod's address (it goes into /etc/hosts).
 bool IsIpLiteral(absl::string_view value);
 
+// Whether `host` (a host without its port; IPv6 may be in brackets) is
+// "localhost" or a loopback address literal (127.0.0.0/8, ::1). A name that
+// only starts like one ("127.example.com") is not: it could resolve anywhere.
+// Decides where plaintext (--insecure, http://) is allowed.
+bool IsLoopbackHost(absl::string_view host);
+
 // Checks a qualified name, the syntax of label and annotation keys: an
 // optional DNS-1123 subdomain prefix and '/', then a name of at most 63
 // characters of [A-Za-z0-9-_.] starting and ending with a letter or digit

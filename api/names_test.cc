@@ -204,6 +204,20 @@ TEST(CoordinatorEndpointTest, Formats) {
   EXPECT_EQ(CoordinatorEndpoint("js", "rj", 1, 2, "net"), "js-rj-1-2.net");
 }
 
+TEST(IsLoopbackHostTest, Loopbacks) {
+  EXPECT_TRUE(IsLoopbackHost("127.0.0.1"));
+  EXPECT_TRUE(IsLoopbackHost("127.1.2.3"));
+  EXPECT_TRUE(IsLoopbackHost("localhost"));
+  EXPECT_TRUE(IsLoopbackHost("[::1]"));
+  EXPECT_FALSE(IsLoopbackHost("127.0.0.1.example.com"));
+  EXPECT_FALSE(IsLoopbackHost("10.0.0.1"));
+  EXPECT_FALSE(IsLoopbackHost("127.0.0.256"));
+  EXPECT_FALSE(IsLoopbackHost("127.example.com"));
+  EXPECT_FALSE(IsLoopbackHost("0.0.0.0"));
+  EXPECT_FALSE(IsLoopbackHost("[::1"));
+  EXPECT_FALSE(IsLoopbackHost(std::string("127.0.0.1\0x", 11)));
+}
+
 TEST(IsIpLiteralTest, OnlyAWholeAddressLiteral) {
   EXPECT_TRUE(IsIpLiteral("10.0.0.1"));
   EXPECT_TRUE(IsIpLiteral("::1"));

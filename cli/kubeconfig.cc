@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "api/names.h"
 #include "yaml-cpp/yaml.h"
 
 namespace jobset::cli {
@@ -243,22 +244,6 @@ absl::Status Save(const std::string& path, const YAML::Node& root) {
 
 }  // namespace
 
-bool IsLoopbackHost(absl::string_view host) {
-  absl::ConsumePrefix(&host, "[");
-  absl::ConsumeSuffix(&host, "]");
-  if (absl::EqualsIgnoreCase(host, "localhost") || host == "::1") return true;
-  std::vector<absl::string_view> parts = absl::StrSplit(host, '.');
-  if (parts.size() != 4 || parts[0] != "127") return false;
-  for (absl::string_view part : parts) {
-    int octet;
-    if (part.empty() || !absl::SimpleAtoi(part, &octet) || octet < 0 ||
-        octet > 255) {
-      return false;
-    }
-  }
-  return true;
-}
-
 absl::StatusOr<Kubeconfig> ParseKubeconfig(absl::string_view text,
                                            absl::string_view path) {
   if (text.size() > kMaxConfigBytes) {
@@ -427,7 +412,7 @@ absl::StatusOr<Connection> ResolveConnection(const Kubeconfig& config,
     if (scheme == "https") {
       conn.tls = true;
       conn.server_name = "server.jobsetd";
-    } else if (scheme == "http" && !IsLoopbackHost(HostOf(conn.address))) {
+    } else if (scheme == "http" && !api::IsLoopbackHost(HostOf(conn.address))) {
       return absl::InvalidArgumentError(absl::StrCat(
           "server \"", *overrides.server,
           "\": http:// (plaintext) is only allowed to a loopback address "
@@ -492,7 +477,7 @@ absl::StatusOr<Connection> ResolveConnection(const Kubeconfig& config,
     return absl::InvalidArgumentError(
         absl::StrCat("server \"", server, "\" has no host:port"));
   }
-  const bool loopback = IsLoopbackHost(HostOf(conn.address));
+  const bool loopback = api::IsLoopbackHost(HostOf(conn.address));
   absl::StatusOr<std::string> ca = DataOrFile(
       cluster.certificate_authority_data, cluster.certificate_authority,
       "certificate-authority-data", cluster_owner);

@@ -100,10 +100,6 @@ struct Connection {
 absl::StatusOr<Connection> ResolveConnection(const Kubeconfig& config,
                                              const Overrides& overrides);
 
-// Whether `host` (no port, brackets allowed) is a loopback address or
-// "localhost".
-bool IsLoopbackHost(absl::string_view host);
-
 // The merged config as YAML for `config view`: secrets and *-data as
 // REDACTED / DATA+OMITTED unless `raw`; `minify`: only the current context
 // and what it names.

@@ -217,16 +217,6 @@ TEST(ResolveConnectionTest, WithoutAFileTheServerIsPlaintext) {
   EXPECT_EQ(conn->server_name, "server.jobsetd");
 }
 
-TEST(IsLoopbackHostTest, Loopbacks) {
-  EXPECT_TRUE(IsLoopbackHost("127.0.0.1"));
-  EXPECT_TRUE(IsLoopbackHost("127.1.2.3"));
-  EXPECT_TRUE(IsLoopbackHost("localhost"));
-  EXPECT_TRUE(IsLoopbackHost("[::1]"));
-  EXPECT_FALSE(IsLoopbackHost("127.0.0.1.example.com"));
-  EXPECT_FALSE(IsLoopbackHost("10.0.0.1"));
-  EXPECT_FALSE(IsLoopbackHost("127.0.0.256"));
-}
-
 TEST(LoadKubeconfigTest, MergesFirstWinsAndWarnsAboutModes) {
   const std::string dir = TempDir();
   const std::string a = absl::StrCat(dir, "/a.conf");

@@ -15,6 +15,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "api/names.h"
 #include "common/log.h"
 #include "prometheus/exposer.h"
 #include "scheduler/agents/agent_hub.h"
@@ -224,12 +225,6 @@ bool ParseFeatureGates(const std::string& text, api::Features* features,
   return true;
 }
 
-// Whether `host` (of HOST:PORT) is a loopback address.
-bool IsLoopback(absl::string_view host) {
-  if (absl::ConsumePrefix(&host, "[")) absl::ConsumeSuffix(&host, "]");
-  return host == "localhost" || host == "::1" || absl::StartsWith(host, "127.");
-}
-
 int Main() {
   scheduler::Server::Options options;
   options.listen = absl::GetFlag(FLAGS_listen);
@@ -252,7 +247,7 @@ int Main() {
   const bool insecure = absl::GetFlag(FLAGS_insecure);
   const std::string listen_host =
       options.listen.substr(0, options.listen.rfind(':'));
-  if (insecure && !IsLoopback(listen_host)) {
+  if (insecure && !api::IsLoopbackHost(listen_host)) {
     JOBSET_LOG(ERROR) << "refusing to serve without TLS on " << options.listen
                       << ": --insecure needs a loopback --listen "
                          "(127.0.0.1, ::1, localhost)";
