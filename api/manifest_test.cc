@@ -226,7 +226,7 @@ spec:
           spec:
             dnsPolicy: ClusterFirstWithHostNet
             serviceAccountName: trainer
-            securityContext: {runAsUser: 1000}
+            shareProcessNamespace: true
             containers:
             - name: c
               image: busybox
@@ -241,7 +241,7 @@ spec:
       ElementsAre("metadata.finalizers: ignored by jobsetd",
                   pod + ".dnsPolicy: ignored by jobsetd",
                   pod + ".serviceAccountName: ignored by jobsetd",
-                  pod + ".securityContext: ignored by jobsetd",
+                  pod + ".shareProcessNamespace: ignored by jobsetd",
                   pod + ".containers[0].imagePullPolicy: ignored by jobsetd",
                   pod + ".containers[0].startupProbe: ignored by jobsetd"));
 }
