@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/numbers.h"
@@ -20,6 +21,23 @@ constexpr char kGpu[] = "nvidia.com/gpu";
 constexpr absl::Duration kDefaultGrace = absl::Seconds(30);
 constexpr absl::Duration kLeaseGrace = absl::Seconds(1);
 constexpr absl::Duration kWelcomeTimeout = absl::Seconds(10);
+constexpr char kInPlaceRestartAttemptKey[] =
+    "jobset.sigs.k8s.io/in-place-restart-attempt";
+
+// The restart in place attempt a pod is to run at (restartStrategy
+// InPlaceRestart): nullopt when it has none, an error when the annotation
+// is not a non-negative 32-bit integer.
+absl::StatusOr<std::optional<int32_t>> InPlaceAttemptOf(const api::Pod& pod) {
+  auto it = pod.metadata().annotations().find(kInPlaceRestartAttemptKey);
+  if (it == pod.metadata().annotations().end()) return std::nullopt;
+  int32_t attempt = 0;
+  if (!absl::SimpleAtoi(it->second, &attempt) || attempt < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "metadata.annotations[", kInPlaceRestartAttemptKey, "]: \"",
+        it->second.substr(0, 32), "\" is not a non-negative 32-bit integer"));
+  }
+  return attempt;
+}
 
 bool Finished(const api::PodStatus& s) {
   return s.phase() == api::kPodSucceeded || s.phase() == api::kPodFailed;
@@ -42,7 +60,7 @@ Agent::Agent(Options options, Runtime* runtime, Clock* clock)
 Agent::~Agent() { Shutdown(); }
 
 void Agent::Start() {
-  LoadDevices();
+  LoadLedger();
   if (options_.metrics != nullptr) {
     options_.metrics->reattached.Increment(
         static_cast<double>(runtime_->List().size()));
@@ -159,6 +177,7 @@ void Agent::Session() {
     sent[pod.uid] = pod.status.SerializeAsString();
     api::PodReport* r = hello.mutable_hello()->add_pods();
     r->set_pod_uid(pod.uid);
+    r->set_in_place_restart_attempt(AttemptRunning(pod.uid));
     *r->mutable_status() = std::move(pod.status);
   }
   if (stream->Write(hello)) {
@@ -222,6 +241,7 @@ void Agent::Handle(const api::SchedulerMessage& msg) {
       Reconcile(msg.welcome());
       break;
     case api::SchedulerMessage::kRun: {
+      if (RestartInPlace(msg.run())) break;
       // A pod already here: its attempt's host table grew. The runtime
       // checks the uid and the table before it writes anything.
       absl::Status updated = runtime_->UpdateHosts(
@@ -299,7 +319,8 @@ void Agent::Reconcile(const api::Welcome& welcome) {
       continue;
     }
     if (known.contains(uid)) {
-      runtime_->UpdateHosts(uid, a->hosts()).IgnoreError();
+      if (!RestartInPlace(*a))
+        runtime_->UpdateHosts(uid, a->hosts()).IgnoreError();
     } else {
       StartPod(*a);
     }
@@ -328,6 +349,10 @@ void Agent::StartPod(api::PodAssignment a) {
     ReportFailure(a, "InvalidAssignment", std::string(s.message()));
     return;
   }
+  if (absl::Status s = InPlaceAttemptOf(a.pod()).status(); !s.ok()) {
+    ReportFailure(a, "InvalidAssignment", std::string(s.message()));
+    return;
+  }
   std::vector<int> gpus;
   std::string no_devices;
   {
@@ -349,7 +374,7 @@ void Agent::StartPod(api::PodAssignment a) {
       if (picked.ok()) {
         gpus = *picked;
         pods_.devices[uid] = gpus;
-        SaveDevices();
+        SaveLedger();
       } else {
         no_devices = absl::StrCat("Allocate failed due to ", kGpu, ": ",
                                   picked.status().message());
@@ -359,6 +384,17 @@ void Agent::StartPod(api::PodAssignment a) {
   if (!no_devices.empty()) {
     ReportFailure(a, "UnexpectedAdmissionError", no_devices);
     return;
+  }
+  Launch(std::move(a), gpus);
+}
+
+void Agent::Launch(api::PodAssignment a, const std::vector<int>& gpus) {
+  const std::string uid = a.pod().metadata().uid();
+  absl::StatusOr<std::optional<int32_t>> attempt = InPlaceAttemptOf(a.pod());
+  if (attempt.ok() && attempt->has_value()) {
+    absl::MutexLock lock(&mu_);
+    pods_.attempts[uid] = **attempt;
+    SaveLedger();
   }
   AddAcceleratorEnv(gpus, &a);
   const absl::Time ordered = clock_->Now();
@@ -440,7 +476,90 @@ void Agent::ReleasePod(const std::string& uid) {
   pods_.sent.erase(uid);
   pods_.grace.erase(uid);
   pods_.exited.erase(uid);
-  if (pods_.devices.erase(uid) > 0) SaveDevices();
+  pods_.restarts.erase(uid);
+  const bool devices = pods_.devices.erase(uid) > 0;
+  if (pods_.attempts.erase(uid) > 0 || devices) SaveLedger();
+}
+
+int32_t Agent::AttemptRunning(const std::string& uid) {
+  absl::MutexLock lock(&mu_);
+  auto it = pods_.attempts.find(uid);
+  return it == pods_.attempts.end() ? 0 : it->second;
+}
+
+bool Agent::RestartInPlace(const api::PodAssignment& a) {
+  if (a.stop()) return false;
+  const std::string uid = a.pod().metadata().uid();
+  absl::StatusOr<std::optional<int32_t>> attempt = InPlaceAttemptOf(a.pod());
+  if (!attempt.ok() || !attempt->has_value()) return false;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = pods_.attempts.find(uid);
+    if (it == pods_.attempts.end() || **attempt <= it->second) return false;
+    pods_.grace[uid] = GraceOf(a.pod());
+  }
+  // Untrusted input, as in StartPod: nothing is stopped or restarted for an
+  // assignment that does not pass.
+  if (absl::Status s = CheckAssignment(a); !s.ok()) {
+    ReportFailure(a, "InvalidAssignment", std::string(s.message()));
+    return true;
+  }
+  bool finished = false;
+  for (const PodState& pod : runtime_->List()) {
+    if (pod.uid == uid) finished = Finished(pod.status);
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    pods_.restarts[uid] = a;
+  }
+  if (finished) {
+    FinishRestart(uid);
+  } else {
+    // The barrier is jobsetd's: it sends the next attempt only once every
+    // pod stopped, so this pod is normally stopped already.
+    runtime_->Stop(uid, GraceOf(a.pod())).IgnoreError();
+  }
+  return true;
+}
+
+void Agent::FinishRestarts(const std::vector<PodState>& pods) {
+  std::vector<std::string> ready;
+  {
+    absl::MutexLock lock(&mu_);
+    if (pods_.restarts.empty()) return;
+    for (const PodState& pod : pods) {
+      if (pods_.restarts.contains(pod.uid) && Finished(pod.status))
+        ready.push_back(pod.uid);
+    }
+  }
+  for (const std::string& uid : ready) FinishRestart(uid);
+}
+
+void Agent::FinishRestart(const std::string& uid) {
+  api::PodAssignment a;
+  std::vector<int> gpus;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = pods_.restarts.find(uid);
+    if (it == pods_.restarts.end()) return;
+    a = std::move(it->second);
+    pods_.restarts.erase(it);
+    if (auto d = pods_.devices.find(uid); d != pods_.devices.end())
+      gpus = d->second;
+  }
+  // The old attempt's state goes (its logs stay); the pod starts again under
+  // its uid, on its devices. The ledger says which attempt the runtime's
+  // state is of, so an agent restarted in between neither loses an exit nor
+  // runs an attempt twice.
+  runtime_->Remove(uid).IgnoreError();
+  {
+    absl::MutexLock lock(&mu_);
+    pods_.sent.erase(uid);
+    pods_.exited.erase(uid);
+  }
+  JOBSET_LOG(INFO) << "pod " << a.pod().metadata().name()
+                   << ": restarting in place";
+  Launch(std::move(a), gpus);
 }
 
 void Agent::TickLoop() {
@@ -508,6 +627,7 @@ void Agent::Tick() {
         runtime_->Stop(pod.uid, kLeaseGrace).IgnoreError();
     }
   }
+  FinishRestarts(pods);
   if (options_.metrics != nullptr) {
     RecordPods(pods, now);
     options_.metrics->connected.Set(welcomed ? 1 : 0);
@@ -523,6 +643,8 @@ void Agent::Tick() {
     }
     api::AgentMessage msg;
     msg.mutable_pod_update()->set_pod_uid(pod.uid);
+    msg.mutable_pod_update()->set_in_place_restart_attempt(
+        AttemptRunning(pod.uid));
     *msg.mutable_pod_update()->mutable_status() = std::move(pod.status);
     if (!Send(msg)) return;
     absl::MutexLock lock(&mu_);
@@ -560,13 +682,22 @@ void Agent::RecordPods(const std::vector<PodState>& pods, absl::Time now) {
     options_.metrics->pods.Add({{"phase", phase}}).Set(n);
 }
 
-void Agent::LoadDevices() {
+void Agent::LoadLedger() {
   if (options_.state_dir.empty()) return;
   std::set<std::string> live;
   for (const PodState& pod : runtime_->List()) live.insert(pod.uid);
+  absl::MutexLock lock(&mu_);
+  {
+    std::ifstream in(absl::StrCat(options_.state_dir, "/attempts"));
+    std::string uid, attempt;
+    while (in >> uid >> attempt) {
+      int32_t n = 0;
+      if (live.contains(uid) && absl::SimpleAtoi(attempt, &n) && n >= 0)
+        pods_.attempts[uid] = n;
+    }
+  }
   std::ifstream in(absl::StrCat(options_.state_dir, "/devices"));
   std::string uid, ids;
-  absl::MutexLock lock(&mu_);
   while (in >> uid >> ids) {
     if (!live.contains(uid)) continue;
     std::vector<int>& d = pods_.devices[uid];
@@ -577,17 +708,32 @@ void Agent::LoadDevices() {
   }
 }
 
-void Agent::SaveDevices() {
-  if (options_.state_dir.empty()) return;
-  const std::string path = absl::StrCat(options_.state_dir, "/devices");
+namespace {
+
+// Replaces `path` with `text` (a crash leaves the old file or the new one).
+void ReplaceFile(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::trunc);
-    for (const auto& [uid, ids] : pods_.devices)
-      out << uid << " " << (ids.empty() ? "-" : absl::StrJoin(ids, ","))
-          << "\n";
+    out << text;
   }
   std::rename(tmp.c_str(), path.c_str());
+}
+
+}  // namespace
+
+void Agent::SaveLedger() {
+  if (options_.state_dir.empty()) return;
+  std::string devices;
+  for (const auto& [uid, ids] : pods_.devices) {
+    absl::StrAppend(&devices, uid, " ",
+                    ids.empty() ? "-" : absl::StrJoin(ids, ","), "\n");
+  }
+  ReplaceFile(absl::StrCat(options_.state_dir, "/devices"), devices);
+  std::string attempts;
+  for (const auto& [uid, attempt] : pods_.attempts)
+    absl::StrAppend(&attempts, uid, " ", attempt, "\n");
+  ReplaceFile(absl::StrCat(options_.state_dir, "/attempts"), attempts);
 }
 
 }  // namespace jobset::agent

@@ -98,6 +98,18 @@ class Agent {
   void Handle(const api::SchedulerMessage& msg);
   void Reconcile(const api::Welcome& welcome);
   void StartPod(api::PodAssignment assignment);
+  // Hands `assignment` to the runtime, on GPUs `gpus`, recording its restart
+  // in place attempt.
+  void Launch(api::PodAssignment assignment, const std::vector<int>& gpus);
+  // restartStrategy InPlaceRestart: `assignment` is of a later attempt than
+  // the pod here runs. Stops it if it still runs, then starts it again under
+  // its uid (FinishRestart). Returns false when it is not such an order.
+  bool RestartInPlace(const api::PodAssignment& assignment);
+  // Restarts the pods whose restart waited for their old attempt to stop.
+  void FinishRestarts(const std::vector<PodState>& pods);
+  void FinishRestart(const std::string& uid);
+  // The restart in place attempt the runtime's pod `uid` is of (0: none).
+  int32_t AttemptRunning(const std::string& uid);
   void ReleasePod(const std::string& uid);
   api::LogChunk ReadLog(const api::LogRequest& request);
   void TickLoop();
@@ -108,8 +120,11 @@ class Agent {
                      const std::string& message);
   // Updates the metrics from the runtime's view (each tick).
   void RecordPods(const std::vector<PodState>& pods, absl::Time now);
-  void LoadDevices();
-  void SaveDevices() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The ledger in state_dir: each pod's GPUs ("devices") and restart in
+  // place attempt ("attempts"), so that a restarted agent neither gives a
+  // GPU out twice nor mistakes which attempt a pod's state is of.
+  void LoadLedger();
+  void SaveLedger() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // The stream and the scheduler's last word.
   struct Connection {
@@ -140,6 +155,10 @@ class Agent {
     // ordered), and pods whose exit was counted.
     std::map<std::string, absl::Time> launching;
     std::set<std::string> exited;
+    // restartStrategy InPlaceRestart: the attempt each pod runs at, and the
+    // restarts waiting for their pod's old attempt to stop.
+    std::map<std::string, int32_t> attempts;
+    std::map<std::string, api::PodAssignment> restarts;
   };
 
   const Options options_;

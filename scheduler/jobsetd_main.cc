@@ -46,7 +46,7 @@ ABSL_FLAG(int64_t, watch_history, 10'000,
           "Store changes kept in memory for watches to resume from; a watch "
           "resuming from an older resourceVersion is told to list again "
           "(OUT_OF_RANGE), as is one that falls that far behind");
-ABSL_FLAG(std::string, feature_gates, "RestartJob=true",
+ABSL_FLAG(std::string, feature_gates, "RestartJob=true,InPlaceRestart=true",
           "Comma-separated Name=true|false of upstream JobSet feature gates: "
           "RestartJob, InPlaceRestart, ElasticJobSet");
 ABSL_FLAG(absl::Duration, node_lost_timeout, absl::Seconds(10),

@@ -9,11 +9,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -227,6 +229,71 @@ TEST_F(AgentE2eTest, AnAgentKilledBrieflyCostsNoRestartAndNoRelaunch) {
   ASSERT_TRUE(Finished("brief", "Completed")) << Get("brief").DebugString();
   EXPECT_EQ(Get("brief").status().restarts(), 0);
   EXPECT_EQ(CountLines(launches), 1);
+}
+
+TEST_F(AgentE2eTest, InPlaceRestartRestartsEveryPodWhereItIsBehindABarrier) {
+  StartAgent("node-a", 2);
+  StartAgent("node-b", 3);
+  StartAgent("node-c", 4);
+  const std::string log = absl::StrCat(dir_, "/attempts");
+  // Attempt 0: pod 1 fails after a second, the others run until stopped
+  // (each notes its stop). Attempt 1: every pod notes its start and ends.
+  // Lines are appended by the shell itself (no process to kill), so the
+  // file's order is the order of events.
+  const std::string script = absl::StrCat(
+      "a=$JOBSET_IN_PLACE_RESTART_ATTEMPT; h=$(hostname); ",
+      "note() { echo \"$1 $a $h\" >> ", log, "; }; ",
+      "trap 'note stop; exit 143' TERM; note start; ",
+      "if [ \"$a\" = 0 ]; then ",
+      "  if [ \"$JOBSET_JOB_INDEX\" = 1 ]; then sleep 1; note fail; exit 3; "
+      "fi; ",
+      "  while :; do sleep 0.1; done; ", "fi");
+  api::JobSet js = ShellJobSet("inplace", 3, script)
+                       .BackoffLimit("workers", 2147483647)
+                       .RestartStrategy("InPlaceRestart")
+                       .FailurePolicy(2)
+                       .Build();
+  Create(js);
+  ASSERT_TRUE(Finished("inplace", "Completed")) << Get("inplace").DebugString();
+  const api::JobSet done = Get("inplace");
+  EXPECT_EQ(done.status().restarts(), 0);  // Nothing was recreated.
+  EXPECT_EQ(done.status().current_in_place_restart_attempt(), 1);
+  EXPECT_EQ(done.status().previous_in_place_restart_attempt(), 0);
+
+  // What happened per attempt, on which pod (by its stable hostname), in
+  // order.
+  std::vector<std::string> events, pod_of;  // "stop 0"; its pod
+  std::map<std::string, std::multiset<std::string>> hosts;
+  std::ifstream in(log);
+  std::string all;
+  for (std::string line; std::getline(in, line);) {
+    absl::StrAppend(&all, line, "\n");
+    std::vector<std::string> f = absl::StrSplit(line, ' ');
+    ASSERT_EQ(f.size(), 3u) << all;
+    events.push_back(absl::StrCat(f[0], " ", f[1]));
+    pod_of.push_back(f[2]);
+    hosts[events.back()].insert(f[2]);
+  }
+  auto distinct = [&](const std::string& event) {
+    return std::set<std::string>(hosts[event].begin(), hosts[event].end());
+  };
+  EXPECT_EQ(hosts["start 0"].size(), 3u) << all;
+  EXPECT_EQ(distinct("start 0").size(), 3u) << all;
+  EXPECT_EQ(hosts["fail 0"].size(), 1u) << all;
+  // (The shell may note a stop twice: the stop signal reaches it once
+  // directly and once through its process group.)
+  EXPECT_EQ(distinct("stop 0").size(), 2u) << all;
+  // The same pods ran both attempts, each once.
+  EXPECT_EQ(hosts["start 1"], hosts["start 0"]) << all;
+  // The barrier: no container of attempt 1 started before every container
+  // of attempt 0 had ended.
+  std::set<std::string> ended;
+  for (size_t i = 0; i < events.size() && events[i] != "start 1"; ++i) {
+    if (events[i] == "stop 0" || events[i] == "fail 0") {
+      ended.insert(pod_of[i]);
+    }
+  }
+  EXPECT_EQ(ended.size(), 3u) << all;
 }
 
 TEST_F(AgentE2eTest, ALostNodeRestartsTheJobSetElsewhereAndItsPodsAreStopped) {

@@ -108,11 +108,20 @@ void ControllerCore::Announce() {
   for (auto& [key, t] : state_.jobsets()) {
     t.AppendAssignments(&orders);
     // Pods still stopping: their agents keep them until they report.
+    const int32_t in_place =
+        t.jobset.status().current_in_place_restart_attempt();
     for (auto& [name, job] : t.jobs) {
       for (auto& [pod_name, pod] : job.pods) {
-        if (!OnNode(pod) || !pod.has_deletion_timestamp()) continue;
-        orders.push_back({job.Shape(), AssignedPodOf(pod), no_hosts});
-        stops.push_back({pod.node_name(), pod.uid()});
+        if (!OnNode(pod)) continue;
+        if (pod.has_deletion_timestamp()) {
+          orders.push_back({job.Shape(), AssignedPodOf(pod), no_hosts});
+          stops.push_back({pod.node_name(), pod.uid()});
+        } else if (pod.in_place_restart_attempt() > in_place &&
+                   !pod.in_place_stopped()) {
+          // Stopping for a restart in place (its order is among the
+          // attempt's, at the attempt it still runs).
+          stops.push_back({pod.node_name(), pod.uid()});
+        }
       }
     }
   }
@@ -200,6 +209,18 @@ void ControllerCore::OnPodReport(const PodReport& report) {
     return;
   }
   auto [t, job, pod] = *where;
+  // A restart in place: the attempt the agent runs is the record's, or the
+  // JobSet's current one while the pod is told to stop for the next. A
+  // report of an attempt left behind (resent at a reconnect), or about a
+  // pod waiting at the barrier, changes nothing.
+  const int32_t in_place =
+      std::min(pod->in_place_restart_attempt(),
+               t->jobset.status().current_in_place_restart_attempt());
+  if (pod->in_place_stopped() || report.in_place_restart_attempt < in_place) {
+    ++observed_.stale_reports;
+    if (observed_.metrics != nullptr) observed_.metrics->FencedReport();
+    return;
+  }
   api::PodStatus* status = pod->mutable_status();
   status->set_phase(report.status.phase());
   status->set_reason(report.status.reason());
@@ -211,6 +232,12 @@ void ControllerCore::OnPodReport(const PodReport& report) {
     *status->mutable_container_statuses() = report.status.container_statuses();
     *status->mutable_init_container_statuses() =
         report.status.init_container_statuses();
+    // Each restart in place restarted every container once.
+    for (auto* statuses : {status->mutable_container_statuses(),
+                           status->mutable_init_container_statuses()}) {
+      for (api::ContainerStatus& c : *statuses)
+        c.set_restart_count(c.restart_count() + in_place);
+    }
     if (report.status.has_start_time())
       *status->mutable_start_time() = report.status.start_time();
     const absl::Time now = clock_->Now();

@@ -3,6 +3,7 @@
 // all together; state survives a restart of the controller.
 #include "scheduler/controller/controller_core.h"
 
+#include <limits>
 #include <map>
 #include <memory>
 #include <set>
@@ -18,6 +19,7 @@
 #include "gmock/gmock.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
+#include "scheduler/controller/in_place_restart.h"
 #include "scheduler/controller/limits.h"
 #include "scheduler/metrics.h"
 #include "scheduler/records/conditions.h"
@@ -35,6 +37,7 @@ using ::jobset::api::testing::JobSetBuilder;
 using ::jobset::testing::IsOk;
 using ::testing::Contains;
 using ::testing::Each;
+using ::testing::ElementsAre;
 using ::testing::Field;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -104,6 +107,31 @@ JobSet RestartOnAnyFailure(const std::string& name, int replicas) {
       .Build();
 }
 
+// The same, restarting in place (upstream's validation: backoffLimit
+// MaxInt32, completions == parallelism).
+JobSet RestartInPlaceOnAnyFailure(const std::string& name, int replicas,
+                                  int max_restarts) {
+  return JobSetBuilder(name)
+      .Replicated("workers", replicas, /*parallelism=*/1, /*completions=*/1)
+      .RestartPolicy("workers", "Never")
+      .BackoffLimit("workers", std::numeric_limits<int32_t>::max())
+      .FailurePolicy(max_restarts)
+      .RestartStrategy("InPlaceRestart")
+      .Build();
+}
+
+std::string Annotation(const api::Pod& pod, const std::string& key) {
+  auto it = pod.metadata().annotations().find(key);
+  return it == pod.metadata().annotations().end() ? "" : it->second;
+}
+
+std::string Env(const api::Pod& pod, const std::string& name) {
+  for (const api::EnvVar& var : pod.spec().containers(0).env()) {
+    if (var.name() == name) return var.value();
+  }
+  return "";
+}
+
 class ControllerCoreTest : public ::testing::Test {
  protected:
   ControllerCoreTest() { Restart(); }
@@ -111,7 +139,8 @@ class ControllerCoreTest : public ::testing::Test {
   // A fresh controller over the same store (a jobsetd restart).
   void Restart() {
     core_ = std::make_unique<ControllerCore>(
-        &store_, &fleet_, &clock_, api::Features{.restart_job = true});
+        &store_, &fleet_, &clock_,
+        api::Features{.restart_job = true, .in_place_restart = true});
     ASSERT_THAT(core_->Load().status(), IsOk());
     for (int i = 0; i < 4; ++i)
       core_->SetNode(Node(absl::StrCat("node-", i), "pool-a"));
@@ -409,6 +438,154 @@ TEST_F(ControllerCoreTest, RestartsAllPodsOnTheSameNodesAndFencesStaleReports) {
   EXPECT_EQ(core_->stale_reports(), stale + 1);
   EXPECT_EQ(Get("train").status().restarts(), 1);
   EXPECT_THAT(fleet_.running, SizeIs(4));
+}
+
+TEST_F(ControllerCoreTest, RestartsInPlaceBehindABarrier) {
+  Submit(RestartInPlaceOnAnyFailure("train", 4, 3));
+  Settle();
+  ASSERT_THAT(fleet_.running, SizeIs(4));
+  std::map<std::string, api::Pod> old = fleet_.running;  // By uid.
+  for (const auto& [uid, pod] : old) {
+    EXPECT_EQ(Annotation(pod, kInPlaceRestartAttemptKey), "0");
+    EXPECT_EQ(Env(pod, "JOBSET_IN_PLACE_RESTART_ATTEMPT"), "0");
+    // No container restarts alone: the JobSet restarts together.
+    EXPECT_EQ(pod.spec().restart_policy(), "Never");
+  }
+  ReportAll("Running");
+  Settle();
+  EXPECT_EQ(Get("train").status().current_in_place_restart_attempt(), 0);
+
+  // One pod fails: every other pod is told to stop, none to start.
+  const api::Pod failed = std::next(old.begin(), 2)->second;
+  const int runs = fleet_.runs;
+  Report(failed, "Failed", 1);
+  Settle();
+  EXPECT_THAT(fleet_.stopped, SizeIs(3));
+  EXPECT_FALSE(StoppedUids().contains(failed.metadata().uid()));
+  EXPECT_EQ(fleet_.runs, runs);
+  {
+    const api::JobSet& js = Get("train");
+    EXPECT_EQ(js.status().restarts(), 0);  // Nothing was recreated.
+    EXPECT_EQ(js.status().current_in_place_restart_attempt(), 0);
+    EXPECT_EQ(js.status().previous_in_place_restart_attempt(), 0);
+    EXPECT_TRUE(js.status().terminal_state().empty());
+  }
+  // The failed pod waits at the barrier; it was not replaced.
+  std::vector<api::Pod> pods = core_->Pods("default", "train");
+  ASSERT_THAT(pods, SizeIs(4));
+  for (const api::Pod& pod : pods) {
+    EXPECT_TRUE(old.contains(pod.metadata().uid()));
+    if (pod.metadata().uid() != failed.metadata().uid()) continue;
+    EXPECT_EQ(pod.status().phase(), "Pending");
+    ASSERT_THAT(pod.status().container_statuses(), SizeIs(1));
+    EXPECT_EQ(pod.status().container_statuses(0).reason(),
+              kReasonInPlaceRestarting);
+    EXPECT_EQ(pod.status().container_statuses(0).restart_count(), 1);
+  }
+
+  // Two of three stops confirmed: the barrier still holds.
+  std::vector<std::pair<std::string, std::string>> stops = fleet_.stopped;
+  fleet_.stopped = {stops[0], stops[1]};
+  ConfirmStops();
+  Settle();
+  EXPECT_EQ(fleet_.runs, runs);
+  EXPECT_EQ(Get("train").status().current_in_place_restart_attempt(), 0);
+
+  // The last one: every pod starts again, where it was, as itself.
+  fleet_.stopped = {stops[2]};
+  ConfirmStops();
+  Settle();
+  EXPECT_EQ(Get("train").status().current_in_place_restart_attempt(), 1);
+  ASSERT_THAT(fleet_.running, SizeIs(4));
+  for (const auto& [uid, pod] : fleet_.running) {
+    ASSERT_TRUE(old.contains(uid));
+    EXPECT_EQ(pod.metadata().name(), old[uid].metadata().name());
+    EXPECT_EQ(pod.spec().node_name(), old[uid].spec().node_name());
+    EXPECT_EQ(Annotation(pod, kInPlaceRestartAttemptKey), "1");
+    EXPECT_EQ(Env(pod, "JOBSET_IN_PLACE_RESTART_ATTEMPT"), "1");
+    EXPECT_EQ(pod.metadata().labels().at(kRestartAttemptKey), "0");
+  }
+
+  // A report of the attempt left behind (resent at a reconnect) is stale.
+  const int64_t stale = core_->stale_reports();
+  Report(failed, "Failed", 1);
+  Settle();
+  EXPECT_EQ(core_->stale_reports(), stale + 1);
+  EXPECT_EQ(Get("train").status().current_in_place_restart_attempt(), 1);
+
+  // The new attempt's reports count its restart.
+  PodReport r;
+  r.node = failed.spec().node_name();
+  r.pod_uid = failed.metadata().uid();
+  r.in_place_restart_attempt = 1;
+  r.status.set_phase("Running");
+  r.status.add_container_statuses()->set_name("main");
+  core_->OnPodReport(r);
+  Settle();
+  for (const api::Pod& pod : core_->Pods("default", "train")) {
+    if (pod.metadata().uid() != failed.metadata().uid()) continue;
+    EXPECT_EQ(pod.status().phase(), "Running");
+    EXPECT_EQ(pod.status().container_statuses(0).restart_count(), 1);
+  }
+}
+
+TEST_F(ControllerCoreTest, RestartsInPlaceUntilMaxRestartsThenFails) {
+  Submit(RestartInPlaceOnAnyFailure("train", 2, 1));
+  Settle();
+  ASSERT_THAT(fleet_.running, SizeIs(2));
+  // Attempt 1 is within maxRestarts 1.
+  Report(fleet_.running.begin()->second, "Failed", 1);
+  Settle();
+  ConfirmStops();
+  Settle();
+  ASSERT_EQ(Get("train").status().current_in_place_restart_attempt(), 1);
+  ASSERT_THAT(fleet_.running, SizeIs(2));
+  // A failure of attempt 1 would need a second: the JobSet fails.
+  PodReport r;
+  const api::Pod pod = fleet_.running.begin()->second;
+  r.node = pod.spec().node_name();
+  r.pod_uid = pod.metadata().uid();
+  r.in_place_restart_attempt = 1;
+  r.status.set_phase("Failed");
+  core_->OnPodReport(r);
+  Settle();
+  const api::JobSet& js = Get("train");
+  EXPECT_EQ(js.status().terminal_state(), "Failed");
+  const api::Condition* failed =
+      FindCondition(js.status().conditions(), "Failed");
+  ASSERT_NE(failed, nullptr);
+  EXPECT_EQ(failed->reason(), "ReachedMaxRestarts");
+  EXPECT_EQ(failed->message(),
+            "jobset failed due to reaching max number of restarts");
+}
+
+TEST_F(ControllerCoreTest, ARestartInPlaceCarriesOnAcrossAJobsetdRestart) {
+  Submit(RestartInPlaceOnAnyFailure("train", 3, 3));
+  Settle();
+  ASSERT_THAT(fleet_.running, SizeIs(3));
+  Report(fleet_.running.begin()->second, "Failed", 1);
+  Settle();
+  ASSERT_THAT(fleet_.stopped, SizeIs(2));
+  const std::vector<std::pair<std::string, std::string>> stops = fleet_.stopped;
+  fleet_.stopped = {stops[0]};
+  ConfirmStops();
+  Settle();
+  // jobsetd restarts with one pod still stopping.
+  fleet_.stopped.clear();
+  fleet_.running.clear();
+  Restart();
+  core_->Announce();
+  // The agents are told the attempt their pods run, and the pod still
+  // stopping is told to stop again; nothing starts at attempt 1.
+  EXPECT_THAT(fleet_.stopped, ElementsAre(stops[1]));
+  for (const auto& [uid, pod] : fleet_.running)
+    EXPECT_EQ(Annotation(pod, kInPlaceRestartAttemptKey), "0");
+  ConfirmStops();
+  Settle();
+  EXPECT_EQ(Get("train").status().current_in_place_restart_attempt(), 1);
+  ASSERT_THAT(fleet_.running, SizeIs(3));
+  for (const auto& [uid, pod] : fleet_.running)
+    EXPECT_EQ(Annotation(pod, kInPlaceRestartAttemptKey), "1");
 }
 
 TEST_F(ControllerCoreTest, PlacesAGangWhollyOrNotAtAll) {

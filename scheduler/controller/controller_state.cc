@@ -70,9 +70,17 @@ void TrackedJobSet::AppendAssignments(std::vector<Assignment>* orders) {
   auto table =
       std::make_shared<const std::vector<HostEntry>>(HostTable(current));
   orders->reserve(orders->size() + current.size());
+  const int32_t in_place = jobset.status().current_in_place_restart_attempt();
   for (size_t i = 0; i < current.size(); ++i) {
-    orders->push_back(
-        {owners[i]->Shape(), AssignedPodOf(*current[i].second), table});
+    Assignment order{owners[i]->Shape(), AssignedPodOf(*current[i].second),
+                     table};
+    // A pod told to run a restart in place's next attempt keeps the one it
+    // runs until the barrier is down.
+    if (order.pod.in_place_attempt.has_value() &&
+        *order.pod.in_place_attempt > in_place) {
+      order.pod.in_place_attempt = in_place;
+    }
+    orders->push_back(std::move(order));
   }
 }
 

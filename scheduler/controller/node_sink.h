@@ -32,6 +32,8 @@ struct PodReport {
   std::string node;
   std::string pod_uid;
   api::PodStatus status;
+  // The restart in place attempt the status is of (0 when none).
+  int32_t in_place_restart_attempt = 0;
 };
 
 // What the node registry tells the controller. Implemented by Controller

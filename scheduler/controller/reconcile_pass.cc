@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/uid.h"
 #include "scheduler/controller/child_jobs.h"
+#include "scheduler/controller/in_place_restart.h"
 #include "scheduler/controller/job_reconcile.h"
 #include "scheduler/controller/limits.h"
 #include "scheduler/records/conditions.h"
@@ -32,8 +33,44 @@ void ReconcilePass::Reconcile(const std::string& key) {
   ReconcileOne(*t);
 }
 
+bool ReconcilePass::InPlace(const TrackedJobSet& t) const {
+  return parts_.features.in_place_restart &&
+         t.jobset.spec().failure_policy().restart_strategy() ==
+             "InPlaceRestart" &&
+         t.jobset.status().terminal_state().empty() &&
+         !t.jobset.metadata().has_deletion_timestamp();
+}
+
+void ReconcilePass::RestartInPlace(TrackedJobSet& t) {
+  std::vector<InPlacePod> pods;
+  std::vector<JobState*> owners;
+  for (auto& [name, job] : t.jobs) {
+    if (job.deleting()) continue;
+    for (auto& [pod_name, pod] : job.pods) {
+      pods.push_back({&pod, t.reported.contains(&pod)});
+      owners.push_back(&job);
+    }
+  }
+  InPlaceStep step = StepInPlaceRestart(t.jobset, pods);
+  if (step.fail.has_value()) {
+    t.fail = TrackedJobSet::Failure{step.fail->first, step.fail->second};
+    return;
+  }
+  if (step.status_changed) writes_.JobSetChanged(t.key);
+  for (size_t i : step.changed) {
+    writes_.PodsChanged(t, *owners[i]);
+    t.MarkJobDirty(*owners[i]);
+  }
+  for (size_t i : step.stop) writes_.Stop(*pods[i].pod);
+  if (step.launch) writes_.Launched(t.key);
+  for (JobSetEvent& e : step.events) writes_.Event(t.key, std::move(e));
+}
+
 void ReconcilePass::ReconcileOne(TrackedJobSet& t) {
-  // Agents' reports first: persist them, and let stopped pods go.
+  // A restart in place looks at the reports first: a pod stopping for it is
+  // not finished, and a failure restarts the JobSet instead of one pod.
+  if (InPlace(t)) RestartInPlace(t);
+  // Agents' reports: persist them, and let stopped pods go.
   for (const auto& [pod, job] : std::exchange(t.reported, {})) {
     if (pod->has_deletion_timestamp() && PodFinished(*pod)) {
       // Foreground: a Job being deleted goes with all its pods at once,
@@ -202,6 +239,10 @@ void ReconcilePass::AddPods(TrackedJobSet& t, JobState& job,
     std::string uid = NewUid();
     auto [it, added] = job.pods.try_emplace(PodName(job_name, index, uid));
     it->second = NewPodRecord(it->first, std::move(uid), index, now_);
+    if (InPlace(t)) {
+      SetInPlaceAttempt(t.jobset.status().current_in_place_restart_attempt(),
+                        &it->second);
+    }
     parts_.state.IndexPod(t, job, it->second);
   }
   // The Job's status counts them already: the Job layer need not look again.

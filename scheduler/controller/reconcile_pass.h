@@ -46,6 +46,11 @@ class ReconcilePass {
 
  private:
   void ReconcileOne(TrackedJobSet& t);
+  // Whether `t` restarts in place (restartStrategy InPlaceRestart, gate on)
+  // and is still running.
+  bool InPlace(const TrackedJobSet& t) const;
+  // One step of `t`'s restart in place (in_place_restart.h), applied.
+  void RestartInPlace(TrackedJobSet& t);
   // Fails `t` instead of expanding it when it cannot run: t.fail is set, or
   // its attempt has more pods than the limit. Returns whether it failed it.
   bool FailIfUnrunnable(TrackedJobSet& t);

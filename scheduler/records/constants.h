@@ -22,6 +22,9 @@ inline constexpr char kRestartAttemptKey[] =
     "jobset.sigs.k8s.io/restart-attempt";
 inline constexpr char kJobRestartAttemptKey[] =
     "jobset.sigs.k8s.io/job-restart-attempt";
+// restartStrategy InPlaceRestart: the attempt a pod runs (KEP-467).
+inline constexpr char kInPlaceRestartAttemptKey[] =
+    "jobset.sigs.k8s.io/in-place-restart-attempt";
 inline constexpr char kGroupNameKey[] = "jobset.sigs.k8s.io/group-name";
 inline constexpr char kGroupReplicasKey[] = "jobset.sigs.k8s.io/group-replicas";
 inline constexpr char kJobGroupIndexKey[] =

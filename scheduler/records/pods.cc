@@ -111,7 +111,10 @@ AssignedPod AssignedPodOf(const api::PodRecord& record) {
           record.node_name(),
           record.status().host_ip(),
           absl::FromUnixSeconds(record.creation_timestamp().seconds()) +
-              absl::Nanoseconds(record.creation_timestamp().nanos())};
+              absl::Nanoseconds(record.creation_timestamp().nanos()),
+          record.has_in_place_restart_attempt()
+              ? std::optional<int32_t>(record.in_place_restart_attempt())
+              : std::nullopt};
 }
 
 api::Pod ExpandPod(const api::Job& job, const AssignedPod& pod) {
@@ -126,6 +129,8 @@ api::Pod ExpandPod(const api::Job& job, const AssignedPod& pod) {
       absl::ToInt64Seconds(since_epoch));
   record.mutable_creation_timestamp()->set_nanos(static_cast<int32_t>(
       absl::ToInt64Nanoseconds(since_epoch % absl::Seconds(1))));
+  if (pod.in_place_attempt.has_value())
+    record.set_in_place_restart_attempt(*pod.in_place_attempt);
   return ExpandPod(job, record);
 }
 
@@ -160,6 +165,13 @@ api::Pod ExpandPod(const api::Job& job, const api::PodRecord& record) {
     (*meta->mutable_annotations())[kCompletionIndexKey] = absl::StrCat(index);
     pod.mutable_spec()->set_hostname(PodHostname(job, index));
   }
+  if (record.has_in_place_restart_attempt()) {
+    (*meta->mutable_annotations())[kInPlaceRestartAttemptKey] =
+        absl::StrCat(record.in_place_restart_attempt());
+    // The controller restarts the whole JobSet in place on any failure; a
+    // container restarted alone by its node would leave the gang split.
+    pod.mutable_spec()->set_restart_policy("Never");
+  }
   *pod.mutable_status() = record.status();
   if (record.has_scheduled_seconds() &&
       FindCondition(pod.status().conditions(), kPodScheduled) == nullptr) {
@@ -192,6 +204,10 @@ api::Pod ExpandPod(const api::Job& job, const api::PodRecord& record) {
     extra.emplace_back(kEnvPodHostname, pod.spec().hostname());
   }
   if (index >= 0) extra.emplace_back(kEnvCompletionIndex, absl::StrCat(index));
+  if (record.has_in_place_restart_attempt()) {
+    extra.emplace_back(kEnvInPlaceRestartAttempt,
+                       absl::StrCat(record.in_place_restart_attempt()));
+  }
   for (api::Container& c : *pod.mutable_spec()->mutable_init_containers())
     ResolveEnv(pod, extra, &c);
   for (api::Container& c : *pod.mutable_spec()->mutable_containers())

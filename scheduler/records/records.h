@@ -56,6 +56,10 @@ inline constexpr char kEnvReplicatedJob[] = "JOBSET_REPLICATED_JOB";
 inline constexpr char kEnvJobIndex[] = "JOBSET_JOB_INDEX";
 inline constexpr char kEnvJobGlobalIndex[] = "JOBSET_JOB_GLOBAL_INDEX";
 inline constexpr char kEnvRestartAttempt[] = "JOBSET_RESTART_ATTEMPT";
+// restartStrategy InPlaceRestart only: the attempt, as the pod's
+// jobset.sigs.k8s.io/in-place-restart-attempt annotation.
+inline constexpr char kEnvInPlaceRestartAttempt[] =
+    "JOBSET_IN_PLACE_RESTART_ATTEMPT";
 inline constexpr char kEnvCoordinator[] = "JOBSET_COORDINATOR";
 inline constexpr char kEnvPodHostname[] = "JOBSET_POD_HOSTNAME";
 inline constexpr char kEnvCompletionIndex[] = "JOB_COMPLETION_INDEX";
@@ -86,6 +90,8 @@ struct AssignedPod {
   std::string node;
   std::string host_ip;
   absl::Time created;
+  // restartStrategy InPlaceRestart: the attempt the agent runs the pod at.
+  std::optional<int32_t> in_place_attempt;
 };
 
 // The parts of `record` an agent needs.
