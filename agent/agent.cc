@@ -494,8 +494,11 @@ bool Agent::RestartInPlace(const api::PodAssignment& a) {
   if (!attempt.ok() || !attempt->has_value()) return false;
   {
     absl::MutexLock lock(&mu_);
+    // No entry: the pod was started at attempt 0 (its entry is written
+    // before any later attempt starts).
     auto it = pods_.attempts.find(uid);
-    if (it == pods_.attempts.end() || **attempt <= it->second) return false;
+    const int32_t running = it == pods_.attempts.end() ? 0 : it->second;
+    if (**attempt <= running) return false;
     pods_.grace[uid] = GraceOf(a.pod());
   }
   // Untrusted input, as in StartPod: nothing is stopped or restarted for an

@@ -87,13 +87,20 @@ class AgentE2eTest : public ::testing::Test {
     jobsetd_.reset();
   }
 
-  void StartJobsetd(const std::string& listen) {
+  // Starts jobsetd on `listen` (again: a restart), `extra` flags last.
+  void StartJobsetd(const std::string& listen,
+                    std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {
+        absl::StrCat("--listen=", listen),
+        absl::StrCat("--data_dir=", dir_, "/jobsetd"),
+        "--node_lost_timeout=2s",
+        "--heartbeat_interval=200ms",
+        "--restart_grace=3s",
+        "--shutdown_grace=1s"};
+    args.insert(args.end(), extra.begin(), extra.end());
     auto jobsetd = JobsetdProcess::Start(
         {.binary = Runfile("scheduler/jobsetd"),
-         .args = {absl::StrCat("--listen=", listen),
-                  absl::StrCat("--data_dir=", dir_, "/jobsetd"),
-                  "--node_lost_timeout=2s", "--heartbeat_interval=200ms",
-                  "--restart_grace=3s", "--shutdown_grace=1s"},
+         .args = args,
          .stderr_path = absl::StrCat(dir_, "/jobsetd.stderr")});
     ASSERT_TRUE(jobsetd.ok()) << jobsetd.status();
     jobsetd_ = *std::move(jobsetd);
@@ -294,6 +301,40 @@ TEST_F(AgentE2eTest, InPlaceRestartRestartsEveryPodWhereItIsBehindABarrier) {
     }
   }
   EXPECT_EQ(ended.size(), 3u) << all;
+}
+
+TEST_F(AgentE2eTest, AnAgentRestartedDuringAnInPlaceAttemptRunsItOnce) {
+  // The agent stays away longer than the default node-lost timeout here.
+  ASSERT_TRUE(jobsetd_->Kill(SIGKILL).ok());
+  jobsetd_->Wait().IgnoreError();
+  StartJobsetd(address_, {"--node_lost_timeout=30s"});
+  StartAgent("node-a", 2);
+  StartAgent("node-b", 3);
+  const std::string log = absl::StrCat(dir_, "/attempts");
+  // Attempt 0: pod 1 fails. Attempt 1: each pod notes its start, then
+  // works for 3 s, while node-a's agent is killed and comes back after its
+  // pod has ended.
+  const std::string script = absl::StrCat(
+      "a=$JOBSET_IN_PLACE_RESTART_ATTEMPT; echo \"start $a $(hostname)\" >> ",
+      log, "; if [ \"$a\" = 0 ]; then ",
+      "  if [ \"$JOBSET_JOB_INDEX\" = 1 ]; then exit 3; fi; ",
+      "  while :; do sleep 0.1; done; ", "fi; sleep 3");
+  Create(ShellJobSet("again", 2, script)
+             .BackoffLimit("workers", 2147483647)
+             .RestartStrategy("InPlaceRestart")
+             .FailurePolicy(2)
+             .Build());
+  ASSERT_TRUE(Eventually([&] { return CountLines(log) == 4; }));
+  ASSERT_TRUE(agents_["node-a"]->Kill(SIGKILL).ok());
+  agents_["node-a"]->Wait().IgnoreError();
+  absl::SleepFor(absl::Milliseconds(3500));  // The pod of attempt 1 ends.
+  StartAgent("node-a", 2);
+  ASSERT_TRUE(Finished("again", "Completed")) << Get("again").DebugString();
+  EXPECT_EQ(Get("again").status().restarts(), 0);
+  EXPECT_EQ(Get("again").status().current_in_place_restart_attempt(), 1);
+  // Two pods, two attempts each: attempt 1 was not run a second time by
+  // the restarted agent.
+  EXPECT_EQ(CountLines(log), 4);
 }
 
 TEST_F(AgentE2eTest, ALostNodeRestartsTheJobSetElsewhereAndItsPodsAreStopped) {
