@@ -7,16 +7,19 @@
 // CPU time for the whole restart (the controller thread, the store write it
 // overlaps with building the assignments, RocksDB's own threads), including
 // what follows the last order (freeing the old attempt), and the
-// controller's memory per pod.
+// controller's memory per pod. --strategy=InPlaceRestart restarts the same
+// pods where they are instead (in_place_restart.h): no new pods, no
+// placement, the new attempt's orders once every stop is confirmed.
 //
 //   bazel run -c opt //scheduler/controller:restart_bench -- --jobs=1000
-//   --pods_per_job=15
+//   --pods_per_job=15 [--strategy=InPlaceRestart]
 #include <unistd.h>
 
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <string>
 #include <thread>
@@ -38,6 +41,8 @@ ABSL_FLAG(int, jobs, 1000, "Jobs (replicas of one ReplicatedJob)");
 ABSL_FLAG(int, pods_per_job, 15, "Pods per Job (parallelism = completions)");
 ABSL_FLAG(int, restarts, 3, "Restarts to time");
 ABSL_FLAG(bool, fsync, true, "fsync the store's commits");
+ABSL_FLAG(std::string, strategy, "Recreate",
+          "failurePolicy.restartStrategy: Recreate or InPlaceRestart");
 ABSL_FLAG(std::string, data_dir, "/tmp/jobsetd-restart-bench",
           "Store directory (wiped)");
 
@@ -82,8 +87,9 @@ size_t HeapBytes() {
 }
 
 PodReport Report(const std::pair<std::string, std::string>& pod,
-                 const std::string& phase, int exit_code) {
+                 const std::string& phase, int exit_code, int32_t attempt) {
   PodReport r;
+  r.in_place_restart_attempt = attempt;
   r.node = pod.first;
   r.pod_uid = pod.second;
   r.status.set_phase(phase);
@@ -119,9 +125,14 @@ int Main() {
     JOBSET_LOG(ERROR) << store.status().ToString();
     return 1;
   }
+  const bool in_place = absl::GetFlag(FLAGS_strategy) == "InPlaceRestart";
+  if (!in_place && absl::GetFlag(FLAGS_strategy) != "Recreate") {
+    JOBSET_LOG(ERROR) << "--strategy: Recreate or InPlaceRestart";
+    return 1;
+  }
+  const api::Features features{.restart_job = true, .in_place_restart = true};
   BenchFleet fleet;
-  ControllerCore core(store->get(), &fleet, RealClock::Get(),
-                      {.restart_job = true});
+  ControllerCore core(store->get(), &fleet, RealClock::Get(), features);
   (void)core.Load();
   for (int n = 0; n < pods; ++n) {
     NodeInfo node;
@@ -151,7 +162,13 @@ int Main() {
   api::JobSpec* spec = rjob->mutable_template_()->mutable_spec();
   spec->set_parallelism(per_job);
   spec->set_completions(per_job);
-  spec->set_backoff_limit(0);
+  if (in_place) {
+    js.mutable_spec()->mutable_failure_policy()->set_restart_strategy(
+        "InPlaceRestart");
+    spec->set_backoff_limit(std::numeric_limits<int32_t>::max());
+  } else {
+    spec->set_backoff_limit(0);
+  }
   api::PodSpec* pod = spec->mutable_template_()->mutable_spec();
   pod->set_restart_policy("Never");
   api::Container* c = pod->add_containers();
@@ -178,7 +195,8 @@ int Main() {
                       << " pods";
     return 1;
   }
-  for (const auto& p : fleet.running) core.OnPodReport(Report(p, "Running", 0));
+  for (const auto& p : fleet.running)
+    core.OnPodReport(Report(p, "Running", 0, 0));
   Settle(core);
   const int64_t rss_after = RssBytes();
   // The controller's own state: the heap a second controller takes to Load
@@ -186,8 +204,7 @@ int Main() {
   int64_t object_bytes = 0;
   {
     BenchFleet unused;
-    ControllerCore loaded(store->get(), &unused, RealClock::Get(),
-                          {.restart_job = true});
+    ControllerCore loaded(store->get(), &unused, RealClock::Get(), features);
     const size_t heap_before = HeapBytes();
     if (!loaded.Load().ok()) std::abort();
     object_bytes =
@@ -195,8 +212,9 @@ int Main() {
   }
 
   std::printf(
-      "restart-all: %d Jobs x %d pods = %d pods on %d nodes, fsync %s\n", jobs,
-      per_job, pods, pods, absl::GetFlag(FLAGS_fsync) ? "on" : "off");
+      "restart-all (%s): %d Jobs x %d pods = %d pods on %d nodes, fsync %s\n",
+      absl::GetFlag(FLAGS_strategy).c_str(), jobs, per_job, pods, pods,
+      absl::GetFlag(FLAGS_fsync) ? "on" : "off");
   std::printf("first launch (create, place, commit, launch orders): %.1f ms\n",
               absl::ToDoubleMilliseconds(first_launch));
   std::printf(
@@ -218,7 +236,12 @@ int Main() {
     // The failure, and the agents' confirmations of every stop, are built
     // outside the timed spans: in jobsetd the agents' streams parse them on
     // their own threads, and the controller's work starts at OnPodReport.
-    const PodReport failure = Report(running[running.size() / 2], "Failed", 1);
+    // Reports are of the attempt they come from: a restart in place's
+    // attempt is r - 1 before it and r after (Recreate: always 0).
+    const int32_t before = in_place ? r - 1 : 0;
+    const int32_t after = in_place ? r : 0;
+    const PodReport failure =
+        Report(running[running.size() / 2], "Failed", 1, before);
     const absl::Time start = absl::Now();
     const absl::Duration cpu_start = ProcessCpu();
     core.OnPodReport(failure);
@@ -235,7 +258,7 @@ int Main() {
     std::vector<PodReport> confirmations;
     confirmations.reserve(fleet.stopped.size());
     for (const auto& p : fleet.stopped)
-      confirmations.push_back(Report(p, "Failed", 137));
+      confirmations.push_back(Report(p, "Failed", 137, before));
     const absl::Time confirmed = absl::Now();
     const absl::Duration cpu_confirmed = ProcessCpu();
     for (const PodReport& report : confirmations) core.OnPodReport(report);
@@ -253,7 +276,7 @@ int Main() {
                 absl::ToDoubleMilliseconds(stop_span + launch_span),
                 absl::ToDoubleMilliseconds(cpu));
     for (const auto& p : fleet.running)
-      core.OnPodReport(Report(p, "Running", 0));
+      core.OnPodReport(Report(p, "Running", 0, after));
     Settle(core);
   }
   std::filesystem::remove_all(dir);
