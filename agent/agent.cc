@@ -464,6 +464,11 @@ void Agent::ReportFailure(const api::PodAssignment& a,
   api::AgentMessage msg;
   api::PodReport* r = msg.mutable_pod_update();
   r->set_pod_uid(a.pod().metadata().uid());
+  // Of the attempt it was to run, so that jobsetd takes it.
+  absl::StatusOr<std::optional<int32_t>> attempt = InPlaceAttemptOf(a.pod());
+  r->set_in_place_restart_attempt(attempt.ok() && attempt->has_value()
+                                      ? **attempt
+                                      : AttemptRunning(r->pod_uid()));
   r->mutable_status()->set_phase(api::kPodFailed);
   r->mutable_status()->set_reason(reason);
   r->mutable_status()->set_message(message);
@@ -492,6 +497,12 @@ bool Agent::RestartInPlace(const api::PodAssignment& a) {
   const std::string uid = a.pod().metadata().uid();
   absl::StatusOr<std::optional<int32_t>> attempt = InPlaceAttemptOf(a.pod());
   if (!attempt.ok() || !attempt->has_value()) return false;
+  // Only a pod the runtime has restarts; any other is started as new.
+  std::optional<bool> finished;
+  for (const PodState& pod : runtime_->List()) {
+    if (pod.uid == uid) finished = Finished(pod.status);
+  }
+  if (!finished.has_value()) return false;
   {
     absl::MutexLock lock(&mu_);
     // No entry: the pod was started at attempt 0 (its entry is written
@@ -507,15 +518,11 @@ bool Agent::RestartInPlace(const api::PodAssignment& a) {
     ReportFailure(a, "InvalidAssignment", std::string(s.message()));
     return true;
   }
-  bool finished = false;
-  for (const PodState& pod : runtime_->List()) {
-    if (pod.uid == uid) finished = Finished(pod.status);
-  }
   {
     absl::MutexLock lock(&mu_);
     pods_.restarts[uid] = a;
   }
-  if (finished) {
+  if (*finished) {
     FinishRestart(uid);
   } else {
     // The barrier is jobsetd's: it sends the next attempt only once every

@@ -23,6 +23,7 @@ field() {  # field JOBSET PYTHON_EXPR_ON_js
 trap 'cluster_stop; rm -rf "$CLUSTER_DIR/checkpoints"' EXIT
 rm -rf "$CLUSTER_DIR/checkpoints"
 slices_restart=$(own_checkpoints "$runfiles/examples/slices-restart.yaml")
+in_place=$(own_checkpoints "$runfiles/examples/slices-restart-in-place.yaml")
 
 cluster_start 4 || exit 1
 
@@ -166,12 +167,53 @@ if echo "$out" | grep -q "attempt 1: resuming at step 3" && echo "$out" | grep -
 else
   fail "jobsetctl logs $pod: $out"
 fi
+ctl delete jobset demo >/dev/null
+rm -rf "$CLUSTER_DIR/checkpoints"/*
+
+# 2b. The same restarted in place: the same pods on the same nodes, attempt 1, from checkpoints.
+ctl apply -f "$in_place" >/dev/null
+pods_of() {
+  ctl get pods --jobset demo-in-place -o json | /usr/bin/python3 -c '
+import json, sys
+for p in sorted(json.load(sys.stdin)["items"], key=lambda p: p["metadata"]["name"]):
+    print(p["metadata"]["name"], p["metadata"]["uid"], p["spec"]["nodeName"],
+          p["metadata"]["annotations"]["jobset.sigs.k8s.io/in-place-restart-attempt"])'
+}
+first=""
+for _ in $(seq 1 100); do
+  first=$(pods_of 2>/dev/null)
+  [ "$(echo "$first" | grep -c ' 0$')" = 4 ] && break
+  sleep 0.1
+done
+if ctl wait jobset demo-in-place --for=condition=Completed --timeout=60s >/dev/null; then
+  pass "examples/slices-restart-in-place.yaml completed"
+else
+  fail "slices-restart-in-place did not complete"; ctl describe jobset demo-in-place
+fi
+status=$(field demo-in-place '"%s %s" % (js["status"].get("restarts", 0), js["status"].get("currentInPlaceRestartAttempt"))')
+[ "$status" = "0 1" ] && pass "in place: restarts 0, currentInPlaceRestartAttempt 1" ||
+  fail "in place: restarts and currentInPlaceRestartAttempt are $status, not 0 1"
+last=$(pods_of)
+if [ "$(echo "$first" | awk '{print $1, $2, $3}')" = "$(echo "$last" | awk '{print $1, $2, $3}')" ] &&
+  [ "$(echo "$last" | grep -c ' 1$')" = 4 ]; then
+  pass "in place: the same 4 pods (name, uid, node) ran attempt 1"
+else
+  fail "in place: pods before: $first; after: $last"
+fi
+pod=$(echo "$last" | awk '$1 ~ /^demo-in-place-workers-1-1-/ {print $1}')
+out=$(ctl logs "$pod" 2>&1)
+if echo "$out" | grep -q "attempt 1: resuming at step 3" && echo "$out" | grep -q "step 6"; then
+  pass "in place: jobsetctl logs $pod: $(echo "$out" | head -1) ... $(echo "$out" | tail -1)"
+else
+  fail "in place: jobsetctl logs $pod: $out"
+fi
+ctl delete jobset demo-in-place >/dev/null
+
 if ctl logs no-such-pod >/dev/null 2>&1; then
   fail "logs of an unknown pod succeeded"
 else
   pass "logs of an unknown pod: $(ctl logs no-such-pod 2>&1)"
 fi
-ctl delete jobset demo >/dev/null
 
 # jobsetctl logs -f follows a running pod until it ends.
 cat >"$CLUSTER_DIR/talk.yaml" <<'EOF'
