@@ -2,6 +2,7 @@
 """End-to-end bench: a secure jobsetd and N jobset-agents as real processes on 127.0.0.1.
 
   tools/bench e2e [--nodes 64] [--runs N] [--only B1,B3,B5,B6] [--b1-sizes 16,64] [--b3-jobs 1000]
+                  [--jobsetd-flag F]... [--agent-flag F]...
   /usr/bin/python3 tools/bench_e2e.py --bin DIR ...      (DIR: a bazel-bin holding the four binaries)
 
 Measures (every pod appends "KIND <date +%s.%N> ATTEMPT INDEX" to the file named by $MARK):
@@ -148,7 +149,7 @@ if [ "$ATTEMPT" = 0 ]; then exec sleep 300; fi"""
 class Cluster:
     """jobsetd (TLS, tokens, fsync on) and `nodes` agents, all children of this process."""
 
-    def __init__(self, bin_dir, scratch, nodes):
+    def __init__(self, bin_dir, scratch, nodes, jobsetd_flags=(), agent_flags=()):
         self.bin = {
             "jobsetd": os.path.join(bin_dir, "scheduler/jobsetd"),
             "agent": os.path.join(bin_dir, "agent/jobset-agent"),
@@ -161,6 +162,8 @@ class Cluster:
         self.scratch = scratch
         self.data = os.path.join(scratch, "jobsetd")
         self.nodes = nodes
+        self.jobsetd_flags = list(jobsetd_flags)
+        self.agent_flags = list(agent_flags)
         self.jobsetd = None
         self.agents = {}  # node name -> Popen
         self.address = None
@@ -173,7 +176,7 @@ class Cluster:
 
     def start(self):
         self.jobsetd = self._spawn([self.bin["jobsetd"], "--listen=127.0.0.1:0", f"--data_dir={self.data}",
-                                    f"--node_lost_timeout={NODE_LOST_S}s"], "jobsetd.log")
+                                    f"--node_lost_timeout={NODE_LOST_S}s", *self.jobsetd_flags], "jobsetd.log")
         log = os.path.join(self.scratch, "jobsetd.log")
 
         def serving():
@@ -198,7 +201,7 @@ class Cluster:
             f"--address=127.0.{host // 256}.{host % 256}", f"--capacity=cpu={CPU_PER_NODE},memory=8Gi",
             f"--labels=cloud.google.com/gke-nodepool=slice-{(i - 1) // 4}",
             f"--work_dir={os.path.join(self.scratch, node)}", f"--shim={self.bin['shim']}",
-            f"--join_token_file={os.path.join(self.data, 'join-token')}"], f"{node}.log")
+            f"--join_token_file={os.path.join(self.data, 'join-token')}", *self.agent_flags], f"{node}.log")
 
     def alive(self):
         if self.jobsetd.poll() is not None:
@@ -411,6 +414,8 @@ def main():
     ap.add_argument("--only", default="B1,B3,B5,B6")
     ap.add_argument("--b1-sizes", default="16,64", help="gang sizes; those above --nodes are left out")
     ap.add_argument("--b3-jobs", type=int, default=1000)
+    ap.add_argument("--jobsetd-flag", action="append", default=[], help="one more jobsetd flag (repeatable)")
+    ap.add_argument("--agent-flag", action="append", default=[], help="one more jobset-agent flag (repeatable)")
     ap.add_argument("--json", help="also write the results here")
     ap.add_argument("--keep", action="store_true", help="keep the scratch folder (every process's log)")
     args = ap.parse_args()
@@ -432,7 +437,7 @@ def main():
     cluster = None
     ok = False
     try:
-        cluster = Cluster(args.bin, scratch, args.nodes)
+        cluster = Cluster(args.bin, scratch, args.nodes, args.jobsetd_flag, args.agent_flag)
         say(f"starting jobsetd and {args.nodes} agents in {scratch}")
         cluster.start()
         say(f"jobsetd on {cluster.address}, {args.nodes} agents Ready")
