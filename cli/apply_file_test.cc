@@ -283,7 +283,9 @@ TEST_F(ApplyFileTest, ARefusedDocumentFailsAloneWithItsMessage) {
 }
 
 TEST_F(ApplyFileTest, RbacAndARepeatedNameWaitForTheDocumentsBefore) {
-  Start(/*overlap=*/1);
+  // a and b hold each other up at jobsetd, so a Role sent without waiting
+  // for them would be logged first.
+  Start(/*overlap=*/2);
   // The Role comes after a and b and before c; the second "c" after the
   // first.
   ASSERT_EQ(Run({JobSetDocument("a"), JobSetDocument("b"), kRole,
