@@ -24,7 +24,9 @@ namespace jobset::cli {
 // returned whole, and errors come back as absl::Status
 // with jobsetd's code and message. When jobsetd cannot be reached the
 // status is kUnavailable (or kDeadlineExceeded) and its message names the
-// address. Thread-compatible.
+// address. Thread-safe: calls may run at once from several threads over the
+// one channel (the stubs are thread-safe and nothing here changes after
+// construction); `apply -f` relies on it.
 // The channel credentials for `connection` (TLS or plaintext); sets the
 // server name override on `args` when the connection names one.
 std::shared_ptr<grpc::ChannelCredentials> ChannelCredentials(

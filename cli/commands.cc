@@ -32,6 +32,7 @@
 #include "cli/jsonpath.h"
 #include "cli/kubeconfig.h"
 #include "cli/manifest_split.h"
+#include "cli/ordered_pool.h"
 #include "cli/output.h"
 #include "cli/selectors.h"
 #include "common/json_quote.h"
@@ -60,6 +61,8 @@ using ::google::protobuf::util::MessageDifferencer;
 constexpr absl::string_view kJobSetResource = "jobset.jobset.x-k8s.io";
 constexpr absl::Duration kDefaultRequestTimeout = absl::Seconds(10);
 constexpr absl::Duration kDefaultWaitTimeout = absl::Seconds(60);
+// JobSet requests of one -f file in flight at once, over the one channel.
+constexpr int kMaxInFlight = 32;
 
 // A command's context: the invocation, the client and the streams.
 struct Context {
@@ -329,9 +332,61 @@ int ApplyFile(const Context& ctx, FileMode mode) {
     // Unreachable wins: nothing else can have worked either.
     if (code != kExitOk && exit_code != kExitUnreachable) exit_code = code;
   };
-  // In the file's order.
+  // One JobSet of the file: sent on a worker thread, its lines kept until
+  // every earlier document's are printed.
+  struct Pending {
+    explicit Pending(api::ManifestObject* o) : object(o) {}
+    api::ManifestObject* object;
+    std::ostringstream out;
+    std::ostringstream err;
+    int code = kExitOk;
+  };
+  std::vector<Pending> wave;
+  std::set<std::pair<std::string, std::string>> wave_names;
+  // Sends the wave's JobSets, up to kMaxInFlight at once, and prints their
+  // results in the file's order.
+  auto flush_wave = [&] {
+    RunOrdered(
+        static_cast<int>(wave.size()), kMaxInFlight,
+        [&](int i) {
+          Pending& p = wave[i];
+          const Io io{ctx.io.in, &p.out, &p.err};
+          const Context own{ctx.invocation, ctx.client, io, ctx.ns};
+          api::JobSet& jobset = p.object->jobset;
+          if (mode != FileMode::kDelete) {
+            for (const std::string& warning : p.object->warnings) {
+              p.err << "Warning: " << kJobSetResource << "/"
+                    << jobset.metadata().name() << ": " << warning << "\n";
+            }
+          }
+          switch (mode) {
+            case FileMode::kApply:
+              p.code = ApplyOne(own, std::move(jobset), dry_run);
+              break;
+            case FileMode::kCreate:
+              p.code = CreateOne(own, std::move(jobset), dry_run);
+              break;
+            case FileMode::kDelete:
+              p.code = DeleteOne(own, std::move(jobset));
+              break;
+          }
+        },
+        [&](int i) {
+          *ctx.io.err << wave[i].err.str();
+          *ctx.io.out << wave[i].out.str();
+          record(wave[i].code);
+        });
+    wave.clear();
+    wave_names.clear();
+  };
+  // In the file's order: RBAC objects one at a time, each after every
+  // document before it is done (a RoleBinding may name a Role above it);
+  // the JobSets between them concurrently, except that a JobSet named again
+  // waits for the earlier document of that name (create, then configure).
   auto next_rbac = rbac.begin();
   auto flush_rbac_before = [&](int document) {
+    if (next_rbac == rbac.end() || next_rbac->first >= document) return;
+    flush_wave();
     for (; next_rbac != rbac.end() && next_rbac->first < document;
          ++next_rbac) {
       record(RbacOne(ctx, next_rbac->second, mode, dry_run));
@@ -339,25 +394,16 @@ int ApplyFile(const Context& ctx, FileMode mode) {
   };
   for (api::ManifestObject& object : *objects) {
     flush_rbac_before(object.document);
-    if (mode != FileMode::kDelete) {
-      for (const std::string& warning : object.warnings) {
-        *ctx.io.err << "Warning: " << kJobSetResource << "/"
-                    << object.jobset.metadata().name() << ": " << warning
-                    << "\n";
-      }
+    const api::ObjectMeta& meta = object.jobset.metadata();
+    if (!meta.name().empty()) {
+      std::pair<std::string, std::string> key{
+          meta.namespace_().empty() ? ctx.ns : meta.namespace_(), meta.name()};
+      if (wave_names.count(key) > 0) flush_wave();
+      wave_names.insert(std::move(key));
     }
-    switch (mode) {
-      case FileMode::kApply:
-        record(ApplyOne(ctx, std::move(object.jobset), dry_run));
-        break;
-      case FileMode::kCreate:
-        record(CreateOne(ctx, std::move(object.jobset), dry_run));
-        break;
-      case FileMode::kDelete:
-        record(DeleteOne(ctx, std::move(object.jobset)));
-        break;
-    }
+    wave.emplace_back(&object);
   }
+  flush_wave();
   flush_rbac_before(std::numeric_limits<int>::max());
   return exit_code;
 }

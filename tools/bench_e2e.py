@@ -1,0 +1,484 @@
+#!/usr/bin/python3
+"""End-to-end bench: a secure jobsetd and N jobset-agents as real processes on 127.0.0.1.
+
+  tools/bench e2e [--nodes 64] [--runs N] [--only B1,B3,B5,B6] [--b1-sizes 16,64] [--b3-jobs 1000]
+                  [--jobsetd-flag F]... [--agent-flag F]...
+  /usr/bin/python3 tools/bench_e2e.py --bin DIR ...      (DIR: a bazel-bin holding the four binaries)
+
+Measures (every pod appends "KIND <date +%s.%N> ATTEMPT INDEX" to the file named by $MARK):
+  B1     gang of N one-pod Jobs: `jobsetctl apply -f` started -> the last pod's first line
+  B3     1,000 one-pod JobSets in one file: apply started -> every JobSet Completed (status polled);
+         "apply" alone: how long `jobsetctl apply -f` of that file took
+  B5     gang of 16, maxRestarts 1: pod 0 of attempt 0 exits 1 once all run -> all of attempt 1 running
+  B6     gang of 4: kill -9 of the agent under pod 1 -> all of attempt 1 running (10 s node-lost timeout)
+  RSS    VmHWM of jobsetd and of agent node-1 at the end of the run
+Everything started here is stopped when it returns (also on Ctrl-C or an error): JobSets deleted,
+then the agents and jobsetd by PID (SIGTERM, SIGKILL after 10 s), then any process left whose
+environment names this run's scratch folder (the pods of a killed agent), by PID.
+"""
+import argparse
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+NODE_LOST_S = 10
+CPU_PER_NODE = 8
+ANNOTATION = "jobset.sigs.k8s.io"
+
+
+class Failed(Exception):
+    """One measurement (or the cluster) did not do what it should."""
+
+
+def say(text):
+    print(f"[{time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
+
+
+def until(what, seconds, check, every=0.05):
+    """Calls check() until it returns something true; returns it. Failed after `seconds`."""
+    end = time.monotonic() + seconds
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() >= end:
+            raise Failed(f"gave up after {seconds:g} s waiting for {what}")
+        time.sleep(every)
+
+
+def read_marks(path):
+    """(kind, time, attempt, index) per well-formed line of a pods' mark file."""
+    out = []
+    try:
+        with open(path) as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) >= 4:
+                    try:
+                        out.append((parts[0], float(parts[1]), parts[2], parts[3]))
+                    except ValueError:
+                        pass
+    except FileNotFoundError:
+        pass
+    return out
+
+
+def marks_of(path, count, kind="run", attempt=None):
+    """A check for until(): `count` distinct pods' marks of `kind` (and `attempt`), else None."""
+    def check():
+        seen = {}
+        for k, t, a, i in read_marks(path):
+            if k == kind and (attempt is None or a == attempt):
+                seen.setdefault((a, i), t)
+        return list(seen.values()) if len(seen) >= count else None
+    return check
+
+
+def peak_rss_mib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    raise Failed(f"/proc/{pid}/status has no VmHWM")
+
+
+def quote(s):
+    return json.dumps(s)  # a JSON string is a valid YAML double-quoted scalar
+
+
+def jobset_manifest(name, replicas, script, cpu, mark, max_restarts=0):
+    """One JobSet, one ReplicatedJob of `replicas` one-pod Jobs running `sh -c script`."""
+    env = "\n".join([
+        f"              - {{name: MARK, value: {quote(mark)}}}",
+        "              - name: ATTEMPT",
+        f"                valueFrom: {{fieldRef: {{fieldPath: \"metadata.annotations['{ANNOTATION}/restart-attempt']\"}}}}",
+        "              - name: INDEX",
+        f"                valueFrom: {{fieldRef: {{fieldPath: \"metadata.annotations['{ANNOTATION}/job-index']\"}}}}",
+    ])
+    return f"""apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: {name}
+spec:
+  failurePolicy: {{maxRestarts: {max_restarts}}}
+  replicatedJobs:
+  - name: w
+    replicas: {replicas}
+    template:
+      spec:
+        parallelism: 1
+        completions: 1
+        backoffLimit: 0
+        template:
+          spec:
+            restartPolicy: Never
+            containers:
+            - name: main
+              image: busybox
+              command: [sh, -c, {quote(script)}]
+              resources: {{requests: {{cpu: "{cpu}"}}}}
+              env:
+{env}
+"""
+
+
+STAMP = 'echo "run $(date +%s.%N) $ATTEMPT $INDEX" >> "$MARK"'
+GANG_SCRIPT = STAMP
+B3_SCRIPT = "true"
+# Pod 0 of attempt 0 fails once every pod of the attempt has stamped (bounded: 10 s).
+B5_SCRIPT = STAMP + """
+if [ "$ATTEMPT" = 0 ]; then
+  if [ "$INDEX" = 0 ]; then
+    n=0
+    while [ "$(grep -c '^run [0-9.]* 0 ' "$MARK")" -lt @N@ ] && [ $n -lt 100 ]; do sleep 0.1; n=$((n+1)); done
+    echo "fail $(date +%s.%N) $ATTEMPT $INDEX" >> "$MARK"
+    exit 1
+  fi
+  exec sleep 300
+fi"""
+B6_SCRIPT = STAMP + """
+if [ "$ATTEMPT" = 0 ]; then exec sleep 300; fi"""
+
+
+class Cluster:
+    """jobsetd (TLS, tokens, fsync on) and `nodes` agents, all children of this process."""
+
+    def __init__(self, bin_dir, scratch, nodes, jobsetd_flags=(), agent_flags=()):
+        self.bin = {
+            "jobsetd": os.path.join(bin_dir, "scheduler/jobsetd"),
+            "agent": os.path.join(bin_dir, "agent/jobset-agent"),
+            "shim": os.path.join(bin_dir, "agent/runtime/jobset-pod-shim"),
+            "ctl": os.path.join(bin_dir, "cli/jobsetctl"),
+        }
+        missing = [p for p in self.bin.values() if not os.access(p, os.X_OK)]
+        if missing:
+            raise Failed(f"not built: {', '.join(missing)}")
+        self.scratch = scratch
+        self.data = os.path.join(scratch, "jobsetd")
+        self.nodes = nodes
+        self.jobsetd_flags = list(jobsetd_flags)
+        self.agent_flags = list(agent_flags)
+        self.jobsetd = None
+        self.agents = {}  # node name -> Popen
+        self.address = None
+        self.env = dict(os.environ, JOBSET_BENCH_RUN=scratch)
+
+    def _spawn(self, argv, log):
+        with open(os.path.join(self.scratch, log), "ab") as out:
+            return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                    env=self.env, start_new_session=True)
+
+    def start(self):
+        self.jobsetd = self._spawn([self.bin["jobsetd"], "--listen=127.0.0.1:0", f"--data_dir={self.data}",
+                                    f"--node_lost_timeout={NODE_LOST_S}s", *self.jobsetd_flags], "jobsetd.log")
+        log = os.path.join(self.scratch, "jobsetd.log")
+
+        def serving():
+            self.alive()
+            with open(log, errors="replace") as f:
+                for line in f:
+                    if line.startswith("jobsetd serving on "):
+                        return line.split()[3]
+            return None
+        self.address = until("jobsetd to serve", 30, serving)
+        until("jobsetd's admin.conf and join-token", 10,
+              lambda: all(os.path.exists(os.path.join(self.data, f)) for f in ("admin.conf", "join-token")))
+        for i in range(1, self.nodes + 1):
+            self.start_agent(f"node-{i}")
+        self.wait_ready(30 + self.nodes)
+
+    def start_agent(self, node):
+        i = int(node.split("-")[1])
+        host = i + 1
+        self.agents[node] = self._spawn([
+            self.bin["agent"], f"--scheduler={self.address}", f"--node_name={node}",
+            f"--address=127.0.{host // 256}.{host % 256}", f"--capacity=cpu={CPU_PER_NODE},memory=8Gi",
+            f"--labels=cloud.google.com/gke-nodepool=slice-{(i - 1) // 4}",
+            f"--work_dir={os.path.join(self.scratch, node)}", f"--shim={self.bin['shim']}",
+            f"--join_token_file={os.path.join(self.data, 'join-token')}", *self.agent_flags], f"{node}.log")
+
+    def alive(self):
+        if self.jobsetd.poll() is not None:
+            raise Failed(f"jobsetd exited with {self.jobsetd.returncode}; see {self.scratch}/jobsetd.log")
+        return True
+
+    def ctl(self, *args, timeout=120, check=True):
+        argv = [self.bin["ctl"], f"--config={os.path.join(self.data, 'admin.conf')}", *args]
+        try:
+            r = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                               timeout=timeout, env=self.env)
+        except subprocess.TimeoutExpired:
+            raise Failed(f"jobsetctl {' '.join(args[:3])} did not return within {timeout} s")
+        if check and r.returncode != 0:
+            raise Failed(f"jobsetctl {' '.join(args[:3])}: exit {r.returncode}: {r.stderr.strip()[:400]}")
+        return r
+
+    def items(self, *what, timeout=120):
+        out = self.ctl("get", *what, "-o", "json", timeout=timeout).stdout
+        try:
+            return json.loads(out).get("items") or []
+        except (ValueError, AttributeError):
+            raise Failed(f"jobsetctl get {' '.join(what)} -o json printed no list: {out[:200]!r}")
+
+    def ready_nodes(self):
+        ready = set()
+        for node in self.items("nodes"):
+            for c in (node.get("status") or {}).get("conditions") or []:
+                if c.get("type") == "Ready" and c.get("status") == "True":
+                    ready.add(node["metadata"]["name"])
+        return ready
+
+    def wait_ready(self, seconds):
+        until(f"{len(self.agents)} agents Ready", seconds,
+              lambda: self.alive() and set(self.agents) <= self.ready_nodes(), every=0.3)
+
+    def apply(self, name, text, timeout=300):
+        path = os.path.join(self.scratch, f"{name}.yaml")
+        with open(path, "w") as f:
+            f.write(text)
+        t0 = time.time()
+        self.ctl("apply", "-f", path, timeout=timeout)
+        return t0, time.time() - t0, path
+
+    def idle(self):
+        """Deletes every JobSet and waits until no agent holds a pod; restarts killed agents."""
+        for name in self.ctl("get", "jobsets", "-o", "name", check=False).stdout.split():
+            self.ctl("delete", "jobset", name.split("/")[-1], check=False)
+        dead = [n for n, p in self.agents.items() if p.poll() is not None]
+        if dead:
+            kill_strays(os.path.join(self.scratch, "marks"),
+                        {p.pid for p in self.agents.values()} | {self.jobsetd.pid})
+            for node in dead:
+                self.start_agent(node)
+            self.wait_ready(60)
+        until("the agents to stop every pod", 60, lambda: not any(
+            os.listdir(d) for d in self.pod_dirs()), every=0.1)
+
+    def pod_dirs(self):
+        for node in self.agents:
+            d = os.path.join(self.scratch, node, "pods")
+            if os.path.isdir(d):
+                yield d
+
+    def stop(self):
+        if self.jobsetd and self.jobsetd.poll() is None and self.address:
+            try:
+                names = self.ctl("get", "jobsets", "-o", "name", timeout=30, check=False).stdout.split()
+                for name in names:
+                    self.ctl("delete", "jobset", name.split("/")[-1], timeout=10, check=False)
+                end = time.monotonic() + 20
+                while time.monotonic() < end and any(os.listdir(d) for d in self.pod_dirs()):
+                    time.sleep(0.1)
+            except (Failed, OSError) as e:
+                say(f"stopping: {e}")
+        terminate(list(self.agents.values()))
+        terminate([self.jobsetd])
+        kill_strays(self.scratch, set())
+
+
+def terminate(procs, grace=10):
+    live = [p for p in procs if p is not None and p.poll() is None]
+    for p in live:
+        p.send_signal(signal.SIGTERM)
+    end = time.monotonic() + grace
+    for p in live:
+        try:
+            p.wait(timeout=max(0.1, end - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait(timeout=10)
+
+
+def kill_strays(token, keep):
+    """SIGKILLs processes whose environment contains `token` (this run's scratch path), but `keep`."""
+    needle = token.encode()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) in keep or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                if needle not in f.read():
+                    continue
+            os.kill(int(entry), signal.SIGKILL)
+        except OSError:
+            continue
+
+
+class Bench:
+    def __init__(self, cluster, args):
+        self.c = cluster
+        self.args = args
+        self.results = {}  # measure -> [seconds]
+        self.failures = {}  # measure -> [message]
+        os.makedirs(os.path.join(cluster.scratch, "marks"), exist_ok=True)
+
+    def mark(self, name):
+        return os.path.join(self.c.scratch, "marks", name)
+
+    def record(self, values):
+        for key, v in values.items():
+            self.results.setdefault(key, []).append(v)
+
+    def b1(self, n, run):
+        name = f"b1-n{n}-r{run}"
+        t0, _, _ = self.c.apply(name, jobset_manifest(name, n, GANG_SCRIPT, CPU_PER_NODE, self.mark(name)))
+        stamps = until(f"{n} pods of {name} running", 120, marks_of(self.mark(name), n))
+        return {f"B1 gang N={n}, apply -> all running": max(stamps) - t0}
+
+    def b3(self, jobs, run):
+        names = [f"b3-r{run}-{i:04d}" for i in range(jobs)]
+        mark = self.mark(f"b3-r{run}")
+        text = "---\n".join(jobset_manifest(nm, 1, B3_SCRIPT, 1, mark) for nm in names)
+        t0, took, path = self.c.apply(f"b3-r{run}", text, timeout=600)
+        wanted = set(names)
+
+        def all_finished():
+            self.c.alive()
+            done = set()
+            for js in self.c.items("jobsets", timeout=120):
+                for cond in (js.get("status") or {}).get("conditions") or []:
+                    if cond.get("type") in ("Completed", "Failed") and cond.get("status") == "True":
+                        done.add(js["metadata"]["name"])
+            return wanted <= done
+        until(f"{jobs} JobSets to finish", 600, all_finished, every=0.2)
+        end = time.time()
+        self.c.ctl("delete", "-f", path, timeout=600, check=False)
+        return {f"B3 {jobs} one-pod JobSets, apply -> all finished": end - t0,
+                f"apply -f of {jobs} documents": took}
+
+    def b5(self, n, run):
+        name = f"b5-n{n}-r{run}"
+        mark = self.mark(name)
+        self.c.apply(name, jobset_manifest(name, n, B5_SCRIPT.replace("@N@", str(n)), CPU_PER_NODE, mark, 1))
+        failed = until("pod 0 to fail", 60, marks_of(mark, 1, "fail"))
+        stamps = until(f"{n} pods of attempt 1", 120, marks_of(mark, n, "run", "1"))
+        return {f"B5 restart-all N={n}, failing exit -> next attempt all running": max(stamps) - min(failed)}
+
+    def b6(self, n, run):
+        name = f"b6-n{n}-r{run}"
+        mark = self.mark(name)
+        self.c.apply(name, jobset_manifest(name, n, B6_SCRIPT, CPU_PER_NODE, mark, 3))
+        until(f"{n} pods of attempt 0", 60, marks_of(mark, n, "run", "0"))
+        victim = None
+        for pod in self.c.items("pods", "--jobset", name):
+            notes = (pod.get("metadata") or {}).get("annotations") or {}
+            if notes.get(f"{ANNOTATION}/job-index") == "1" and notes.get(f"{ANNOTATION}/restart-attempt") == "0":
+                victim = (pod.get("spec") or {}).get("nodeName")
+        if victim not in self.c.agents:
+            raise Failed(f"no node found for pod 1 of {name} (got {victim!r})")
+        t_kill = time.time()
+        self.c.agents[victim].kill()
+        self.c.agents[victim].wait(timeout=10)
+        stamps = until(f"{n} pods of attempt 1 after killing {victim}", 120, marks_of(mark, n, "run", "1"),
+                       every=0.1)
+        return {f"B6 kill -9 of an agent, {n}-pod gang -> running elsewhere": max(stamps) - t_kill}
+
+    def measure(self, label, runs, fn):
+        for run in range(runs):
+            try:
+                got = fn(run)
+                self.record(got)
+                say(f"{label} run {run + 1}/{runs}: " + ", ".join(f"{k}: {v:.3f} s" for k, v in got.items()))
+            except Failed as e:
+                self.failures.setdefault(label, []).append(str(e))
+                say(f"{label} run {run + 1}/{runs}: FAILED: {e}")
+            self.c.idle()
+
+    def table(self, rss):
+        rows = ["| measure | median | min | max | runs |", "|---|---|---|---|---|"]
+        for key, values in self.results.items():
+            rows.append(f"| {key} | {statistics.median(values):.3f} s | {min(values):.3f} s | "
+                        f"{max(values):.3f} s | {len(values)} |")
+            if key.startswith("B3 "):
+                jobs = int(key.split()[1])
+                rows.append(f"| B3 throughput | {jobs / statistics.median(values):.0f} JobSets/s | | | |")
+        for key, rss_mib in rss.items():
+            rows.append(f"| {key} | {rss_mib:.1f} MiB | | | |")
+        for key, messages in self.failures.items():
+            rows.append(f"| {key} | FAILED {len(messages)}: {messages[0][:100]} | | | |")
+        return "\n".join(rows)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin", required=True, help="bazel-bin holding jobsetd, jobset-agent, the shim, jobsetctl")
+    ap.add_argument("--nodes", type=int, default=64)
+    ap.add_argument("--runs", type=int, default=3, help="runs of every measure (default 3)")
+    ap.add_argument("--only", default="B1,B3,B5,B6")
+    ap.add_argument("--b1-sizes", default="16,64", help="gang sizes; those above --nodes are left out")
+    ap.add_argument("--b3-jobs", type=int, default=1000)
+    ap.add_argument("--jobsetd-flag", action="append", default=[], help="one more jobsetd flag (repeatable)")
+    ap.add_argument("--agent-flag", action="append", default=[], help="one more jobset-agent flag (repeatable)")
+    ap.add_argument("--json", help="also write the results here")
+    ap.add_argument("--keep", action="store_true", help="keep the scratch folder (every process's log)")
+    args = ap.parse_args()
+    only = {w.strip() for w in args.only.split(",") if w.strip()}
+    unknown = only - {"B1", "B3", "B5", "B6"}
+    if unknown or not only:
+        ap.error(f"--only takes B1,B3,B5,B6; got {args.only!r}")
+    if args.nodes < 1 or args.nodes > 60000 or args.runs < 1 or args.runs > 100 or not 1 <= args.b3_jobs <= 10000:
+        ap.error("--nodes 1..60000, --runs 1..100, --b3-jobs 1..10000")
+    try:
+        sizes = [int(s) for s in args.b1_sizes.split(",") if s.strip()]
+    except ValueError:
+        ap.error(f"--b1-sizes takes numbers, got {args.b1_sizes!r}")
+    sizes = [s for s in sizes if 1 <= s <= args.nodes] or [args.nodes]
+
+    # SIGTERM and Ctrl-C unwind through the finally below.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    scratch = tempfile.mkdtemp(prefix="jobset-bench-e2e-")
+    cluster = None
+    ok = False
+    try:
+        cluster = Cluster(args.bin, scratch, args.nodes, args.jobsetd_flag, args.agent_flag)
+        say(f"starting jobsetd and {args.nodes} agents in {scratch}")
+        cluster.start()
+        say(f"jobsetd on {cluster.address}, {args.nodes} agents Ready")
+        bench = Bench(cluster, args)
+        if "B1" in only:
+            for n in sizes:
+                bench.measure(f"B1 N={n}", args.runs, lambda r: bench.b1(n, r))
+        if "B3" in only:
+            bench.measure("B3", args.runs, lambda r: bench.b3(args.b3_jobs, r))
+        if "B5" in only:
+            n5 = min(16, args.nodes)
+            bench.measure(f"B5 N={n5}", args.runs, lambda r: bench.b5(n5, r))
+        if "B6" in only:
+            if args.nodes >= 5:
+                bench.measure("B6 N=4", args.runs, lambda r: bench.b6(4, r))
+            else:
+                say("B6 left out: it needs --nodes 5 or more (a spare node for the killed one's pod)")
+        rss = {"jobsetd peak RSS (VmHWM)": peak_rss_mib(cluster.jobsetd.pid),
+               "agent node-1 peak RSS (VmHWM)": peak_rss_mib(cluster.agents["node-1"].pid)}
+        load = os.getloadavg()
+        print(f"\ntools/bench e2e: {args.nodes} nodes, {args.runs} run(s) each, {os.cpu_count()} CPUs, "
+              f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} at the end\n")
+        print(bench.table(rss))
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({"results": bench.results, "failures": bench.failures, "rss_mib": rss}, f, indent=1)
+        ok = not bench.failures and bool(bench.results)
+    except Failed as e:
+        say(f"aborted: {e}")
+    except KeyboardInterrupt:
+        say("interrupted")
+    finally:
+        if cluster is not None:
+            say("stopping: JobSets, agents, jobsetd")
+            cluster.stop()
+        if args.keep:
+            say(f"scratch kept: {scratch}")
+        else:
+            subprocess.run(["rm", "-rf", scratch], check=False)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
