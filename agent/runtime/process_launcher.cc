@@ -185,7 +185,8 @@ ProcessLauncher::ProcessLauncher(std::string pod_dir, const api::Pod* pod,
     : pod_dir_(std::move(pod_dir)),
       pod_(pod),
       cgroups_(cgroups),
-      last_cap_(LastCapability()) {}
+      last_cap_(LastCapability()),
+      available_caps_(PermittedCapabilities()) {}
 
 std::string ProcessLauncher::WorkingDir(const api::Container& spec) const {
   return spec.working_dir().empty() ? absl::StrCat(pod_dir_, "/work")
@@ -211,7 +212,7 @@ absl::StatusOr<Launched> ProcessLauncher::Launch(const api::Container& spec,
   if (!path.ok()) return path.status();
   const std::string cwd = WorkingDir(spec);
   const ProcessCredentials credentials =
-      CredentialsFor(sc, shim_uid, last_cap_);
+      CredentialsFor(sc, shim_uid, last_cap_, available_caps_);
   ChildSetup setup;
   setup.credentials = &credentials;
   if (shim_uid == 0) {

@@ -100,6 +100,7 @@ class ProcessLauncher final : public ContainerLauncher {
   const api::Pod* const pod_;
   PodCgroups* const cgroups_;
   const int last_cap_;
+  const uint64_t available_caps_;  // the shim's permitted set
 };
 
 }  // namespace jobset::agent

@@ -28,7 +28,8 @@ namespace jobset::agent {
 RuncLauncher::RuncLauncher(Options options, PodCgroups* cgroups)
     : options_(std::move(options)),
       cgroups_(cgroups),
-      last_cap_(LastCapability()) {}
+      last_cap_(LastCapability()),
+      available_caps_(PermittedCapabilities()) {}
 
 RuncLauncher::~RuncLauncher() {
   while (!staged_.empty()) Unstage(staged_.begin()->first);
@@ -169,7 +170,8 @@ absl::Status RuncLauncher::WriteBundle(const api::Container& spec,
   oci.uid = static_cast<uint32_t>(sc.run_as_user.value_or(0));
   oci.gid = static_cast<uint32_t>(sc.run_as_group.value_or(0));
   for (gid_t g : SupplementaryGroups(sc)) oci.additional_gids.push_back(g);
-  const CapabilitySets caps = ContainerCapabilities(sc, oci.uid, last_cap_);
+  const CapabilitySets caps =
+      ContainerCapabilities(sc, oci.uid, last_cap_, available_caps_);
   oci.bounding_caps = CapabilityNames(caps.bounding);
   oci.caps = CapabilityNames(caps.permitted);
   oci.ambient_caps = CapabilityNames(caps.ambient);

@@ -71,6 +71,7 @@ class RuncLauncher final : public ContainerLauncher {
   PodCgroups* const cgroups_;
   bool own_mount_namespace_ = false;
   const int last_cap_;
+  const uint64_t available_caps_;  // the shim's permitted set
   // Container name -> the staging points its bundle names; mounted until
   // the container is reaped or launched again.
   std::map<std::string, std::vector<std::string>> staged_;

@@ -118,8 +118,15 @@ int LastCapability() {
   return api::kLastKnownCapability;
 }
 
+uint64_t PermittedCapabilities() {
+  __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2] = {};
+  if (syscall(SYS_capget, &header, data) != 0) return 0;
+  return (uint64_t{data[1].permitted} << 32) | data[0].permitted;
+}
+
 CapabilitySets ContainerCapabilities(const EffectiveSecurity& sc, int64_t uid,
-                                     int last_cap) {
+                                     int last_cap, uint64_t available) {
   const uint64_t all = AllCapabilities(last_cap);
   uint64_t set = 0;
   if (sc.privileged) {
@@ -130,8 +137,8 @@ CapabilitySets ContainerCapabilities(const EffectiveSecurity& sc, int64_t uid,
     if (Contains(sc.cap_drop, "ALL")) set = 0;
     set |= MaskOf(sc.cap_add);
     set &= ~MaskOf(sc.cap_drop);
-    set &= all;
   }
+  set &= all & available;
   CapabilitySets sets;
   sets.bounding = set;
   sets.permitted = set;
@@ -148,7 +155,7 @@ std::vector<std::string> CapabilityNames(uint64_t mask) {
 }
 
 ProcessCredentials CredentialsFor(const EffectiveSecurity& sc, uid_t shim_uid,
-                                  int last_cap) {
+                                  int last_cap, uint64_t available) {
   ProcessCredentials c;
   c.groups = SupplementaryGroups(sc);
   // A user without groups of its own: root's supplementary groups are
@@ -166,7 +173,8 @@ ProcessCredentials CredentialsFor(const EffectiveSecurity& sc, uid_t shim_uid,
   c.last_cap = std::clamp(last_cap, 0, 63);
   c.set_caps = shim_uid == 0;
   c.caps = ContainerCapabilities(
-      sc, c.set_uid ? static_cast<int64_t>(c.uid) : shim_uid, c.last_cap);
+      sc, c.set_uid ? static_cast<int64_t>(c.uid) : shim_uid, c.last_cap,
+      available);
   c.no_new_privs = sc.allow_privilege_escalation.has_value() &&
                    !*sc.allow_privilege_escalation;
   return c;

@@ -64,13 +64,18 @@ struct CapabilitySets {
 uint64_t AllCapabilities(int last_cap);
 // /proc/sys/kernel/cap_last_cap, else api::kLastKnownCapability.
 int LastCapability();
+// The calling process's permitted set (capget); 0 on error. Nothing can
+// hand a container more than this.
+uint64_t PermittedCapabilities();
 
 // The sets for `sc` run as `uid`: privileged: every capability; else the
 // container runtime default, "ALL" in add gives all, "ALL" in drop starts
-// empty, then named adds, then named drops (containerd's order). A non-root
-// uid gets the result as ambient capabilities (containerd gives it none).
+// empty, then named adds, then named drops (containerd's order); all within
+// `available` (the shim's own). A non-root uid gets the result as ambient
+// capabilities (containerd gives it none).
 CapabilitySets ContainerCapabilities(const EffectiveSecurity& sc, int64_t uid,
-                                     int last_cap);
+                                     int last_cap,
+                                     uint64_t available = ~uint64_t{0});
 
 // The "CAP_*" names of `mask` (for runc's config.json).
 std::vector<std::string> CapabilityNames(uint64_t mask);
@@ -92,7 +97,8 @@ struct ProcessCredentials {
 // The credentials for `sc` in process mode, applied by a shim whose
 // effective uid is `shim_uid` (capabilities only when it is 0).
 ProcessCredentials CredentialsFor(const EffectiveSecurity& sc, uid_t shim_uid,
-                                  int last_cap);
+                                  int last_cap,
+                                  uint64_t available = ~uint64_t{0});
 
 // Steps ApplyCredentials reports a failure of.
 enum class CredentialStep {
