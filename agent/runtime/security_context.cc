@@ -192,6 +192,9 @@ CredentialStep ApplyCredentials(const ProcessCredentials& c) {
   if (c.set_caps) {
     for (int cap = 0; cap <= c.last_cap; ++cap) {
       if ((c.caps.bounding & Bit(cap)) != 0) continue;
+      // Already out (a shim started with a narrower set): nothing to drop,
+      // and no CAP_SETPCAP needed.
+      if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) != 1) continue;
       if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0) {
         return CredentialStep::kBounding;
       }

@@ -114,7 +114,8 @@ enum class CredentialStep {
 };
 
 // In the child between fork and exec: setgroups, setresgid, bounding-set
-// drops (PR_CAPBSET_DROP), PR_SET_KEEPCAPS for a non-root uid, setresuid,
+// drops (PR_CAPBSET_DROP of those still in it), PR_SET_KEEPCAPS for a
+// non-root uid, setresuid,
 // capset, ambient raises, PR_SET_NO_NEW_PRIVS, in that order. Raw syscalls
 // only (async-signal-safe, no allocation). Returns kNone, or the failed step
 // with errno set.
