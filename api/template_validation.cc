@@ -16,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/types/span.h"
+#include "api/capabilities.h"
 #include "api/metadata_validation.h"
 #include "api/names.h"
 #include "api/quantity.h"
@@ -57,6 +58,14 @@ constexpr absl::string_view kHostPathTypes[] = {
     "Socket", "CharDevice",        "BlockDevice"};
 constexpr absl::string_view kEmptyDirMedia[] = {"", "Memory"};
 constexpr absl::string_view kHttpSchemes[] = {"HTTP", "HTTPS"};
+constexpr absl::string_view kProcMountTypes[] = {"Default", "Unmasked"};
+constexpr absl::string_view kProfileTypes[] = {"Localhost", "RuntimeDefault",
+                                               "Unconfined"};
+constexpr absl::string_view kFsGroupChangePolicies[] = {"OnRootMismatch",
+                                                        "Always"};
+constexpr absl::string_view kSupplementalGroupsPolicies[] = {"Merge", "Strict"};
+constexpr int64_t kMaxUserId = 2147483647;
+constexpr int kMaxLocalhostProfileLength = 4095;
 constexpr absl::string_view kTolerationOperators[] = {"Equal", "Exists"};
 constexpr absl::string_view kTaintEffects[] = {"NoSchedule", "PreferNoSchedule",
                                                "NoExecute"};
@@ -821,6 +830,152 @@ void ValidateProbe(const Probe& probe, const Container& container,
 }
 
 // ---------------------------------------------------------------------------
+// Security contexts (ValidatePodSecurityContext, ValidateSecurityContext).
+
+// Kubernetes' IsValidUserID / IsValidGroupID.
+void CheckId(int64_t id, absl::string_view path, FieldErrors* errors) {
+  if (id < 0 || id > kMaxUserId) {
+    errors->Invalid(
+        path, id,
+        absl::StrCat("must be between 0 and ", kMaxUserId, ", inclusive"));
+  }
+}
+
+// A seccomp or AppArmor profile: `kind` is "seccomp" or "AppArmor".
+template <typename Profile>
+void ValidateProfile(const Profile& profile, absl::string_view kind,
+                     absl::string_view path, FieldErrors* errors) {
+  const std::string type_path = Child(path, "type");
+  const std::string localhost_path = Child(path, "localhostProfile");
+  if (profile.type().empty()) {
+    errors->Required(type_path, "type is required when profile is set");
+  } else if (!IsOneOf(profile.type(), kProfileTypes)) {
+    errors->NotSupported(type_path, profile.type(), kProfileTypes);
+  }
+  if (profile.type() == "Localhost") {
+    if (profile.localhost_profile().empty()) {
+      errors->Required(localhost_path, absl::StrCat("must be set when ", kind,
+                                                    " type is Localhost"));
+    } else if (profile.localhost_profile().size() >
+               kMaxLocalhostProfileLength) {
+      errors->TooLong(localhost_path, kMaxLocalhostProfileLength);
+    }
+    // jobsetd is stricter: the profile is a path relative to the node's
+    // profile directory, so it may not climb out of it.
+    if (absl::StartsWith(profile.localhost_profile(), "/") ||
+        HasBacksteps(profile.localhost_profile())) {
+      errors->Invalid(localhost_path, profile.localhost_profile(),
+                      "must be a relative path without '..'");
+    }
+  } else if (!profile.localhost_profile().empty()) {
+    errors->Invalid(
+        localhost_path, profile.localhost_profile(),
+        absl::StrCat("can only be set when ", kind, " type is Localhost"));
+  }
+}
+
+// Capability names: jobsetd is stricter than Kubernetes (which takes any
+// string): a name must be a Linux capability, with or without "CAP_", or
+// "ALL".
+void ValidateCapabilityNames(const RepeatedPtrField<std::string>& names,
+                             absl::string_view path, FieldErrors* errors) {
+  for (int i = 0; i < names.size(); ++i) {
+    if (names[i] == "ALL" || CapabilityNumber(names[i]).has_value()) continue;
+    errors->Invalid(Index(path, i), names[i],
+                    "must be a Linux capability name (e.g. NET_ADMIN or "
+                    "CAP_NET_ADMIN) or ALL");
+  }
+}
+
+void ValidatePodSecurityContext(const PodSecurityContext& sc,
+                                absl::string_view path, FieldErrors* errors) {
+  if (sc.has_run_as_user()) {
+    CheckId(sc.run_as_user(), Child(path, "runAsUser"), errors);
+  }
+  if (sc.has_run_as_group()) {
+    CheckId(sc.run_as_group(), Child(path, "runAsGroup"), errors);
+  }
+  if (sc.has_fs_group()) CheckId(sc.fs_group(), Child(path, "fsGroup"), errors);
+  const std::string groups_path = Child(path, "supplementalGroups");
+  for (int i = 0; i < sc.supplemental_groups_size(); ++i) {
+    CheckId(sc.supplemental_groups(i), Index(groups_path, i), errors);
+  }
+  if (!sc.fs_group_change_policy().empty() &&
+      !IsOneOf(sc.fs_group_change_policy(), kFsGroupChangePolicies)) {
+    errors->NotSupported(Child(path, "fsGroupChangePolicy"),
+                         sc.fs_group_change_policy(), kFsGroupChangePolicies);
+  }
+  if (!sc.supplemental_groups_policy().empty() &&
+      !IsOneOf(sc.supplemental_groups_policy(), kSupplementalGroupsPolicies)) {
+    errors->NotSupported(Child(path, "supplementalGroupsPolicy"),
+                         sc.supplemental_groups_policy(),
+                         kSupplementalGroupsPolicies);
+  }
+  if (sc.has_seccomp_profile()) {
+    ValidateProfile(sc.seccomp_profile(), "seccomp",
+                    Child(path, "seccompProfile"), errors);
+  }
+  if (sc.has_app_armor_profile()) {
+    ValidateProfile(sc.app_armor_profile(), "AppArmor",
+                    Child(path, "appArmorProfile"), errors);
+  }
+  const std::string sysctls_path = Child(path, "sysctls");
+  std::set<std::string> sysctl_names;
+  for (int i = 0; i < sc.sysctls_size(); ++i) {
+    const std::string name_path = Child(Index(sysctls_path, i), "name");
+    const std::string& name = sc.sysctls(i).name();
+    if (name.empty()) {
+      errors->Required(name_path);
+    } else if (!sysctl_names.insert(name).second) {
+      errors->Duplicate(name_path, name);
+    }
+  }
+}
+
+void ValidateSecurityContext(const SecurityContext& sc, absl::string_view path,
+                             FieldErrors* errors) {
+  if (sc.has_run_as_user()) {
+    CheckId(sc.run_as_user(), Child(path, "runAsUser"), errors);
+  }
+  if (sc.has_run_as_group()) {
+    CheckId(sc.run_as_group(), Child(path, "runAsGroup"), errors);
+  }
+  if (!sc.proc_mount().empty() && !IsOneOf(sc.proc_mount(), kProcMountTypes)) {
+    errors->NotSupported(Child(path, "procMount"), sc.proc_mount(),
+                         kProcMountTypes);
+  }
+  const std::string caps_path = Child(path, "capabilities");
+  ValidateCapabilityNames(sc.capabilities().add(), Child(caps_path, "add"),
+                          errors);
+  ValidateCapabilityNames(sc.capabilities().drop(), Child(caps_path, "drop"),
+                          errors);
+  if (sc.has_seccomp_profile()) {
+    ValidateProfile(sc.seccomp_profile(), "seccomp",
+                    Child(path, "seccompProfile"), errors);
+  }
+  if (sc.has_app_armor_profile()) {
+    ValidateProfile(sc.app_armor_profile(), "AppArmor",
+                    Child(path, "appArmorProfile"), errors);
+  }
+  if (sc.has_allow_privilege_escalation() && !sc.allow_privilege_escalation()) {
+    if (sc.privileged()) {
+      InvalidNoValue(path,
+                     "cannot set `allowPrivilegeEscalation` to false and "
+                     "`privileged` to true",
+                     errors);
+    }
+    for (const std::string& cap : sc.capabilities().add()) {
+      if (cap == "CAP_SYS_ADMIN" || cap == "SYS_ADMIN") {
+        InvalidNoValue(path,
+                       "cannot set `allowPrivilegeEscalation` to false and "
+                       "`capabilities.Add` CAP_SYS_ADMIN",
+                       errors);
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
 // Containers.
 
 // Checks what app and init containers share; names are checked for
@@ -841,6 +996,10 @@ void ValidateContainer(const Container& container,
   ValidateVolumeMounts(container.volume_mounts(), volume_names,
                        Child(path, "volumeMounts"), errors);
   ValidateResources(container.resources(), Child(path, "resources"), errors);
+  if (container.has_security_context()) {
+    ValidateSecurityContext(container.security_context(),
+                            Child(path, "securityContext"), errors);
+  }
 }
 
 // Checks containers and initContainers; `path` is the pod spec's path.
@@ -1011,6 +1170,10 @@ void ValidatePodSpec(const PodSpec& pod, absl::string_view path,
                      FieldErrors* errors) {
   ValidateVolumes(pod.volumes(), Child(path, "volumes"), errors);
   ValidateContainers(pod, path, errors);
+  if (pod.has_security_context()) {
+    ValidatePodSecurityContext(pod.security_context(),
+                               Child(path, "securityContext"), errors);
+  }
   ValidateHostPorts(pod, path, errors);
   ValidateSchedulingConstraints(pod, path, errors);
   if (pod.has_termination_grace_period_seconds()) {

@@ -804,6 +804,158 @@ std::vector<Case> VolumeCases() {
 INSTANTIATE_TEST_SUITE_P(Volumes, TemplateValidationTest,
                          ::testing::ValuesIn(VolumeCases()), CaseName);
 
+PodSecurityContext& PodSc(JobTemplateSpec& t) {
+  return *Pod(t).mutable_security_context();
+}
+
+SecurityContext& MainSc(JobTemplateSpec& t) {
+  return *Main(t).mutable_security_context();
+}
+
+std::vector<Case> SecurityContextCases() {
+  return {
+      {"RestrictedLooking",
+       [](JobTemplateSpec& t) {
+         PodSc(t).set_run_as_user(1000);
+         PodSc(t).set_run_as_group(1000);
+         PodSc(t).set_fs_group(2000);
+         PodSc(t).add_supplemental_groups(3000);
+         PodSc(t).set_run_as_non_root(true);
+         PodSc(t).mutable_seccomp_profile()->set_type("RuntimeDefault");
+         MainSc(t).set_allow_privilege_escalation(false);
+         MainSc(t).mutable_capabilities()->add_drop("ALL");
+         MainSc(t).mutable_capabilities()->add_add("NET_BIND_SERVICE");
+         MainSc(t).mutable_capabilities()->add_add("CAP_SYS_PTRACE");
+         MainSc(t).set_read_only_root_filesystem(true);
+         MainSc(t).set_proc_mount("Default");
+       }},
+      {"RootIsAUser", [](JobTemplateSpec& t) { PodSc(t).set_run_as_user(0); }},
+      {"NegativeRunAsUser",
+       [](JobTemplateSpec& t) { PodSc(t).set_run_as_user(-1); },
+       "spec.template.spec.securityContext.runAsUser",
+       "Invalid value: -1: must be between 0 and 2147483647, inclusive"},
+      {"RunAsUserTooLarge",
+       [](JobTemplateSpec& t) { MainSc(t).set_run_as_user(2147483648); },
+       "spec.template.spec.containers[0].securityContext.runAsUser",
+       "must be between 0 and 2147483647, inclusive"},
+      {"NegativeContainerRunAsGroup",
+       [](JobTemplateSpec& t) { MainSc(t).set_run_as_group(-5); },
+       "containers[0].securityContext.runAsGroup", "Invalid value: -5"},
+      {"NegativeFsGroup", [](JobTemplateSpec& t) { PodSc(t).set_fs_group(-1); },
+       "spec.template.spec.securityContext.fsGroup", "Invalid value: -1"},
+      {"NegativeSupplementalGroup",
+       [](JobTemplateSpec& t) {
+         PodSc(t).add_supplemental_groups(10);
+         PodSc(t).add_supplemental_groups(-2);
+       },
+       "securityContext.supplementalGroups[1]", "Invalid value: -2"},
+      {"UnknownCapability",
+       [](JobTemplateSpec& t) {
+         MainSc(t).mutable_capabilities()->add_add("NET_ADMIN");
+         MainSc(t).mutable_capabilities()->add_add("NET_MAGIC");
+       },
+       "containers[0].securityContext.capabilities.add[1]",
+       R"(Invalid value: "NET_MAGIC": must be a Linux capability name)"},
+      {"LowerCaseCapability",
+       [](JobTemplateSpec& t) {
+         MainSc(t).mutable_capabilities()->add_drop("net_raw");
+       },
+       "capabilities.drop[0]", R"(Invalid value: "net_raw")"},
+      {"UnknownProcMount",
+       [](JobTemplateSpec& t) { MainSc(t).set_proc_mount("Hidden"); },
+       "containers[0].securityContext.procMount",
+       R"(Unsupported value: "Hidden": supported values: "Default", )"
+       R"("Unmasked")"},
+      {"PrivilegedWithoutEscalation",
+       [](JobTemplateSpec& t) {
+         MainSc(t).set_privileged(true);
+         MainSc(t).set_allow_privilege_escalation(false);
+       },
+       "spec.template.spec.containers[0].securityContext",
+       "cannot set `allowPrivilegeEscalation` to false and `privileged` to "
+       "true"},
+      {"SysAdminWithoutEscalation",
+       [](JobTemplateSpec& t) {
+         MainSc(t).mutable_capabilities()->add_add("CAP_SYS_ADMIN");
+         MainSc(t).set_allow_privilege_escalation(false);
+       },
+       "containers[0].securityContext", "`capabilities.Add` CAP_SYS_ADMIN"},
+      {"PrivilegedInitContainer",
+       [](JobTemplateSpec& t) {
+         AddContainer("init", Pod(t).mutable_init_containers())
+             .mutable_security_context()
+             ->set_privileged(true);
+       }},
+      {"BadInitContainerUser",
+       [](JobTemplateSpec& t) {
+         AddContainer("init", Pod(t).mutable_init_containers())
+             .mutable_security_context()
+             ->set_run_as_user(-3);
+       },
+       "initContainers[0].securityContext.runAsUser", "Invalid value: -3"},
+      {"SeccompWithoutType",
+       [](JobTemplateSpec& t) { PodSc(t).mutable_seccomp_profile(); },
+       "securityContext.seccompProfile.type", "Required value"},
+      {"UnknownSeccompType",
+       [](JobTemplateSpec& t) {
+         MainSc(t).mutable_seccomp_profile()->set_type("Strict");
+       },
+       "containers[0].securityContext.seccompProfile.type",
+       R"(Unsupported value: "Strict")"},
+      {"LocalhostSeccompWithoutProfile",
+       [](JobTemplateSpec& t) {
+         PodSc(t).mutable_seccomp_profile()->set_type("Localhost");
+       },
+       "securityContext.seccompProfile.localhostProfile",
+       "Required value: must be set when seccomp type is Localhost"},
+      {"LocalhostSeccomp",
+       [](JobTemplateSpec& t) {
+         SeccompProfile* p = PodSc(t).mutable_seccomp_profile();
+         p->set_type("Localhost");
+         p->set_localhost_profile("profiles/train.json");
+       }},
+      {"LocalhostSeccompEscapes",
+       [](JobTemplateSpec& t) {
+         SeccompProfile* p = PodSc(t).mutable_seccomp_profile();
+         p->set_type("Localhost");
+         p->set_localhost_profile("../../etc/x.json");
+       },
+       "seccompProfile.localhostProfile",
+       "must be a relative path without '..'"},
+      {"ProfileWithoutLocalhost",
+       [](JobTemplateSpec& t) {
+         SeccompProfile* p = MainSc(t).mutable_seccomp_profile();
+         p->set_type("RuntimeDefault");
+         p->set_localhost_profile("x.json");
+       },
+       "seccompProfile.localhostProfile",
+       "can only be set when seccomp type is Localhost"},
+      {"LocalhostAppArmorWithoutProfile",
+       [](JobTemplateSpec& t) {
+         MainSc(t).mutable_app_armor_profile()->set_type("Localhost");
+       },
+       "containers[0].securityContext.appArmorProfile.localhostProfile",
+       "must be set when AppArmor type is Localhost"},
+      {"UnknownFsGroupChangePolicy",
+       [](JobTemplateSpec& t) { PodSc(t).set_fs_group_change_policy("Never"); },
+       "securityContext.fsGroupChangePolicy", R"(Unsupported value: "Never")"},
+      {"UnknownSupplementalGroupsPolicy",
+       [](JobTemplateSpec& t) {
+         PodSc(t).set_supplemental_groups_policy("Loose");
+       },
+       "securityContext.supplementalGroupsPolicy",
+       R"(Unsupported value: "Loose")"},
+      {"DuplicateSysctl",
+       [](JobTemplateSpec& t) {
+         PodSc(t).add_sysctls()->set_name("net.ipv4.tcp_syncookies");
+         PodSc(t).add_sysctls()->set_name("net.ipv4.tcp_syncookies");
+       },
+       "securityContext.sysctls[1].name", "Duplicate value"},
+  };
+}
+INSTANTIATE_TEST_SUITE_P(SecurityContext, TemplateValidationTest,
+                         ::testing::ValuesIn(SecurityContextCases()), CaseName);
+
 std::vector<Case> ProbeCases() {
   return {
       {"ExecProbe",

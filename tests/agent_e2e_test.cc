@@ -394,6 +394,58 @@ TEST_F(AgentE2eTest, APodThatCannotRunFailsAloneAndTheAgentCarriesOn) {
   ASSERT_TRUE(Finished("good", "Completed")) << Get("good").DebugString();
 }
 
+// The pod template of `js`'s first ReplicatedJob.
+api::PodSpec& PodTemplate(api::JobSet& js) {
+  return *js.mutable_spec()
+              ->mutable_replicated_jobs(0)
+              ->mutable_template_()
+              ->mutable_spec()
+              ->mutable_template_()
+              ->mutable_spec();
+}
+
+TEST_F(AgentE2eTest, TheSecurityContextReachesThePodAndARefusalTheScheduler) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root: the shim changes users";
+  StartAgent("node-a", 2);
+  api::JobSet as_user =
+      ShellJobSet("asuser", 1, "echo uid=$(id -u) gid=$(id -g)").Build();
+  PodTemplate(as_user).mutable_security_context()->set_run_as_user(1000);
+  PodTemplate(as_user).mutable_security_context()->set_run_as_group(3000);
+  Create(as_user);
+  ASSERT_TRUE(Finished("asuser", "Completed")) << Get("asuser").DebugString();
+  std::string logs;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(
+           absl::StrCat(dir_, "/node-a/logs"), ec)) {
+    if (!e.is_regular_file()) continue;
+    std::ifstream log(e.path());
+    logs.append((std::istreambuf_iterator<char>(log)),
+                std::istreambuf_iterator<char>());
+  }
+  EXPECT_THAT(logs, ::testing::HasSubstr("uid=1000 gid=3000\n"));
+
+  // runAsNonRoot with no user: the container never starts, and jobsetd sees
+  // why, as kubelet shows it.
+  api::JobSet refused = ShellJobSet("refused", 1, "exit 0").Build();
+  PodTemplate(refused).mutable_security_context()->set_run_as_non_root(true);
+  Create(refused);
+  ASSERT_TRUE(Finished("refused", "Failed")) << Get("refused").DebugString();
+  grpc::ClientContext ctx;
+  ctx.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(5)));
+  api::ListPodsRequest req;
+  req.set_jobset("refused");
+  api::ListPodsResponse pods;
+  ASSERT_TRUE(stub_->ListPods(&ctx, req, &pods).ok());
+  ASSERT_GE(pods.items_size(), 1);
+  const api::PodStatus& status = pods.items(0).status();
+  ASSERT_GE(status.container_statuses_size(), 1) << status.DebugString();
+  EXPECT_EQ(status.container_statuses(0).reason(),
+            "CreateContainerConfigError");
+  EXPECT_THAT(status.container_statuses(0).message(),
+              ::testing::HasSubstr(
+                  "container has runAsNonRoot and image will run as root"));
+}
+
 TEST_F(AgentE2eTest,
        AFrozenAgentsPodsStopOnItsLeaseBeforeTheirReplacementsStart) {
   // lease + its 1 s kill grace < node-lost timeout (2 s): no overlap.

@@ -37,7 +37,9 @@ class ContainerLauncher {
   virtual ~ContainerLauncher() = default;
 
   // Starts container `spec` in its own process group. An error's message is
-  // the container's StartError message (it names what was missing).
+  // the container's StartError message (it names what was missing);
+  // FailedPrecondition means its config could not be made
+  // (CreateContainerConfigError: runAsNonRoot refused its user).
   virtual absl::StatusOr<Launched> Launch(const api::Container& spec,
                                           int64_t memory_limit) = 0;
   // Asks container `spec` (started as `pid`) to stop: SIGTERM.

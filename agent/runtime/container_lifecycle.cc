@@ -79,6 +79,14 @@ ContainerRecord StartFailed(ContainerRecord c, absl::string_view message,
   return c;
 }
 
+ContainerRecord ConfigFailed(ContainerRecord c, absl::string_view message) {
+  c.state = ContainerState::kWaiting;
+  c.reason = "CreateContainerConfigError";
+  c.message = std::string(message);
+  c.done = true;
+  return c;
+}
+
 ContainerExit ClassifyExit(const ExitFacts& facts) {
   ContainerExit exit;
   if (WIFSIGNALED(facts.wait_status)) {

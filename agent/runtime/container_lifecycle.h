@@ -74,6 +74,11 @@ ContainerRecord Started(ContainerRecord c, absl::Time now);
 ContainerRecord StartFailed(ContainerRecord c, absl::string_view message,
                             absl::Time now);
 
+// Returns `c` when its config could not be made (runAsNonRoot refused its
+// user): waiting for good with reason CreateContainerConfigError and
+// `message`, as kubelet shows it; it never runs.
+ContainerRecord ConfigFailed(ContainerRecord c, absl::string_view message);
+
 // What the shim saw of a container process's end.
 struct ExitFacts {
   int wait_status = 0;

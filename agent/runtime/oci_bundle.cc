@@ -1,6 +1,8 @@
 #include "agent/runtime/oci_bundle.h"
 
+#include <dirent.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -163,11 +165,52 @@ std::string Mount(absl::string_view dest, absl::string_view type,
                       ",\"options\":", QuoteList(options), "}");
 }
 
+void AddDevices(const std::string& dir, int depth,
+                std::vector<OciDevice>* out) {
+  if (depth > 4) return;
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return;
+  while (struct dirent* e = readdir(d)) {
+    const std::string name = e->d_name;
+    if (name == "." || name == "..") continue;
+    const std::string path = absl::StrCat(dir, "/", name);
+    if (depth == 0 && (name == "pts" || name == "shm" || name == "mqueue" ||
+                       name == "fd" || name == "console")) {
+      continue;
+    }
+    struct stat st;
+    if (lstat(path.c_str(), &st) != 0) continue;
+    if (S_ISDIR(st.st_mode)) {
+      AddDevices(path, depth + 1, out);
+    } else if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) {
+      OciDevice dev;
+      dev.path = path;
+      dev.type = S_ISCHR(st.st_mode) ? 'c' : 'b';
+      dev.major = major(st.st_rdev);
+      dev.minor = minor(st.st_rdev);
+      dev.file_mode = st.st_mode & 07777;
+      dev.uid = st.st_uid;
+      dev.gid = st.st_gid;
+      out->push_back(std::move(dev));
+    }
+  }
+  closedir(d);
+}
+
+std::string UintList(const std::vector<uint32_t>& items) {
+  return absl::StrCat("[", absl::StrJoin(items, ","), "]");
+}
+
 }  // namespace
 
+std::vector<OciDevice> HostDevices() {
+  std::vector<OciDevice> out;
+  AddDevices("/dev", 0, &out);
+  return out;
+}
+
 std::string OciConfigJson(const OciSpec& spec) {
-  const std::string caps =
-      QuoteList({"CAP_AUDIT_WRITE", "CAP_KILL", "CAP_NET_BIND_SERVICE"});
+  const std::string caps = QuoteList(spec.caps);
   std::vector<std::string> mounts = {
       Mount("/proc", "proc", "proc", {"nosuid", "noexec", "nodev"}),
       Mount("/dev", "tmpfs", "tmpfs",
@@ -178,7 +221,8 @@ std::string OciConfigJson(const OciSpec& spec) {
       Mount("/dev/shm", "tmpfs", "shm",
             {"nosuid", "noexec", "nodev", "mode=1777", "size=65536k"}),
       Mount("/dev/mqueue", "mqueue", "mqueue", {"nosuid", "noexec", "nodev"}),
-      Mount("/sys", "sysfs", "sysfs", {"nosuid", "noexec", "nodev", "ro"}),
+      Mount("/sys", "sysfs", "sysfs",
+            {"nosuid", "noexec", "nodev", spec.privileged ? "rw" : "ro"}),
       Mount("/tmp", "tmpfs", "tmpfs", {"nosuid", "nodev", "mode=1777"}),
   };
   if (!spec.hosts_file.empty()) {
@@ -190,7 +234,16 @@ std::string OciConfigJson(const OciSpec& spec) {
     options.push_back(m.read_only ? "ro" : "rw");
     mounts.push_back(Mount(m.destination, "bind", m.source, options));
   }
-  std::string resources = "\"devices\":[{\"allow\":false,\"access\":\"rwm\"}]";
+  std::string resources = absl::StrCat(
+      "\"devices\":[{\"allow\":", spec.privileged ? "true" : "false",
+      ",\"access\":\"rwm\"}]");
+  std::vector<std::string> devices;
+  for (const OciDevice& d : spec.devices) {
+    devices.push_back(absl::StrCat(
+        "{\"path\":", JsonQuote(d.path), ",\"type\":\"", std::string(1, d.type),
+        "\",\"major\":", d.major, ",\"minor\":", d.minor, ",\"fileMode\":",
+        d.file_mode, ",\"uid\":", d.uid, ",\"gid\":", d.gid, "}"));
+  }
   if (spec.memory_limit > 0) {
     absl::StrAppend(&resources, ",\"memory\":{\"limit\":", spec.memory_limit,
                     "}");
@@ -198,27 +251,36 @@ std::string OciConfigJson(const OciSpec& spec) {
   if (spec.pids_limit > 0) {
     absl::StrAppend(&resources, ",\"pids\":{\"limit\":", spec.pids_limit, "}");
   }
+  const std::string masked =
+      spec.privileged
+          ? "\"maskedPaths\":[],\"readonlyPaths\":[]"
+          : "\"maskedPaths\":[\"/proc/acpi\",\"/proc/asound\",\"/proc/kcore\","
+            "\"/proc/keys\",\"/proc/latency_stats\",\"/proc/timer_list\","
+            "\"/proc/timer_stats\",\"/proc/sched_debug\",\"/sys/firmware\","
+            "\"/proc/scsi\"],"
+            "\"readonlyPaths\":[\"/proc/bus\",\"/proc/fs\",\"/proc/irq\","
+            "\"/proc/sys\",\"/proc/sysrq-trigger\"]";
   return absl::StrCat(
       "{\"ociVersion\":\"1.0.2-dev\",\"process\":{\"terminal\":false,",
-      "\"user\":{\"uid\":0,\"gid\":0},\"args\":", QuoteList(spec.args),
-      ",\"env\":", QuoteList(spec.env), ",\"cwd\":", JsonQuote(spec.cwd),
-      ",\"capabilities\":{\"bounding\":", caps, ",\"effective\":", caps,
-      ",\"permitted\":", caps, ",\"ambient\":", caps,
+      "\"user\":{\"uid\":", spec.uid, ",\"gid\":", spec.gid,
+      ",\"additionalGids\":", UintList(spec.additional_gids),
+      "},\"args\":", QuoteList(spec.args), ",\"env\":", QuoteList(spec.env),
+      ",\"cwd\":", JsonQuote(spec.cwd),
+      ",\"capabilities\":{\"bounding\":", QuoteList(spec.bounding_caps),
+      ",\"effective\":", caps, ",\"permitted\":", caps,
+      ",\"inheritable\":", caps, ",\"ambient\":", QuoteList(spec.ambient_caps),
       "},\"rlimits\":[{\"type\":\"RLIMIT_NOFILE\",\"hard\":", spec.nofile,
-      ",\"soft\":", spec.nofile, "}],\"noNewPrivileges\":true},",
-      "\"root\":{\"path\":", JsonQuote(spec.rootfs), ",\"readonly\":true},",
-      "\"hostname\":", JsonQuote(spec.hostname), ",\"mounts\":[",
-      absl::StrJoin(mounts, ","),
+      ",\"soft\":", spec.nofile,
+      "}],\"noNewPrivileges\":", spec.no_new_privileges ? "true" : "false",
+      "},", "\"root\":{\"path\":", JsonQuote(spec.rootfs),
+      ",\"readonly\":true},", "\"hostname\":", JsonQuote(spec.hostname),
+      ",\"mounts\":[", absl::StrJoin(mounts, ","),
       "],\"linux\":{\"cgroupsPath\":", JsonQuote(spec.cgroups_path),
-      ",\"resources\":{", resources, "},",
+      ",\"resources\":{", resources, "},\"devices\":[",
+      absl::StrJoin(devices, ","), "],",
       "\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"ipc\"},{\"type\":"
       "\"uts\"},{\"type\":\"mount\"}],",
-      "\"maskedPaths\":[\"/proc/acpi\",\"/proc/asound\",\"/proc/kcore\","
-      "\"/proc/keys\",\"/proc/latency_stats\",\"/proc/timer_list\","
-      "\"/proc/timer_stats\",\"/proc/sched_debug\",\"/sys/firmware\","
-      "\"/proc/scsi\"],",
-      "\"readonlyPaths\":[\"/proc/bus\",\"/proc/fs\",\"/proc/irq\","
-      "\"/proc/sys\",\"/proc/sysrq-trigger\"]}}");
+      masked, "}}");
 }
 
 }  // namespace jobset::agent

@@ -44,6 +44,22 @@ struct OciMount {
   bool read_only = false;
 };
 
+// A device node for linux.devices.
+struct OciDevice {
+  std::string path;
+  char type = 'c';  // 'c' or 'b'
+  int64_t major = 0;
+  int64_t minor = 0;
+  uint32_t file_mode = 0;  // permission bits
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+};
+
+// The host's device nodes under /dev (what runc and containerd give a
+// privileged container), skipping /dev/pts, /dev/shm, /dev/mqueue and
+// symlinks.
+std::vector<OciDevice> HostDevices();
+
 // The parts of a runc bundle's config.json jobsetd sets.
 struct OciSpec {
   std::vector<std::string> args;
@@ -57,11 +73,25 @@ struct OciSpec {
   int64_t pids_limit = 0;    // 0: none
   int64_t nofile = 65536;    // RLIMIT_NOFILE soft and hard
   std::vector<OciMount> mounts;
+  // process.user.
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  std::vector<uint32_t> additional_gids;
+  // "CAP_*" names: bounding; effective = permitted = inheritable; ambient.
+  std::vector<std::string> bounding_caps;
+  std::vector<std::string> caps;
+  std::vector<std::string> ambient_caps;
+  bool no_new_privileges = false;
+  // Every device allowed in the device cgroup, `devices` created, no masked
+  // or read-only /proc paths, /sys writable.
+  bool privileged = false;
+  std::vector<OciDevice> devices;
 };
 
 // Returns config.json text: namespaces pid, ipc, uts, mount (the host's
-// network), terminal false, read-only root with a tmpfs /tmp, runc's default
-// capabilities and masked paths.
+// network), terminal false, read-only root (images are shared, whatever
+// readOnlyRootFilesystem says) with a tmpfs /tmp, the spec's user and
+// capabilities, and runc's masked paths unless privileged.
 std::string OciConfigJson(const OciSpec& spec);
 
 }  // namespace jobset::agent

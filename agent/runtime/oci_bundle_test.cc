@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "common/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -92,6 +93,50 @@ TEST(OciConfigJsonTest, QuotesEverything) {
               HasSubstr("{\"destination\":\"/etc/hosts\",\"type\":\"bind\","
                         "\"source\":\"/pods/u/hosts\""));
   EXPECT_THAT(json, ::testing::Not(HasSubstr("\"network\"")));
+}
+
+TEST(OciConfigJsonTest, UserCapabilitiesAndPrivileged) {
+  OciSpec spec;
+  spec.uid = 1000;
+  spec.gid = 3000;
+  spec.additional_gids = {2000, 3000};
+  spec.bounding_caps = {"CAP_NET_BIND_SERVICE"};
+  spec.caps = {"CAP_NET_BIND_SERVICE"};
+  spec.ambient_caps = {"CAP_NET_BIND_SERVICE"};
+  spec.no_new_privileges = true;
+  std::string json = OciConfigJson(spec);
+  EXPECT_THAT(json, HasSubstr("\"user\":{\"uid\":1000,\"gid\":3000,"
+                              "\"additionalGids\":[2000,3000]}"));
+  EXPECT_THAT(json, HasSubstr("\"bounding\":[\"CAP_NET_BIND_SERVICE\"]"));
+  EXPECT_THAT(json, HasSubstr("\"ambient\":[\"CAP_NET_BIND_SERVICE\"]"));
+  EXPECT_THAT(json, HasSubstr("\"noNewPrivileges\":true"));
+  EXPECT_THAT(json, HasSubstr("\"readonly\":true"));
+  EXPECT_THAT(json, HasSubstr("\"allow\":false"));
+  EXPECT_THAT(json, HasSubstr("\"/proc/kcore\""));
+  spec.no_new_privileges = false;
+  spec.privileged = true;
+  spec.devices = {{"/dev/null", 'c', 1, 3, 0666, 0, 0}};
+  json = OciConfigJson(spec);
+  EXPECT_THAT(json, HasSubstr("\"noNewPrivileges\":false"));
+  EXPECT_THAT(json, HasSubstr("\"allow\":true"));
+  EXPECT_THAT(json, HasSubstr("\"maskedPaths\":[],\"readonlyPaths\":[]"));
+  EXPECT_THAT(json, HasSubstr("{\"path\":\"/dev/null\",\"type\":\"c\","
+                              "\"major\":1,\"minor\":3,\"fileMode\":438,"
+                              "\"uid\":0,\"gid\":0}"));
+}
+
+TEST(HostDevicesTest, FindsDevNullAndSkipsPts) {
+  bool null_found = false;
+  for (const OciDevice& d : HostDevices()) {
+    EXPECT_FALSE(absl::StartsWith(d.path, "/dev/pts/")) << d.path;
+    if (d.path == "/dev/null") {
+      null_found = true;
+      EXPECT_EQ(d.type, 'c');
+      EXPECT_EQ(d.major, 1);
+      EXPECT_EQ(d.minor, 3);
+    }
+  }
+  EXPECT_TRUE(null_found);
 }
 
 }  // namespace

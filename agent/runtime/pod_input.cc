@@ -6,6 +6,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "api/capabilities.h"
 #include "api/names.h"
 
 namespace jobset::agent {
@@ -122,6 +123,88 @@ absl::Status CheckHostEntries(
   return absl::OkStatus();
 }
 
+namespace {
+
+// A uid or gid the shim hands to setresuid/setgroups: 0..2^31-1, as
+// Kubernetes validates them (a -1 would mean "unchanged" to the kernel).
+absl::Status CheckId(const std::string& field, int64_t id) {
+  if (id >= 0 && id <= kMaxUserId) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      field, ": ", id, " is not between 0 and ", kMaxUserId, ", inclusive"));
+}
+
+absl::Status CheckCapabilities(
+    const std::string& field,
+    const google::protobuf::RepeatedPtrField<std::string>& names) {
+  for (int i = 0; i < names.size(); ++i) {
+    if (names[i] == "ALL" || api::CapabilityNumber(names[i]).has_value()) {
+      continue;
+    }
+    return Invalid(absl::StrCat(field, "[", i, "]"), names[i],
+                   "not a Linux capability name or ALL");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckPodSecurity(const api::PodSecurityContext& sc) {
+  const std::string at = "pod.spec.securityContext";
+  if (sc.has_run_as_user()) {
+    if (absl::Status s = CheckId(at + ".runAsUser", sc.run_as_user());
+        !s.ok()) {
+      return s;
+    }
+  }
+  if (sc.has_run_as_group()) {
+    if (absl::Status s = CheckId(at + ".runAsGroup", sc.run_as_group());
+        !s.ok()) {
+      return s;
+    }
+  }
+  if (sc.has_fs_group()) {
+    if (absl::Status s = CheckId(at + ".fsGroup", sc.fs_group()); !s.ok()) {
+      return s;
+    }
+  }
+  if (sc.supplemental_groups_size() > kMaxSupplementalGroups) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(at, ".supplementalGroups: ", sc.supplemental_groups_size(),
+                     " groups, more than ", kMaxSupplementalGroups));
+  }
+  for (int i = 0; i < sc.supplemental_groups_size(); ++i) {
+    if (absl::Status s =
+            CheckId(absl::StrCat(at, ".supplementalGroups[", i, "]"),
+                    sc.supplemental_groups(i));
+        !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckContainerSecurity(const std::string& at,
+                                    const api::SecurityContext& sc) {
+  if (sc.has_run_as_user()) {
+    if (absl::Status s = CheckId(at + ".runAsUser", sc.run_as_user());
+        !s.ok()) {
+      return s;
+    }
+  }
+  if (sc.has_run_as_group()) {
+    if (absl::Status s = CheckId(at + ".runAsGroup", sc.run_as_group());
+        !s.ok()) {
+      return s;
+    }
+  }
+  if (absl::Status s =
+          CheckCapabilities(at + ".capabilities.add", sc.capabilities().add());
+      !s.ok()) {
+    return s;
+  }
+  return CheckCapabilities(at + ".capabilities.drop", sc.capabilities().drop());
+}
+
+}  // namespace
+
 absl::Status CheckAssignment(const api::PodAssignment& assignment) {
   const api::Pod& pod = assignment.pod();
   const api::PodSpec& spec = pod.spec();
@@ -162,6 +245,9 @@ absl::Status CheckAssignment(const api::PodAssignment& assignment) {
       return s;
     }
   }
+  if (absl::Status s = CheckPodSecurity(spec.security_context()); !s.ok()) {
+    return s;
+  }
   std::set<std::string> volumes;
   for (int i = 0; i < spec.volumes_size(); ++i) {
     const std::string field = absl::StrCat("pod.spec.volumes[", i, "].name");
@@ -184,6 +270,11 @@ absl::Status CheckAssignment(const api::PodAssignment& assignment) {
       }
       if (!containers.insert(c.name()).second) {
         return Invalid(name_field, c.name(), "duplicate container name");
+      }
+      if (absl::Status s = CheckContainerSecurity(
+              absl::StrCat(at, ".securityContext"), c.security_context());
+          !s.ok()) {
+        return s;
       }
       for (int j = 0; j < c.volume_mounts_size(); ++j) {
         const api::VolumeMount& vm = c.volume_mounts(j);

@@ -153,6 +153,46 @@ TEST(PodInputTest, Assignments) {
        [](api::PodAssignment* a) {
          a->mutable_pod()->mutable_status()->set_host_ip("10.0.0.1\nevil");
        }},
+      // -1 would be "unchanged" to setresuid: the pod would run as root.
+      {"pod.spec.securityContext.runAsUser: -1 is not between 0 and "
+       "2147483647",
+       [](api::PodAssignment* a) {
+         a->mutable_pod()
+             ->mutable_spec()
+             ->mutable_security_context()
+             ->set_run_as_user(-1);
+       }},
+      {"pod.spec.securityContext.fsGroup",
+       [](api::PodAssignment* a) {
+         a->mutable_pod()
+             ->mutable_spec()
+             ->mutable_security_context()
+             ->set_fs_group(int64_t{1} << 32);
+       }},
+      {"pod.spec.securityContext.supplementalGroups[1]",
+       [](api::PodAssignment* a) {
+         auto* sc =
+             a->mutable_pod()->mutable_spec()->mutable_security_context();
+         sc->add_supplemental_groups(5);
+         sc->add_supplemental_groups(-1);
+       }},
+      {"pod.spec.containers[0].securityContext.runAsGroup",
+       [](api::PodAssignment* a) {
+         a->mutable_pod()
+             ->mutable_spec()
+             ->mutable_containers(0)
+             ->mutable_security_context()
+             ->set_run_as_group(-1);
+       }},
+      {"pod.spec.containers[0].securityContext.capabilities.add[0]",
+       [](api::PodAssignment* a) {
+         a->mutable_pod()
+             ->mutable_spec()
+             ->mutable_containers(0)
+             ->mutable_security_context()
+             ->mutable_capabilities()
+             ->add_add("SUPERPOWER");
+       }},
       {"hosts[0].address",
        [](api::PodAssignment* a) {
          a->mutable_hosts(0)->set_address("10.0.0.2\n6.6.6.6 evil");

@@ -17,6 +17,7 @@
 #include "agent/runtime/pod_input.h"
 #include "agent/runtime/process_launcher.h"
 #include "agent/runtime/runc_launcher.h"
+#include "agent/runtime/volumes.h"
 #include "api/quantity.h"
 #include "common/log.h"
 
@@ -51,8 +52,10 @@ absl::Status AddContainer(const PodShimOptions& options,
   return absl::OkStatus();
 }
 
+// Sets `*private_mounts` once the shim is in a mount namespace of its own.
 absl::Status SetUpNamespaces(const std::string& pod_dir,
-                             const std::string& hostname) {
+                             const std::string& hostname,
+                             bool* private_mounts) {
   if (unshare(CLONE_NEWNS | CLONE_NEWUTS) != 0) {
     // Root without CAP_SYS_ADMIN (an unprivileged container): run on.
     JOBSET_LOG(WARNING) << "unshare: " << strerror(errno)
@@ -63,6 +66,7 @@ absl::Status SetUpNamespaces(const std::string& pod_dir,
     return absl::InternalError(
         absl::StrCat("making mounts private: ", strerror(errno)));
   }
+  *private_mounts = true;
   if (sethostname(hostname.data(), hostname.size()) != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "cannot set hostname \"", hostname, "\": ", strerror(errno)));
@@ -168,19 +172,36 @@ absl::Status SetUpPod(const PodShimOptions& options, PodSetup* pod) {
   if (options.oci && !is_root) {
     return absl::FailedPreconditionError("oci mode needs root to run runc");
   }
+  bool private_mounts = false;
   if (is_root && !options.oci) {
-    absl::Status ns = SetUpNamespaces(options.pod_dir, pod->hostname);
+    absl::Status ns =
+        SetUpNamespaces(options.pod_dir, pod->hostname, &private_mounts);
     if (!ns.ok()) return ns;
   }
-  if (is_root) return SetUpCgroups(options, pod);
+  if (is_root) {
+    // A Memory emptyDir's tmpfs lives in the shim's own mount namespace, so
+    // that it goes when the shim does, whatever ends it.
+    if (HasMemoryVolume(spec) && !private_mounts) {
+      if (unshare(CLONE_NEWNS) != 0 ||
+          mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+        return absl::InternalError(
+            absl::StrCat("a mount namespace for Memory emptyDir volumes: ",
+                         strerror(errno)));
+      }
+    }
+    if (absl::Status s = PrepareEmptyDirs(options.pod_dir, spec); !s.ok()) {
+      return s;
+    }
+    return SetUpCgroups(options, pod);
+  }
   return absl::OkStatus();
 }
 
 std::unique_ptr<ContainerLauncher> MakeLauncher(const PodShimOptions& options,
                                                 const PodSetup& pod) {
   if (!options.oci) {
-    return std::make_unique<ProcessLauncher>(options.pod_dir,
-                                             pod.cgroups.get());
+    return std::make_unique<ProcessLauncher>(
+        options.pod_dir, &pod.assignment.pod(), pod.cgroups.get());
   }
   RuncLauncher::Options o;
   o.runc = options.runc;
@@ -190,7 +211,7 @@ std::unique_ptr<ContainerLauncher> MakeLauncher(const PodShimOptions& options,
   o.hostname = pod.hostname;
   o.cgroup_root = options.cgroup_root;
   o.pids_max = options.pids_max;
-  o.volumes = pod.assignment.pod().spec().volumes();
+  o.pod = &pod.assignment.pod();
   return std::make_unique<RuncLauncher>(std::move(o), pod.cgroups.get());
 }
 

@@ -169,17 +169,23 @@ bool PodShim::StartContainer(ShimContainer& c, absl::Time now) {
     c.probe.ContainerStarted(now);
     return true;
   }
-  // The one place a StartError is recorded: the pod fails whatever its
+  // The one place a StartError or a CreateContainerConfigError (the
+  // launcher's FailedPrecondition) is recorded: the pod fails whatever its
   // restart policy.
   const absl::string_view error = launched.status().message();
-  c.record = StartFailed(std::move(c.record), error, now);
+  const bool config_error =
+      launched.status().code() == absl::StatusCode::kFailedPrecondition;
+  const absl::string_view reason =
+      config_error ? "CreateContainerConfigError" : "StartError";
+  c.record = config_error ? ConfigFailed(std::move(c.record), error)
+                          : StartFailed(std::move(c.record), error, now);
   const std::string message =
       absl::StrCat(c.record.init ? "init container " : "container ",
                    c.spec.name(), ": ", error);
   if (c.record.init) {
-    Fail("StartError", message);
+    Fail(reason, message);
   } else {
-    record_.reason = "StartError";
+    record_.reason = std::string(reason);
     OnContainerFailed(message, now);
   }
   return false;

@@ -1,7 +1,10 @@
 #include "agent/runtime/process_launcher.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "agent/runtime/oci_bundle.h"
+#include "agent/runtime/volumes.h"
 #include "common/log.h"
 
 namespace jobset::agent {
@@ -27,8 +31,9 @@ std::vector<char*> CStrings(std::vector<std::string>& strings) {
 
 // In the child, between fork and exec: async-signal-safe calls only (raw
 // write(2), no allocation, no JOBSET_LOG).
-[[noreturn]] void ReportAndExit(int fd, ExecFailure::Stage stage, int err) {
-  const ExecFailure f = {stage, err};
+[[noreturn]] void ReportAndExit(int fd, ExecFailure::Stage stage, int err,
+                                int detail = 0) {
+  const ExecFailure f = {stage, err, detail};
   (void)!write(fd, &f, sizeof(f));
   _exit(127);
 }
@@ -61,7 +66,7 @@ std::string ContainerEnvValue(const api::Container& spec,
 pid_t ForkExec(const std::string& path, const std::vector<std::string>& argv,
                const std::vector<std::string>& env, const std::string& cwd,
                int out_fd, const std::vector<std::string>& cgroup_procs,
-               ExecFailure* failure) {
+               ExecFailure* failure, const ChildSetup* setup) {
   std::vector<std::string> argv_copy = argv;
   std::vector<std::string> env_copy = env;
   std::vector<char*> cargv = CStrings(argv_copy);
@@ -99,8 +104,37 @@ pid_t ForkExec(const std::string& path, const std::vector<std::string>& argv,
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
+    if (setup != nullptr && (!setup->mounts.empty() || setup->read_only_root)) {
+      if (unshare(CLONE_NEWNS) != 0 ||
+          mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+        ReportAndExit(status_pipe[1], ExecFailure::kMount, errno, -2);
+      }
+      for (size_t i = 0; i < setup->mounts.size(); ++i) {
+        const ChildMount& m = setup->mounts[i];
+        if (mount(m.source.c_str(), m.destination.c_str(), nullptr,
+                  MS_BIND | MS_REC, nullptr) != 0 ||
+            (m.read_only &&
+             mount(nullptr, m.destination.c_str(), nullptr,
+                   MS_BIND | MS_REMOUNT | MS_RDONLY, nullptr) != 0)) {
+          ReportAndExit(status_pipe[1], ExecFailure::kMount, errno,
+                        static_cast<int>(i));
+        }
+      }
+      if (setup->read_only_root &&
+          mount(nullptr, "/", nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY,
+                nullptr) != 0) {
+        ReportAndExit(status_pipe[1], ExecFailure::kMount, errno, -1);
+      }
+    }
     if (!cwd.empty() && chdir(cwd.c_str()) != 0) {
       ReportAndExit(status_pipe[1], ExecFailure::kChdir, errno);
+    }
+    if (setup != nullptr && setup->credentials != nullptr) {
+      const CredentialStep step = ApplyCredentials(*setup->credentials);
+      if (step != CredentialStep::kNone) {
+        ReportAndExit(status_pipe[1], ExecFailure::kCredentials, errno,
+                      static_cast<int>(step));
+      }
     }
     execve(path.c_str(), cargv.data(), cenv.data());
     ReportAndExit(status_pipe[1], ExecFailure::kExec, errno);
@@ -146,8 +180,13 @@ int RunCommand(const std::vector<std::string>& argv) {
   return status;
 }
 
-ProcessLauncher::ProcessLauncher(std::string pod_dir, PodCgroups* cgroups)
-    : pod_dir_(std::move(pod_dir)), cgroups_(cgroups) {}
+ProcessLauncher::ProcessLauncher(std::string pod_dir, const api::Pod* pod,
+                                 PodCgroups* cgroups)
+    : pod_dir_(std::move(pod_dir)),
+      pod_(pod),
+      cgroups_(cgroups),
+      last_cap_(LastCapability()),
+      available_caps_(PermittedCapabilities()) {}
 
 std::string ProcessLauncher::WorkingDir(const api::Container& spec) const {
   return spec.working_dir().empty() ? absl::StrCat(pod_dir_, "/work")
@@ -161,10 +200,48 @@ absl::StatusOr<Launched> ProcessLauncher::Launch(const api::Container& spec,
     return absl::InvalidArgumentError(
         "no command: process mode runs no image entrypoint; set command");
   }
+  const uid_t shim_uid = geteuid();
+  const EffectiveSecurity sc = Effective(pod_->spec(), spec);
+  if (absl::Status s =
+          CheckRunAsNonRoot(sc, pod_->metadata(), spec.name(), shim_uid);
+      !s.ok()) {
+    return s;
+  }
   absl::StatusOr<std::string> path =
       LookPath("/", argv[0], ContainerEnvValue(spec, "PATH"));
   if (!path.ok()) return path.status();
   const std::string cwd = WorkingDir(spec);
+  const ProcessCredentials credentials =
+      CredentialsFor(sc, shim_uid, last_cap_, available_caps_);
+  ChildSetup setup;
+  setup.credentials = &credentials;
+  if (shim_uid == 0) {
+    // Without root there is no mount namespace: volumes are not mounted
+    // (agent/runtime/README.md).
+    absl::StatusOr<std::vector<ContainerMount>> mounts =
+        ContainerMounts(pod_dir_, pod_->spec().volumes(), spec);
+    if (!mounts.ok()) return mounts.status();
+    for (const ContainerMount& m : *mounts) {
+      if (!m.sub_path.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "volumeMounts[", m.index,
+            "].subPath: not supported in process mode (use the oci runtime)"));
+      }
+      struct stat st;
+      if (stat(m.destination.c_str(), &st) != 0) {
+        return absl::NotFoundError(absl::StrCat(
+            "volumeMounts[", m.index, "].mountPath: ", m.destination,
+            " does not exist on the host (process mode creates nothing "
+            "there)"));
+      }
+      setup.mounts.push_back({m.source, m.destination, m.read_only});
+    }
+    setup.read_only_root = sc.read_only_root_filesystem;
+  } else if (sc.read_only_root_filesystem) {
+    return absl::FailedPreconditionError(
+        "readOnlyRootFilesystem needs a root agent in process mode (a mount "
+        "namespace of the container's own)");
+  }
   std::vector<std::string> procs;
   if (cgroups_ != nullptr) {
     absl::StatusOr<std::vector<std::string>> dirs =
@@ -184,8 +261,8 @@ absl::StatusOr<Launched> ProcessLauncher::Launch(const api::Container& spec,
     return absl::InternalError(absl::StrCat("pipe: ", strerror(errno)));
   }
   ExecFailure failure;
-  const pid_t pid =
-      ForkExec(*path, argv, ContainerEnv(spec), cwd, out[1], procs, &failure);
+  const pid_t pid = ForkExec(*path, argv, ContainerEnv(spec), cwd, out[1],
+                             procs, &failure, &setup);
   close(out[1]);
   if (pid < 0) {
     close(out[0]);
@@ -197,6 +274,24 @@ absl::StatusOr<Launched> ProcessLauncher::Launch(const api::Container& spec,
       case ExecFailure::kCgroup:
         return absl::InternalError(absl::StrCat(
             "cannot join the container's cgroup: ", strerror(failure.err)));
+      case ExecFailure::kMount:
+        if (failure.detail >= 0 &&
+            failure.detail < static_cast<int>(setup.mounts.size())) {
+          const ChildMount& m = setup.mounts[failure.detail];
+          return absl::InternalError(absl::StrCat("cannot mount ", m.source,
+                                                  " at ", m.destination, ": ",
+                                                  strerror(failure.err)));
+        }
+        return absl::InternalError(absl::StrCat(
+            failure.detail == -1
+                ? "cannot remount / read-only (readOnlyRootFilesystem): "
+                : "cannot make the container's mount namespace: ",
+            strerror(failure.err)));
+      case ExecFailure::kCredentials:
+        return absl::InternalError(absl::StrCat(
+            "cannot apply the securityContext: ",
+            CredentialStepName(static_cast<CredentialStep>(failure.detail)),
+            ": ", strerror(failure.err)));
       default:
         return absl::InternalError(absl::StrCat("cannot execute \"", *path,
                                                 "\": ", strerror(failure.err)));

@@ -15,6 +15,7 @@
 #include "absl/strings/string_view.h"
 #include "agent/runtime/cgroups.h"
 #include "agent/runtime/container_launcher.h"
+#include "agent/runtime/security_context.h"
 #include "proto/cluster.pb.h"
 
 namespace jobset::agent {
@@ -28,9 +29,29 @@ std::string ContainerEnvValue(const api::Container& spec,
 
 // Why a child did not get to run its program.
 struct ExecFailure {
-  enum Stage { kNone, kChdir, kExec, kCgroup };
+  enum Stage { kNone, kChdir, kExec, kCgroup, kMount, kCredentials };
   Stage stage = kNone;
   int err = 0;
+  // kMount: the index in ChildSetup::mounts (-1: the read-only root);
+  // kCredentials: the CredentialStep.
+  int detail = 0;
+};
+
+// A bind mount a child makes in its own mount namespace before exec.
+struct ChildMount {
+  std::string source;
+  std::string destination;
+  bool read_only = false;
+};
+
+// What a child sets up between fork and exec beyond ForkExec's basics: in
+// this order, its own mount namespace (unshared from the shim's) with
+// `mounts` bound and, with `read_only_root`, "/" remounted read-only (the
+// mounts stay as they are); then, after chdir, `credentials`.
+struct ChildSetup {
+  std::vector<ChildMount> mounts;
+  bool read_only_root = false;
+  const ProcessCredentials* credentials = nullptr;
 };
 
 // Forks a child with stdin /dev/null and stdout+stderr into `out_fd` (-1:
@@ -42,7 +63,7 @@ struct ExecFailure {
 pid_t ForkExec(const std::string& path, const std::vector<std::string>& argv,
                const std::vector<std::string>& env, const std::string& cwd,
                int out_fd, const std::vector<std::string>& cgroup_procs,
-               ExecFailure* failure);
+               ExecFailure* failure, const ChildSetup* setup = nullptr);
 
 // Starts `command` with its output discarded; returns its pid.
 absl::StatusOr<pid_t> SpawnCommand(const Command& command);
@@ -53,11 +74,14 @@ int RunCommand(const std::vector<std::string>& argv);
 
 // Runs containers as host processes (process mode): execve with the
 // container's env, in its workingDir (default <pod_dir>/work), in its
-// cgroups when there are any.
+// cgroups when there are any, with its effective securityContext (user,
+// groups, capabilities, no_new_privs, a read-only root) and, as root, its
+// volumes bound in a mount namespace of its own.
 class ProcessLauncher final : public ContainerLauncher {
  public:
-  // `cgroups` (may be null: none) must outlive the launcher.
-  ProcessLauncher(std::string pod_dir, PodCgroups* cgroups);
+  // `cgroups` (may be null: none) and `pod` must outlive the launcher.
+  ProcessLauncher(std::string pod_dir, const api::Pod* pod,
+                  PodCgroups* cgroups);
 
   absl::StatusOr<Launched> Launch(const api::Container& spec,
                                   int64_t memory_limit) override;
@@ -73,7 +97,10 @@ class ProcessLauncher final : public ContainerLauncher {
   std::string WorkingDir(const api::Container& spec) const;
 
   const std::string pod_dir_;
+  const api::Pod* const pod_;
   PodCgroups* const cgroups_;
+  const int last_cap_;
+  const uint64_t available_caps_;  // the shim's permitted set
 };
 
 }  // namespace jobset::agent

@@ -19,12 +19,17 @@
 #include "agent/runtime/oci_bundle.h"
 #include "agent/runtime/pod_files.h"
 #include "agent/runtime/process_launcher.h"
+#include "agent/runtime/security_context.h"
 #include "agent/runtime/sub_path.h"
+#include "agent/runtime/volumes.h"
 
 namespace jobset::agent {
 
 RuncLauncher::RuncLauncher(Options options, PodCgroups* cgroups)
-    : options_(std::move(options)), cgroups_(cgroups) {}
+    : options_(std::move(options)),
+      cgroups_(cgroups),
+      last_cap_(LastCapability()),
+      available_caps_(PermittedCapabilities()) {}
 
 RuncLauncher::~RuncLauncher() {
   while (!staged_.empty()) Unstage(staged_.begin()->first);
@@ -108,6 +113,13 @@ void RuncLauncher::Runc(std::vector<std::string> args) const {
 absl::Status RuncLauncher::WriteBundle(const api::Container& spec,
                                        int64_t memory_limit) {
   Unstage(spec.name());
+  // The images here name no user: without runAsUser, runc runs uid 0.
+  const EffectiveSecurity sc = Effective(options_.pod->spec(), spec);
+  if (absl::Status s =
+          CheckRunAsNonRoot(sc, options_.pod->metadata(), spec.name(), 0);
+      !s.ok()) {
+    return s;
+  }
   absl::StatusOr<std::string> rootfs =
       ImageRootfs(options_.image_dir, spec.image());
   if (!rootfs.ok()) return rootfs.status();
@@ -154,37 +166,41 @@ absl::Status RuncLauncher::WriteBundle(const api::Container& spec,
     oci.nofile =
         std::min<int64_t>(oci.nofile, static_cast<int64_t>(nofile.rlim_max));
   }
+  // The effective securityContext: user, groups, capabilities.
+  oci.uid = static_cast<uint32_t>(sc.run_as_user.value_or(0));
+  oci.gid = static_cast<uint32_t>(sc.run_as_group.value_or(0));
+  for (gid_t g : SupplementaryGroups(sc)) oci.additional_gids.push_back(g);
+  const CapabilitySets caps =
+      ContainerCapabilities(sc, oci.uid, last_cap_, available_caps_);
+  oci.bounding_caps = CapabilityNames(caps.bounding);
+  oci.caps = CapabilityNames(caps.permitted);
+  oci.ambient_caps = CapabilityNames(caps.ambient);
+  oci.no_new_privileges = sc.allow_privilege_escalation.has_value() &&
+                          !*sc.allow_privilege_escalation;
+  oci.privileged = sc.privileged;
+  if (sc.privileged) oci.devices = HostDevices();
   // Volume and container names were checked (CheckAssignment) before the
-  // pod was accepted; they are DNS labels, safe as path components.
-  const std::string volumes = absl::StrCat(options_.pod_dir, "/volumes");
-  for (int i = 0; i < spec.volume_mounts_size(); ++i) {
-    const api::VolumeMount& vm = spec.volume_mounts(i);
-    for (const api::Volume& v : options_.volumes) {
-      if (v.name() != vm.name()) continue;
-      std::string source;
-      if (v.has_host_path()) {
-        source = v.host_path().path();
-      } else {
-        // Pods run as root (securityContext is not supported): an emptyDir
-        // is root's, 0700.
-        source = absl::StrCat(volumes, "/", v.name());
-        mkdir(volumes.c_str(), 0700);
-        mkdir(source.c_str(), 0700);
-      }
-      if (!vm.sub_path().empty()) {
-        // A container of the pod may have planted a symlink in the volume:
-        // the subPath is resolved beneath it, and runc binds what it
-        // resolved to.
-        absl::StatusOr<std::string> staged = StageSubPath(
-            source, vm.sub_path(),
-            absl::StrCat("volumeMounts[", i, "].subPath"),
-            absl::StrCat(options_.pod_dir, "/mounts/", spec.name(), "-", i));
-        if (!staged.ok()) return staged.status();
-        staged_[spec.name()].push_back(*staged);
-        source = *staged;
-      }
-      oci.mounts.push_back({source, vm.mount_path(), vm.read_only()});
+  // pod was accepted; they are DNS labels, safe as path components. The
+  // emptyDirs were made at pod setup (PrepareEmptyDirs).
+  absl::StatusOr<std::vector<ContainerMount>> mounts =
+      ContainerMounts(options_.pod_dir, options_.pod->spec().volumes(), spec);
+  if (!mounts.ok()) return mounts.status();
+  for (const ContainerMount& m : *mounts) {
+    std::string source = m.source;
+    if (!m.sub_path.empty()) {
+      // A container of the pod may have planted a symlink in the volume:
+      // the subPath is resolved beneath it, and runc binds what it
+      // resolved to.
+      absl::StatusOr<std::string> staged =
+          StageSubPath(source, m.sub_path,
+                       absl::StrCat("volumeMounts[", m.index, "].subPath"),
+                       absl::StrCat(options_.pod_dir, "/mounts/", spec.name(),
+                                    "-", m.index));
+      if (!staged.ok()) return staged.status();
+      staged_[spec.name()].push_back(*staged);
+      source = *staged;
     }
+    oci.mounts.push_back({source, m.destination, m.read_only});
   }
   mkdir(absl::StrCat(options_.pod_dir, "/oci").c_str(), 0700);
   mkdir(Bundle(spec).c_str(), 0700);

@@ -29,8 +29,9 @@ class RuncLauncher final : public ContainerLauncher {
     std::string hostname;
     std::string cgroup_root;  // when the pod has no cgroups of its own
     int64_t pids_max = 0;
-    // The pod's volumes (hostPath, emptyDir) for its volumeMounts.
-    google::protobuf::RepeatedPtrField<api::Volume> volumes;
+    // The pod (its volumes, its securityContext); must outlive the
+    // launcher.
+    const api::Pod* pod = nullptr;
   };
 
   // `cgroups` (may be null: none) must outlive the launcher.
@@ -69,6 +70,8 @@ class RuncLauncher final : public ContainerLauncher {
   const Options options_;
   PodCgroups* const cgroups_;
   bool own_mount_namespace_ = false;
+  const int last_cap_;
+  const uint64_t available_caps_;  // the shim's permitted set
   // Container name -> the staging points its bundle names; mounted until
   // the container is reaped or launched again.
   std::map<std::string, std::vector<std::string>> staged_;

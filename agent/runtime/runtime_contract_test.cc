@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -25,6 +26,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "agent/fake_runtime.h"
@@ -977,6 +979,273 @@ TEST_P(RuntimeContractTest, ListShowsEveryPodAndRemoveForgetsIt) {
   EXPECT_TRUE(listed("list-b"));
 }
 
+// --- securityContext and volumes (issue 21) --------------------------------
+// Containers run /bin/busybox, which the host and the test image both have.
+
+std::vector<std::string> Busybox(const std::string& script) {
+  return {"/bin/busybox", "sh", "-c", script};
+}
+
+// The value of `key` in a /proc/<pid>/status dump inside `log` ("" if none).
+std::string StatusField(const std::string& log, const std::string& key) {
+  for (absl::string_view line : absl::StrSplit(log, '\n')) {
+    if (absl::ConsumePrefix(&line, key + ":")) {
+      return std::string(absl::StripAsciiWhitespace(line));
+    }
+  }
+  return "";
+}
+
+api::PodSecurityContext* PodSc(api::PodAssignment& a) {
+  return a.mutable_pod()->mutable_spec()->mutable_security_context();
+}
+
+api::SecurityContext* ContainerSc(api::PodAssignment& a, int i) {
+  return a.mutable_pod()
+      ->mutable_spec()
+      ->mutable_containers(i)
+      ->mutable_security_context();
+}
+
+class SecurityContextTest : public RuntimeContractTest {
+ protected:
+  void SetUp() override {
+    if (GetParam().fake) {
+      GTEST_SKIP() << "FakeRuntime runs no process to apply a securityContext "
+                      "to";
+    }
+    if (geteuid() != 0) {
+      GTEST_SKIP() << "needs root: users, groups, capabilities and mounts";
+    }
+    RuntimeContractTest::SetUp();
+  }
+
+  absl::Status StartAssignment(const api::PodAssignment& a) {
+    started_.push_back(a.pod().metadata().uid());
+    return runtime_->Start(a);
+  }
+
+  std::string VolumeDir(const std::string& uid, const std::string& name) {
+    return absl::StrCat(work_dir_, "/pods/", uid, "/volumes/", name);
+  }
+};
+
+TEST_P(SecurityContextTest, RunsAsTheUserAndItsGroups) {
+  api::PodAssignment a =
+      PodBuilder("user")
+          .Container("main", Busybox("/bin/busybox id -u; /bin/busybox id -G"))
+          .Build();
+  PodSc(a)->set_run_as_user(1000);
+  PodSc(a)->set_run_as_group(1001);
+  PodSc(a)->add_supplemental_groups(1002);
+  PodSc(a)->set_fs_group(1003);
+  ASSERT_THAT(StartAssignment(a), IsOk());
+  api::PodStatus s = WaitFinal("user");
+  EXPECT_EQ(s.phase(), "Succeeded") << s.message();
+  std::vector<std::string> lines =
+      absl::StrSplit(Log("user", "main"), '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 2u) << Log("user", "main");
+  EXPECT_EQ(lines[0], "1000");
+  std::vector<std::string> groups = absl::StrSplit(lines[1], ' ');
+  ASSERT_FALSE(groups.empty());
+  EXPECT_EQ(groups[0], "1001");  // the primary group first
+  std::sort(groups.begin(), groups.end());
+  groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
+  EXPECT_THAT(groups, ::testing::ElementsAre("1001", "1002", "1003"));
+}
+
+TEST_P(SecurityContextTest, NoNewPrivsAndCapabilities) {
+  const std::string script = "cat /proc/self/status";
+  api::PodAssignment a = PodBuilder("caps")
+                             .Container("root", Busybox(script))
+                             .Container("user", Busybox(script))
+                             .Container("default", Busybox(script))
+                             .Build();
+  for (int i : {0, 1}) {
+    api::SecurityContext* sc = ContainerSc(a, i);
+    sc->set_allow_privilege_escalation(false);
+    sc->mutable_capabilities()->add_drop("ALL");
+    sc->mutable_capabilities()->add_add("NET_BIND_SERVICE");
+  }
+  ContainerSc(a, 1)->set_run_as_user(1000);
+  ASSERT_THAT(StartAssignment(a), IsOk());
+  api::PodStatus s = WaitFinal("caps");
+  EXPECT_EQ(s.phase(), "Succeeded") << s.message();
+  const std::string root = Log("caps", "root");
+  EXPECT_EQ(StatusField(root, "NoNewPrivs"), "1") << root;
+  EXPECT_EQ(StatusField(root, "CapEff"), "0000000000000400");
+  EXPECT_EQ(StatusField(root, "CapBnd"), "0000000000000400");
+  const std::string user = Log("caps", "user");
+  EXPECT_EQ(StatusField(user, "NoNewPrivs"), "1") << user;
+  EXPECT_EQ(StatusField(user, "CapEff"), "0000000000000400");
+  EXPECT_EQ(StatusField(user, "CapBnd"), "0000000000000400");
+  EXPECT_EQ(StatusField(user, "CapAmb"), "0000000000000400");
+  // No securityContext: Kubernetes' default (no no_new_privs) and the
+  // container runtime's default 14 capabilities.
+  const std::string def = Log("caps", "default");
+  EXPECT_EQ(StatusField(def, "NoNewPrivs"), "0") << def;
+  EXPECT_EQ(StatusField(def, "CapBnd"), "00000000a80425fb");
+  EXPECT_EQ(StatusField(def, "CapEff"), "00000000a80425fb");
+}
+
+TEST_P(SecurityContextTest, PrivilegedGetsEveryCapability) {
+  api::PodAssignment a =
+      PodBuilder("priv")
+          .Container("main", Busybox("cat /proc/self/status"))
+          .Build();
+  ContainerSc(a, 0)->set_privileged(true);
+  ASSERT_THAT(StartAssignment(a), IsOk());
+  EXPECT_EQ(WaitFinal("priv").phase(), "Succeeded");
+  absl::StatusOr<std::string> host = ReadFileToString("/proc/self/status");
+  ASSERT_THAT(host.status(), IsOk());
+  EXPECT_EQ(StatusField(Log("priv", "main"), "CapBnd"),
+            StatusField(*host, "CapBnd"));
+  EXPECT_EQ(StatusField(Log("priv", "main"), "CapEff"),
+            StatusField(*host, "CapEff"));
+}
+
+TEST_P(SecurityContextTest, RunAsNonRootRefusesRoot) {
+  api::PodAssignment a =
+      PodBuilder("nonroot").Container("main", Busybox("echo ran")).Build();
+  PodSc(a)->set_run_as_non_root(true);
+  ASSERT_THAT(StartAssignment(a), IsOk());
+  api::PodStatus s = WaitFinal("nonroot");
+  EXPECT_EQ(s.phase(), "Failed");
+  EXPECT_EQ(s.reason(), "CreateContainerConfigError");
+  ASSERT_EQ(s.container_statuses_size(), 1);
+  EXPECT_EQ(s.container_statuses(0).state(), "waiting");
+  EXPECT_EQ(s.container_statuses(0).reason(), "CreateContainerConfigError");
+  EXPECT_THAT(s.container_statuses(0).message(),
+              HasSubstr("container has runAsNonRoot and image will run as "
+                        "root (pod: \""));
+  EXPECT_THAT(s.container_statuses(0).message(),
+              HasSubstr("(nonroot)\", container: main)"));
+  EXPECT_EQ(Log("nonroot", "main"), "");
+
+  api::PodAssignment b =
+      PodBuilder("nonroot0").Container("main", Busybox("echo ran")).Build();
+  PodSc(b)->set_run_as_non_root(true);
+  ContainerSc(b, 0)->set_run_as_user(0);
+  ASSERT_THAT(StartAssignment(b), IsOk());
+  s = WaitFinal("nonroot0");
+  EXPECT_EQ(s.container_statuses(0).reason(), "CreateContainerConfigError");
+  EXPECT_THAT(s.container_statuses(0).message(),
+              HasSubstr("container's runAsUser breaks non-root policy"));
+
+  // A non-root user passes.
+  api::PodAssignment c =
+      PodBuilder("nonroot-ok").Container("main", Busybox("echo ran")).Build();
+  PodSc(c)->set_run_as_non_root(true);
+  PodSc(c)->set_run_as_user(1000);
+  ASSERT_THAT(StartAssignment(c), IsOk());
+  EXPECT_EQ(WaitFinal("nonroot-ok").phase(), "Succeeded");
+  EXPECT_EQ(Log("nonroot-ok", "main"), "ran\n");
+}
+
+TEST_P(SecurityContextTest, ReadOnlyRootFilesystemKeepsVolumesWritable) {
+  // Process mode mounts at host paths that exist; both modes see the same.
+  const std::string mnt = oci() ? "/scratch" : root_ + "/scratch";
+  ASSERT_EQ(mkdir((root_ + "/scratch").c_str(), 0755), 0);
+  const std::string probe = "/jobset-readonly-root-probe";
+  api::PodAssignment a =
+      PodBuilder("ro")
+          .EmptyDirVolume("scratch")
+          .Container("main",
+                     Busybox(absl::StrCat(
+                         "if /bin/busybox touch ", probe,
+                         " 2>/dev/null; then echo root-writable; else echo "
+                         "root-readonly; fi; echo data > ",
+                         mnt, "/f && echo volume-writable")))
+          .Mount("scratch", mnt)
+          .Build();
+  ContainerSc(a, 0)->set_read_only_root_filesystem(true);
+  ASSERT_THAT(StartAssignment(a), IsOk());
+  api::PodStatus s = WaitFinal("ro");
+  (void)unlink(probe.c_str());  // had it been written on the host's root
+  EXPECT_EQ(s.phase(), "Succeeded") << s.message();
+  EXPECT_EQ(Log("ro", "main"), "root-readonly\nvolume-writable\n");
+  absl::StatusOr<std::string> written =
+      ReadFileToString(VolumeDir("ro", "scratch") + "/f");
+  ASSERT_THAT(written.status(), IsOk());
+  EXPECT_EQ(*written, "data\n");
+}
+
+TEST_P(SecurityContextTest, FsGroupOwnsTheEmptyDir) {
+  const std::string mnt = oci() ? "/data" : root_ + "/data";
+  ASSERT_EQ(mkdir((root_ + "/data").c_str(), 0755), 0);
+  api::PodAssignment a =
+      PodBuilder("fsgroup")
+          .EmptyDirVolume("data")
+          .Container("main", Busybox(absl::StrCat("echo hi > ", mnt, "/f")))
+          .Mount("data", mnt)
+          .Build();
+  PodSc(a)->set_run_as_user(1000);
+  PodSc(a)->set_fs_group(2000);
+  ASSERT_THAT(StartAssignment(a), IsOk());
+  api::PodStatus s = WaitFinal("fsgroup");
+  EXPECT_EQ(s.phase(), "Succeeded") << s.message() << Log("fsgroup", "main");
+  struct stat st;
+  ASSERT_EQ(stat(VolumeDir("fsgroup", "data").c_str(), &st), 0);
+  EXPECT_EQ(st.st_gid, 2000u);
+  EXPECT_EQ(st.st_mode & 07777, 02770u);
+  ASSERT_EQ(stat((VolumeDir("fsgroup", "data") + "/f").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 1000u);
+  EXPECT_EQ(st.st_gid, 2000u);  // the setgid directory's group
+}
+
+TEST_P(SecurityContextTest, MemoryEmptyDirIsASizedTmpfsAtDevShm) {
+  api::PodAssignment a =
+      PodBuilder("shm")
+          .EmptyDirVolume("shm")
+          .Container("main", Busybox("cat /proc/self/mounts; echo x > "
+                                     "/dev/shm/f && echo shm-writable"))
+          .Mount("shm", "/dev/shm")
+          .Build();
+  api::EmptyDirVolumeSource* e =
+      a.mutable_pod()->mutable_spec()->mutable_volumes(0)->mutable_empty_dir();
+  e->set_medium("Memory");
+  e->set_size_limit("64Mi");
+  ASSERT_THAT(StartAssignment(a), IsOk());
+  api::PodStatus s = WaitFinal("shm");
+  EXPECT_EQ(s.phase(), "Succeeded") << s.message();
+  const std::string log = Log("shm", "main");
+  std::string shm_line;
+  for (absl::string_view line : absl::StrSplit(log, '\n')) {
+    std::vector<absl::string_view> f = absl::StrSplit(line, ' ');
+    if (f.size() > 3 && f[1] == "/dev/shm") shm_line = std::string(line);
+  }
+  EXPECT_THAT(shm_line, HasSubstr(" tmpfs ")) << log;
+  EXPECT_THAT(shm_line, HasSubstr("size=65536k")) << log;
+  EXPECT_THAT(log, HasSubstr("shm-writable\n"));
+  // The tmpfs lived in the shim's mount namespace: the host sees a plain
+  // directory, and nothing written to it.
+  EXPECT_NE(access((VolumeDir("shm", "shm") + "/f").c_str(), F_OK), 0);
+}
+
+TEST_P(SecurityContextTest, HostPathTypeFailureIsTheContainersStartError) {
+  api::PodAssignment a = PodBuilder("hosttype")
+                             .Container("main", Busybox("echo ran"))
+                             .HostPathVolume(root_)
+                             .Build();
+  a.mutable_pod()
+      ->mutable_spec()
+      ->mutable_volumes(0)
+      ->mutable_host_path()
+      ->set_type("File");
+  ASSERT_THAT(StartAssignment(a), IsOk());
+  api::PodStatus s = WaitFinal("hosttype");
+  EXPECT_EQ(s.phase(), "Failed");
+  EXPECT_EQ(s.container_statuses(0).reason(), "StartError");
+  EXPECT_THAT(s.container_statuses(0).message(),
+              HasSubstr(absl::StrCat("hostPath type check failed: ", root_,
+                                     " is not a file")));
+  EXPECT_EQ(Log("hosttype", "main"), "");
+  // The runtime still runs pods.
+  ASSERT_THAT(Start(PodBuilder("after").Container("main", Busybox("echo ok"))),
+              IsOk());
+  EXPECT_EQ(WaitFinal("after").phase(), "Succeeded");
+}
+
 std::string ProcessUnavailable() { return ""; }
 std::string OciUnavailable() {
   absl::Status s = OciAvailable();
@@ -985,6 +1254,30 @@ std::string OciUnavailable() {
 
 INSTANTIATE_TEST_SUITE_P(
     Runtimes, RuntimeContractTest,
+    ::testing::Values(
+        RuntimeFactory{
+            "process",
+            [](const std::string& w, const std::string& i, int64_t cap) {
+              return MakeShimRuntime(ShimRuntime::Mode::kProcess, w, i, cap);
+            },
+            ProcessUnavailable, false},
+        RuntimeFactory{
+            "oci",
+            [](const std::string& w, const std::string& i, int64_t cap) {
+              return MakeShimRuntime(ShimRuntime::Mode::kOci, w, i, cap);
+            },
+            OciUnavailable, true},
+        RuntimeFactory{"fake",
+                       [](const std::string& w, const std::string&, int64_t) {
+                         return MakeFakeRuntime(w);
+                       },
+                       ProcessUnavailable, false, true}),
+    [](const ::testing::TestParamInfo<RuntimeFactory>& info) {
+      return info.param.name;
+    });
+
+INSTANTIATE_TEST_SUITE_P(
+    Runtimes, SecurityContextTest,
     ::testing::Values(
         RuntimeFactory{
             "process",
