@@ -9,7 +9,8 @@ Measures (every pod appends "KIND <date +%s.%N> ATTEMPT INDEX" to the file named
   B1     gang of N one-pod Jobs: `jobsetctl apply -f` started -> the last pod's first line
   B3     1,000 one-pod JobSets in one file: apply started -> every JobSet Completed (status polled);
          "apply" alone: how long `jobsetctl apply -f` of that file took
-  B5     gang of 16, maxRestarts 1: pod 0 of attempt 0 exits 1 once all run -> all of attempt 1 running
+  B5     gang of 16, maxRestarts 1: pod 0 of attempt 0 exits 1 once all run -> all of attempt 1 running;
+         once with restartStrategy Recreate and once with InPlaceRestart (the same pods, in place)
   B6     gang of 4: kill -9 of the agent under pod 1 -> all of attempt 1 running (10 s node-lost timeout)
   RSS    VmHWM of jobsetd and of agent node-1 at the end of the run
 Everything started here is stopped when it returns (also on Ctrl-C or an error): JobSets deleted,
@@ -92,12 +93,16 @@ def quote(s):
     return json.dumps(s)  # a JSON string is a valid YAML double-quoted scalar
 
 
-def jobset_manifest(name, replicas, script, cpu, mark, max_restarts=0):
-    """One JobSet, one ReplicatedJob of `replicas` one-pod Jobs running `sh -c script`."""
+def jobset_manifest(name, replicas, script, cpu, mark, max_restarts=0, in_place=False):
+    """One JobSet, one ReplicatedJob of `replicas` one-pod Jobs running `sh -c script`.
+
+    in_place: restartStrategy InPlaceRestart (upstream's rules: backoffLimit MaxInt32), and
+    ATTEMPT is the in-place restart attempt."""
+    attempt = "in-place-restart-attempt" if in_place else "restart-attempt"
     env = "\n".join([
         f"              - {{name: MARK, value: {quote(mark)}}}",
         "              - name: ATTEMPT",
-        f"                valueFrom: {{fieldRef: {{fieldPath: \"metadata.annotations['{ANNOTATION}/restart-attempt']\"}}}}",
+        f"                valueFrom: {{fieldRef: {{fieldPath: \"metadata.annotations['{ANNOTATION}/{attempt}']\"}}}}",
         "              - name: INDEX",
         f"                valueFrom: {{fieldRef: {{fieldPath: \"metadata.annotations['{ANNOTATION}/job-index']\"}}}}",
     ])
@@ -106,7 +111,7 @@ kind: JobSet
 metadata:
   name: {name}
 spec:
-  failurePolicy: {{maxRestarts: {max_restarts}}}
+  failurePolicy: {{maxRestarts: {max_restarts}{", restartStrategy: InPlaceRestart" if in_place else ""}}}
   replicatedJobs:
   - name: w
     replicas: {replicas}
@@ -114,7 +119,7 @@ spec:
       spec:
         parallelism: 1
         completions: 1
-        backoffLimit: 0
+        backoffLimit: {2147483647 if in_place else 0}
         template:
           spec:
             restartPolicy: Never
@@ -352,13 +357,16 @@ class Bench:
         return {f"B3 {jobs} one-pod JobSets, apply -> all finished": end - t0,
                 f"apply -f of {jobs} documents": took}
 
-    def b5(self, n, run):
-        name = f"b5-n{n}-r{run}"
+    def b5(self, n, run, in_place=False):
+        name = f"b5{'i' if in_place else ''}-n{n}-r{run}"
         mark = self.mark(name)
-        self.c.apply(name, jobset_manifest(name, n, B5_SCRIPT.replace("@N@", str(n)), CPU_PER_NODE, mark, 1))
+        self.c.apply(name, jobset_manifest(name, n, B5_SCRIPT.replace("@N@", str(n)), CPU_PER_NODE, mark, 1,
+                                           in_place))
         failed = until("pod 0 to fail", 60, marks_of(mark, 1, "fail"))
         stamps = until(f"{n} pods of attempt 1", 120, marks_of(mark, n, "run", "1"))
-        return {f"B5 restart-all N={n}, failing exit -> next attempt all running": max(stamps) - min(failed)}
+        how = "InPlaceRestart" if in_place else "Recreate"
+        return {f"B5 restart-all N={n} ({how}), failing exit -> next attempt all running":
+                max(stamps) - min(failed)}
 
     def b6(self, n, run):
         name = f"b6-n{n}-r{run}"
@@ -450,6 +458,7 @@ def main():
         if "B5" in only:
             n5 = min(16, args.nodes)
             bench.measure(f"B5 N={n5}", args.runs, lambda r: bench.b5(n5, r))
+            bench.measure(f"B5 N={n5} in place", args.runs, lambda r: bench.b5(n5, r, in_place=True))
         if "B6" in only:
             if args.nodes >= 5:
                 bench.measure("B6 N=4", args.runs, lambda r: bench.b6(4, r))
