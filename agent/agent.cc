@@ -21,6 +21,8 @@ constexpr char kGpu[] = "nvidia.com/gpu";
 constexpr absl::Duration kDefaultGrace = absl::Seconds(30);
 constexpr absl::Duration kLeaseGrace = absl::Seconds(1);
 constexpr absl::Duration kWelcomeTimeout = absl::Seconds(10);
+// The shortest time between two ticks woken by the runtime's changes.
+constexpr absl::Duration kMinTick = absl::Milliseconds(5);
 constexpr char kInPlaceRestartAttemptKey[] =
     "jobset.sigs.k8s.io/in-place-restart-attempt";
 
@@ -573,8 +575,22 @@ void Agent::FinishRestart(const std::string& uid) {
 }
 
 void Agent::TickLoop() {
+  absl::Time last = absl::InfinitePast();
   while (true) {
     {
+      absl::MutexLock lock(&mu_);
+      auto stopping = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return conn_.stopping;
+      };
+      // A runtime that tells of changes wakes the tick early (a pod's exit
+      // or start is reported at once), but at most every kMinTick; one that
+      // cannot is polled every tick.
+      const absl::Duration since = absl::Now() - last;
+      const absl::Duration pause =
+          since < kMinTick ? kMinTick - since : absl::ZeroDuration();
+      if (mu_.AwaitWithTimeout(absl::Condition(&stopping), pause)) return;
+    }
+    if (!runtime_->WaitForChange(options_.tick)) {
       absl::MutexLock lock(&mu_);
       auto stopping = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
         return conn_.stopping;
@@ -582,6 +598,7 @@ void Agent::TickLoop() {
       if (mu_.AwaitWithTimeout(absl::Condition(&stopping), options_.tick))
         return;
     }
+    last = absl::Now();
     Tick();
   }
 }

@@ -79,6 +79,11 @@ class Runtime {
   // The agent heard from jobsetd: the lease starts over.
   virtual absl::Status RenewLease() { return absl::OkStatus(); }
 
+  // Waits at most `timeout` for a pod's state to change (a supervisor wrote
+  // a status), returning early when one may have: true when the runtime can
+  // tell. false (the default): it cannot, and the caller polls List.
+  virtual bool WaitForChange(absl::Duration /*timeout*/) { return false; }
+
   // Applies `retention` to the logs of released pods, reading the time as
   // `now`; returns how many pods' logs were removed. A runtime that keeps no
   // logs removes none.

@@ -2,13 +2,16 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -53,7 +56,47 @@ void SetNow(google::protobuf::Timestamp* t) {
 
 }  // namespace
 
-ShimRuntime::ShimRuntime(Options options) : options_(std::move(options)) {}
+ShimRuntime::ShimRuntime(Options options)
+    : options_(std::move(options)),
+      changes_fd_(inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) {
+  if (changes_fd_ < 0) {
+    JOBSET_LOG(WARNING) << "inotify unavailable (" << strerror(errno)
+                        << "): pod status changes are found by polling";
+  }
+}
+
+ShimRuntime::~ShimRuntime() {
+  if (changes_fd_ >= 0) close(changes_fd_);
+}
+
+void ShimRuntime::WatchPod(const std::string& uid) {
+  if (changes_fd_ < 0) return;
+  // A status (and every other file of the shim) is replaced by rename.
+  if (inotify_add_watch(changes_fd_, PodDir(uid).c_str(),
+                        IN_MOVED_TO | IN_CLOSE_WRITE | IN_ONLYDIR) < 0 &&
+      errno == ENOSPC) {
+    static std::atomic<bool> warned{false};
+    if (!warned.exchange(true)) {
+      JOBSET_LOG(WARNING) << "inotify watch limit reached "
+                             "(fs.inotify.max_user_watches): some pods' "
+                             "changes are found by polling";
+    }
+  }
+}
+
+bool ShimRuntime::WaitForChange(absl::Duration timeout) {
+  if (changes_fd_ < 0) return false;
+  struct pollfd fd = {changes_fd_, POLLIN, 0};
+  const int ms = static_cast<int>(
+      std::clamp<int64_t>(absl::ToInt64Milliseconds(timeout), 0, 60'000));
+  if (poll(&fd, 1, ms) > 0) {
+    // Drain: one wake-up for however many events came.
+    alignas(struct inotify_event) char buffer[4096];
+    while (read(changes_fd_, buffer, sizeof(buffer)) > 0) {
+    }
+  }
+  return true;
+}
 
 absl::Status ShimRuntime::UpdateHosts(
     const std::string& uid,
@@ -223,6 +266,7 @@ absl::Status ShimRuntime::Start(const api::PodAssignment& assignment) {
     return absl::InternalError(
         absl::StrCat("mkdir ", dir, ": ", strerror(errno)));
   }
+  WatchPod(uid);
   JOBSET_RETURN_IF_ERROR(FsyncDir(absl::StrCat(options_.work_dir, "/pods")));
   JOBSET_RETURN_IF_ERROR(MakeDirIfMissing(LogsDir(uid)));
   // The lock is taken before the intent is written and handed to the shim:
@@ -370,6 +414,7 @@ std::vector<PodState> ShimRuntime::List() {
   closedir(dir);
   std::sort(uids.begin(), uids.end());
   for (const std::string& uid : uids) {
+    WatchPod(uid);  // Pods found again after an agent restart.
     absl::StatusOr<api::PodStatus> status = ReadStatus(uid);
     if (!status.ok()) continue;
     pods.push_back({uid, *std::move(status)});

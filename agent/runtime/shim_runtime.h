@@ -65,12 +65,20 @@ class ShimRuntime : public Runtime {
   absl::StatusOr<int> PruneLogs(absl::Time now,
                                 const LogRetention& retention) override;
   absl::Status RenewLease() override;
+  // Wakes on inotify events in the pods' directories (a status written by
+  // rename), so the agent reports an exit or a start without waiting for its
+  // next tick. Without inotify (or past the watch limit) it only sleeps.
+  bool WaitForChange(absl::Duration timeout) override;
+
+  ~ShimRuntime() override;
 
  private:
   std::string LeasePath() const;
   explicit ShimRuntime(Options options);
 
   std::string PodDir(const std::string& uid) const;
+  // Watches pod `uid`'s directory for WaitForChange (idempotent).
+  void WatchPod(const std::string& uid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::string LogsDir(const std::string& uid) const;
   absl::Status SpawnShim(const std::string& uid, int lock_fd);
   // The pod's status as on disk; a pod whose shim is gone without a final
@@ -80,6 +88,9 @@ class ShimRuntime : public Runtime {
 
   const Options options_;
   absl::Mutex mu_;
+  // inotify(7) descriptor, -1 when unavailable. Its watches are the pods'
+  // directories; the kernel drops a watch when its directory goes.
+  const int changes_fd_;
 };
 
 }  // namespace jobset::agent
