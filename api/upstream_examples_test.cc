@@ -12,6 +12,7 @@
 #include "absl/strings/str_replace.h"
 #include "api/defaults.h"
 #include "api/manifest.h"
+#include "api/pod_security.h"
 #include "api/validation.h"
 #include "common/status_matchers.h"
 #include "gmock/gmock.h"
@@ -59,7 +60,8 @@ std::vector<std::string> YamlFiles(const std::filesystem::path& dir) {
 // upstream examples (failure-policy-restartjob*) need.
 constexpr Features kJobsetdFeatures{.restart_job = true};
 
-// Loads, defaults and validates every JobSet in `text`.
+// Loads, defaults and validates every JobSet in `text`, and admits it at
+// jobsetd's default Pod Security level (baseline).
 absl::Status Admit(const std::string& text) {
   absl::StatusOr<std::vector<ManifestObject>> objects = LoadManifest(text);
   if (!objects.ok()) return objects.status();
@@ -67,6 +69,11 @@ absl::Status Admit(const std::string& text) {
   for (ManifestObject& object : *objects) {
     SetJobSetDefaults(&object.jobset);
     if (absl::Status s = ValidateJobSetCreate(object.jobset, kJobsetdFeatures);
+        !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = CheckJobSetPodSecurity(
+            object.jobset, PodSecurityLevel::kBaseline, AllowedHostPaths());
         !s.ok()) {
       return s;
     }
@@ -122,6 +129,10 @@ TEST_P(OurExampleTest, LoadsDefaultsAndValidates) {
     EXPECT_TRUE(object.warnings.empty()) << object.warnings[0];
     SetJobSetDefaults(&object.jobset);
     EXPECT_THAT(ValidateJobSetCreate(object.jobset, kJobsetdFeatures), IsOk());
+    EXPECT_THAT(CheckJobSetPodSecurity(object.jobset,
+                                       PodSecurityLevel::kBaseline,
+                                       AllowedHostPaths()),
+                IsOk());
   }
 }
 
