@@ -129,10 +129,10 @@ TEST_P(OurExampleTest, LoadsDefaultsAndValidates) {
     EXPECT_TRUE(object.warnings.empty()) << object.warnings[0];
     SetJobSetDefaults(&object.jobset);
     EXPECT_THAT(ValidateJobSetCreate(object.jobset, kJobsetdFeatures), IsOk());
-    EXPECT_THAT(CheckJobSetPodSecurity(object.jobset,
-                                       PodSecurityLevel::kBaseline,
-                                       AllowedHostPaths()),
-                IsOk());
+    EXPECT_THAT(
+        CheckJobSetPodSecurity(object.jobset, PodSecurityLevel::kBaseline,
+                               AllowedHostPaths()),
+        IsOk());
   }
 }
 
