@@ -400,6 +400,20 @@ run 1 get ns secure
 expect err 'namespaces "secure" not found'
 run 0 delete -f "$tmp/lab.yaml"
 expect out 'namespace "lab" deleted'
+# warn: the JobSet is created, and jobsetctl prints the server's warning.
+cat >"$tmp/watched.yaml" <<'YAML'
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: watched
+  labels:
+    pod-security.kubernetes.io/warn: restricted
+YAML
+run 0 apply -f "$tmp/watched.yaml"
+run 0 apply -f "$manifest" -n watched
+expect out "jobset.jobset.x-k8s.io/success-policy created"
+expect err 'Warning: jobset.jobset.x-k8s.io/success-policy: spec.replicatedJobs[0].template.spec.template: would violate PodSecurity "restricted:latest": allowPrivilegeEscalation != false'
+run 0 delete jobset success-policy -n watched
 
 # A client that trusts another CA refuses the server and never sends its token.
 if openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=other \
