@@ -172,14 +172,21 @@ void HostNamespaces(const ObjectMeta&, const PodSpec& spec,
   out->push_back({"host namespaces", absl::StrJoin(found, ", ")});
 }
 
-void HostPathVolumes(const ObjectMeta&, const PodSpec& spec,
-                     const AllowedHostPaths& allowed, Violations* out) {
+// The hostPath volumes of `spec` outside the allowed prefixes.
+Names HostPathsNotAllowed(const PodSpec& spec,
+                          const AllowedHostPaths& allowed) {
   Names volumes;
   for (const Volume& v : spec.volumes()) {
     if (v.has_host_path() && !allowed.Allows(v.host_path().path())) {
       volumes.push_back(v.name());
     }
   }
+  return volumes;
+}
+
+void HostPathVolumes(const ObjectMeta&, const PodSpec& spec,
+                     const AllowedHostPaths& allowed, Violations* out) {
+  const Names volumes = HostPathsNotAllowed(spec, allowed);
   if (volumes.empty()) return;
   out->push_back({"hostPath volumes",
                   absl::StrCat(Plural("volume", "volumes", volumes.size()), " ",
@@ -467,12 +474,7 @@ void CapabilitiesRestricted(const ObjectMeta&, const PodSpec& spec,
 // ignored fields, dropped at load): only hostPath is a restricted type here.
 void RestrictedVolumes(const ObjectMeta&, const PodSpec& spec,
                        const AllowedHostPaths& allowed, Violations* out) {
-  Names volumes;
-  for (const Volume& v : spec.volumes()) {
-    if (v.has_host_path() && !allowed.Allows(v.host_path().path())) {
-      volumes.push_back(v.name());
-    }
-  }
+  const Names volumes = HostPathsNotAllowed(spec, allowed);
   if (volumes.empty()) return;
   out->push_back({"restricted volume types",
                   absl::StrCat(Plural("volume", "volumes", volumes.size()), " ",

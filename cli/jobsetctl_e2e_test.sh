@@ -332,15 +332,13 @@ expect err "invalid or expired token"
 # Pod Security admission and v1 Namespace objects: a Namespace labelled
 # restricted refuses a JobSet that baseline (jobsetd's default) admits, with
 # Kubernetes' message; baseline refuses hostPath; privileged admits it.
-cat >"$tmp/ns.yaml" <<'YAML'
-apiVersion: v1
-kind: Namespace
-metadata:
-  name: secure
-  labels:
-    pod-security.kubernetes.io/enforce: restricted
-    pod-security.kubernetes.io/enforce-version: latest
-YAML
+# namespace_yaml NAME MODE LEVEL: a v1 Namespace with one pod-security label.
+namespace_yaml() {
+  printf 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n  labels:\n' "$1"
+  printf '    pod-security.kubernetes.io/%s: %s\n' "$2" "$3"
+}
+namespace_yaml secure enforce restricted >"$tmp/ns.yaml"
+echo '    pod-security.kubernetes.io/enforce-version: latest' >>"$tmp/ns.yaml"
 run 0 apply -f "$tmp/ns.yaml"
 expect out "namespace/secure created"
 run 0 apply -f "$tmp/ns.yaml"
@@ -382,14 +380,7 @@ spec:
 YAML
 run 1 apply -f "$tmp/hostpath.yaml"
 expect err 'violates PodSecurity "baseline:latest": hostPath volumes (volume "data")'
-cat >"$tmp/lab.yaml" <<'YAML'
-apiVersion: v1
-kind: Namespace
-metadata:
-  name: lab
-  labels:
-    pod-security.kubernetes.io/enforce: privileged
-YAML
+namespace_yaml lab enforce privileged >"$tmp/lab.yaml"
 run 0 apply -f "$tmp/lab.yaml"
 run 0 apply -f "$tmp/hostpath.yaml" -n lab
 expect out "jobset.jobset.x-k8s.io/hostdata created"
@@ -401,14 +392,7 @@ expect err 'namespaces "secure" not found'
 run 0 delete -f "$tmp/lab.yaml"
 expect out 'namespace "lab" deleted'
 # warn: the JobSet is created, and jobsetctl prints the server's warning.
-cat >"$tmp/watched.yaml" <<'YAML'
-apiVersion: v1
-kind: Namespace
-metadata:
-  name: watched
-  labels:
-    pod-security.kubernetes.io/warn: restricted
-YAML
+namespace_yaml watched warn restricted >"$tmp/watched.yaml"
 run 0 apply -f "$tmp/watched.yaml"
 run 0 apply -f "$manifest" -n watched
 expect out "jobset.jobset.x-k8s.io/success-policy created"
