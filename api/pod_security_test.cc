@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "api/jobset_builder.h"
+#include "api/manifest.h"
 #include "common/status_matchers.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
@@ -469,6 +470,33 @@ TEST(ParseTest, NamespaceLabels) {
                          HasSubstr("must be \"latest\" or \"v1.x\"")))
         << bad;
   }
+}
+
+TEST(JobSetTest, ManifestHostPidAndIpcAreRealFields) {
+  absl::StatusOr<std::vector<ManifestObject>> objects = LoadManifest(R"(
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: host}
+spec:
+  replicatedJobs:
+  - name: w
+    template:
+      spec:
+        template:
+          spec:
+            hostNetwork: true
+            hostPID: true
+            hostIPC: true
+            containers: [{name: c, image: busybox}]
+)");
+  ASSERT_THAT(objects, IsOk());
+  ASSERT_EQ(objects->size(), 1u);
+  EXPECT_THAT((*objects)[0].warnings, IsEmpty());
+  EXPECT_THAT(CheckJobSetPodSecurity((*objects)[0].jobset, kBaseline, {}),
+              StatusIs(absl::StatusCode::kPermissionDenied,
+                       HasSubstr("violates PodSecurity \"baseline:latest\": "
+                                 "host namespaces (hostPID=true, "
+                                 "hostIPC=true)")));
 }
 
 TEST(JobSetTest, RefusedWithPathAndPermissionDenied) {
