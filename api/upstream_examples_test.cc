@@ -12,6 +12,7 @@
 #include "absl/strings/str_replace.h"
 #include "api/defaults.h"
 #include "api/manifest.h"
+#include "api/pod_security.h"
 #include "api/validation.h"
 #include "common/status_matchers.h"
 #include "gmock/gmock.h"
@@ -61,7 +62,8 @@ std::vector<std::string> YamlFiles(const std::filesystem::path& dir) {
 constexpr Features kJobsetdFeatures{.restart_job = true,
                                     .in_place_restart = true};
 
-// Loads, defaults and validates every JobSet in `text`.
+// Loads, defaults and validates every JobSet in `text`, and admits it at
+// jobsetd's default Pod Security level (baseline).
 absl::Status Admit(const std::string& text) {
   absl::StatusOr<std::vector<ManifestObject>> objects = LoadManifest(text);
   if (!objects.ok()) return objects.status();
@@ -69,6 +71,11 @@ absl::Status Admit(const std::string& text) {
   for (ManifestObject& object : *objects) {
     SetJobSetDefaults(&object.jobset);
     if (absl::Status s = ValidateJobSetCreate(object.jobset, kJobsetdFeatures);
+        !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = CheckJobSetPodSecurity(
+            object.jobset, PodSecurityLevel::kBaseline, AllowedHostPaths());
         !s.ok()) {
       return s;
     }
@@ -124,6 +131,10 @@ TEST_P(OurExampleTest, LoadsDefaultsAndValidates) {
     EXPECT_TRUE(object.warnings.empty()) << object.warnings[0];
     SetJobSetDefaults(&object.jobset);
     EXPECT_THAT(ValidateJobSetCreate(object.jobset, kJobsetdFeatures), IsOk());
+    EXPECT_THAT(
+        CheckJobSetPodSecurity(object.jobset, PodSecurityLevel::kBaseline,
+                               AllowedHostPaths()),
+        IsOk());
   }
 }
 

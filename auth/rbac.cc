@@ -65,6 +65,7 @@ constexpr ResourceInfo kResources[] = {
     {"events", "", false},
     {"secrets", "", false},
     {"nodes", "", true},
+    {"namespaces", "", true},
     {"tokens", kJobSetGroup, true},
     {"roles", kRbacGroup, false},
     {"rolebindings", kRbacGroup, false},
@@ -889,6 +890,9 @@ std::vector<api::RbacObject> BuiltInObjects() {
       Rule(kRead, {kJobSetGroup}, {"jobsets"}),
       Rule(kRead, {"batch"}, {"jobs"}),
       Rule(kRead, {""}, {"pods", "pods/log", "events"}),
+      // As in Kubernetes, every built-in role below cluster-admin reads
+      // Namespaces and none writes them.
+      Rule(kRead, {""}, {"namespaces"}),
   };
   // edit: view, plus writes on jobsets and secrets (which it may also read:
   // as in Kubernetes, edit is not meant to be safe from escalation through

@@ -161,6 +161,7 @@ TEST(ApiGroupOfTest, EveryResourceJobsetdServes) {
       {"events", "", false},
       {"secrets", "", false},
       {"nodes", "", true},
+      {"namespaces", "", true},
       {"tokens", "jobset.x-k8s.io", true},
       {"roles", "rbac.authorization.k8s.io", false},
       {"rolebindings", "rbac.authorization.k8s.io", false},
@@ -338,6 +339,9 @@ TEST(BuiltInRolesTest, ClusterAdminGetsEverythingAndOthersNoClusterScope) {
       Req("delete", "tokens", "", "t"),
       Req("create", "clusterroles"),
       Req("create", "clusterrolebindings"),
+      Req("create", "namespaces", "", "ns"),
+      Req("update", "namespaces", "", "ns"),
+      Req("delete", "namespaces", "", "ns"),
   };
   for (const Attributes& a : cluster) {
     EXPECT_TRUE(policy.Allows(U("root"), a)) << Describe(a);
@@ -352,6 +356,12 @@ TEST(BuiltInRolesTest, ClusterAdminGetsEverythingAndOthersNoClusterScope) {
   EXPECT_TRUE(policy.Allows(U("view"), Req("list", "jobsets", "")));
   EXPECT_TRUE(policy.Allows(U("view"), Req("get", "pods/log", "team-z", "p")));
   EXPECT_FALSE(policy.Allows(U("view"), Req("create", "jobsets", "team-z")));
+  // As in Kubernetes, view, edit and admin read Namespaces (cluster-wide
+  // when bound so) and none writes them.
+  for (absl::string_view role : {"view", "edit", "admin"}) {
+    EXPECT_TRUE(policy.Allows(U(role), Req("list", "namespaces")));
+    EXPECT_TRUE(policy.Allows(U(role), Req("get", "namespaces", "", "ns")));
+  }
 }
 
 TEST(BuiltInRolesTest, SystemMastersIsClusterAdmin) {
@@ -417,7 +427,7 @@ TEST(BuiltInRolesTest, CannotBeReplacedOrRemoved) {
             absl::StatusCode::kInvalidArgument);
   // Still in force.
   EXPECT_TRUE(policy.Allows(U("a", {"system:masters"}), Req("list", "nodes")));
-  EXPECT_EQ(RulesOf(policy, "ClusterRole", "view").size(), 3u);
+  EXPECT_EQ(RulesOf(policy, "ClusterRole", "view").size(), 4u);
   // Objects of the same names in other kinds or namespaces are not built in.
   EXPECT_TRUE(policy
                   .Put(RoleBinding("team-a", "cluster-admin", "ClusterRole",

@@ -96,16 +96,17 @@ const std::vector<CommandSpec>& Commands() {
   static const auto* commands = new std::vector<CommandSpec>{
       {"apply",
        "apply -f FILE|- [--dry-run]",
-       "Create or update JobSets from a YAML or JSON manifest (several "
-       "documents allowed; upstream JobSet manifests load unchanged).",
+       "Create or update JobSets, Namespaces and RBAC objects from a YAML or "
+       "JSON manifest (several documents allowed; upstream JobSet manifests "
+       "load unchanged).",
        {Valued("filename", 'f', "FILE", "manifest file, or - for stdin"),
         Switch("dry-run", '\0', "default and validate on the server only")},
        0,
        0},
       {"create",
        "create -f FILE|- | create token NAME [--groups=a,b] [--ttl=720h]",
-       "Create JobSets and RBAC objects from a manifest, or a user's bearer "
-       "token (printed once).",
+       "Create JobSets, Namespaces and RBAC objects from a manifest, or a "
+       "user's bearer token (printed once).",
        {Valued("filename", 'f', "FILE", "manifest file, or - for stdin"),
         Switch("dry-run", '\0', "default and validate on the server only"),
         Valued("groups", '\0', "GROUPS", "token: comma-separated groups"),
@@ -113,8 +114,8 @@ const std::vector<CommandSpec>& Commands() {
        0,
        2},
       {"get",
-       "get jobsets|jobs|pods|nodes|events|tokens|roles|rolebindings|"
-       "clusterroles|clusterrolebindings [NAME] "
+       "get jobsets|jobs|pods|nodes|events|namespaces|tokens|roles|"
+       "rolebindings|clusterroles|clusterrolebindings [NAME] "
        "[-o json|yaml|name|wide|jsonpath=TEMPLATE] [-l SELECTOR] "
        "[--field-selector=SELECTOR] [--jobset NAME] [-w] [-A]",
        "Show resources as a table, or as JSON/YAML/names/JSONPath with -o.",
@@ -143,12 +144,13 @@ const std::vector<CommandSpec>& Commands() {
        2,
        2},
       {"delete",
-       "delete jobset|token|node NAME | delete jobsets --all|-l SELECTOR "
+       "delete jobset|namespace|token|node NAME | delete jobsets --all|-l "
+       "SELECTOR "
        "[-A] | delete -f FILE|-",
        "Delete a JobSet, a user's token, a node (its identity; the agent must "
        "join again), every JobSet of the namespace (--all) or those a label "
-       "selector matches (-l), or the JobSets and RBAC objects of a "
-       "manifest.",
+       "selector matches (-l), or the JobSets, Namespaces and RBAC objects "
+       "of a manifest.",
        {Valued("filename", 'f', "FILE", "manifest file, or - for stdin"),
         Switch("all", '\0', "jobsets: every JobSet of the namespace"),
         Valued("selector", 'l', "SELECTOR",
@@ -425,6 +427,7 @@ std::optional<std::string> CanonicalType(absl::string_view type) {
   if (any({"nodes", "node", "no"})) return "nodes";
   if (any({"events", "event", "ev"})) return "events";
   if (any({"tokens", "token"})) return "tokens";
+  if (any({"namespaces", "namespace", "ns"})) return "namespaces";
   if (any({"roles", "role", "roles.rbac.authorization.k8s.io"})) {
     return "roles";
   }

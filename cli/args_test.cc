@@ -182,6 +182,8 @@ TEST(CanonicalTypeTest, KubectlAliases) {
   EXPECT_EQ(CanonicalType("clusterrolebindings.rbac.authorization.k8s.io"),
             "clusterrolebindings");
   EXPECT_EQ(CanonicalType("rolebinding"), "rolebindings");
+  EXPECT_EQ(CanonicalType("ns"), "namespaces");
+  EXPECT_EQ(CanonicalType("Namespace"), "namespaces");
 }
 
 }  // namespace

@@ -184,6 +184,41 @@ absl::StatusOr<api::CreateJobSetResponse> Client::Create(
       });
 }
 
+absl::StatusOr<api::ApplyNamespaceResponse> Client::ApplyNamespace(
+    const api::ApplyNamespaceRequest& request) {
+  return Unary<api::ApplyNamespaceResponse>(
+      "ApplyNamespace", [&](grpc::ClientContext* c, auto* r) {
+        return jobsets_->ApplyNamespace(c, request, r);
+      });
+}
+
+absl::StatusOr<api::Namespace> Client::GetNamespace(const std::string& name) {
+  api::GetNamespaceRequest request;
+  request.set_name(name);
+  return Unary<api::Namespace>("GetNamespace",
+                               [&](grpc::ClientContext* c, auto* r) {
+                                 return jobsets_->GetNamespace(c, request, r);
+                               });
+}
+
+absl::StatusOr<api::ListNamespacesResponse> Client::ListNamespaces(
+    const api::ListNamespacesRequest& request) {
+  return Unary<api::ListNamespacesResponse>(
+      "ListNamespaces", [&](grpc::ClientContext* c, auto* r) {
+        return jobsets_->ListNamespaces(c, request, r);
+      });
+}
+
+absl::StatusOr<api::Namespace> Client::DeleteNamespace(
+    const std::string& name) {
+  api::DeleteNamespaceRequest request;
+  request.set_name(name);
+  return Unary<api::Namespace>(
+      "DeleteNamespace", [&](grpc::ClientContext* c, auto* r) {
+        return jobsets_->DeleteNamespace(c, request, r);
+      });
+}
+
 absl::StatusOr<api::JobSet> Client::Get(const api::GetJobSetRequest& request) {
   return Unary<api::JobSet>("GetJobSet", [&](grpc::ClientContext* c, auto* r) {
     return jobsets_->GetJobSet(c, request, r);

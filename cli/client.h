@@ -60,6 +60,13 @@ class Client {
       const api::ListEventsRequest& request);
   // jobsetd's version (JobSetService.GetVersion).
   absl::StatusOr<api::VersionInfo> GetVersion();
+  // v1 Namespace objects (JobSetService).
+  absl::StatusOr<api::ApplyNamespaceResponse> ApplyNamespace(
+      const api::ApplyNamespaceRequest& request);
+  absl::StatusOr<api::Namespace> GetNamespace(const std::string& name);
+  absl::StatusOr<api::ListNamespacesResponse> ListNamespaces(
+      const api::ListNamespacesRequest& request);
+  absl::StatusOr<api::Namespace> DeleteNamespace(const std::string& name);
 
   absl::StatusOr<api::ListNodesResponse> ListNodes();
   absl::StatusOr<api::Node> GetNode(const std::string& name);

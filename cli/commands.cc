@@ -14,6 +14,7 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -26,6 +27,7 @@
 #include "api/defaults.h"
 #include "api/label_selector.h"
 #include "api/manifest.h"
+#include "api/namespace_manifest.h"
 #include "api/rbac_manifest.h"
 #include "cli/completion.h"
 #include "cli/describe.h"
@@ -118,6 +120,17 @@ absl::Status DefaultNamespace(const Context& ctx, api::ObjectMeta* meta) {
   return absl::OkStatus();
 }
 
+// Prints the warnings jobsetd returned (as kubectl prints an API server's
+// Warning headers).
+void PrintServerWarnings(const Context& ctx,
+                         const api::CreateJobSetResponse& created) {
+  for (const std::string& warning : created.warnings()) {
+    *ctx.io.err << "Warning: " << kJobSetResource << "/"
+                << created.jobset().metadata().name() << ": " << warning
+                << "\n";
+  }
+}
+
 // Applies one manifest object; prints what happened. Returns the exit code.
 int ApplyOne(const Context& ctx, api::JobSet jobset, bool dry_run) {
   api::ObjectMeta* meta = jobset.mutable_metadata();
@@ -153,6 +166,7 @@ int ApplyOne(const Context& ctx, api::JobSet jobset, bool dry_run) {
     absl::StatusOr<api::CreateJobSetResponse> created =
         ctx.client.Create(create);
     if (!created.ok()) return failed(created.status());
+    PrintServerWarnings(ctx, *created);
     *ctx.io.out << kJobSetResource << "/" << created->jobset().metadata().name()
                 << (created->created() ? " created" : " unchanged") << suffix
                 << "\n";
@@ -189,6 +203,7 @@ int CreateOne(const Context& ctx, api::JobSet jobset, bool dry_run) {
                 << created.status().message() << "\n";
     return ExitCodeFor(created.status());
   }
+  PrintServerWarnings(ctx, *created);
   if (!created->created()) {
     *ctx.io.err << "error: " << kJobSetResource << " \""
                 << created->jobset().metadata().name() << "\" already exists\n";
@@ -285,6 +300,36 @@ int RbacOne(const Context& ctx, api::RbacObject object, FileMode mode,
   return kExitOk;
 }
 
+// Applies, creates or deletes one v1 Namespace object.
+int NamespaceOne(const Context& ctx, const api::Namespace& ns, FileMode mode,
+                 bool dry_run) {
+  const std::string& name = ns.metadata().name();
+  auto failed = [&](const absl::Status& status) {
+    *ctx.io.err << "error: namespace/" << name << ": " << status.message()
+                << "\n";
+    return ExitCodeFor(status);
+  };
+  if (mode == FileMode::kDelete) {
+    absl::StatusOr<api::Namespace> deleted = ctx.client.DeleteNamespace(name);
+    if (!deleted.ok()) return failed(deleted.status());
+    *ctx.io.out << "namespace \"" << name << "\" deleted\n";
+    return kExitOk;
+  }
+  api::ApplyNamespaceRequest request;
+  *request.mutable_namespace_() = ns;
+  request.set_create_only(mode == FileMode::kCreate);
+  request.set_dry_run(dry_run);
+  absl::StatusOr<api::ApplyNamespaceResponse> applied =
+      ctx.client.ApplyNamespace(request);
+  if (!applied.ok()) return failed(applied.status());
+  const char* what = applied->created()     ? " created"
+                     : applied->unchanged() ? " unchanged"
+                                            : " configured";
+  *ctx.io.out << "namespace/" << name << what << (dry_run ? " (dry run)" : "")
+              << "\n";
+  return kExitOk;
+}
+
 int ApplyFile(const Context& ctx, FileMode mode) {
   const std::string verb = ctx.invocation.command->verb;
   if (!ctx.invocation.Has("filename")) {
@@ -311,8 +356,9 @@ int ApplyFile(const Context& ctx, FileMode mode) {
                 << "\n";
     return kExitApiError;
   }
-  // Document number -> RBAC object, read before anything is sent.
-  std::map<int, api::RbacObject> rbac;
+  // Document number -> RBAC or Namespace object, read before anything is
+  // sent.
+  std::map<int, std::variant<api::RbacObject, api::Namespace>> rbac;
   for (const RbacDocument& doc : split.rbac) {
     absl::StatusOr<api::RbacObject> object = api::ParseRbacDocument(doc.text);
     if (!object.ok()) {
@@ -321,6 +367,18 @@ int ApplyFile(const Context& ctx, FileMode mode) {
       return kExitApiError;
     }
     rbac[doc.document] = *std::move(object);
+  }
+  for (const RbacDocument& doc : split.namespaces) {
+    absl::StatusOr<api::Namespace> ns = api::ParseNamespaceDocument(doc.text);
+    if (ns.ok() && mode != FileMode::kDelete) {
+      if (absl::Status s = api::ValidateNamespace(*ns); !s.ok()) ns = s;
+    }
+    if (!ns.ok()) {
+      *ctx.io.err << "error: " << shown << ": manifest document "
+                  << doc.document << ": " << ns.status().message() << "\n";
+      return kExitApiError;
+    }
+    rbac[doc.document] = *std::move(ns);
   }
   if (objects->empty() && rbac.empty()) {
     *ctx.io.err << "error: no objects passed to " << verb << "\n";
@@ -389,7 +447,12 @@ int ApplyFile(const Context& ctx, FileMode mode) {
     flush_wave();
     for (; next_rbac != rbac.end() && next_rbac->first < document;
          ++next_rbac) {
-      record(RbacOne(ctx, next_rbac->second, mode, dry_run));
+      if (const auto* ns = std::get_if<api::Namespace>(&next_rbac->second)) {
+        record(NamespaceOne(ctx, *ns, mode, dry_run));
+      } else {
+        record(RbacOne(ctx, std::get<api::RbacObject>(next_rbac->second), mode,
+                       dry_run));
+      }
     }
   };
   for (api::ManifestObject& object : *objects) {
@@ -425,6 +488,7 @@ Kind KindOf(absl::string_view type) {
   if (type == "pods") return {"v1", "Pod", "pod/"};
   if (type == "events") return {"events.k8s.io/v1", "Event", "event/"};
   if (type == "tokens") return {"", "", "token/"};
+  if (type == "namespaces") return {"v1", "Namespace", "namespace/"};
   if (type == "roles") {
     return {"rbac.authorization.k8s.io/v1", "Role",
             "role.rbac.authorization.k8s.io/"};
@@ -487,7 +551,8 @@ int PrintObjects(const Context& ctx, absl::string_view type,
     return kExitOk;
   }
   if (items.empty()) {
-    if (ctx.invocation.Has("all-namespaces") || type == "nodes") {
+    if (ctx.invocation.Has("all-namespaces") || type == "nodes" ||
+        type == "namespaces") {
       *ctx.io.err << "No resources found\n";
     } else {
       *ctx.io.err << "No resources found in " << ctx.ns << " namespace.\n";
@@ -937,8 +1002,8 @@ int Get(const Context& ctx) {
     return Usage(
         ctx, absl::StrCat("unknown resource type \"", ctx.invocation.args[0],
                           "\" (use jobsets, jobs, pods, nodes, events, "
-                          "tokens, roles, rolebindings, clusterroles or "
-                          "clusterrolebindings)"));
+                          "namespaces, tokens, roles, rolebindings, "
+                          "clusterroles or clusterrolebindings)"));
   }
   const std::string output = ctx.invocation.Get("output", "");
   if (output == "jsonpath" || output == "jsonpath=") {
@@ -996,6 +1061,27 @@ int Get(const Context& ctx) {
   }
   auto name_of = [](const auto& item) { return item.metadata().name(); };
   if (*type == "jobsets") return GetJobSets(ctx, name);
+  if (*type == "namespaces") {
+    if (watch) return Usage(ctx, "-w/--watch does not apply to namespaces");
+    if (ctx.invocation.Has("field-selector")) {
+      return Usage(ctx, "--field-selector does not apply to namespaces");
+    }
+    std::vector<api::Namespace> items;
+    if (!name.empty()) {
+      absl::StatusOr<api::Namespace> ns = ctx.client.GetNamespace(name);
+      if (!ns.ok()) return Fail(ctx, ns.status());
+      items.push_back(*std::move(ns));
+    } else {
+      api::ListNamespacesRequest request;
+      request.set_label_selector(ctx.invocation.Get("selector", ""));
+      absl::StatusOr<api::ListNamespacesResponse> list =
+          ctx.client.ListNamespaces(request);
+      if (!list.ok()) return Fail(ctx, list.status());
+      items = Items(list->items());
+    }
+    return PrintObjects(ctx, *type, items, !name.empty(),
+                        NamespaceRows(items, absl::Now()), name_of);
+  }
   if (*type == "jobs") {
     return GetJobSetChildren(ctx, *type, name, jobset, *selection, watch,
                              "jobs.batch", &Client::ListJobs,
@@ -1154,6 +1240,13 @@ int Delete(const Context& ctx) {
     *ctx.io.out << "token \"" << args[1] << "\" deleted\n";
     return kExitOk;
   }
+  if (type == "namespaces") {
+    absl::StatusOr<api::Namespace> deleted =
+        ctx.client.DeleteNamespace(args[1]);
+    if (!deleted.ok()) return Fail(ctx, deleted.status());
+    *ctx.io.out << "namespace \"" << args[1] << "\" deleted\n";
+    return kExitOk;
+  }
   if (type == "nodes") {
     absl::StatusOr<api::Node> deleted = ctx.client.DeleteNode(args[1]);
     if (!deleted.ok()) return Fail(ctx, deleted.status());
@@ -1161,8 +1254,8 @@ int Delete(const Context& ctx) {
     return kExitOk;
   }
   if (!IsJobSetType(ctx)) {
-    return Usage(ctx, absl::StrCat("\"delete\" supports jobsets, tokens and "
-                                   "nodes (or -f FILE), got \"",
+    return Usage(ctx, absl::StrCat("\"delete\" supports jobsets, namespaces, "
+                                   "tokens and nodes (or -f FILE), got \"",
                                    args[0], "\""));
   }
   api::DeleteJobSetRequest request;

@@ -9,8 +9,8 @@ namespace jobset::cli {
 namespace {
 
 constexpr absl::string_view kTypes =
-    "jobsets jobs pods nodes events tokens roles rolebindings clusterroles "
-    "clusterrolebindings";
+    "jobsets jobs pods nodes events namespaces tokens roles rolebindings "
+    "clusterroles clusterrolebindings";
 
 // The flags of `flags` as the shell sees them: --name and -x.
 std::string FlagWords(const std::vector<FlagSpec>& flags) {

@@ -329,6 +329,76 @@ expect err "invalid or expired token"
 run 0 delete token alice
 run 1 --token="$alice" get jobsets -n team-a
 expect err "invalid or expired token"
+# Pod Security admission and v1 Namespace objects: a Namespace labelled
+# restricted refuses a JobSet that baseline (jobsetd's default) admits, with
+# Kubernetes' message; baseline refuses hostPath; privileged admits it.
+# namespace_yaml NAME MODE LEVEL: a v1 Namespace with one pod-security label.
+namespace_yaml() {
+  printf 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n  labels:\n' "$1"
+  printf '    pod-security.kubernetes.io/%s: %s\n' "$2" "$3"
+}
+namespace_yaml secure enforce restricted >"$tmp/ns.yaml"
+echo '    pod-security.kubernetes.io/enforce-version: latest' >>"$tmp/ns.yaml"
+run 0 apply -f "$tmp/ns.yaml"
+expect out "namespace/secure created"
+run 0 apply -f "$tmp/ns.yaml"
+expect out "namespace/secure unchanged"
+run 1 create -f "$tmp/ns.yaml"
+expect err 'namespaces "secure" already exists'
+run 0 get namespaces
+expect out "NAME     STATUS   AGE"
+expect out "secure   Active"
+run 0 get ns secure -o json
+expect out '"pod-security.kubernetes.io/enforce": "restricted"'
+run 1 apply -f "$manifest" -n secure
+expect err 'is forbidden: spec.replicatedJobs[0].template.spec.template: violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false (container'
+expect err 'runAsNonRoot != true (pod or container'
+sed 's/enforce: restricted/enforce: strict/' "$tmp/ns.yaml" >"$tmp/bad-ns.yaml"
+run 1 apply -f "$tmp/bad-ns.yaml"
+expect err 'metadata.labels[pod-security.kubernetes.io/enforce]: Invalid value: "strict": must be one of privileged, baseline, restricted'
+cat >"$tmp/hostpath.yaml" <<'YAML'
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: hostdata
+spec:
+  replicatedJobs:
+  - name: w
+    template:
+      spec:
+        template:
+          spec:
+            restartPolicy: Never
+            volumes:
+            - name: data
+              hostPath:
+                path: /srv/data
+            containers:
+            - name: c
+              image: busybox
+              command: ["true"]
+YAML
+run 1 apply -f "$tmp/hostpath.yaml"
+expect err 'violates PodSecurity "baseline:latest": hostPath volumes (volume "data")'
+namespace_yaml lab enforce privileged >"$tmp/lab.yaml"
+run 0 apply -f "$tmp/lab.yaml"
+run 0 apply -f "$tmp/hostpath.yaml" -n lab
+expect out "jobset.jobset.x-k8s.io/hostdata created"
+run 0 delete jobset hostdata -n lab
+run 0 delete namespace secure
+expect out 'namespace "secure" deleted'
+run 1 get ns secure
+expect err 'namespaces "secure" not found'
+run 0 delete -f "$tmp/lab.yaml"
+expect out 'namespace "lab" deleted'
+# warn: the JobSet is created, and jobsetctl prints the server's warning.
+namespace_yaml watched warn restricted >"$tmp/watched.yaml"
+run 0 apply -f "$tmp/watched.yaml"
+run 0 apply -f "$manifest" -n watched
+expect out "jobset.jobset.x-k8s.io/success-policy created"
+expect err 'Warning: jobset.jobset.x-k8s.io/success-policy: spec.replicatedJobs[0].template.spec.template: would violate PodSecurity "restricted:latest": allowPrivilegeEscalation != false'
+run 0 delete jobset success-policy -n watched
+
 # A client that trusts another CA refuses the server and never sends its token.
 if openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=other \
   -days 1 -keyout "$tmp/other.key" -out "$tmp/other.crt" 2>/dev/null; then

@@ -7,6 +7,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "api/manifest.h"
+#include "api/namespace_manifest.h"
 #include "api/rbac_manifest.h"
 #include "yaml-cpp/yaml.h"
 
@@ -24,19 +25,26 @@ bool IsContent(absl::string_view line) {
   return !line.empty() && line[0] != '#';
 }
 
-// Whether `text` is one RBAC document (by its top-level kind and
-// apiVersion).
-bool IsRbac(const std::string& text) {
+enum class DocKind { kOther, kRbac, kNamespace };
+
+// What `text`, one document, is (by its top-level kind and apiVersion).
+DocKind KindOf(const std::string& text) {
   try {
     const YAML::Node root = YAML::Load(text);
-    if (!root.IsMap()) return false;
+    if (!root.IsMap()) return DocKind::kOther;
     const YAML::Node kind = root["kind"];
     const YAML::Node version = root["apiVersion"];
-    return kind.IsScalar() && version.IsScalar() &&
-           api::IsRbacKind(kind.Scalar()) &&
-           absl::StartsWith(version.Scalar(), "rbac.authorization.k8s.io/");
+    if (!kind.IsScalar() || !version.IsScalar()) return DocKind::kOther;
+    if (api::IsRbacKind(kind.Scalar()) &&
+        absl::StartsWith(version.Scalar(), "rbac.authorization.k8s.io/")) {
+      return DocKind::kRbac;
+    }
+    if (api::IsNamespaceKind(version.Scalar(), kind.Scalar())) {
+      return DocKind::kNamespace;
+    }
+    return DocKind::kOther;
   } catch (const std::exception&) {
-    return false;
+    return DocKind::kOther;
   }
 }
 
@@ -75,8 +83,10 @@ SplitDocuments SplitByKind(absl::string_view text) {
     }
     if (!content) continue;
     ++document;
-    if (!IsRbac(chunk_text)) continue;
-    out.rbac.push_back({document, chunk_text});
+    const DocKind kind = KindOf(chunk_text);
+    if (kind == DocKind::kOther) continue;
+    (kind == DocKind::kRbac ? out.rbac : out.namespaces)
+        .push_back({document, chunk_text});
     // Blank it, keeping one null document and the line count.
     bool replaced = false;
     for (size_t i = chunk.begin; i < chunk.end; ++i) {
@@ -89,7 +99,9 @@ SplitDocuments SplitByKind(absl::string_view text) {
       replaced = true;
     }
   }
-  out.rest = out.rbac.empty() ? std::string(text) : absl::StrJoin(lines, "\n");
+  out.rest = out.rbac.empty() && out.namespaces.empty()
+                 ? std::string(text)
+                 : absl::StrJoin(lines, "\n");
   return out;
 }
 

@@ -23,6 +23,8 @@ struct SplitDocuments {
   // that api::LoadManifest numbers the other documents and lines as before.
   std::string rest;
   std::vector<RbacDocument> rbac;
+  // The v1 Namespace documents, taken apart (and blanked) as RBAC ones.
+  std::vector<RbacDocument> namespaces;
 };
 
 // Splits YAML or JSON `text` at its "---" lines and finds each document's

@@ -452,6 +452,17 @@ std::vector<Row> RbacRows(const std::vector<api::RbacObject>& objects,
   return rows;
 }
 
+std::vector<Row> NamespaceRows(const std::vector<api::Namespace>& namespaces,
+                               absl::Time now) {
+  std::vector<Row> rows = {{"NAME", "STATUS", "AGE"}};
+  for (const api::Namespace& ns : namespaces) {
+    rows.push_back(
+        {ns.metadata().name(), "Active",
+         FormatAge(ToTime(ns.metadata().creation_timestamp()), now)});
+  }
+  return rows;
+}
+
 std::vector<Row> EventRows(const std::vector<api::Event>& events,
                            absl::Time now) {
   std::vector<Row> rows = {

@@ -65,6 +65,11 @@ std::vector<Row> TokenRows(const std::vector<api::TokenInfo>& tokens,
 std::vector<Row> RbacRows(const std::vector<api::RbacObject>& objects,
                           bool namespaces, absl::Time now);
 
+// Namespace objects: NAME STATUS AGE (STATUS is always "Active": jobsetd
+// deletes a Namespace object at once).
+std::vector<Row> NamespaceRows(const std::vector<api::Namespace>& namespaces,
+                               absl::Time now);
+
 // Returns a pod's STATUS column: the reason of a waiting or failed container
 // ("OOMKilled", "Error"), the pod's reason, else its phase.
 std::string PodStatusText(const api::Pod& pod);

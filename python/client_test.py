@@ -169,6 +169,20 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(events[0], "ADDED")
         self.assertIn("MODIFIED", events)
 
+    def test_pod_security_refusal_is_forbidden(self):
+        # jobsetd's default Pod Security level, baseline, refuses hostPath.
+        host = dict(DEADLINE_JOBSET, metadata={"name": "hostdata"})
+        host["spec"] = {"replicatedJobs": [{
+            "name": "w", "template": {"spec": {"template": {"spec": {
+                "volumes": [{"name": "data", "hostPath": {"path": "/srv"}}],
+                "containers": [{"name": "c", "image": "bash"}]}}}}}]}
+        with self.assertRaises(jobset.Forbidden) as caught:
+            self.client.apply(host)
+        self.assertEqual(caught.exception.code,
+                         grpc.StatusCode.PERMISSION_DENIED)
+        self.assertIn('violates PodSecurity "baseline:latest": hostPath '
+                      'volumes (volume "data")', caught.exception.message)
+
     def test_rejected_spec_carries_field_path(self):
         bad = dict(DEADLINE_JOBSET, metadata={"name": "bad"})
         bad["spec"] = {"replicatedJobs": [{

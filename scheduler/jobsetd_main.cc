@@ -16,6 +16,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "api/names.h"
+#include "api/pod_security.h"
 #include "common/log.h"
 #include "prometheus/exposer.h"
 #include "scheduler/agents/agent_hub.h"
@@ -126,6 +127,14 @@ ABSL_FLAG(int64_t, max_jobsets_per_namespace,
           "RESOURCE_EXHAUSTED");
 ABSL_FLAG(int64_t, max_jobsets, jobset::scheduler::ApiLimits().max_jobsets,
           "JobSets jobsetd may hold in all namespaces together");
+ABSL_FLAG(std::string, pod_security, "baseline",
+          "Pod Security Standard enforced on the pod templates of JobSets "
+          "(privileged, baseline or restricted) in namespaces whose Namespace "
+          "object has no pod-security.kubernetes.io/enforce label");
+ABSL_FLAG(std::string, allowed_host_paths, "",
+          "Comma-separated absolute paths: hostPath volumes at or under one "
+          "(by path components) pass Pod Security at every level, e.g. "
+          "/datasets,/scratch");
 ABSL_FLAG(int32_t, grpc_max_concurrent_streams,
           jobset::scheduler::Server::Limits().max_concurrent_streams,
           "Calls one client connection may have open at once (HTTP/2 "
@@ -243,6 +252,18 @@ int Main() {
     JOBSET_LOG(ERROR) << "--watch_history must be at least 1";
     return 2;
   }
+  absl::StatusOr<api::PodSecurityLevel> level = api::ParsePodSecurityLevel(
+      "--pod_security", absl::GetFlag(FLAGS_pod_security));
+  absl::StatusOr<api::AllowedHostPaths> host_paths =
+      api::AllowedHostPaths::Parse("--allowed_host_paths",
+                                   absl::GetFlag(FLAGS_allowed_host_paths));
+  for (const absl::Status& s : {level.status(), host_paths.status()}) {
+    if (!s.ok()) {
+      JOBSET_LOG(ERROR) << s.message();
+      return 2;
+    }
+  }
+  options.api_limits.pod_security = {*level, *std::move(host_paths)};
 
   const bool insecure = absl::GetFlag(FLAGS_insecure);
   const std::string listen_host =

@@ -73,6 +73,16 @@ inline std::string NodeKey(absl::string_view name) {
   return absl::StrCat(kNodes, name);
 }
 
+// Namespaces: "namespaces/<name>" -> jobset::api::Namespace (a v1 Namespace
+// object: its labels set the namespace's Pod Security level; a namespace
+// needs none to hold JobSets).
+inline constexpr absl::string_view kNamespaces = "namespaces/";
+
+// Returns the key of Namespace `name`.
+inline std::string NamespaceKey(absl::string_view name) {
+  return absl::StrCat(kNamespaces, name);
+}
+
 }  // namespace jobset::store::keys
 
 #endif  // JOBSET_STORE_KEYS_H_

@@ -36,7 +36,9 @@ class ApplyResult:
       name: the JobSet's name.
       action: "created", "configured" or "unchanged".
       jobset: the JobSet as jobsetd stored it (or would, with dry_run).
-      warnings: fields jobsetd accepted without acting on them.
+      warnings: fields jobsetd accepted without acting on them, and the
+        warnings jobsetd returned at create (a namespace's Pod Security warn
+        level).
     """
 
     def __init__(self, name, action, jobset, warnings):
@@ -172,6 +174,11 @@ class Client:
         if existing is None:
             response = self._call("CreateJobSet", service_pb2.CreateJobSetRequest(
                 jobset=jobset, dry_run=dry_run))
+            # jobsetd's own warnings (a namespace's Pod Security warn level).
+            for warning in response.warnings:
+                _log.warning("jobset %s: %s", response.jobset.metadata.name,
+                             warning)
+            warnings = list(warnings) + list(response.warnings)
             return ApplyResult(response.jobset.metadata.name,
                                "created" if response.created else "unchanged",
                                response.jobset, warnings)

@@ -59,7 +59,8 @@ class Unauthenticated(ApiError):
 class Forbidden(ApiError):
     """The caller may not do this (PERMISSION_DENIED); the message is
     jobsetd's, in Kubernetes' wording ('User "x" cannot create resource
-    ...')."""
+    ...', or a Pod Security refusal: '... violates PodSecurity
+    "baseline:latest": ...')."""
 
 
 class WaitTimeoutError(JobSetError, TimeoutError):

@@ -17,6 +17,7 @@
 #include "common/uid.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "scheduler/records/records.h"
+#include "scheduler/server/namespace_api.h"
 #include "store/decode.h"
 #include "store/keys.h"
 #include "store/scan.h"
@@ -190,6 +191,21 @@ absl::StatusOr<JobSetApi::PageItems> AddOne(
   return added;
 }
 
+// Whether any replicatedJob's pod template differs (or one was added or
+// removed).
+bool PodTemplatesChanged(const api::JobSet& old, const api::JobSet& updated) {
+  const auto& a = old.spec().replicated_jobs();
+  const auto& b = updated.spec().replicated_jobs();
+  if (a.size() != b.size()) return true;
+  for (int i = 0; i < a.size(); ++i) {
+    if (!MessageDifferencer::Equals(a[i].template_().spec().template_(),
+                                    b[i].template_().spec().template_())) {
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 absl::StatusOr<api::JobSet> DecodeJobSet(const store::KeyValue& kv) {
@@ -308,6 +324,20 @@ absl::StatusOr<std::pair<api::JobSet, int64_t>> JobSetApi::Read(
   return std::make_pair(std::move(jobset), kv->mod_revision);
 }
 
+absl::StatusOr<std::vector<std::string>> JobSetApi::AdmitPodSecurity(
+    const api::JobSet& jobset) {
+  JOBSET_ASSIGN_OR_RETURN(
+      api::NamespacePodSecurity policy,
+      ReadNamespacePodSecurity(store_, jobset.metadata().namespace_()));
+  const api::PodSecurityConfig& config = limits_.pod_security;
+  JOBSET_RETURN_IF_ERROR(api::CheckJobSetPodSecurity(
+      jobset, policy.enforce.value_or(config.enforce),
+      config.allowed_host_paths));
+  if (!policy.warn.has_value()) return std::vector<std::string>();
+  return api::PodSecurityWarnings(jobset, *policy.warn,
+                                  config.allowed_host_paths);
+}
+
 absl::StatusOr<JobSetApi::CreateResult> JobSetApi::Create(api::JobSet jobset,
                                                           bool dry_run) {
   JOBSET_RETURN_IF_ERROR(CheckSize(jobset));
@@ -325,11 +355,14 @@ absl::StatusOr<JobSetApi::CreateResult> JobSetApi::Create(api::JobSet jobset,
     meta->set_name(absl::StrCat(meta->generate_name(), NameSuffix()));
   JOBSET_RETURN_IF_ERROR(
       api::ValidateJobSetCreate(jobset, features_, limits_.spec));
+  JOBSET_ASSIGN_OR_RETURN(std::vector<std::string> warnings,
+                          AdmitPodSecurity(jobset));
   meta->set_uid(NewUid());
   meta->set_generation(1);
   meta->mutable_creation_timestamp()->set_seconds(
       absl::ToUnixSeconds(clock_->Now()));
-  if (dry_run) return CreateResult{std::move(jobset), true};
+  if (dry_run)
+    return CreateResult{std::move(jobset), true, std::move(warnings)};
 
   for (int attempt = 0; attempt < kMaxRetries; ++attempt) {
     const std::string key =
@@ -343,7 +376,7 @@ absl::StatusOr<JobSetApi::CreateResult> JobSetApi::Create(api::JobSet jobset,
       }
       JOBSET_ASSIGN_OR_RETURN(api::JobSet stored, DecodeJobSet(*existing));
       if (MessageDifferencer::Equals(stored.spec(), jobset.spec())) {
-        return CreateResult{std::move(stored), false};
+        return CreateResult{std::move(stored), false, std::move(warnings)};
       }
       return absl::AlreadyExistsError(absl::StrCat(
           "jobsets.jobset.x-k8s.io \"", meta->name(),
@@ -356,7 +389,7 @@ absl::StatusOr<JobSetApi::CreateResult> JobSetApi::Create(api::JobSet jobset,
     counter_.Release(meta->namespace_());
     if (revision.ok()) {
       meta->set_resource_version(absl::StrCat(*revision));
-      return CreateResult{std::move(jobset), true};
+      return CreateResult{std::move(jobset), true, std::move(warnings)};
     }
     // Another Create of the same name won the race: look again.
     if (revision.status().code() != absl::StatusCode::kAborted) {
@@ -428,6 +461,12 @@ absl::StatusOr<api::JobSet> JobSetApi::Update(const api::JobSet& request,
   JOBSET_RETURN_IF_ERROR(
       api::ValidateJobSetUpdate(old, updated, features_, limits_.spec));
   if (MessageDifferencer::Equals(old, updated)) return old;  // A no-op.
+  // As Kubernetes re-checks a pod only when its spec changes, an update that
+  // leaves every pod template as it was (suspend, labels, ...) is not
+  // re-admitted, so a stricter namespace label does not strand old JobSets.
+  if (PodTemplatesChanged(old, updated)) {
+    JOBSET_RETURN_IF_ERROR(AdmitPodSecurity(updated).status());
+  }
   if (!MessageDifferencer::Equals(old.spec(), updated.spec())) {
     meta->set_generation(old.metadata().generation() + 1);
   }

@@ -10,6 +10,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "api/label_selector.h"
+#include "api/pod_security.h"
 #include "api/validation.h"
 #include "api/validation_limits.h"
 #include "common/clock.h"
@@ -30,6 +31,10 @@ struct ApiLimits {
   // (--max_jobsets_per_namespace, --max_jobsets).
   int64_t max_jobsets_per_namespace = 10'000;
   int64_t max_jobsets = 100'000;
+  // Pod Security admission where a namespace's labels say nothing
+  // (--pod_security, --allowed_host_paths), checked by Create and by an
+  // Update that changes a pod template.
+  api::PodSecurityConfig pod_security;
 };
 
 // The JobSet API's verbs over the Store, without gRPC: what JobSetService
@@ -57,8 +62,11 @@ class JobSetApi {
   struct CreateResult {
     api::JobSet jobset;
     bool created = false;  // False when an identical JobSet existed.
+    // The violations of the namespace's pod-security warn level.
+    std::vector<std::string> warnings;
   };
-  // Defaults, validates and stores `jobset` (nothing is stored when
+  // Defaults, validates, admits (Pod Security: PERMISSION_DENIED with
+  // Kubernetes' message) and stores `jobset` (nothing is stored when
   // `dry_run`).
   absl::StatusOr<CreateResult> Create(api::JobSet jobset, bool dry_run);
 
@@ -148,6 +156,12 @@ class JobSetApi {
   template <typename Response, typename Request>
   absl::StatusOr<Response> ListChildren(absl::string_view kind,
                                         const Request& request);
+
+  // Applies Pod Security admission to `jobset` at its namespace's level (its
+  // Namespace's enforce label, else limits_.pod_security): returns the
+  // warnings of the namespace's warn level, or PERMISSION_DENIED.
+  absl::StatusOr<std::vector<std::string>> AdmitPodSecurity(
+      const api::JobSet& jobset);
 
   // Reads the JobSet at `key` with its resourceVersion; kNotFound naming it.
   absl::StatusOr<std::pair<api::JobSet, int64_t>> Read(absl::string_view ns,

@@ -19,6 +19,7 @@
 #include "gtest/gtest.h"
 #include "proto/cluster.pb.h"
 #include "scheduler/records/records.h"
+#include "scheduler/server/namespace_api.h"
 #include "store/keys.h"
 #include "store/memory_store.h"
 
@@ -918,6 +919,172 @@ TEST(JobSetApiWatchTest, AWatcherThatFallsBehindTheByteBoundListsAgain) {
   auto all = relisted->Next(absl::InfinitePast());
   ASSERT_THAT(all.status(), IsOk());
   EXPECT_THAT(*all, SizeIs(7));
+}
+
+// ---- Pod Security admission ----
+
+api::PodSpec* PodSpecOf(JobSet* js, int rjob = 0) {
+  return js->mutable_spec()
+      ->mutable_replicated_jobs(rjob)
+      ->mutable_template_()
+      ->mutable_spec()
+      ->mutable_template_()
+      ->mutable_spec();
+}
+
+JobSet WithHostPath(absl::string_view name, absl::string_view path,
+                    absl::string_view ns = "default") {
+  JobSet js =
+      JobSetBuilder(name).Namespace(ns).Replicated("workers", 1).Build();
+  api::Volume* v = PodSpecOf(&js)->add_volumes();
+  v->set_name("data");
+  v->mutable_host_path()->set_path(std::string(path));
+  return js;
+}
+
+void PutNamespace(NamespaceApi* namespaces, absl::string_view name,
+                  std::map<std::string, std::string> labels) {
+  api::ApplyNamespaceRequest request;
+  request.mutable_namespace_()->mutable_metadata()->set_name(std::string(name));
+  for (const auto& [k, v] : labels) {
+    (*request.mutable_namespace_()->mutable_metadata()->mutable_labels())[k] =
+        v;
+  }
+  ASSERT_THAT(namespaces->Apply(request), IsOk());
+}
+
+TEST(PodSecurityAdmissionTest, BaselineRefusesHostPathUnlessAllowed) {
+  store::MemoryStore store;
+  FakeClock clock;
+  JobSetApi strict(&store, &clock, {});
+  EXPECT_THAT(
+      strict.Create(WithHostPath("data", "/datasets/imagenet"), false).status(),
+      StatusIs(absl::StatusCode::kPermissionDenied,
+               "jobsets.jobset.x-k8s.io \"data\" is forbidden: "
+               "spec.replicatedJobs[0].template.spec.template: violates "
+               "PodSecurity \"baseline:latest\": hostPath volumes (volume "
+               "\"data\")"));
+  EXPECT_EQ(store.CurrentRevision(), 0);  // Nothing stored.
+
+  JobSetApi::Limits limits;
+  absl::StatusOr<api::AllowedHostPaths> allowed = api::AllowedHostPaths::Parse(
+      "--allowed_host_paths", "/datasets,/scratch");
+  ASSERT_THAT(allowed, IsOk());
+  limits.pod_security.allowed_host_paths = *allowed;
+  JobSetApi lenient(&store, &clock, {}, limits);
+  EXPECT_THAT(lenient.Create(WithHostPath("data", "/datasets/imagenet"), false)
+                  .status(),
+              IsOk());
+  EXPECT_THAT(lenient.Create(WithHostPath("escape", "/datasets/../etc"), false)
+                  .status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("must not contain '..'")));
+  EXPECT_THAT(
+      lenient.Create(WithHostPath("sibling", "/datasets2"), false).status(),
+      StatusIs(absl::StatusCode::kPermissionDenied));
+
+  limits.pod_security.enforce = api::PodSecurityLevel::kPrivileged;
+  JobSetApi open(&store, &clock, {}, limits);
+  EXPECT_THAT(open.Create(WithHostPath("root", "/"), false).status(), IsOk());
+}
+
+TEST(PodSecurityAdmissionTest, NamespaceLabelsOverrideTheFlag) {
+  store::MemoryStore store;
+  FakeClock clock;
+  NamespaceApi namespaces(&store, &clock);
+  JobSetApi api(&store, &clock, {});
+  PutNamespace(&namespaces, "secure",
+               {{"pod-security.kubernetes.io/enforce", "restricted"}});
+  PutNamespace(&namespaces, "lab",
+               {{"pod-security.kubernetes.io/enforce", "privileged"}});
+  PutNamespace(&namespaces, "watched",
+               {{"pod-security.kubernetes.io/warn", "restricted"}});
+
+  // Baseline-clean, but not restricted.
+  JobSet plain =
+      JobSetBuilder("plain").Namespace("secure").Replicated("w", 1).Build();
+  EXPECT_THAT(
+      api.Create(plain, false).status(),
+      StatusIs(
+          absl::StatusCode::kPermissionDenied,
+          AllOf(HasSubstr("violates PodSecurity \"restricted:latest\": "
+                          "allowPrivilegeEscalation != false (container "
+                          "\"main\" must set "
+                          "securityContext.allowPrivilegeEscalation=false)"),
+                HasSubstr("runAsNonRoot != true"))));
+
+  // A restricted-clean one passes there.
+  JobSet clean = plain;
+  api::PodSpec* spec = PodSpecOf(&clean);
+  spec->mutable_security_context()->set_run_as_non_root(true);
+  spec->mutable_security_context()->mutable_seccomp_profile()->set_type(
+      "RuntimeDefault");
+  api::SecurityContext* sc =
+      spec->mutable_containers(0)->mutable_security_context();
+  sc->set_allow_privilege_escalation(false);
+  sc->mutable_capabilities()->add_drop("ALL");
+  EXPECT_THAT(api.Create(clean, false).status(), IsOk());
+
+  // privileged lets everything through.
+  JobSet wild = WithHostPath("wild", "/", "lab");
+  PodSpecOf(&wild)->set_host_pid(true);
+  PodSpecOf(&wild)
+      ->mutable_containers(0)
+      ->mutable_security_context()
+      ->set_privileged(true);
+  EXPECT_THAT(api.Create(wild, false).status(), IsOk());
+
+  // warn: created, with Kubernetes' warning.
+  JobSet warned =
+      JobSetBuilder("warned").Namespace("watched").Replicated("w", 1).Build();
+  absl::StatusOr<JobSetApi::CreateResult> created = api.Create(warned, false);
+  ASSERT_THAT(created, IsOk());
+  ASSERT_THAT(created->warnings, SizeIs(1));
+  EXPECT_THAT(created->warnings[0],
+              HasSubstr("spec.replicatedJobs[0].template.spec.template: would "
+                        "violate PodSecurity \"restricted:latest\": "
+                        "allowPrivilegeEscalation != false"));
+  // A namespace without labels, or without an object, gets the flag's level.
+  EXPECT_THAT(api.Create(WithHostPath("d", "/d", "other"), false).status(),
+              StatusIs(absl::StatusCode::kPermissionDenied,
+                       HasSubstr("baseline:latest")));
+}
+
+TEST(PodSecurityAdmissionTest, UpdateChecksChangedTemplatesOnly) {
+  store::MemoryStore store;
+  FakeClock clock;
+  NamespaceApi namespaces(&store, &clock);
+  JobSetApi api(&store, &clock, {});
+  JobSet js = JobSetBuilder("train").Suspend().Replicated("workers", 1).Build();
+  absl::StatusOr<JobSetApi::CreateResult> created = api.Create(js, false);
+  ASSERT_THAT(created, IsOk());
+
+  // The namespace turns restricted: the JobSet can still be resumed (its
+  // templates do not change)...
+  PutNamespace(&namespaces, "default",
+               {{"pod-security.kubernetes.io/enforce", "restricted"}});
+  EXPECT_THAT(api.SetSuspend("default", "train", false).status(), IsOk());
+
+  // ...but a template change is admitted at the new level.
+  absl::StatusOr<JobSet> current = api.Get("default", "train");
+  ASSERT_THAT(current, IsOk());
+  JobSet changed = *current;
+  changed.mutable_spec()->set_suspend(true);
+  ASSERT_THAT(api.Update(changed, false).status(), IsOk());
+  current = api.Get("default", "train");
+  ASSERT_THAT(current, IsOk());
+  changed = *current;
+  // (A suspended JobSet's pod template labels and annotations may change.)
+  (*changed.mutable_spec()
+        ->mutable_replicated_jobs(0)
+        ->mutable_template_()
+        ->mutable_spec()
+        ->mutable_template_()
+        ->mutable_metadata()
+        ->mutable_annotations())["example.com/note"] = "changed";
+  EXPECT_THAT(api.Update(changed, false).status(),
+              StatusIs(absl::StatusCode::kPermissionDenied,
+                       HasSubstr("restricted:latest")));
 }
 
 }  // namespace

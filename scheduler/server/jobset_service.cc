@@ -51,6 +51,9 @@ grpc::Status JobSetServiceImpl::CreateJobSet(
   if (!result.ok()) return ToGrpcStatus(result.status());
   *response->mutable_jobset() = std::move(result->jobset);
   response->set_created(result->created);
+  for (std::string& warning : result->warnings) {
+    response->add_warnings(std::move(warning));
+  }
   return grpc::Status::OK;
 }
 
@@ -177,6 +180,47 @@ grpc::Status JobSetServiceImpl::GetVersion(grpc::ServerContext* context,
   response->set_git_version(std::string(kGitVersion));
   response->set_platform(std::string(kPlatform));
   return grpc::Status::OK;
+}
+
+// Namespaces are cluster-scoped: "namespaces" in the core group, with the
+// object's name.
+grpc::Status JobSetServiceImpl::ApplyNamespace(
+    grpc::ServerContext* context, const api::ApplyNamespaceRequest* request,
+    api::ApplyNamespaceResponse* response) {
+  const std::string& name = request->namespace_().metadata().name();
+  // Authorized before anything is read, so without knowing whether it
+  // exists: create_only needs "create"; an apply, which creates or updates,
+  // needs both "create" and "update".
+  JOBSET_AUTHORIZE_OR_RETURN(auth_, context,
+                             Attrs("create", "namespaces", "", name));
+  if (!request->create_only()) {
+    JOBSET_AUTHORIZE_OR_RETURN(auth_, context,
+                               Attrs("update", "namespaces", "", name));
+  }
+  return Reply(namespaces_->Apply(*request), response);
+}
+
+grpc::Status JobSetServiceImpl::GetNamespace(
+    grpc::ServerContext* context, const api::GetNamespaceRequest* request,
+    api::Namespace* response) {
+  JOBSET_AUTHORIZE_OR_RETURN(auth_, context,
+                             Attrs("get", "namespaces", "", request->name()));
+  return Reply(namespaces_->Get(request->name()), response);
+}
+
+grpc::Status JobSetServiceImpl::ListNamespaces(
+    grpc::ServerContext* context, const api::ListNamespacesRequest* request,
+    api::ListNamespacesResponse* response) {
+  JOBSET_AUTHORIZE_OR_RETURN(auth_, context, Attrs("list", "namespaces", ""));
+  return Reply(namespaces_->List(*request), response);
+}
+
+grpc::Status JobSetServiceImpl::DeleteNamespace(
+    grpc::ServerContext* context, const api::DeleteNamespaceRequest* request,
+    api::Namespace* response) {
+  JOBSET_AUTHORIZE_OR_RETURN(
+      auth_, context, Attrs("delete", "namespaces", "", request->name()));
+  return Reply(namespaces_->Delete(request->name()), response);
 }
 
 }  // namespace jobset::scheduler

@@ -6,6 +6,7 @@
 #include "proto/jobset_service.grpc.pb.h"
 #include "scheduler/auth/request_auth.h"
 #include "scheduler/server/jobset_api.h"
+#include "scheduler/server/namespace_api.h"
 
 namespace jobset::scheduler {
 
@@ -14,8 +15,9 @@ namespace jobset::scheduler {
 class JobSetServiceImpl final : public api::JobSetService::Service {
  public:
   // Every call is authorized by `auth` (which must outlive it) first.
-  JobSetServiceImpl(JobSetApi* api, const RequestAuth* auth)
-      : api_(api), auth_(auth) {}
+  JobSetServiceImpl(JobSetApi* api, NamespaceApi* namespaces,
+                    const RequestAuth* auth)
+      : api_(api), namespaces_(namespaces), auth_(auth) {}
 
   // Ends open watches (they return OK) so that the server can drain.
   void Shutdown() { shutting_down_ = true; }
@@ -56,9 +58,22 @@ class JobSetServiceImpl final : public api::JobSetService::Service {
   grpc::Status GetVersion(grpc::ServerContext* context,
                           const api::GetVersionRequest* request,
                           api::VersionInfo* response) override;
+  grpc::Status ApplyNamespace(grpc::ServerContext* context,
+                              const api::ApplyNamespaceRequest* request,
+                              api::ApplyNamespaceResponse* response) override;
+  grpc::Status GetNamespace(grpc::ServerContext* context,
+                            const api::GetNamespaceRequest* request,
+                            api::Namespace* response) override;
+  grpc::Status ListNamespaces(grpc::ServerContext* context,
+                              const api::ListNamespacesRequest* request,
+                              api::ListNamespacesResponse* response) override;
+  grpc::Status DeleteNamespace(grpc::ServerContext* context,
+                               const api::DeleteNamespaceRequest* request,
+                               api::Namespace* response) override;
 
  private:
   JobSetApi* const api_;
+  NamespaceApi* const namespaces_;
   const RequestAuth* const auth_;
   std::atomic<bool> shutting_down_ = false;
 };

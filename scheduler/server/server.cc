@@ -15,7 +15,8 @@ namespace jobset::scheduler {
 Server::Server(store::Store* store, const Options& options)
     : end_streams_(options.end_streams),
       api_(store, options.clock, options.features, options.api_limits),
-      service_(&api_, options.auth) {}
+      namespaces_(store, options.clock),
+      service_(&api_, &namespaces_, options.auth) {}
 
 absl::StatusOr<std::unique_ptr<Server>> Server::Start(const Options& options,
                                                       store::Store* store) {

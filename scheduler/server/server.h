@@ -18,6 +18,7 @@
 #include "scheduler/metrics.h"
 #include "scheduler/server/jobset_api.h"
 #include "scheduler/server/jobset_service.h"
+#include "scheduler/server/namespace_api.h"
 #include "store/store.h"
 
 namespace jobset::scheduler {
@@ -102,6 +103,7 @@ class Server {
 
   std::function<void()> end_streams_;
   JobSetApi api_;
+  NamespaceApi namespaces_;
   JobSetServiceImpl service_;
   std::unique_ptr<grpc::Server> grpc_server_;
   std::string address_;
