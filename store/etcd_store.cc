@@ -233,13 +233,7 @@ absl::StatusOr<int64_t> EtcdStore::ReadRevision() {
       Call("Range", [&](Connection& conn, grpc::ClientContext& context) {
         return conn.kv->Range(&context, request, &response);
       }));
-  SeenRevision(response.header().revision());
   return response.header().revision();
-}
-
-void EtcdStore::SeenRevision(int64_t revision) {
-  absl::MutexLock lock(&mu_);
-  seen_ = std::max(seen_, revision);
 }
 
 namespace {
@@ -263,7 +257,6 @@ absl::StatusOr<std::optional<KeyValue>> EtcdStore::Get(absl::string_view key) {
       Call("Range", [&](Connection& conn, grpc::ClientContext& context) {
         return conn.kv->Range(&context, request, &response);
       }));
-  SeenRevision(response.header().revision());
   if (response.kvs_size() == 0) return std::nullopt;
   return FromEtcd(response.kvs(0), options_.prefix.size());
 }
@@ -294,7 +287,6 @@ absl::StatusOr<ScanResult> EtcdStore::Scan(absl::string_view prefix,
       Call("Range", [&](Connection& conn, grpc::ClientContext& context) {
         return conn.kv->Range(&context, request, &response);
       }));
-  SeenRevision(response.header().revision());
   result.revision = response.header().revision();
   if (limit == 0) {
     result.more = response.kvs_size() > 0;
@@ -310,7 +302,7 @@ absl::StatusOr<ScanResult> EtcdStore::Scan(absl::string_view prefix,
 
 absl::StatusOr<int64_t> EtcdStore::Commit(const Batch& batch) {
   JOBSET_RETURN_IF_ERROR(ValidateBatch(batch));
-  if (batch.empty()) return ReadRevision();
+  if (batch.empty()) return CurrentRevision();
   if (batch.ops().size() > options_.max_txn_ops) {
     return absl::InvalidArgumentError(
         absl::StrCat("etcd store: a batch of ", batch.ops().size(),
@@ -386,7 +378,6 @@ absl::StatusOr<int64_t> EtcdStore::CommitOnce(const Batch& batch,
       },
       /*resend=*/false, maybe_applied));
   const int64_t revision = response.header().revision();
-  SeenRevision(revision);
   if (!response.succeeded()) {
     for (size_t i = 0; i < conditioned.size(); ++i) {
       std::optional<KeyValue> current;
@@ -447,10 +438,8 @@ absl::StatusOr<std::optional<int64_t>> EtcdStore::AppliedRevision(
 }
 
 int64_t EtcdStore::CurrentRevision() {
-  absl::StatusOr<int64_t> revision = ReadRevision();
-  if (revision.ok()) return *revision;
   absl::MutexLock lock(&mu_);
-  return seen_;
+  return std::max(written_, watched_);
 }
 
 absl::StatusOr<std::vector<Event>> EtcdStore::WaitForEvents(
@@ -488,7 +477,6 @@ int64_t EtcdStore::WatchStarts() {
 void EtcdStore::Watched(int64_t revision) {
   absl::MutexLock lock(&mu_);
   watched_ = std::max(watched_, revision);
-  seen_ = std::max(seen_, revision);
 }
 
 void EtcdStore::WatchLoop() {

@@ -72,7 +72,11 @@ class EtcdStore final : public Store {
                                   absl::string_view start_after,
                                   size_t limit) override;
   absl::StatusOr<int64_t> Commit(const Batch& batch) override;
-  // etcd's current revision (a read); the last one seen if etcd is down.
+  // The revision up to which this store has either committed or watched
+  // everything under its prefix, without asking etcd (callers such as the
+  // API's JobSet counter call it per request): every event up to it is, or
+  // is about to be, in the history. Other prefixes' writes advance etcd's
+  // revision without advancing this one until the watch reports progress.
   int64_t CurrentRevision() override;
   absl::StatusOr<std::vector<Event>> WaitForEvents(absl::string_view prefix,
                                                    int64_t after_revision,
@@ -112,7 +116,6 @@ class EtcdStore final : public Store {
   absl::Status WatchOnce(Connection& conn, int64_t start);
   // Records that every event up to `revision` has been watched.
   void Watched(int64_t revision);
-  void SeenRevision(int64_t revision);
 
   const Options options_;
   const std::string range_end_;  // The end of the key range under prefix.
@@ -122,7 +125,6 @@ class EtcdStore final : public Store {
   size_t current_ ABSL_GUARDED_BY(mu_) = 0;  // The endpoint tried first.
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   grpc::ClientContext* watch_context_ ABSL_GUARDED_BY(mu_) = nullptr;
-  int64_t seen_ ABSL_GUARDED_BY(mu_) = 0;     // Highest revision seen.
   int64_t written_ ABSL_GUARDED_BY(mu_) = 0;  // Highest changing commit.
   int64_t watched_ ABSL_GUARDED_BY(mu_) = 0;  // Watch is complete to here.
   int64_t watch_starts_ ABSL_GUARDED_BY(mu_) = 0;
