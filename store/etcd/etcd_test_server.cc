@@ -21,6 +21,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "auth/pki.h"
 #include "common/status_macros.h"
 #include "store/etcd/rpc.grpc.pb.h"
 
@@ -99,10 +100,12 @@ absl::StatusOr<std::unique_ptr<EtcdTestServer>> EtcdTestServer::Start(
     m.log = absl::StrCat(options.dir, "/", m.name, ".log");
     m.client_port = ports[2 * i];
     m.peer_port = ports[2 * i + 1];
-    cluster.push_back(absl::StrCat(m.name, "=http://127.0.0.1:", m.peer_port));
+    cluster.push_back(absl::StrCat(m.name, "=", server->Scheme(),
+                                   "://127.0.0.1:", m.peer_port));
     server->members_.push_back(std::move(m));
   }
   server->initial_cluster_ = absl::StrJoin(cluster, ",");
+  if (options.tls) JOBSET_RETURN_IF_ERROR(server->MakeCertificates());
   for (int i = 0; i < options.members; ++i) {
     JOBSET_RETURN_IF_ERROR(server->Spawn(i));
   }
@@ -121,15 +124,16 @@ EtcdTestServer::~EtcdTestServer() {
 std::vector<std::string> EtcdTestServer::endpoints() const {
   std::vector<std::string> out;
   for (const Member& m : members_) {
-    out.push_back(absl::StrCat("http://127.0.0.1:", m.client_port));
+    out.push_back(absl::StrCat(Scheme(), "://127.0.0.1:", m.client_port));
   }
   return out;
 }
 
 absl::Status EtcdTestServer::Spawn(int i) {
   Member& m = members_[i];
-  const std::string client = absl::StrCat("http://127.0.0.1:", m.client_port);
-  const std::string peer = absl::StrCat("http://127.0.0.1:", m.peer_port);
+  const std::string client =
+      absl::StrCat(Scheme(), "://127.0.0.1:", m.client_port);
+  const std::string peer = absl::StrCat(Scheme(), "://127.0.0.1:", m.peer_port);
   std::vector<std::string> args = {
       Binary(),
       "--name=" + m.name,
@@ -142,6 +146,14 @@ absl::Status EtcdTestServer::Spawn(int i) {
       "--initial-cluster-state=new",
       "--initial-cluster-token=" + token_,
   };
+  if (options_.tls) {
+    for (const char* side : {"", "peer-"}) {
+      args.push_back(absl::StrCat("--", side, "cert-file=", member_cert_file_));
+      args.push_back(absl::StrCat("--", side, "key-file=", member_key_file_));
+      args.push_back(absl::StrCat("--", side, "trusted-ca-file=", ca_file_));
+      args.push_back(absl::StrCat("--", side, "client-cert-auth"));
+    }
+  }
   for (const std::string& a : options_.extra_args) args.push_back(a);
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
@@ -198,6 +210,15 @@ absl::Status EtcdTestServer::WaitHealthy(int i, absl::Duration timeout) {
   // 3.4's connection multiplexer sends only after it has matched the
   // connection): give up on an attempt after 3 s and try again.
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 3000);
+  std::shared_ptr<grpc::ChannelCredentials> credentials =
+      grpc::InsecureChannelCredentials();
+  if (options_.tls) {
+    grpc::SslCredentialsOptions ssl;
+    ssl.pem_root_certs = tls_.ca.cert_pem;
+    ssl.pem_cert_chain = tls_.client.cert_pem;
+    ssl.pem_private_key = tls_.client.key_pem;
+    credentials = grpc::SslCredentials(ssl);
+  }
   const absl::Time deadline = absl::Now() + timeout;
   std::string last = "no answer";
   // Bounded: one attempt per 100 ms at most, until the deadline.
@@ -209,9 +230,8 @@ absl::Status EtcdTestServer::WaitHealthy(int i, absl::Duration timeout) {
           absl::StrCat("etcd member ", m.name, " exited: ", LogTail(i)));
     }
     // A fresh channel per attempt: no connection from before etcd served.
-    auto channel =
-        grpc::CreateCustomChannel(absl::StrCat("127.0.0.1:", m.client_port),
-                                  grpc::InsecureChannelCredentials(), args);
+    auto channel = grpc::CreateCustomChannel(
+        absl::StrCat("127.0.0.1:", m.client_port), credentials, args);
     auto kv = etcdserverpb::KV::NewStub(channel);
     grpc::ClientContext context;
     context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(3)));
@@ -226,6 +246,45 @@ absl::Status EtcdTestServer::WaitHealthy(int i, absl::Duration timeout) {
   return absl::DeadlineExceededError(absl::StrCat(
       "etcd member ", m.name, " not healthy within ",
       absl::FormatDuration(timeout), " (", last, "); log: ", LogTail(i)));
+}
+
+absl::Status EtcdTestServer::MakeCertificates() {
+  const absl::Time now = absl::Now();
+  JOBSET_ASSIGN_OR_RETURN(tls_.ca, auth::CreateCa("jobset etcd test CA", now));
+  JOBSET_ASSIGN_OR_RETURN(
+      const auth::KeyAndCert member,
+      auth::IssueKeyAndCertificate(tls_.ca,
+                                   {.common_name = "etcd member",
+                                    .dns_names = {"localhost"},
+                                    .ip_addresses = {"127.0.0.1"},
+                                    .server_auth = true,
+                                    .client_auth = true},
+                                   now));
+  JOBSET_ASSIGN_OR_RETURN(
+      tls_.client,
+      auth::IssueKeyAndCertificate(
+          tls_.ca, {.common_name = "jobsetd", .client_auth = true}, now));
+  ca_file_ = absl::StrCat(options_.dir, "/ca.pem");
+  member_cert_file_ = absl::StrCat(options_.dir, "/member.pem");
+  member_key_file_ = absl::StrCat(options_.dir, "/member-key.pem");
+  client_cert_file_ = absl::StrCat(options_.dir, "/client.pem");
+  client_key_file_ = absl::StrCat(options_.dir, "/client-key.pem");
+  for (const auto& [path, contents] :
+       std::vector<std::pair<std::string, std::string>>{
+           {ca_file_, tls_.ca.cert_pem},
+           {member_cert_file_, member.cert_pem},
+           {member_key_file_, member.key_pem},
+           {client_cert_file_, tls_.client.cert_pem},
+           {client_key_file_, tls_.client.key_pem}}) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << contents;
+    out.close();
+    if (!out) {
+      return absl::InternalError(
+          absl::StrCat("EtcdTestServer: cannot write ", path));
+    }
+  }
+  return absl::OkStatus();
 }
 
 std::string EtcdTestServer::LogTail(int i, size_t max_bytes) const {
