@@ -54,6 +54,7 @@ struct EtcdStore::Connection {
   std::shared_ptr<grpc::Channel> channel;
   std::unique_ptr<pb::KV::Stub> kv;
   std::unique_ptr<pb::Watch::Stub> watch;
+  std::unique_ptr<pb::Lease::Stub> lease;
 };
 
 absl::StatusOr<std::unique_ptr<EtcdStore>> EtcdStore::Open(
@@ -137,6 +138,7 @@ absl::StatusOr<std::unique_ptr<EtcdStore>> EtcdStore::Open(
     conn->channel = grpc::CreateCustomChannel(std::string(target), creds, args);
     conn->kv = pb::KV::NewStub(conn->channel);
     conn->watch = pb::Watch::NewStub(conn->channel);
+    conn->lease = pb::Lease::NewStub(conn->channel);
     connections.push_back(std::move(conn));
   }
   std::unique_ptr<EtcdStore> store(
@@ -467,6 +469,62 @@ absl::Status EtcdStore::Compact(int64_t revision) {
   return Call("Compact", [&](Connection& conn, grpc::ClientContext& context) {
     return conn.kv->Compact(&context, request, &response);
   });
+}
+
+absl::StatusOr<int64_t> EtcdStore::GrantLease(absl::Duration ttl) {
+  if (ttl < absl::Seconds(1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("etcd lease: ttl ", absl::FormatDuration(ttl),
+                     " is under etcd's unit of 1 s"));
+  }
+  pb::LeaseGrantRequest request;
+  request.set_ttl(absl::ToInt64Seconds(ttl));
+  pb::LeaseGrantResponse response;
+  JOBSET_RETURN_IF_ERROR(Call(
+      "LeaseGrant",
+      [&](Connection& conn, grpc::ClientContext& context) {
+        return conn.lease->LeaseGrant(&context, request, &response);
+      },
+      // A grant lost in transit leaves at most an unused lease that expires.
+      /*resend=*/true));
+  if (!response.error().empty()) {
+    return absl::UnavailableError(
+        absl::StrCat("etcd LeaseGrant: ", response.error()));
+  }
+  return response.id();
+}
+
+absl::StatusOr<absl::Duration> EtcdStore::KeepAliveLease(int64_t id) {
+  pb::LeaseKeepAliveRequest request;
+  request.set_id(id);
+  pb::LeaseKeepAliveResponse response;
+  JOBSET_RETURN_IF_ERROR(Call(
+      "LeaseKeepAlive", [&](Connection& conn, grpc::ClientContext& context) {
+        context.AddMetadata("hasleader", "true");
+        auto stream = conn.lease->LeaseKeepAlive(&context);
+        if (stream->Write(request) && stream->WritesDone() &&
+            stream->Read(&response)) {
+          context.TryCancel();  // One renewal is all this call wants.
+          stream->Finish();
+          return grpc::Status::OK;
+        }
+        return stream->Finish();
+      }));
+  if (response.ttl() <= 0) {
+    return absl::NotFoundError(
+        absl::StrCat("etcd lease ", id, " has expired or was revoked"));
+  }
+  return absl::Seconds(response.ttl());
+}
+
+absl::Status EtcdStore::RevokeLease(int64_t id) {
+  pb::LeaseRevokeRequest request;
+  request.set_id(id);
+  pb::LeaseRevokeResponse response;
+  return Call("LeaseRevoke",
+              [&](Connection& conn, grpc::ClientContext& context) {
+                return conn.lease->LeaseRevoke(&context, request, &response);
+              });
 }
 
 int64_t EtcdStore::WatchStarts() {

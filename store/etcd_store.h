@@ -86,6 +86,15 @@ class EtcdStore final : public Store {
   // Asks etcd to compact its history up to `revision` (tests, operators).
   absl::Status Compact(int64_t revision);
 
+  // Leases, for the leader election to come (issue 24): Grant returns a new
+  // lease's ID (etcd may raise a short `ttl` to its minimum); KeepAlive
+  // renews it once and returns the TTL etcd granted again, kNotFound once
+  // the lease has expired or was revoked; Revoke ends it. Each goes to the
+  // endpoints as every request does.
+  absl::StatusOr<int64_t> GrantLease(absl::Duration ttl);
+  absl::StatusOr<absl::Duration> KeepAliveLease(int64_t id);
+  absl::Status RevokeLease(int64_t id);
+
   // How many times the watch stream was (re)started; for tests.
   int64_t WatchStarts();
 

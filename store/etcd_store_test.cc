@@ -220,6 +220,26 @@ TEST_F(EtcdStoreTest, KillingOneOfThreeMembersGoesUnnoticed) {
   EXPECT_THAT(*events, SizeIs(20));
 }
 
+TEST_F(EtcdStoreTest, LeasesAreGrantedRenewedAndRevoked) {
+  auto etcd = StartEtcd();
+  ASSERT_NE(etcd, nullptr);
+  auto store = OpenStore(*etcd);
+  ASSERT_NE(store, nullptr);
+  EXPECT_THAT(store->GrantLease(absl::Milliseconds(500)).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("1 s")));
+  auto id = store->GrantLease(absl::Seconds(5));
+  ASSERT_THAT(id.status(), IsOk());
+  EXPECT_NE(*id, 0);
+  auto ttl = store->KeepAliveLease(*id);
+  ASSERT_THAT(ttl.status(), IsOk());
+  EXPECT_EQ(*ttl, absl::Seconds(5));
+  ASSERT_THAT(store->RevokeLease(*id), IsOk());
+  EXPECT_THAT(store->KeepAliveLease(*id).status(),
+              StatusIs(absl::StatusCode::kNotFound,
+                       HasSubstr(absl::StrCat("lease ", *id))));
+  EXPECT_THAT(store->RevokeLease(*id), StatusIs(absl::StatusCode::kNotFound));
+}
+
 TEST_F(EtcdStoreTest, MutualTlsClusterServesOnlyClientsWithACertificate) {
   const std::string dir = absl::StrCat(::testing::TempDir(), "/tls");
   auto etcd = EtcdServer::Start({.dir = dir, .members = 3, .tls = true});
