@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,7 @@
 #include "scheduler/controller/controller.h"
 #include "scheduler/metrics.h"
 #include "scheduler/server/server.h"
+#include "store/etcd_store.h"
 #include "store/rocksdb_store.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:7070",
@@ -39,6 +41,24 @@ ABSL_FLAG(std::string, listen, "127.0.0.1:7070",
 ABSL_FLAG(std::string, data_dir, "./jobsetd-data",
           "Directory of the RocksDB store holding every JobSet; created if "
           "missing. Only one jobsetd may use a directory at a time");
+ABSL_FLAG(std::string, store, "rocksdb",
+          "Where JobSets are stored: rocksdb (embedded, in --data_dir) or "
+          "etcd (--etcd_endpoints; --data_dir then holds only credentials). "
+          "On etcd a commit must fit etcd's limits (128 operations, 1.5 MiB): "
+          "a larger one fails as a store error (store/README.md)");
+ABSL_FLAG(std::string, etcd_endpoints, "",
+          "--store=etcd: comma-separated http://HOST:PORT or https://HOST:PORT "
+          "of the etcd members; the next is tried when one is unavailable");
+ABSL_FLAG(std::string, etcd_cafile, "",
+          "--store=etcd: PEM CA bundle that signs the etcd members' "
+          "certificates (https:// endpoints)");
+ABSL_FLAG(std::string, etcd_certfile, "",
+          "--store=etcd: PEM client certificate for etcd (with "
+          "--etcd_keyfile), for members run with --client-cert-auth");
+ABSL_FLAG(std::string, etcd_keyfile, "",
+          "--store=etcd: PEM private key of --etcd_certfile");
+ABSL_FLAG(std::string, etcd_prefix, "/jobset/",
+          "--store=etcd: every key jobsetd writes lives under this prefix");
 ABSL_FLAG(bool, fsync, true,
           "fsync every write before acknowledging it. --fsync=false is for "
           "benchmarks only: a power loss (not a process crash) can then lose "
@@ -158,6 +178,45 @@ ABSL_FLAG(int32_t, grpc_max_threads,
 
 namespace jobset {
 namespace {
+
+// The store --store names: RocksDB in `data_dir`, or etcd.
+absl::StatusOr<std::unique_ptr<store::Store>> OpenStore(
+    const std::string& data_dir, size_t history_bytes) {
+  const size_t history_events =
+      static_cast<size_t>(absl::GetFlag(FLAGS_watch_history));
+  const std::string kind = absl::GetFlag(FLAGS_store);
+  if (kind == "rocksdb") {
+    return store::RocksDbStore::Open({.path = data_dir,
+                                      .sync = absl::GetFlag(FLAGS_fsync),
+                                      .history_events = history_events,
+                                      .history_bytes = history_bytes});
+  }
+  if (kind != "etcd") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--store=", kind, ": must be rocksdb or etcd"));
+  }
+  // --data_dir still holds the credentials (RocksDB would have made it).
+  std::error_code error;
+  std::filesystem::create_directories(data_dir, error);
+  if (error) {
+    return absl::InternalError(absl::StrCat(
+        "--data_dir=", data_dir, ": cannot create: ", error.message()));
+  }
+  std::vector<std::string> endpoints = absl::StrSplit(
+      absl::GetFlag(FLAGS_etcd_endpoints), ',', absl::SkipWhitespace());
+  if (endpoints.empty()) {
+    return absl::InvalidArgumentError(
+        "--store=etcd needs --etcd_endpoints=http[s]://HOST:PORT,...");
+  }
+  return store::EtcdStore::Open(
+      {.endpoints = std::move(endpoints),
+       .ca_file = absl::GetFlag(FLAGS_etcd_cafile),
+       .cert_file = absl::GetFlag(FLAGS_etcd_certfile),
+       .key_file = absl::GetFlag(FLAGS_etcd_keyfile),
+       .prefix = absl::GetFlag(FLAGS_etcd_prefix),
+       .history_events = history_events,
+       .history_bytes = history_bytes});
+}
 
 // Sets `*field` from `flag`; false, with `*error` naming the flag, when the
 // value is not positive.
@@ -287,12 +346,7 @@ int Main() {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   const std::string data_dir = absl::GetFlag(FLAGS_data_dir);
-  auto store = store::RocksDbStore::Open(
-      {.path = data_dir,
-       .sync = absl::GetFlag(FLAGS_fsync),
-       .history_events =
-           static_cast<size_t>(absl::GetFlag(FLAGS_watch_history)),
-       .history_bytes = static_cast<size_t>(history_bytes)});
+  auto store = OpenStore(data_dir, static_cast<size_t>(history_bytes));
   if (!store.ok()) {
     JOBSET_LOG(ERROR) << store.status();
     return 1;
@@ -428,7 +482,8 @@ int Main() {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
-      "The JobSet scheduler: serves the JobSet gRPC API over a RocksDB store.\n"
+      "The JobSet scheduler: serves the JobSet gRPC API over a RocksDB (or "
+      "etcd) store.\n"
       "Usage: jobsetd [--listen=HOST:PORT] [--data_dir=DIR] [flags]");
   absl::ParseCommandLine(argc, argv);
   // Debian's Abseil checks every lock acquisition for deadlock cycles (a

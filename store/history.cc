@@ -36,6 +36,14 @@ void History::Append(int64_t revision, std::vector<Event> events) {
   }
 }
 
+void History::Truncate(int64_t revision) {
+  absl::MutexLock lock(&mu_);
+  events_.clear();
+  bytes_ = 0;
+  revision_ = std::max(revision_, revision);
+  compacted_ = revision_;
+}
+
 int64_t History::revision() const {
   absl::MutexLock lock(&mu_);
   return revision_;

@@ -38,6 +38,12 @@ class History {
   // larger than every revision appended before, and wakes waiters.
   void Append(int64_t revision, std::vector<Event> events);
 
+  // Drops every event held: the events up to `revision` are lost (a store
+  // whose source compacted them), so a watcher resuming from before it gets
+  // kOutOfRange and lists again. Appends continue after `revision`. Wakes
+  // waiters.
+  void Truncate(int64_t revision);
+
   // The latest revision appended (or the start revision).
   int64_t revision() const;
 

@@ -1,5 +1,7 @@
 #include "store/history.h"
 
+#include <thread>
+
 #include "common/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -35,6 +37,25 @@ TEST(HistoryTest, DropsOldestEventsBeyondTheBound) {
   auto events = history.Wait("", 1, absl::InfinitePast(), 10);
   ASSERT_TRUE(events.ok());
   EXPECT_THAT(*events, SizeIs(2));
+}
+
+TEST(HistoryTest, TruncateSendsOlderWatchersToListAgain) {
+  History history(0, 10);
+  history.Append(1, {Put("a", 1)});
+  std::thread truncate([&] {
+    absl::SleepFor(absl::Milliseconds(20));
+    history.Truncate(5);
+  });
+  // A watcher waiting from revision 1 learns that 2..5 are gone.
+  EXPECT_THAT(
+      history.Wait("", 1, absl::Now() + absl::Seconds(30), 10).status(),
+      StatusIs(absl::StatusCode::kOutOfRange, ::testing::HasSubstr("5")));
+  truncate.join();
+  EXPECT_EQ(history.revision(), 5);
+  history.Append(6, {Put("b", 6)});
+  auto events = history.Wait("", 5, absl::InfinitePast(), 10);
+  ASSERT_TRUE(events.ok());
+  EXPECT_THAT(*events, SizeIs(1));
 }
 
 TEST(HistoryTest, SkipsRevisionsOfOtherPrefixes) {

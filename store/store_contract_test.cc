@@ -15,6 +15,8 @@
 #include "common/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "store/etcd/etcd_test_server.h"
+#include "store/etcd_store.h"
 #include "store/memory_store.h"
 #include "store/rocksdb_store.h"
 #include "store/store.h"
@@ -32,15 +34,39 @@ using ::testing::SizeIs;
 
 struct Implementation {
   std::string name;
+  // Opens a store of its own: its `dir`, or keys of its own under one shared
+  // server's.
   std::function<std::unique_ptr<Store>(const std::string& dir,
                                        size_t history_events)>
       open;
+  // Non-empty: why this implementation cannot run here (the test skips).
+  std::function<std::string()> skip = [] { return std::string(); };
+  // A new store's revision is 0. etcd's starts at its cluster's revision
+  // (1 for a new cluster, more for one shared by several tests); every
+  // expected revision below counts from the store's revision at Open.
+  bool starts_at_zero = true;
 };
+
+// The etcd the Etcd instantiation shares, started at first use under
+// TEST_TMPDIR and killed at exit.
+testing::EtcdTestServer* SharedEtcd() {
+  static const std::unique_ptr<testing::EtcdTestServer> server = [] {
+    auto started = testing::EtcdTestServer::Start(
+        {.dir = absl::StrCat(::testing::TempDir(), "/contract-etcd")});
+    JOBSET_CHECK(started.ok()) << started.status();
+    return *std::move(started);
+  }();
+  return server.get();
+}
 
 void PrintTo(const Implementation& impl, std::ostream* os) { *os << impl.name; }
 
 class StoreContractTest : public ::testing::TestWithParam<Implementation> {
  protected:
+  void SetUp() override {
+    if (std::string why = GetParam().skip(); !why.empty()) GTEST_SKIP() << why;
+  }
+
   std::unique_ptr<Store> Open(size_t history_events = 10'000) {
     const ::testing::TestInfo* info =
         ::testing::UnitTest::GetInstance()->current_test_info();
@@ -49,8 +75,12 @@ class StoreContractTest : public ::testing::TestWithParam<Implementation> {
     std::replace(dir.begin() + ::testing::TempDir().size(), dir.end(), '/',
                  '-');
     std::filesystem::remove_all(dir);
-    return GetParam().open(dir, history_events);
+    std::unique_ptr<Store> store = GetParam().open(dir, history_events);
+    base_ = store->CurrentRevision();
+    return store;
   }
+
+  int64_t base_ = 0;  // The store's revision when it was opened.
 };
 
 std::vector<std::string> Keys(const std::vector<KeyValue>& kvs) {
@@ -64,31 +94,34 @@ TEST_P(StoreContractTest, GetOfMissingKeyIsEmpty) {
   auto got = store->Get("nope");
   ASSERT_THAT(got.status(), IsOk());
   EXPECT_FALSE(got->has_value());
-  EXPECT_EQ(store->CurrentRevision(), 0);
+  if (GetParam().starts_at_zero) {
+    EXPECT_EQ(base_, 0);
+  }
+  EXPECT_EQ(store->CurrentRevision(), base_);
 }
 
 TEST_P(StoreContractTest, CommitAssignsIncreasingRevisions) {
   auto store = Open();
   auto r1 = store->Commit(Batch().Put("a", "1"));
   ASSERT_THAT(r1.status(), IsOk());
-  EXPECT_EQ(*r1, 1);
+  EXPECT_EQ(*r1, base_ + 1);
   auto r2 = store->Commit(Batch().Put("a", "2").Put("b", "x"));
   ASSERT_THAT(r2.status(), IsOk());
-  EXPECT_EQ(*r2, 2);
-  EXPECT_EQ(store->CurrentRevision(), 2);
+  EXPECT_EQ(*r2, base_ + 2);
+  EXPECT_EQ(store->CurrentRevision(), base_ + 2);
 
   auto a = store->Get("a");
   ASSERT_THAT(a.status(), IsOk());
   ASSERT_TRUE(a->has_value());
   EXPECT_EQ((*a)->value, "2");
-  EXPECT_EQ((*a)->create_revision, 1);
-  EXPECT_EQ((*a)->mod_revision, 2);
+  EXPECT_EQ((*a)->create_revision, base_ + 1);
+  EXPECT_EQ((*a)->mod_revision, base_ + 2);
   auto b = store->Get("b");
   ASSERT_TRUE(b.ok() && b->has_value());
-  EXPECT_EQ((*b)->create_revision, 2);
+  EXPECT_EQ((*b)->create_revision, base_ + 2);
 
   // An empty batch changes nothing and reports the current revision.
-  EXPECT_EQ(*store->Commit(Batch()), 2);
+  EXPECT_EQ(*store->Commit(Batch()), base_ + 2);
 }
 
 TEST_P(StoreContractTest, CreateRequiresAbsentKey) {
@@ -125,7 +158,7 @@ TEST_P(StoreContractTest, FailedConditionAppliesNothing) {
       StatusIs(absl::StatusCode::kAborted));
   EXPECT_FALSE(store->Get("a")->has_value());
   EXPECT_EQ((*store->Get("taken"))->value, "x");
-  EXPECT_EQ(store->CurrentRevision(), 1);
+  EXPECT_EQ(store->CurrentRevision(), base_ + 1);
 }
 
 TEST_P(StoreContractTest, DeleteAndDeleteAt) {
@@ -155,7 +188,7 @@ TEST_P(StoreContractTest, RejectsBadKeysAndValues) {
               Batch().Put("k", std::string(Store::kMaxValueBytes + 1, 'v')))
           .status(),
       StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("exceeds")));
-  EXPECT_EQ(store->CurrentRevision(), 0);
+  EXPECT_EQ(store->CurrentRevision(), base_);
 }
 
 TEST_P(StoreContractTest, ScanPagesThroughAPrefix) {
@@ -173,7 +206,7 @@ TEST_P(StoreContractTest, ScanPagesThroughAPrefix) {
   ASSERT_THAT(page.status(), IsOk());
   EXPECT_THAT(Keys(page->kvs), ElementsAre("p/a", "p/b"));
   EXPECT_TRUE(page->more);
-  EXPECT_EQ(page->revision, 1);
+  EXPECT_EQ(page->revision, base_ + 1);
   page = store->Scan("p/", "p/b", 2);
   ASSERT_THAT(page.status(), IsOk());
   EXPECT_THAT(Keys(page->kvs), ElementsAre("p/c"));
@@ -192,7 +225,7 @@ TEST_P(StoreContractTest, WatchResumesFromARevision) {
   const int64_t r2 = *store->Commit(Batch().Put("w/a", "2").Put("other", "x"));
   const int64_t r3 = *store->Commit(Batch().Delete("w/a"));
 
-  auto events = store->WaitForEvents("w/", 0, absl::InfinitePast(), 100);
+  auto events = store->WaitForEvents("w/", base_, absl::InfinitePast(), 100);
   ASSERT_THAT(events.status(), IsOk());
   ASSERT_THAT(*events, SizeIs(3));
   EXPECT_EQ((*events)[0].type, Event::Type::kPut);
@@ -222,7 +255,7 @@ TEST_P(StoreContractTest, WatchNeverSplitsACommit) {
       store->Commit(Batch().Put("a", "1").Put("b", "2").Put("c", "3")).status(),
       IsOk());
   ASSERT_THAT(store->Commit(Batch().Put("d", "4")).status(), IsOk());
-  auto events = store->WaitForEvents("", 0, absl::InfinitePast(), 1);
+  auto events = store->WaitForEvents("", base_, absl::InfinitePast(), 1);
   ASSERT_THAT(events.status(), IsOk());
   EXPECT_THAT(*events, SizeIs(3));
 }
@@ -235,7 +268,7 @@ TEST_P(StoreContractTest, WatchWakesWhenACommitArrives) {
     ASSERT_THAT(store->Commit(Batch().Put("w/k", "v")).status(), IsOk());
   });
   auto events =
-      store->WaitForEvents("w/", 0, absl::Now() + absl::Seconds(30), 10);
+      store->WaitForEvents("w/", base_, absl::Now() + absl::Seconds(30), 10);
   writer.join();
   ASSERT_THAT(events.status(), IsOk());
   ASSERT_THAT(*events, SizeIs(1));
@@ -248,10 +281,11 @@ TEST_P(StoreContractTest, WatchFromACompactedRevisionSaysListAgain) {
     ASSERT_THAT(store->Commit(Batch().Put("k", absl::StrCat(i))).status(),
                 IsOk());
   }
-  EXPECT_THAT(store->WaitForEvents("", 2, absl::InfinitePast(), 10).status(),
-              StatusIs(absl::StatusCode::kOutOfRange, HasSubstr("list again")));
-  // Values 0..9 were written at revisions 1..10.
-  auto recent = store->WaitForEvents("", 9, absl::InfinitePast(), 10);
+  EXPECT_THAT(
+      store->WaitForEvents("", base_ + 2, absl::InfinitePast(), 10).status(),
+      StatusIs(absl::StatusCode::kOutOfRange, HasSubstr("list again")));
+  // Values 0..9 were written at revisions base_ + 1..10.
+  auto recent = store->WaitForEvents("", base_ + 9, absl::InfinitePast(), 10);
   ASSERT_THAT(recent.status(), IsOk());
   EXPECT_THAT(*recent,
               ElementsAre(Field(&Event::kv, Field(&KeyValue::value, "9"))));
@@ -288,7 +322,7 @@ TEST_P(StoreContractTest, OptimisticConcurrencyLosesNoUpdate) {
   for (std::thread& t : threads) t.join();
   EXPECT_EQ((*store->Get("counter"))->value,
             absl::StrCat(kThreads * kIncrements));
-  EXPECT_EQ(store->CurrentRevision(), 1 + kThreads * kIncrements);
+  EXPECT_EQ(store->CurrentRevision(), base_ + 1 + kThreads * kIncrements);
   ::testing::Test::RecordProperty("conflicts", conflicts.load());
 }
 
@@ -334,7 +368,27 @@ INSTANTIATE_TEST_SUITE_P(
                              {.path = dir, .history_events = history_events});
                          JOBSET_CHECK(store.ok()) << store.status();
                          return *std::move(store);
-                       }}),
+                       }},
+        Implementation{"Etcd",
+                       [](const std::string& dir,
+                          size_t history_events) -> std::unique_ptr<Store> {
+                         // One etcd for the whole suite; each test's keys under
+                         // a prefix of its own (the directory name is unique
+                         // per test).
+                         auto store = EtcdStore::Open(
+                             {.endpoints = SharedEtcd()->endpoints(),
+                              .prefix = absl::StrCat(
+                                  "/contract", dir.substr(dir.rfind('/')), "/"),
+                              .history_events = history_events});
+                         JOBSET_CHECK(store.ok()) << store.status();
+                         return *std::move(store);
+                       },
+                       [] {
+                         return testing::EtcdTestServer::Available()
+                                    ? std::string()
+                                    : testing::EtcdTestServer::Why();
+                       },
+                       /*starts_at_zero=*/false}),
     [](const ::testing::TestParamInfo<Implementation>& info) {
       return info.param.name;
     });

@@ -15,6 +15,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -68,6 +69,7 @@
 #include "scheduler/auth/request_auth.h"
 #include "scheduler/controller/controller.h"
 #include "scheduler/server/server.h"
+#include "store/etcd_store.h"
 #include "store/forwarding_store.h"
 #include "store/keys.h"
 #include "store/rocksdb_store.h"
@@ -81,6 +83,12 @@ ABSL_FLAG(absl::Duration, warmup, absl::Seconds(1),
           "How long each cell runs before measuring starts");
 ABSL_FLAG(std::string, fsync, "true,false",
           "Comma-separated store fsync settings to measure (true, false)");
+ABSL_FLAG(std::string, store, "rocksdb",
+          "The store measured: rocksdb (a fresh one per cell under "
+          "--data_dir) or etcd (--etcd_endpoints; each cell under a key "
+          "prefix of its own)");
+ABSL_FLAG(std::string, etcd_endpoints, "",
+          "--store=etcd: comma-separated http://HOST:PORT of etcd members");
 ABSL_FLAG(std::string, data_dir, "",
           "Directory under which each cell's store is created and then "
           "deleted; the default is a fresh directory under $TMPDIR or /tmp. "
@@ -309,16 +317,35 @@ absl::StatusOr<CellResult> RunCell(const std::string& dir, bool fsync,
                                    absl::Duration duration) {
   std::error_code error;
   std::filesystem::remove_all(dir, error);
-  absl::StatusOr<std::unique_ptr<store::RocksDbStore>> rocksdb =
-      store::RocksDbStore::Open(
-          {.path = dir, .sync = fsync, .history_events = 10'000});
-  if (!rocksdb.ok()) return rocksdb.status();
-  TimedStore store(rocksdb->get());
+  // The store under test: RocksDB in `dir`, or keys of this cell's own on
+  // etcd (etcd always fsyncs; `fsync` only labels the cell there).
+  std::unique_ptr<store::Store> opened;
+  store::RocksDbStore* rocksdb = nullptr;  // WriteCount, RocksDB only.
+  if (absl::GetFlag(FLAGS_store) == "etcd") {
+    absl::StatusOr<std::unique_ptr<store::EtcdStore>> etcd =
+        store::EtcdStore::Open(
+            {.endpoints = absl::StrSplit(absl::GetFlag(FLAGS_etcd_endpoints),
+                                         ',', absl::SkipWhitespace()),
+             .prefix = absl::StrCat(
+                 "/create_bench/", getpid(), "/",
+                 std::filesystem::path(dir).filename().string(), "/"),
+             .history_events = 10'000});
+    if (!etcd.ok()) return etcd.status();
+    opened = *std::move(etcd);
+  } else {
+    absl::StatusOr<std::unique_ptr<store::RocksDbStore>> opened_rocksdb =
+        store::RocksDbStore::Open(
+            {.path = dir, .sync = fsync, .history_events = 10'000});
+    if (!opened_rocksdb.ok()) return opened_rocksdb.status();
+    rocksdb = opened_rocksdb->get();
+    opened = *std::move(opened_rocksdb);
+  }
+  TimedStore store(opened.get());
   NoAgentFleet fleet;
   std::unique_ptr<Controller> controller;
   if (absl::GetFlag(FLAGS_controller)) {
     absl::StatusOr<std::unique_ptr<Controller>> started = Controller::Start(
-        rocksdb->get(), &fleet, RealClock::Get(), {.restart_job = true});
+        opened.get(), &fleet, RealClock::Get(), {.restart_job = true});
     if (!started.ok()) return started.status();
     controller = *std::move(started);
   }
@@ -376,14 +403,14 @@ absl::StatusOr<CellResult> RunCell(const std::string& dir, bool fsync,
   }
 
   std::this_thread::sleep_until(measure_start);
-  const int64_t revision_start = rocksdb->get()->CurrentRevision();
-  const int64_t writes_start = rocksdb->get()->WriteCount();
+  const int64_t revision_start = opened->CurrentRevision();
+  const int64_t writes_start = rocksdb ? rocksdb->WriteCount() : 0;
   const auto [commits_start, commit_nanos_start] = store.CommitTime();
   const double cpu_start = CpuSeconds();
   std::this_thread::sleep_until(measure_end);
   const double cpu_end = CpuSeconds();
-  const int64_t revision_end = rocksdb->get()->CurrentRevision();
-  const int64_t writes_end = rocksdb->get()->WriteCount();
+  const int64_t revision_end = opened->CurrentRevision();
+  const int64_t writes_end = rocksdb ? rocksdb->WriteCount() : 0;
   const auto [commits_end, commit_nanos_end] = store.CommitTime();
   stop = true;
   for (std::thread& thread : threads) thread.join();
@@ -391,7 +418,7 @@ absl::StatusOr<CellResult> RunCell(const std::string& dir, bool fsync,
   creates.clear();
   server.reset();
   controller.reset();  // Before the store it writes to.
-  rocksdb->reset();
+  opened.reset();
   std::filesystem::remove_all(dir, error);
   std::filesystem::remove_all(absl::StrCat(dir, "-pki"), error);
 
@@ -536,6 +563,16 @@ int Main(int argc, char** argv) {
     JOBSET_LOG(ERROR) << error;
     return 2;
   }
+  const std::string store_kind = absl::GetFlag(FLAGS_store);
+  if (store_kind != "rocksdb" && store_kind != "etcd") {
+    JOBSET_LOG(ERROR) << "--store=" << store_kind
+                      << ": must be rocksdb or etcd";
+    return 2;
+  }
+  if (store_kind == "etcd" && absl::GetFlag(FLAGS_etcd_endpoints).empty()) {
+    JOBSET_LOG(ERROR) << "--store=etcd needs --etcd_endpoints";
+    return 2;
+  }
   const bool store_only = absl::GetFlag(FLAGS_store_only);
   const absl::Duration duration = absl::GetFlag(FLAGS_duration);
   const absl::Duration warmup = absl::GetFlag(FLAGS_warmup);
@@ -566,8 +603,15 @@ int Main(int argc, char** argv) {
   const std::string cpu_model = CpuModel();
   std::printf("command: %s\n", command.c_str());
   std::printf("machine: %d CPUs (nproc), %s\n", cpus, cpu_model.c_str());
-  std::printf("data:    %s (a fresh store per cell, deleted after)\n",
-              root.c_str());
+  if (absl::GetFlag(FLAGS_store) == "etcd") {
+    std::printf(
+        "store:   etcd at %s (a key prefix per cell; etcd fsyncs "
+        "every commit whatever --fsync says)\n",
+        absl::GetFlag(FLAGS_etcd_endpoints).c_str());
+  } else {
+    std::printf("data:    %s (a fresh store per cell, deleted after)\n",
+                root.c_str());
+  }
   std::printf("calls:   %s\n",
               store_only ? "Store Get + Commit directly (--store_only)"
                          : "CreateJobSet over gRPC, one TCP connection per "
