@@ -1252,53 +1252,31 @@ std::string OciUnavailable() {
   return s.ok() ? "" : std::string(s.message());
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Runtimes, RuntimeContractTest,
-    ::testing::Values(
-        RuntimeFactory{
-            "process",
-            [](const std::string& w, const std::string& i, int64_t cap) {
-              return MakeShimRuntime(ShimRuntime::Mode::kProcess, w, i, cap);
-            },
-            ProcessUnavailable, false},
-        RuntimeFactory{
-            "oci",
-            [](const std::string& w, const std::string& i, int64_t cap) {
-              return MakeShimRuntime(ShimRuntime::Mode::kOci, w, i, cap);
-            },
-            OciUnavailable, true},
-        RuntimeFactory{"fake",
-                       [](const std::string& w, const std::string&, int64_t) {
-                         return MakeFakeRuntime(w);
-                       },
-                       ProcessUnavailable, false, true}),
-    [](const ::testing::TestParamInfo<RuntimeFactory>& info) {
-      return info.param.name;
-    });
+// Every runtime, for each suite.
+const auto kRuntimes = ::testing::Values(
+    RuntimeFactory{"process",
+                   [](const std::string& w, const std::string& i, int64_t cap) {
+                     return MakeShimRuntime(ShimRuntime::Mode::kProcess, w, i,
+                                            cap);
+                   },
+                   ProcessUnavailable, false},
+    RuntimeFactory{"oci",
+                   [](const std::string& w, const std::string& i, int64_t cap) {
+                     return MakeShimRuntime(ShimRuntime::Mode::kOci, w, i, cap);
+                   },
+                   OciUnavailable, true},
+    RuntimeFactory{"fake",
+                   [](const std::string& w, const std::string&, int64_t) {
+                     return MakeFakeRuntime(w);
+                   },
+                   ProcessUnavailable, false, true});
 
-INSTANTIATE_TEST_SUITE_P(
-    Runtimes, SecurityContextTest,
-    ::testing::Values(
-        RuntimeFactory{
-            "process",
-            [](const std::string& w, const std::string& i, int64_t cap) {
-              return MakeShimRuntime(ShimRuntime::Mode::kProcess, w, i, cap);
-            },
-            ProcessUnavailable, false},
-        RuntimeFactory{
-            "oci",
-            [](const std::string& w, const std::string& i, int64_t cap) {
-              return MakeShimRuntime(ShimRuntime::Mode::kOci, w, i, cap);
-            },
-            OciUnavailable, true},
-        RuntimeFactory{"fake",
-                       [](const std::string& w, const std::string&, int64_t) {
-                         return MakeFakeRuntime(w);
-                       },
-                       ProcessUnavailable, false, true}),
-    [](const ::testing::TestParamInfo<RuntimeFactory>& info) {
-      return info.param.name;
-    });
+std::string RuntimeName(const ::testing::TestParamInfo<RuntimeFactory>& info) {
+  return info.param.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Runtimes, RuntimeContractTest, kRuntimes, RuntimeName);
+INSTANTIATE_TEST_SUITE_P(Runtimes, SecurityContextTest, kRuntimes, RuntimeName);
 
 }  // namespace
 }  // namespace jobset::agent
