@@ -585,7 +585,7 @@ void Agent::TickLoop() {
       // A runtime that tells of changes wakes the tick early (a pod's exit
       // or start is reported at once), but at most every kMinTick; one that
       // cannot is polled every tick.
-      const absl::Duration since = absl::Now() - last;
+      const absl::Duration since = clock_->Now() - last;
       const absl::Duration pause =
           since < kMinTick ? kMinTick - since : absl::ZeroDuration();
       if (mu_.AwaitWithTimeout(absl::Condition(&stopping), pause)) return;
@@ -598,7 +598,7 @@ void Agent::TickLoop() {
       if (mu_.AwaitWithTimeout(absl::Condition(&stopping), options_.tick))
         return;
     }
-    last = absl::Now();
+    last = clock_->Now();
     Tick();
   }
 }

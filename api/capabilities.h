@@ -15,6 +15,10 @@
 
 namespace jobset::api {
 
+// securityContext user and group ids (runAsUser, runAsGroup, fsGroup,
+// supplementalGroups): 0..2^31-1, Kubernetes' range.
+inline constexpr int64_t kMaxUserId = 2147483647;
+
 // The highest capability number this table names (CAP_CHECKPOINT_RESTORE).
 inline constexpr int kLastKnownCapability = 40;
 

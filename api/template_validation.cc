@@ -64,7 +64,6 @@ constexpr absl::string_view kProfileTypes[] = {"Localhost", "RuntimeDefault",
 constexpr absl::string_view kFsGroupChangePolicies[] = {"OnRootMismatch",
                                                         "Always"};
 constexpr absl::string_view kSupplementalGroupsPolicies[] = {"Merge", "Strict"};
-constexpr int64_t kMaxUserId = 2147483647;
 constexpr int kMaxLocalhostProfileLength = 4095;
 constexpr absl::string_view kTolerationOperators[] = {"Equal", "Exists"};
 constexpr absl::string_view kTaintEffects[] = {"NoSchedule", "PreferNoSchedule",

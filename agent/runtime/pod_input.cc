@@ -128,9 +128,10 @@ namespace {
 // A uid or gid the shim hands to setresuid/setgroups: 0..2^31-1, as
 // Kubernetes validates them (a -1 would mean "unchanged" to the kernel).
 absl::Status CheckId(const std::string& field, int64_t id) {
-  if (id >= 0 && id <= kMaxUserId) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(
-      field, ": ", id, " is not between 0 and ", kMaxUserId, ", inclusive"));
+  if (id >= 0 && id <= api::kMaxUserId) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(field, ": ", id, " is not between 0 and ", api::kMaxUserId,
+                   ", inclusive"));
 }
 
 absl::Status CheckCapabilities(

@@ -32,9 +32,8 @@ inline constexpr int kMaxSubPathBytes = 4096;
 // attempt), each with at most kMaxHostNames names.
 inline constexpr int kMaxHostEntries = 100000;
 inline constexpr int kMaxHostNames = 16;
-// securityContext user and group ids: 0..2^31-1 (Kubernetes' range); at most
-// NGROUPS_MAX supplementalGroups.
-inline constexpr int64_t kMaxUserId = 2147483647;
+// securityContext user and group ids are checked against api::kMaxUserId; at
+// most NGROUPS_MAX supplementalGroups.
 inline constexpr int kMaxSupplementalGroups = 65536;
 
 // kInvalidArgument unless `uid` is a pod uid (above).

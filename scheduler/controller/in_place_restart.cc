@@ -6,17 +6,13 @@
 #include "api/pod_phase.h"
 #include "scheduler/controller/job_reconcile.h"
 #include "scheduler/records/conditions.h"
-#include "scheduler/records/constants.h"
 
 namespace jobset::scheduler {
 namespace {
 
 // A pod of a node that was lost: it cannot restart where it was.
 bool Disrupted(const api::PodRecord& pod) {
-  for (const api::Condition& c : pod.status().conditions()) {
-    if (c.type() == "DisruptionTarget" && c.status() == "True") return true;
-  }
-  return false;
+  return IsConditionTrue(pod.status().conditions(), "DisruptionTarget");
 }
 
 // The pod stopped its previous attempt: it waits at the barrier.
@@ -59,10 +55,6 @@ std::string FailureOf(const api::PodRecord& pod) {
 
 }  // namespace
 
-void SetInPlaceAttempt(int32_t attempt, api::PodRecord* pod) {
-  pod->set_in_place_restart_attempt(attempt);
-}
-
 InPlaceStep StepInPlaceRestart(api::JobSet& jobset,
                                const std::vector<InPlacePod>& pods) {
   InPlaceStep step;
@@ -76,9 +68,10 @@ InPlaceStep StepInPlaceRestart(api::JobSet& jobset,
   for (const InPlacePod& p : pods) {
     target = std::max(target, p.pod->in_place_restart_attempt());
   }
-  auto changed = [&step](size_t i) {
-    if (step.changed.empty() || step.changed.back() != i)
-      step.changed.push_back(i);
+  std::vector<bool> marked(pods.size(), false);
+  auto changed = [&](size_t i) {  // Each index once.
+    if (!marked[i]) step.changed.push_back(i);
+    marked[i] = true;
   };
 
   // Stop confirmations of a restart under way; the first failure of the

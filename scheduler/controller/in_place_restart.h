@@ -65,10 +65,6 @@ struct InPlaceStep {
 // The reason given to containers waiting at the barrier.
 inline constexpr char kReasonInPlaceRestarting[] = "InPlaceRestarting";
 
-// Marks `pod` as a pod of an InPlaceRestart JobSet at attempt `attempt`,
-// for a pod created while that is the JobSet's current attempt.
-void SetInPlaceAttempt(int32_t attempt, api::PodRecord* pod);
-
 // One step of `jobset`'s restart in place over its pods (those of its
 // current Recreate attempt), after agents' reports were applied to them.
 InPlaceStep StepInPlaceRestart(api::JobSet& jobset,

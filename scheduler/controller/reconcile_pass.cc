@@ -239,9 +239,11 @@ void ReconcilePass::AddPods(TrackedJobSet& t, JobState& job,
     std::string uid = NewUid();
     auto [it, added] = job.pods.try_emplace(PodName(job_name, index, uid));
     it->second = NewPodRecord(it->first, std::move(uid), index, now_);
+    // A pod created while a JobSet restarts in place runs its current
+    // attempt.
     if (InPlace(t)) {
-      SetInPlaceAttempt(t.jobset.status().current_in_place_restart_attempt(),
-                        &it->second);
+      it->second.set_in_place_restart_attempt(
+          t.jobset.status().current_in_place_restart_attempt());
     }
     parts_.state.IndexPod(t, job, it->second);
   }
