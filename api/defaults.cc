@@ -1,6 +1,7 @@
 #include "api/defaults.h"
 
 #include "absl/strings/str_cat.h"
+#include "api/image_reference.h"
 
 namespace jobset::api {
 
@@ -26,6 +27,14 @@ void SetJobSetDefaults(JobSet* jobset) {
     if (job->completion_mode().empty()) job->set_completion_mode("Indexed");
     PodSpec* pod = job->mutable_template_()->mutable_spec();
     if (pod->restart_policy().empty()) pod->set_restart_policy("OnFailure");
+    for (auto* containers :
+         {pod->mutable_init_containers(), pod->mutable_containers()}) {
+      for (Container& c : *containers) {
+        if (c.image_pull_policy().empty()) {
+          c.set_image_pull_policy(std::string(DefaultPullPolicy(c.image())));
+        }
+      }
+    }
   }
 
   Network* network = spec->mutable_network();

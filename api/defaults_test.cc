@@ -183,6 +183,34 @@ TEST(SetJobSetDefaultsTest, LeavesJobLevelKubernetesDefaultsAlone) {
   EXPECT_FALSE(JobOf(got, 0).has_backoff_limit());
 }
 
+TEST(SetJobSetDefaultsTest, ImagePullPolicyFollowsTheTagAsKubernetes) {
+  JobSet jobset = JobSetBuilder("js").Replicated("a", 1).Build();
+  PodSpec* pod = jobset.mutable_spec()
+                     ->mutable_replicated_jobs(0)
+                     ->mutable_template_()
+                     ->mutable_spec()
+                     ->mutable_template_()
+                     ->mutable_spec();
+  pod->clear_containers();
+  const auto add = [](auto* list, const char* image, const char* policy) {
+    Container* c = list->Add();
+    c->set_image(image);
+    c->set_image_pull_policy(policy);
+  };
+  add(pod->mutable_containers(), "busybox", "");
+  add(pod->mutable_containers(), "busybox:latest", "");
+  add(pod->mutable_containers(), "python:3.11", "");
+  add(pod->mutable_containers(), "busybox", "Never");
+  add(pod->mutable_init_containers(), "127.0.0.1:5000/init:v1", "");
+  const JobSet defaulted = Defaulted(jobset);
+  const PodSpec& got = JobOf(defaulted, 0).template_().spec();
+  EXPECT_EQ(got.containers(0).image_pull_policy(), "Always");
+  EXPECT_EQ(got.containers(1).image_pull_policy(), "Always");
+  EXPECT_EQ(got.containers(2).image_pull_policy(), "IfNotPresent");
+  EXPECT_EQ(got.containers(3).image_pull_policy(), "Never");
+  EXPECT_EQ(got.init_containers(0).image_pull_policy(), "IfNotPresent");
+}
+
 TEST(SetJobSetDefaultsTest, Idempotent) {
   JobSet jobset = JobSetBuilder("js")
                       .Replicated("a", 1)

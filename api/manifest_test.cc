@@ -242,8 +242,17 @@ spec:
                   pod + ".dnsPolicy: ignored by jobsetd",
                   pod + ".serviceAccountName: ignored by jobsetd",
                   pod + ".shareProcessNamespace: ignored by jobsetd",
-                  pod + ".containers[0].imagePullPolicy: ignored by jobsetd",
                   pod + ".containers[0].startupProbe: ignored by jobsetd"));
+  EXPECT_EQ((*objects)[0]
+                .jobset.spec()
+                .replicated_jobs(0)
+                .template_()
+                .spec()
+                .template_()
+                .spec()
+                .containers(0)
+                .image_pull_policy(),
+            "Always");
 }
 
 struct BadCase {

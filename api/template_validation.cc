@@ -17,6 +17,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/types/span.h"
 #include "api/capabilities.h"
+#include "api/image_reference.h"
 #include "api/metadata_validation.h"
 #include "api/names.h"
 #include "api/quantity.h"
@@ -989,7 +990,19 @@ void ValidateContainer(const Container& container,
     AddInvalid(name_path, container.name(), IsDns1123Label(container.name()),
                errors);
   }
-  if (container.image().empty()) errors->Required(Child(path, "image"));
+  if (container.image().empty()) {
+    errors->Required(Child(path, "image"));
+  } else if (absl::StripAsciiWhitespace(container.image()) !=
+             container.image()) {
+    errors->Invalid(Child(path, "image"), container.image(),
+                    "must not have leading or trailing whitespace");
+  }
+  if (const std::string& policy = container.image_pull_policy();
+      !policy.empty() && policy != kPullAlways && policy != kPullIfNotPresent &&
+      policy != kPullNever) {
+    errors->NotSupported(Child(path, "imagePullPolicy"), policy,
+                         {kPullAlways, kPullIfNotPresent, kPullNever});
+  }
   ValidatePorts(container.ports(), Child(path, "ports"), errors);
   ValidateEnv(container.env(), Child(path, "env"), errors);
   ValidateVolumeMounts(container.volume_mounts(), volume_names,

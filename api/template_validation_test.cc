@@ -430,6 +430,22 @@ INSTANTIATE_TEST_SUITE_P(PodFailurePolicy, TemplateValidationTest,
 
 std::vector<Case> ContainerCases() {
   return {
+      {"EveryPullPolicy",
+       [](JobTemplateSpec& t) {
+         Main(t).set_image_pull_policy("Never");
+         AddContainer("b", Pod(t).mutable_containers())
+             .set_image_pull_policy("Always");
+         AddContainer("c", Pod(t).mutable_init_containers())
+             .set_image_pull_policy("IfNotPresent");
+       }},
+      {"UnknownPullPolicy",
+       [](JobTemplateSpec& t) { Main(t).set_image_pull_policy("Sometimes"); },
+       "spec.template.spec.containers[0].imagePullPolicy",
+       R"(Unsupported value: "Sometimes": supported values: "Always", "IfNotPresent", "Never")"},
+      {"ImageWithTrailingSpace",
+       [](JobTemplateSpec& t) { Main(t).set_image("busybox "); },
+       "spec.template.spec.containers[0].image",
+       "must not have leading or trailing whitespace"},
       {"NoContainers", [](JobTemplateSpec& t) { Pod(t).clear_containers(); },
        "spec.template.spec.containers", "Required value"},
       {"ContainerWithoutName", [](JobTemplateSpec& t) { Main(t).clear_name(); },
