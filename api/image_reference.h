@@ -18,6 +18,8 @@ namespace jobset::api {
 inline constexpr absl::string_view kPullAlways = "Always";
 inline constexpr absl::string_view kPullIfNotPresent = "IfNotPresent";
 inline constexpr absl::string_view kPullNever = "Never";
+inline constexpr absl::string_view kPullPolicies[] = {
+    kPullAlways, kPullIfNotPresent, kPullNever};
 
 // The longest repository name (domain and path) the grammar allows.
 inline constexpr size_t kMaxImageNameLength = 255;

@@ -998,10 +998,8 @@ void ValidateContainer(const Container& container,
                     "must not have leading or trailing whitespace");
   }
   if (const std::string& policy = container.image_pull_policy();
-      !policy.empty() && policy != kPullAlways && policy != kPullIfNotPresent &&
-      policy != kPullNever) {
-    errors->NotSupported(Child(path, "imagePullPolicy"), policy,
-                         {kPullAlways, kPullIfNotPresent, kPullNever});
+      !policy.empty() && !IsOneOf(policy, kPullPolicies)) {
+    errors->NotSupported(Child(path, "imagePullPolicy"), policy, kPullPolicies);
   }
   ValidatePorts(container.ports(), Child(path, "ports"), errors);
   ValidateEnv(container.env(), Child(path, "env"), errors);
