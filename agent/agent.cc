@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "agent/host.h"
+#include "agent/runtime/cri/cri_log.h"
 #include "agent/runtime/pod_input.h"
 #include "api/pod_phase.h"
 #include "common/log.h"
@@ -449,8 +450,29 @@ api::LogChunk ReadLogChunk(const Runtime& runtime,
   in.seekg(offset);
   in.read(data.data(), n);
   data.resize(in.gcount());
-  chunk.set_next_offset(offset + static_cast<int64_t>(data.size()));
-  chunk.set_data(std::move(data));
+  if (!runtime.CriLogFormat()) {
+    chunk.set_next_offset(offset + static_cast<int64_t>(data.size()));
+    chunk.set_data(std::move(data));
+    return chunk;
+  }
+  // A CRI log: whole lines decoded to the container's output; a tail starts
+  // at the first whole line; offsets stay the file's.
+  size_t skipped = 0;
+  if (request.offset() < 0 && offset > 0) {
+    const size_t nl = data.find('\n');
+    skipped = nl == std::string::npos ? data.size() : nl + 1;
+  }
+  size_t consumed = 0;
+  std::string decoded =
+      cri::DecodeCriLog(absl::string_view(data).substr(skipped), &consumed);
+  if (consumed == 0 && static_cast<int64_t>(data.size()) == n && n > 0 &&
+      skipped == 0) {
+    // One line longer than a chunk: passed on undecoded rather than stuck.
+    consumed = data.size();
+    decoded = data;
+  }
+  chunk.set_next_offset(offset + static_cast<int64_t>(skipped + consumed));
+  chunk.set_data(std::move(decoded));
   return chunk;
 }
 

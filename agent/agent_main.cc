@@ -27,6 +27,7 @@
 #include "agent/host.h"
 #include "agent/identity.h"
 #include "agent/metrics.h"
+#include "agent/runtime/cri_runtime.h"
 #include "agent/runtime/pod_input.h"
 #include "agent/runtime/shim_runtime.h"
 #include "common/clock.h"
@@ -56,7 +57,10 @@ ABSL_FLAG(std::string, work_dir, "./jobset-agent-data",
           "agent on the same directory re-attaches to its pods");
 ABSL_FLAG(std::string, runtime, "process",
           "How pods run: process (supervised processes; namespaces and "
-          "cgroups when root) or oci (runc containers)");
+          "cgroups when root), oci (runc containers) or cri (registry images "
+          "through a CRI runtime: containerd, CRI-O)");
+ABSL_FLAG(std::string, cri_endpoint, "unix:///run/containerd/containerd.sock",
+          "cri: the CRI runtime's gRPC endpoint");
 ABSL_FLAG(std::string, image_dir, "/var/lib/jobset/images",
           "oci: a container's image names <image_dir>/<image>/rootfs");
 ABSL_FLAG(std::string, runc, "runc", "oci: the runc binary");
@@ -212,34 +216,53 @@ int Main(const char* argv0) {
         absl::FormatTime(id->renew_at()).c_str());
   }
 
-  ShimRuntime::Options ro;
-  ro.work_dir = work_dir;
-  ro.shim_path = absl::GetFlag(FLAGS_shim);
-  if (ro.shim_path.empty()) {
-    std::error_code self_ec;
-    std::filesystem::path self =
-        std::filesystem::read_symlink("/proc/self/exe", self_ec);
-    if (self_ec) self = argv0;
-    ro.shim_path = (self.parent_path() / "jobset-pod-shim").string();
-    if (access(ro.shim_path.c_str(), X_OK) != 0) {
-      // Under bazel-bin the shim is in its own package.
-      ro.shim_path =
-          (self.parent_path() / "runtime" / "jobset-pod-shim").string();
-    }
-  }
   const std::string mode = absl::GetFlag(FLAGS_runtime);
-  if (mode == "process") {
-    ro.mode = ShimRuntime::Mode::kProcess;
-  } else if (mode == "oci") {
-    ro.mode = ShimRuntime::Mode::kOci;
+  std::unique_ptr<Runtime> runtime;
+  if (mode == "cri") {
+    if (absl::GetFlag(FLAGS_lease) > absl::ZeroDuration()) {
+      // Nothing would stop the containers of a dead or frozen agent: the CRI
+      // runtime keeps them running (agent/runtime/README.md).
+      return Fail(
+          "--lease is not supported with --runtime=cri: the CRI runtime keeps "
+          "pods running while the agent is down, so nothing would stop them "
+          "when the lease runs out");
+    }
+    CriRuntime::Options co;
+    co.work_dir = work_dir;
+    co.endpoint = absl::GetFlag(FLAGS_cri_endpoint);
+    auto cri = CriRuntime::Create(co);
+    if (!cri.ok()) return Fail(cri.status().ToString());
+    runtime = *std::move(cri);
   } else {
-    return Fail(
-        absl::StrCat("--runtime: \"", mode, "\" is not process or oci"));
+    ShimRuntime::Options ro;
+    ro.work_dir = work_dir;
+    ro.shim_path = absl::GetFlag(FLAGS_shim);
+    if (ro.shim_path.empty()) {
+      std::error_code self_ec;
+      std::filesystem::path self =
+          std::filesystem::read_symlink("/proc/self/exe", self_ec);
+      if (self_ec) self = argv0;
+      ro.shim_path = (self.parent_path() / "jobset-pod-shim").string();
+      if (access(ro.shim_path.c_str(), X_OK) != 0) {
+        // Under bazel-bin the shim is in its own package.
+        ro.shim_path =
+            (self.parent_path() / "runtime" / "jobset-pod-shim").string();
+      }
+    }
+    if (mode == "process") {
+      ro.mode = ShimRuntime::Mode::kProcess;
+    } else if (mode == "oci") {
+      ro.mode = ShimRuntime::Mode::kOci;
+    } else {
+      return Fail(
+          absl::StrCat("--runtime: \"", mode, "\" is not process, oci or cri"));
+    }
+    ro.image_dir = absl::GetFlag(FLAGS_image_dir);
+    ro.runc_path = absl::GetFlag(FLAGS_runc);
+    auto shim = ShimRuntime::Create(ro);
+    if (!shim.ok()) return Fail(shim.status().ToString());
+    runtime = *std::move(shim);
   }
-  ro.image_dir = absl::GetFlag(FLAGS_image_dir);
-  ro.runc_path = absl::GetFlag(FLAGS_runc);
-  auto runtime = ShimRuntime::Create(ro);
-  if (!runtime.ok()) return Fail(runtime.status().ToString());
 
   sigset_t signals;
   sigemptyset(&signals);
@@ -263,7 +286,7 @@ int Main(const char* argv0) {
                 exposer->GetListeningPorts().front());
   }
 
-  Agent agent(options, runtime->get(), RealClock::Get());
+  Agent agent(options, runtime.get(), RealClock::Get());
   agent.Start();
   if (identity != nullptr) identity->StartRenewing();
   std::printf(

@@ -15,6 +15,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "agent/fake_runtime.h"
 #include "agent/runtime/pod_files.h"
 #include "agent/runtime/runtime.h"
 #include "agent/runtime/shim_runtime.h"
@@ -101,6 +102,33 @@ TEST_F(ReadLogChunkTest, SizesAreBounded) {
   chunk = Read("done", "main", -4, 10);
   EXPECT_EQ(chunk.next_offset(), size);
   EXPECT_EQ(chunk.data().size(), 4u);
+}
+
+TEST(ReadCriLogChunkTest, WholeLinesDecodedOffsetsInTheFile) {
+  const std::string path =
+      absl::StrCat(std::getenv("TEST_TMPDIR"), "/cri-main.log");
+  const std::string line1 = "2026-12-01T19:12:03.98Z stdout F one\n";
+  const std::string line2 = "2026-12-01T19:12:04.1Z stderr P tw\n";
+  const std::string line3 = "2026-12-01T19:12:04.2Z stderr F o\n";
+  const std::string partial = "2026-12-01T19:12:05Z stdout F thr";
+  ASSERT_THAT(WriteFileAtomic(path, line1 + line2 + line3 + partial), IsOk());
+  FakeRuntime runtime;
+  runtime.set_log_path(path);
+  runtime.set_cri_log_format(true);
+  api::LogRequest request;
+  request.set_pod_uid("u1");
+  request.set_container("main");
+  request.set_max_bytes(1 << 16);
+  api::LogChunk chunk = ReadLogChunk(runtime, request);
+  EXPECT_THAT(chunk.error(), IsEmpty());
+  EXPECT_EQ(chunk.data(), "one\ntwo\n");
+  // The unfinished line is read again next time.
+  EXPECT_EQ(chunk.next_offset(),
+            static_cast<int64_t>((line1 + line2 + line3).size()));
+  // A tail starts at the first whole line.
+  request.set_offset(-static_cast<int64_t>(line3.size() + partial.size() + 3));
+  chunk = ReadLogChunk(runtime, request);
+  EXPECT_EQ(chunk.data(), "o\n");
 }
 
 // A runtime that runs nothing and records the agent's retention sweeps.

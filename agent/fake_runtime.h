@@ -1,6 +1,7 @@
 #ifndef JOBSET_AGENT_FAKE_RUNTIME_H_
 #define JOBSET_AGENT_FAKE_RUNTIME_H_
 
+#include <atomic>
 #include <map>
 #include <string>
 #include <vector>
@@ -37,6 +38,9 @@ class FakeRuntime final : public Runtime {
     absl::MutexLock lock(&log_mu_);
     log_path_ = std::move(path);
   }
+  // Whether those files are read as CRI log files (as the cri runtime's).
+  bool CriLogFormat() const override { return cri_log_format_.load(); }
+  void set_cri_log_format(bool cri) { cri_log_format_ = cri; }
 
   // Ends pod `uid`'s containers with `exit_code` (Succeeded if 0).
   void Exit(const std::string& uid, int exit_code);
@@ -52,6 +56,7 @@ class FakeRuntime final : public Runtime {
   std::vector<api::PodAssignment> started_ ABSL_GUARDED_BY(mu_);
   mutable absl::Mutex log_mu_;
   std::string log_path_ ABSL_GUARDED_BY(log_mu_);
+  std::atomic<bool> cri_log_format_ = false;
 };
 
 }  // namespace jobset::agent

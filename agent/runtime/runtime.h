@@ -92,6 +92,11 @@ class Runtime {
     return 0;
   }
 
+  // Whether the files LogPath names are in the CRI log format (lines of
+  // "<RFC3339Nano time> <stdout|stderr> <P|F> <text>"), which readers decode
+  // (agent/runtime/cri/cri_log.h); false: raw output.
+  virtual bool CriLogFormat() const { return false; }
+
   // Where container `container` of pod `uid` writes its output: "" if the
   // runtime keeps none, the uid or the name is not valid, the container is
   // not one of the pod's, or no log was written.

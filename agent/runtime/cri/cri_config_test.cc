@@ -1,0 +1,196 @@
+#include "agent/runtime/cri/cri_config.h"
+
+#include <string>
+#include <vector>
+
+#include "common/status_matchers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace jobset::agent::cri {
+namespace {
+
+namespace v1 = ::runtime::v1;
+using ::jobset::testing::IsOk;
+using ::jobset::testing::StatusIs;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+api::PodAssignment Assignment() {
+  api::PodAssignment a;
+  api::Pod* pod = a.mutable_pod();
+  pod->mutable_metadata()->set_name("train-0");
+  pod->mutable_metadata()->set_namespace_("ml");
+  pod->mutable_metadata()->set_uid("u-1");
+  api::Container* c = pod->mutable_spec()->add_containers();
+  c->set_name("main");
+  c->set_image("127.0.0.1:5000/bb:1");
+  c->add_command("/bin/sh");
+  c->add_args("-c");
+  c->add_args("echo hi");
+  api::EnvVar* e = c->add_env();
+  e->set_name("RANK");
+  e->set_value("0");
+  return a;
+}
+
+TEST(SandboxConfigTest, HostNetworkLabelsAndLogs) {
+  const v1::PodSandboxConfig s = SandboxConfig(Assignment(), "/logs/u-1");
+  EXPECT_EQ(s.metadata().name(), "train-0");
+  EXPECT_EQ(s.metadata().namespace_(), "ml");
+  EXPECT_EQ(s.metadata().uid(), "u-1");
+  EXPECT_EQ(s.log_directory(), "/logs/u-1");
+  EXPECT_EQ(s.labels().at(kPodUidLabel), "u-1");
+  const auto& ns = s.linux().security_context().namespace_options();
+  EXPECT_EQ(ns.network(), v1::NODE);
+  EXPECT_EQ(ns.pid(), v1::CONTAINER);
+  EXPECT_EQ(ns.ipc(), v1::POD);
+  EXPECT_FALSE(s.linux().security_context().privileged());
+  EXPECT_FALSE(s.linux().security_context().has_run_as_user());
+}
+
+TEST(SandboxConfigTest, PodSecurityContextAndPrivilegedContainer) {
+  api::PodAssignment a = Assignment();
+  api::PodSpec* spec = a.mutable_pod()->mutable_spec();
+  spec->mutable_security_context()->set_run_as_user(1000);
+  spec->mutable_security_context()->set_run_as_group(2000);
+  spec->mutable_security_context()->set_fs_group(3000);
+  spec->mutable_security_context()->add_supplemental_groups(4000);
+  spec->mutable_security_context()->add_supplemental_groups(3000);
+  spec->mutable_containers(0)->mutable_security_context()->set_privileged(true);
+  spec->set_host_ipc(true);
+  const v1::PodSandboxConfig s = SandboxConfig(a, "/l");
+  const auto& sc = s.linux().security_context();
+  EXPECT_EQ(sc.run_as_user().value(), 1000);
+  EXPECT_EQ(sc.run_as_group().value(), 2000);
+  EXPECT_THAT(sc.supplemental_groups(), ElementsAre(3000, 4000));
+  EXPECT_TRUE(sc.privileged());
+  EXPECT_EQ(sc.namespace_options().ipc(), v1::NODE);
+}
+
+TEST(ContainerConfigTest, CommandEnvLabelsAndTheImageId) {
+  const api::PodAssignment a = Assignment();
+  ImageFacts image{"sha256:abc", 1234, ""};
+  absl::StatusOr<v1::ContainerConfig> c = ContainerConfigFor(
+      a, a.pod().spec().containers(0), false, 2, image,
+      {{"/pod/hosts", "/etc/hosts", false}, {"/data", "/data", true}});
+  ASSERT_THAT(c, IsOk());
+  EXPECT_EQ(c->metadata().name(), "main");
+  EXPECT_EQ(c->metadata().attempt(), 2u);
+  EXPECT_EQ(c->image().image(), "sha256:abc");
+  EXPECT_THAT(c->command(), ElementsAre("/bin/sh"));
+  EXPECT_THAT(c->args(), ElementsAre("-c", "echo hi"));
+  ASSERT_EQ(c->envs_size(), 1);
+  EXPECT_EQ(c->envs(0).key(), "RANK");
+  EXPECT_EQ(c->envs(0).value(), "0");
+  EXPECT_EQ(c->labels().at(kPodUidLabel), "u-1");
+  EXPECT_EQ(c->labels().at(kContainerLabel), "main");
+  EXPECT_FALSE(c->labels().contains(kInitLabel));
+  EXPECT_EQ(c->log_path(), "main.log");
+  ASSERT_EQ(c->mounts_size(), 2);
+  EXPECT_EQ(c->mounts(1).host_path(), "/data");
+  EXPECT_TRUE(c->mounts(1).readonly());
+  const auto& sc = c->linux().security_context();
+  // kubelet names the image's uid; the image's group is not kept.
+  EXPECT_EQ(sc.run_as_user().value(), 1234);
+  EXPECT_FALSE(sc.has_run_as_group());
+  EXPECT_FALSE(sc.no_new_privs());
+  EXPECT_FALSE(sc.has_seccomp());
+  EXPECT_FALSE(sc.has_apparmor());
+  EXPECT_EQ(sc.namespace_options().network(), v1::NODE);
+}
+
+TEST(ContainerConfigTest, UserPrecedence) {
+  api::PodAssignment a = Assignment();
+  api::Container* spec = a.mutable_pod()->mutable_spec()->mutable_containers(0);
+  // No user anywhere: root, named.
+  absl::StatusOr<v1::ContainerConfig> c =
+      ContainerConfigFor(a, *spec, false, 0, {"sha256:x", {}, ""}, {});
+  ASSERT_THAT(c, IsOk());
+  EXPECT_EQ(c->linux().security_context().run_as_user().value(), 0);
+  EXPECT_TRUE(c->linux().security_context().has_run_as_user());
+  // A named image user.
+  c = ContainerConfigFor(a, *spec, false, 0, {"sha256:x", {}, "trainer"}, {});
+  ASSERT_THAT(c, IsOk());
+  EXPECT_EQ(c->linux().security_context().run_as_username(), "trainer");
+  EXPECT_FALSE(c->linux().security_context().has_run_as_user());
+  // The spec's user and group win.
+  a.mutable_pod()->mutable_spec()->mutable_security_context()->set_run_as_user(
+      7);
+  spec->mutable_security_context()->set_run_as_group(8);
+  c = ContainerConfigFor(a, *spec, false, 0, {"sha256:x", 1234, ""}, {});
+  ASSERT_THAT(c, IsOk());
+  EXPECT_EQ(c->linux().security_context().run_as_user().value(), 7);
+  EXPECT_EQ(c->linux().security_context().run_as_group().value(), 8);
+}
+
+TEST(ContainerConfigTest, RunAsNonRootUsesTheImageUser) {
+  api::PodAssignment a = Assignment();
+  a.mutable_pod()
+      ->mutable_spec()
+      ->mutable_security_context()
+      ->set_run_as_non_root(true);
+  const api::Container& spec = a.pod().spec().containers(0);
+  EXPECT_THAT(ContainerConfigFor(a, spec, false, 0, {"sha256:x", 1234, ""}, {}),
+              IsOk());
+  EXPECT_THAT(
+      ContainerConfigFor(a, spec, false, 0, {"sha256:x", 0, ""}, {}),
+      StatusIs(absl::StatusCode::kFailedPrecondition,
+               HasSubstr("container has runAsNonRoot and image will run as "
+                         "root (pod: \"train-0_ml(u-1)\", container: main)")));
+  EXPECT_THAT(
+      ContainerConfigFor(a, spec, false, 0, {"sha256:x", {}, "trainer"}, {}),
+      StatusIs(absl::StatusCode::kFailedPrecondition,
+               HasSubstr("image has non-numeric user (trainer), cannot verify "
+                         "user is non-root")));
+}
+
+TEST(ContainerConfigTest, PrivilegesCapabilitiesAndProfiles) {
+  api::PodAssignment a = Assignment();
+  api::Container* spec = a.mutable_pod()->mutable_spec()->mutable_containers(0);
+  api::SecurityContext* sc = spec->mutable_security_context();
+  sc->set_allow_privilege_escalation(false);
+  sc->set_read_only_root_filesystem(true);
+  sc->mutable_capabilities()->add_add("NET_ADMIN");
+  sc->mutable_capabilities()->add_drop("ALL");
+  a.mutable_pod()
+      ->mutable_spec()
+      ->mutable_security_context()
+      ->mutable_seccomp_profile()
+      ->set_type("RuntimeDefault");
+  absl::StatusOr<v1::ContainerConfig> c =
+      ContainerConfigFor(a, *spec, true, 0, {"sha256:x", 0, ""}, {});
+  ASSERT_THAT(c, IsOk());
+  const auto& csc = c->linux().security_context();
+  EXPECT_TRUE(csc.no_new_privs());
+  EXPECT_TRUE(csc.readonly_rootfs());
+  EXPECT_THAT(csc.capabilities().add_capabilities(), ElementsAre("NET_ADMIN"));
+  EXPECT_THAT(csc.capabilities().drop_capabilities(), ElementsAre("ALL"));
+  ASSERT_TRUE(csc.has_seccomp());
+  EXPECT_EQ(csc.seccomp().profile_type(), v1::SecurityProfile::RuntimeDefault);
+  EXPECT_EQ(c->labels().at(kInitLabel), "true");
+}
+
+TEST(ContainerConfigTest, Resources) {
+  api::PodAssignment a = Assignment();
+  api::Container* spec = a.mutable_pod()->mutable_spec()->mutable_containers(0);
+  (*spec->mutable_resources()->mutable_limits())["memory"] = "64Mi";
+  (*spec->mutable_resources()->mutable_limits())["cpu"] = "1500m";
+  (*spec->mutable_resources()->mutable_requests())["cpu"] = "500m";
+  absl::StatusOr<v1::ContainerConfig> c =
+      ContainerConfigFor(a, *spec, false, 0, {"sha256:x", 0, ""}, {});
+  ASSERT_THAT(c, IsOk());
+  const auto& r = c->linux().resources();
+  EXPECT_EQ(r.memory_limit_in_bytes(), 64 << 20);
+  EXPECT_EQ(r.cpu_period(), 100000);
+  EXPECT_EQ(r.cpu_quota(), 150000);
+  EXPECT_EQ(r.cpu_shares(), 512);
+  (*spec->mutable_resources()->mutable_limits())["memory"] = "lots";
+  EXPECT_THAT(ContainerConfigFor(a, *spec, false, 0, {"sha256:x", 0, ""}, {}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("resources.limits.memory: bad quantity "
+                                 "\"lots\"")));
+}
+
+}  // namespace
+}  // namespace jobset::agent::cri

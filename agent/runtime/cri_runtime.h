@@ -1,0 +1,84 @@
+#ifndef JOBSET_AGENT_RUNTIME_CRI_RUNTIME_H_
+#define JOBSET_AGENT_RUNTIME_CRI_RUNTIME_H_
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "agent/runtime/runtime.h"
+
+namespace jobset::agent {
+
+class CriPodWorker;
+struct CriStubs;
+
+// A Runtime that runs pods as containers of a CRI runtime (containerd,
+// CRI-O) over runtime.v1 gRPC, the way kubelet does: one sandbox per pod on
+// the host network, registry images pulled by the runtime under Kubernetes'
+// pull policies and waiting reasons, and the lifecycle rules of
+// container_lifecycle.h applied by a worker thread per pod (kubelet's pod
+// workers). The assignment and a pod's final status are kept under
+// <work_dir>/pods/<uid>/; everything else is the CRI runtime's, found again
+// by label after an agent restart (containers keep running meanwhile). See
+// agent/runtime/README.md. Thread-safe; one CriRuntime per work_dir.
+class CriRuntime : public Runtime {
+ public:
+  struct Options {
+    std::string work_dir;
+    // "unix:///run/containerd/containerd.sock".
+    std::string endpoint;
+    // How often each pod's worker looks at its containers (kubelet's PLEG
+    // relist).
+    absl::Duration sync_period = absl::Seconds(1);
+    // Deadline of every CRI call but PullImage (kubelet's
+    // --runtime-request-timeout).
+    absl::Duration request_timeout = absl::Minutes(2);
+    // Deadline of one PullImage (kubelet has none; a stop cancels it).
+    absl::Duration pull_timeout = absl::Minutes(30);
+    // Image pull back-off: doubling from start to cap (kubelet's 10 s, 300 s).
+    absl::Duration pull_backoff_start = absl::Seconds(10);
+    absl::Duration pull_backoff_cap = absl::Minutes(5);
+  };
+
+  // Connects, checks that the endpoint speaks runtime.v1 (Version), creates
+  // <work_dir>/pods and <work_dir>/logs, and takes up every pod found there.
+  // kInvalidArgument for missing options, kUnavailable naming the endpoint
+  // when it does not answer.
+  static absl::StatusOr<std::unique_ptr<CriRuntime>> Create(
+      const Options& options);
+
+  absl::Status Start(const api::PodAssignment& assignment) override;
+  absl::Status Stop(const std::string& uid, absl::Duration grace) override;
+  absl::Status Remove(const std::string& uid) override;
+  std::vector<PodState> List() override;
+  absl::Status UpdateHosts(
+      const std::string& uid,
+      const google::protobuf::RepeatedPtrField<api::HostEntry>& hosts) override;
+  std::string LogPath(const std::string& uid,
+                      const std::string& container) const override;
+  bool CriLogFormat() const override { return true; }
+
+  ~CriRuntime() override;
+
+ private:
+  explicit CriRuntime(Options options, std::shared_ptr<CriStubs> stubs);
+  std::string PodDir(const std::string& uid) const;
+  // Starts the worker of a pod whose directory holds its assignment.
+  void TakeUp(const std::string& uid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const Options options_;
+  const std::shared_ptr<CriStubs> stubs_;
+  mutable absl::Mutex mu_;
+  std::map<std::string, std::unique_ptr<CriPodWorker>> pods_
+      ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace jobset::agent
+
+#endif  // JOBSET_AGENT_RUNTIME_CRI_RUNTIME_H_
