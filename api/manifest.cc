@@ -95,6 +95,80 @@ bool LooksNumeric(absl::string_view s) {
   return i == s.size();
 }
 
+// Decodes standard base64 with padding, as Go's base64.StdEncoding (which
+// Kubernetes uses for []byte fields) does: '\r' and '\n' are skipped, any
+// other byte outside the alphabet, a bad padding or a short last quantum is
+// an error naming the input byte, as Go's "illegal base64 data at input
+// byte N".
+bool DecodeBase64(absl::string_view in, std::string* out, size_t* bad_at) {
+  auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  out->clear();
+  out->reserve(in.size() / 4 * 3);
+  uint32_t quantum = 0;
+  int have = 0;     // Sextets in `quantum`.
+  int padding = 0;  // '=' seen in this quantum.
+  size_t last = 0;  // Where the current quantum started.
+  for (size_t i = 0; i < in.size(); ++i) {
+    const char c = in[i];
+    if (c == '\r' || c == '\n') continue;
+    if (have + padding == 0) last = i;
+    if (c == '=') {
+      // Padding only after two or three sextets, and only to the quantum's
+      // end.
+      if (have < 2) {
+        *bad_at = i;
+        return false;
+      }
+      ++padding;
+      if (have + padding > 4) {
+        *bad_at = i;
+        return false;
+      }
+      if (have + padding == 4) {
+        if (have == 2) out->push_back(static_cast<char>(quantum >> 4));
+        if (have == 3) {
+          out->push_back(static_cast<char>(quantum >> 10));
+          out->push_back(static_cast<char>((quantum >> 2) & 0xff));
+        }
+        // Nothing but line breaks may follow the padding.
+        for (size_t j = i + 1; j < in.size(); ++j) {
+          if (in[j] != '\r' && in[j] != '\n') {
+            *bad_at = j;
+            return false;
+          }
+        }
+        return true;
+      }
+      continue;
+    }
+    const int v = value(c);
+    if (v < 0 || padding > 0) {
+      *bad_at = i;
+      return false;
+    }
+    quantum = (quantum << 6) | static_cast<uint32_t>(v);
+    if (++have == 4) {
+      out->push_back(static_cast<char>(quantum >> 16));
+      out->push_back(static_cast<char>((quantum >> 8) & 0xff));
+      out->push_back(static_cast<char>(quantum & 0xff));
+      quantum = 0;
+      have = 0;
+    }
+  }
+  if (have + padding != 0) {
+    *bad_at = last;
+    return false;
+  }
+  return true;
+}
+
 // A plain scalar that YAML reads as something other than a string.
 std::string NonStringKind(absl::string_view s) {
   bool b;
@@ -382,6 +456,20 @@ class Converter {
       case FieldDescriptor::CPPTYPE_STRING: {
         std::string s;
         if (!ReadString(node, path, int_or_string, &s)) return;
+        if (field->type() == FieldDescriptor::TYPE_BYTES) {
+          // Bytes are base64 in Kubernetes' JSON and YAML. The value is
+          // not quoted back: it may be a Secret's.
+          std::string decoded;
+          size_t bad_at = 0;
+          if (!DecodeBase64(s, &decoded, &bad_at)) {
+            errors_->Add(path,
+                         absl::StrCat("Invalid value: illegal base64 data at "
+                                      "input byte ",
+                                      bad_at));
+            return;
+          }
+          s = std::move(decoded);
+        }
         add ? r->AddString(message, field, std::move(s))
             : r->SetString(message, field, std::move(s));
         return;

@@ -64,6 +64,7 @@ constexpr ResourceInfo kResources[] = {
     {"pods", "", false},
     {"events", "", false},
     {"secrets", "", false},
+    {"configmaps", "", false},
     {"nodes", "", true},
     {"namespaces", "", true},
     {"tokens", kJobSetGroup, true},
@@ -890,16 +891,19 @@ std::vector<api::RbacObject> BuiltInObjects() {
       Rule(kRead, {kJobSetGroup}, {"jobsets"}),
       Rule(kRead, {"batch"}, {"jobs"}),
       Rule(kRead, {""}, {"pods", "pods/log", "events"}),
+      // As in Kubernetes, view reads ConfigMaps but not Secrets.
+      Rule(kRead, {""}, {"configmaps"}),
       // As in Kubernetes, every built-in role below cluster-admin reads
       // Namespaces and none writes them.
       Rule(kRead, {""}, {"namespaces"}),
   };
-  // edit: view, plus writes on jobsets and secrets (which it may also read:
-  // as in Kubernetes, edit is not meant to be safe from escalation through
-  // what a workload can reach).
+  // edit: view, plus writes on jobsets, configmaps and secrets (which it
+  // may also read: as in Kubernetes, edit is not meant to be safe from
+  // escalation through what a workload can reach).
   std::vector<api::PolicyRule> edit = view;
   edit.push_back(Rule(kWrite, {kJobSetGroup}, {"jobsets"}));
   edit.push_back(Rule(kReadWrite, {""}, {"secrets"}));
+  edit.push_back(Rule(kWrite, {""}, {"configmaps"}));
   // admin: edit, plus Roles and RoleBindings (in the namespace it is bound
   // in: a RoleBinding confines it there).
   std::vector<api::PolicyRule> admin = edit;

@@ -160,6 +160,7 @@ TEST(ApiGroupOfTest, EveryResourceJobsetdServes) {
       {"pods/log", "", false},
       {"events", "", false},
       {"secrets", "", false},
+      {"configmaps", "", false},
       {"nodes", "", true},
       {"namespaces", "", true},
       {"tokens", "jobset.x-k8s.io", true},
@@ -284,6 +285,17 @@ TEST(BuiltInRolesTest, EachRoleOverEachResourceAndVerb) {
       {Req("list", "secrets", "team-a"), false, true, true},
       {Req("create", "secrets", "team-a"), false, true, true},
       {Req("delete", "secrets", "team-a", "s"), false, true, true},
+      {Req("update", "secrets", "team-a", "s"), false, true, true},
+      {Req("watch", "secrets", "team-a"), false, true, true},
+      // view reads ConfigMaps (not Secrets); edit and admin write both.
+      {Req("get", "configmaps", "team-a", "c"), true, true, true},
+      {Req("list", "configmaps", "team-a"), true, true, true},
+      {Req("watch", "configmaps", "team-a"), true, true, true},
+      {Req("create", "configmaps", "team-a", "c"), false, true, true},
+      {Req("update", "configmaps", "team-a", "c"), false, true, true},
+      {Req("delete", "configmaps", "team-a", "c"), false, true, true},
+      {Req("get", "configmaps", "team-b", "c"), false, false, false},
+      {Req("list", "secrets", "team-b"), false, false, false},
       {Req("get", "roles", "team-a", "r"), false, false, true},
       {Req("create", "roles", "team-a"), false, false, true},
       {Req("list", "rolebindings", "team-a"), false, false, true},
@@ -350,6 +362,16 @@ TEST(BuiltInRolesTest, ClusterAdminGetsEverythingAndOthersNoClusterScope) {
     }
   }
   EXPECT_TRUE(policy.Allows(U("root"), Req("create", "jobsets", "any")));
+  EXPECT_TRUE(policy.Allows(U("root"), Req("get", "secrets", "any", "s")));
+  EXPECT_TRUE(policy.Allows(U("root"), Req("delete", "configmaps", "x", "c")));
+  // Bound cluster-wide, view still reads no Secret; edit reads and writes
+  // them in every namespace.
+  EXPECT_FALSE(policy.Allows(U("view"), Req("get", "secrets", "team-z", "s")));
+  EXPECT_FALSE(policy.Allows(U("view"), Req("list", "secrets", "")));
+  EXPECT_TRUE(policy.Allows(U("view"), Req("list", "configmaps", "")));
+  EXPECT_TRUE(policy.Allows(U("edit"), Req("get", "secrets", "team-z", "s")));
+  EXPECT_TRUE(
+      policy.Allows(U("edit"), Req("create", "configmaps", "team-z", "c")));
   EXPECT_TRUE(policy.Allows(U("root"), Req("get", "pods/log", "x", "p")));
   EXPECT_TRUE(policy.Allows(U("root"), Req("escalate", "roles", "x", "r")));
   // A ClusterRoleBinding of view reads every namespace and all of them.
@@ -427,7 +449,7 @@ TEST(BuiltInRolesTest, CannotBeReplacedOrRemoved) {
             absl::StatusCode::kInvalidArgument);
   // Still in force.
   EXPECT_TRUE(policy.Allows(U("a", {"system:masters"}), Req("list", "nodes")));
-  EXPECT_EQ(RulesOf(policy, "ClusterRole", "view").size(), 4u);
+  EXPECT_EQ(RulesOf(policy, "ClusterRole", "view").size(), 5u);
   // Objects of the same names in other kinds or namespaces are not built in.
   EXPECT_TRUE(policy
                   .Put(RoleBinding("team-a", "cluster-admin", "ClusterRole",

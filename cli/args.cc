@@ -72,6 +72,11 @@ std::string Invocation::Get(absl::string_view name,
   return it == flags.end() ? std::string(fallback) : it->second;
 }
 
+std::vector<std::string> Invocation::GetAll(absl::string_view name) const {
+  auto it = values.find(std::string(name));
+  return it == values.end() ? std::vector<std::string>() : it->second;
+}
+
 const std::vector<FlagSpec>& GlobalFlags() {
   static const auto* flags = new std::vector<FlagSpec>{
       Valued("server", '\0', "URL",
@@ -104,17 +109,35 @@ const std::vector<CommandSpec>& Commands() {
        0,
        0},
       {"create",
-       "create -f FILE|- | create token NAME [--groups=a,b] [--ttl=720h]",
-       "Create JobSets, Namespaces and RBAC objects from a manifest, or a "
-       "user's bearer token (printed once).",
+       "create -f FILE|- | create token NAME [--groups=a,b] [--ttl=720h] | "
+       "create secret generic NAME [--from-literal=K=V] [--from-file=[K=]PATH] "
+       "[--type=T] | create secret docker-registry NAME --docker-server=S "
+       "--docker-username=U --docker-password=P [--docker-email=E] | create "
+       "configmap NAME [--from-literal=K=V] [--from-file=[K=]PATH]",
+       "Create JobSets, Namespaces, Secrets, ConfigMaps and RBAC objects from "
+       "a manifest, a Secret or ConfigMap from literals and files (as "
+       "kubectl's generators), or a user's bearer token (printed once).",
        {Valued("filename", 'f', "FILE", "manifest file, or - for stdin"),
         Switch("dry-run", '\0', "default and validate on the server only"),
         Valued("groups", '\0', "GROUPS", "token: comma-separated groups"),
-        Valued("ttl", '\0', "DURATION", "token: lifetime (default 720h)")},
+        Valued("ttl", '\0', "DURATION", "token: lifetime (default 720h)"),
+        Valued("from-literal", '\0', "KEY=VALUE",
+               "secret, configmap: a key and its value (repeatable)"),
+        Valued("from-file", '\0', "[KEY=]PATH",
+               "secret, configmap: a file (key: its name) or a directory's "
+               "files (repeatable)"),
+        Valued("type", '\0', "TYPE", "secret generic: the type (Opaque)"),
+        Valued("docker-server", '\0', "SERVER",
+               "docker-registry: the registry (https://index.docker.io/v1/)"),
+        Valued("docker-username", '\0', "USER", "docker-registry: user name"),
+        Valued("docker-password", '\0', "PASSWORD",
+               "docker-registry: password"),
+        Valued("docker-email", '\0', "EMAIL", "docker-registry: email")},
        0,
-       2},
+       3},
       {"get",
-       "get jobsets|jobs|pods|nodes|events|namespaces|tokens|roles|"
+       "get jobsets|jobs|pods|nodes|events|namespaces|secrets|configmaps|"
+       "tokens|roles|"
        "rolebindings|clusterroles|clusterrolebindings [NAME] "
        "[-o json|yaml|name|wide|jsonpath=TEMPLATE] [-l SELECTOR] "
        "[--field-selector=SELECTOR] [--jobset NAME] [-w] [-A]",
@@ -136,7 +159,7 @@ const std::vector<CommandSpec>& Commands() {
        1,
        2},
       {"describe",
-       "describe jobset|node NAME",
+       "describe jobset|node|secret|configmap NAME",
        "Show a JobSet in detail (conditions, replicated jobs, pods and their "
        "nodes, why pods are pending, recent events) or a node (conditions, "
        "taints, capacity, what its pods request).",
@@ -144,7 +167,8 @@ const std::vector<CommandSpec>& Commands() {
        2,
        2},
       {"delete",
-       "delete jobset|namespace|token|node NAME | delete jobsets --all|-l "
+       "delete jobset|namespace|secret|configmap|token|node NAME | delete "
+       "jobsets --all|-l "
        "SELECTOR "
        "[-A] | delete -f FILE|-",
        "Delete a JobSet, a user's token, a node (its identity; the agent must "
@@ -336,6 +360,7 @@ absl::StatusOr<Invocation> ParseCommandLine(
       value = "true";
     }
     invocation.flags[flag->name] = *value;
+    invocation.values[flag->name].push_back(*value);
   }
   invocation.help = invocation.Has("help");
   invocation.args = std::move(positional);
@@ -428,6 +453,8 @@ std::optional<std::string> CanonicalType(absl::string_view type) {
   if (any({"events", "event", "ev"})) return "events";
   if (any({"tokens", "token"})) return "tokens";
   if (any({"namespaces", "namespace", "ns"})) return "namespaces";
+  if (any({"secrets", "secret"})) return "secrets";
+  if (any({"configmaps", "configmap", "cm"})) return "configmaps";
   if (any({"roles", "role", "roles.rbac.authorization.k8s.io"})) {
     return "roles";
   }

@@ -42,6 +42,9 @@ struct Invocation {
   // Given flags by long name: a switch maps to "true". Global flags are
   // here too.
   std::map<std::string, std::string> flags;
+  // Every value of each given flag, in order (--from-literal may repeat;
+  // `flags` holds the last).
+  std::map<std::string, std::vector<std::string>> values;
   bool help = false;
 
   bool Has(absl::string_view name) const {
@@ -49,6 +52,8 @@ struct Invocation {
   }
   // Returns the flag's value, or `fallback` when it was not given.
   std::string Get(absl::string_view name, absl::string_view fallback) const;
+  // Returns every value the flag was given, in order.
+  std::vector<std::string> GetAll(absl::string_view name) const;
 };
 
 // The flags every command accepts: --server, --config, --context, --token,

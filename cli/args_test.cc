@@ -184,6 +184,25 @@ TEST(CanonicalTypeTest, KubectlAliases) {
   EXPECT_EQ(CanonicalType("rolebinding"), "rolebindings");
   EXPECT_EQ(CanonicalType("ns"), "namespaces");
   EXPECT_EQ(CanonicalType("Namespace"), "namespaces");
+  EXPECT_EQ(CanonicalType("secret"), "secrets");
+  EXPECT_EQ(CanonicalType("cm"), "configmaps");
+  EXPECT_EQ(CanonicalType("ConfigMap"), "configmaps");
+}
+
+TEST(ArgsTest, RepeatedFlagsKeepEveryValue) {
+  absl::StatusOr<Invocation> invocation = ParseCommandLine(
+      {"create", "secret", "generic", "s", "--from-literal=a=1",
+       "--from-literal", "b=2=3", "--from-file=k=/tmp/x"},
+      Commands());
+  ASSERT_TRUE(invocation.ok()) << invocation.status();
+  EXPECT_EQ(invocation->args,
+            (std::vector<std::string>{"secret", "generic", "s"}));
+  EXPECT_EQ(invocation->GetAll("from-literal"),
+            (std::vector<std::string>{"a=1", "b=2=3"}));
+  EXPECT_EQ(invocation->Get("from-literal", ""), "b=2=3");
+  EXPECT_EQ(invocation->GetAll("from-file"),
+            (std::vector<std::string>{"k=/tmp/x"}));
+  EXPECT_TRUE(invocation->GetAll("type").empty());
 }
 
 }  // namespace

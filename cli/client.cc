@@ -219,6 +219,81 @@ absl::StatusOr<api::Namespace> Client::DeleteNamespace(
       });
 }
 
+absl::StatusOr<api::ApplySecretResponse> Client::ApplySecret(
+    const api::ApplySecretRequest& request) {
+  return Unary<api::ApplySecretResponse>(
+      "ApplySecret", [&](grpc::ClientContext* c, auto* r) {
+        return jobsets_->ApplySecret(c, request, r);
+      });
+}
+
+absl::StatusOr<api::Secret> Client::GetSecret(const std::string& ns,
+                                              const std::string& name) {
+  api::GetSecretRequest request;
+  request.set_namespace_(ns);
+  request.set_name(name);
+  return Unary<api::Secret>("GetSecret", [&](grpc::ClientContext* c, auto* r) {
+    return jobsets_->GetSecret(c, request, r);
+  });
+}
+
+absl::StatusOr<api::ListSecretsResponse> Client::ListSecrets(
+    const api::ListSecretsRequest& request) {
+  return Unary<api::ListSecretsResponse>(
+      "ListSecrets", [&](grpc::ClientContext* c, auto* r) {
+        return jobsets_->ListSecrets(c, request, r);
+      });
+}
+
+absl::StatusOr<api::Secret> Client::DeleteSecret(const std::string& ns,
+                                                 const std::string& name) {
+  api::DeleteSecretRequest request;
+  request.set_namespace_(ns);
+  request.set_name(name);
+  return Unary<api::Secret>("DeleteSecret",
+                            [&](grpc::ClientContext* c, auto* r) {
+                              return jobsets_->DeleteSecret(c, request, r);
+                            });
+}
+
+absl::StatusOr<api::ApplyConfigMapResponse> Client::ApplyConfigMap(
+    const api::ApplyConfigMapRequest& request) {
+  return Unary<api::ApplyConfigMapResponse>(
+      "ApplyConfigMap", [&](grpc::ClientContext* c, auto* r) {
+        return jobsets_->ApplyConfigMap(c, request, r);
+      });
+}
+
+absl::StatusOr<api::ConfigMap> Client::GetConfigMap(const std::string& ns,
+                                                    const std::string& name) {
+  api::GetConfigMapRequest request;
+  request.set_namespace_(ns);
+  request.set_name(name);
+  return Unary<api::ConfigMap>("GetConfigMap",
+                               [&](grpc::ClientContext* c, auto* r) {
+                                 return jobsets_->GetConfigMap(c, request, r);
+                               });
+}
+
+absl::StatusOr<api::ListConfigMapsResponse> Client::ListConfigMaps(
+    const api::ListConfigMapsRequest& request) {
+  return Unary<api::ListConfigMapsResponse>(
+      "ListConfigMaps", [&](grpc::ClientContext* c, auto* r) {
+        return jobsets_->ListConfigMaps(c, request, r);
+      });
+}
+
+absl::StatusOr<api::ConfigMap> Client::DeleteConfigMap(
+    const std::string& ns, const std::string& name) {
+  api::DeleteConfigMapRequest request;
+  request.set_namespace_(ns);
+  request.set_name(name);
+  return Unary<api::ConfigMap>(
+      "DeleteConfigMap", [&](grpc::ClientContext* c, auto* r) {
+        return jobsets_->DeleteConfigMap(c, request, r);
+      });
+}
+
 absl::StatusOr<api::JobSet> Client::Get(const api::GetJobSetRequest& request) {
   return Unary<api::JobSet>("GetJobSet", [&](grpc::ClientContext* c, auto* r) {
     return jobsets_->GetJobSet(c, request, r);

@@ -67,6 +67,23 @@ class Client {
   absl::StatusOr<api::ListNamespacesResponse> ListNamespaces(
       const api::ListNamespacesRequest& request);
   absl::StatusOr<api::Namespace> DeleteNamespace(const std::string& name);
+  // v1 Secret and ConfigMap objects (JobSetService).
+  absl::StatusOr<api::ApplySecretResponse> ApplySecret(
+      const api::ApplySecretRequest& request);
+  absl::StatusOr<api::Secret> GetSecret(const std::string& ns,
+                                        const std::string& name);
+  absl::StatusOr<api::ListSecretsResponse> ListSecrets(
+      const api::ListSecretsRequest& request);
+  absl::StatusOr<api::Secret> DeleteSecret(const std::string& ns,
+                                           const std::string& name);
+  absl::StatusOr<api::ApplyConfigMapResponse> ApplyConfigMap(
+      const api::ApplyConfigMapRequest& request);
+  absl::StatusOr<api::ConfigMap> GetConfigMap(const std::string& ns,
+                                              const std::string& name);
+  absl::StatusOr<api::ListConfigMapsResponse> ListConfigMaps(
+      const api::ListConfigMapsRequest& request);
+  absl::StatusOr<api::ConfigMap> DeleteConfigMap(const std::string& ns,
+                                                 const std::string& name);
 
   absl::StatusOr<api::ListNodesResponse> ListNodes();
   absl::StatusOr<api::Node> GetNode(const std::string& name);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <limits>
@@ -18,12 +19,14 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "api/config_objects.h"
 #include "api/defaults.h"
 #include "api/label_selector.h"
 #include "api/manifest.h"
@@ -330,6 +333,96 @@ int NamespaceOne(const Context& ctx, const api::Namespace& ns, FileMode mode,
   return kExitOk;
 }
 
+// Applies, creates or deletes one v1 Secret or ConfigMap: `resource` is
+// "secret" or "configmap"; `apply(object, create_only, dry_run)` returns
+// {created, unchanged}; `remove(namespace, name)` deletes.
+template <typename T, typename ApplyFn, typename DeleteFn>
+int ConfigObjectOne(const Context& ctx, T object, absl::string_view resource,
+                    FileMode mode, bool dry_run, ApplyFn apply,
+                    DeleteFn remove) {
+  api::ObjectMeta* meta = object.mutable_metadata();
+  if (absl::Status s = DefaultNamespace(ctx, meta); !s.ok()) {
+    return Fail(ctx, s);
+  }
+  const std::string name = meta->name();
+  auto failed = [&](const absl::Status& status) {
+    *ctx.io.err << "error: " << resource << "/" << name << ": "
+                << status.message() << "\n";
+    return ExitCodeFor(status);
+  };
+  if (mode == FileMode::kDelete) {
+    absl::Status deleted = remove(meta->namespace_(), name);
+    if (!deleted.ok()) return failed(deleted);
+    *ctx.io.out << resource << " \"" << name << "\" deleted\n";
+    return kExitOk;
+  }
+  absl::StatusOr<std::pair<bool, bool>> applied =
+      apply(std::move(object), mode == FileMode::kCreate, dry_run);
+  if (!applied.ok()) return failed(applied.status());
+  const char* what = applied->first    ? " created"
+                     : applied->second ? " unchanged"
+                                       : " configured";
+  *ctx.io.out << resource << "/" << name << what
+              << (dry_run ? " (dry run)" : "") << "\n";
+  return kExitOk;
+}
+
+int SecretOne(const Context& ctx, api::Secret secret, FileMode mode,
+              bool dry_run) {
+  return ConfigObjectOne(
+      ctx, std::move(secret), "secret", mode, dry_run,
+      [&](api::Secret object, bool create_only,
+          bool dry) -> absl::StatusOr<std::pair<bool, bool>> {
+        api::ApplySecretRequest request;
+        *request.mutable_secret() = std::move(object);
+        request.set_create_only(create_only);
+        request.set_dry_run(dry);
+        absl::StatusOr<api::ApplySecretResponse> response =
+            ctx.client.ApplySecret(request);
+        if (!response.ok()) return response.status();
+        return std::make_pair(response->created(), response->unchanged());
+      },
+      [&](const std::string& ns, const std::string& name) {
+        return ctx.client.DeleteSecret(ns, name).status();
+      });
+}
+
+int ConfigMapOne(const Context& ctx, api::ConfigMap config_map, FileMode mode,
+                 bool dry_run) {
+  return ConfigObjectOne(
+      ctx, std::move(config_map), "configmap", mode, dry_run,
+      [&](api::ConfigMap object, bool create_only,
+          bool dry) -> absl::StatusOr<std::pair<bool, bool>> {
+        api::ApplyConfigMapRequest request;
+        *request.mutable_config_map() = std::move(object);
+        request.set_create_only(create_only);
+        request.set_dry_run(dry);
+        absl::StatusOr<api::ApplyConfigMapResponse> response =
+            ctx.client.ApplyConfigMap(request);
+        if (!response.ok()) return response.status();
+        return std::make_pair(response->created(), response->unchanged());
+      },
+      [&](const std::string& ns, const std::string& name) {
+        return ctx.client.DeleteConfigMap(ns, name).status();
+      });
+}
+
+// Validates a Secret or ConfigMap of a file before anything is sent, in the
+// namespace it will go to.
+absl::Status ValidateConfigObject(const Context& ctx, api::Secret secret) {
+  if (secret.metadata().namespace_().empty()) {
+    secret.mutable_metadata()->set_namespace_(ctx.ns);
+  }
+  return api::ValidateSecret(secret);
+}
+absl::Status ValidateConfigObject(const Context& ctx,
+                                  api::ConfigMap config_map) {
+  if (config_map.metadata().namespace_().empty()) {
+    config_map.mutable_metadata()->set_namespace_(ctx.ns);
+  }
+  return api::ValidateConfigMap(config_map);
+}
+
 int ApplyFile(const Context& ctx, FileMode mode) {
   const std::string verb = ctx.invocation.command->verb;
   if (!ctx.invocation.Has("filename")) {
@@ -358,7 +451,9 @@ int ApplyFile(const Context& ctx, FileMode mode) {
   }
   // Document number -> RBAC or Namespace object, read before anything is
   // sent.
-  std::map<int, std::variant<api::RbacObject, api::Namespace>> rbac;
+  std::map<int, std::variant<api::RbacObject, api::Namespace, api::Secret,
+                             api::ConfigMap>>
+      rbac;
   for (const RbacDocument& doc : split.rbac) {
     absl::StatusOr<api::RbacObject> object = api::ParseRbacDocument(doc.text);
     if (!object.ok()) {
@@ -379,6 +474,32 @@ int ApplyFile(const Context& ctx, FileMode mode) {
       return kExitApiError;
     }
     rbac[doc.document] = *std::move(ns);
+  }
+  // Secrets and ConfigMaps: normalized (stringData into data) and checked
+  // here, so that a bad one fails the file before anything is sent.
+  auto take = [&](const RbacDocument& doc, auto parsed) {
+    if (parsed.ok() && mode != FileMode::kDelete) {
+      if (absl::Status s = ValidateConfigObject(ctx, *parsed); !s.ok()) {
+        parsed = s;
+      }
+    }
+    if (!parsed.ok()) {
+      *ctx.io.err << "error: " << shown << ": manifest document "
+                  << doc.document << ": " << parsed.status().message() << "\n";
+      return false;
+    }
+    rbac[doc.document] = *std::move(parsed);
+    return true;
+  };
+  for (const RbacDocument& doc : split.secrets) {
+    absl::StatusOr<api::Secret> secret = api::ParseSecretDocument(doc.text);
+    if (secret.ok()) secret = api::NormalizeSecret(*std::move(secret));
+    if (!take(doc, std::move(secret))) return kExitApiError;
+  }
+  for (const RbacDocument& doc : split.config_maps) {
+    if (!take(doc, api::ParseConfigMapDocument(doc.text))) {
+      return kExitApiError;
+    }
   }
   if (objects->empty() && rbac.empty()) {
     *ctx.io.err << "error: no objects passed to " << verb << "\n";
@@ -449,6 +570,12 @@ int ApplyFile(const Context& ctx, FileMode mode) {
          ++next_rbac) {
       if (const auto* ns = std::get_if<api::Namespace>(&next_rbac->second)) {
         record(NamespaceOne(ctx, *ns, mode, dry_run));
+      } else if (const auto* secret =
+                     std::get_if<api::Secret>(&next_rbac->second)) {
+        record(SecretOne(ctx, *secret, mode, dry_run));
+      } else if (const auto* cm =
+                     std::get_if<api::ConfigMap>(&next_rbac->second)) {
+        record(ConfigMapOne(ctx, *cm, mode, dry_run));
       } else {
         record(RbacOne(ctx, std::get<api::RbacObject>(next_rbac->second), mode,
                        dry_run));
@@ -489,6 +616,8 @@ Kind KindOf(absl::string_view type) {
   if (type == "events") return {"events.k8s.io/v1", "Event", "event/"};
   if (type == "tokens") return {"", "", "token/"};
   if (type == "namespaces") return {"v1", "Namespace", "namespace/"};
+  if (type == "secrets") return {"v1", "Secret", "secret/"};
+  if (type == "configmaps") return {"v1", "ConfigMap", "configmap/"};
   if (type == "roles") {
     return {"rbac.authorization.k8s.io/v1", "Role",
             "role.rbac.authorization.k8s.io/"};
@@ -1082,6 +1211,52 @@ int Get(const Context& ctx) {
     return PrintObjects(ctx, *type, items, !name.empty(),
                         NamespaceRows(items, absl::Now()), name_of);
   }
+  if (*type == "secrets" || *type == "configmaps") {
+    if (watch) {
+      return Usage(ctx, absl::StrCat("-w/--watch does not apply to ", *type));
+    }
+    if (ctx.invocation.Has("all-namespaces")) {
+      return Usage(ctx, absl::StrCat("-A/--all-namespaces does not apply to ",
+                                     *type, " (use -n NAMESPACE)"));
+    }
+    if (*type == "secrets") {
+      std::vector<api::Secret> items;
+      if (!name.empty()) {
+        absl::StatusOr<api::Secret> got = ctx.client.GetSecret(ctx.ns, name);
+        if (!got.ok()) return Fail(ctx, got.status());
+        items.push_back(*std::move(got));
+      } else {
+        api::ListSecretsRequest request;
+        request.set_namespace_(ctx.ns);
+        request.set_label_selector(ctx.invocation.Get("selector", ""));
+        absl::StatusOr<api::ListSecretsResponse> list =
+            ctx.client.ListSecrets(request);
+        if (!list.ok()) return Fail(ctx, list.status());
+        items = Items(list->items());
+      }
+      items = Select(*selection, *type, std::move(items));
+      return PrintObjects(ctx, *type, items, !name.empty(),
+                          SecretRows(items, absl::Now()), name_of);
+    }
+    std::vector<api::ConfigMap> items;
+    if (!name.empty()) {
+      absl::StatusOr<api::ConfigMap> got =
+          ctx.client.GetConfigMap(ctx.ns, name);
+      if (!got.ok()) return Fail(ctx, got.status());
+      items.push_back(*std::move(got));
+    } else {
+      api::ListConfigMapsRequest request;
+      request.set_namespace_(ctx.ns);
+      request.set_label_selector(ctx.invocation.Get("selector", ""));
+      absl::StatusOr<api::ListConfigMapsResponse> list =
+          ctx.client.ListConfigMaps(request);
+      if (!list.ok()) return Fail(ctx, list.status());
+      items = Items(list->items());
+    }
+    items = Select(*selection, *type, std::move(items));
+    return PrintObjects(ctx, *type, items, !name.empty(),
+                        ConfigMapRows(items, absl::Now()), name_of);
+  }
   if (*type == "jobs") {
     return GetJobSetChildren(ctx, *type, name, jobset, *selection, watch,
                              "jobs.batch", &Client::ListJobs,
@@ -1144,9 +1319,23 @@ int Describe(const Context& ctx) {
     *ctx.io.out << DescribeNode(*node, absl::Now());
     return kExitOk;
   }
+  if (CanonicalType(ctx.invocation.args[0]) == "secrets") {
+    absl::StatusOr<api::Secret> secret =
+        ctx.client.GetSecret(ctx.ns, ctx.invocation.args[1]);
+    if (!secret.ok()) return Fail(ctx, secret.status());
+    *ctx.io.out << DescribeSecret(*secret);
+    return kExitOk;
+  }
+  if (CanonicalType(ctx.invocation.args[0]) == "configmaps") {
+    absl::StatusOr<api::ConfigMap> config_map =
+        ctx.client.GetConfigMap(ctx.ns, ctx.invocation.args[1]);
+    if (!config_map.ok()) return Fail(ctx, config_map.status());
+    *ctx.io.out << DescribeConfigMap(*config_map);
+    return kExitOk;
+  }
   if (!IsJobSetType(ctx)) {
-    return Usage(ctx, absl::StrCat("\"describe\" supports jobsets and nodes, "
-                                   "got \"",
+    return Usage(ctx, absl::StrCat("\"describe\" supports jobsets, nodes, "
+                                   "secrets and configmaps, got \"",
                                    ctx.invocation.args[0], "\""));
   }
   const std::string& name = ctx.invocation.args[1];
@@ -1247,6 +1436,20 @@ int Delete(const Context& ctx) {
     *ctx.io.out << "namespace \"" << args[1] << "\" deleted\n";
     return kExitOk;
   }
+  if (type == "secrets") {
+    absl::StatusOr<api::Secret> deleted =
+        ctx.client.DeleteSecret(ctx.ns, args[1]);
+    if (!deleted.ok()) return Fail(ctx, deleted.status());
+    *ctx.io.out << "secret \"" << args[1] << "\" deleted\n";
+    return kExitOk;
+  }
+  if (type == "configmaps") {
+    absl::StatusOr<api::ConfigMap> deleted =
+        ctx.client.DeleteConfigMap(ctx.ns, args[1]);
+    if (!deleted.ok()) return Fail(ctx, deleted.status());
+    *ctx.io.out << "configmap \"" << args[1] << "\" deleted\n";
+    return kExitOk;
+  }
   if (type == "nodes") {
     absl::StatusOr<api::Node> deleted = ctx.client.DeleteNode(args[1]);
     if (!deleted.ok()) return Fail(ctx, deleted.status());
@@ -1255,7 +1458,8 @@ int Delete(const Context& ctx) {
   }
   if (!IsJobSetType(ctx)) {
     return Usage(ctx, absl::StrCat("\"delete\" supports jobsets, namespaces, "
-                                   "tokens and nodes (or -f FILE), got \"",
+                                   "secrets, configmaps, tokens and nodes "
+                                   "(or -f FILE), got \"",
                                    args[0], "\""));
   }
   api::DeleteJobSetRequest request;
@@ -1525,15 +1729,277 @@ absl::Status SetTtl(const Context& ctx, Request* request) {
   return absl::OkStatus();
 }
 
+// ---- create secret, create configmap (kubectl's generators) ----
+
+// Whether `s` is valid UTF-8 (a ConfigMap's data must be; other bytes go to
+// binaryData, as kubectl does).
+bool IsUtf8(absl::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    int extra;
+    uint32_t cp;
+    if (c < 0x80) {
+      extra = 0;
+      cp = c;
+    } else if ((c >> 5) == 0x6) {
+      extra = 1;
+      cp = c & 0x1f;
+    } else if ((c >> 4) == 0xe) {
+      extra = 2;
+      cp = c & 0x0f;
+    } else if ((c >> 3) == 0x1e) {
+      extra = 3;
+      cp = c & 0x07;
+    } else {
+      return false;
+    }
+    if (s.size() - i <= static_cast<size_t>(extra)) return false;
+    for (int k = 1; k <= extra; ++k) {
+      const auto cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc >> 6) != 0x2) return false;
+      cp = (cp << 6) | (cc & 0x3f);
+    }
+    // Overlong forms, surrogates and values past U+10FFFF.
+    if ((extra == 1 && cp < 0x80) || (extra == 2 && cp < 0x800) ||
+        (extra == 3 && (cp < 0x10000 || cp > 0x10ffff)) ||
+        (cp >= 0xd800 && cp <= 0xdfff)) {
+      return false;
+    }
+    i += extra + 1;
+  }
+  return true;
+}
+
+// One key and value of --from-literal or --from-file.
+struct Source {
+  std::string key;
+  std::string value;
+  std::string flag;  // "--from-file=a=b", for errors.
+};
+
+// Reads a file for --from-file: a regular file of at most
+// api::kMaxConfigDataBytes.
+absl::StatusOr<std::string> ReadSourceFile(const std::string& flag,
+                                           const std::string& path) {
+  std::error_code error;
+  const auto size = std::filesystem::file_size(path, error);
+  if (error) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, ": cannot read \"", path, "\": ", error.message()));
+  }
+  if (size > static_cast<uintmax_t>(api::kMaxConfigDataBytes)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        flag, ": \"", path, "\" is ", size, " bytes, more than the ",
+        api::kMaxConfigDataBytes, " a Secret or ConfigMap may hold"));
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, ": cannot read \"", path, "\": ", strerror(errno)));
+  }
+  return ReadAll(in);
+}
+
+// The keys and values --from-literal and --from-file give, checked as
+// kubectl checks them (`kind` "Secret" or "ConfigMap" for its messages).
+absl::StatusOr<std::vector<Source>> ReadSources(const Context& ctx,
+                                                absl::string_view kind) {
+  std::vector<Source> sources;
+  for (const std::string& literal : ctx.invocation.GetAll("from-literal")) {
+    const std::string flag = absl::StrCat("--from-literal=", literal);
+    const size_t eq = literal.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(flag, ": invalid literal source \"", literal,
+                       "\", expected key=value"));
+    }
+    sources.push_back({literal.substr(0, eq), literal.substr(eq + 1), flag});
+  }
+  for (const std::string& file : ctx.invocation.GetAll("from-file")) {
+    const std::string flag = absl::StrCat("--from-file=", file);
+    std::string key;
+    std::string path = file;
+    if (const size_t eq = file.find('='); eq != std::string::npos) {
+      key = file.substr(0, eq);
+      path = file.substr(eq + 1);
+      if (key.empty() || path.empty()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(flag, ": key names or file paths cannot be empty"));
+      }
+    }
+    std::error_code error;
+    if (std::filesystem::is_directory(path, error)) {
+      if (!key.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            flag, ": cannot give a key name for a directory path"));
+      }
+      std::vector<std::string> files;
+      for (const auto& entry :
+           std::filesystem::directory_iterator(path, error)) {
+        if (entry.is_regular_file()) files.push_back(entry.path().string());
+      }
+      if (error) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            flag, ": cannot read \"", path, "\": ", error.message()));
+      }
+      std::sort(files.begin(), files.end());
+      for (const std::string& f : files) {
+        absl::StatusOr<std::string> value = ReadSourceFile(flag, f);
+        if (!value.ok()) return value.status();
+        sources.push_back(
+            {std::filesystem::path(f).filename().string(), *value, flag});
+      }
+      continue;
+    }
+    absl::StatusOr<std::string> value = ReadSourceFile(flag, path);
+    if (!value.ok()) return value.status();
+    if (key.empty()) key = std::filesystem::path(path).filename().string();
+    sources.push_back({key, *std::move(value), flag});
+  }
+  std::set<std::string> seen;
+  int64_t total = 0;
+  for (const Source& source : sources) {
+    if (std::vector<std::string> bad = api::IsConfigKey(source.key);
+        !bad.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(source.flag, ": \"", source.key.substr(0, 253),
+                       "\" is not a valid key name for a ", kind, ": ",
+                       absl::StrJoin(bad, "; ")));
+    }
+    if (!seen.insert(source.key).second) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          source.flag, ": cannot add key ", source.key,
+          ", another key by that name already exists in the ", kind));
+    }
+    total += static_cast<int64_t>(source.value.size());
+  }
+  if (total > api::kMaxConfigDataBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the values of --from-literal and --from-file take ",
+                     total, " bytes, more than the ", api::kMaxConfigDataBytes,
+                     " a ", kind, " may hold"));
+  }
+  return sources;
+}
+
+// {"auths":{SERVER:{"username":U,"password":P,"email":E,"auth":base64(U:P)}}}
+// as kubectl create secret docker-registry writes it (email only when set).
+std::string DockerConfigJson(const std::string& server, const std::string& user,
+                             const std::string& password,
+                             const std::string& email) {
+  std::string entry = absl::StrCat("{\"username\":", JsonQuote(user),
+                                   ",\"password\":", JsonQuote(password));
+  if (!email.empty()) absl::StrAppend(&entry, ",\"email\":", JsonQuote(email));
+  absl::StrAppend(
+      &entry, ",\"auth\":",
+      JsonQuote(absl::Base64Escape(absl::StrCat(user, ":", password))), "}");
+  return absl::StrCat("{\"auths\":{", JsonQuote(server), ":", entry, "}}");
+}
+
+// create secret generic|docker-registry NAME.
+int CreateSecret(const Context& ctx) {
+  const std::vector<std::string>& args = ctx.invocation.args;
+  if (args.size() != 3 ||
+      (args[1] != "generic" && args[1] != "docker-registry")) {
+    return Usage(ctx,
+                 "usage: jobsetctl create secret generic NAME "
+                 "[--from-literal=K=V] [--from-file=[K=]PATH] [--type=T], or "
+                 "create secret docker-registry NAME --docker-server=S "
+                 "--docker-username=U --docker-password=P");
+  }
+  api::Secret secret;
+  secret.set_api_version("v1");
+  secret.set_kind("Secret");
+  secret.mutable_metadata()->set_name(args[2]);
+  secret.mutable_metadata()->set_namespace_(ctx.ns);
+  if (args[1] == "generic") {
+    absl::StatusOr<std::vector<Source>> sources = ReadSources(ctx, "Secret");
+    if (!sources.ok()) return Fail(ctx, sources.status());
+    for (Source& source : *sources) {
+      (*secret.mutable_data())[source.key] = std::move(source.value);
+    }
+    secret.set_type(ctx.invocation.Get("type", ""));
+  } else {
+    for (absl::string_view flag : {"from-literal", "from-file", "type"}) {
+      if (ctx.invocation.Has(flag)) {
+        return Usage(ctx, absl::StrCat("--", flag,
+                                       " does not apply to docker-registry"));
+      }
+    }
+    const std::string user = ctx.invocation.Get("docker-username", "");
+    const std::string password = ctx.invocation.Get("docker-password", "");
+    const std::string server =
+        ctx.invocation.Get("docker-server", "https://index.docker.io/v1/");
+    if (user.empty() || password.empty() || server.empty()) {
+      return Usage(ctx,
+                   "the combination of --docker-username, --docker-password "
+                   "and --docker-server is required");
+    }
+    (*secret.mutable_data())[api::kDockerConfigJsonKey] = DockerConfigJson(
+        server, user, password, ctx.invocation.Get("docker-email", ""));
+    secret.set_type(api::kSecretTypeDockerConfigJson);
+  }
+  secret = api::NormalizeSecret(std::move(secret));
+  if (absl::Status s = api::ValidateSecret(secret); !s.ok()) {
+    return Fail(ctx, s);
+  }
+  return SecretOne(ctx, std::move(secret), FileMode::kCreate,
+                   ctx.invocation.Has("dry-run"));
+}
+
+// create configmap NAME.
+int CreateConfigMap(const Context& ctx) {
+  const std::vector<std::string>& args = ctx.invocation.args;
+  if (args.size() != 2) {
+    return Usage(ctx,
+                 "usage: jobsetctl create configmap NAME [--from-literal=K=V] "
+                 "[--from-file=[K=]PATH]");
+  }
+  for (absl::string_view flag : {"type", "docker-server", "docker-username",
+                                 "docker-password", "docker-email"}) {
+    if (ctx.invocation.Has(flag)) {
+      return Usage(ctx,
+                   absl::StrCat("--", flag, " does not apply to configmaps"));
+    }
+  }
+  api::ConfigMap config_map;
+  config_map.set_api_version("v1");
+  config_map.set_kind("ConfigMap");
+  config_map.mutable_metadata()->set_name(args[1]);
+  config_map.mutable_metadata()->set_namespace_(ctx.ns);
+  absl::StatusOr<std::vector<Source>> sources = ReadSources(ctx, "ConfigMap");
+  if (!sources.ok()) return Fail(ctx, sources.status());
+  for (Source& source : *sources) {
+    auto* map = IsUtf8(source.value) ? config_map.mutable_data()
+                                     : config_map.mutable_binary_data();
+    (*map)[source.key] = std::move(source.value);
+  }
+  if (absl::Status s = api::ValidateConfigMap(config_map); !s.ok()) {
+    return Fail(ctx, s);
+  }
+  return ConfigMapOne(ctx, std::move(config_map), FileMode::kCreate,
+                      ctx.invocation.Has("dry-run"));
+}
+
 int Create(const Context& ctx) {
   const std::vector<std::string>& args = ctx.invocation.args;
   if (ctx.invocation.Has("filename")) {
     if (!args.empty()) return Usage(ctx, "create -f takes no arguments");
     return ApplyFile(ctx, FileMode::kCreate);
   }
-  if (args.empty() || CanonicalType(args[0]) != "tokens") {
-    return Usage(ctx, "create takes -f FILE, or: create token NAME");
+  if (!args.empty() && CanonicalType(args[0]) == "secrets") {
+    return CreateSecret(ctx);
   }
+  if (!args.empty() && CanonicalType(args[0]) == "configmaps") {
+    return CreateConfigMap(ctx);
+  }
+  if (args.empty() || CanonicalType(args[0]) != "tokens") {
+    return Usage(ctx,
+                 "create takes -f FILE, or: create token NAME, create secret "
+                 "generic|docker-registry NAME, create configmap NAME");
+  }
+  if (args.size() > 2) return Usage(ctx, "create token takes one NAME");
   if (args.size() != 2) return Usage(ctx, "create token needs a NAME");
   api::CreateTokenRequest request;
   request.set_name(args[1]);

@@ -9,7 +9,8 @@ namespace jobset::cli {
 namespace {
 
 constexpr absl::string_view kTypes =
-    "jobsets jobs pods nodes events namespaces tokens roles rolebindings "
+    "jobsets jobs pods nodes events namespaces secrets configmaps tokens "
+    "roles rolebindings "
     "clusterroles clusterrolebindings";
 
 // The flags of `flags` as the shell sees them: --name and -x.

@@ -67,7 +67,55 @@ void Resources(absl::string_view title,
   }
 }
 
+// Appends each key of `map` with its value's size, keys sorted and the
+// sizes aligned as kubectl's tabwriter aligns them (two spaces after the
+// longest "key:").
+template <typename V>
+void Sizes(const google::protobuf::Map<std::string, V>& map, std::string* out) {
+  std::vector<std::string> keys;
+  size_t width = 0;
+  for (const auto& [k, v] : map) {
+    keys.push_back(k);
+    width = std::max(width, k.size() + 1);
+  }
+  std::sort(keys.begin(), keys.end());
+  for (const std::string& k : keys) {
+    absl::StrAppend(out, k, ":", std::string(width - k.size() - 1 + 2, ' '),
+                    map.at(k).size(), " bytes\n");
+  }
+}
+
+void Metadata(const api::ObjectMeta& meta, std::string* out) {
+  Field("Name", meta.name(), out);
+  Field("Namespace", meta.namespace_(), out);
+  Field("Labels", Pairs(meta.labels()), out);
+  Field("Annotations", Pairs(meta.annotations()), out);
+}
+
 }  // namespace
+
+std::string DescribeSecret(const api::Secret& secret) {
+  std::string out;
+  Metadata(secret.metadata(), &out);
+  absl::StrAppend(&out, "\nType:  ", secret.type(), "\n\nData\n====\n");
+  Sizes(secret.data(), &out);
+  return out;
+}
+
+std::string DescribeConfigMap(const api::ConfigMap& config_map) {
+  std::string out;
+  Metadata(config_map.metadata(), &out);
+  absl::StrAppend(&out, "\nData\n====\n");
+  std::vector<std::pair<std::string, std::string>> data(
+      config_map.data().begin(), config_map.data().end());
+  std::sort(data.begin(), data.end());
+  for (const auto& [k, v] : data) {
+    absl::StrAppend(&out, k, ":\n----\n", v, "\n\n");
+  }
+  absl::StrAppend(&out, "\nBinaryData\n====\n");
+  Sizes(config_map.binary_data(), &out);
+  return out;
+}
 
 std::string DescribeNode(const api::Node& node, absl::Time now) {
   const api::ObjectMeta& meta = node.metadata();

@@ -8,6 +8,7 @@
 #include "proto/agent.pb.h"
 #include "proto/cluster.pb.h"
 #include "proto/jobset.pb.h"
+#include "proto/jobset_service.pb.h"
 
 namespace jobset::cli {
 
@@ -26,6 +27,15 @@ std::string DescribeJobSet(const api::JobSet& jobset,
 // allocatable, system info, and what its pods request (jobsetd's
 // annotations). Pure.
 std::string DescribeNode(const api::Node& node, absl::Time now);
+
+// Renders `describe secret` as kubectl does: name, namespace, labels,
+// annotations, type, and each key with its size only ("password:  6
+// bytes"): never a value. Pure.
+std::string DescribeSecret(const api::Secret& secret);
+
+// Renders `describe configmap` as kubectl does: metadata, each data key with
+// its value under a "----" rule, and binaryData keys with their sizes. Pure.
+std::string DescribeConfigMap(const api::ConfigMap& config_map);
 
 }  // namespace jobset::cli
 

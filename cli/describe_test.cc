@@ -141,5 +141,53 @@ TEST(DescribeNodeTest, KubectlsSections) {
   EXPECT_THAT(out, HasSubstr("  nvidia.com/gpu:"));
 }
 
+TEST(DescribeSecretTest, ShowsKeysAndSizesNeverValues) {
+  api::Secret secret;
+  secret.mutable_metadata()->set_name("db");
+  secret.mutable_metadata()->set_namespace_("team-a");
+  (*secret.mutable_metadata()->mutable_labels())["app"] = "x";
+  secret.set_type("Opaque");
+  (*secret.mutable_data())["password"] = "hunter";
+  (*secret.mutable_data())["user"] = "admin";
+  const std::string out = DescribeSecret(secret);
+  EXPECT_EQ(out,
+            "Name:           db\n"
+            "Namespace:      team-a\n"
+            "Labels:         app=x\n"
+            "Annotations:    <none>\n"
+            "\n"
+            "Type:  Opaque\n"
+            "\n"
+            "Data\n"
+            "====\n"
+            "password:  6 bytes\n"
+            "user:      5 bytes\n");
+  EXPECT_THAT(out, Not(HasSubstr("hunter")));
+}
+
+TEST(DescribeConfigMapTest, ShowsDataAndBinarySizes) {
+  api::ConfigMap config_map;
+  config_map.mutable_metadata()->set_name("settings");
+  config_map.mutable_metadata()->set_namespace_("default");
+  (*config_map.mutable_data())["mode"] = "fast";
+  (*config_map.mutable_binary_data())["blob"] = std::string("\0\1\2", 3);
+  EXPECT_EQ(DescribeConfigMap(config_map),
+            "Name:           settings\n"
+            "Namespace:      default\n"
+            "Labels:         <none>\n"
+            "Annotations:    <none>\n"
+            "\n"
+            "Data\n"
+            "====\n"
+            "mode:\n"
+            "----\n"
+            "fast\n"
+            "\n"
+            "\n"
+            "BinaryData\n"
+            "====\n"
+            "blob:  3 bytes\n");
+}
+
 }  // namespace
 }  // namespace jobset::cli

@@ -280,7 +280,7 @@ expect err "unknown flag: --bogus"
 run 2 get widgets
 expect err "unknown resource type"
 run 0 describe --help
-expect out "Usage: jobsetctl describe jobset|node NAME"
+expect out "Usage: jobsetctl describe jobset|node|secret|configmap NAME"
 run 3 --server=127.0.0.1:1 get jobsets
 expect err "cannot reach jobsetd at 127.0.0.1:1"
 run 1 logs some-pod
@@ -320,6 +320,83 @@ run 1 --token="$alice" get jobsets -n team-b
 expect err 'cannot list resource "jobsets"'
 run 1 --token=abcdefgh.0123456789abcdefghijklmnopqrstuv get jobsets
 expect err "invalid or expired token"
+# Secrets and ConfigMaps: in one file with a JobSet, Kubernetes' YAML
+# unchanged; view (alice) reads ConfigMaps and not Secrets.
+cat >"$tmp/config.yaml" <<'YAML'
+apiVersion: v1
+kind: Secret
+metadata:
+  name: db
+type: kubernetes.io/basic-auth
+data:
+  username: YWRtaW4=
+stringData:
+  password: hunter2
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+data:
+  mode: fast
+binaryData:
+  blob: AAEC
+YAML
+run 0 apply -f "$tmp/config.yaml" -n team-a
+expect out "secret/db created"
+expect out "configmap/settings created"
+run 0 apply -f "$tmp/config.yaml" -n team-a
+expect out "secret/db unchanged"
+run 0 get secrets -n team-a
+expect out "NAME   TYPE                       DATA   AGE"
+expect out "db     kubernetes.io/basic-auth   2"
+run 0 get secret db -n team-a -o yaml
+expect out "password: aHVudGVyMg=="
+run 0 describe secret db -n team-a
+expect out "password:  7 bytes"
+expect_not out "hunter2"
+run 0 get cm -n team-a -o name
+expect out "configmap/settings"
+run 0 --token="$alice" get configmap settings -n team-a -o json
+expect out '"mode": "fast"'
+run 1 --token="$alice" get secret db -n team-a
+expect err 'secrets "db" is forbidden: User "alice" cannot get resource "secrets" in API group "" in the namespace "team-a"'
+run 1 --token="$alice" get secrets -n team-a
+expect err 'cannot list resource "secrets"'
+run 1 --token="$alice" create configmap mine --from-literal=a=b -n team-a
+expect err 'cannot create resource "configmaps"'
+sed 's/name: db/name: bad/; s/username: YWRtaW4=/username: "not base64!"/' "$tmp/config.yaml" >"$tmp/bad-secret.yaml"
+run 1 apply -f "$tmp/bad-secret.yaml" -n team-a
+expect err 'data[username]: Invalid value: illegal base64 data at input byte 3'
+run 0 create secret generic api -n team-a --from-literal=token=s3cr3t --from-literal=user=me
+expect out "secret/api created"
+run 1 create secret generic api -n team-a --from-literal=token=x
+expect err 'secrets "api" already exists'
+run 1 create secret generic bad -n team-a --from-literal=bad/key=x
+expect err '--from-literal=bad/key=x: "bad/key" is not a valid key name for a Secret'
+printf 'a=1\n' >"$tmp/app.properties"
+run 0 create configmap files -n team-a --from-file="$tmp/app.properties" --from-file=renamed="$tmp/app.properties"
+expect out "configmap/files created"
+run 0 get configmap files -n team-a -o jsonpath='{.data.renamed}'
+expect out "a=1"
+run 1 create configmap nofile -n team-a --from-file="$tmp/missing"
+expect err "--from-file=$tmp/missing: cannot read"
+run 0 create secret docker-registry regcred -n team-a --docker-server=r.example.com --docker-username=u --docker-password=p
+expect out "secret/regcred created"
+run 0 get secret regcred -n team-a -o jsonpath='{.type}'
+expect out "kubernetes.io/dockerconfigjson"
+run 2 create secret docker-registry regcred2 -n team-a --docker-server=r.example.com
+expect err "--docker-username, --docker-password and --docker-server is required"
+run 0 delete secret api -n team-a
+expect out 'secret "api" deleted'
+run 0 delete -f "$tmp/config.yaml" -n team-a
+expect out 'secret "db" deleted'
+expect out 'configmap "settings" deleted'
+run 1 get secret db -n team-a
+expect err 'secrets "db" not found'
+if grep -qF hunter2 "$tmp/jobsetd.out" "$tmp/jobsetd.err"; then
+  echo "FAIL: a Secret's value is in jobsetd's output"; failures=$((failures + 1))
+fi
 # version needs an authenticated caller, no role.
 run 0 --token="$alice" version
 expect out "Server Version: v0.1.0"

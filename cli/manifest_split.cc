@@ -6,6 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "api/config_objects.h"
 #include "api/manifest.h"
 #include "api/namespace_manifest.h"
 #include "api/rbac_manifest.h"
@@ -25,7 +26,7 @@ bool IsContent(absl::string_view line) {
   return !line.empty() && line[0] != '#';
 }
 
-enum class DocKind { kOther, kRbac, kNamespace };
+enum class DocKind { kOther, kRbac, kNamespace, kSecret, kConfigMap };
 
 // What `text`, one document, is (by its top-level kind and apiVersion).
 DocKind KindOf(const std::string& text) {
@@ -41,6 +42,12 @@ DocKind KindOf(const std::string& text) {
     }
     if (api::IsNamespaceKind(version.Scalar(), kind.Scalar())) {
       return DocKind::kNamespace;
+    }
+    if (api::IsSecretKind(version.Scalar(), kind.Scalar())) {
+      return DocKind::kSecret;
+    }
+    if (api::IsConfigMapKind(version.Scalar(), kind.Scalar())) {
+      return DocKind::kConfigMap;
     }
     return DocKind::kOther;
   } catch (const std::exception&) {
@@ -85,8 +92,12 @@ SplitDocuments SplitByKind(absl::string_view text) {
     ++document;
     const DocKind kind = KindOf(chunk_text);
     if (kind == DocKind::kOther) continue;
-    (kind == DocKind::kRbac ? out.rbac : out.namespaces)
-        .push_back({document, chunk_text});
+    std::vector<RbacDocument>& taken =
+        kind == DocKind::kRbac        ? out.rbac
+        : kind == DocKind::kNamespace ? out.namespaces
+        : kind == DocKind::kSecret    ? out.secrets
+                                      : out.config_maps;
+    taken.push_back({document, chunk_text});
     // Blank it, keeping one null document and the line count.
     bool replaced = false;
     for (size_t i = chunk.begin; i < chunk.end; ++i) {
@@ -99,7 +110,8 @@ SplitDocuments SplitByKind(absl::string_view text) {
       replaced = true;
     }
   }
-  out.rest = out.rbac.empty() && out.namespaces.empty()
+  out.rest = out.rbac.empty() && out.namespaces.empty() &&
+                     out.secrets.empty() && out.config_maps.empty()
                  ? std::string(text)
                  : absl::StrJoin(lines, "\n");
   return out;

@@ -25,6 +25,9 @@ struct SplitDocuments {
   std::vector<RbacDocument> rbac;
   // The v1 Namespace documents, taken apart (and blanked) as RBAC ones.
   std::vector<RbacDocument> namespaces;
+  // The v1 Secret and ConfigMap documents, likewise.
+  std::vector<RbacDocument> secrets;
+  std::vector<RbacDocument> config_maps;
 };
 
 // Splits YAML or JSON `text` at its "---" lines and finds each document's

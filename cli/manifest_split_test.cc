@@ -29,6 +29,22 @@ subjects: [{kind: User, name: alice}]
 roleRef: {kind: ClusterRole, name: view}
 )";
 
+TEST(SplitByKindTest, TakesOutSecretsAndConfigMaps) {
+  const std::string text = absl::StrCat(
+      "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\n---\n", kJobSet,
+      "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n");
+  SplitDocuments split = SplitByKind(text);
+  ASSERT_EQ(split.secrets.size(), 1u);
+  EXPECT_EQ(split.secrets[0].document, 1);
+  ASSERT_EQ(split.config_maps.size(), 1u);
+  EXPECT_EQ(split.config_maps[0].document, 3);
+  absl::StatusOr<std::vector<api::ManifestObject>> objects =
+      api::LoadManifest(split.rest);
+  ASSERT_TRUE(objects.ok()) << objects.status();
+  ASSERT_EQ(objects->size(), 1u);
+  EXPECT_EQ((*objects)[0].document, 2);
+}
+
 TEST(SplitByKindTest, WithoutRbacTheTextIsUnchanged) {
   const std::string text = absl::StrCat("# c\n", kJobSet, "---\n", kJobSet);
   SplitDocuments split = SplitByKind(text);

@@ -463,6 +463,30 @@ std::vector<Row> NamespaceRows(const std::vector<api::Namespace>& namespaces,
   return rows;
 }
 
+std::vector<Row> SecretRows(const std::vector<api::Secret>& secrets,
+                            absl::Time now) {
+  std::vector<Row> rows = {{"NAME", "TYPE", "DATA", "AGE"}};
+  for (const api::Secret& secret : secrets) {
+    rows.push_back(
+        {secret.metadata().name(), secret.type(),
+         absl::StrCat(secret.data_size()),
+         FormatAge(ToTime(secret.metadata().creation_timestamp()), now)});
+  }
+  return rows;
+}
+
+std::vector<Row> ConfigMapRows(const std::vector<api::ConfigMap>& config_maps,
+                               absl::Time now) {
+  std::vector<Row> rows = {{"NAME", "DATA", "AGE"}};
+  for (const api::ConfigMap& cm : config_maps) {
+    rows.push_back(
+        {cm.metadata().name(),
+         absl::StrCat(cm.data_size() + cm.binary_data_size()),
+         FormatAge(ToTime(cm.metadata().creation_timestamp()), now)});
+  }
+  return rows;
+}
+
 std::vector<Row> EventRows(const std::vector<api::Event>& events,
                            absl::Time now) {
   std::vector<Row> rows = {

@@ -70,6 +70,13 @@ std::vector<Row> RbacRows(const std::vector<api::RbacObject>& objects,
 std::vector<Row> NamespaceRows(const std::vector<api::Namespace>& namespaces,
                                absl::Time now);
 
+// Secrets: NAME TYPE DATA AGE (DATA: how many keys); ConfigMaps: NAME DATA
+// AGE (keys of data and binaryData), as kubectl prints them.
+std::vector<Row> SecretRows(const std::vector<api::Secret>& secrets,
+                            absl::Time now);
+std::vector<Row> ConfigMapRows(const std::vector<api::ConfigMap>& config_maps,
+                               absl::Time now);
+
 // Returns a pod's STATUS column: the reason of a waiting or failed container
 // ("OOMKilled", "Error"), the pod's reason, else its phase.
 std::string PodStatusText(const api::Pod& pod);

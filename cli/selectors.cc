@@ -107,6 +107,10 @@ std::vector<std::string> SupportedFields(absl::string_view type) {
     return {"metadata.name", "metadata.namespace", "status.successful"};
   }
   if (type == "jobsets") return {"metadata.name", "metadata.namespace"};
+  if (type == "secrets") {
+    return {"metadata.name", "metadata.namespace", "type"};
+  }
+  if (type == "configmaps") return {"metadata.name", "metadata.namespace"};
   if (type == "roles" || type == "rolebindings") {
     return {"metadata.name", "metadata.namespace"};
   }

@@ -83,6 +83,34 @@ inline std::string NamespaceKey(absl::string_view name) {
   return absl::StrCat(kNamespaces, name);
 }
 
+// Secrets: "secrets/<namespace>/<name>" -> jobset::api::Secret (a v1
+// Secret as stored: stringData folded into data, resourceVersion left
+// empty). ConfigMaps: "configmaps/<namespace>/<name>" ->
+// jobset::api::ConfigMap. Both stay when their namespace's Namespace object
+// is deleted, as JobSets do.
+inline constexpr absl::string_view kSecrets = "secrets/";
+inline constexpr absl::string_view kConfigMaps = "configmaps/";
+
+// Returns the prefix of every Secret in `ns`.
+inline std::string SecretPrefix(absl::string_view ns) {
+  return absl::StrCat(kSecrets, ns, "/");
+}
+
+// Returns the key of Secret `ns`/`name`.
+inline std::string SecretKey(absl::string_view ns, absl::string_view name) {
+  return absl::StrCat(kSecrets, ns, "/", name);
+}
+
+// Returns the prefix of every ConfigMap in `ns`.
+inline std::string ConfigMapPrefix(absl::string_view ns) {
+  return absl::StrCat(kConfigMaps, ns, "/");
+}
+
+// Returns the key of ConfigMap `ns`/`name`.
+inline std::string ConfigMapKey(absl::string_view ns, absl::string_view name) {
+  return absl::StrCat(kConfigMaps, ns, "/", name);
+}
+
 }  // namespace jobset::store::keys
 
 #endif  // JOBSET_STORE_KEYS_H_

@@ -388,6 +388,83 @@ TEST_F(SecurityE2eTest, S13S14S15RbacConfinesUsers) {
   EXPECT_THAT(cordoned.error_message(), HasSubstr("at the cluster scope"));
 }
 
+// Secrets: view may not read them (PERMISSION_DENIED before anything is
+// read), edit may; view reads ConfigMaps. No value reaches the audit log
+// or jobsetd's output.
+TEST_F(SecurityE2eTest, OnlyThoseWhoMayGetSecretsSeeTheirValues) {
+  std::string viewer = Token("v");
+  std::string editor = Token("e");
+  ASSERT_TRUE(Bind(Admin(), "team-a", "v-view", "view", "v").ok());
+  ASSERT_TRUE(Bind(Admin(), "team-a", "e-edit", "edit", "e").ok());
+  const std::string value = "s3cr3t-value-7f2a";
+
+  api::ApplySecretRequest apply;
+  apply.mutable_secret()->mutable_metadata()->set_name("db");
+  apply.mutable_secret()->mutable_metadata()->set_namespace_("team-a");
+  (*apply.mutable_secret()->mutable_string_data())["password"] = value;
+  api::ApplySecretResponse applied;
+  grpc::Status status = api::JobSetService::NewStub(As(viewer))
+                            ->ApplySecret(Context().get(), apply, &applied);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  ASSERT_TRUE(api::JobSetService::NewStub(As(editor))
+                  ->ApplySecret(Context().get(), apply, &applied)
+                  .ok());
+  EXPECT_TRUE(applied.secret().data().empty());
+
+  api::GetSecretRequest get;
+  get.set_namespace_("team-a");
+  get.set_name("db");
+  api::Secret secret;
+  status = api::JobSetService::NewStub(As(viewer))
+               ->GetSecret(Context().get(), get, &secret);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(status.error_message(),
+            "secrets \"db\" is forbidden: User \"v\" cannot get resource "
+            "\"secrets\" in API group \"\" in the namespace \"team-a\"");
+  api::ListSecretsRequest list;
+  list.set_namespace_("team-a");
+  api::ListSecretsResponse listed;
+  EXPECT_EQ(api::JobSetService::NewStub(As(viewer))
+                ->ListSecrets(Context().get(), list, &listed)
+                .error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+  ASSERT_TRUE(api::JobSetService::NewStub(As(editor))
+                  ->GetSecret(Context().get(), get, &secret)
+                  .ok());
+  EXPECT_EQ(secret.data().at("password"), value);
+
+  api::ApplyConfigMapRequest cm;
+  cm.mutable_config_map()->mutable_metadata()->set_name("settings");
+  cm.mutable_config_map()->mutable_metadata()->set_namespace_("team-a");
+  api::ApplyConfigMapResponse cm_applied;
+  EXPECT_EQ(api::JobSetService::NewStub(As(viewer))
+                ->ApplyConfigMap(Context().get(), cm, &cm_applied)
+                .error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+  ASSERT_TRUE(api::JobSetService::NewStub(As(editor))
+                  ->ApplyConfigMap(Context().get(), cm, &cm_applied)
+                  .ok());
+  api::ListConfigMapsRequest cm_list;
+  cm_list.set_namespace_("team-a");
+  api::ListConfigMapsResponse cm_listed;
+  ASSERT_TRUE(api::JobSetService::NewStub(As(viewer))
+                  ->ListConfigMaps(Context().get(), cm_list, &cm_listed)
+                  .ok());
+  EXPECT_EQ(cm_listed.items_size(), 1);
+  // Other namespaces are closed to both.
+  cm_list.set_namespace_("team-b");
+  EXPECT_EQ(api::JobSetService::NewStub(As(editor))
+                ->ListConfigMaps(Context().get(), cm_list, &cm_listed)
+                .error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+
+  (void)jobsetd_->Kill(SIGTERM);
+  (void)jobsetd_->Wait();
+  jobsetd_.reset();
+  EXPECT_THAT(ReadFile(audit_), Not(HasSubstr(value)));
+  EXPECT_THAT(ReadFile(dir_ + "/jobsetd.stderr"), Not(HasSubstr(value)));
+}
+
 // S17: no one grants what they do not hold.
 TEST_F(SecurityE2eTest, S17AnEditorCannotBindClusterAdmin) {
   std::string editor = Token("e");

@@ -223,4 +223,98 @@ grpc::Status JobSetServiceImpl::DeleteNamespace(
   return Reply(namespaces_->Delete(request->name()), response);
 }
 
+// Secrets and ConfigMaps are namespaced: "secrets" and "configmaps" in the
+// core group, in the request's namespace ("default" when empty), with the
+// object's name. As in Kubernetes, reading a Secret's values needs "get" or
+// "list" on secrets, which view does not grant.
+grpc::Status JobSetServiceImpl::ApplySecret(
+    grpc::ServerContext* context, const api::ApplySecretRequest* request,
+    api::ApplySecretResponse* response) {
+  const api::ObjectMeta& meta = request->secret().metadata();
+  const std::string ns = Namespace(meta.namespace_());
+  // As ApplyNamespace: authorized before anything is read.
+  JOBSET_AUTHORIZE_OR_RETURN(auth_, context,
+                             Attrs("create", "secrets", ns, meta.name()));
+  if (!request->create_only()) {
+    JOBSET_AUTHORIZE_OR_RETURN(auth_, context,
+                               Attrs("update", "secrets", ns, meta.name()));
+  }
+  return Reply(secrets_->Apply(*request), response);
+}
+
+grpc::Status JobSetServiceImpl::GetSecret(grpc::ServerContext* context,
+                                          const api::GetSecretRequest* request,
+                                          api::Secret* response) {
+  JOBSET_AUTHORIZE_OR_RETURN(
+      auth_, context,
+      Attrs("get", "secrets", Namespace(request->namespace_()),
+            request->name()));
+  return Reply(secrets_->Get(request->namespace_(), request->name()), response);
+}
+
+grpc::Status JobSetServiceImpl::ListSecrets(
+    grpc::ServerContext* context, const api::ListSecretsRequest* request,
+    api::ListSecretsResponse* response) {
+  JOBSET_AUTHORIZE_OR_RETURN(
+      auth_, context,
+      Attrs("list", "secrets", Namespace(request->namespace_())));
+  return Reply(secrets_->List(*request), response);
+}
+
+grpc::Status JobSetServiceImpl::DeleteSecret(
+    grpc::ServerContext* context, const api::DeleteSecretRequest* request,
+    api::Secret* response) {
+  JOBSET_AUTHORIZE_OR_RETURN(
+      auth_, context,
+      Attrs("delete", "secrets", Namespace(request->namespace_()),
+            request->name()));
+  return Reply(secrets_->Delete(request->namespace_(), request->name()),
+               response);
+}
+
+grpc::Status JobSetServiceImpl::ApplyConfigMap(
+    grpc::ServerContext* context, const api::ApplyConfigMapRequest* request,
+    api::ApplyConfigMapResponse* response) {
+  const api::ObjectMeta& meta = request->config_map().metadata();
+  const std::string ns = Namespace(meta.namespace_());
+  JOBSET_AUTHORIZE_OR_RETURN(auth_, context,
+                             Attrs("create", "configmaps", ns, meta.name()));
+  if (!request->create_only()) {
+    JOBSET_AUTHORIZE_OR_RETURN(auth_, context,
+                               Attrs("update", "configmaps", ns, meta.name()));
+  }
+  return Reply(config_maps_->Apply(*request), response);
+}
+
+grpc::Status JobSetServiceImpl::GetConfigMap(
+    grpc::ServerContext* context, const api::GetConfigMapRequest* request,
+    api::ConfigMap* response) {
+  JOBSET_AUTHORIZE_OR_RETURN(
+      auth_, context,
+      Attrs("get", "configmaps", Namespace(request->namespace_()),
+            request->name()));
+  return Reply(config_maps_->Get(request->namespace_(), request->name()),
+               response);
+}
+
+grpc::Status JobSetServiceImpl::ListConfigMaps(
+    grpc::ServerContext* context, const api::ListConfigMapsRequest* request,
+    api::ListConfigMapsResponse* response) {
+  JOBSET_AUTHORIZE_OR_RETURN(
+      auth_, context,
+      Attrs("list", "configmaps", Namespace(request->namespace_())));
+  return Reply(config_maps_->List(*request), response);
+}
+
+grpc::Status JobSetServiceImpl::DeleteConfigMap(
+    grpc::ServerContext* context, const api::DeleteConfigMapRequest* request,
+    api::ConfigMap* response) {
+  JOBSET_AUTHORIZE_OR_RETURN(
+      auth_, context,
+      Attrs("delete", "configmaps", Namespace(request->namespace_()),
+            request->name()));
+  return Reply(config_maps_->Delete(request->namespace_(), request->name()),
+               response);
+}
+
 }  // namespace jobset::scheduler

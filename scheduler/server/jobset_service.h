@@ -5,6 +5,7 @@
 
 #include "proto/jobset_service.grpc.pb.h"
 #include "scheduler/auth/request_auth.h"
+#include "scheduler/server/config_api.h"
 #include "scheduler/server/jobset_api.h"
 #include "scheduler/server/namespace_api.h"
 
@@ -16,8 +17,13 @@ class JobSetServiceImpl final : public api::JobSetService::Service {
  public:
   // Every call is authorized by `auth` (which must outlive it) first.
   JobSetServiceImpl(JobSetApi* api, NamespaceApi* namespaces,
+                    SecretApi* secrets, ConfigMapApi* config_maps,
                     const RequestAuth* auth)
-      : api_(api), namespaces_(namespaces), auth_(auth) {}
+      : api_(api),
+        namespaces_(namespaces),
+        secrets_(secrets),
+        config_maps_(config_maps),
+        auth_(auth) {}
 
   // Ends open watches (they return OK) so that the server can drain.
   void Shutdown() { shutting_down_ = true; }
@@ -70,10 +76,36 @@ class JobSetServiceImpl final : public api::JobSetService::Service {
   grpc::Status DeleteNamespace(grpc::ServerContext* context,
                                const api::DeleteNamespaceRequest* request,
                                api::Namespace* response) override;
+  grpc::Status ApplySecret(grpc::ServerContext* context,
+                           const api::ApplySecretRequest* request,
+                           api::ApplySecretResponse* response) override;
+  grpc::Status GetSecret(grpc::ServerContext* context,
+                         const api::GetSecretRequest* request,
+                         api::Secret* response) override;
+  grpc::Status ListSecrets(grpc::ServerContext* context,
+                           const api::ListSecretsRequest* request,
+                           api::ListSecretsResponse* response) override;
+  grpc::Status DeleteSecret(grpc::ServerContext* context,
+                            const api::DeleteSecretRequest* request,
+                            api::Secret* response) override;
+  grpc::Status ApplyConfigMap(grpc::ServerContext* context,
+                              const api::ApplyConfigMapRequest* request,
+                              api::ApplyConfigMapResponse* response) override;
+  grpc::Status GetConfigMap(grpc::ServerContext* context,
+                            const api::GetConfigMapRequest* request,
+                            api::ConfigMap* response) override;
+  grpc::Status ListConfigMaps(grpc::ServerContext* context,
+                              const api::ListConfigMapsRequest* request,
+                              api::ListConfigMapsResponse* response) override;
+  grpc::Status DeleteConfigMap(grpc::ServerContext* context,
+                               const api::DeleteConfigMapRequest* request,
+                               api::ConfigMap* response) override;
 
  private:
   JobSetApi* const api_;
   NamespaceApi* const namespaces_;
+  SecretApi* const secrets_;
+  ConfigMapApi* const config_maps_;
   const RequestAuth* const auth_;
   std::atomic<bool> shutting_down_ = false;
 };

@@ -16,7 +16,9 @@ Server::Server(store::Store* store, const Options& options)
     : end_streams_(options.end_streams),
       api_(store, options.clock, options.features, options.api_limits),
       namespaces_(store, options.clock),
-      service_(&api_, &namespaces_, options.auth) {}
+      secrets_(store, options.clock),
+      config_maps_(store, options.clock),
+      service_(&api_, &namespaces_, &secrets_, &config_maps_, options.auth) {}
 
 absl::StatusOr<std::unique_ptr<Server>> Server::Start(const Options& options,
                                                       store::Store* store) {

@@ -104,6 +104,8 @@ class Server {
   std::function<void()> end_streams_;
   JobSetApi api_;
   NamespaceApi namespaces_;
+  SecretApi secrets_;
+  ConfigMapApi config_maps_;
   JobSetServiceImpl service_;
   std::unique_ptr<grpc::Server> grpc_server_;
   std::string address_;
