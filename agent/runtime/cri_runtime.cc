@@ -1,5 +1,6 @@
 #include "agent/runtime/cri_runtime.h"
 
+#include <fcntl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -127,7 +128,7 @@ class CriPodWorker {
   const api::PodAssignment& assignment() const { return assignment_; }
 
  private:
-  void Loop(bool adopt);
+  void Loop();
   void Adopt();
   void SyncOnce(absl::Time now);
   bool EnsureSandbox();
@@ -223,7 +224,12 @@ CriPodWorker::CriPodWorker(std::shared_ptr<CriStubs> stubs,
 CriPodWorker::~CriPodWorker() { Shutdown(false); }
 
 void CriPodWorker::Run(bool adopt) {
-  thread_ = std::thread([this, adopt] { Loop(adopt); });
+  if (adopt) {
+    // Before List can see the pod: what its containers show now.
+    Adopt();
+    Publish(absl::Now());
+  }
+  thread_ = std::thread([this] { Loop(); });
 }
 
 void CriPodWorker::Finished(api::PodStatus status) {
@@ -273,8 +279,7 @@ std::vector<const ContainerRecord*> CriPodWorker::MainRecords() const {
   return records;
 }
 
-void CriPodWorker::Loop(bool adopt) {
-  if (adopt) Adopt();
+void CriPodWorker::Loop() {
   while (true) {
     const absl::Time now = absl::Now();
     SyncOnce(now);
@@ -310,6 +315,8 @@ void CriPodWorker::Adopt() {
     }
   }
   if (sandbox_id_.empty()) return;
+  start_time_ = FromNanos(newest);
+  ready_since_ = start_time_;
   v1::ListContainersRequest creq;
   creq.mutable_filter()->set_pod_sandbox_id(sandbox_id_);
   (*creq.mutable_filter()->mutable_label_selector())[cri::kPodUidLabel] = uid_;
@@ -355,6 +362,9 @@ void CriPodWorker::Adopt() {
   }
   for (const CriContainer& c : mains_) {
     if (c.record.ever_started || !c.id.empty()) main_started_ = true;
+  }
+  if (InitsComplete() && main_started_) {
+    outcome_.phase = RunningPhase(outcome_.phase, MainRecords());
   }
 }
 
@@ -669,6 +679,15 @@ bool CriPodWorker::StartOne(CriContainer& c, absl::Time now) {
     }
     c.id.clear();
   }
+  // The runtime appends to the log; made here first so that it is private
+  // (containerd would make it 0640).
+  const std::string log =
+      absl::StrCat(logs_dir_, "/", cri::ContainerLogName(c.spec.name()));
+  if (int fd =
+          open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+      fd >= 0) {
+    close(fd);
+  }
   v1::CreateContainerRequest create;
   create.set_pod_sandbox_id(sandbox_id_);
   *create.mutable_config() = *std::move(config);
@@ -737,7 +756,9 @@ void CriPodWorker::StopAll(absl::Duration grace, absl::Time now) {
     stops.emplace_back([this, c, grace] {
       v1::StopContainerRequest req;
       req.set_container_id(c->id);
-      req.set_timeout(absl::ToInt64Seconds(grace));
+      // CRI counts whole seconds: a grace is rounded up, never cut short.
+      req.set_timeout(
+          absl::ToInt64Seconds(absl::Ceil(grace, absl::Seconds(1))));
       grpc::ClientContext ctx;
       SetDeadline(&ctx, grace + stubs_->timeout);
       v1::StopContainerResponse resp;
@@ -1064,13 +1085,22 @@ std::vector<PodState> CriRuntime::List() {
 absl::Status CriRuntime::UpdateHosts(
     const std::string& uid,
     const google::protobuf::RepeatedPtrField<api::HostEntry>& hosts) {
-  if (absl::Status s = CheckPodUid("uid", uid); !s.ok()) return s;
+  if (!ValidPodUid(uid)) {
+    return absl::NotFoundError(absl::StrCat("no pod \"", uid, "\""));
+  }
   if (absl::Status s = CheckHostEntries("hosts", hosts); !s.ok()) return s;
   absl::MutexLock lock(&mu_);
   if (!pods_.contains(uid)) {
     return absl::NotFoundError(absl::StrCat("pod ", uid, " is not known"));
   }
   return UpdateHostsFile(PodDir(uid), hosts);
+}
+
+absl::Status CriRuntime::SetLease(absl::Duration lease) {
+  if (lease <= absl::ZeroDuration()) return absl::OkStatus();
+  return absl::UnimplementedError(
+      "the cri runtime has no lease: the CRI runtime keeps pods running while "
+      "the agent is down");
 }
 
 std::string CriRuntime::LogPath(const std::string& uid,

@@ -63,6 +63,9 @@ class CriRuntime : public Runtime {
   std::string LogPath(const std::string& uid,
                       const std::string& container) const override;
   bool CriLogFormat() const override { return true; }
+  // kUnimplemented for a lease: the CRI runtime keeps pods running while the
+  // agent is down, and nothing of the agent's outlives it to stop them.
+  absl::Status SetLease(absl::Duration lease) override;
 
   ~CriRuntime() override;
 

@@ -1,8 +1,9 @@
 // The Runtime contract, run against ShimRuntime in process mode and in oci
-// mode (skipped, with the reason, where runc cannot run), and against
-// FakeRuntime, which runs nothing: the cases that need a real process (its
-// log, its exit code, its signals) are skipped for it, saying why. Every wait
-// is a poll with a deadline; only pods these tests start are stopped or
+// mode (skipped, with the reason, where runc cannot run), against CriRuntime
+// on a private containerd (skipped, with the reason, where it cannot run), and
+// against FakeRuntime, which runs nothing: the cases that need a real process
+// (its log, its exit code, its signals) are skipped for it, saying why. Every
+// wait is a poll with a deadline; only pods these tests start are stopped or
 // removed.
 
 #include <netinet/in.h>
@@ -31,6 +32,9 @@
 #include "absl/time/time.h"
 #include "agent/fake_runtime.h"
 #include "agent/runtime/cgroups.h"
+#include "agent/runtime/cri/containerd_test_env.h"
+#include "agent/runtime/cri/cri_log.h"
+#include "agent/runtime/cri_runtime.h"
 #include "agent/runtime/pod_files.h"
 #include "agent/runtime/runtime.h"
 #include "agent/runtime/runtime_test_env.h"
@@ -43,11 +47,16 @@ namespace jobset::agent {
 namespace {
 
 using ::jobset::agent::testing::BuildTestImage;
+using ::jobset::agent::testing::ContainerdUnavailable;
+using ::jobset::agent::testing::ImageConfig;
 using ::jobset::agent::testing::IsFinal;
 using ::jobset::agent::testing::IsRunning;
+using ::jobset::agent::testing::kTestImage;
 using ::jobset::agent::testing::OciAvailable;
 using ::jobset::agent::testing::PodBuilder;
 using ::jobset::agent::testing::RunfilePath;
+using ::jobset::agent::testing::TestContainerd;
+using ::jobset::agent::testing::TestRegistry;
 using ::jobset::agent::testing::WaitForPod;
 using ::jobset::testing::IsOk;
 using ::jobset::testing::StatusIs;
@@ -65,9 +74,13 @@ struct RuntimeFactory {
       make;
   // Why it cannot run here ("" when it can).
   std::function<std::string()> unavailable;
+  // Containers run from an image holding the helper at /bin/helper (oci,
+  // cri).
   bool oci = false;
   // Runs nothing (FakeRuntime): no logs, no exits of its own.
   bool fake = false;
+  // Registry images through CRI (containerd): pulled, with the image's env.
+  bool cri = false;
 };
 
 void PrintTo(const RuntimeFactory& factory, std::ostream* os) {
@@ -130,6 +143,103 @@ absl::StatusOr<std::unique_ptr<Runtime>> MakeFakeRuntime(
   return std::unique_ptr<Runtime>(std::make_unique<SharedFakeRuntime>(fake));
 }
 
+// One private registry and containerd for the whole test binary (starting
+// containerd costs seconds), serving the test image (busybox and the helper)
+// as <registry>/jobset-test/testimg:1; stopped, with every container, by
+// the environment's TearDown.
+class CriEnvironment : public ::testing::Environment {
+ public:
+  static CriEnvironment* Get() {
+    static CriEnvironment* env = [] {
+      auto* e = new CriEnvironment;
+      ::testing::AddGlobalTestEnvironment(e);  // gtest owns it.
+      return e;
+    }();
+    return env;
+  }
+
+  // Starts them on first use; "" when they run, else why they cannot.
+  const std::string& Unavailable() {
+    if (started_) return why_;
+    started_ = true;
+    why_ = ContainerdUnavailable();
+    if (!why_.empty()) return why_;
+    absl::Status s = StartAll();
+    if (!s.ok()) why_ = std::string(s.message());
+    return why_;
+  }
+
+  const std::string& endpoint() const { return endpoint_; }
+  const std::string& image() const { return image_; }
+  // The same files with ENTRYPOINT /bin/helper, CMD ["argv", "from-cmd"],
+  // USER 1234:1234 and WorkingDir /etc.
+  const std::string& entry_image() const { return entry_image_; }
+  const std::string& registry() const { return registry_address_; }
+
+  void TearDown() override {
+    if (containerd_ != nullptr) {
+      EXPECT_THAT(containerd_->Shutdown(), IsOk());
+    }
+    containerd_.reset();
+    registry_.reset();
+  }
+
+ private:
+  absl::Status StartAll() {
+    const std::string dir = absl::StrCat(std::getenv("TEST_TMPDIR"), "/cri");
+    if (mkdir(dir.c_str(), 0700) != 0) {
+      return absl::InternalError(absl::StrCat("mkdir ", dir));
+    }
+    absl::Status s = BuildTestImage(dir + "/images",
+                                    RunfilePath("agent/runtime/test_helper"));
+    if (!s.ok()) return s;
+    absl::StatusOr<std::unique_ptr<TestRegistry>> registry =
+        TestRegistry::Start(dir + "/registry");
+    if (!registry.ok()) return registry.status();
+    registry_ = *std::move(registry);
+    ImageConfig config;
+    config.env = {"PATH=/bin"};
+    absl::StatusOr<std::string> ref = registry_->Push(
+        dir + "/images/testimg/rootfs", config, "jobset-test/testimg", "1");
+    if (!ref.ok()) return ref.status();
+    image_ = *ref;
+    ImageConfig entry;
+    entry.entrypoint = {"/bin/helper"};
+    entry.cmd = {"argv", "from-cmd"};
+    entry.env = {"PATH=/bin", "FROM_IMAGE=1", "OVERRIDE_ME=image"};
+    entry.user = "1234:1234";
+    entry.working_dir = "/etc";
+    ref = registry_->Push(dir + "/images/testimg/rootfs", entry,
+                          "jobset-test/entry", "1");
+    if (!ref.ok()) return ref.status();
+    entry_image_ = *ref;
+    registry_address_ = registry_->address();
+    absl::StatusOr<std::unique_ptr<TestContainerd>> containerd =
+        TestContainerd::Start(dir + "/containerd");
+    if (!containerd.ok()) return containerd.status();
+    containerd_ = *std::move(containerd);
+    endpoint_ = containerd_->endpoint();
+    return absl::OkStatus();
+  }
+
+  bool started_ = false;
+  std::string why_;
+  std::unique_ptr<TestRegistry> registry_;
+  std::unique_ptr<TestContainerd> containerd_;
+  std::string endpoint_, image_, entry_image_, registry_address_;
+};
+
+absl::StatusOr<std::unique_ptr<Runtime>> MakeCriRuntime(
+    const std::string& work_dir) {
+  CriRuntime::Options options;
+  options.work_dir = work_dir;
+  options.endpoint = CriEnvironment::Get()->endpoint();
+  options.sync_period = absl::Milliseconds(100);
+  absl::StatusOr<std::unique_ptr<CriRuntime>> r = CriRuntime::Create(options);
+  if (!r.ok()) return r.status();
+  return std::unique_ptr<Runtime>(std::move(*r));
+}
+
 class RuntimeContractTest : public ::testing::TestWithParam<RuntimeFactory> {
  protected:
   void SetUp() override {
@@ -172,7 +282,23 @@ class RuntimeContractTest : public ::testing::TestWithParam<RuntimeFactory> {
   absl::Status Start(const PodBuilder& pod) {
     api::PodAssignment a = pod.Build();
     started_.push_back(a.pod().metadata().uid());
-    return runtime_->Start(a);
+    return runtime_->Start(Prepared(std::move(a)));
+  }
+
+  // The pod as this runtime runs it: under cri, every container's image is
+  // the registry's test image.
+  api::PodAssignment Prepared(api::PodAssignment a) const {
+    if (!cri()) return a;
+    api::PodSpec* spec = a.mutable_pod()->mutable_spec();
+    for (auto* list :
+         {spec->mutable_init_containers(), spec->mutable_containers()}) {
+      for (api::Container& c : *list) {
+        if (c.image() != kTestImage) continue;
+        c.set_image(CriEnvironment::Get()->image());
+        c.set_image_pull_policy("IfNotPresent");
+      }
+    }
+    return a;
   }
 
   api::PodStatus WaitFinal(const std::string& uid) {
@@ -185,7 +311,10 @@ class RuntimeContractTest : public ::testing::TestWithParam<RuntimeFactory> {
   std::string Log(const std::string& uid, const std::string& container) {
     absl::StatusOr<std::string> text =
         ReadFileToString(runtime_->LogPath(uid, container));
-    return text.ok() ? *text : "";
+    if (!text.ok()) return "";
+    if (!runtime_->CriLogFormat()) return *text;
+    size_t consumed = 0;
+    return cri::DecodeCriLog(*text, &consumed);
   }
 
   // Waits until container's log holds `text`.
@@ -201,6 +330,7 @@ class RuntimeContractTest : public ::testing::TestWithParam<RuntimeFactory> {
 
   bool oci() const { return GetParam().oci; }
   bool fake() const { return GetParam().fake; }
+  bool cri() const { return GetParam().cri; }
 
   std::string root_, work_dir_, image_dir_, helper_;
   std::unique_ptr<Runtime> runtime_;
@@ -262,6 +392,27 @@ TEST_P(RuntimeContractTest, EnvIsExactlyTheContainers) {
                         .Env("EMPTY", "")),
               IsOk());
   EXPECT_EQ(WaitFinal("env").phase(), "Succeeded");
+  if (cri()) {
+    // Kubernetes' semantics: the image's env (PATH=/bin), then the
+    // container's over it, then what the runtime adds (HOSTNAME; HOME when
+    // unset).
+    const std::string log = Log("env", "main");
+    EXPECT_TRUE(absl::StartsWith(log, Counted("env", "PATH=/bin"))) << log;
+    EXPECT_THAT(log, HasSubstr(Counted("env", "A=1") +
+                               Counted("env", "SPACED=x y $HOME") +
+                               Counted("env", "EMPTY=")));
+    for (absl::string_view line : absl::StrSplit(log, '\n')) {
+      if (line.empty() || line == "end") continue;
+      const bool known = absl::StrContains(line, ":PATH=") ||
+                         absl::StrContains(line, ":A=") ||
+                         absl::StrContains(line, ":SPACED=") ||
+                         absl::StrContains(line, ":EMPTY=") ||
+                         absl::StrContains(line, ":HOSTNAME=") ||
+                         absl::StrContains(line, ":HOME=");
+      EXPECT_TRUE(known) << line;
+    }
+    return;
+  }
   // runc sets HOME (from the image's passwd, else "/") when the container
   // sets none, as Docker and Kubernetes do; nothing else is added.
   EXPECT_EQ(Log("env", "main"),
@@ -296,6 +447,10 @@ TEST_P(RuntimeContractTest, MissingBinaryIsStartError) {
 
 TEST_P(RuntimeContractTest, BadWorkingDirIsStartError) {
   if (fake()) GTEST_SKIP() << "needs a directory to change to";
+  if (cri()) {
+    GTEST_SKIP() << "the CRI runtime makes a missing workingDir, as it does "
+                    "for Kubernetes";
+  }
   ASSERT_THAT(Start(PodBuilder("badwd")
                         .Container("main", Helper({"cwd"}))
                         .WorkingDir("/no/such/dir-x")),
@@ -308,6 +463,11 @@ TEST_P(RuntimeContractTest, BadWorkingDirIsStartError) {
 
 TEST_P(RuntimeContractTest, UnknownImageFailsThePod) {
   if (!oci()) GTEST_SKIP() << "process mode runs host binaries, no images";
+  if (cri()) {
+    GTEST_SKIP() << "a registry image that cannot be pulled waits "
+                    "(ErrImagePull, ImagePullBackOff), as in Kubernetes: "
+                    "CriImageTest covers it";
+  }
   PodBuilder pod("noimg");
   pod.Container("main", Helper({"exit", "0"}));
   api::PodAssignment a = pod.Build();
@@ -387,8 +547,11 @@ TEST_P(RuntimeContractTest, HostnameAndHosts) {
                         .Container("main", Helper({"hosts", "peer-1.sub"}))),
               IsOk());
   EXPECT_EQ(WaitFinal("hosts").phase(), "Succeeded");
+  // On the host network the cri runtime's pods have the node's hostname, as
+  // Kubernetes' hostNetwork pods do.
   EXPECT_EQ(Log("hosts", "main"),
-            Counted("hostname", "worker-0") + Counted("address", "10.1.2.3"));
+            Counted("hostname", cri() ? host_before : "worker-0") +
+                Counted("address", "10.1.2.3"));
   char host_after[256] = {};
   gethostname(host_after, sizeof(host_after));
   EXPECT_STREQ(host_before, host_after);
@@ -564,6 +727,10 @@ TEST_P(RuntimeContractTest, ReadinessExecProbe) {
 
 TEST_P(RuntimeContractTest, LogIsCapped) {
   if (fake()) GTEST_SKIP() << "needs a program writing a log";
+  if (cri()) {
+    GTEST_SKIP() << "the cri runtime does not rotate its CRI logs yet "
+                    "(agent/runtime/README.md)";
+  }
   NewRuntime(/*log_cap=*/64 << 10);
   ASSERT_THAT(
       Start(PodBuilder("spam").Container("main", Helper({"spam", "300000"}))),
@@ -704,20 +871,17 @@ TEST_P(RuntimeContractTest, HostFilesArePrivate) {
   ASSERT_TRUE(WaitLog("private", "init", "x"));
   const std::string pod = work_dir_ + "/pods/private";
   const std::string logs = work_dir_ + "/logs/private";
-  const std::vector<std::pair<std::string, mode_t>> want = {
-      {work_dir_ + "/pods", 0700},
-      {work_dir_ + "/logs", 0700},
-      {pod, 0700},
-      {pod + "/assignment.pb", 0600},
-      {pod + "/status.pb", 0600},
-      {pod + "/shim.lock", 0600},
-      {pod + "/shim.log", 0600},
-      {pod + "/shim.pid", 0600},
-      {pod + "/hosts", 0644},
-      {logs, 0700},
-      {logs + "/init.log", 0600},
-      {logs + "/main.log", 0600},
+  std::vector<std::pair<std::string, mode_t>> want = {
+      {work_dir_ + "/pods", 0700},    {work_dir_ + "/logs", 0700}, {pod, 0700},
+      {pod + "/assignment.pb", 0600}, {pod + "/hosts", 0644},      {logs, 0700},
+      {logs + "/init.log", 0600},     {logs + "/main.log", 0600},
   };
+  if (!cri()) {  // The shim's own files.
+    for (const char* f :
+         {"/status.pb", "/shim.lock", "/shim.log", "/shim.pid"}) {
+      want.push_back({pod + f, 0600});
+    }
+  }
   for (const auto& [path, mode] : want) {
     struct stat st;
     ASSERT_EQ(lstat(path.c_str(), &st), 0) << path;
@@ -771,6 +935,12 @@ TEST_P(RuntimeContractTest, AnUnrenewedLeaseStopsThePodsOnItsOwn) {
     GTEST_SKIP() << "needs pods that outlive the agent: the shim enforces the "
                     "lease itself, while a FakeRuntime's pods are stopped by "
                     "the agent's own lease check";
+  if (cri()) {
+    EXPECT_THAT(runtime_->SetLease(absl::Seconds(1)),
+                StatusIs(absl::StatusCode::kUnimplemented));
+    GTEST_SKIP() << "the cri runtime has no lease (jobset-agent refuses "
+                    "--lease with --runtime=cri)";
+  }
   ASSERT_THAT(runtime_->SetLease(absl::Milliseconds(600)), IsOk());
   ASSERT_THAT(
       Start(PodBuilder("leased").Container("main", Helper({"sleep", "60000"}))),
@@ -821,7 +991,9 @@ TEST_P(RuntimeContractTest, ExitWhileNoRuntimeIsSeen) {
               IsOk());
   runtime_.reset();  // No agent while the pod ends.
   const std::string status_path = work_dir_ + "/pods/offline/status.pb";
-  const absl::Time deadline = absl::Now() + kTimeout;
+  // Nothing writes a cri pod's status meanwhile: containerd keeps its exit.
+  const absl::Time deadline =
+      absl::Now() + (cri() ? absl::Seconds(2) : kTimeout);
   api::PodStatus on_disk;
   while (absl::Now() < deadline) {
     on_disk.Clear();
@@ -884,7 +1056,7 @@ TEST_P(RuntimeContractTest, RemoveCleansUpAndKeepsLogs) {
 }
 
 TEST_P(RuntimeContractTest, LostSupervisorIsReportedNotRelaunched) {
-  if (fake())
+  if (fake() || cri())
     GTEST_SKIP() << "needs the shim runtime's pod directories and supervisors";
   // A pod dir with its intent but no shim: the agent died before spawning.
   const std::string dir = work_dir_ + "/pods/lost";
@@ -1022,7 +1194,7 @@ class SecurityContextTest : public RuntimeContractTest {
 
   absl::Status StartAssignment(const api::PodAssignment& a) {
     started_.push_back(a.pod().metadata().uid());
-    return runtime_->Start(a);
+    return runtime_->Start(Prepared(a));
   }
 
   std::string VolumeDir(const std::string& uid, const std::string& name) {
@@ -1077,9 +1249,13 @@ TEST_P(SecurityContextTest, NoNewPrivsAndCapabilities) {
   EXPECT_EQ(StatusField(root, "CapBnd"), "0000000000000400");
   const std::string user = Log("caps", "user");
   EXPECT_EQ(StatusField(user, "NoNewPrivs"), "1") << user;
-  EXPECT_EQ(StatusField(user, "CapEff"), "0000000000000400");
   EXPECT_EQ(StatusField(user, "CapBnd"), "0000000000000400");
-  EXPECT_EQ(StatusField(user, "CapAmb"), "0000000000000400");
+  // containerd gives a non-root user an empty effective set (Kubernetes'
+  // semantics); the shim raises the set as ambient capabilities.
+  EXPECT_EQ(StatusField(user, "CapEff"),
+            cri() ? "0000000000000000" : "0000000000000400");
+  EXPECT_EQ(StatusField(user, "CapAmb"),
+            cri() ? "0000000000000000" : "0000000000000400");
   // No securityContext: Kubernetes' default (no no_new_privs) and the
   // container runtime's default 14 capabilities.
   const std::string def = Log("caps", "default");
@@ -1218,8 +1394,11 @@ TEST_P(SecurityContextTest, MemoryEmptyDirIsASizedTmpfsAtDevShm) {
   EXPECT_THAT(shm_line, HasSubstr("size=65536k")) << log;
   EXPECT_THAT(log, HasSubstr("shm-writable\n"));
   // The tmpfs lived in the shim's mount namespace: the host sees a plain
-  // directory, and nothing written to it.
-  EXPECT_NE(access((VolumeDir("shm", "shm") + "/f").c_str(), F_OK), 0);
+  // directory, and nothing written to it. (The cri runtime mounts it in the
+  // agent's, where containerd can see it, until Remove.)
+  if (!cri()) {
+    EXPECT_NE(access((VolumeDir("shm", "shm") + "/f").c_str(), F_OK), 0);
+  }
 }
 
 TEST_P(SecurityContextTest, HostPathTypeFailureIsTheContainersStartError) {
@@ -1246,7 +1425,158 @@ TEST_P(SecurityContextTest, HostPathTypeFailureIsTheContainersStartError) {
   EXPECT_EQ(WaitFinal("after").phase(), "Succeeded");
 }
 
+// What only registry images have: Kubernetes' image semantics through CRI.
+class CriImageTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string why = CriEnvironment::Get()->Unavailable();
+    if (!why.empty()) GTEST_SKIP() << "cri: " << why;
+    static int counter = 0;
+    work_dir_ =
+        absl::StrCat(std::getenv("TEST_TMPDIR"), "/cri-image-", ++counter);
+    absl::StatusOr<std::unique_ptr<Runtime>> r = MakeCriRuntime(work_dir_);
+    ASSERT_THAT(r.status(), IsOk());
+    runtime_ = std::move(*r);
+  }
+  void TearDown() override {
+    for (const std::string& uid : started_) {
+      EXPECT_THAT(runtime_->Remove(uid), IsOk());
+    }
+  }
+
+  absl::Status Start(const std::string& uid, const std::string& image,
+                     const std::string& policy,
+                     std::vector<std::string> command = {},
+                     std::vector<std::string> args = {}) {
+    api::PodAssignment a = PodBuilder(uid).Container("main", command).Build();
+    api::Container* c = a.mutable_pod()->mutable_spec()->mutable_containers(0);
+    c->set_image(image);
+    c->set_image_pull_policy(policy);
+    for (const std::string& arg : args) c->add_args(arg);
+    started_.push_back(uid);
+    return runtime_->Start(a);
+  }
+
+  // Waits until the container is waiting with `reason`.
+  absl::StatusOr<PodState> WaitReason(const std::string& uid,
+                                      const std::string& reason) {
+    return WaitForPod(
+        *runtime_, uid,
+        [&](const api::PodStatus& s) {
+          return s.container_statuses_size() == 1 &&
+                 s.container_statuses(0).reason() == reason;
+        },
+        kTimeout);
+  }
+
+  std::string Log(const std::string& uid) {
+    absl::StatusOr<std::string> text =
+        ReadFileToString(runtime_->LogPath(uid, "main"));
+    size_t consumed = 0;
+    return text.ok() ? cri::DecodeCriLog(*text, &consumed) : "";
+  }
+
+  std::string work_dir_;
+  std::unique_ptr<Runtime> runtime_;
+  std::vector<std::string> started_;
+};
+
+TEST_F(CriImageTest, EntrypointCmdUserWorkdirAndEnvComeFromTheImage) {
+  const std::string image = CriEnvironment::Get()->entry_image();
+  ASSERT_THAT(Start("img", image, "IfNotPresent"), IsOk());
+  absl::StatusOr<PodState> s = WaitForPod(*runtime_, "img", IsFinal, kTimeout);
+  ASSERT_THAT(s.status(), IsOk());
+  EXPECT_EQ(s->status.phase(), "Succeeded");
+  // ENTRYPOINT + CMD.
+  EXPECT_THAT(Log("img"),
+              HasSubstr(Counted("arg", "/bin/helper") + Counted("arg", "argv") +
+                        Counted("arg", "from-cmd") + "end\n"));
+  // args replace CMD; command replaces ENTRYPOINT (and CMD).
+  ASSERT_THAT(Start("args", image, "IfNotPresent", {}, {"argv", "mine"}),
+              IsOk());
+  ASSERT_THAT(Start("cmd", image, "IfNotPresent", {"/bin/helper", "env"}),
+              IsOk());
+  ASSERT_THAT(WaitForPod(*runtime_, "args", IsFinal, kTimeout).status(),
+              IsOk());
+  ASSERT_THAT(WaitForPod(*runtime_, "cmd", IsFinal, kTimeout).status(), IsOk());
+  EXPECT_THAT(Log("args"),
+              HasSubstr(Counted("arg", "/bin/helper") + Counted("arg", "argv") +
+                        Counted("arg", "mine") + "end\n"));
+  const std::string env = Log("cmd");
+  EXPECT_THAT(env, HasSubstr(Counted("env", "FROM_IMAGE=1")));
+  EXPECT_THAT(env, HasSubstr(Counted("env", "OVERRIDE_ME=image")));
+}
+
+TEST_F(CriImageTest, AMissingImageWaitsWithKubernetesReasons) {
+  const std::string missing =
+      absl::StrCat(CriEnvironment::Get()->registry(), "/jobset-test/nope:1");
+  ASSERT_THAT(Start("nope", missing, "IfNotPresent", {"/bin/helper"}), IsOk());
+  // The first failure is ErrImagePull; within the back-off (10 s) it is
+  // ImagePullBackOff. The pod waits, Pending.
+  absl::StatusOr<PodState> s = WaitReason("nope", "ImagePullBackOff");
+  ASSERT_THAT(s.status(), IsOk());
+  EXPECT_EQ(s->status.phase(), "Pending");
+  EXPECT_EQ(s->status.container_statuses(0).state(), "waiting");
+  EXPECT_THAT(s->status.container_statuses(0).message(),
+              HasSubstr(absl::StrCat("Back-off pulling image \"", missing,
+                                     "\": ErrImagePull: ")));
+  EXPECT_THAT(s->status.container_statuses(0).message(),
+              HasSubstr("not found"));
+
+  ASSERT_THAT(Start("never", missing, "Never", {"/bin/helper"}), IsOk());
+  s = WaitReason("never", "ErrImageNeverPull");
+  ASSERT_THAT(s.status(), IsOk());
+  EXPECT_EQ(s->status.container_statuses(0).message(),
+            absl::StrCat("Container image \"", missing,
+                         "\" is not present with pull policy of Never"));
+
+  ASSERT_THAT(Start("badref", "Busybox:1", "IfNotPresent", {"/bin/helper"}),
+              IsOk());
+  s = WaitReason("badref", "InvalidImageName");
+  ASSERT_THAT(s.status(), IsOk());
+  EXPECT_THAT(s->status.container_statuses(0).message(),
+              HasSubstr("Failed to apply default image tag \"Busybox:1\""));
+  // A stop ends a waiting pod at once.
+  ASSERT_THAT(runtime_->Stop("nope", absl::Seconds(1)), IsOk());
+  s = WaitForPod(*runtime_, "nope", IsFinal, kTimeout);
+  ASSERT_THAT(s.status(), IsOk());
+  EXPECT_EQ(s->status.reason(), "Stopped");
+}
+
+TEST_F(CriImageTest, RunAsNonRootIsCheckedAgainstTheImageUser) {
+  const std::string image = CriEnvironment::Get()->entry_image();
+  api::PodAssignment a =
+      PodBuilder("nonroot").Container("main", {"/bin/busybox", "id"}).Build();
+  api::Container* c = a.mutable_pod()->mutable_spec()->mutable_containers(0);
+  c->set_image(image);
+  c->set_image_pull_policy("IfNotPresent");
+  c->mutable_security_context()->set_run_as_non_root(true);
+  started_.push_back("nonroot");
+  ASSERT_THAT(runtime_->Start(a), IsOk());
+  absl::StatusOr<PodState> s =
+      WaitForPod(*runtime_, "nonroot", IsFinal, kTimeout);
+  ASSERT_THAT(s.status(), IsOk());
+  EXPECT_EQ(s->status.phase(), "Succeeded") << s->status.ShortDebugString();
+  // The image's uid, and (as kubelet sends it) gid 0.
+  EXPECT_THAT(Log("nonroot"), HasSubstr("uid=1234 gid=0"));
+
+  // The root image with runAsNonRoot: kubelet's refusal.
+  c->set_image(CriEnvironment::Get()->image());
+  a.mutable_pod()->mutable_metadata()->set_uid("rootimg");
+  started_.push_back("rootimg");
+  ASSERT_THAT(runtime_->Start(a), IsOk());
+  s = WaitForPod(*runtime_, "rootimg", IsFinal, kTimeout);
+  ASSERT_THAT(s.status(), IsOk());
+  EXPECT_EQ(s->status.phase(), "Failed");
+  EXPECT_EQ(s->status.container_statuses(0).reason(),
+            "CreateContainerConfigError");
+  EXPECT_THAT(s->status.container_statuses(0).message(),
+              HasSubstr("container has runAsNonRoot and image will run as "
+                        "root"));
+}
+
 std::string ProcessUnavailable() { return ""; }
+std::string CriUnavailable() { return CriEnvironment::Get()->Unavailable(); }
 std::string OciUnavailable() {
   absl::Status s = OciAvailable();
   return s.ok() ? "" : std::string(s.message());
@@ -1265,6 +1595,11 @@ const auto kRuntimes = ::testing::Values(
                      return MakeShimRuntime(ShimRuntime::Mode::kOci, w, i, cap);
                    },
                    OciUnavailable, true},
+    RuntimeFactory{"cri",
+                   [](const std::string& w, const std::string&, int64_t) {
+                     return MakeCriRuntime(w);
+                   },
+                   CriUnavailable, true, false, true},
     RuntimeFactory{"fake",
                    [](const std::string& w, const std::string&, int64_t) {
                      return MakeFakeRuntime(w);
