@@ -14,6 +14,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "absl/time/time.h"
 #include "api/defaults.h"
 #include "api/field_errors.h"
@@ -405,7 +406,9 @@ class Converter {
   }
 
   // Reads a plain decimal integer within [min, max]. 64-bit integers may
-  // also be quoted, as protobuf's JSON mapping writes them.
+  // also be quoted, as protobuf's JSON mapping writes them. A plain
+  // integer with a leading 0 (or 0o) of octal digits is octal, as the YAML
+  // 1.1 that kubectl reads has it (`defaultMode: 0400` is 256).
   bool ReadInt(const YAML::Node& node, const std::string& path, int64_t min,
                int64_t max, int64_t* out) {
     const bool quoted_ok = max > std::numeric_limits<int32_t>::max();
@@ -415,6 +418,31 @@ class Converter {
       return false;
     }
     const std::string& s = node.Scalar();
+    if (IsPlain(node)) {
+      absl::string_view digits = s;
+      const bool negative = absl::ConsumePrefix(&digits, "-");
+      if (!negative) absl::ConsumePrefix(&digits, "+");
+      if ((absl::ConsumePrefix(&digits, "0o") ||
+           (digits.size() > 1 && absl::ConsumePrefix(&digits, "0"))) &&
+          !digits.empty() && digits.size() <= 21 &&
+          digits.find_first_not_of("01234567") == absl::string_view::npos) {
+        uint64_t octal = 0;
+        for (char c : digits)
+          octal = octal * 8 + static_cast<uint64_t>(c - '0');
+        const int64_t v = negative ? -static_cast<int64_t>(octal)
+                                   : static_cast<int64_t>(octal);
+        if (octal >
+                static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ||
+            v < min || v > max) {
+          errors_->Invalid(path, s,
+                           absl::StrCat("out of range: must be between ", min,
+                                        " and ", max));
+          return false;
+        }
+        *out = v;
+        return true;
+      }
+    }
     const bool digits_only =
         !s.empty() &&
         s.find_first_not_of("0123456789", s[0] == '-' || s[0] == '+') ==

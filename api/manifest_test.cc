@@ -255,6 +255,98 @@ spec:
             "Always");
 }
 
+TEST(LoadManifestTest, LeadingZeroIntegersAreOctalAsInYaml11) {
+  auto objects = LoadManifest(R"(
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: a}
+spec:
+  replicatedJobs:
+  - name: w
+    replicas: 010
+    template:
+      spec:
+        parallelism: 0o7
+        completions: 09
+        template:
+          spec:
+            containers: [{name: c, image: busybox}]
+)");
+  ASSERT_THAT(objects, IsOk());
+  const ReplicatedJob& rjob = (*objects)[0].jobset.spec().replicated_jobs(0);
+  EXPECT_EQ(rjob.replicas(), 8);
+  EXPECT_EQ(rjob.template_().spec().parallelism(), 7);
+  // Not octal digits: decimal.
+  EXPECT_EQ(rjob.template_().spec().completions(), 9);
+}
+
+TEST(LoadManifestTest, SecretAndConfigMapReferencesAreRealFields) {
+  constexpr absl::string_view kManifest = R"(
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: a}
+spec:
+  replicatedJobs:
+  - name: w
+    template:
+      spec:
+        template:
+          spec:
+            imagePullSecrets: [{name: regcred}]
+            volumes:
+            - name: creds
+              secret:
+                secretName: db
+                defaultMode: 0400
+                optional: true
+                items: [{key: password, path: conf/pw, mode: 0600}]
+            - name: cfg
+              configMap: {name: settings, items: [{key: a, path: a.txt}]}
+            containers:
+            - name: c
+              image: busybox
+              envFrom:
+              - prefix: DB_
+                secretRef: {name: db, optional: true}
+              - configMapRef: {name: settings}
+              env:
+              - name: P
+                valueFrom: {secretKeyRef: {name: db, key: password}}
+              - name: M
+                valueFrom:
+                  configMapKeyRef: {name: settings, key: mode, optional: true}
+)";
+  auto objects = LoadManifest(kManifest);
+  ASSERT_THAT(objects, IsOk());
+  EXPECT_THAT((*objects)[0].warnings, IsEmpty());
+  const PodSpec& pod = (*objects)[0]
+                           .jobset.spec()
+                           .replicated_jobs(0)
+                           .template_()
+                           .spec()
+                           .template_()
+                           .spec();
+  ASSERT_EQ(pod.image_pull_secrets_size(), 1);
+  EXPECT_EQ(pod.image_pull_secrets(0).name(), "regcred");
+  ASSERT_EQ(pod.volumes_size(), 2);
+  const SecretVolumeSource& secret = pod.volumes(0).secret();
+  EXPECT_EQ(secret.secret_name(), "db");
+  // 0400 is octal, as in the YAML 1.1 kubectl reads.
+  EXPECT_EQ(secret.default_mode(), 0400);
+  EXPECT_TRUE(secret.optional());
+  ASSERT_EQ(secret.items_size(), 1);
+  EXPECT_EQ(secret.items(0).path(), "conf/pw");
+  EXPECT_EQ(secret.items(0).mode(), 0600);
+  EXPECT_EQ(pod.volumes(1).config_map().name(), "settings");
+  const Container& c = pod.containers(0);
+  ASSERT_EQ(c.env_from_size(), 2);
+  EXPECT_EQ(c.env_from(0).prefix(), "DB_");
+  EXPECT_TRUE(c.env_from(0).secret_ref().optional());
+  EXPECT_EQ(c.env_from(1).config_map_ref().name(), "settings");
+  EXPECT_EQ(c.env(0).value_from().secret_key_ref().key(), "password");
+  EXPECT_TRUE(c.env(1).value_from().config_map_key_ref().optional());
+}
+
 struct BadCase {
   std::string name;
   std::string spec;  // YAML for `spec:` of an otherwise valid JobSet.

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
+#include <algorithm>
 #include <initializer_list>
 #include <string>
 
@@ -277,6 +278,13 @@ bool IsLoopbackHost(absl::string_view host) {
   in6_addr v6;
   return inet_pton(AF_INET6, text.c_str(), &v6) == 1 &&
          IN6_IS_ADDR_LOOPBACK(&v6);
+}
+
+bool IsStrictEnvVarName(absl::string_view name) {
+  if (name.empty() || absl::ascii_isdigit(name[0])) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return absl::ascii_isalnum(c) || c == '-' || c == '_' || c == '.';
+  });
 }
 
 }  // namespace jobset::api

@@ -65,6 +65,16 @@ std::vector<std::string> IsValidLabelValue(absl::string_view value);
 // '/', then a non-empty path of RFC 3986 path characters.
 std::vector<std::string> IsDomainPrefixedPath(absl::string_view value);
 
+// Kubernetes' IsEnvVarName without RelaxedEnvironmentVariableValidation:
+// [-._a-zA-Z][-._a-zA-Z0-9]* (envFrom prefixes, and the keys envFrom turns
+// into variables), and the message it refuses others with.
+bool IsStrictEnvVarName(absl::string_view name);
+inline constexpr char kStrictEnvVarNameMessage[] =
+    "a valid environment variable name must consist of alphabetic "
+    "characters, digits, '_', '-', or '.', and must not start with a digit "
+    "(e.g. 'my.env-name',  or 'MY_ENV.NAME',  or 'MyEnvName1', regex used "
+    "for validation is '[-._a-zA-Z][-._a-zA-Z0-9]*')";
+
 // Returns the name of a JobSet's child Job: "<jobset>-<rjob>-<jobIndex>",
 // e.g. JobName("train", "workers", 3) == "train-workers-3".
 std::string JobName(absl::string_view jobset, absl::string_view rjob,

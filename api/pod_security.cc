@@ -470,8 +470,11 @@ void CapabilitiesRestricted(const ObjectMeta&, const PodSpec& spec,
   out->push_back({"unrestricted capabilities", absl::StrJoin(details, "; ")});
 }
 
-// Of the volume sources, jobsetd reads hostPath and emptyDir (the others are
-// ignored fields, dropped at load): only hostPath is a restricted type here.
+// Of the volume sources, jobsetd reads hostPath, emptyDir, secret and
+// configMap (the others are ignored fields, dropped at load): of those,
+// restricted allows all but hostPath (Kubernetes' list: configMap, csi,
+// downwardAPI, emptyDir, ephemeral, persistentVolumeClaim, projected,
+// secret).
 void RestrictedVolumes(const ObjectMeta&, const PodSpec& spec,
                        const AllowedHostPaths& allowed, Violations* out) {
   const Names volumes = HostPathsNotAllowed(spec, allowed);

@@ -155,6 +155,21 @@ INSTANTIATE_TEST_SUITE_P(
                   }
                   containers { name: "c" })pb",
              "", ""},
+        Case{"SecretAndConfigMapVolumesAreRestrictedSafe",
+             R"pb(volumes {
+                    name: "creds"
+                    secret { secret_name: "db" default_mode: 0400 }
+                  }
+                  volumes {
+                    name: "cfg"
+                    config_map { name: "settings" }
+                  }
+                  image_pull_secrets { name: "regcred" }
+                  containers {
+                    name: "c"
+                    env_from { secret_ref { name: "db" } }
+                  })pb",
+             "", ""},
         Case{"HostPorts",
              R"pb(containers {
                     name: "c"

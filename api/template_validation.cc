@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -17,6 +18,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/types/span.h"
 #include "api/capabilities.h"
+#include "api/config_objects.h"
 #include "api/image_reference.h"
 #include "api/metadata_validation.h"
 #include "api/names.h"
@@ -406,6 +408,24 @@ void ValidateFieldRef(const ObjectFieldSelector& ref, absl::string_view path,
   }
 }
 
+// Kubernetes' IsEnvVarName (without RelaxedEnvironmentVariableValidation),
+// for envFrom's prefix: [-._a-zA-Z][-._a-zA-Z0-9]*. Stricter than the
+// relaxed rule jobsetd applies to env names: a prefix is put before keys,
+// and jobsetd skips keys that would not make such a name (as kubelet did).
+constexpr absl::string_view kEnvVarNameMessage = kStrictEnvVarNameMessage;
+
+// Checks a configMapKeyRef or secretKeyRef (Kubernetes'
+// validateConfigMapKeySelector / validateSecretKeySelector).
+void ValidateKeySelector(absl::string_view name, absl::string_view key,
+                         absl::string_view path, FieldErrors* errors) {
+  AddInvalid(Child(path, "name"), name, IsDns1123Subdomain(name), errors);
+  if (key.empty()) {
+    errors->Required(Child(path, "key"));
+  } else {
+    AddInvalid(Child(path, "key"), key, IsConfigKey(key), errors);
+  }
+}
+
 void ValidateEnv(const RepeatedPtrField<EnvVar>& env, absl::string_view path,
                  FieldErrors* errors) {
   for (int i = 0; i < env.size(); ++i) {
@@ -421,18 +441,76 @@ void ValidateEnv(const RepeatedPtrField<EnvVar>& env, absl::string_view path,
     }
     if (!var.has_value_from()) continue;
     const std::string from_path = Child(var_path, "valueFrom");
-    if (!var.value_from().has_field_ref()) {
+    const EnvVarSource& from = var.value_from();
+    const int sources = from.has_field_ref() + from.has_config_map_key_ref() +
+                        from.has_secret_key_ref();
+    if (from.has_field_ref()) {
+      ValidateFieldRef(from.field_ref(), Child(from_path, "fieldRef"), errors);
+    }
+    if (from.has_config_map_key_ref()) {
+      ValidateKeySelector(from.config_map_key_ref().name(),
+                          from.config_map_key_ref().key(),
+                          Child(from_path, "configMapKeyRef"), errors);
+    }
+    if (from.has_secret_key_ref()) {
+      ValidateKeySelector(from.secret_key_ref().name(),
+                          from.secret_key_ref().key(),
+                          Child(from_path, "secretKeyRef"), errors);
+    }
+    if (sources == 0) {
       errors->Invalid(from_path, "",
                       "must specify one of: `fieldRef`, `resourceFieldRef`, "
                       "`configMapKeyRef` or `secretKeyRef`");
-      continue;
-    }
-    if (!var.value().empty()) {
+    } else if (!var.value().empty()) {
       errors->Invalid(from_path, "",
                       "may not be specified when `value` is not empty");
+    } else if (sources > 1) {
+      errors->Invalid(from_path, "",
+                      "may not have more than one field specified at a time");
     }
-    ValidateFieldRef(var.value_from().field_ref(), Child(from_path, "fieldRef"),
-                     errors);
+  }
+}
+
+// Checks the name of a ConfigMap or Secret an env var, envFrom or volume
+// refers to: a DNS-1123 subdomain (Kubernetes' ValidateConfigMapName and
+// ValidateSecretName).
+void ValidateObjectName(absl::string_view name, absl::string_view path,
+                        FieldErrors* errors) {
+  AddInvalid(path, name, IsDns1123Subdomain(name), errors);
+}
+
+void ValidateEnvFrom(const RepeatedPtrField<EnvFromSource>& env_from,
+                     absl::string_view path, FieldErrors* errors) {
+  for (int i = 0; i < env_from.size(); ++i) {
+    const EnvFromSource& source = env_from[i];
+    const std::string source_path = Index(path, i);
+    if (!source.prefix().empty() && !IsStrictEnvVarName(source.prefix())) {
+      errors->Invalid(Child(source_path, "prefix"), source.prefix(),
+                      kEnvVarNameMessage);
+    }
+    for (const auto& [has, name, field] :
+         {std::make_tuple(source.has_config_map_ref(),
+                          &source.config_map_ref().name(), "configMapRef"),
+          std::make_tuple(source.has_secret_ref(), &source.secret_ref().name(),
+                          "secretRef")}) {
+      if (!has) continue;
+      const std::string name_path = Child(Child(source_path, field), "name");
+      if (name->empty()) {
+        errors->Required(name_path);
+      } else {
+        ValidateObjectName(*name, name_path, errors);
+      }
+    }
+    const int sources = source.has_config_map_ref() + source.has_secret_ref();
+    // Kubernetes names the list, not the entry, here.
+    if (sources == 0) {
+      errors->Invalid(path, "",
+                      "must specify one of: `configMapRef` or "
+                      "`secretRef`");
+    } else if (sources > 1) {
+      errors->Invalid(path, "",
+                      "may not have more than one field specified at a time");
+    }
   }
 }
 
@@ -662,6 +740,42 @@ void ValidateEmptyDir(const EmptyDirVolumeSource& empty_dir,
   }
 }
 
+constexpr absl::string_view kFileModeMessage =
+    "must be a number between 0 and 0777 (octal), both inclusive";
+
+void CheckFileMode(int32_t mode, absl::string_view path, FieldErrors* errors) {
+  if (mode < 0 || mode > 0777) errors->Invalid(path, mode, kFileModeMessage);
+}
+
+// Checks a secret or configMap volume's defaultMode and items (Kubernetes'
+// validateKeyToPath and ValidateLocalNonReservedPath).
+void ValidateProjection(const RepeatedPtrField<KeyToPath>& items,
+                        bool has_default_mode, int32_t default_mode,
+                        absl::string_view path, FieldErrors* errors) {
+  if (has_default_mode) {
+    CheckFileMode(default_mode, Child(path, "defaultMode"), errors);
+  }
+  const std::string items_path = Child(path, "items");
+  for (int i = 0; i < items.size(); ++i) {
+    const KeyToPath& item = items[i];
+    const std::string item_path = Index(items_path, i);
+    if (item.key().empty()) errors->Required(Child(item_path, "key"));
+    const std::string path_path = Child(item_path, "path");
+    if (item.path().empty()) errors->Required(path_path);
+    if (absl::StartsWith(item.path(), "/")) {
+      errors->Invalid(path_path, item.path(), "must be a relative path");
+    }
+    if (HasBacksteps(item.path())) {
+      errors->Invalid(path_path, item.path(), "must not contain '..'");
+    } else if (absl::StartsWith(item.path(), "..")) {
+      errors->Invalid(path_path, item.path(), "must not start with '..'");
+    }
+    if (item.has_mode()) {
+      CheckFileMode(item.mode(), Child(item_path, "mode"), errors);
+    }
+  }
+}
+
 void ValidateVolumes(const RepeatedPtrField<Volume>& volumes,
                      absl::string_view path, FieldErrors* errors) {
   std::set<absl::string_view> names;
@@ -678,17 +792,48 @@ void ValidateVolumes(const RepeatedPtrField<Volume>& volumes,
         errors->Duplicate(name_path, volume.name());
       }
     }
-    if (!volume.has_host_path() && !volume.has_empty_dir()) {
+    // Kubernetes' validateVolumeSource: the sources in its order, the
+    // first one set is checked and every further one is Forbidden.
+    int sources = 0;
+    auto one = [&](bool has, absl::string_view field, auto check) {
+      if (!has) return;
+      const std::string source_path = Child(volume_path, field);
+      if (sources++ > 0) {
+        errors->Forbidden(source_path,
+                          "may not specify more than 1 volume type");
+      } else {
+        check(source_path);
+      }
+    };
+    one(volume.has_empty_dir(), "emptyDir", [&](const std::string& p) {
+      ValidateEmptyDir(volume.empty_dir(), p, errors);
+    });
+    one(volume.has_host_path(), "hostPath", [&](const std::string& p) {
+      ValidateHostPath(volume.host_path(), p, errors);
+    });
+    one(volume.has_secret(), "secret", [&](const std::string& p) {
+      const SecretVolumeSource& secret = volume.secret();
+      if (secret.secret_name().empty()) {
+        errors->Required(Child(p, "secretName"));
+      } else {
+        ValidateObjectName(secret.secret_name(), Child(p, "secretName"),
+                           errors);
+      }
+      ValidateProjection(secret.items(), secret.has_default_mode(),
+                         secret.default_mode(), p, errors);
+    });
+    one(volume.has_config_map(), "configMap", [&](const std::string& p) {
+      const ConfigMapVolumeSource& config_map = volume.config_map();
+      if (config_map.name().empty()) {
+        errors->Required(Child(p, "name"));
+      } else {
+        ValidateObjectName(config_map.name(), Child(p, "name"), errors);
+      }
+      ValidateProjection(config_map.items(), config_map.has_default_mode(),
+                         config_map.default_mode(), p, errors);
+    });
+    if (sources == 0) {
       errors->Required(volume_path, "must specify a volume type");
-    } else if (volume.has_host_path() && volume.has_empty_dir()) {
-      errors->Forbidden(Child(volume_path, "emptyDir"),
-                        "may not specify more than 1 volume type");
-    } else if (volume.has_host_path()) {
-      ValidateHostPath(volume.host_path(), Child(volume_path, "hostPath"),
-                       errors);
-    } else {
-      ValidateEmptyDir(volume.empty_dir(), Child(volume_path, "emptyDir"),
-                       errors);
     }
   }
 }
@@ -1002,6 +1147,7 @@ void ValidateContainer(const Container& container,
     errors->NotSupported(Child(path, "imagePullPolicy"), policy, kPullPolicies);
   }
   ValidatePorts(container.ports(), Child(path, "ports"), errors);
+  ValidateEnvFrom(container.env_from(), Child(path, "envFrom"), errors);
   ValidateEnv(container.env(), Child(path, "env"), errors);
   ValidateVolumeMounts(container.volume_mounts(), volume_names,
                        Child(path, "volumeMounts"), errors);
@@ -1179,6 +1325,17 @@ void ValidateSchedulingConstraints(const PodSpec& pod, absl::string_view path,
 void ValidatePodSpec(const PodSpec& pod, absl::string_view path,
                      FieldErrors* errors) {
   ValidateVolumes(pod.volumes(), Child(path, "volumes"), errors);
+  // Kubernetes only warns about an empty name; jobsetd reads each Secret.
+  const std::string pull_path = Child(path, "imagePullSecrets");
+  for (int i = 0; i < pod.image_pull_secrets_size(); ++i) {
+    const std::string name_path = Child(Index(pull_path, i), "name");
+    const std::string& name = pod.image_pull_secrets(i).name();
+    if (name.empty()) {
+      errors->Required(name_path);
+    } else {
+      ValidateObjectName(name, name_path, errors);
+    }
+  }
   ValidateContainers(pod, path, errors);
   if (pod.has_security_context()) {
     ValidatePodSecurityContext(pod.security_context(),

@@ -142,6 +142,14 @@ Volume& AddEmptyDirVolume(JobTemplateSpec& t, absl::string_view name) {
   return *volume;
 }
 
+Volume& AddSecretVolume(JobTemplateSpec& t, absl::string_view name,
+                        absl::string_view secret) {
+  Volume* volume = Pod(t).add_volumes();
+  volume->set_name(std::string(name));
+  volume->mutable_secret()->set_secret_name(std::string(secret));
+  return *volume;
+}
+
 VolumeMount& AddMount(JobTemplateSpec& t, absl::string_view name,
                       absl::string_view mount_path) {
   VolumeMount* mount = Main(t).add_volume_mounts();
@@ -563,6 +571,98 @@ std::vector<Case> EnvCases() {
        },
        "containers[0].env[0].valueFrom.fieldRef.apiVersion",
        R"(Unsupported value: "v2")"},
+      {"EnvSecretKeyRef",
+       [](JobTemplateSpec& t) {
+         SecretKeySelector* ref = AddEnv(t, "PASSWORD")
+                                      .mutable_value_from()
+                                      ->mutable_secret_key_ref();
+         ref->set_name("db");
+         ref->set_key("password");
+       }},
+      {"EnvConfigMapKeyRef",
+       [](JobTemplateSpec& t) {
+         ConfigMapKeySelector* ref = AddEnv(t, "MODE")
+                                         .mutable_value_from()
+                                         ->mutable_config_map_key_ref();
+         ref->set_name("settings");
+         ref->set_key("mode");
+         ref->set_optional(true);
+       }},
+      {"EnvSecretKeyRefBadName",
+       [](JobTemplateSpec& t) {
+         SecretKeySelector* ref =
+             AddEnv(t, "P").mutable_value_from()->mutable_secret_key_ref();
+         ref->set_name("DB");
+         ref->set_key("password");
+       },
+       "containers[0].env[0].valueFrom.secretKeyRef.name",
+       R"(Invalid value: "DB": a lowercase RFC 1123 subdomain)"},
+      {"EnvSecretKeyRefWithoutKey",
+       [](JobTemplateSpec& t) {
+         AddEnv(t, "P")
+             .mutable_value_from()
+             ->mutable_secret_key_ref()
+             ->set_name("db");
+       },
+       "containers[0].env[0].valueFrom.secretKeyRef.key", "Required value"},
+      {"EnvConfigMapKeyRefBadKey",
+       [](JobTemplateSpec& t) {
+         ConfigMapKeySelector* ref =
+             AddEnv(t, "P").mutable_value_from()->mutable_config_map_key_ref();
+         ref->set_name("settings");
+         ref->set_key("a/b");
+       },
+       "containers[0].env[0].valueFrom.configMapKeyRef.key",
+       R"(Invalid value: "a/b": a valid config key must consist of)"},
+      {"EnvTwoSources",
+       [](JobTemplateSpec& t) {
+         EnvVar& var = AddEnv(t, "P");
+         SetFieldRef(var, "metadata.name");
+         SecretKeySelector* ref =
+             var.mutable_value_from()->mutable_secret_key_ref();
+         ref->set_name("db");
+         ref->set_key("password");
+       },
+       "containers[0].env[0].valueFrom",
+       "may not have more than one field specified at a time"},
+      {"EnvFrom",
+       [](JobTemplateSpec& t) {
+         EnvFromSource* from = Main(t).add_env_from();
+         from->set_prefix("DB_");
+         from->mutable_secret_ref()->set_name("db");
+         Main(t).add_env_from()->mutable_config_map_ref()->set_name("settings");
+       }},
+      {"EnvFromWithoutSource",
+       [](JobTemplateSpec& t) { Main(t).add_env_from()->set_prefix("X_"); },
+       "containers[0].envFrom",
+       "must specify one of: `configMapRef` or `secretRef`"},
+      {"EnvFromTwoSources",
+       [](JobTemplateSpec& t) {
+         EnvFromSource* from = Main(t).add_env_from();
+         from->mutable_secret_ref()->set_name("db");
+         from->mutable_config_map_ref()->set_name("settings");
+       },
+       "containers[0].envFrom",
+       "may not have more than one field specified at a time"},
+      {"EnvFromBadPrefix",
+       [](JobTemplateSpec& t) {
+         EnvFromSource* from = Main(t).add_env_from();
+         from->set_prefix("1X=");
+         from->mutable_secret_ref()->set_name("db");
+       },
+       "containers[0].envFrom[0].prefix",
+       R"(Invalid value: "1X=": a valid environment variable name must )"
+       "consist of alphabetic characters"},
+      {"EnvFromWithoutName",
+       [](JobTemplateSpec& t) {
+         Main(t).add_env_from()->mutable_config_map_ref();
+       },
+       "containers[0].envFrom[0].configMapRef.name", "Required value"},
+      {"EnvFromBadName",
+       [](JobTemplateSpec& t) {
+         Main(t).add_env_from()->mutable_secret_ref()->set_name("-db");
+       },
+       "containers[0].envFrom[0].secretRef.name", R"(Invalid value: "-db")"},
   };
 }
 INSTANTIATE_TEST_SUITE_P(Env, TemplateValidationTest,
@@ -740,8 +840,115 @@ std::vector<Case> VolumeCases() {
        [](JobTemplateSpec& t) {
          AddHostPathVolume(t, "data", "/data").mutable_empty_dir();
        },
-       "spec.template.spec.volumes[0].emptyDir",
+       // Kubernetes checks emptyDir first and forbids the later sources.
+       "spec.template.spec.volumes[0].hostPath",
        "Forbidden: may not specify more than 1 volume type"},
+      {"SecretAndConfigMapVolume",
+       [](JobTemplateSpec& t) {
+         Volume& v = AddSecretVolume(t, "data", "creds");
+         v.mutable_config_map()->set_name("settings");
+       },
+       "spec.template.spec.volumes[0].configMap",
+       "Forbidden: may not specify more than 1 volume type"},
+      {"SecretVolume",
+       [](JobTemplateSpec& t) {
+         Volume& v = AddSecretVolume(t, "data", "creds");
+         v.mutable_secret()->set_default_mode(0400);
+         KeyToPath* item = v.mutable_secret()->add_items();
+         item->set_key("password");
+         item->set_path("conf/pw");
+         item->set_mode(0777);
+         AddMount(t, "data", "/etc/creds");
+       }},
+      {"ConfigMapVolume",
+       [](JobTemplateSpec& t) {
+         Volume* v = Pod(t).add_volumes();
+         v->set_name("cfg");
+         v->mutable_config_map()->set_name("settings");
+         v->mutable_config_map()->set_optional(true);
+       }},
+      {"SecretVolumeWithoutName",
+       [](JobTemplateSpec& t) { AddSecretVolume(t, "data", ""); },
+       "volumes[0].secret.secretName", "Required value"},
+      {"ConfigMapVolumeWithoutName",
+       [](JobTemplateSpec& t) {
+         Volume* v = Pod(t).add_volumes();
+         v->set_name("cfg");
+         v->mutable_config_map();
+       },
+       "volumes[0].configMap.name", "Required value"},
+      {"SecretVolumeBadName",
+       [](JobTemplateSpec& t) { AddSecretVolume(t, "data", "Bad_Name"); },
+       "volumes[0].secret.secretName",
+       R"(Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain)"},
+      {"DefaultModeTooLarge",
+       [](JobTemplateSpec& t) {
+         AddSecretVolume(t, "data", "creds")
+             .mutable_secret()
+             ->set_default_mode(01000);
+       },
+       "volumes[0].secret.defaultMode",
+       "Invalid value: 512: must be a number between 0 and 0777 (octal), both "
+       "inclusive"},
+      {"NegativeItemMode",
+       [](JobTemplateSpec& t) {
+         KeyToPath* item =
+             AddSecretVolume(t, "data", "creds").mutable_secret()->add_items();
+         item->set_key("k");
+         item->set_path("k");
+         item->set_mode(-1);
+       },
+       "volumes[0].secret.items[0].mode",
+       "Invalid value: -1: must be a number between 0 and 0777"},
+      {"ItemWithoutKey",
+       [](JobTemplateSpec& t) {
+         AddSecretVolume(t, "data", "creds")
+             .mutable_secret()
+             ->add_items()
+             ->set_path("k");
+       },
+       "volumes[0].secret.items[0].key", "Required value"},
+      {"ItemAbsolutePath",
+       [](JobTemplateSpec& t) {
+         KeyToPath* item =
+             AddSecretVolume(t, "data", "creds").mutable_secret()->add_items();
+         item->set_key("k");
+         item->set_path("/etc/k");
+       },
+       "volumes[0].secret.items[0].path",
+       R"(Invalid value: "/etc/k": must be a relative path)"},
+      {"ItemPathWithBacksteps",
+       [](JobTemplateSpec& t) {
+         KeyToPath* item =
+             AddSecretVolume(t, "data", "creds").mutable_secret()->add_items();
+         item->set_key("k");
+         item->set_path("a/../../k");
+       },
+       "volumes[0].secret.items[0].path",
+       R"(Invalid value: "a/../../k": must not contain '..')"},
+      {"ItemPathStartingWithDots",
+       [](JobTemplateSpec& t) {
+         Volume* v = Pod(t).add_volumes();
+         v->set_name("cfg");
+         v->mutable_config_map()->set_name("settings");
+         KeyToPath* item = v->mutable_config_map()->add_items();
+         item->set_key("k");
+         item->set_path("..data");
+       },
+       "volumes[0].configMap.items[0].path",
+       R"(Invalid value: "..data": must not start with '..')"},
+      {"ImagePullSecrets",
+       [](JobTemplateSpec& t) {
+         Pod(t).add_image_pull_secrets()->set_name("regcred");
+       }},
+      {"ImagePullSecretWithoutName",
+       [](JobTemplateSpec& t) { Pod(t).add_image_pull_secrets(); },
+       "spec.template.spec.imagePullSecrets[0].name", "Required value"},
+      {"ImagePullSecretBadName",
+       [](JobTemplateSpec& t) {
+         Pod(t).add_image_pull_secrets()->set_name("Reg Cred");
+       },
+       "imagePullSecrets[0].name", R"(Invalid value: "Reg Cred")"},
       {"HostPathWithoutPath",
        [](JobTemplateSpec& t) { AddHostPathVolume(t, "data", ""); },
        "volumes[0].hostPath.path", "Required value"},

@@ -46,8 +46,10 @@ std::map<std::string, std::string> FormatResources(
   return out;
 }
 
-// Builds what the agent gets for `desired`: the full pod and its attempt's
-// host table.
+// Builds what the agent gets for `desired`: the full pod (its environment
+// with its Secrets' and ConfigMaps' values), its attempt's host table, its
+// secret and configMap volumes' files and its registry credentials. Never
+// logged.
 api::PodAssignment ToAssignment(const Assignment& desired) {
   api::PodAssignment a;
   *a.mutable_pod() = desired.Pod();
@@ -60,6 +62,12 @@ api::PodAssignment ToAssignment(const Assignment& desired) {
     }
   }
   a.set_stop(desired.stop);
+  if (desired.config != nullptr) {
+    for (const api::ConfigVolume& v : desired.config->volumes)
+      *a.add_config_volumes() = v;
+    for (const api::RegistryCredential& c : desired.config->pull_credentials)
+      *a.add_pull_credentials() = c;
+  }
   return a;
 }
 

@@ -198,6 +198,91 @@ TEST_F(AgentHubTest, WelcomesWithTheDesiredSetAndForwardsChanges) {
   EXPECT_EQ(Annotation(*node, "jobsetd.x-k8s.io/allocated"), "cpu=500m");
 }
 
+TEST_F(AgentHubTest, AnOrderCarriesItsSecretsAndConfigMapsResolved) {
+  auto job = std::make_shared<api::Job>(*MakeJob());
+  api::PodSpec* spec = job->mutable_spec()->mutable_template_()->mutable_spec();
+  api::Container* c = spec->mutable_containers(0);
+  api::EnvVar* password = c->add_env();
+  password->set_name("PASSWORD");
+  password->mutable_value_from()->mutable_secret_key_ref()->set_name("db");
+  password->mutable_value_from()->mutable_secret_key_ref()->set_key("pw");
+  api::EnvVar* gone = c->add_env();
+  gone->set_name("GONE");
+  gone->mutable_value_from()->mutable_secret_key_ref()->set_name("db");
+  gone->mutable_value_from()->mutable_secret_key_ref()->set_key("nope");
+  gone->mutable_value_from()->mutable_secret_key_ref()->set_optional(true);
+  c->add_env_from()->mutable_config_map_ref()->set_name("settings");
+  api::EnvVar* own = c->add_env();
+  own->set_name("MODE");  // env wins over envFrom.
+  own->set_value("mine");
+
+  auto config = std::make_shared<api::PodConfig>();
+  config->env["main"].from = {{"LEVEL", "3"}, {"MODE", "fast"}};
+  config->env["main"].values = {{1, "hunter2"}, {2, std::nullopt}};
+  api::ConfigVolume& volume = config->volumes.emplace_back();
+  volume.set_name("creds");
+  volume.set_secret(true);
+  api::ConfigFile* file = volume.add_files();
+  file->set_path("pw");
+  file->set_data("hunter2");
+  file->set_mode(0400);
+  api::RegistryCredential& cred = config->pull_credentials.emplace_back();
+  cred.set_server("127.0.0.1:5000");
+  cred.set_username("u");
+  cred.set_password("p");
+
+  Assignment order = OrderOn("n1", "a", {}, job);
+  order.config = config;
+  hub_->Run(std::move(order));
+  auto s = Connect(HelloFrom("n1"));
+  std::vector<api::SchedulerMessage> got = Drain(*s);
+  ASSERT_THAT(got, SizeIs(1));
+  ASSERT_THAT(got[0].welcome().pods(), SizeIs(1));
+  const api::PodAssignment& a = got[0].welcome().pods(0);
+  const api::Container& sent = a.pod().spec().containers(0);
+  std::vector<std::string> env;
+  for (const api::EnvVar& var : sent.env()) {
+    EXPECT_FALSE(var.has_value_from()) << var.name();
+    env.push_back(var.name() + "=" + var.value());
+  }
+  // jobsetd's variables, envFrom's not in env, env (the optional missing
+  // one left out).
+  EXPECT_EQ(env.front(), "JOBSET_NAME=");
+  EXPECT_THAT(
+      std::vector<std::string>(env.end() - 4, env.end()),
+      ElementsAre("LEVEL=3", "NODE=n1", "PASSWORD=hunter2", "MODE=mine"));
+  EXPECT_EQ(sent.env_from_size(), 0);
+  ASSERT_THAT(a.config_volumes(), SizeIs(1));
+  EXPECT_EQ(a.config_volumes(0).name(), "creds");
+  EXPECT_TRUE(a.config_volumes(0).secret());
+  EXPECT_EQ(a.config_volumes(0).files(0).data(), "hunter2");
+  EXPECT_EQ(a.config_volumes(0).files(0).mode(), 0400);
+  ASSERT_THAT(a.pull_credentials(), SizeIs(1));
+  EXPECT_EQ(a.pull_credentials(0).server(), "127.0.0.1:5000");
+  EXPECT_EQ(a.pull_credentials(0).password(), "p");
+}
+
+TEST_F(AgentHubTest, WithoutAConfigReferencesStayReferences) {
+  // What clients read (ExpandPod without a config): no value resolved.
+  auto job = std::make_shared<api::Job>(*MakeJob());
+  api::Container* c = job->mutable_spec()
+                          ->mutable_template_()
+                          ->mutable_spec()
+                          ->mutable_containers(0);
+  api::EnvVar* password = c->add_env();
+  password->set_name("PASSWORD");
+  password->mutable_value_from()->mutable_secret_key_ref()->set_name("db");
+  password->mutable_value_from()->mutable_secret_key_ref()->set_key("pw");
+  c->add_env_from()->mutable_secret_ref()->set_name("db");
+  api::Pod pod = OrderOn("n1", "a", {}, job).Pod();
+  const api::EnvVar& var =
+      pod.spec().containers(0).env(pod.spec().containers(0).env_size() - 1);
+  EXPECT_EQ(var.name(), "PASSWORD");
+  EXPECT_EQ(var.value(), "");
+  EXPECT_EQ(var.value_from().secret_key_ref().name(), "db");
+  EXPECT_EQ(pod.spec().containers(0).env_from_size(), 1);
+}
+
 TEST_F(AgentHubTest, FencesReportsAboutPodsNotAssignedToTheNode) {
   hub_->Run(OrderOn("n1", "mine"));
   hub_->Run(OrderOn("n2", "theirs"));

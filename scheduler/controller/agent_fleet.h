@@ -24,11 +24,15 @@ struct Assignment {
   // Stopped: kept in the node's desired set until released (the fleet sets
   // it on Stop; the controller never does).
   bool stop = false;
+  // What the pod takes from its Secrets and ConfigMaps (shared by its
+  // Job's pods; null when it takes nothing or is only being stopped). It
+  // holds secret values: it goes to the pod's agent and nowhere else.
+  std::shared_ptr<const api::PodConfig> config = nullptr;
 
   const std::string& node() const { return pod.node; }
   const std::string& uid() const { return pod.uid; }
-  // The full pod, environment resolved.
-  api::Pod Pod() const { return ExpandPod(*job, pod); }
+  // The full pod, environment resolved (with `config`'s values).
+  api::Pod Pod() const { return ExpandPod(*job, pod, config.get()); }
 };
 
 // What the controller tells the node agents, after the commit that decided

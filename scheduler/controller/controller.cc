@@ -68,10 +68,29 @@ void Controller::LoseNode(std::string name, std::string reason,
 }
 
 void Controller::WatchStore(int64_t revision) {
+  // Secrets and ConfigMaps are looked at between waits for JobSets (at
+  // most kPoll late): only their keys are queued, never their values.
+  int64_t config_revisions[2] = {revision, revision};
+  const absl::string_view config_prefixes[2] = {store::keys::kSecrets,
+                                                store::keys::kConfigMaps};
   while (true) {
     {
       absl::MutexLock lock(&mu_);
       if (stopping_) return;
+    }
+    for (int i = 0; i < 2; ++i) {
+      absl::StatusOr<std::vector<store::Event>> changes = store_->WaitForEvents(
+          config_prefixes[i], config_revisions[i], absl::InfinitePast(), 1000);
+      if (!changes.ok()) {
+        config_revisions[i] = store_->CurrentRevision();
+        Enqueue(ConfigChange{});
+        continue;
+      }
+      if (changes->empty()) continue;
+      config_revisions[i] = changes->back().kv.mod_revision;
+      absl::MutexLock lock(&mu_);
+      for (const store::Event& e : *changes)
+        inputs_.push_back(ConfigChange{e.kv.key});
     }
     absl::StatusOr<std::vector<store::Event>> events = store_->WaitForEvents(
         store::keys::kJobSets, revision, absl::Now() + kPoll, 1000);
@@ -113,6 +132,12 @@ void Controller::Apply(Input& input) {
     core_.OnPodReport(*report);
   } else if (const auto* loss = std::get_if<NodeLoss>(&input)) {
     core_.LoseNode(loss->name, loss->reason, loss->message);
+  } else if (const auto* config = std::get_if<ConfigChange>(&input)) {
+    if (config->key.empty()) {
+      core_.RetryConfigs();
+    } else {
+      core_.OnConfigEvent(config->key);
+    }
   } else {
     core_.OnJobSetEvent(std::get<store::Event>(input));
   }

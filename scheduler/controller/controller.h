@@ -51,7 +51,13 @@ class Controller final : public NodeSink {
   struct NodeLoss {
     std::string name, reason, message;
   };
-  using Input = std::variant<NodeInfo, PodReport, NodeLoss, store::Event>;
+  // A Secret or ConfigMap changed (its key only: no value is queued); an
+  // empty key: the watch of them fell behind, retry every waiting pod.
+  struct ConfigChange {
+    std::string key;
+  };
+  using Input =
+      std::variant<NodeInfo, PodReport, NodeLoss, store::Event, ConfigChange>;
 
   Controller(store::Store* store, AgentFleet* fleet, Clock* clock,
              api::Features features);
@@ -61,6 +67,8 @@ class Controller final : public NodeSink {
   void Reload(std::deque<Input>& replay);
   // Hands `input` to the core (a copy: it may be replayed).
   void Apply(Input& input);
+  // Watches JobSets, and Secrets and ConfigMaps (for pods waiting on
+  // them), from `revision`.
   void WatchStore(int64_t revision);
   void Enqueue(Input input);
 

@@ -38,12 +38,22 @@ ControllerCore::ControllerCore(store::Store* store, AgentFleet* fleet,
     : store_(store),
       clock_(clock),
       features_(features),
-      applier_(store, fleet) {}
+      applier_(store, fleet),
+      configs_(store) {}
 
 absl::StatusOr<int64_t> ControllerCore::Load() {
   gangs_ = GangQueue();
   deferred_ = DeferredJobDeletions();
+  configs_.Clear();
   JOBSET_ASSIGN_OR_RETURN(const int64_t revision, state_.Load(*store_));
+  for (const auto& [key, t] : state_.jobsets()) {
+    for (const auto& [name, job] : t.jobs) {
+      for (const auto& [pod_name, pod] : job.pods) {
+        if (pod.waiting_for_config()) configs_.Waiting(key);
+      }
+    }
+  }
+  configs_.RetryAll();
   JOBSET_RETURN_IF_ERROR(events_.Load(*store_, state_));
   for (ControllerState::Undecodable& u : state_.TakeUndecodable()) {
     JOBSET_LOG(ERROR) << "controller: stored record " << u.key
@@ -103,6 +113,8 @@ void ControllerCore::RememberRefused(const std::vector<std::string>& keys,
 
 void ControllerCore::Announce() {
   const auto no_hosts = std::make_shared<const std::vector<HostEntry>>();
+  // The orders carry what pods take from their Secrets and ConfigMaps.
+  configs_.ResolveForAnnounce(state_);
   std::vector<Assignment> orders;
   std::vector<PodRef> stops;
   for (auto& [key, t] : state_.jobsets()) {
@@ -257,6 +269,12 @@ void ControllerCore::OnPodReport(const PodReport& report) {
   state_.MarkDirty(t->key);
 }
 
+void ControllerCore::OnConfigEvent(absl::string_view key) {
+  std::vector<absl::string_view> parts = absl::StrSplit(key, '/');
+  if (parts.size() != 3) return;
+  configs_.ConfigChanged(parts[1]);
+}
+
 void ControllerCore::StoreDeferredDeletions(PassWrites& writes) {
   for (const auto& [key, names] : deferred_.TakeAll()) {
     TrackedJobSet* t = state_.Find(key);
@@ -319,10 +337,13 @@ absl::Status ControllerCore::Pass() {
   ReconcilePass reconcile({state_, gangs_, requirements_, events_, deferred_,
                            observed_.metrics, features_, max_pods_per_attempt_},
                           writes, now);
-  for (const std::string& key : state_.TakeDirty(kMaxJobSetsPerPass))
-    reconcile.Reconcile(key);
+  const std::set<std::string> reconciled = state_.TakeDirty(kMaxJobSetsPerPass);
+  for (const std::string& key : reconciled) reconcile.Reconcile(key);
   absl::flat_hash_map<const JobState*, std::string> serialized =
       PlaceAlongsidePreparing(writes, now);
+  // Pods about to be sent take their Secrets and ConfigMaps now; those
+  // that cannot wait, their records written with the pass.
+  configs_.Resolve(reconciled, state_, writes, now);
   events_.Stage(now, state_, writes);
   writes.SerializeChildren(state_, std::move(serialized), deferred_);
   // New pods run with their attempt's host table; the attempt's pods already
@@ -353,7 +374,7 @@ absl::Status ControllerCore::Pass() {
 
 std::optional<absl::Time> ControllerCore::NextWake() const {
   if (state_.HasDirty() || !deferred_.empty()) return absl::InfinitePast();
-  std::optional<absl::Time> next;
+  std::optional<absl::Time> next = configs_.NextWake();
   for (const auto& [key, t] : state_.jobsets()) {
     if (t.wake && (!next || *t.wake < *next)) next = t.wake;
   }

@@ -27,6 +27,7 @@
 #include "scheduler/controller/node_sink.h"
 #include "scheduler/controller/pass_writes.h"
 #include "scheduler/controller/placement_caches.h"
+#include "scheduler/controller/pod_configs.h"
 #include "store/store.h"
 
 namespace jobset::scheduler {
@@ -86,6 +87,14 @@ class ControllerCore {
   // Takes an agent's report.
   void OnPodReport(const PodReport& report);
 
+  // Takes a change of a Secret or ConfigMap ("secrets/<ns>/<name>",
+  // "configmaps/<ns>/<name>"; the value is not read): pods of its
+  // namespace waiting for their Secrets and ConfigMaps are retried.
+  void OnConfigEvent(absl::string_view key);
+  // Retries every pod waiting for its Secrets and ConfigMaps (the watch of
+  // them fell behind).
+  void RetryConfigs() { configs_.RetryAll(); }
+
   // Runs one pass. Errors are the store's (or kAborted: the API kept
   // changing the pass's JobSets): nothing of the pass reached the fleet,
   // but memory is ahead of the store, so the caller must rebuild the core
@@ -144,6 +153,7 @@ class ControllerCore {
   RequirementsCache requirements_;
   EventLog events_;
   DeferredJobDeletions deferred_;
+  PodConfigs configs_;
   // What the core reports about itself.
   struct Observed {
     ControllerMetrics* metrics = nullptr;         // May be null.

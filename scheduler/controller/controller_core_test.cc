@@ -48,6 +48,7 @@ class FakeFleet : public AgentFleet {
  public:
   void Run(Assignment order) override {
     running[order.uid()] = order.Pod();
+    configs[order.uid()] = order.config;
     last_hosts = order.hosts;  // Shared, as the hub keeps it.
     ++runs;
   }
@@ -60,6 +61,7 @@ class FakeFleet : public AgentFleet {
     running.erase(uid);
   }
   std::map<std::string, api::Pod> running;  // By uid.
+  std::map<std::string, std::shared_ptr<const api::PodConfig>> configs;
   std::vector<std::pair<std::string, std::string>> released;
   std::vector<std::pair<std::string, std::string>> stopped;
   std::shared_ptr<const std::vector<HostEntry>> last_hosts;
@@ -1248,6 +1250,232 @@ TEST_F(ControllerCoreTest, AnIndexedJobAtThePodLimitRunsAndLoadsBack) {
   ConfirmStops();
   Settle();
   EXPECT_THAT(chunks(), IsEmpty());
+}
+
+// ---- Secrets and ConfigMaps ----
+
+api::PodSpec& PodSpecOf(JobSet& js) {
+  return *js.mutable_spec()
+              ->mutable_replicated_jobs(0)
+              ->mutable_template_()
+              ->mutable_spec()
+              ->mutable_template_()
+              ->mutable_spec();
+}
+
+// Two one-pod Jobs whose container reads Secret "db" (key password), and
+// mounts it.
+JobSet ReadsSecret(const std::string& name) {
+  JobSet js = RestartOnAnyFailure(name, 2);
+  api::PodSpec& spec = PodSpecOf(js);
+  api::EnvVar* var = spec.mutable_containers(0)->add_env();
+  var->set_name("PASSWORD");
+  var->mutable_value_from()->mutable_secret_key_ref()->set_name("db");
+  var->mutable_value_from()->mutable_secret_key_ref()->set_key("password");
+  api::Volume* volume = spec.add_volumes();
+  volume->set_name("creds");
+  volume->mutable_secret()->set_secret_name("db");
+  return js;
+}
+
+class PodConfigTest : public ControllerCoreTest {
+ protected:
+  void PutSecret(const std::string& name, const std::string& password,
+                 bool notify = true) {
+    api::Secret secret;
+    secret.mutable_metadata()->set_name(name);
+    secret.mutable_metadata()->set_namespace_("default");
+    secret.set_type("Opaque");
+    (*secret.mutable_data())["password"] = password;
+    const std::string key = store::keys::SecretKey("default", name);
+    ASSERT_THAT(
+        store_.Commit(store::Batch().Put(key, secret.SerializeAsString()))
+            .status(),
+        IsOk());
+    if (notify) core_->OnConfigEvent(key);
+  }
+
+  // Every pod of JobSet "train" waits with `message`.
+  void ExpectAllWaiting(const std::string& message) {
+    std::vector<api::Pod> pods = core_->Pods("default", "train");
+    ASSERT_THAT(pods, SizeIs(2));
+    for (const api::Pod& pod : pods) {
+      EXPECT_FALSE(pod.spec().node_name().empty());  // Bound.
+      EXPECT_EQ(pod.status().phase(), "Pending");
+      ASSERT_THAT(pod.status().container_statuses(), SizeIs(1));
+      const api::ContainerStatus& c = pod.status().container_statuses(0);
+      EXPECT_EQ(c.state(), "waiting");
+      EXPECT_EQ(c.reason(), "CreateContainerConfigError");
+      EXPECT_EQ(c.message(), message);
+    }
+  }
+};
+
+TEST_F(PodConfigTest, APodWaitsForAMissingSecretAndStartsOnceItIsApplied) {
+  Submit(ReadsSecret("train"));
+  Settle();
+  EXPECT_THAT(fleet_.running, IsEmpty());  // Not sent.
+  ExpectAllWaiting(
+      "MountVolume.SetUp failed for volume \"creds\" : secret \"db\" not "
+      "found");
+  // It just waits: no failure, no restart.
+  EXPECT_EQ(Get("train").status().restarts(), 0);
+  EXPECT_TRUE(Get("train").status().terminal_state().empty());
+  EXPECT_THAT(core_->Events("default", "train"),
+              Contains(Field(&JobSetEvent::reason, "Failed")));
+  // Nothing happens while it is missing.
+  clock_.Advance(absl::Seconds(30));
+  Settle();
+  EXPECT_THAT(fleet_.running, IsEmpty());
+
+  PutSecret("db", "hunter2");
+  Settle();
+  ASSERT_THAT(fleet_.running, SizeIs(2));
+  for (const auto& [uid, pod] : fleet_.running) {
+    EXPECT_EQ(Env(pod, "PASSWORD"), "hunter2");
+    const std::shared_ptr<const api::PodConfig>& config = fleet_.configs[uid];
+    ASSERT_NE(config, nullptr);
+    ASSERT_THAT(config->volumes, SizeIs(1));
+    EXPECT_EQ(config->volumes[0].files(0).data(), "hunter2");
+  }
+  // Clients see the reference, never the value, and the wait is over.
+  for (const api::Pod& pod : core_->Pods("default", "train")) {
+    const api::EnvVar* password = nullptr;
+    for (const api::EnvVar& var : pod.spec().containers(0).env()) {
+      if (var.name() == "PASSWORD") password = &var;
+    }
+    ASSERT_NE(password, nullptr);
+    EXPECT_EQ(password->value(), "");
+    EXPECT_EQ(password->value_from().secret_key_ref().name(), "db");
+    EXPECT_THAT(pod.status().container_statuses(), IsEmpty());
+  }
+  ReportAll("Running");
+  ReportAll("Succeeded");
+  Settle();
+  EXPECT_EQ(Get("train").status().terminal_state(), "Completed");
+}
+
+TEST_F(PodConfigTest, AMissingKeyWaitsInKubeletsWordsAndIsRetriedPeriodically) {
+  PutSecret("db", "x");
+  JobSet js = ReadsSecret("train");
+  PodSpecOf(js)
+      .mutable_containers(0)
+      ->mutable_env(0)
+      ->mutable_value_from()
+      ->mutable_secret_key_ref()
+      ->set_key("token");
+  Submit(js);
+  Settle();
+  EXPECT_THAT(fleet_.running, IsEmpty());
+  ExpectAllWaiting("couldn't find key token in Secret default/db");
+  // The key arrives without an event the controller sees: the periodic
+  // retry finds it.
+  api::Secret secret;
+  secret.mutable_metadata()->set_name("db");
+  (*secret.mutable_data())["password"] = "x";
+  (*secret.mutable_data())["token"] = "t0k";
+  ASSERT_THAT(
+      store_
+          .Commit(store::Batch().Put(store::keys::SecretKey("default", "db"),
+                                     secret.SerializeAsString()))
+          .status(),
+      IsOk());
+  Settle();
+  EXPECT_THAT(fleet_.running, IsEmpty());
+  clock_.Advance(PodConfigs::kRetryInterval);
+  Settle();
+  ASSERT_THAT(fleet_.running, SizeIs(2));
+  EXPECT_EQ(Env(fleet_.running.begin()->second, "PASSWORD"), "t0k");
+}
+
+TEST_F(PodConfigTest, AnEventOfAnotherNamespaceRetriesNothing) {
+  Submit(ReadsSecret("train"));
+  Settle();
+  const int runs = fleet_.runs;
+  core_->OnConfigEvent("secrets/other/db");
+  EXPECT_NE(core_->NextWake(), absl::InfinitePast());
+  Settle();
+  EXPECT_EQ(fleet_.runs, runs);
+}
+
+TEST_F(PodConfigTest, WaitingSurvivesAJobsetdRestart) {
+  Submit(ReadsSecret("train"));
+  Settle();
+  Restart();
+  core_->Announce();
+  EXPECT_THAT(fleet_.running, IsEmpty());
+  ExpectAllWaiting(
+      "MountVolume.SetUp failed for volume \"creds\" : secret \"db\" not "
+      "found");
+  // Applied while nobody watched: the pass after a Load retries.
+  PutSecret("db", "hunter2", /*notify=*/false);
+  Settle();
+  ASSERT_THAT(fleet_.running, SizeIs(2));
+  EXPECT_EQ(Env(fleet_.running.begin()->second, "PASSWORD"), "hunter2");
+}
+
+TEST_F(PodConfigTest, RunningPodsAreResentNotStoppedWhenTheirSecretGoes) {
+  PutSecret("db", "hunter2");
+  Submit(ReadsSecret("train"));
+  Settle();
+  ASSERT_THAT(fleet_.running, SizeIs(2));
+  ReportAll("Running");
+  Settle();
+  ASSERT_THAT(store_
+                  .Commit(store::Batch().Delete(
+                      store::keys::SecretKey("default", "db")))
+                  .status(),
+              IsOk());
+  fleet_.running.clear();
+  Restart();
+  core_->Announce();
+  // Started pods keep running (kubelet does not take a running container's
+  // environment back).
+  EXPECT_THAT(fleet_.running, SizeIs(2));
+}
+
+TEST_F(PodConfigTest, AJobSetWithWaitingPodsIsDeleted) {
+  Submit(ReadsSecret("train"));
+  Settle();
+  DeleteThroughApi("train");
+  Settle();
+  EXPECT_EQ(core_->FindJobSet("default", "train"), nullptr);
+  EXPECT_THAT(fleet_.running, IsEmpty());
+}
+
+TEST_F(PodConfigTest, AWaitingPodThatFailsElsewhereRestartsTheGang) {
+  // One replicatedJob's pods wait; the JobSet still follows its policies
+  // when another pod fails.
+  JobSet js = JobSetBuilder("train")
+                  .Replicated("a", 1)
+                  .Replicated("b", 1)
+                  .RestartPolicy("a", "Never")
+                  .RestartPolicy("b", "Never")
+                  .BackoffLimit("a", 0)
+                  .BackoffLimit("b", 0)
+                  .FailurePolicy(3)
+                  .Build();
+  api::EnvVar* var = js.mutable_spec()
+                         ->mutable_replicated_jobs(1)
+                         ->mutable_template_()
+                         ->mutable_spec()
+                         ->mutable_template_()
+                         ->mutable_spec()
+                         ->mutable_containers(0)
+                         ->add_env();
+  var->set_name("M");
+  var->mutable_value_from()->mutable_config_map_key_ref()->set_name("cfg");
+  var->mutable_value_from()->mutable_config_map_key_ref()->set_key("k");
+  Submit(js);
+  Settle();
+  ASSERT_THAT(fleet_.running, SizeIs(1));  // a's pod only.
+  ReportAll("Failed", 1);
+  Settle();
+  ConfirmStops();
+  Settle();
+  EXPECT_EQ(Get("train").status().restarts(), 1);
+  // The new attempt: a's pod runs again, b's waits again.
+  EXPECT_THAT(fleet_.running, SizeIs(1));
 }
 
 TEST(RefusedKeysTest, NamesTheKeysOverTheStoresLimits) {

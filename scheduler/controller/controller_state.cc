@@ -29,6 +29,8 @@ void JobState::SetJob(api::Job new_job) {
   child = ParseChildJob(job);
   shape.reset();
   env = CheckPodEnv(job);
+  config.reset();
+  config_error.clear();
 }
 
 void TrackedJobSet::MarkJobDirty(JobState& job) {
@@ -67,13 +69,22 @@ void TrackedJobSet::AppendAssignments(std::vector<Assignment>* orders) {
     }
   }
   if (current.empty()) return;
+  // Held pods are in the host table (their names are theirs once they
+  // start) but are not sent.
+  auto held = [&](size_t i) {
+    const api::PodRecord& pod = *current[i].second;
+    return pod.waiting_for_config() ||
+           (!owners[i]->config_error.empty() && !PodStarted(pod));
+  };
   auto table =
       std::make_shared<const std::vector<HostEntry>>(HostTable(current));
   orders->reserve(orders->size() + current.size());
   const int32_t in_place = jobset.status().current_in_place_restart_attempt();
   for (size_t i = 0; i < current.size(); ++i) {
+    if (held(i)) continue;
     Assignment order{owners[i]->Shape(), AssignedPodOf(*current[i].second),
                      table};
+    order.config = owners[i]->config;
     // A pod told to run a restart in place's next attempt keeps the one it
     // runs until the barrier is down.
     if (order.pod.in_place_attempt.has_value() &&

@@ -14,6 +14,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "api/pod_config.h"
+#include "api/pod_phase.h"
 #include "proto/cluster.pb.h"
 #include "proto/jobset.pb.h"
 #include "scheduler/controller/agent_fleet.h"
@@ -34,6 +36,15 @@ inline bool OnNode(const api::PodRecord& pod) {
   return Placed(pod) && !PodFinished(pod);
 }
 
+// Whether an agent has said anything about `pod` (it was sent and
+// started, or stopped for a restart in place).
+inline bool PodStarted(const api::PodRecord& pod) {
+  const api::PodStatus& s = pod.status();
+  return s.phase() != api::kPodPending || s.container_statuses_size() > 0 ||
+         s.init_container_statuses_size() > 0 || s.has_start_time() ||
+         pod.in_place_stopped();
+}
+
 // One child Job and its pods, as compact records (the full pods are built
 // only for agents and clients).
 //
@@ -51,6 +62,13 @@ struct JobState {
   // when first needed, and again after the Job's spec changes.
   std::shared_ptr<const api::Job> shape;
   absl::Status env;  // Whether its pods' environment resolves.
+  // What its pods take from Secrets and ConfigMaps (api/pod_config.h),
+  // resolved by PodConfigs when its pods are first sent and shared by their
+  // assignments; null until then, and again after its spec changes.
+  std::shared_ptr<const api::PodConfig> config;
+  // Why that failed ("" when it did not): its pods not yet started wait
+  // (PodRecord.waiting_for_config) and `config` has what did resolve.
+  std::string config_error;
   // `job` with its labels parsed, for the JobSet layer (it points at `job`:
   // a tracked JobState never moves).
   ChildJob child;
@@ -120,7 +138,9 @@ struct TrackedJobSet {
   // The node completion index `index` of Job `job` last ran on, or "".
   const std::string& LastNode(const std::string& job, int index) const;
   // Appends to `orders` the orders to run the placed, current pods, with the
-  // host table of all of them.
+  // host table of all of them and their Jobs' configs; pods waiting for
+  // their Secrets and ConfigMaps (and those not started of a Job whose
+  // config failed) are not sent.
   void AppendAssignments(std::vector<Assignment>* orders);
 };
 

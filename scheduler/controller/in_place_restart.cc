@@ -116,7 +116,9 @@ InPlaceStep StepInPlaceRestart(api::JobSet& jobset,
       pod->set_in_place_restart_attempt(target);
       changed(i);
       if (pod->node_name().empty()) continue;
-      if (PodFinished(*pod)) {
+      // A pod waiting for its Secrets and ConfigMaps was never sent: it
+      // stops at once (and keeps waiting when sent again).
+      if (PodFinished(*pod) || pod->waiting_for_config()) {
         MarkStopped(pod);
       } else {
         step.stop.push_back(i);

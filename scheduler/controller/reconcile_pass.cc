@@ -201,7 +201,8 @@ void ReconcilePass::ReconcileJobs(TrackedJobSet& t) {
       // runs any more.
       bool running = false;
       for (auto& [pod_name, pod] : state.pods) {
-        if (!OnNode(pod)) continue;
+        // A pod waiting for its Secrets and ConfigMaps never ran.
+        if (!OnNode(pod) || pod.waiting_for_config()) continue;
         running = true;
         RemovePod(t, state, pod);
       }
@@ -255,7 +256,9 @@ void ReconcilePass::AddPods(TrackedJobSet& t, JobState& job,
 
 void ReconcilePass::RemovePod(TrackedJobSet& t, JobState& job,
                               api::PodRecord& pod) {
-  if (!OnNode(pod)) {
+  // A pod waiting for its Secrets and ConfigMaps never reached its agent:
+  // nothing is to stop.
+  if (!OnNode(pod) || pod.waiting_for_config()) {
     ErasePod(t, job, pod.name());
     return;
   }

@@ -31,7 +31,8 @@ bool OnlyBound(const api::PodRecord& pod, absl::string_view job_name,
   if (pod.completion_index() < -1 || pod.node_name().empty() ||
       !pod.has_scheduled_seconds() || !pod.has_creation_timestamp() ||
       pod.creation_timestamp().nanos() != 0 || pod.has_deletion_timestamp() ||
-      pod.has_in_place_restart_attempt() || pod.in_place_stopped()) {
+      pod.has_in_place_restart_attempt() || pod.in_place_stopped() ||
+      pod.waiting_for_config()) {
     return false;
   }
   const api::PodStatus& s = pod.status();

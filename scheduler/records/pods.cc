@@ -47,32 +47,69 @@ absl::StatusOr<std::string> ResolveField(const api::Pod* pod,
       absl::StrCat("fieldRef.fieldPath \"", path, "\" is not supported"));
 }
 
+// Resolves `container`'s environment: jobsetd's variables (`extra`) unless
+// the container has its own of the name, then (with `config`) envFrom's,
+// unless env has the name (Kubernetes' order: env wins), then env, with
+// fieldRefs resolved and (with `config`) secretKeyRef/configMapKeyRef
+// replaced by their values. Without `config` (clients) those stay
+// references and envFrom stays as it is: no secret value is shown.
 void ResolveEnv(const api::Pod& pod,
                 const std::vector<std::pair<std::string, std::string>>& extra,
-                api::Container* container) {
+                const api::PodConfig* config, api::Container* container) {
+  static const api::ContainerConfigEnv* const kNone =
+      new api::ContainerConfigEnv();
+  const api::ContainerConfigEnv* from = kNone;
+  if (config != nullptr) {
+    auto it = config->env.find(container->name());
+    if (it != config->env.end()) from = &it->second;
+  }
   std::vector<api::EnvVar> resolved;
   std::map<std::string, bool> own;
   for (const api::EnvVar& var : container->env()) own[var.name()] = true;
+  std::map<std::string, bool> own_or_from = own;
+  for (const auto& [name, value] : from->from) own_or_from[name] = true;
   for (const auto& [name, value] : extra) {
+    if (own_or_from.contains(name)) continue;
+    api::EnvVar& var = resolved.emplace_back();
+    var.set_name(name);
+    var.set_value(value);
+  }
+  for (const auto& [name, value] : from->from) {
     if (own.contains(name)) continue;
     api::EnvVar& var = resolved.emplace_back();
     var.set_name(name);
     var.set_value(value);
   }
-  for (const api::EnvVar& var : container->env()) {
+  for (int i = 0; i < container->env_size(); ++i) {
+    const api::EnvVar& var = container->env(i);
+    const api::EnvVarSource& source = var.value_from();
+    if (source.has_secret_key_ref() || source.has_config_map_key_ref()) {
+      if (config == nullptr) {
+        resolved.push_back(var);  // The reference, for clients.
+        continue;
+      }
+      auto value = from->values.find(i);
+      // Optional and missing: left out.
+      if (value == from->values.end() || !value->second.has_value()) continue;
+      api::EnvVar& out = resolved.emplace_back();
+      out.set_name(var.name());
+      out.set_value(*value->second);
+      continue;
+    }
     api::EnvVar& out = resolved.emplace_back();
     out.set_name(var.name());
-    if (var.value_from().has_field_ref()) {
+    if (source.has_field_ref()) {
       // CheckPodEnv kept unsupported paths from being bound.
-      absl::StatusOr<std::string> value =
-          ResolveField(&pod, var.value_from().field_ref().field_path());
-      out.set_value(value.ok() ? *value : "");
+      absl::StatusOr<std::string> field =
+          ResolveField(&pod, source.field_ref().field_path());
+      out.set_value(field.ok() ? *field : "");
     } else {
       out.set_value(var.value());
     }
   }
   container->clear_env();
   for (api::EnvVar& var : resolved) *container->add_env() = std::move(var);
+  if (config != nullptr) container->clear_env_from();
 }
 
 }  // namespace
@@ -117,7 +154,8 @@ AssignedPod AssignedPodOf(const api::PodRecord& record) {
               : std::nullopt};
 }
 
-api::Pod ExpandPod(const api::Job& job, const AssignedPod& pod) {
+api::Pod ExpandPod(const api::Job& job, const AssignedPod& pod,
+                   const api::PodConfig* config) {
   api::PodRecord record;
   record.set_name(pod.name);
   record.set_uid(pod.uid);
@@ -131,14 +169,15 @@ api::Pod ExpandPod(const api::Job& job, const AssignedPod& pod) {
       absl::ToInt64Nanoseconds(since_epoch % absl::Seconds(1))));
   if (pod.in_place_attempt.has_value())
     record.set_in_place_restart_attempt(*pod.in_place_attempt);
-  return ExpandPod(job, record);
+  return ExpandPod(job, record, config);
 }
 
 std::string PodHostname(const api::Job& job, int index) {
   return index < 0 ? "" : absl::StrCat(job.metadata().name(), "-", index);
 }
 
-api::Pod ExpandPod(const api::Job& job, const api::PodRecord& record) {
+api::Pod ExpandPod(const api::Job& job, const api::PodRecord& record,
+                   const api::PodConfig* config) {
   api::Pod pod;
   const api::PodTemplateSpec& tmpl = job.spec().template_();
   *pod.mutable_metadata() = tmpl.metadata();
@@ -209,9 +248,9 @@ api::Pod ExpandPod(const api::Job& job, const api::PodRecord& record) {
                        absl::StrCat(record.in_place_restart_attempt()));
   }
   for (api::Container& c : *pod.mutable_spec()->mutable_init_containers())
-    ResolveEnv(pod, extra, &c);
+    ResolveEnv(pod, extra, config, &c);
   for (api::Container& c : *pod.mutable_spec()->mutable_containers())
-    ResolveEnv(pod, extra, &c);
+    ResolveEnv(pod, extra, config, &c);
   return pod;
 }
 

@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "api/pod_config.h"
 #include "proto/cluster.pb.h"
 #include "proto/jobset.pb.h"
 #include "store/store.h"
@@ -106,10 +107,17 @@ AssignedPod AssignedPodOf(const api::PodRecord& record);
 // environment resolved: literal values, the downward API (metadata.name,
 // .namespace, .uid, .labels['k'], .annotations['k'], spec.nodeName,
 // spec.serviceAccountName, status.hostIP, status.podIP) and jobsetd's
-// variables.
-api::Pod ExpandPod(const api::Job& job, const api::PodRecord& record);
+// variables. secretKeyRef/configMapKeyRef variables and envFrom stay as the
+// template has them (references: what clients see), unless `config` (what
+// the pod takes from its Secrets and ConfigMaps, for its agent only) is
+// given: then envFrom's variables come before env's (env wins, as in
+// Kubernetes; both win over jobsetd's), key references become their values
+// (an optional missing one is left out) and envFrom is cleared.
+api::Pod ExpandPod(const api::Job& job, const api::PodRecord& record,
+                   const api::PodConfig* config = nullptr);
 // The same for a pod being launched (its status only the host's address).
-api::Pod ExpandPod(const api::Job& job, const AssignedPod& pod);
+api::Pod ExpandPod(const api::Job& job, const AssignedPod& pod,
+                   const api::PodConfig* config = nullptr);
 
 // Checks that the environment of `job`'s pod template can be resolved:
 // kInvalidArgument names a fieldRef that cannot.
