@@ -683,18 +683,31 @@ void Agent::Tick() {
   }
   if (!welcomed) return;
   if (heartbeat) Send(hb);
+  // Events go once, with the pod's next report (one is sent for them even
+  // when the status did not change); lost if the stream is.
+  std::map<std::string, std::vector<api::PodEvent>> events =
+      runtime_->TakeEvents();
   for (PodState& pod : pods) {
     std::string now_status = pod.status.SerializeAsString();
-    {
+    auto pod_events = events.find(pod.uid);
+    if (pod_events == events.end()) {
       absl::MutexLock lock(&mu_);
       auto it = pods_.sent.find(pod.uid);
       if (it != pods_.sent.end() && it->second == now_status) continue;
     }
     api::AgentMessage msg;
-    msg.mutable_pod_update()->set_pod_uid(pod.uid);
-    msg.mutable_pod_update()->set_in_place_restart_attempt(
-        AttemptRunning(pod.uid));
-    *msg.mutable_pod_update()->mutable_status() = std::move(pod.status);
+    api::PodReport* report = msg.mutable_pod_update();
+    report->set_pod_uid(pod.uid);
+    report->set_in_place_restart_attempt(AttemptRunning(pod.uid));
+    *report->mutable_status() = std::move(pod.status);
+    if (pod_events != events.end()) {
+      const std::vector<api::PodEvent>& e = pod_events->second;
+      // jobsetd takes at most kMaxEventsPerPod in one report: the latest.
+      const size_t skip = e.size() > Runtime::kMaxEventsPerPod
+                              ? e.size() - Runtime::kMaxEventsPerPod
+                              : 0;
+      for (size_t i = skip; i < e.size(); ++i) *report->add_events() = e[i];
+    }
     if (!Send(msg)) return;
     absl::MutexLock lock(&mu_);
     pods_.sent[pod.uid] = std::move(now_status);

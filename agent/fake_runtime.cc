@@ -2,6 +2,9 @@
 
 #include <signal.h>
 
+#include <map>
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 #include "agent/runtime/pod_input.h"
 #include "api/pod_phase.h"
@@ -116,6 +119,16 @@ std::vector<api::PodAssignment> FakeRuntime::started() {
 bool FakeRuntime::Has(const std::string& uid) {
   absl::MutexLock lock(&mu_);
   return pods_.contains(uid);
+}
+
+void FakeRuntime::AddEvent(const std::string& uid, api::PodEvent event) {
+  absl::MutexLock lock(&mu_);
+  events_[uid].push_back(std::move(event));
+}
+
+std::map<std::string, std::vector<api::PodEvent>> FakeRuntime::TakeEvents() {
+  absl::MutexLock lock(&mu_);
+  return std::exchange(events_, {});
 }
 
 }  // namespace jobset::agent

@@ -42,6 +42,10 @@ class FakeRuntime final : public Runtime {
   bool CriLogFormat() const override { return cri_log_format_.load(); }
   void set_cri_log_format(bool cri) { cri_log_format_ = cri; }
 
+  // Pod events: AddEvent queues one for pod `uid`, TakeEvents takes all.
+  void AddEvent(const std::string& uid, api::PodEvent event);
+  std::map<std::string, std::vector<api::PodEvent>> TakeEvents() override;
+
   // Ends pod `uid`'s containers with `exit_code` (Succeeded if 0).
   void Exit(const std::string& uid, int exit_code);
   // Every assignment ever started, in order (to count launches).
@@ -54,6 +58,8 @@ class FakeRuntime final : public Runtime {
   std::map<std::string, google::protobuf::RepeatedPtrField<api::HostEntry>>
       hosts_ ABSL_GUARDED_BY(mu_);
   std::vector<api::PodAssignment> started_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::vector<api::PodEvent>> events_
+      ABSL_GUARDED_BY(mu_);
   mutable absl::Mutex log_mu_;
   std::string log_path_ ABSL_GUARDED_BY(log_mu_);
   std::atomic<bool> cri_log_format_ = false;

@@ -2,6 +2,7 @@
 #define JOBSET_AGENT_RUNTIME_RUNTIME_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -90,6 +91,14 @@ class Runtime {
   virtual absl::StatusOr<int> PruneLogs(absl::Time /*now*/,
                                         const LogRetention& /*retention*/) {
     return 0;
+  }
+
+  // What happened to pods since the last call (kubelet's events: image
+  // pulls), by pod uid, oldest first, at most kMaxEventsPerPod each (older
+  // ones dropped). The agent sends them once, with each pod's next report.
+  static constexpr int kMaxEventsPerPod = 16;
+  virtual std::map<std::string, std::vector<api::PodEvent>> TakeEvents() {
+    return {};
   }
 
   // Whether the files LogPath names are in the CRI log format (lines of

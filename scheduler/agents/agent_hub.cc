@@ -377,8 +377,11 @@ void AgentHub::Forward(const std::string& node, const Assignment& desired,
     return;
   }
   if (sink_ != nullptr) {
-    sink_->ReportPod({node, std::move(*checked.mutable_pod_uid()),
-                      checked.status(), checked.in_place_restart_attempt()});
+    sink_->ReportPod({node,
+                      std::move(*checked.mutable_pod_uid()),
+                      checked.status(),
+                      checked.in_place_restart_attempt(),
+                      {checked.events().begin(), checked.events().end()}});
   }
 }
 

@@ -1,8 +1,11 @@
 #include "scheduler/agents/agent_input.h"
 
+#include <algorithm>
 #include <set>
 #include <vector>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "api/names.h"
@@ -49,6 +52,39 @@ std::optional<Refusal> CheckContainers(
     if (auto r = CheckReason(absl::StrCat(path, ".reason"), c.reason()))
       return r;
     CutMessage(c.mutable_message());
+  }
+  return std::nullopt;
+}
+
+// Checks the report's events; cuts their messages.
+std::optional<Refusal> CheckEvents(
+    google::protobuf::RepeatedPtrField<api::PodEvent>* events) {
+  if (events->size() > kMaxReportEvents) {
+    return Refusal{"too_many_events",
+                   absl::StrCat("events: ", events->size(),
+                                " exceed the limit of ", kMaxReportEvents)};
+  }
+  for (int i = 0; i < events->size(); ++i) {
+    api::PodEvent& e = *events->Mutable(i);
+    if (e.type() != "Normal" && e.type() != "Warning") {
+      return Refusal{
+          "event_type",
+          absl::StrCat("events[", i, "].type: unsupported value \"",
+                       CutUtf8(e.type(), 64), "\" (Normal or Warning)")};
+    }
+    const bool alnum =
+        std::all_of(e.reason().begin(), e.reason().end(),
+                    [](char c) { return absl::ascii_isalnum(c); });
+    if (e.reason().empty() || e.reason().size() > kMaxEventReasonBytes ||
+        !alnum) {
+      return Refusal{"event_reason",
+                     absl::StrCat("events[", i, "].reason: \"",
+                                  absl::CHexEscape(CutUtf8(e.reason(), 64)),
+                                  "\" is not 1 to ", kMaxEventReasonBytes,
+                                  " letters and digits")};
+    }
+    if (e.message().size() > kMaxEventMessageBytes)
+      e.set_message(std::string(CutUtf8(e.message(), kMaxEventMessageBytes)));
   }
   return std::nullopt;
 }
@@ -124,6 +160,7 @@ std::optional<Refusal> CheckPodReport(const api::PodSpec& spec,
                                status.mutable_container_statuses())) {
     return r;
   }
+  if (auto r = CheckEvents(report.mutable_events())) return r;
   return CheckContainers("status.initContainerStatuses", spec.init_containers(),
                          status.mutable_init_container_statuses());
 }

@@ -31,6 +31,14 @@ inline constexpr size_t kMaxConditionTypeBytes = 316;
 // is read (what it may hold once cut is far smaller).
 inline constexpr size_t kMaxPodReportBytes = 1 << 20;
 
+// Pod events (PodReport.events): at most this many in one report; a type
+// other than Normal or Warning, or a reason that is not 1-128 letters and
+// digits (kubelet's are CamelCase), is refused; a message is cut to
+// kMaxEventMessageBytes (events.k8s.io/v1's note: 1 kB).
+inline constexpr int kMaxReportEvents = 16;
+inline constexpr size_t kMaxEventReasonBytes = 128;
+inline constexpr size_t kMaxEventMessageBytes = 1024;
+
 // A report whose pod uid is longer than this is refused (no pod has one).
 inline constexpr size_t kMaxPodUidBytes = 128;
 
@@ -49,7 +57,8 @@ absl::string_view CutUtf8(absl::string_view text, size_t max_bytes);
 
 // Why a report was refused: `reason` labels the refusal counter
 // ("too_large", "phase", "reason_too_long", "unknown_container",
-// "duplicate_container", "too_many_conditions", "condition_type"),
+// "duplicate_container", "too_many_conditions", "condition_type",
+// "too_many_events", "event_type", "event_reason"),
 // `detail` says what was wrong, naming the field.
 struct Refusal {
   std::string reason;

@@ -71,6 +71,16 @@ TEST(CheckPodReportTest, CutsMessagesTo4KiBAsKubernetesDoes) {
   EXPECT_EQ(r.status().conditions(0).message().size(), kMaxReportMessageBytes);
 }
 
+TEST(CheckPodReportTest, CutsEventMessagesTo1KiB) {
+  api::PodReport r = Report();
+  api::PodEvent* e = r.add_events();
+  e->set_type("Warning");
+  e->set_reason("Failed");
+  e->set_message(std::string(5000, 'm'));
+  EXPECT_EQ(CheckPodReport(Spec(), r), std::nullopt);
+  EXPECT_EQ(r.events(0).message().size(), kMaxEventMessageBytes);
+}
+
 TEST(CheckPodReportTest, RefusesWhatIsNotThePodsOrOverALimit) {
   struct Case {
     std::string name;
@@ -129,6 +139,32 @@ TEST(CheckPodReportTest, RefusesWhatIsNotThePodsOrOverALimit) {
              std::string(400, 't'));
        },
        "condition_type", "status.conditions[0].type"},
+      {"events",
+       [](api::PodReport& r) {
+         for (int i = 0; i <= kMaxReportEvents; ++i) {
+           api::PodEvent* e = r.add_events();
+           e->set_type("Normal");
+           e->set_reason("Pulling");
+         }
+       },
+       "too_many_events", "events: 17 exceed the limit of 16"},
+      {"event type",
+       [](api::PodReport& r) {
+         api::PodEvent* e = r.add_events();
+         e->set_type("Error");
+         e->set_reason("Pulling");
+       },
+       "event_type", "events[0].type: unsupported value \"Error\""},
+      {"event reason",
+       [](api::PodReport& r) {
+         api::PodEvent* e = r.add_events();
+         e->set_type("Warning");
+         e->set_reason("Bad\nReason");
+       },
+       "event_reason", "events[0].reason: \"Bad\\nReason\" is not 1 to 128"},
+      {"empty event reason",
+       [](api::PodReport& r) { r.add_events()->set_type("Warning"); },
+       "event_reason", "events[0].reason"},
   };
   for (const Case& c : cases) {
     api::PodReport r = Report();

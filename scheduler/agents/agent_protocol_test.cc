@@ -192,6 +192,42 @@ TEST_F(AgentProtocolTest, PodsRunOnAgentsAndTheirExitsCompleteTheJobSet) {
   EXPECT_EQ(b.started().size(), 1u);
 }
 
+// A runtime's pod events (image pulls) go with the pod's next report, even
+// when its status did not change, and become the JobSet's events, once.
+TEST_F(AgentProtocolTest, PodEventsReachTheJobSetsEventsOnce) {
+  StartAgent("node-a", &a_);
+  JobSetBuilder builder("pull");
+  builder.Replicated("workers", 1);
+  Create(builder.Build());
+  ASSERT_TRUE(Eventually([&] { return Running(a_).size() == 1; }));
+  const std::string uid = Running(a_)[0];
+  const std::string pod = a_.started()[0].pod().metadata().name();
+  api::PodEvent pulled;
+  pulled.set_type("Normal");
+  pulled.set_reason("Pulled");
+  pulled.set_message("Successfully pulled image \"busybox:1\" in 1.2s");
+  a_.AddEvent(uid, pulled);
+  auto notes = [&] {
+    grpc::ClientContext ctx;
+    api::ListEventsRequest req;
+    req.set_jobset("pull");
+    api::ListEventsResponse resp;
+    EXPECT_TRUE(stub_->ListEvents(&ctx, req, &resp).ok());
+    std::vector<std::string> out;
+    for (const api::Event& e : resp.items()) {
+      if (e.reason() == "Pulled") out.push_back(e.type() + " " + e.note());
+    }
+    return out;
+  };
+  const std::string want = absl::StrCat(
+      "Normal pod ", pod, ": Successfully pulled image \"busybox:1\" in 1.2s");
+  ASSERT_TRUE(Eventually([&] { return notes().size() == 1; }));
+  EXPECT_EQ(notes()[0], want);
+  // Nothing is sent twice.
+  absl::SleepFor(absl::Milliseconds(300));
+  EXPECT_EQ(notes().size(), 1u);
+}
+
 // Issue 19: a fake agent sends a 3.5 MiB report (under gRPC's 4 MiB). It
 // used to push the Job's pods record past the store's value limit and crash
 // jobsetd on the refused commit; now the hub refuses and counts it, the

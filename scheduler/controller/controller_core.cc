@@ -233,6 +233,8 @@ void ControllerCore::OnPodReport(const PodReport& report) {
     if (observed_.metrics != nullptr) observed_.metrics->FencedReport();
     return;
   }
+  for (const api::PodEvent& e : report.events)
+    t->pod_events.Hold(pod->name(), e);
   api::PodStatus* status = pod->mutable_status();
   status->set_phase(report.status.phase());
   status->set_reason(report.status.reason());

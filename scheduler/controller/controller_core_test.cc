@@ -313,6 +313,46 @@ TEST_F(ControllerCoreTest, RunsAJobSetToCompletion) {
   EXPECT_EQ(js.status().terminal_state(), "Completed");
 }
 
+TEST_F(ControllerCoreTest, PodEventsBecomeTheJobSetsEventsOncePerPass) {
+  Submit(JobSetBuilder("train").Replicated("workers", 1, 3, 3).Build());
+  Settle();
+  ASSERT_THAT(fleet_.running, SizeIs(3));
+  api::PodEvent pulling;
+  pulling.set_type("Normal");
+  pulling.set_reason("Pulling");
+  pulling.set_message("Pulling image \"busybox:1\"");
+  api::PodEvent failed;
+  failed.set_type("Warning");
+  failed.set_reason("Failed");
+  failed.set_message("Failed to pull image \"busybox:1\": not found");
+  std::string first;
+  for (const auto& [uid, pod] : fleet_.running) {
+    if (first.empty()) first = pod.metadata().name();
+    PodReport r;
+    r.node = pod.spec().node_name();
+    r.pod_uid = uid;
+    r.status.set_phase("Pending");
+    r.events = {pulling, failed};
+    core_->OnPodReport(r);
+  }
+  Settle();
+  const std::vector<JobSetEvent> events = core_->Events("default", "train");
+  EXPECT_THAT(events, Contains(JobSetEvent{
+                          "Normal", "Pulling",
+                          absl::StrCat("pod ", first,
+                                       ": Pulling image \"busybox:1\" (and 2 "
+                                       "more pods)")}));
+  EXPECT_THAT(events,
+              Contains(JobSetEvent{
+                  "Warning", "Failed",
+                  absl::StrCat("pod ", first,
+                               ": Failed to pull image \"busybox:1\": not "
+                               "found (and 2 more pods)")}));
+  // Sent once: a pass later, nothing new.
+  Settle();
+  EXPECT_EQ(core_->Events("default", "train"), events);
+}
+
 TEST_F(ControllerCoreTest, NoPodIsLaunchedBeforeItsCommitIsDurable) {
   Submit(JobSetBuilder("train").Replicated("workers", 2, 2, 2).Build());
   store_.fail_commits = true;

@@ -22,6 +22,7 @@
 #include "scheduler/controller/child_jobs.h"
 #include "scheduler/controller/job_reconcile.h"
 #include "scheduler/controller/node_sink.h"
+#include "scheduler/controller/pod_events.h"
 #include "store/store.h"
 
 namespace jobset::scheduler {
@@ -118,6 +119,9 @@ struct TrackedJobSet {
   // Pods whose status an agent changed since the last pass, with their
   // Jobs (only passes erase pods, and a pass takes these first).
   absl::flat_hash_map<api::PodRecord*, JobState*> reported;
+  // Events agents reported for its pods since the last pass (image pulls),
+  // bounded; the pass adds them to the JobSet's events.
+  PendingPodEvents pod_events;
   // Jobs whose pods, spec or timers changed: the Job layer looks at these
   // only (incremental: one pod report does not rescan 1,000 Jobs).
   std::set<std::string> dirty_jobs;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "proto/agent.pb.h"
 #include "proto/cluster.pb.h"
 #include "scheduler/placement/requirements.h"
 #include "scheduler/placement/snapshot.h"
@@ -34,6 +35,9 @@ struct PodReport {
   api::PodStatus status;
   // The restart in place attempt the status is of (0 when none).
   int32_t in_place_restart_attempt = 0;
+  // What happened to the pod since its last report (image pulls), checked
+  // by the hub (scheduler/agents/agent_input.h); the JobSet's events.
+  std::vector<api::PodEvent> events;
 };
 
 // What the node registry tells the controller. Implemented by Controller

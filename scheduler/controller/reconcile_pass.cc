@@ -70,6 +70,7 @@ void ReconcilePass::ReconcileOne(TrackedJobSet& t) {
   // A restart in place looks at the reports first: a pod stopping for it is
   // not finished, and a failure restarts the JobSet instead of one pod.
   if (InPlace(t)) RestartInPlace(t);
+  for (JobSetEvent& e : t.pod_events.Take()) writes_.Event(t.key, std::move(e));
   // Agents' reports: persist them, and let stopped pods go.
   for (const auto& [pod, job] : std::exchange(t.reported, {})) {
     if (pod->has_deletion_timestamp() && PodFinished(*pod)) {
