@@ -26,6 +26,7 @@
 #include "agent/runtime/container_lifecycle.h"
 #include "agent/runtime/cri/api.grpc.pb.h"
 #include "agent/runtime/cri/cri_config.h"
+#include "agent/runtime/cri/registry_auth.h"
 #include "agent/runtime/pod_files.h"
 #include "agent/runtime/pod_input.h"
 #include "agent/runtime/readiness_probe.h"
@@ -100,6 +101,9 @@ struct CriContainer {
   absl::Time pull_next = absl::InfinitePast();
   absl::Duration pull_delay = absl::ZeroDuration();
   std::string last_pull_error;
+  // The waiting reason (or "Pulled") its events last told of: an event is
+  // recorded once per change (a back-off once per failed pull).
+  std::string last_event_reason;
   ProbeSettings probe_settings;
   ProbeRecord probe;
   absl::Time next_probe = absl::InfiniteFuture();
@@ -125,6 +129,8 @@ class CriPodWorker {
   // Ends the thread, then removes every CRI object of the pod.
   void Shutdown(bool remove);
   api::PodStatus Status() const;
+  // The events since the last call (kubelet's image events), oldest first.
+  std::vector<api::PodEvent> TakeEvents();
   const api::PodAssignment& assignment() const { return assignment_; }
 
  private:
@@ -145,6 +151,8 @@ class CriPodWorker {
   void Fail(absl::string_view reason, absl::string_view message);
   void OnContainerFailed(std::string message, absl::Time now);
   void Publish(absl::Time now);
+  // Records an event (at most Runtime::kMaxEventsPerPod are kept).
+  void Event(const char* type, const char* reason, std::string message);
   std::vector<CriContainer*> All();
   std::vector<const ContainerRecord*> MainRecords() const;
   bool InitsComplete() const { return next_init_ >= inits_.size(); }
@@ -180,6 +188,7 @@ class CriPodWorker {
   bool kicked_ ABSL_GUARDED_BY(mu_) = false;
   grpc::ClientContext* pulling_ ABSL_GUARDED_BY(mu_) = nullptr;
   api::PodStatus status_ ABSL_GUARDED_BY(mu_);
+  std::vector<api::PodEvent> events_ ABSL_GUARDED_BY(mu_);
 };
 
 CriPodWorker::CriPodWorker(std::shared_ptr<CriStubs> stubs,
@@ -259,6 +268,23 @@ void CriPodWorker::Shutdown(bool remove) {
   }
   if (thread_.joinable()) thread_.join();
   if (remove) RemoveObjects();
+}
+
+void CriPodWorker::Event(const char* type, const char* reason,
+                         std::string message) {
+  api::PodEvent e;
+  e.set_type(type);
+  e.set_reason(reason);
+  e.set_message(std::move(message));
+  absl::MutexLock lock(&mu_);
+  if (events_.size() >= Runtime::kMaxEventsPerPod)
+    events_.erase(events_.begin());
+  events_.push_back(std::move(e));
+}
+
+std::vector<api::PodEvent> CriPodWorker::TakeEvents() {
+  absl::MutexLock lock(&mu_);
+  return std::exchange(events_, {});
 }
 
 api::PodStatus CriPodWorker::Status() const {
@@ -515,6 +541,11 @@ bool CriPodWorker::EnsureImage(CriContainer& c, absl::Time now) {
     c.record.message = absl::StrCat("Failed to apply default image tag \"",
                                     image, "\": couldn't parse image name \"",
                                     image, "\": ", ref.status().message());
+    if (c.last_event_reason != c.record.reason) {
+      Event("Warning", "InspectFailed", c.record.message);
+      Event("Warning", "Failed", "Error: InvalidImageName");
+    }
+    c.last_event_reason = c.record.reason;
     return false;
   }
   const std::string name = ref->Normalized();
@@ -545,12 +576,25 @@ bool CriPodWorker::EnsureImage(CriContainer& c, absl::Time now) {
   if (policy != "Always") {
     std::optional<bool> present = inspect(name);
     if (!present.has_value()) return false;
-    if (*present) return true;
+    if (*present) {
+      if (c.last_event_reason != "Pulled") {
+        Event("Normal", "Pulled",
+              absl::StrCat("Container image \"", image,
+                           "\" already present on machine"));
+      }
+      c.last_event_reason = "Pulled";
+      return true;
+    }
     if (policy == "Never") {
       c.record.reason = "ErrImageNeverPull";
       c.record.message = absl::StrCat("Container image \"", image,
                                       "\" is not present with pull policy of "
                                       "Never");
+      if (c.last_event_reason != c.record.reason) {
+        Event("Warning", "ErrImageNeverPull", c.record.message);
+        Event("Warning", "Failed", "Error: ErrImageNeverPull");
+      }
+      c.last_event_reason = c.record.reason;
       return false;
     }
   }
@@ -558,25 +602,56 @@ bool CriPodWorker::EnsureImage(CriContainer& c, absl::Time now) {
     c.record.reason = "ImagePullBackOff";
     c.record.message = absl::StrCat("Back-off pulling image \"", image,
                                     "\": ErrImagePull: ", c.last_pull_error);
+    if (c.last_event_reason != c.record.reason) {
+      Event("Normal", "BackOff",
+            absl::StrCat("Back-off pulling image \"", image, "\""));
+      Event("Warning", "Failed", "Error: ImagePullBackOff");
+    }
+    c.last_event_reason = c.record.reason;
     return false;
   }
   v1::PullImageRequest req;
   req.mutable_image()->set_image(name);
   *req.mutable_sandbox_config() = cri::SandboxConfig(assignment_, logs_dir_);
-  grpc::ClientContext ctx;
-  SetDeadline(&ctx, stubs_->pull_timeout);
-  {
-    absl::MutexLock lock(&mu_);
-    if (quit_ || stop_requested_) return false;
-    pulling_ = &ctx;
-  }
+  // As kubelet: each matching imagePullSecrets credential in turn until one
+  // works; anonymous only when none matches. The error is the last one.
+  const std::vector<cri::RegistryAuth> auths =
+      cri::MatchingCredentials(name, assignment_.pull_credentials());
   JOBSET_LOG(INFO) << "pod " << uid_ << ": Pulling image \"" << image << "\"";
+  Event("Normal", "Pulling", absl::StrCat("Pulling image \"", image, "\""));
   const absl::Time began = absl::Now();
   v1::PullImageResponse resp;
-  grpc::Status pulled = stubs_->images->PullImage(&ctx, req, &resp);
-  {
-    absl::MutexLock lock(&mu_);
-    pulling_ = nullptr;
+  grpc::Status pulled;
+  for (size_t i = 0; i < std::max<size_t>(1, auths.size()); ++i) {
+    req.clear_auth();
+    if (i < auths.size()) {
+      // The user and password (all kubelet sends) and the registry they are
+      // for: containerd sends them to that host only, never to a mirror.
+      req.mutable_auth()->set_username(auths[i].username);
+      req.mutable_auth()->set_password(auths[i].password);
+      req.mutable_auth()->set_server_address(auths[i].server_address);
+    }
+    grpc::ClientContext ctx;
+    SetDeadline(&ctx, stubs_->pull_timeout);
+    {
+      absl::MutexLock lock(&mu_);
+      if (quit_ || stop_requested_) return false;
+      pulling_ = &ctx;
+    }
+    resp.Clear();
+    pulled = stubs_->images->PullImage(&ctx, req, &resp);
+    {
+      absl::MutexLock lock(&mu_);
+      pulling_ = nullptr;
+    }
+    if (pulled.ok()) break;
+    if (i + 1 < auths.size()) {
+      // The key names the registry entry, never the user or password.
+      JOBSET_LOG(WARNING) << "pod " << uid_ << ": pulling image \"" << image
+                          << "\" with the credential for \"" << auths[i].key
+                          << "\" (" << i + 1 << " of " << auths.size()
+                          << ") failed: " << pulled.error_message();
+    }
   }
   if (!pulled.ok()) {
     c.pull_delay = c.pull_delay == absl::ZeroDuration()
@@ -588,13 +663,20 @@ bool CriPodWorker::EnsureImage(CriContainer& c, absl::Time now) {
     c.record.message = absl::StrCat("Failed to pull image \"", image,
                                     "\": ", pulled.error_message());
     JOBSET_LOG(WARNING) << "pod " << uid_ << ": " << c.record.message;
+    Event("Warning", "Failed", c.record.message);
+    Event("Warning", "Failed", "Error: ErrImagePull");
+    c.last_event_reason = c.record.reason;
     return false;
   }
   c.pull_delay = absl::ZeroDuration();
   c.pull_next = absl::InfinitePast();
-  JOBSET_LOG(INFO) << "pod " << uid_ << ": Successfully pulled image \""
-                   << image << "\" in "
-                   << absl::FormatDuration(absl::Now() - began);
+  const std::string pulled_in =
+      absl::StrCat("Successfully pulled image \"", image, "\" in ",
+                   absl::FormatDuration(absl::Trunc(absl::Now() - began,
+                                                    absl::Milliseconds(1))));
+  JOBSET_LOG(INFO) << "pod " << uid_ << ": " << pulled_in;
+  Event("Normal", "Pulled", pulled_in);
+  c.last_event_reason = "Pulled";
   std::optional<bool> present = inspect(resp.image_ref());
   if (!present.has_value()) return false;
   if (!*present) {
@@ -910,12 +992,9 @@ void CriPodWorker::RemoveObjects() {
       (void)CRI_RUNTIME_CALL(*stubs_, RemovePodSandbox, rm);
     }
   }
-  // Memory emptyDirs are tmpfs mounts in the agent's namespace.
-  for (const api::Volume& v : assignment_.pod().spec().volumes()) {
-    if (v.has_empty_dir()) {
-      umount2(EmptyDirPath(pod_dir_, v.name()).c_str(), MNT_DETACH);
-    }
-  }
+  // Memory emptyDirs and secret volumes are tmpfs mounts in the agent's
+  // namespace.
+  UnmountVolumes(pod_dir_, assignment_.pod().spec());
 }
 
 // ---- CriRuntime ----
@@ -1028,6 +1107,10 @@ absl::Status CriRuntime::Start(const api::PodAssignment& assignment) {
   api::PodAssignment recorded = assignment;
   absl::Status s = MakeDirIfMissing(logs);
   if (s.ok()) s = PrepareEmptyDirs(dir, assignment.pod().spec());
+  if (s.ok()) {
+    s = PrepareConfigVolumes(dir, assignment.pod().spec(),
+                             assignment.config_volumes());
+  }
   // The intent, durable before anything runs; then the hosts file from it.
   if (s.ok()) {
     s = WriteProtoAtomic(absl::StrCat(dir, "/", kAssignmentFile), recorded);
@@ -1035,6 +1118,7 @@ absl::Status CriRuntime::Start(const api::PodAssignment& assignment) {
   if (s.ok()) s = FsyncDir(options_.work_dir + "/pods");
   if (s.ok()) s = WriteHostsFile(dir, &recorded);
   if (!s.ok()) {
+    UnmountVolumes(dir, assignment.pod().spec());
     (void)RemoveTree(dir);
     return s;
   }
@@ -1070,6 +1154,16 @@ absl::Status CriRuntime::Remove(const std::string& uid) {
   }
   worker->Shutdown(/*remove=*/true);
   return RemoveTree(PodDir(uid));
+}
+
+std::map<std::string, std::vector<api::PodEvent>> CriRuntime::TakeEvents() {
+  absl::MutexLock lock(&mu_);
+  std::map<std::string, std::vector<api::PodEvent>> out;
+  for (const auto& [uid, worker] : pods_) {
+    std::vector<api::PodEvent> events = worker->TakeEvents();
+    if (!events.empty()) out[uid] = std::move(events);
+  }
+  return out;
 }
 
 std::vector<PodState> CriRuntime::List() {

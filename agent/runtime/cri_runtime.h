@@ -57,6 +57,7 @@ class CriRuntime : public Runtime {
   absl::Status Stop(const std::string& uid, absl::Duration grace) override;
   absl::Status Remove(const std::string& uid) override;
   std::vector<PodState> List() override;
+  std::map<std::string, std::vector<api::PodEvent>> TakeEvents() override;
   absl::Status UpdateHosts(
       const std::string& uid,
       const google::protobuf::RepeatedPtrField<api::HostEntry>& hosts) override;

@@ -206,6 +206,135 @@ absl::Status CheckContainerSecurity(const std::string& at,
 
 }  // namespace
 
+namespace {
+
+// A config volume's file path: as a subPath, and neither empty nor with an
+// empty or "." component (each names a directory or the file to write).
+absl::Status CheckConfigFilePath(const std::string& field,
+                                 absl::string_view path) {
+  if (path.empty()) return Invalid(field, path, "must not be empty");
+  if (absl::Status s = CheckSubPath(field, path); !s.ok()) return s;
+  for (absl::string_view part : absl::StrSplit(path, '/')) {
+    if (part.empty() || part == ".") {
+      return Invalid(field, path, "must not contain an empty or '.' component");
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The files of one config volume, `at` its field path. `bytes` sums the
+// data of every volume of the pod.
+absl::Status CheckConfigFiles(const std::string& at,
+                              const api::ConfigVolume& volume, int64_t* bytes) {
+  if (volume.files_size() > kMaxConfigFiles) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(at, ".files: ", volume.files_size(),
+                     " files, more than the ", kMaxConfigFiles, " allowed"));
+  }
+  std::set<std::string> paths;
+  for (int j = 0; j < volume.files_size(); ++j) {
+    const api::ConfigFile& f = volume.files(j);
+    const std::string file = absl::StrCat(at, ".files[", j, "]");
+    const std::string field = absl::StrCat(file, ".path");
+    if (absl::Status s = CheckConfigFilePath(field, f.path()); !s.ok()) {
+      return s;
+    }
+    if (!paths.insert(f.path()).second) {
+      return Invalid(field, f.path(), "duplicate path in the volume");
+    }
+    if (f.mode() < 0 || f.mode() > 0777) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(file, ".mode: invalid value ", f.mode(),
+                       ": must be a number between 0 and 0777 (octal), both "
+                       "inclusive"));
+    }
+    // The data is never quoted: it may be a secret's.
+    *bytes += static_cast<int64_t>(f.data().size());
+    if (*bytes > kMaxConfigBytes) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(file,
+                       ".data: the pod's secret and configMap volumes "
+                       "hold more than ",
+                       kMaxConfigBytes, " bytes"));
+    }
+  }
+  // A path that is a file cannot also be a directory of another.
+  for (int j = 0; j < volume.files_size(); ++j) {
+    const std::string& path = volume.files(j).path();
+    for (size_t slash = path.find('/'); slash != std::string::npos;
+         slash = path.find('/', slash + 1)) {
+      const std::string dir = path.substr(0, slash);
+      if (paths.contains(dir)) {
+        return Invalid(
+            absl::StrCat(at, ".files[", j, "].path"), path,
+            absl::StrCat(Quoted(dir), " is a file of the volume too"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status CheckConfigVolumes(
+    const api::PodSpec& spec,
+    const google::protobuf::RepeatedPtrField<api::ConfigVolume>& volumes) {
+  std::set<std::string> seen;
+  int64_t bytes = 0;
+  for (int i = 0; i < volumes.size(); ++i) {
+    const api::ConfigVolume& v = volumes[i];
+    const std::string at = absl::StrCat("config_volumes[", i, "]");
+    const std::string name_field = absl::StrCat(at, ".name");
+    const api::Volume* source = nullptr;
+    for (const api::Volume& pv : spec.volumes()) {
+      if (pv.name() == v.name()) source = &pv;
+    }
+    if (source == nullptr) {
+      return Invalid(name_field, v.name(), "not a volume of the pod");
+    }
+    if (v.secret() && !source->has_secret()) {
+      return Invalid(name_field, v.name(), "not a secret volume of the pod");
+    }
+    if (!v.secret() && !source->has_config_map()) {
+      return Invalid(name_field, v.name(), "not a configMap volume of the pod");
+    }
+    if (!seen.insert(v.name()).second) {
+      return Invalid(name_field, v.name(), "duplicate config volume");
+    }
+    if (absl::Status s = CheckConfigFiles(at, v, &bytes); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckPullCredentials(
+    const google::protobuf::RepeatedPtrField<api::RegistryCredential>&
+        credentials) {
+  if (credentials.size() > kMaxPullCredentials) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "pull_credentials: ", credentials.size(), " entries, more than the ",
+        kMaxPullCredentials, " allowed"));
+  }
+  // Only the server is ever quoted: the username and password are secrets.
+  for (int i = 0; i < credentials.size(); ++i) {
+    const std::string field = absl::StrCat("pull_credentials[", i, "].server");
+    const std::string& server = credentials[i].server();
+    if (server.empty()) return Invalid(field, server, "must not be empty");
+    if (server.size() > kMaxRegistryServerBytes) {
+      return Invalid(
+          field, server,
+          absl::StrCat("longer than ", kMaxRegistryServerBytes, " bytes"));
+    }
+    for (char c : server) {
+      const unsigned char u = static_cast<unsigned char>(c);
+      if (u < 0x20 || u == 0x7f) {
+        return Invalid(field, server,
+                       "must not contain NUL or control characters");
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckAssignment(const api::PodAssignment& assignment) {
   const api::Pod& pod = assignment.pod();
   const api::PodSpec& spec = pod.spec();
@@ -257,6 +386,14 @@ absl::Status CheckAssignment(const api::PodAssignment& assignment) {
     if (!volumes.insert(name).second) {
       return Invalid(field, name, "duplicate volume name");
     }
+    const api::Volume& v = spec.volumes(i);
+    if (v.has_host_path() + v.has_empty_dir() + v.has_secret() +
+            v.has_config_map() >
+        1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("pod.spec.volumes[", i,
+                       "]: may not specify more than 1 volume type"));
+    }
   }
   std::set<std::string> containers;
   for (bool init : {true, false}) {
@@ -292,7 +429,14 @@ absl::Status CheckAssignment(const api::PodAssignment& assignment) {
       }
     }
   }
-  return CheckHostEntries("hosts", assignment.hosts());
+  if (absl::Status s = CheckHostEntries("hosts", assignment.hosts()); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = CheckConfigVolumes(spec, assignment.config_volumes());
+      !s.ok()) {
+    return s;
+  }
+  return CheckPullCredentials(assignment.pull_credentials());
 }
 
 }  // namespace jobset::agent

@@ -35,6 +35,13 @@ inline constexpr int kMaxHostNames = 16;
 // securityContext user and group ids are checked against api::kMaxUserId; at
 // most NGROUPS_MAX supplementalGroups.
 inline constexpr int kMaxSupplementalGroups = 65536;
+// A secret or configMap volume (config_volumes): at most this many files,
+// and at most kMaxConfigBytes of file data in all the pod's volumes.
+inline constexpr int kMaxConfigFiles = 1024;
+inline constexpr int64_t kMaxConfigBytes = int64_t{8} << 20;
+// pull_credentials: at most this many, each server key at most this long.
+inline constexpr int kMaxPullCredentials = 256;
+inline constexpr int kMaxRegistryServerBytes = 1024;
 
 // kInvalidArgument unless `uid` is a pod uid (above).
 absl::Status CheckPodUid(absl::string_view field, absl::string_view uid);
@@ -56,11 +63,29 @@ absl::Status CheckHostEntries(
     absl::string_view field,
     const google::protobuf::RepeatedPtrField<api::HostEntry>& hosts);
 
+// Checks the files of the pod's secret and configMap volumes against
+// `spec`'s volumes: each config_volumes[i] names a volume of that kind (a
+// secret one when `secret`), at most once; every file path is relative,
+// without an empty, "." or ".." component or a NUL, at most
+// kMaxSubPathBytes, unique in its volume and no directory of another file
+// there; modes 0..0777; the counts above. Messages quote paths, never data.
+absl::Status CheckConfigVolumes(
+    const api::PodSpec& spec,
+    const google::protobuf::RepeatedPtrField<api::ConfigVolume>& volumes);
+
+// Checks the registry credentials: at most kMaxPullCredentials, every server
+// non-empty, at most kMaxRegistryServerBytes, without NUL or control
+// characters. Messages never quote a username or password.
+absl::Status CheckPullCredentials(
+    const google::protobuf::RepeatedPtrField<api::RegistryCredential>&
+        credentials);
+
 // Checks everything of `assignment` the agent and the shim build paths or
 // files from: the uid, the pod name and hostname, container names (unique
-// across init and main containers), volume names (unique), volume mounts
-// (naming a volume of the pod; subPath as above), the pod's own addresses,
-// and the host table.
+// across init and main containers), volume names (unique) and sources (at
+// most one), volume mounts (naming a volume of the pod; subPath as above),
+// the pod's own addresses, the host table, the config volumes and the pull
+// credentials (above).
 absl::Status CheckAssignment(const api::PodAssignment& assignment);
 
 // Returns true when `uid` passes CheckPodUid.

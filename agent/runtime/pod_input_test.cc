@@ -14,6 +14,7 @@ using ::jobset::testing::IsOk;
 using ::jobset::testing::StatusIs;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 TEST(PodInputTest, PodUids) {
   for (const std::string& uid : std::vector<std::string>{
@@ -208,6 +209,213 @@ TEST(PodInputTest, Assignments) {
     EXPECT_THAT(CheckAssignment(a), StatusIs(absl::StatusCode::kInvalidArgument,
                                              HasSubstr(c.field)))
         << c.field;
+  }
+}
+
+// Valid() with a secret volume "creds" (files "token" and "tls/key") and a
+// configMap volume "conf" (file "app.yaml").
+api::PodAssignment WithConfigVolumes() {
+  api::PodAssignment a = Valid();
+  api::PodSpec* spec = a.mutable_pod()->mutable_spec();
+  api::Volume* creds = spec->add_volumes();
+  creds->set_name("creds");
+  creds->mutable_secret()->set_secret_name("creds");
+  api::Volume* conf = spec->add_volumes();
+  conf->set_name("conf");
+  conf->mutable_config_map()->set_name("app");
+  api::ConfigVolume* secret = a.add_config_volumes();
+  secret->set_name("creds");
+  secret->set_secret(true);
+  api::ConfigFile* f = secret->add_files();
+  f->set_path("token");
+  f->set_data("s3cr3t-token");
+  f->set_mode(0644);
+  f = secret->add_files();
+  f->set_path("tls/key");
+  f->set_data("s3cr3t-key");
+  f->set_mode(0400);
+  api::ConfigVolume* config = a.add_config_volumes();
+  config->set_name("conf");
+  f = config->add_files();
+  f->set_path("app.yaml");
+  f->set_data("a: 1\n");
+  f->set_mode(0644);
+  a.add_pull_credentials()->set_server("registry.example.com:5000");
+  a.mutable_pull_credentials(0)->set_username("robot");
+  a.mutable_pull_credentials(0)->set_password("hunter2");
+  return a;
+}
+
+api::ConfigFile* SecretFile(api::PodAssignment* a, int i) {
+  return a->mutable_config_volumes(0)->mutable_files(i);
+}
+
+TEST(PodInputTest, ConfigVolumes) {
+  EXPECT_THAT(CheckAssignment(WithConfigVolumes()), IsOk());
+  {  // An optional object that is missing: the volume comes without files.
+    api::PodAssignment a = WithConfigVolumes();
+    a.mutable_config_volumes()->RemoveLast();
+    a.mutable_config_volumes(0)->clear_files();
+    EXPECT_THAT(CheckAssignment(a), IsOk());
+  }
+  struct Case {
+    const char* message;
+    void (*mutate)(api::PodAssignment*);
+  };
+  const Case cases[] = {
+      {"config_volumes[0].name: invalid value \"data\": not a secret volume",
+       [](api::PodAssignment* a) {
+         a->mutable_config_volumes(0)->set_name("data");
+       }},
+      {"config_volumes[1].name: invalid value \"creds\": not a configMap "
+       "volume",
+       [](api::PodAssignment* a) {
+         a->mutable_config_volumes(1)->set_name("creds");
+       }},
+      {"config_volumes[1].name: invalid value \"none\": not a volume of the "
+       "pod",
+       [](api::PodAssignment* a) {
+         a->mutable_config_volumes(1)->set_name("none");
+       }},
+      {"config_volumes[2].name: invalid value \"creds\": duplicate config "
+       "volume",
+       [](api::PodAssignment* a) {
+         *a->add_config_volumes() = a->config_volumes(0);
+       }},
+      {"config_volumes[0].files[0].path: invalid value \"/etc/passwd\": "
+       "must be a relative path",
+       [](api::PodAssignment* a) {
+         SecretFile(a, 0)->set_path("/etc/passwd");
+       }},
+      {"config_volumes[0].files[0].path: invalid value \"../../x\": must not "
+       "contain '..'",
+       [](api::PodAssignment* a) { SecretFile(a, 0)->set_path("../../x"); }},
+      {"config_volumes[0].files[0].path: invalid value \"a/..\"",
+       [](api::PodAssignment* a) { SecretFile(a, 0)->set_path("a/.."); }},
+      {"config_volumes[0].files[0].path: invalid value \"\": must not be "
+       "empty",
+       [](api::PodAssignment* a) { SecretFile(a, 0)->set_path(""); }},
+      {"config_volumes[0].files[0].path: invalid value \".\": must not "
+       "contain an empty or '.' component",
+       [](api::PodAssignment* a) { SecretFile(a, 0)->set_path("."); }},
+      {"config_volumes[0].files[0].path: invalid value \"a//b\": must not "
+       "contain an empty",
+       [](api::PodAssignment* a) { SecretFile(a, 0)->set_path("a//b"); }},
+      {"config_volumes[0].files[0].path: invalid value \"a/./b\"",
+       [](api::PodAssignment* a) { SecretFile(a, 0)->set_path("a/./b"); }},
+      {"config_volumes[0].files[0].path: invalid value \"dir/\"",
+       [](api::PodAssignment* a) { SecretFile(a, 0)->set_path("dir/"); }},
+      {"config_volumes[0].files[0].path: invalid value \"a\\000b\": must "
+       "not contain NUL",
+       [](api::PodAssignment* a) {
+         SecretFile(a, 0)->set_path(std::string("a\0b", 3));
+       }},
+      {"config_volumes[0].files[0].path: invalid value \"aaaa",
+       [](api::PodAssignment* a) {
+         SecretFile(a, 0)->set_path(std::string(kMaxSubPathBytes + 1, 'a'));
+       }},
+      {"config_volumes[0].files[1].path: invalid value \"token\": duplicate "
+       "path in the volume",
+       [](api::PodAssignment* a) { SecretFile(a, 1)->set_path("token"); }},
+      {"config_volumes[0].files[1].path: invalid value \"token/key\": "
+       "\"token\" is a file of the volume too",
+       [](api::PodAssignment* a) { SecretFile(a, 1)->set_path("token/key"); }},
+      {"config_volumes[0].files[0].path: invalid value \"tls/key/x\": "
+       "\"tls/key\" is a file of the volume too",
+       [](api::PodAssignment* a) { SecretFile(a, 0)->set_path("tls/key/x"); }},
+      {"config_volumes[0].files[1].mode: invalid value 512: must be a number "
+       "between 0 and 0777",
+       [](api::PodAssignment* a) { SecretFile(a, 1)->set_mode(01000); }},
+      {"config_volumes[0].files[1].mode: invalid value -1",
+       [](api::PodAssignment* a) { SecretFile(a, 1)->set_mode(-1); }},
+      {"pod.spec.volumes[1]: may not specify more than 1 volume type",
+       [](api::PodAssignment* a) {
+         a->mutable_pod()
+             ->mutable_spec()
+             ->mutable_volumes(1)
+             ->mutable_host_path()
+             ->set_path("/etc");
+       }},
+  };
+  for (const Case& c : cases) {
+    api::PodAssignment a = WithConfigVolumes();
+    c.mutate(&a);
+    const absl::Status s = CheckAssignment(a);
+    EXPECT_THAT(
+        s, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(c.message)))
+        << c.message;
+    // Never the secret's bytes.
+    EXPECT_THAT(s.message(), Not(HasSubstr("s3cr3t"))) << c.message;
+  }
+}
+
+TEST(PodInputTest, ConfigVolumeLimits) {
+  api::PodAssignment a = WithConfigVolumes();
+  api::ConfigVolume* v = a.mutable_config_volumes(1);
+  for (int i = 1; i < kMaxConfigFiles; ++i) {
+    api::ConfigFile* f = v->add_files();
+    f->set_path("f" + std::to_string(i));
+    f->set_mode(0644);
+  }
+  EXPECT_THAT(CheckAssignment(a), IsOk());
+  v->add_files()->set_path("one-more");
+  EXPECT_THAT(CheckAssignment(a),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("config_volumes[1].files: 1025 files, more "
+                                 "than the 1024 allowed")));
+  // The data of every volume counts against one limit.
+  a = WithConfigVolumes();
+  SecretFile(&a, 0)->set_data(std::string(kMaxConfigBytes / 2, 's'));
+  a.mutable_config_volumes(1)->mutable_files(0)->set_data(
+      std::string(kMaxConfigBytes / 2, 'c'));
+  const absl::Status s = CheckAssignment(a);
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument,
+                          HasSubstr("config_volumes[1].files[0].data: the "
+                                    "pod's secret and configMap volumes hold "
+                                    "more than 8388608 bytes")));
+  EXPECT_LT(s.message().size(), 200u);
+}
+
+TEST(PodInputTest, PullCredentials) {
+  struct Case {
+    const char* message;
+    void (*mutate)(api::PodAssignment*);
+  };
+  const Case cases[] = {
+      {"pull_credentials[0].server: invalid value \"\": must not be empty",
+       [](api::PodAssignment* a) {
+         a->mutable_pull_credentials(0)->clear_server();
+       }},
+      {"pull_credentials[0].server: invalid value \"r\\nevil\": must not "
+       "contain NUL or control characters",
+       [](api::PodAssignment* a) {
+         a->mutable_pull_credentials(0)->set_server("r\nevil");
+       }},
+      {"pull_credentials[0].server: invalid value \"r\\000x\"",
+       [](api::PodAssignment* a) {
+         a->mutable_pull_credentials(0)->set_server(std::string("r\0x", 3));
+       }},
+      {"pull_credentials[0].server: invalid value \"rrrr",
+       [](api::PodAssignment* a) {
+         a->mutable_pull_credentials(0)->set_server(
+             std::string(kMaxRegistryServerBytes + 1, 'r'));
+       }},
+      {"pull_credentials: 257 entries, more than the 256 allowed",
+       [](api::PodAssignment* a) {
+         for (int i = 0; i < kMaxPullCredentials; ++i) {
+           *a->add_pull_credentials() = a->pull_credentials(0);
+         }
+       }},
+  };
+  for (const Case& c : cases) {
+    api::PodAssignment a = WithConfigVolumes();
+    c.mutate(&a);
+    const absl::Status s = CheckAssignment(a);
+    EXPECT_THAT(
+        s, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(c.message)))
+        << c.message;
+    EXPECT_THAT(s.message(), Not(HasSubstr("robot")));
+    EXPECT_THAT(s.message(), Not(HasSubstr("hunter2")));
   }
 }
 

@@ -179,17 +179,23 @@ absl::Status SetUpPod(const PodShimOptions& options, PodSetup* pod) {
     if (!ns.ok()) return ns;
   }
   if (is_root) {
-    // A Memory emptyDir's tmpfs lives in the shim's own mount namespace, so
-    // that it goes when the shim does, whatever ends it.
-    if (HasMemoryVolume(spec) && !private_mounts) {
+    // A Memory emptyDir's or a secret volume's tmpfs lives in the shim's own
+    // mount namespace, so that it goes when the shim does, whatever ends it
+    // (and a secret's bytes are never on the host's disk).
+    if (HasTmpfsVolume(spec) && !private_mounts) {
       if (unshare(CLONE_NEWNS) != 0 ||
           mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
-        return absl::InternalError(
-            absl::StrCat("a mount namespace for Memory emptyDir volumes: ",
-                         strerror(errno)));
+        return absl::InternalError(absl::StrCat(
+            "a mount namespace for Memory emptyDir and secret volumes: ",
+            strerror(errno)));
       }
     }
     if (absl::Status s = PrepareEmptyDirs(options.pod_dir, spec); !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = PrepareConfigVolumes(options.pod_dir, spec,
+                                              pod->assignment.config_volumes());
+        !s.ok()) {
       return s;
     }
     return SetUpCgroups(options, pod);

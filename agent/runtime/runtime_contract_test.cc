@@ -46,6 +46,7 @@
 namespace jobset::agent {
 namespace {
 
+using ::jobset::agent::testing::BuildBusyboxRootfs;
 using ::jobset::agent::testing::BuildTestImage;
 using ::jobset::agent::testing::ContainerdUnavailable;
 using ::jobset::agent::testing::ImageConfig;
@@ -1401,6 +1402,91 @@ TEST_P(SecurityContextTest, MemoryEmptyDirIsASizedTmpfsAtDevShm) {
   }
 }
 
+// A secret volume (a key with the defaultMode 0640 jobsetd applied, an item
+// at a nested path with mode 0400) and a configMap volume, read by a
+// non-root user with an fsGroup: kubelet's modes (fsGroup adds 0440) and
+// read-only mounts; secrets on a tmpfs that never reaches the host's disk.
+TEST_P(SecurityContextTest, SecretAndConfigMapVolumesAreReadOnlyFiles) {
+  const std::string creds = oci() ? "/creds" : root_ + "/creds";
+  const std::string conf = oci() ? "/conf" : root_ + "/conf";
+  ASSERT_EQ(mkdir((root_ + "/creds").c_str(), 0755), 0);
+  ASSERT_EQ(mkdir((root_ + "/conf").c_str(), 0755), 0);
+  const std::string bb = "/bin/busybox";
+  std::string script = absl::StrCat(
+      "cd ", creds, " && ", bb, " cat token && echo && ", bb,
+      " cat tls/key && echo && ", bb, " stat -c '%a %n' token tls/key && cd ",
+      conf, " && ", bb, " cat app.yaml && ", bb, " stat -c '%a %n' app.yaml; ",
+      "for d in ", creds, " ", conf,
+      "; do if (echo x > $d/new) 2>/dev/null; then echo $d writable; else "
+      "echo $d read-only; fi; done; ",
+      bb, " id -u");
+  // A subPath of a configMap (process mode refuses subPaths).
+  if (oci()) {
+    absl::StrAppend(&script,
+                    "; if (echo x > /app.yaml) 2>/dev/null; then echo "
+                    "subpath writable; else echo subpath read-only; fi; ",
+                    bb, " cat /app.yaml");
+  }
+  PodBuilder builder("config");
+  builder.Container("main", Busybox(script))
+      .Mount("creds", creds)
+      .Mount("conf", conf);
+  if (oci()) builder.Mount("conf", "/app.yaml", "app.yaml");
+  api::PodAssignment a = builder.Build();
+  api::PodSpec* spec = a.mutable_pod()->mutable_spec();
+  api::Volume* v = spec->add_volumes();
+  v->set_name("creds");
+  v->mutable_secret()->set_secret_name("db");
+  v->mutable_secret()->set_default_mode(0640);
+  api::KeyToPath* item = v->mutable_secret()->add_items();
+  item->set_key("password");
+  item->set_path("tls/key");
+  item->set_mode(0400);
+  v->mutable_secret()->add_items()->set_key("token");
+  v = spec->add_volumes();
+  v->set_name("conf");
+  v->mutable_config_map()->set_name("app");
+  // What jobsetd resolved and sends.
+  api::ConfigVolume* secret = a.add_config_volumes();
+  secret->set_name("creds");
+  secret->set_secret(true);
+  api::ConfigFile* f = secret->add_files();
+  f->set_path("token");
+  f->set_data("tok-123");
+  f->set_mode(0640);
+  f = secret->add_files();
+  f->set_path("tls/key");
+  f->set_data("key-456");
+  f->set_mode(0400);
+  api::ConfigVolume* config = a.add_config_volumes();
+  config->set_name("conf");
+  f = config->add_files();
+  f->set_path("app.yaml");
+  f->set_data("a: 1\n");
+  f->set_mode(0644);
+  PodSc(a)->set_run_as_user(1000);
+  PodSc(a)->set_fs_group(2000);
+  ASSERT_THAT(StartAssignment(a), IsOk());
+  api::PodStatus s = WaitFinal("config");
+  const std::string log = Log("config", "main");
+  EXPECT_EQ(s.phase(), "Succeeded") << s.message() << log;
+  std::string want = absl::StrCat(
+      "tok-123\nkey-456\n640 token\n440 tls/key\na: 1\n644 app.yaml\n", creds,
+      " read-only\n", conf, " read-only\n1000\n");
+  if (oci()) absl::StrAppend(&want, "subpath read-only\na: 1\n");
+  EXPECT_EQ(log, want);
+  // The configMap is a directory on the host; the secret was a tmpfs in the
+  // shim's mount namespace, gone with it. (The cri runtime mounts it in the
+  // agent's, where containerd sees it, until Remove.)
+  EXPECT_EQ(
+      ReadFileToString(VolumeDir("config", "conf") + "/app.yaml").value_or(""),
+      "a: 1\n");
+  if (!cri()) {
+    EXPECT_NE(access((VolumeDir("config", "creds") + "/token").c_str(), F_OK),
+              0);
+  }
+}
+
 TEST_P(SecurityContextTest, HostPathTypeFailureIsTheContainersStartError) {
   api::PodAssignment a = PodBuilder("hosttype")
                              .Container("main", Busybox("echo ran"))
@@ -1573,6 +1659,88 @@ TEST_F(CriImageTest, RunAsNonRootIsCheckedAgainstTheImageUser) {
   EXPECT_THAT(s->status.container_statuses(0).message(),
               HasSubstr("container has runAsNonRoot and image will run as "
                         "root"));
+}
+
+// imagePullSecrets: an image on a registry with basic auth is pulled with
+// the credential whose key matches it, each matching one in turn; without
+// one the pod waits, ErrImagePull then ImagePullBackOff.
+TEST_F(CriImageTest, APrivateRegistryIsPulledWithTheMatchingCredential) {
+  const std::string dir =
+      absl::StrCat(std::getenv("TEST_TMPDIR"), "/cri-private-registry");
+  ASSERT_THAT(BuildBusyboxRootfs(dir + "/rootfs"), IsOk());
+  absl::StatusOr<std::unique_ptr<TestRegistry>> registry =
+      TestRegistry::Start(dir + "/registry", "alice", "s3cret");
+  ASSERT_THAT(registry.status(), IsOk());
+  ImageConfig config;
+  config.entrypoint = {"/bin/sh", "-c", "echo pulled with credentials"};
+  config.env = {"PATH=/bin"};
+  absl::StatusOr<std::string> image =
+      (*registry)->Push(dir + "/rootfs", config, "private/bb", "1");
+  ASSERT_THAT(image.status(), IsOk());
+  const std::string address = (*registry)->address();
+
+  // {key, username, password} each. Always: every pod pulls, whatever an
+  // earlier one left in the runtime's image store.
+  auto start = [&](const std::string& uid,
+                   const std::vector<std::vector<std::string>>& creds) {
+    api::PodAssignment a = PodBuilder(uid).Container("main", {}).Build();
+    api::Container* c = a.mutable_pod()->mutable_spec()->mutable_containers(0);
+    c->set_image(*image);
+    c->set_image_pull_policy("Always");
+    for (const std::vector<std::string>& cred : creds) {
+      api::RegistryCredential* r = a.add_pull_credentials();
+      r->set_server(cred.at(0));
+      r->set_username(cred.at(1));
+      r->set_password(cred.at(2));
+    }
+    started_.push_back(uid);
+    return runtime_->Start(a);
+  };
+  auto expect_unauthorized = [&](const std::string& uid) {
+    absl::StatusOr<PodState> s = WaitReason(uid, "ImagePullBackOff");
+    ASSERT_THAT(s.status(), IsOk());
+    EXPECT_EQ(s->status.phase(), "Pending");
+    EXPECT_EQ(s->status.container_statuses(0).state(), "waiting");
+    EXPECT_THAT(s->status.container_statuses(0).message(),
+                HasSubstr(absl::StrCat("Back-off pulling image \"", *image,
+                                       "\": ErrImagePull: ")));
+    EXPECT_THAT(s->status.container_statuses(0).message(),
+                HasSubstr("401 Unauthorized"));
+  };
+  auto expect_pulled = [&](const std::string& uid) {
+    absl::StatusOr<PodState> s = WaitForPod(*runtime_, uid, IsFinal, kTimeout);
+    ASSERT_THAT(s.status(), IsOk());
+    EXPECT_EQ(s->status.phase(), "Succeeded") << s->status.ShortDebugString();
+    EXPECT_EQ(Log(uid), "pulled with credentials\n");
+  };
+
+  // Anonymous: no credentials at all.
+  ASSERT_THAT(start("anonymous", {}), IsOk());
+  expect_unauthorized("anonymous");
+  // A wrong password, and the right one under a key for another port (which
+  // must not be sent).
+  ASSERT_THAT(start("wrong", {{address, "alice", "wrong"},
+                              {"127.0.0.1:1", "alice", "s3cret"}}),
+              IsOk());
+  expect_unauthorized("wrong");
+  // The right credential under the key "127.0.0.1:PORT".
+  ASSERT_THAT(start("right", {{address, "alice", "s3cret"}}), IsOk());
+  expect_pulled("right");
+  // Under "http://127.0.0.1:PORT", after a more specific key's wrong one
+  // failed: each matching credential is tried in turn.
+  ASSERT_THAT(
+      start("scheme", {{absl::StrCat("http://", address), "alice", "s3cret"},
+                       {absl::StrCat(address, "/private"), "alice", "wrong"}}),
+      IsOk());
+  expect_pulled("scheme");
+  // The pods that could not pull are still waiting, and stop at once.
+  EXPECT_EQ(runtime_->List().size(), 4u);
+  for (const char* uid : {"anonymous", "wrong"}) {
+    ASSERT_THAT(runtime_->Stop(uid, absl::Seconds(1)), IsOk());
+    absl::StatusOr<PodState> s = WaitForPod(*runtime_, uid, IsFinal, kTimeout);
+    ASSERT_THAT(s.status(), IsOk());
+    EXPECT_EQ(s->status.reason(), "Stopped");
+  }
 }
 
 std::string ProcessUnavailable() { return ""; }

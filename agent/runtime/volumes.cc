@@ -8,8 +8,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <map>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "agent/runtime/security_context.h"
 #include "api/quantity.h"
 
@@ -77,6 +80,109 @@ absl::Status MakeDirAll(const std::string& path) {
   }
   return absl::OkStatus();
 }
+
+// A file descriptor, closed when it goes.
+class ScopedFd {
+ public:
+  explicit ScopedFd(int fd) : fd_(fd) {}
+  ScopedFd(const ScopedFd&) = delete;
+  ScopedFd& operator=(const ScopedFd&) = delete;
+  ~ScopedFd() {
+    if (fd_ >= 0) close(fd_);
+  }
+  int get() const { return fd_; }
+
+ private:
+  const int fd_;
+};
+
+// A secret or configMap volume being written: names it in errors (never
+// quoting data) and applies the ownership fsGroup asks.
+struct ConfigVolumeWriter {
+  std::string field;  // "spec.volumes[i]"
+  std::string name;
+  bool secret = false;
+  std::optional<gid_t> fs_group;
+
+  absl::Status Error(absl::string_view what, absl::string_view path,
+                     int err) const {
+    return absl::InternalError(absl::StrCat(
+        field, " (", secret ? "secret" : "configMap", " volume \"", name,
+        "\"): ", what, " \"", absl::CEscape(path), "\": ", strerror(err)));
+  }
+
+  // Owner and mode as kubelet's SetVolumeOwnership of a read-only volume:
+  // with fsGroup, group fsGroup, files +0440, directories setgid +0550
+  // (chown first: it may clear set-id bits).
+  absl::Status Own(int fd, mode_t mode, bool dir,
+                   absl::string_view path) const {
+    if (fs_group.has_value()) {
+      if (fchown(fd, static_cast<uid_t>(-1), *fs_group) != 0) {
+        return Error("chown", path, errno);
+      }
+      mode |= dir ? (S_ISGID | 0550) : 0440;
+    }
+    if (fchmod(fd, mode) != 0) return Error("chmod", path, errno);
+    return absl::OkStatus();
+  }
+
+  // Opens directory `name` beneath `dir_fd`, making it (0755) if missing,
+  // on the way to file `path`. A symlink or anything but a directory is
+  // refused (ELOOP, ENOTDIR).
+  absl::StatusOr<int> OpenDir(int dir_fd, const std::string& name,
+                              absl::string_view path) const {
+    if (mkdirat(dir_fd, name.c_str(), 0700) != 0 && errno != EEXIST) {
+      return Error("mkdir", path, errno);
+    }
+    const int fd = openat(dir_fd, name.c_str(),
+                          O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return Error("open", path, errno);
+    if (absl::Status s = Own(fd, 0755, /*dir=*/true, path); !s.ok()) {
+      close(fd);
+      return s;
+    }
+    return fd;
+  }
+
+  // Writes `file` beneath the volume's directory `root_fd`, every component
+  // opened without following a symlink.
+  absl::Status Write(int root_fd, const api::ConfigFile& file) const {
+    const std::vector<std::string> parts = absl::StrSplit(file.path(), '/');
+    // Checked (CheckConfigVolumes): no empty, "." or ".." component.
+    std::optional<ScopedFd> parent;
+    int dir_fd = root_fd;
+    for (size_t i = 0; i + 1 < parts.size(); ++i) {
+      absl::StatusOr<int> fd = OpenDir(dir_fd, parts[i], file.path());
+      if (!fd.ok()) return fd.status();
+      parent.emplace(*fd);
+      dir_fd = *fd;
+    }
+    // Created private, then given its mode: a umask cannot change it.
+    // O_NONBLOCK: a FIFO planted there fails instead of blocking.
+    const ScopedFd fd(openat(
+        dir_fd, parts.back().c_str(),
+        O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+        0600));
+    if (fd.get() < 0) return Error("create", file.path(), errno);
+    struct stat st;
+    if (fstat(fd.get(), &st) != 0) return Error("stat", file.path(), errno);
+    if (!S_ISREG(st.st_mode)) {
+      return Error("create", file.path(), EEXIST);
+    }
+    const std::string& data = file.data();
+    size_t done = 0;
+    while (done < data.size()) {
+      const ssize_t n = write(fd.get(), data.data() + done, data.size() - done);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return Error("write", file.path(), errno);
+      }
+      done += static_cast<size_t>(n);
+    }
+    return Own(fd.get(), static_cast<mode_t>(file.mode()), /*dir=*/false,
+               file.path());
+  }
+};
 
 }  // namespace
 
@@ -155,6 +261,95 @@ absl::Status PrepareEmptyDirs(const std::string& pod_dir,
   return absl::OkStatus();
 }
 
+bool HasTmpfsVolume(const api::PodSpec& pod) {
+  return HasMemoryVolume(pod) ||
+         std::any_of(pod.volumes().begin(), pod.volumes().end(),
+                     [](const api::Volume& v) { return v.has_secret(); });
+}
+
+int64_t SecretVolumeSize(const api::ConfigVolume& volume) {
+  constexpr int64_t kMiB = int64_t{1} << 20;
+  const int64_t page = sysconf(_SC_PAGESIZE) > 0 ? sysconf(_SC_PAGESIZE) : 4096;
+  int64_t size = kMiB;
+  for (const api::ConfigFile& f : volume.files()) {
+    const int64_t bytes = static_cast<int64_t>(f.data().size());
+    size += (bytes + page - 1) / page * page;
+  }
+  return (size + kMiB - 1) / kMiB * kMiB;
+}
+
+absl::Status PrepareConfigVolumes(
+    const std::string& pod_dir, const api::PodSpec& pod,
+    const google::protobuf::RepeatedPtrField<api::ConfigVolume>&
+        config_volumes) {
+  std::map<std::string, const api::ConfigVolume*> files;
+  for (const api::ConfigVolume& v : config_volumes) files[v.name()] = &v;
+  const api::ConfigVolume no_files;
+  const std::string root = absl::StrCat(pod_dir, "/volumes");
+  const bool tmpfs = geteuid() == 0;
+  for (int i = 0; i < pod.volumes_size(); ++i) {
+    const api::Volume& v = pod.volumes(i);
+    if (!v.has_secret() && !v.has_config_map()) continue;
+    ConfigVolumeWriter writer;
+    writer.field = absl::StrCat("spec.volumes[", i, "]");
+    writer.name = v.name();
+    writer.secret = v.has_secret();
+    if (pod.security_context().has_fs_group()) {
+      writer.fs_group = static_cast<gid_t>(pod.security_context().fs_group());
+    }
+    auto it = files.find(v.name());
+    const api::ConfigVolume& volume =
+        it == files.end() ? no_files : *it->second;
+    if (mkdir(root.c_str(), 0700) != 0 && errno != EEXIST) {
+      return Errno("mkdir", root);
+    }
+    // Volume names were checked (CheckAssignment): DNS labels.
+    const std::string path = EmptyDirPath(pod_dir, v.name());
+    if (mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
+      return Errno("mkdir", path);
+    }
+    struct stat st;
+    if (lstat(path.c_str(), &st) != 0) return Errno("stat", path);
+    if (!S_ISDIR(st.st_mode)) {
+      return absl::InternalError(
+          absl::StrCat(writer.field, ": ", path, " is not a directory"));
+    }
+    if (writer.secret && tmpfs) {
+      // Mounted afresh (a retried setup): only these files are there.
+      (void)umount2(path.c_str(), MNT_DETACH | UMOUNT_NOFOLLOW);
+      const std::string options =
+          absl::StrCat("mode=0755,size=", SecretVolumeSize(volume));
+      if (mount("tmpfs", path.c_str(), "tmpfs",
+                MS_NOSUID | MS_NODEV | MS_NOEXEC, options.c_str()) != 0) {
+        return absl::InternalError(
+            absl::StrCat(writer.field, " (secret volume \"", v.name(),
+                         "\"): mounting a tmpfs (", options, ") at ", path,
+                         ": ", strerror(errno)));
+      }
+    }
+    const ScopedFd root_fd(
+        open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (root_fd.get() < 0) return Errno("open", path);
+    if (absl::Status s = writer.Own(root_fd.get(), 0755, /*dir=*/true, ".");
+        !s.ok()) {
+      return s;
+    }
+    for (const api::ConfigFile& f : volume.files()) {
+      if (absl::Status s = writer.Write(root_fd.get(), f); !s.ok()) return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+void UnmountVolumes(const std::string& pod_dir, const api::PodSpec& pod) {
+  for (const api::Volume& v : pod.volumes()) {
+    if (v.has_empty_dir() || v.has_secret()) {
+      (void)umount2(EmptyDirPath(pod_dir, v.name()).c_str(),
+                    MNT_DETACH | UMOUNT_NOFOLLOW);
+    }
+  }
+}
+
 absl::Status CheckHostPathType(const api::HostPathVolumeSource& source) {
   const std::string& path = source.path();
   const std::string& type = source.type();
@@ -212,7 +407,8 @@ absl::StatusOr<std::vector<ContainerMount>> ContainerMounts(
       }
       m.destination = vm.mount_path();
       m.sub_path = vm.sub_path();
-      m.read_only = vm.read_only();
+      // As kubelet: secret and configMap volumes are read-only, always.
+      m.read_only = vm.read_only() || v.has_secret() || v.has_config_map();
       m.index = i;
       mounts.push_back(std::move(m));
     }

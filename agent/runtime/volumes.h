@@ -3,7 +3,8 @@
 
 // A pod's volumes on the host, as kubelet prepares them: emptyDir
 // directories under <pod_dir>/volumes/ (a sized tmpfs for medium: Memory),
-// owned as fsGroup says, and hostPath `type` checks. Thread-compatible.
+// secret and configMap volumes' files (a tmpfs for secrets), owned as
+// fsGroup says, and hostPath `type` checks. Thread-compatible.
 
 #include <cstdint>
 #include <optional>
@@ -12,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "proto/agent.pb.h"
 #include "proto/cluster.pb.h"
 
 namespace jobset::agent {
@@ -41,6 +43,36 @@ absl::Status PrepareEmptyDirs(const std::string& pod_dir,
 // Whether `pod` has an emptyDir with medium Memory.
 bool HasMemoryVolume(const api::PodSpec& pod);
 
+// Whether preparing `pod`'s volumes as root mounts a tmpfs: a Memory
+// emptyDir or a secret volume. The caller must be in a mount namespace of
+// its own then (the shim) or unmount them (UnmountVolumes).
+bool HasTmpfsVolume(const api::PodSpec& pod);
+
+// The size of a secret volume's tmpfs holding `volume`'s files: every file
+// rounded up to whole pages, plus 1 MiB, rounded up to a MiB.
+int64_t SecretVolumeSize(const api::ConfigVolume& volume);
+
+// Makes every secret and configMap volume of `pod` at <pod_dir>/volumes/<name>
+// with the files of its entry in `config_volumes` (checked by
+// CheckConfigVolumes; a volume without one is empty: an optional object that
+// is missing). As root, a secret volume is a tmpfs (nosuid, nodev, noexec,
+// SecretVolumeSize), mounted afresh each time, in the caller's mount
+// namespace, so its bytes never reach a disk. Files are written beneath the
+// volume without following a symlink, with exactly their mode; directories
+// (the volume's too) are 0755. With fsGroup, as kubelet's SetVolumeOwnership
+// of a read-only volume: everything root:fsGroup, files mode|0440,
+// directories 02755. Preparing again gives the same result. Errors name the
+// volume and the file, never the data.
+absl::Status PrepareConfigVolumes(
+    const std::string& pod_dir, const api::PodSpec& pod,
+    const google::protobuf::RepeatedPtrField<api::ConfigVolume>&
+        config_volumes);
+
+// Detaches every tmpfs PrepareEmptyDirs and PrepareConfigVolumes may have
+// mounted for `pod` (Memory emptyDirs, secret volumes) in the caller's mount
+// namespace; what is not mounted is left alone.
+void UnmountVolumes(const std::string& pod_dir, const api::PodSpec& pod);
+
 // kubelet's hostPath type check for `source`: "" checks nothing;
 // DirectoryOrCreate makes the directory (0755, parents too), FileOrCreate
 // the file (0644); Directory, File, Socket, CharDevice, BlockDevice (and the
@@ -58,7 +90,8 @@ struct ContainerMount {
 };
 
 // The container's mounts with their host sources, hostPath types checked
-// (an error is the container's StartError message).
+// (an error is the container's StartError message). Secret and configMap
+// volumes are always read-only, as kubelet mounts them.
 absl::StatusOr<std::vector<ContainerMount>> ContainerMounts(
     const std::string& pod_dir,
     const google::protobuf::RepeatedPtrField<api::Volume>& volumes,
