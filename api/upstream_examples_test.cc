@@ -131,9 +131,14 @@ TEST_P(OurExampleTest, LoadsDefaultsAndValidates) {
     EXPECT_TRUE(object.warnings.empty()) << object.warnings[0];
     SetJobSetDefaults(&object.jobset);
     EXPECT_THAT(ValidateJobSetCreate(object.jobset, kJobsetdFeatures), IsOk());
+    // Our examples checkpoint under one host folder, which a cluster
+    // running them allows (tools/demo: --allowed_host_paths).
+    absl::StatusOr<AllowedHostPaths> checkpoints = AllowedHostPaths::Parse(
+        "--allowed_host_paths", "/tmp/jobsetd-example-checkpoints");
+    ASSERT_THAT(checkpoints, IsOk());
     EXPECT_THAT(
         CheckJobSetPodSecurity(object.jobset, PodSecurityLevel::kBaseline,
-                               AllowedHostPaths()),
+                               *checkpoints),
         IsOk());
   }
 }
