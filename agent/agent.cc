@@ -399,6 +399,7 @@ void Agent::Launch(api::PodAssignment a, const std::vector<int>& gpus) {
     pods_.attempts[uid] = **attempt;
     SaveLedger();
   }
+  SetPodDevices(gpus, &a);
   AddAcceleratorEnv(gpus, &a);
   const absl::Time ordered = clock_->Now();
   absl::Status started = runtime_->Start(a);

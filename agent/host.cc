@@ -212,4 +212,12 @@ void AddAcceleratorEnv(const std::vector<int>& gpus,
   }
 }
 
+void SetPodDevices(const std::vector<int>& gpus,
+                   api::PodAssignment* assignment) {
+  api::PodDevices* devices = assignment->mutable_devices();
+  devices->Clear();
+  devices->mutable_nvidia_gpus()->Add(gpus.begin(), gpus.end());
+  devices->set_tpus(ExtendedRequest(assignment->pod().spec(), kTpu) > 0);
+}
+
 }  // namespace jobset::agent

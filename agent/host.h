@@ -58,6 +58,13 @@ absl::StatusOr<std::vector<int>> PickDevices(int count, int total,
 void AddAcceleratorEnv(const std::vector<int>& gpus,
                        api::PodAssignment* assignment);
 
+// Sets `assignment`'s devices to what this agent gives the pod, replacing
+// whatever jobsetd sent: GPUs `gpus` (PickDevices' choice), and the host's
+// TPUs when the pod asks for google.com/tpu. The runtime gives the
+// containers those device nodes, whatever the pod's env says.
+void SetPodDevices(const std::vector<int>& gpus,
+                   api::PodAssignment* assignment);
+
 // Whole units of extended resource `name` the pod asks for (limits, else
 // requests, summed over containers).
 int ExtendedRequest(const api::PodSpec& spec, absl::string_view name);

@@ -10,6 +10,7 @@ namespace {
 using ::jobset::testing::StatusIs;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 
 TEST(HostTest, ParsesKeyValuesAndNamesTheFlagOnError) {
   auto kv = ParseKeyValues("labels", "a=1,b=,c=x=y");
@@ -107,6 +108,28 @@ TEST(HostTest, AddsAcceleratorEnvironment) {
     }
   }
   EXPECT_EQ(count, 1);
+}
+
+TEST(HostTest, PodDevicesAreTheAgentsChoiceOnly) {
+  // jobsetd's (or anyone's) devices and the pod's NVIDIA_VISIBLE_DEVICES=all
+  // choose nothing: the agent's pick replaces them.
+  api::PodAssignment a = TpuPod(0);
+  a.mutable_devices()->add_nvidia_gpus(5);
+  api::EnvVar* all =
+      a.mutable_pod()->mutable_spec()->mutable_containers(0)->add_env();
+  all->set_name("NVIDIA_VISIBLE_DEVICES");
+  all->set_value("all");
+  SetPodDevices({1, 3}, &a);
+  EXPECT_THAT(a.devices().nvidia_gpus(), ElementsAre(1, 3));
+  EXPECT_TRUE(a.devices().tpus());
+
+  api::PodAssignment b;
+  b.mutable_pod()->mutable_spec()->add_containers()->set_name("main");
+  b.mutable_devices()->add_nvidia_gpus(0);
+  b.mutable_devices()->set_tpus(true);
+  SetPodDevices({}, &b);
+  EXPECT_THAT(b.devices().nvidia_gpus(), IsEmpty());
+  EXPECT_FALSE(b.devices().tpus());
 }
 
 }  // namespace

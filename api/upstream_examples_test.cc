@@ -136,10 +136,9 @@ TEST_P(OurExampleTest, LoadsDefaultsAndValidates) {
     absl::StatusOr<AllowedHostPaths> checkpoints = AllowedHostPaths::Parse(
         "--allowed_host_paths", "/tmp/jobsetd-example-checkpoints");
     ASSERT_THAT(checkpoints, IsOk());
-    EXPECT_THAT(
-        CheckJobSetPodSecurity(object.jobset, PodSecurityLevel::kBaseline,
-                               *checkpoints),
-        IsOk());
+    EXPECT_THAT(CheckJobSetPodSecurity(
+                    object.jobset, PodSecurityLevel::kBaseline, *checkpoints),
+                IsOk());
   }
 }
 

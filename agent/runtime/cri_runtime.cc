@@ -23,6 +23,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "agent/runtime/accelerator_devices.h"
 #include "agent/runtime/container_lifecycle.h"
 #include "agent/runtime/cri/api.grpc.pb.h"
 #include "agent/runtime/cri/cri_config.h"
@@ -741,7 +742,8 @@ bool CriPodWorker::StartOne(CriContainer& c, absl::Time now) {
   if (!mount_error.ok())
     return start_failed("StartError", mount_error.message());
   absl::StatusOr<v1::ContainerConfig> config = cri::ContainerConfigFor(
-      assignment_, c.spec, c.init, c.record.restart_count, c.image, mounts);
+      assignment_, c.spec, c.init, c.record.restart_count, c.image, mounts,
+      AcceleratorDevices(assignment_.devices(), options_.device_root));
   if (!config.ok()) {
     const bool config_error =
         config.status().code() == absl::StatusCode::kFailedPrecondition;

@@ -44,6 +44,9 @@ class CriRuntime : public Runtime {
     // Image pull back-off: doubling from start to cap (kubelet's 10 s, 300 s).
     absl::Duration pull_backoff_start = absl::Seconds(10);
     absl::Duration pull_backoff_cap = absl::Minutes(5);
+    // The nodes of a pod's accelerators (PodAssignment.devices) are
+    // <device_root>/nvidia<N> etc.; tests give stand-ins.
+    std::string device_root = "/dev";
   };
 
   // Connects, checks that the endpoint speaks runtime.v1 (Version), creates

@@ -209,6 +209,16 @@ std::vector<OciDevice> HostDevices() {
   return out;
 }
 
+std::vector<OciDevice> OciAcceleratorDevices(
+    const std::vector<AcceleratorDevice>& devices) {
+  std::vector<OciDevice> out;
+  for (const AcceleratorDevice& d : devices) {
+    out.push_back(
+        {d.container_path, 'c', d.major, d.minor, d.file_mode, d.uid, d.gid});
+  }
+  return out;
+}
+
 std::string OciConfigJson(const OciSpec& spec) {
   const std::string caps = QuoteList(spec.caps);
   std::vector<std::string> mounts = {
@@ -236,14 +246,22 @@ std::string OciConfigJson(const OciSpec& spec) {
   }
   std::string resources = absl::StrCat(
       "\"devices\":[{\"allow\":", spec.privileged ? "true" : "false",
-      ",\"access\":\"rwm\"}]");
+      ",\"access\":\"rwm\"}");
   std::vector<std::string> devices;
   for (const OciDevice& d : spec.devices) {
     devices.push_back(absl::StrCat(
         "{\"path\":", JsonQuote(d.path), ",\"type\":\"", std::string(1, d.type),
         "\",\"major\":", d.major, ",\"minor\":", d.minor, ",\"fileMode\":",
         d.file_mode, ",\"uid\":", d.uid, ",\"gid\":", d.gid, "}"));
+    // A node made in the container is of no use unless the device cgroup
+    // lets it be opened (a privileged container's allows everything).
+    if (!spec.privileged) {
+      absl::StrAppend(&resources, ",{\"allow\":true,\"type\":\"",
+                      std::string(1, d.type), "\",\"major\":", d.major,
+                      ",\"minor\":", d.minor, ",\"access\":\"rwm\"}");
+    }
   }
+  absl::StrAppend(&resources, "]");
   if (spec.memory_limit > 0) {
     absl::StrAppend(&resources, ",\"memory\":{\"limit\":", spec.memory_limit,
                     "}");

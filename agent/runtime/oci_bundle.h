@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "agent/runtime/accelerator_devices.h"
 
 namespace jobset::agent {
 
@@ -60,6 +61,11 @@ struct OciDevice {
 // symlinks.
 std::vector<OciDevice> HostDevices();
 
+// The linux.devices entries of a pod's accelerators (AcceleratorDevices):
+// each at its container path, with its host node's numbers, mode and owner.
+std::vector<OciDevice> OciAcceleratorDevices(
+    const std::vector<AcceleratorDevice>& devices);
+
 // The parts of a runc bundle's config.json jobsetd sets.
 struct OciSpec {
   std::vector<std::string> args;
@@ -82,9 +88,11 @@ struct OciSpec {
   std::vector<std::string> caps;
   std::vector<std::string> ambient_caps;
   bool no_new_privileges = false;
-  // Every device allowed in the device cgroup, `devices` created, no masked
-  // or read-only /proc paths, /sys writable.
+  // Every device allowed in the device cgroup, no masked or read-only /proc
+  // paths, /sys writable.
   bool privileged = false;
+  // Created in the container (linux.devices) and allowed (rwm) in its
+  // device cgroup: what privileged gets, or a pod's accelerators.
   std::vector<OciDevice> devices;
 };
 

@@ -125,6 +125,41 @@ TEST(OciConfigJsonTest, UserCapabilitiesAndPrivileged) {
                               "\"uid\":0,\"gid\":0}"));
 }
 
+TEST(OciConfigJsonTest, AcceleratorsAreCreatedAndAllowedOnly) {
+  AcceleratorDevice gpu;
+  gpu.host_path = "/standin/nvidia1";
+  gpu.container_path = "/dev/nvidia1";
+  gpu.major = 195;
+  gpu.minor = 1;
+  gpu.file_mode = 0666;
+  gpu.gid = 44;
+  AcceleratorDevice uvm = gpu;
+  uvm.host_path = "/standin/nvidia-uvm";
+  uvm.container_path = "/dev/nvidia-uvm";
+  uvm.major = 508;
+  uvm.minor = 0;
+  OciSpec spec;
+  spec.devices = OciAcceleratorDevices({gpu, uvm});
+  const std::string json = OciConfigJson(spec);
+  // Made at the container path with the host node's numbers and owner.
+  EXPECT_THAT(json, HasSubstr("\"devices\":[{\"path\":\"/dev/nvidia1\","
+                              "\"type\":\"c\",\"major\":195,\"minor\":1,"
+                              "\"fileMode\":438,\"uid\":0,\"gid\":44},"
+                              "{\"path\":\"/dev/nvidia-uvm\""));
+  EXPECT_THAT(json, ::testing::Not(HasSubstr("/standin")));
+  // Everything denied, then exactly these allowed.
+  EXPECT_THAT(json, HasSubstr("\"resources\":{\"devices\":["
+                              "{\"allow\":false,\"access\":\"rwm\"},"
+                              "{\"allow\":true,\"type\":\"c\",\"major\":195,"
+                              "\"minor\":1,\"access\":\"rwm\"},"
+                              "{\"allow\":true,\"type\":\"c\",\"major\":508,"
+                              "\"minor\":0,\"access\":\"rwm\"}]"));
+  // A pod with none gets the deny rule alone.
+  EXPECT_THAT(OciConfigJson(OciSpec()),
+              HasSubstr("\"resources\":{\"devices\":["
+                        "{\"allow\":false,\"access\":\"rwm\"}]"));
+}
+
 TEST(HostDevicesTest, FindsDevNullAndSkipsPts) {
   bool null_found = false;
   for (const OciDevice& d : HostDevices()) {

@@ -218,6 +218,8 @@ std::unique_ptr<ContainerLauncher> MakeLauncher(const PodShimOptions& options,
   o.cgroup_root = options.cgroup_root;
   o.pids_max = options.pids_max;
   o.pod = &pod.assignment.pod();
+  o.devices = &pod.assignment.devices();
+  o.device_root = options.device_root;
   return std::make_unique<RuncLauncher>(std::move(o), pod.cgroups.get());
 }
 

@@ -22,6 +22,9 @@ struct PodShimOptions {
   bool oci = false;           // run containers with runc instead of execve
   std::string image_dir;      // oci: <image_dir>/<image>/rootfs
   std::string runc = "runc";  // oci: the runc binary
+  // oci: where the nodes of the pod's accelerators (PodAssignment.devices)
+  // are; tests give stand-ins.
+  std::string device_root = "/dev";
   std::string cgroup_root = "jobset-pods";
   int64_t log_cap_bytes = 10 << 20;
   int64_t pids_max = 4096;

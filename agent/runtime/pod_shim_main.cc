@@ -1,8 +1,8 @@
 // jobset-pod-shim: supervises one pod; started detached by ShimRuntime.
 //
 //   jobset-pod-shim --pod_dir=DIR --logs_dir=DIR [--mode=process|oci]
-//       [--image_dir=DIR] [--runc=PATH] [--cgroup_root=PATH]
-//       [--log_cap_bytes=N] [--pids_max=N]
+//       [--image_dir=DIR] [--runc=PATH] [--device_root=DIR]
+//       [--cgroup_root=PATH] [--log_cap_bytes=N] [--pids_max=N]
 //
 // It expects SIGTERM and SIGCHLD blocked (the runtime starts it so, closing
 // the window before it reads them from a signalfd) and fd 3, when open, to
@@ -26,6 +26,8 @@ ABSL_FLAG(std::string, logs_dir, "", "where <container>.log files go");
 ABSL_FLAG(std::string, mode, "process", "process or oci");
 ABSL_FLAG(std::string, image_dir, "", "oci: <image_dir>/<image>/rootfs");
 ABSL_FLAG(std::string, runc, "runc", "oci: the runc binary");
+ABSL_FLAG(std::string, device_root, "/dev",
+          "oci: where the pod's accelerator device nodes are");
 ABSL_FLAG(std::string, cgroup_root, "jobset-pods",
           "relative (below the shim's own cgroup) or absolute cgroup path");
 ABSL_FLAG(int64_t, log_cap_bytes, 10 << 20,
@@ -59,6 +61,7 @@ int main(int argc, char** argv) {
   options.oci = mode == "oci";
   options.image_dir = absl::GetFlag(FLAGS_image_dir);
   options.runc = absl::GetFlag(FLAGS_runc);
+  options.device_root = absl::GetFlag(FLAGS_device_root);
   options.cgroup_root = absl::GetFlag(FLAGS_cgroup_root);
   options.log_cap_bytes = absl::GetFlag(FLAGS_log_cap_bytes);
   options.pids_max = absl::GetFlag(FLAGS_pids_max);

@@ -16,6 +16,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "agent/runtime/accelerator_devices.h"
 #include "agent/runtime/oci_bundle.h"
 #include "agent/runtime/pod_files.h"
 #include "agent/runtime/process_launcher.h"
@@ -179,6 +180,18 @@ absl::Status RuncLauncher::WriteBundle(const api::Container& spec,
                           !*sc.allow_privilege_escalation;
   oci.privileged = sc.privileged;
   if (sc.privileged) oci.devices = HostDevices();
+  if (options_.devices != nullptr) {
+    // The agent's choice (never the pod's env); a privileged container has
+    // the host's nodes already, unless device_root names other ones.
+    for (OciDevice& d : OciAcceleratorDevices(
+             AcceleratorDevices(*options_.devices, options_.device_root))) {
+      if (std::none_of(
+              oci.devices.begin(), oci.devices.end(),
+              [&](const OciDevice& have) { return have.path == d.path; })) {
+        oci.devices.push_back(std::move(d));
+      }
+    }
+  }
   // Volume and container names were checked (CheckAssignment) before the
   // pod was accepted; they are DNS labels, safe as path components. The
   // emptyDirs were made at pod setup (PrepareEmptyDirs).

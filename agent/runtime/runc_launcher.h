@@ -32,6 +32,10 @@ class RuncLauncher final : public ContainerLauncher {
     // The pod (its volumes, its securityContext); must outlive the
     // launcher.
     const api::Pod* pod = nullptr;
+    // The accelerators the agent gave the pod (may be null: none), their
+    // nodes under `device_root`; must outlive the launcher.
+    const api::PodDevices* devices = nullptr;
+    std::string device_root = "/dev";
   };
 
   // `cgroups` (may be null: none) must outlive the launcher.

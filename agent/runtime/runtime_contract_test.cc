@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -88,11 +89,18 @@ void PrintTo(const RuntimeFactory& factory, std::ostream* os) {
   *os << factory.name;
 }
 
+// Where the runtimes under test find accelerator device nodes: a stand-in
+// /dev beside the work dir, absent unless a test makes nodes there.
+std::string DeviceRoot(const std::string& work_dir) {
+  return work_dir + "-dev";
+}
+
 absl::StatusOr<std::unique_ptr<Runtime>> MakeShimRuntime(
     ShimRuntime::Mode mode, const std::string& work_dir,
     const std::string& image_dir, int64_t log_cap) {
   ShimRuntime::Options options;
   options.work_dir = work_dir;
+  options.device_root = DeviceRoot(work_dir);
   options.shim_path = RunfilePath("agent/runtime/jobset-pod-shim");
   options.mode = mode;
   options.image_dir = image_dir;
@@ -234,6 +242,7 @@ absl::StatusOr<std::unique_ptr<Runtime>> MakeCriRuntime(
     const std::string& work_dir) {
   CriRuntime::Options options;
   options.work_dir = work_dir;
+  options.device_root = DeviceRoot(work_dir);
   options.endpoint = CriEnvironment::Get()->endpoint();
   options.sync_period = absl::Milliseconds(100);
   absl::StatusOr<std::unique_ptr<CriRuntime>> r = CriRuntime::Create(options);
@@ -1509,6 +1518,46 @@ TEST_P(SecurityContextTest, HostPathTypeFailureIsTheContainersStartError) {
   ASSERT_THAT(Start(PodBuilder("after").Container("main", Busybox("echo ok"))),
               IsOk());
   EXPECT_EQ(WaitFinal("after").phase(), "Succeeded");
+}
+
+TEST_P(SecurityContextTest, GetsTheDeviceNodesOfItsAssignedGpusOnly) {
+  if (!oci()) {
+    GTEST_SKIP()
+        << "process mode does not isolate /dev: a container sees the "
+           "host's nodes, and only CUDA_VISIBLE_DEVICES names its GPUs";
+  }
+  // Stand-ins with /dev/null's numbers, so nothing real is touched.
+  const std::string dev = DeviceRoot(work_dir_);
+  ASSERT_EQ(mkdir(dev.c_str(), 0755), 0) << strerror(errno);
+  for (const char* name : {"nvidia0", "nvidia1", "nvidiactl", "nvidia-uvm"}) {
+    const std::string node = absl::StrCat(dev, "/", name);
+    ASSERT_EQ(mknod(node.c_str(), S_IFCHR | 0666, makedev(1, 3)), 0)
+        << node << ": " << strerror(errno);
+  }
+  api::PodAssignment a =
+      PodBuilder("gpus")
+          .Container("main", Busybox("/bin/busybox ls -1 /dev && echo x > "
+                                     "/dev/nvidia1 && echo written"))
+          .Build();
+  // The agent gave it GPU 1; the pod's env asking for all changes nothing.
+  a.mutable_devices()->add_nvidia_gpus(1);
+  api::EnvVar* all =
+      a.mutable_pod()->mutable_spec()->mutable_containers(0)->add_env();
+  all->set_name("NVIDIA_VISIBLE_DEVICES");
+  all->set_value("all");
+  ASSERT_THAT(StartAssignment(a), IsOk());
+  api::PodStatus s = WaitFinal("gpus");
+  const std::string log = Log("gpus", "main");
+  EXPECT_EQ(s.phase(), "Succeeded") << s.message() << "\n" << log;
+  std::vector<std::string> lines = absl::StrSplit(log, '\n', absl::SkipEmpty());
+  auto has = [&](const std::string& name) {
+    return std::find(lines.begin(), lines.end(), name) != lines.end();
+  };
+  EXPECT_TRUE(has("nvidia1")) << log;
+  EXPECT_TRUE(has("nvidiactl")) << log;
+  EXPECT_TRUE(has("nvidia-uvm")) << log;
+  EXPECT_FALSE(has("nvidia0")) << log;
+  EXPECT_TRUE(has("written")) << log;  // it is /dev/null underneath
 }
 
 // What only registry images have: Kubernetes' image semantics through CRI.

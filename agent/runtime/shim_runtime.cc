@@ -299,6 +299,7 @@ absl::Status ShimRuntime::SpawnShim(const std::string& uid, int lock_fd) {
       absl::StrCat("--mode=", options_.mode == Mode::kOci ? "oci" : "process"),
       absl::StrCat("--image_dir=", options_.image_dir),
       absl::StrCat("--runc=", options_.runc_path),
+      absl::StrCat("--device_root=", options_.device_root),
       absl::StrCat("--cgroup_root=", options_.cgroup_root),
       absl::StrCat("--log_cap_bytes=", options_.log_cap_bytes),
       absl::StrCat("--pids_max=", options_.pids_max),

@@ -34,6 +34,9 @@ class ShimRuntime : public Runtime {
     std::string image_dir;
     // oci: the runc binary (a bare name is searched in the default PATH).
     std::string runc_path = "runc";
+    // oci: the nodes of a pod's accelerators (PodAssignment.devices) are
+    // <device_root>/nvidia<N> etc.; tests give stand-ins.
+    std::string device_root = "/dev";
     // Pod cgroups go to <root>/<uid>/<container>: relative to the agent's own
     // cgroup in each hierarchy, or absolute.
     std::string cgroup_root = "jobset-pods";

@@ -138,8 +138,8 @@ v1::PodSandboxConfig SandboxConfig(const api::PodAssignment& assignment,
 
 absl::StatusOr<v1::ContainerConfig> ContainerConfigFor(
     const api::PodAssignment& assignment, const api::Container& spec, bool init,
-    int attempt, const ImageFacts& image,
-    const std::vector<HostMount>& mounts) {
+    int attempt, const ImageFacts& image, const std::vector<HostMount>& mounts,
+    const std::vector<AcceleratorDevice>& devices) {
   const api::Pod& pod = assignment.pod();
   const EffectiveSecurity sc = Effective(pod.spec(), spec);
   // kubelet's verifyRunAsNonRoot, against the image's user when the spec
@@ -174,6 +174,14 @@ absl::StatusOr<v1::ContainerConfig> ContainerConfigFor(
     mount->set_host_path(m.host_path);
     mount->set_container_path(m.container_path);
     mount->set_readonly(m.read_only);
+  }
+  // The runtime makes each node in the container and allows it in the
+  // device cgroup (containers-cri.md §5: no CDI in containerd 1.6).
+  for (const AcceleratorDevice& d : devices) {
+    v1::Device* device = config.add_devices();
+    device->set_container_path(d.container_path);
+    device->set_host_path(d.host_path);
+    device->set_permissions("rwm");
   }
   (*config.mutable_labels())[kPodUidLabel] = pod.metadata().uid();
   (*config.mutable_labels())[kContainerLabel] = spec.name();

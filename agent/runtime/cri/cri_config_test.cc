@@ -100,6 +100,38 @@ TEST(ContainerConfigTest, CommandEnvLabelsAndTheImageId) {
   EXPECT_EQ(sc.namespace_options().network(), v1::NODE);
 }
 
+TEST(ContainerConfigTest, AcceleratorDevicesAtTheirContainerPaths) {
+  const api::PodAssignment a = Assignment();
+  AcceleratorDevice gpu;
+  gpu.host_path = "/standin/nvidia1";
+  gpu.container_path = "/dev/nvidia1";
+  AcceleratorDevice vfio;
+  vfio.host_path = "/standin/vfio/0";
+  vfio.container_path = "/dev/vfio/0";
+  absl::StatusOr<v1::ContainerConfig> c =
+      ContainerConfigFor(a, a.pod().spec().containers(0), false, 0,
+                         {"sha256:x", 0, ""}, {}, {gpu, vfio});
+  ASSERT_THAT(c, IsOk());
+  ASSERT_EQ(c->devices_size(), 2);
+  EXPECT_EQ(c->devices(0).host_path(), "/standin/nvidia1");
+  EXPECT_EQ(c->devices(0).container_path(), "/dev/nvidia1");
+  EXPECT_EQ(c->devices(0).permissions(), "rwm");
+  EXPECT_EQ(c->devices(1).host_path(), "/standin/vfio/0");
+  EXPECT_EQ(c->devices(1).container_path(), "/dev/vfio/0");
+  EXPECT_EQ(c->devices(1).permissions(), "rwm");
+  // runtime.v1 ContainerConfig.devices is field 8 (Device: container_path 1,
+  // host_path 2, permissions 3): the first bytes on the wire say so.
+  v1::ContainerConfig only;
+  *only.add_devices() = c->devices(0);
+  EXPECT_EQ(only.SerializeAsString().substr(0, 4),
+            std::string("\x42\x25\x0a\x0c", 4));
+  // No devices unless given: the pod's env names none.
+  c = ContainerConfigFor(a, a.pod().spec().containers(0), false, 0,
+                         {"sha256:x", 0, ""}, {});
+  ASSERT_THAT(c, IsOk());
+  EXPECT_EQ(c->devices_size(), 0);
+}
+
 TEST(ContainerConfigTest, UserPrecedence) {
   api::PodAssignment a = Assignment();
   api::Container* spec = a.mutable_pod()->mutable_spec()->mutable_containers(0);
