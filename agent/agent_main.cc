@@ -95,6 +95,12 @@ ABSL_FLAG(int64_t, max_log_bytes, int64_t{10} << 30,
           "released pods' logs, oldest first (a known pod's are never "
           "removed); 0: no limit");
 
+ABSL_FLAG(int64_t, container_log_max_bytes, int64_t{10} << 20,
+          "A container's log is rotated to <name>.log.1 (replacing the older "
+          "one) at this size (kubelet's containerLogMaxSize); under "
+          "--runtime=cri it is checked every second, so it can pass it by "
+          "what a second writes; 0: never rotated (cri only)");
+
 namespace jobset::agent {
 namespace {
 
@@ -217,6 +223,12 @@ int Main(const char* argv0) {
   }
 
   const std::string mode = absl::GetFlag(FLAGS_runtime);
+  const int64_t log_cap = absl::GetFlag(FLAGS_container_log_max_bytes);
+  if (log_cap < 0 || (log_cap > 0 && log_cap < 4096) ||
+      (log_cap == 0 && mode != "cri")) {
+    return Fail(absl::StrCat("--container_log_max_bytes: ", log_cap,
+                             " is not 0 (cri only) or at least 4096"));
+  }
   std::unique_ptr<Runtime> runtime;
   if (mode == "cri") {
     if (absl::GetFlag(FLAGS_lease) > absl::ZeroDuration()) {
@@ -230,6 +242,7 @@ int Main(const char* argv0) {
     CriRuntime::Options co;
     co.work_dir = work_dir;
     co.endpoint = absl::GetFlag(FLAGS_cri_endpoint);
+    co.log_cap_bytes = log_cap;
     auto cri = CriRuntime::Create(co);
     if (!cri.ok()) return Fail(cri.status().ToString());
     runtime = *std::move(cri);
@@ -258,6 +271,7 @@ int Main(const char* argv0) {
           absl::StrCat("--runtime: \"", mode, "\" is not process, oci or cri"));
     }
     ro.image_dir = absl::GetFlag(FLAGS_image_dir);
+    ro.log_cap_bytes = log_cap;
     ro.runc_path = absl::GetFlag(FLAGS_runc);
     auto shim = ShimRuntime::Create(ro);
     if (!shim.ok()) return Fail(shim.status().ToString());

@@ -4,15 +4,20 @@
 // as the image's non-root user, with a Secret as env and a ConfigMap as
 // files; without the pull secret it waits ErrImagePull / ImagePullBackOff
 // with kubelet's events and the agent carries on; a pod naming a Secret
-// that does not exist waits CreateContainerConfigError until it is created.
+// that does not exist waits CreateContainerConfigError until it is created;
+// agents killed with -9 take up their running containers again; a
+// restart-all of four pods on four agents runs the next attempt.
 // Skipped, with the reason, where containerd cannot run.
+#include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -67,16 +72,21 @@ bool Eventually(const std::function<bool()>& done,
   return done();
 }
 
-// The JobSet every test runs, `pods` pods of the private image.
+// The JobSet every test runs, `pods` pods of the private image; `script`,
+// when given, is run by sh in place of the image's entrypoint, and
+// `max_restarts` is its failurePolicy's.
 std::string Manifest(const std::string& name, const std::string& image,
                      int pods, bool pull_secret,
-                     const std::string& token_secret) {
+                     const std::string& token_secret,
+                     const std::string& script = "", int max_restarts = 0) {
   return absl::StrReplaceAll(
       R"(apiVersion: jobset.x-k8s.io/v1alpha2
 kind: JobSet
 metadata:
   name: NAME
 spec:
+  failurePolicy:
+    maxRestarts: MAX_RESTARTS
   replicatedJobs:
   - name: workers
     replicas: 1
@@ -94,7 +104,7 @@ PULL_SECRETS            securityContext:
             containers:
             - name: trainer
               image: IMAGE
-              env:
+COMMAND              env:
               - name: API_TOKEN
                 valueFrom:
                   secretKeyRef: {name: TOKEN_SECRET, key: token}
@@ -110,6 +120,11 @@ PULL_SECRETS            securityContext:
        {"IMAGE", image},
        {"PODS", absl::StrCat(pods)},
        {"TOKEN_SECRET", token_secret},
+       {"MAX_RESTARTS", absl::StrCat(max_restarts)},
+       {"COMMAND", script.empty()
+                       ? ""
+                       : absl::StrCat("              command: [/bin/sh, -c, '",
+                                      script, "']\n")},
        {"PULL_SECRETS", pull_secret ? "            imagePullSecrets:\n"
                                       "            - name: regcred\n"
                                     : ""}});
@@ -152,7 +167,7 @@ class ContainersE2eTest : public ::testing::Test {
         {.binary = Runfile("scheduler/jobsetd"),
          .args = {"--listen=127.0.0.1:0",
                   absl::StrCat("--data_dir=", dir_, "/jobsetd"),
-                  "--node_lost_timeout=5s", "--heartbeat_interval=200ms",
+                  "--node_lost_timeout=20s", "--heartbeat_interval=200ms",
                   "--shutdown_grace=1s"},
          .stderr_path = dir_ + "/jobsetd.stderr"});
     ASSERT_TRUE(jobsetd.ok()) << jobsetd.status();
@@ -243,13 +258,17 @@ class ContainersE2eTest : public ::testing::Test {
     ASSERT_TRUE(s.ok()) << s.error_message();
   }
 
-  std::string State(const std::string& name) {
+  api::JobSet Get(const std::string& name) {
     grpc::ClientContext ctx;
     api::GetJobSetRequest req;
     req.set_name(name);
     api::JobSet js;
     stub_->GetJobSet(&ctx, req, &js).ok();
-    return js.status().terminal_state();
+    return js;
+  }
+
+  std::string State(const std::string& name) {
+    return Get(name).status().terminal_state();
   }
 
   std::vector<api::Pod> Pods(const std::string& jobset) {
@@ -388,6 +407,85 @@ TEST_F(ContainersE2eTest, AMissingSecretWaitsUntilItIsCreated) {
   ASSERT_TRUE(Eventually([&] { return State("late") == "Completed"; }))
       << absl::StrJoin(Waiting("late"), "\n");
   EXPECT_THAT(Logs(pod), HasSubstr("token=now-here"));
+}
+
+// An agent killed with -9 leaves its containers to containerd: a new agent
+// on the same work dir takes them up by label, relaunches nothing, and
+// reports what ended while it was away and what ends after.
+TEST_F(ContainersE2eTest,
+       AnAgentKilledAndRestartedTakesUpItsRunningContainers) {
+  // Pod 0 ends 2 s after it starts, while the agents are down; pod 1 8 s.
+  Create(Manifest("survivor", image_, 2, /*pull_secret=*/true, "api-token",
+                  "echo start; sleep $((2 + 6 * JOB_COMPLETION_INDEX)); "
+                  "echo done"));
+  std::map<std::string, std::string> uids;  // name -> uid
+  ASSERT_TRUE(Eventually([&] {
+    uids.clear();
+    for (const api::Pod& pod : Pods("survivor")) {
+      if (pod.status().phase() == "Running") {
+        uids[pod.metadata().name()] = pod.metadata().uid();
+      }
+    }
+    return uids.size() == 2;
+  })) << absl::StrJoin(Waiting("survivor"), "\n");
+  for (auto& [name, agent] : agents_) ASSERT_TRUE(agent->Kill(SIGKILL).ok());
+  for (auto& [name, agent] : agents_) ASSERT_TRUE(agent->Wait().ok());
+  absl::SleepFor(absl::Seconds(4));
+  for (int i = 1; i <= 2; ++i) StartAgent(i);
+
+  ASSERT_TRUE(Eventually([&] { return State("survivor") == "Completed"; }))
+      << absl::StrJoin(Waiting("survivor"), "\n") << "\n"
+      << absl::StrJoin(Events("survivor"), "\n");
+  EXPECT_EQ(Get("survivor").status().restarts(), 0);
+  const std::vector<api::Pod> pods = Pods("survivor");
+  ASSERT_EQ(pods.size(), 2u);
+  for (const api::Pod& pod : pods) {
+    // The same pods, each run once, ended by their own exit.
+    EXPECT_EQ(uids[pod.metadata().name()], pod.metadata().uid());
+    EXPECT_EQ(pod.status().phase(), "Succeeded") << pod.ShortDebugString();
+    ASSERT_EQ(pod.status().container_statuses_size(), 1);
+    EXPECT_EQ(pod.status().container_statuses(0).exit_code(), 0);
+    EXPECT_EQ(pod.status().container_statuses(0).restart_count(), 0);
+    EXPECT_EQ(Logs(pod.metadata().name()), "start\ndone\n")
+        << pod.metadata().name();
+  }
+}
+
+// Restart-all across four nodes: one pod's failure ends every running
+// container of the attempt, and the next attempt runs all four again.
+TEST_F(ContainersE2eTest, RestartAllOfFourPodsRunsTheNextAttempt) {
+  for (int i = 3; i <= 4; ++i) StartAgent(i);
+  Create(Manifest(
+      "gang", image_, 4, /*pull_secret=*/true, "api-token",
+      "echo attempt $JOBSET_RESTART_ATTEMPT index $JOB_COMPLETION_INDEX; "
+      "if [ $JOBSET_RESTART_ATTEMPT = 0 ]; then "
+      "[ $JOB_COMPLETION_INDEX = 2 ] && exit 3; "
+      // As pid 1, sh dies of SIGTERM only with a handler.
+      "trap \"exit 143\" TERM; sleep 30 & wait; fi",
+      /*max_restarts=*/1));
+  ASSERT_TRUE(Eventually([&] { return State("gang") == "Completed"; }))
+      << absl::StrJoin(Waiting("gang"), "\n") << "\n"
+      << absl::StrJoin(Events("gang"), "\n");
+  EXPECT_EQ(Get("gang").status().restarts(), 1);
+  // Only the second attempt's pods are left, one per node, each run once.
+  ASSERT_TRUE(Eventually([&] { return Pods("gang").size() == 4; }));
+  std::set<std::string> nodes;
+  for (const api::Pod& pod : Pods("gang")) {
+    EXPECT_EQ(pod.status().phase(), "Succeeded") << pod.ShortDebugString();
+    nodes.insert(pod.spec().node_name());
+    const std::string log = Logs(pod.metadata().name());
+    EXPECT_THAT(log, ::testing::StartsWith("attempt 1 index "))
+        << pod.metadata().name();
+    EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 1) << log;
+  }
+  EXPECT_EQ(nodes.size(), 4u);
+  // None of the first attempt's containers is left running in containerd.
+  EXPECT_TRUE(Eventually(
+      [&] {
+        absl::StatusOr<int> n = containerd_->RunningContainers();
+        return n.ok() && *n == 0;
+      },
+      absl::Seconds(10)));
 }
 
 }  // namespace

@@ -1,13 +1,13 @@
 #include "agent/runtime/cri_runtime.h"
 
 #include <fcntl.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -148,6 +148,8 @@ class CriPodWorker {
   // `c` is left waiting with the reason.
   bool EnsureImage(CriContainer& c, absl::Time now);
   void Probe(CriContainer& c, absl::Time now);
+  // Rotates `c`'s log when it is past options_.log_cap_bytes.
+  void RotateLog(const CriContainer& c);
   void StopAll(absl::Duration grace, absl::Time now);
   void Fail(absl::string_view reason, absl::string_view message);
   void OnContainerFailed(std::string message, absl::Time now);
@@ -500,7 +502,38 @@ void CriPodWorker::Refresh(absl::Time now) {
     if (s->status().state() == v1::CONTAINER_EXITED) {
       OnExit(*c, s->status(), now);
     } else {
+      RotateLog(*c);
       Probe(*c, now);
+    }
+  }
+}
+
+void CriPodWorker::RotateLog(const CriContainer& c) {
+  if (options_.log_cap_bytes <= 0) return;
+  const std::string log =
+      absl::StrCat(logs_dir_, "/", cri::ContainerLogName(c.spec.name()));
+  struct stat st;
+  if (stat(log.c_str(), &st) != 0 || st.st_size <= options_.log_cap_bytes) {
+    return;
+  }
+  // As kubelet: rename, then have the runtime reopen its log_path; renamed
+  // back when it cannot (the container keeps writing the file it has).
+  const std::string old = log + ".1";
+  if (rename(log.c_str(), old.c_str()) != 0) {
+    JOBSET_LOG(WARNING) << "pod " << uid_ << ": rotating " << log << ": "
+                        << strerror(errno);
+    return;
+  }
+  v1::ReopenContainerLogRequest req;
+  req.set_container_id(c.id);
+  absl::StatusOr<v1::ReopenContainerLogResponse> r =
+      CRI_RUNTIME_CALL(*stubs_, ReopenContainerLog, req);
+  if (!r.ok()) {
+    JOBSET_LOG(WARNING) << "pod " << uid_ << ": rotating " << log << ": "
+                        << r.status();
+    if (rename(old.c_str(), log.c_str()) != 0) {
+      JOBSET_LOG(WARNING) << "pod " << uid_ << ": renaming " << old
+                          << " back: " << strerror(errno);
     }
   }
 }

@@ -47,6 +47,12 @@ class CriRuntime : public Runtime {
     // The nodes of a pod's accelerators (PodAssignment.devices) are
     // <device_root>/nvidia<N> etc.; tests give stand-ins.
     std::string device_root = "/dev";
+    // A running container's log found past this size by a sync is renamed
+    // to <name>.log.1 (replacing the older one) and reopened by the CRI
+    // runtime (kubelet's container log rotation, keeping one old file as
+    // the shim does). It can pass the size by what one sync period writes.
+    // 0: never rotated.
+    int64_t log_cap_bytes = 10 << 20;
   };
 
   // Connects, checks that the endpoint speaks runtime.v1 (Version), creates

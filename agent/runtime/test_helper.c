@@ -136,12 +136,20 @@ int main(int argc, char** argv) {
       close(c);
     }
   }
-  if (strcmp(mode, "spam") == 0) {  // spam BYTES
+  if (strcmp(mode, "spam") == 0) {  // spam BYTES [TIMES PAUSE_MS]
     long total = atol(argv[2]);
+    int times = argc > 3 ? atoi(argv[3]) : 1;
+    int pause_ms = argc > 4 ? atoi(argv[4]) : 0;
     char line[101];
     memset(line, 'x', 100);
     line[100] = '\n';
-    for (long done = 0; done < total; done += 101) fwrite(line, 1, 101, stdout);
+    for (int i = 0; i < times; ++i) {
+      if (i > 0) usleep(pause_ms * 1000);
+      for (long done = 0; done < total; done += 101) {
+        fwrite(line, 1, 101, stdout);
+      }
+      fflush(stdout);
+    }
     return 0;
   }
   return 2;

@@ -498,6 +498,21 @@ std::string TestContainerd::endpoint() const {
   return absl::StrCat("unix://", socket_);
 }
 
+absl::StatusOr<int> TestContainerd::RunningContainers() const {
+  auto stub = v1::RuntimeService::NewStub(
+      grpc::CreateChannel(endpoint(), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext ctx;
+  ctx.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
+  v1::ListContainersRequest req;
+  req.mutable_filter()->mutable_state()->set_state(v1::CONTAINER_RUNNING);
+  v1::ListContainersResponse list;
+  if (grpc::Status s = stub->ListContainers(&ctx, req, &list); !s.ok()) {
+    return absl::UnavailableError(
+        absl::StrCat("ListContainers: ", s.error_message()));
+  }
+  return list.containers_size();
+}
+
 absl::Status TestContainerd::Shutdown() {
   if (shut_down_) return absl::OkStatus();
   shut_down_ = true;

@@ -81,6 +81,8 @@ class TestContainerd {
   // "unix://<socket>".
   std::string endpoint() const;
   std::string sandbox_image() const { return sandbox_image_; }
+  // How many containers it runs now (ListContainers, state RUNNING).
+  absl::StatusOr<int> RunningContainers() const;
 
   // Removes every sandbox and container through CRI, stops containerd (by
   // its pid), kills any shim left whose command line names our socket,
