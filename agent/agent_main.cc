@@ -13,6 +13,7 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
@@ -95,6 +96,14 @@ ABSL_FLAG(int64_t, max_log_bytes, int64_t{10} << 30,
           "released pods' logs, oldest first (a known pod's are never "
           "removed); 0: no limit");
 
+ABSL_FLAG(std::string, nvidia_driver_root, "/",
+          "oci, cri: where the NVIDIA driver is installed (/run/nvidia/driver "
+          "for a driver container); without a CDI spec its libraries under "
+          "usr/lib... and nvidia-smi are mounted into GPU pods");
+ABSL_FLAG(std::vector<std::string>, cdi_dirs,
+          std::vector<std::string>({"/etc/cdi", "/var/run/cdi"}),
+          "oci, cri: where CDI specs are (nvidia-ctk cdi generate), lowest "
+          "rank first; a spec of kind nvidia.com/gpu is used for GPU pods");
 ABSL_FLAG(int64_t, container_log_max_bytes, int64_t{10} << 20,
           "A container's log is rotated to <name>.log.1 (replacing the older "
           "one) at this size (kubelet's containerLogMaxSize); under "
@@ -243,6 +252,8 @@ int Main(const char* argv0) {
     co.work_dir = work_dir;
     co.endpoint = absl::GetFlag(FLAGS_cri_endpoint);
     co.log_cap_bytes = log_cap;
+    co.accelerators.driver_root = absl::GetFlag(FLAGS_nvidia_driver_root);
+    co.accelerators.cdi_dirs = absl::GetFlag(FLAGS_cdi_dirs);
     auto cri = CriRuntime::Create(co);
     if (!cri.ok()) return Fail(cri.status().ToString());
     runtime = *std::move(cri);
@@ -272,6 +283,8 @@ int Main(const char* argv0) {
     }
     ro.image_dir = absl::GetFlag(FLAGS_image_dir);
     ro.log_cap_bytes = log_cap;
+    ro.accelerators.driver_root = absl::GetFlag(FLAGS_nvidia_driver_root);
+    ro.accelerators.cdi_dirs = absl::GetFlag(FLAGS_cdi_dirs);
     ro.runc_path = absl::GetFlag(FLAGS_runc);
     auto shim = ShimRuntime::Create(ro);
     if (!shim.ok()) return Fail(shim.status().ToString());

@@ -774,9 +774,19 @@ bool CriPodWorker::StartOne(CriContainer& c, absl::Time now) {
   };
   if (!mount_error.ok())
     return start_failed("StartError", mount_error.message());
+  absl::StatusOr<AcceleratorSetup> accelerators =
+      AcceleratorSetupFor(assignment_.devices(), options_.accelerators);
+  if (!accelerators.ok()) {
+    return start_failed("StartError", accelerators.status().message());
+  }
+  if (!accelerators->driver_source.empty() && c.record.restart_count == 0) {
+    JOBSET_LOG(INFO) << "pod " << uid_ << ": container " << c.spec.name()
+                     << " gets the NVIDIA driver from "
+                     << accelerators->driver_source;
+  }
   absl::StatusOr<v1::ContainerConfig> config = cri::ContainerConfigFor(
       assignment_, c.spec, c.init, c.record.restart_count, c.image, mounts,
-      AcceleratorDevices(assignment_.devices(), options_.device_root));
+      *accelerators);
   if (!config.ok()) {
     const bool config_error =
         config.status().code() == absl::StatusCode::kFailedPrecondition;

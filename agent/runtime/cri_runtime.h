@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "agent/runtime/accelerator_devices.h"
 #include "agent/runtime/runtime.h"
 
 namespace jobset::agent {
@@ -44,9 +45,9 @@ class CriRuntime : public Runtime {
     // Image pull back-off: doubling from start to cap (kubelet's 10 s, 300 s).
     absl::Duration pull_backoff_start = absl::Seconds(10);
     absl::Duration pull_backoff_cap = absl::Minutes(5);
-    // The nodes of a pod's accelerators (PodAssignment.devices) are
-    // <device_root>/nvidia<N> etc.; tests give stand-ins.
-    std::string device_root = "/dev";
+    // Where a pod's accelerators' device nodes, NVIDIA driver and CDI specs
+    // are (PodAssignment.devices); tests give stand-ins.
+    AcceleratorOptions accelerators;
     // A running container's log found past this size by a sync is renamed
     // to <name>.log.1 (replacing the older one) and reopened by the CRI
     // runtime (kubelet's container log rotation, keeping one old file as

@@ -219,7 +219,7 @@ std::unique_ptr<ContainerLauncher> MakeLauncher(const PodShimOptions& options,
   o.pids_max = options.pids_max;
   o.pod = &pod.assignment.pod();
   o.devices = &pod.assignment.devices();
-  o.device_root = options.device_root;
+  o.accelerators = options.accelerators;
   return std::make_unique<RuncLauncher>(std::move(o), pod.cgroups.get());
 }
 

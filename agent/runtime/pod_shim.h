@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <string>
 
+#include "agent/runtime/accelerator_devices.h"
 #include "common/clock.h"
 
 namespace jobset::agent {
@@ -22,9 +23,9 @@ struct PodShimOptions {
   bool oci = false;           // run containers with runc instead of execve
   std::string image_dir;      // oci: <image_dir>/<image>/rootfs
   std::string runc = "runc";  // oci: the runc binary
-  // oci: where the nodes of the pod's accelerators (PodAssignment.devices)
-  // are; tests give stand-ins.
-  std::string device_root = "/dev";
+  // oci: where the pod's accelerators' (PodAssignment.devices) nodes,
+  // NVIDIA driver and CDI specs are; tests give stand-ins.
+  AcceleratorOptions accelerators;
   std::string cgroup_root = "jobset-pods";
   int64_t log_cap_bytes = 10 << 20;
   int64_t pids_max = 4096;

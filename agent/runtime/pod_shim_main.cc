@@ -2,6 +2,7 @@
 //
 //   jobset-pod-shim --pod_dir=DIR --logs_dir=DIR [--mode=process|oci]
 //       [--image_dir=DIR] [--runc=PATH] [--device_root=DIR]
+//       [--driver_root=DIR] [--cdi_dirs=DIR,...]
 //       [--cgroup_root=PATH] [--log_cap_bytes=N] [--pids_max=N]
 //
 // It expects SIGTERM and SIGCHLD blocked (the runtime starts it so, closing
@@ -28,6 +29,11 @@ ABSL_FLAG(std::string, image_dir, "", "oci: <image_dir>/<image>/rootfs");
 ABSL_FLAG(std::string, runc, "runc", "oci: the runc binary");
 ABSL_FLAG(std::string, device_root, "/dev",
           "oci: where the pod's accelerator device nodes are");
+ABSL_FLAG(std::string, driver_root, "/",
+          "oci: where the NVIDIA driver's libraries are (under usr/lib...)");
+ABSL_FLAG(std::vector<std::string>, cdi_dirs,
+          std::vector<std::string>({"/etc/cdi", "/var/run/cdi"}),
+          "oci: where CDI specs are, lowest rank first");
 ABSL_FLAG(std::string, cgroup_root, "jobset-pods",
           "relative (below the shim's own cgroup) or absolute cgroup path");
 ABSL_FLAG(int64_t, log_cap_bytes, 10 << 20,
@@ -61,7 +67,9 @@ int main(int argc, char** argv) {
   options.oci = mode == "oci";
   options.image_dir = absl::GetFlag(FLAGS_image_dir);
   options.runc = absl::GetFlag(FLAGS_runc);
-  options.device_root = absl::GetFlag(FLAGS_device_root);
+  options.accelerators.dev_root = absl::GetFlag(FLAGS_device_root);
+  options.accelerators.driver_root = absl::GetFlag(FLAGS_driver_root);
+  options.accelerators.cdi_dirs = absl::GetFlag(FLAGS_cdi_dirs);
   options.cgroup_root = absl::GetFlag(FLAGS_cgroup_root);
   options.log_cap_bytes = absl::GetFlag(FLAGS_log_cap_bytes);
   options.pids_max = absl::GetFlag(FLAGS_pids_max);

@@ -23,6 +23,7 @@
 #include "agent/runtime/security_context.h"
 #include "agent/runtime/sub_path.h"
 #include "agent/runtime/volumes.h"
+#include "common/log.h"
 
 namespace jobset::agent {
 
@@ -180,16 +181,33 @@ absl::Status RuncLauncher::WriteBundle(const api::Container& spec,
                           !*sc.allow_privilege_escalation;
   oci.privileged = sc.privileged;
   if (sc.privileged) oci.devices = HostDevices();
+  AcceleratorSetup accelerators;
   if (options_.devices != nullptr) {
+    absl::StatusOr<AcceleratorSetup> setup =
+        AcceleratorSetupFor(*options_.devices, options_.accelerators);
+    if (!setup.ok()) return setup.status();
+    accelerators = *std::move(setup);
+    if (!accelerators.driver_source.empty()) {
+      JOBSET_LOG(INFO) << "container " << spec.name()
+                       << " gets the NVIDIA driver from "
+                       << accelerators.driver_source;
+    }
     // The agent's choice (never the pod's env); a privileged container has
-    // the host's nodes already, unless device_root names other ones.
-    for (OciDevice& d : OciAcceleratorDevices(
-             AcceleratorDevices(*options_.devices, options_.device_root))) {
+    // the host's nodes already, unless dev_root names other ones.
+    for (OciDevice& d : OciAcceleratorDevices(accelerators.devices)) {
       if (std::none_of(
               oci.devices.begin(), oci.devices.end(),
               [&](const OciDevice& have) { return have.path == d.path; })) {
         oci.devices.push_back(std::move(d));
       }
+    }
+    // The driver's env wins over the container's, as a CDI runtime's does.
+    for (const std::string& e : accelerators.env) {
+      const std::string key = e.substr(0, e.find('=') + 1);
+      std::erase_if(oci.env, [&](const std::string& have) {
+        return have.starts_with(key);
+      });
+      oci.env.push_back(e);
     }
   }
   // Volume and container names were checked (CheckAssignment) before the
@@ -214,6 +232,9 @@ absl::Status RuncLauncher::WriteBundle(const api::Container& spec,
       source = *staged;
     }
     oci.mounts.push_back({source, m.destination, m.read_only});
+  }
+  for (const AcceleratorMount& m : accelerators.mounts) {
+    oci.mounts.push_back({m.host_path, m.container_path, m.read_only});
   }
   mkdir(absl::StrCat(options_.pod_dir, "/oci").c_str(), 0700);
   mkdir(Bundle(spec).c_str(), 0700);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "agent/runtime/accelerator_devices.h"
 #include "agent/runtime/cgroups.h"
 #include "agent/runtime/container_launcher.h"
 #include "proto/agent.pb.h"
@@ -32,10 +33,10 @@ class RuncLauncher final : public ContainerLauncher {
     // The pod (its volumes, its securityContext); must outlive the
     // launcher.
     const api::Pod* pod = nullptr;
-    // The accelerators the agent gave the pod (may be null: none), their
-    // nodes under `device_root`; must outlive the launcher.
+    // The accelerators the agent gave the pod (may be null: none), and
+    // where their nodes, driver and CDI specs are; must outlive the launcher.
     const api::PodDevices* devices = nullptr;
-    std::string device_root = "/dev";
+    AcceleratorOptions accelerators;
   };
 
   // `cgroups` (may be null: none) must outlive the launcher.

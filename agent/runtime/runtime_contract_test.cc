@@ -17,6 +17,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
@@ -95,12 +97,23 @@ std::string DeviceRoot(const std::string& work_dir) {
   return work_dir + "-dev";
 }
 
+// The accelerator options of the runtimes under test: the stand-in /dev, a
+// stand-in NVIDIA driver root and CDI directory beside the work dir (absent
+// unless a test makes them), so that nothing of the host's is read.
+AcceleratorOptions TestAccelerators(const std::string& work_dir) {
+  AcceleratorOptions options;
+  options.dev_root = DeviceRoot(work_dir);
+  options.driver_root = work_dir + "-driver";
+  options.cdi_dirs = {work_dir + "-cdi"};
+  return options;
+}
+
 absl::StatusOr<std::unique_ptr<Runtime>> MakeShimRuntime(
     ShimRuntime::Mode mode, const std::string& work_dir,
     const std::string& image_dir, int64_t log_cap) {
   ShimRuntime::Options options;
   options.work_dir = work_dir;
-  options.device_root = DeviceRoot(work_dir);
+  options.accelerators = TestAccelerators(work_dir);
   options.shim_path = RunfilePath("agent/runtime/jobset-pod-shim");
   options.mode = mode;
   options.image_dir = image_dir;
@@ -243,7 +256,7 @@ absl::StatusOr<std::unique_ptr<Runtime>> MakeCriRuntime(
   CriRuntime::Options options;
   options.work_dir = work_dir;
   if (log_cap > 0) options.log_cap_bytes = log_cap;
-  options.device_root = DeviceRoot(work_dir);
+  options.accelerators = TestAccelerators(work_dir);
   options.endpoint = CriEnvironment::Get()->endpoint();
   options.sync_period = absl::Milliseconds(100);
   absl::StatusOr<std::unique_ptr<CriRuntime>> r = CriRuntime::Create(options);
@@ -1545,6 +1558,18 @@ TEST_P(SecurityContextTest, HostPathTypeFailureIsTheContainersStartError) {
   EXPECT_EQ(WaitFinal("after").phase(), "Succeeded");
 }
 
+// Makes `dev` and character devices with /dev/null's numbers (1, 3) named
+// `names` in it, so that nothing real is touched.
+void MakeStandInNodes(const std::string& dev,
+                      const std::vector<std::string>& names) {
+  ASSERT_EQ(mkdir(dev.c_str(), 0755), 0) << strerror(errno);
+  for (const std::string& name : names) {
+    const std::string node = absl::StrCat(dev, "/", name);
+    ASSERT_EQ(mknod(node.c_str(), S_IFCHR | 0666, makedev(1, 3)), 0)
+        << node << ": " << strerror(errno);
+  }
+}
+
 TEST_P(SecurityContextTest, GetsTheDeviceNodesOfItsAssignedGpusOnly) {
   if (!oci()) {
     GTEST_SKIP()
@@ -1553,16 +1578,21 @@ TEST_P(SecurityContextTest, GetsTheDeviceNodesOfItsAssignedGpusOnly) {
   }
   // Stand-ins with /dev/null's numbers, so nothing real is touched.
   const std::string dev = DeviceRoot(work_dir_);
-  ASSERT_EQ(mkdir(dev.c_str(), 0755), 0) << strerror(errno);
-  for (const char* name : {"nvidia0", "nvidia1", "nvidiactl", "nvidia-uvm"}) {
-    const std::string node = absl::StrCat(dev, "/", name);
-    ASSERT_EQ(mknod(node.c_str(), S_IFCHR | 0666, makedev(1, 3)), 0)
-        << node << ": " << strerror(errno);
-  }
+  MakeStandInNodes(dev, {"nvidia0", "nvidia1", "nvidiactl", "nvidia-uvm"});
+  // A stand-in driver: no CDI spec, so its libraries are mounted, read-only.
+  const std::string lib = work_dir_ + "-driver/usr/lib/x86_64-linux-gnu";
+  std::filesystem::create_directories(lib);
+  { std::ofstream(lib + "/libcuda.so.1") << "stand-in libcuda\n"; }
   api::PodAssignment a =
       PodBuilder("gpus")
-          .Container("main", Busybox("/bin/busybox ls -1 /dev && echo x > "
-                                     "/dev/nvidia1 && echo written"))
+          .Container("main",
+                     Busybox("/bin/busybox ls -1 /dev && echo x > "
+                             "/dev/nvidia1 && echo written && "
+                             "/bin/busybox cat "
+                             "/usr/lib/x86_64-linux-gnu/libcuda.so.1 && "
+                             "! echo y 2>/dev/null > "
+                             "/usr/lib/x86_64-linux-gnu/libcuda.so.1 && "
+                             "echo read-only"))
           .Build();
   // The agent gave it GPU 1; the pod's env asking for all changes nothing.
   a.mutable_devices()->add_nvidia_gpus(1);
@@ -1583,6 +1613,59 @@ TEST_P(SecurityContextTest, GetsTheDeviceNodesOfItsAssignedGpusOnly) {
   EXPECT_TRUE(has("nvidia-uvm")) << log;
   EXPECT_FALSE(has("nvidia0")) << log;
   EXPECT_TRUE(has("written")) << log;  // it is /dev/null underneath
+  EXPECT_TRUE(has("stand-in libcuda")) << log;
+  EXPECT_TRUE(has("read-only")) << log;
+}
+
+// Where the NVIDIA container toolkit wrote a CDI spec, its edits for the
+// assigned GPU: its device nodes, mounts and env (the env over the pod's).
+TEST_P(SecurityContextTest, ACdiSpecsEditsReachTheContainer) {
+  if (!oci()) GTEST_SKIP() << "process mode runs no container config";
+  const std::string dev = DeviceRoot(work_dir_);
+  MakeStandInNodes(dev, {"nvidia0", "nvidia-caps-imex"});
+  const std::string files = work_dir_ + "-cdi-files";
+  std::filesystem::create_directories(files);
+  { std::ofstream(files + "/libcuda.so.1") << "from the CDI spec\n"; }
+  std::filesystem::create_directories(work_dir_ + "-cdi");
+  std::ofstream(work_dir_ + "-cdi/nvidia.yaml") << absl::StrCat(
+      "cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices:\n- name: \"0\"\n"
+      "  containerEdits:\n    deviceNodes:\n"
+      "    - {path: /dev/nvidia-caps/imex, hostPath: ",
+      dev,
+      "/nvidia-caps-imex}\n"
+      "containerEdits:\n  env: [DRIVER_FROM=cdi]\n  mounts:\n"
+      "  - {hostPath: ",
+      files,
+      "/libcuda.so.1, containerPath: "
+      "/usr/lib64/libcuda.so.1, options: [ro, nosuid, nodev, bind]}\n");
+  api::PodAssignment a =
+      PodBuilder("cdi")
+          .Container("main", Busybox("/bin/busybox ls -1 /dev/nvidia-caps; "
+                                     "/bin/busybox cat /usr/lib64/libcuda.so.1;"
+                                     " echo driver=$DRIVER_FROM"))
+          .Build();
+  a.mutable_devices()->add_nvidia_gpus(0);
+  api::EnvVar* mine =
+      a.mutable_pod()->mutable_spec()->mutable_containers(0)->add_env();
+  mine->set_name("DRIVER_FROM");
+  mine->set_value("pod");
+  ASSERT_THAT(StartAssignment(a), IsOk());
+  api::PodStatus s = WaitFinal("cdi");
+  const std::string log = Log("cdi", "main");
+  EXPECT_EQ(s.phase(), "Succeeded") << s.message() << "\n" << log;
+  EXPECT_EQ(log, "imex\nfrom the CDI spec\ndriver=cdi\n");
+
+  // A GPU the spec does not name: the container's start error.
+  api::PodAssignment b =
+      PodBuilder("cdi-missing").Container("main", Busybox("echo ran")).Build();
+  b.mutable_devices()->add_nvidia_gpus(3);
+  ASSERT_THAT(StartAssignment(b), IsOk());
+  s = WaitFinal("cdi-missing");
+  EXPECT_EQ(s.phase(), "Failed");
+  ASSERT_EQ(s.container_statuses_size(), 1);
+  EXPECT_EQ(s.container_statuses(0).reason(), "StartError");
+  EXPECT_THAT(s.container_statuses(0).message(),
+              HasSubstr("no CDI spec has device \"nvidia.com/gpu=3\""));
 }
 
 // What only registry images have: Kubernetes' image semantics through CRI.

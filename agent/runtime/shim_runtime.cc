@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "agent/runtime/cgroups.h"
@@ -299,7 +300,10 @@ absl::Status ShimRuntime::SpawnShim(const std::string& uid, int lock_fd) {
       absl::StrCat("--mode=", options_.mode == Mode::kOci ? "oci" : "process"),
       absl::StrCat("--image_dir=", options_.image_dir),
       absl::StrCat("--runc=", options_.runc_path),
-      absl::StrCat("--device_root=", options_.device_root),
+      absl::StrCat("--device_root=", options_.accelerators.dev_root),
+      absl::StrCat("--driver_root=", options_.accelerators.driver_root),
+      absl::StrCat("--cdi_dirs=",
+                   absl::StrJoin(options_.accelerators.cdi_dirs, ",")),
       absl::StrCat("--cgroup_root=", options_.cgroup_root),
       absl::StrCat("--log_cap_bytes=", options_.log_cap_bytes),
       absl::StrCat("--pids_max=", options_.pids_max),

@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "agent/runtime/accelerator_devices.h"
 #include "agent/runtime/runtime.h"
 
 namespace jobset::agent {
@@ -34,9 +35,9 @@ class ShimRuntime : public Runtime {
     std::string image_dir;
     // oci: the runc binary (a bare name is searched in the default PATH).
     std::string runc_path = "runc";
-    // oci: the nodes of a pod's accelerators (PodAssignment.devices) are
-    // <device_root>/nvidia<N> etc.; tests give stand-ins.
-    std::string device_root = "/dev";
+    // oci: where a pod's accelerators' (PodAssignment.devices) nodes,
+    // NVIDIA driver and CDI specs are; tests give stand-ins.
+    AcceleratorOptions accelerators;
     // Pod cgroups go to <root>/<uid>/<container>: relative to the agent's own
     // cgroup in each hierarchy, or absolute.
     std::string cgroup_root = "jobset-pods";

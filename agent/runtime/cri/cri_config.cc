@@ -139,7 +139,7 @@ v1::PodSandboxConfig SandboxConfig(const api::PodAssignment& assignment,
 absl::StatusOr<v1::ContainerConfig> ContainerConfigFor(
     const api::PodAssignment& assignment, const api::Container& spec, bool init,
     int attempt, const ImageFacts& image, const std::vector<HostMount>& mounts,
-    const std::vector<AcceleratorDevice>& devices) {
+    const AcceleratorSetup& accelerators) {
   const api::Pod& pod = assignment.pod();
   const EffectiveSecurity sc = Effective(pod.spec(), spec);
   // kubelet's verifyRunAsNonRoot, against the image's user when the spec
@@ -169,7 +169,19 @@ absl::StatusOr<v1::ContainerConfig> ContainerConfigFor(
     kv->set_key(e.name());
     kv->set_value(e.value());
   }
+  for (const std::string& e : accelerators.env) {
+    v1::KeyValue* kv = config.add_envs();
+    const size_t eq = e.find('=');
+    kv->set_key(e.substr(0, eq));
+    kv->set_value(eq == std::string::npos ? "" : e.substr(eq + 1));
+  }
   for (const HostMount& m : mounts) {
+    v1::Mount* mount = config.add_mounts();
+    mount->set_host_path(m.host_path);
+    mount->set_container_path(m.container_path);
+    mount->set_readonly(m.read_only);
+  }
+  for (const AcceleratorMount& m : accelerators.mounts) {
     v1::Mount* mount = config.add_mounts();
     mount->set_host_path(m.host_path);
     mount->set_container_path(m.container_path);
@@ -177,7 +189,7 @@ absl::StatusOr<v1::ContainerConfig> ContainerConfigFor(
   }
   // The runtime makes each node in the container and allows it in the
   // device cgroup (containers-cri.md §5: no CDI in containerd 1.6).
-  for (const AcceleratorDevice& d : devices) {
+  for (const AcceleratorDevice& d : accelerators.devices) {
     v1::Device* device = config.add_devices();
     device->set_container_path(d.container_path);
     device->set_host_path(d.host_path);

@@ -54,16 +54,17 @@ struct HostMount {
 // (the runtime merges them with ENTRYPOINT/CMD), the resolved env, the user
 // as kubelet picks it (runAsUser, else the image's uid or name, else 0),
 // capabilities, no_new_privs, read-only root, resources from its limits and
-// requests, `mounts`, `devices` (the pod's accelerators: host node at its
-// container path, permissions "rwm"), log path "<name>.log" (every attempt
-// appends to it).
+// requests, `mounts`, and `accelerators` (the pod's: each device node at
+// its container path, permissions "rwm"; the driver's files mounted; their
+// env after the container's, so that it wins), log path "<name>.log" (every
+// attempt appends to it).
 // FailedPrecondition with kubelet's message when runAsNonRoot refuses the
 // user (the container's CreateContainerConfigError); InvalidArgument naming
 // the field for a bad quantity.
 absl::StatusOr<runtime::v1::ContainerConfig> ContainerConfigFor(
     const api::PodAssignment& assignment, const api::Container& spec, bool init,
     int attempt, const ImageFacts& image, const std::vector<HostMount>& mounts,
-    const std::vector<AcceleratorDevice>& devices = {});
+    const AcceleratorSetup& accelerators = {});
 
 // The log file of container `name` under the pod's log directory.
 std::string ContainerLogName(const std::string& name);

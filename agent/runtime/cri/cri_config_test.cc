@@ -108,10 +108,21 @@ TEST(ContainerConfigTest, AcceleratorDevicesAtTheirContainerPaths) {
   AcceleratorDevice vfio;
   vfio.host_path = "/standin/vfio/0";
   vfio.container_path = "/dev/vfio/0";
+  AcceleratorSetup accelerators;
+  accelerators.devices = {gpu, vfio};
+  accelerators.mounts = {{"/standin/libcuda.so.1", "/usr/lib/libcuda.so.1"}};
+  accelerators.env = {"FROM_CDI=1"};
   absl::StatusOr<v1::ContainerConfig> c =
       ContainerConfigFor(a, a.pod().spec().containers(0), false, 0,
-                         {"sha256:x", 0, ""}, {}, {gpu, vfio});
+                         {"sha256:x", 0, ""}, {}, accelerators);
   ASSERT_THAT(c, IsOk());
+  ASSERT_EQ(c->mounts_size(), 1);
+  EXPECT_EQ(c->mounts(0).host_path(), "/standin/libcuda.so.1");
+  EXPECT_EQ(c->mounts(0).container_path(), "/usr/lib/libcuda.so.1");
+  EXPECT_TRUE(c->mounts(0).readonly());
+  ASSERT_GE(c->envs_size(), 1);
+  EXPECT_EQ(c->envs(c->envs_size() - 1).key(), "FROM_CDI");
+  EXPECT_EQ(c->envs(c->envs_size() - 1).value(), "1");
   ASSERT_EQ(c->devices_size(), 2);
   EXPECT_EQ(c->devices(0).host_path(), "/standin/nvidia1");
   EXPECT_EQ(c->devices(0).container_path(), "/dev/nvidia1");
