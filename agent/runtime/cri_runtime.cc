@@ -108,7 +108,13 @@ struct CriContainer {
   ProbeSettings probe_settings;
   ProbeRecord probe;
   absl::Time next_probe = absl::InfiniteFuture();
+  // When an exit by SIGKILL without a reason was first seen: the runtime's
+  // OOM event can land after the exit (then the reason becomes OOMKilled),
+  // so such an exit is taken only once it says so or kOomGrace has passed.
+  absl::Time killed_seen = absl::InfiniteFuture();
 };
+
+constexpr absl::Duration kOomGrace = absl::Seconds(2);
 
 }  // namespace
 
@@ -500,7 +506,14 @@ void CriPodWorker::Refresh(absl::Time now) {
       continue;
     }
     if (s->status().state() == v1::CONTAINER_EXITED) {
-      OnExit(*c, s->status(), now);
+      const v1::ContainerStatus& st = s->status();
+      if (st.exit_code() == 137 &&
+          (st.reason().empty() || st.reason() == "Error")) {
+        if (c->killed_seen == absl::InfiniteFuture()) c->killed_seen = now;
+        if (now - c->killed_seen < kOomGrace) continue;
+      }
+      c->killed_seen = absl::InfiniteFuture();
+      OnExit(*c, st, now);
     } else {
       RotateLog(*c);
       Probe(*c, now);
