@@ -1766,6 +1766,31 @@ TEST_F(CriImageTest, AMissingImageWaitsWithKubernetesReasons) {
   EXPECT_THAT(s->status.container_statuses(0).message(),
               HasSubstr("not found"));
 
+  // A tag the registry does not have, of an image it has.
+  const std::string image = CriEnvironment::Get()->image();
+  const std::string no_tag =
+      absl::StrCat(image.substr(0, image.rfind(':')), ":no-such-tag");
+  ASSERT_THAT(Start("notag", no_tag, "IfNotPresent", {"/bin/helper"}), IsOk());
+  s = WaitReason("notag", "ImagePullBackOff");
+  ASSERT_THAT(s.status(), IsOk());
+  EXPECT_EQ(s->status.phase(), "Pending");
+  EXPECT_THAT(s->status.container_statuses(0).message(),
+              HasSubstr(absl::StrCat("Back-off pulling image \"", no_tag,
+                                     "\": ErrImagePull: ")));
+  EXPECT_THAT(s->status.container_statuses(0).message(),
+              HasSubstr("not found"));
+  // Kubelet's events for it, in order.
+  std::vector<std::string> reasons;
+  std::map<std::string, std::vector<api::PodEvent>> events =
+      runtime_->TakeEvents();
+  for (const api::PodEvent& e : events["notag"]) {
+    reasons.push_back(absl::StrCat(e.type(), " ", e.reason()));
+  }
+  EXPECT_THAT(reasons,
+              ::testing::IsSupersetOf(
+                  {"Normal Pulling", "Warning Failed", "Normal BackOff"}));
+  ASSERT_THAT(runtime_->Stop("notag", absl::Seconds(1)), IsOk());
+
   ASSERT_THAT(Start("never", missing, "Never", {"/bin/helper"}), IsOk());
   s = WaitReason("never", "ErrImageNeverPull");
   ASSERT_THAT(s.status(), IsOk());
