@@ -96,17 +96,29 @@ class ClientTest(unittest.TestCase):
                       [js.metadata.name for js in self.client.list()])
         self.assertEqual(self.client.list(label_selector="team=other"), [])
 
+        def names():
+            return {p.metadata.name for p in
+                    self.client.list_pods("success-policy")}
+
+        deadline = time.monotonic() + 10
+        while len(names()) != 3 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        before = names()
+        self.assertEqual(len(before), 3)
         self.assertTrue(self.client.suspend("success-policy").spec.suspend)
         self.assertFalse(self.client.resume("success-policy").spec.suspend)
 
         # The controller may still be stopping the pods of the suspended
-        # attempt: wait for the resumed JobSet's three.
+        # attempt: wait for the resumed JobSet's three, none of the old.
         deadline = time.monotonic() + 10
         pods = self.client.list_pods("success-policy")
-        while len(pods) != 3 and time.monotonic() < deadline:
+        while ((len(pods) != 3 or
+                before & {p.metadata.name for p in pods}) and
+               time.monotonic() < deadline):
             time.sleep(0.1)
             pods = self.client.list_pods("success-policy")
         self.assertEqual(len(pods), 3)
+        self.assertFalse(before & {p.metadata.name for p in pods})
         self.assertEqual(len(self.client.list_jobs("success-policy")), 2)
         # One item a page: the lists page through to the same items.
         with jobset.Client.from_config(self.config, page_size=1) as paged:
@@ -225,6 +237,44 @@ class ClientTest(unittest.TestCase):
                                        token="no-such.token") as bad:
             with self.assertRaises(jobset.Unauthenticated):
                 bad.list()
+
+    def test_secrets_and_config_maps(self):
+        created = self.client.apply_secret(
+            "py-token", {"token": "s3cret", "raw": b"\x00\x01"},
+            labels={"team": "py"})
+        self.assertTrue(created.created)
+        self.assertEqual(dict(created.secret.data), {})  # never echoed
+        self.assertTrue(self.client.apply_secret(
+            "py-token", {"token": "s3cret", "raw": b"\x00\x01"},
+            labels={"team": "py"}).unchanged)
+        got = self.client.get_secret("py-token")
+        self.assertEqual(got.type, "Opaque")
+        self.assertEqual(got.data["token"], b"s3cret")
+        self.assertEqual(got.data["raw"], b"\x00\x01")
+        self.assertIn("py-token", [s.metadata.name for s in
+                                   self.client.list_secrets(
+                                       label_selector="team=py")])
+        with self.assertRaises(jobset.ApiError) as caught:
+            self.client.apply_secret("py-token", {"token": "x"},
+                                     create_only=True)
+        self.assertIn("py-token", str(caught.exception))
+        with self.assertRaises(jobset.ApiError) as caught:
+            self.client.apply_secret("Bad_Name", {"k": "v"})
+        self.assertIn("metadata.name", str(caught.exception))
+        self.client.delete_secret("py-token")
+        with self.assertRaises(jobset.NotFoundError):
+            self.client.get_secret("py-token")
+
+        cm = self.client.apply_config_map("py-settings", {"mode": "fast"},
+                                          binary_data={"blob": b"\xff"})
+        self.assertTrue(cm.created)
+        got = self.client.get_config_map("py-settings")
+        self.assertEqual(dict(got.data), {"mode": "fast"})
+        self.assertEqual(got.binary_data["blob"], b"\xff")
+        self.assertEqual([c.metadata.name for c in
+                          self.client.list_config_maps()], ["py-settings"])
+        self.client.delete_config_map("py-settings")
+        self.assertEqual(self.client.list_config_maps(), [])
 
     def test_unreachable_server_names_the_address(self):
         with jobset.Client("127.0.0.1:1", timeout=5) as client:

@@ -284,6 +284,77 @@ class Client:
         return self._call("GetNode", agent_pb2.GetNodeRequest(name=name),
                           stub=self._nodes)
 
+    # ---- Secrets and ConfigMaps ----
+
+    def apply_secret(self, name, data=None, type="Opaque", namespace=None,
+                     labels=None, create_only=False, dry_run=False):
+        """Creates or updates a v1 Secret (`kubectl create secret generic`
+        or, with type "kubernetes.io/dockerconfigjson" and data
+        {".dockerconfigjson": ...}, `docker-registry`). `data` maps keys to
+        bytes or str (UTF-8). Returns the ApplySecretResponse: `secret` as
+        stored, without its data, and whether it was `created` or
+        `unchanged`. Pods that name it get its values; clients only with the
+        right to get secrets."""
+        secret = service_pb2.Secret(type=type)
+        secret.metadata.name = name
+        secret.metadata.namespace = self._ns(namespace)
+        secret.metadata.labels.update(labels or {})
+        for key, value in (data or {}).items():
+            secret.data[key] = (value.encode() if isinstance(value, str)
+                                else bytes(value))
+        return self._call("ApplySecret", service_pb2.ApplySecretRequest(
+            secret=secret, create_only=create_only, dry_run=dry_run))
+
+    def get_secret(self, name, namespace=None):
+        """Returns the Secret (its data needs the right to get secrets);
+        NotFoundError when there is none."""
+        return self._call("GetSecret", service_pb2.GetSecretRequest(
+            namespace=self._ns(namespace), name=name))
+
+    def list_secrets(self, namespace=None, label_selector=""):
+        """Returns the namespace's Secrets."""
+        return list(self._call("ListSecrets", service_pb2.ListSecretsRequest(
+            namespace=self._ns(namespace),
+            label_selector=label_selector)).items)
+
+    def delete_secret(self, name, namespace=None):
+        """Deletes the Secret; returns it as it was, without its data."""
+        return self._call("DeleteSecret", service_pb2.DeleteSecretRequest(
+            namespace=self._ns(namespace), name=name))
+
+    def apply_config_map(self, name, data=None, binary_data=None,
+                         namespace=None, labels=None, create_only=False,
+                         dry_run=False):
+        """Creates or updates a v1 ConfigMap (`kubectl create configmap`):
+        `data` maps keys to str, `binary_data` to bytes. Returns the
+        ApplyConfigMapResponse (`config_map`, `created`, `unchanged`)."""
+        config_map = service_pb2.ConfigMap()
+        config_map.metadata.name = name
+        config_map.metadata.namespace = self._ns(namespace)
+        config_map.metadata.labels.update(labels or {})
+        config_map.data.update(data or {})
+        for key, value in (binary_data or {}).items():
+            config_map.binary_data[key] = bytes(value)
+        return self._call("ApplyConfigMap", service_pb2.ApplyConfigMapRequest(
+            config_map=config_map, create_only=create_only, dry_run=dry_run))
+
+    def get_config_map(self, name, namespace=None):
+        """Returns the ConfigMap; NotFoundError when there is none."""
+        return self._call("GetConfigMap", service_pb2.GetConfigMapRequest(
+            namespace=self._ns(namespace), name=name))
+
+    def list_config_maps(self, namespace=None, label_selector=""):
+        """Returns the namespace's ConfigMaps."""
+        return list(self._call(
+            "ListConfigMaps", service_pb2.ListConfigMapsRequest(
+                namespace=self._ns(namespace),
+                label_selector=label_selector)).items)
+
+    def delete_config_map(self, name, namespace=None):
+        """Deletes the ConfigMap; returns it as it was."""
+        return self._call("DeleteConfigMap", service_pb2.DeleteConfigMapRequest(
+            namespace=self._ns(namespace), name=name))
+
     # ---- access ----
 
     def create_token(self, name, groups=(), ttl=None):
