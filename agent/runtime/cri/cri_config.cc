@@ -175,18 +175,14 @@ absl::StatusOr<v1::ContainerConfig> ContainerConfigFor(
     kv->set_key(e.substr(0, eq));
     kv->set_value(eq == std::string::npos ? "" : e.substr(eq + 1));
   }
-  for (const HostMount& m : mounts) {
+  auto add_mount = [&config](const auto& m) {
     v1::Mount* mount = config.add_mounts();
     mount->set_host_path(m.host_path);
     mount->set_container_path(m.container_path);
     mount->set_readonly(m.read_only);
-  }
-  for (const AcceleratorMount& m : accelerators.mounts) {
-    v1::Mount* mount = config.add_mounts();
-    mount->set_host_path(m.host_path);
-    mount->set_container_path(m.container_path);
-    mount->set_readonly(m.read_only);
-  }
+  };
+  for (const HostMount& m : mounts) add_mount(m);
+  for (const AcceleratorMount& m : accelerators.mounts) add_mount(m);
   // The runtime makes each node in the container and allows it in the
   // device cgroup (containers-cri.md §5: no CDI in containerd 1.6).
   for (const AcceleratorDevice& d : accelerators.devices) {
