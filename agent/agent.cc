@@ -1,5 +1,6 @@
 #include "agent/agent.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <optional>
@@ -19,6 +20,15 @@ namespace jobset::agent {
 namespace {
 
 constexpr char kGpu[] = "nvidia.com/gpu";
+
+void SetDuration(absl::Duration d, google::protobuf::Duration* out) {
+  out->set_seconds(absl::IDivDuration(d, absl::Seconds(1), &d));
+  out->set_nanos(static_cast<int32_t>(absl::ToInt64Nanoseconds(d)));
+}
+
+absl::Time ToTime(const google::protobuf::Timestamp& t) {
+  return absl::FromUnixSeconds(t.seconds()) + absl::Nanoseconds(t.nanos());
+}
 constexpr absl::Duration kDefaultGrace = absl::Seconds(30);
 constexpr absl::Duration kLeaseGrace = absl::Seconds(1);
 constexpr absl::Duration kWelcomeTimeout = absl::Seconds(10);
@@ -403,8 +413,8 @@ void Agent::Launch(api::PodAssignment a, const std::vector<int>& gpus) {
   AddAcceleratorEnv(gpus, &a);
   const absl::Time ordered = clock_->Now();
   absl::Status started = runtime_->Start(a);
-  if (started.ok() && options_.metrics != nullptr) {
-    options_.metrics->launches.Increment();
+  if (started.ok()) {
+    if (options_.metrics != nullptr) options_.metrics->launches.Increment();
     absl::MutexLock lock(&mu_);
     pods_.launching[uid] = ordered;
   }
@@ -679,7 +689,7 @@ void Agent::Tick() {
   }
   FinishRestarts(pods);
   if (options_.metrics != nullptr) {
-    RecordPods(pods, now);
+    RecordPods(pods);
     options_.metrics->connected.Set(welcomed ? 1 : 0);
   }
   if (!welcomed) return;
@@ -701,6 +711,7 @@ void Agent::Tick() {
     report->set_pod_uid(pod.uid);
     report->set_in_place_restart_attempt(AttemptRunning(pod.uid));
     *report->mutable_status() = std::move(pod.status);
+    TakeLaunch(pod.uid, report->status(), now, report);
     if (pod_events != events.end()) {
       const std::vector<api::PodEvent>& e = pod_events->second;
       // jobsetd takes at most kMaxEventsPerPod in one report: the latest.
@@ -715,7 +726,36 @@ void Agent::Tick() {
   }
 }
 
-void Agent::RecordPods(const std::vector<PodState>& pods, absl::Time now) {
+void Agent::TakeLaunch(const std::string& uid, const api::PodStatus& status,
+                       absl::Time now, api::PodReport* report) {
+  if (status.phase().empty() || status.phase() == api::kPodPending) return;
+  absl::Time ordered;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = pods_.launching.find(uid);
+    if (it == pods_.launching.end()) return;
+    ordered = it->second;
+    pods_.launching.erase(it);
+  }
+  // A pod seen only once it had finished has no launch to time.
+  if (status.phase() != api::kPodRunning) return;
+  const absl::Duration to_report =
+      std::max(now - ordered, absl::ZeroDuration());
+  api::LaunchTimings* launch = report->mutable_launch();
+  SetDuration(to_report, launch->mutable_received_to_reported());
+  // The runtime's start times are the host's wall clock, as is `ordered`
+  // with jobset-agent's clock.
+  absl::Time started = absl::InfinitePast();
+  for (const api::ContainerStatus& c : status.container_statuses()) {
+    if (c.has_started_at()) started = std::max(started, ToTime(c.started_at()));
+  }
+  if (started >= ordered && started - ordered <= to_report)
+    SetDuration(started - ordered, launch->mutable_received_to_started());
+  if (options_.metrics != nullptr)
+    options_.metrics->launch_seconds.Observe(absl::ToDoubleSeconds(to_report));
+}
+
+void Agent::RecordPods(const std::vector<PodState>& pods) {
   std::map<std::string, double> phases = {{api::kPodPending, 0},
                                           {api::kPodRunning, 0},
                                           {api::kPodSucceeded, 0},
@@ -724,15 +764,6 @@ void Agent::RecordPods(const std::vector<PodState>& pods, absl::Time now) {
   for (const PodState& pod : pods) {
     phases[pod.status.phase().empty() ? api::kPodPending
                                       : pod.status.phase()] += 1;
-    auto ordered = pods_.launching.find(pod.uid);
-    if (ordered != pods_.launching.end() &&
-        pod.status.phase() != api::kPodPending) {
-      if (pod.status.phase() == api::kPodRunning) {
-        options_.metrics->launch_seconds.Observe(
-            absl::ToDoubleSeconds(now - ordered->second));
-      }
-      pods_.launching.erase(ordered);
-    }
     // Each pod's end counts once.
     if (Finished(pod.status) && pods_.exited.insert(pod.uid).second) {
       std::string reason = pod.status.reason();

@@ -118,8 +118,13 @@ class Agent {
   bool Send(const api::AgentMessage& msg);
   void ReportFailure(const api::PodAssignment& a, const std::string& reason,
                      const std::string& message);
+  // The first report of pod `uid` past Pending (with `status`, at `now`)
+  // ends its launch: when it is Running, the launch's timings go into
+  // `report` (and the launch metric).
+  void TakeLaunch(const std::string& uid, const api::PodStatus& status,
+                  absl::Time now, api::PodReport* report);
   // Updates the metrics from the runtime's view (each tick).
-  void RecordPods(const std::vector<PodState>& pods, absl::Time now);
+  void RecordPods(const std::vector<PodState>& pods);
   // The ledger in state_dir: each pod's GPUs ("devices") and restart in
   // place attempt ("attempts"), so that a restarted agent neither gives a
   // GPU out twice nor mistakes which attempt a pod's state is of.
@@ -151,8 +156,8 @@ class Agent {
     std::map<std::string, std::string> sent;
     std::map<std::string, absl::Duration> grace;      // termination grace
     std::map<std::string, std::vector<int>> devices;  // GPU device indices
-    // Metrics: pods ordered to run but not yet seen running (uid ->
-    // ordered), and pods whose exit was counted.
+    // Pods ordered to run but not yet reported past Pending (uid ->
+    // ordered: their launch timings), and pods whose exit was counted.
     std::map<std::string, absl::Time> launching;
     std::set<std::string> exited;
     // restartStrategy InPlaceRestart: the attempt each pod runs at, and the

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "agent/runtime/pod_input.h"
 #include "api/pod_phase.h"
 
@@ -23,7 +24,8 @@ void Terminate(api::PodStatus* status, int exit_code, int signal,
     c.set_reason(reason);
   }
   for (api::Condition& c : *status->mutable_conditions()) {
-    if (c.type() == "Ready") c.set_status("False");
+    if (c.type() == "Ready" || c.type() == "ContainersReady")
+      c.set_status("False");
   }
 }
 
@@ -46,10 +48,17 @@ absl::Status FakeRuntime::Start(const api::PodAssignment& assignment) {
     s->set_name(c.name());
     s->set_state("running");
     s->set_ready(true);
+    // The host's wall clock, as a real runtime's.
+    const absl::Duration since_epoch = absl::Now() - absl::UnixEpoch();
+    s->mutable_started_at()->set_seconds(absl::ToInt64Seconds(since_epoch));
+    s->mutable_started_at()->set_nanos(static_cast<int32_t>(
+        absl::ToInt64Nanoseconds(since_epoch % absl::Seconds(1))));
   }
-  api::Condition* ready = state.status.add_conditions();
-  ready->set_type("Ready");
-  ready->set_status("True");
+  for (const char* type : {"Initialized", "Ready", "ContainersReady"}) {
+    api::Condition* c = state.status.add_conditions();
+    c->set_type(type);
+    c->set_status("True");
+  }
   return absl::OkStatus();
 }
 

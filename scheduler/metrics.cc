@@ -1,6 +1,8 @@
 #include "scheduler/metrics.h"
 
+#include <algorithm>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -17,6 +19,13 @@ using prometheus::Histogram;
 Histogram::BucketBoundaries LatencyBuckets() {
   return {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
           0.5,   1,      2.5,   5,    10,    30,   60,  120};
+}
+
+// Seconds, from 100 us to about 2 minutes: a pod's startup stages take from
+// tens of microseconds to (waiting for room) minutes.
+Histogram::BucketBoundaries StageBuckets() {
+  return {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+          0.1,    0.25,    0.5,    1,     2.5,    5,     10,   30,    120};
 }
 
 // gRPC's status code names, as grpc_code labels usually read.
@@ -94,6 +103,13 @@ SchedulerMetrics::SchedulerMetrics()
                                 "running")
                           .Register(*registry)
                           .Add({}, LatencyBuckets())),
+      pod_startup_seconds(
+          BuildHistogram()
+              .Name("jobsetd_pod_startup_stage_seconds")
+              .Help("A pod's startup by stage: created_to_bound, "
+                    "bound_to_sent, sent_to_received, received_to_started, "
+                    "started_to_reported, reported_to_committed")
+              .Register(*registry)),
       nodes(BuildGauge()
                 .Name("jobsetd_nodes")
                 .Help("Nodes by state: Ready, NotReady, Cordoned")
@@ -227,6 +243,31 @@ void PrometheusControllerMetrics::SubmittedToRunning(absl::Duration took) {
 
 void PrometheusControllerMetrics::RestartedToRunning(absl::Duration took) {
   metrics_->restart_seconds.Observe(absl::ToDoubleSeconds(took));
+}
+
+void SchedulerMetrics::PodStage(absl::string_view stage, absl::Duration took,
+                                int64_t pods) {
+  if (pods <= 0) return;
+  const Histogram::BucketBoundaries bounds = StageBuckets();
+  Histogram& h =
+      pod_startup_seconds.Add({{"stage", std::string(stage)}}, bounds);
+  const double seconds = std::max(0.0, absl::ToDoubleSeconds(took));
+  if (pods == 1) {
+    h.Observe(seconds);
+    return;
+  }
+  // One observation of `pods` at once: the buckets' increments (the last
+  // is +Inf's) and the sum.
+  std::vector<double> increments(bounds.size() + 1, 0);
+  const size_t bucket =
+      std::lower_bound(bounds.begin(), bounds.end(), seconds) - bounds.begin();
+  increments[bucket] = static_cast<double>(pods);
+  h.ObserveMultiple(increments, seconds * static_cast<double>(pods));
+}
+
+void PrometheusControllerMetrics::PodStage(absl::string_view stage,
+                                           absl::Duration took, int64_t pods) {
+  metrics_->PodStage(stage, took, pods);
 }
 
 void PrometheusControllerMetrics::Gauges(

@@ -42,6 +42,8 @@ struct SchedulerMetrics {
   prometheus::Histogram& placement_seconds;
   prometheus::Histogram& submit_to_running_seconds;
   prometheus::Histogram& restart_seconds;
+  // A pod's startup, stage by stage (controller_metrics.h kStage*).
+  prometheus::Family<prometheus::Histogram>& pod_startup_seconds;
   // Nodes by state (Ready, NotReady, Cordoned).
   prometheus::Family<prometheus::Gauge>& nodes;
   prometheus::Counter& nodes_lost;
@@ -56,6 +58,9 @@ struct SchedulerMetrics {
   prometheus::Counter& commit_bytes;
   prometheus::Family<prometheus::Counter>& grpc_requests;
   prometheus::Family<prometheus::Histogram>& grpc_seconds;
+
+  // Observes `took` `pods` times in stage `stage` of pod_startup_seconds.
+  void PodStage(absl::string_view stage, absl::Duration took, int64_t pods);
 };
 
 // A Store that times every commit and counts its bytes; every other call
@@ -86,6 +91,8 @@ class PrometheusControllerMetrics final : public ControllerMetrics {
                  int64_t n) override;
   void SubmittedToRunning(absl::Duration took) override;
   void RestartedToRunning(absl::Duration took) override;
+  void PodStage(absl::string_view stage, absl::Duration took,
+                int64_t pods) override;
   void Rejected(absl::string_view reason) override;
   void Gauges(const std::map<std::string, int64_t>& jobsets_by_state,
               const std::map<std::string, int64_t>& pods_by_phase,

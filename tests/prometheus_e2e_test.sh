@@ -62,12 +62,15 @@ import json, sys
 r = json.load(sys.stdin)["data"]["result"]
 print(r[0]["value"][1] if r else "")' 2>/dev/null
 }
-completed="" restarts="" launches=""
+completed="" restarts="" launches="" stages=""
 for _ in $(seq 1 60); do
   completed=$(query 'jobset_completed_total%7Bjobset_name%3D%22demo%22%7D')
   restarts=$(query 'sum(jobsetd_restarts_total)')
   launches=$(query 'jobset_agent_launches_total')
-  [ "$completed" = 1 ] && [ "$restarts" = 1 ] && [ -n "$launches" ] && break
+  # The pod startup stages observed at least once (of 6).
+  stages=$(query 'count(jobsetd_pod_startup_stage_seconds_count%20%3E%200)')
+  [ "$completed" = 1 ] && [ "$restarts" = 1 ] && [ -n "$launches" ] &&
+    [ "$stages" = 6 ] && break
   sleep 0.5
 done
 [ "$completed" = 1 ] && pass "Prometheus: jobset_completed_total{jobset_name=\"demo\"} = 1" ||
@@ -77,6 +80,9 @@ done
 [ -n "$launches" ] && [ "$launches" != 0 ] &&
   pass "Prometheus: the agent's jobset_agent_launches_total = $launches" ||
   fail "jobset_agent_launches_total = '$launches'"
+[ "$stages" = 6 ] &&
+  pass "Prometheus: all 6 stages of jobsetd_pod_startup_stage_seconds observed" ||
+  fail "pod startup stages observed: '$stages' of 6"
 
 for target in "$jobsetd_metrics" "$agent_metrics"; do
   if fetch "http://$target/metrics" | promtool check metrics >"$CLUSTER_DIR/promtool.out" 2>&1; then

@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 NODE_LOST_S = 10
 CPU_PER_NODE = 8
@@ -151,6 +152,10 @@ B6_SCRIPT = STAMP + """
 if [ "$ATTEMPT" = 0 ]; then exec sleep 300; fi"""
 
 
+STAGES = ("created_to_bound", "bound_to_sent", "sent_to_received", "received_to_started",
+          "started_to_reported", "reported_to_committed")
+
+
 class Cluster:
     """jobsetd (TLS, tokens, fsync on) and `nodes` agents, all children of this process."""
 
@@ -181,17 +186,19 @@ class Cluster:
 
     def start(self):
         self.jobsetd = self._spawn([self.bin["jobsetd"], "--listen=127.0.0.1:0", f"--data_dir={self.data}",
-                                    f"--node_lost_timeout={NODE_LOST_S}s", *self.jobsetd_flags], "jobsetd.log")
+                                    "--metrics_listen=127.0.0.1:0", f"--node_lost_timeout={NODE_LOST_S}s",
+                                    *self.jobsetd_flags], "jobsetd.log")
         log = os.path.join(self.scratch, "jobsetd.log")
 
-        def serving():
+        def said(prefix):  # the 4th word of jobsetd's line starting with `prefix`
             self.alive()
             with open(log, errors="replace") as f:
                 for line in f:
-                    if line.startswith("jobsetd serving on "):
+                    if line.startswith(prefix):
                         return line.split()[3]
             return None
-        self.address = until("jobsetd to serve", 30, serving)
+        self.address = until("jobsetd to serve", 30, lambda: said("jobsetd serving on "))
+        self.metrics_url = until("jobsetd's metrics address", 10, lambda: said("jobsetd metrics on http://"))
         until("jobsetd's admin.conf and join-token", 10,
               lambda: all(os.path.exists(os.path.join(self.data, f)) for f in ("admin.conf", "join-token")))
         for i in range(1, self.nodes + 1):
@@ -212,6 +219,19 @@ class Cluster:
         if self.jobsetd.poll() is not None:
             raise Failed(f"jobsetd exited with {self.jobsetd.returncode}; see {self.scratch}/jobsetd.log")
         return True
+
+    def stages(self):
+        """stage -> (count, sum in seconds) of jobsetd_pod_startup_stage_seconds, scraped now."""
+        with urllib.request.urlopen(self.metrics_url, timeout=30) as r:
+            text = r.read().decode()
+        out = {}
+        for line in text.splitlines():
+            for part, i in (("_count{", 0), ("_sum{", 1)):
+                head = f"jobsetd_pod_startup_stage_seconds{part}"
+                if line.startswith(head):
+                    stage = line[len(head):].split('"')[1]
+                    out.setdefault(stage, [0.0, 0.0])[i] = float(line.split()[-1])
+        return out
 
     def ctl(self, *args, timeout=120, check=True):
         argv = [self.bin["ctl"], f"--config={os.path.join(self.data, 'admin.conf')}", *args]
@@ -320,6 +340,7 @@ class Bench:
         self.c = cluster
         self.args = args
         self.results = {}  # measure -> [seconds]
+        self.stages = {}  # measure label -> stage -> (pods, mean seconds)
         self.failures = {}  # measure -> [message]
         os.makedirs(os.path.join(cluster.scratch, "marks"), exist_ok=True)
 
@@ -388,6 +409,7 @@ class Bench:
         return {f"B6 kill -9 of an agent, {n}-pod gang -> running elsewhere": max(stamps) - t_kill}
 
     def measure(self, label, runs, fn):
+        before = self.c.stages()
         for run in range(runs):
             try:
                 got = fn(run)
@@ -397,6 +419,12 @@ class Bench:
                 self.failures.setdefault(label, []).append(str(e))
                 say(f"{label} run {run + 1}/{runs}: FAILED: {e}")
             self.c.idle()
+        after = self.c.stages()
+        self.stages[label] = {}
+        for stage in STAGES:
+            n = after.get(stage, (0, 0))[0] - before.get(stage, (0, 0))[0]
+            total = after.get(stage, (0, 0))[1] - before.get(stage, (0, 0))[1]
+            self.stages[label][stage] = (int(n), total / n if n else None)
 
     def table(self, rss):
         rows = ["| measure | median | min | max | runs |", "|---|---|---|---|---|"]
@@ -410,6 +438,15 @@ class Bench:
             rows.append(f"| {key} | {rss_mib:.1f} MiB | | | |")
         for key, messages in self.failures.items():
             rows.append(f"| {key} | FAILED {len(messages)}: {messages[0][:100]} | | | |")
+        return "\n".join(rows)
+
+    def stage_table(self):
+        """Each measure's mean time per pod in each startup stage (jobsetd's histograms)."""
+        rows = ["| measure | pods | " + " | ".join(STAGES) + " |", "|---|---|" + "---|" * len(STAGES)]
+        for label, stages in self.stages.items():
+            pods = max(n for n, _ in stages.values())
+            cells = [f"{mean * 1000:.1f} ms" if mean is not None else "-" for _, mean in stages.values()]
+            rows.append(f"| {label} | {pods} | " + " | ".join(cells) + " |")
         return "\n".join(rows)
 
 
@@ -470,9 +507,12 @@ def main():
         print(f"\ntools/bench e2e: {args.nodes} nodes, {args.runs} run(s) each, {os.cpu_count()} CPUs, "
               f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} at the end\n")
         print(bench.table(rss))
+        print("\nPod startup stages, mean per pod (jobsetd_pod_startup_stage_seconds, docs/metrics.md):\n")
+        print(bench.stage_table())
         if args.json:
             with open(args.json, "w") as f:
-                json.dump({"results": bench.results, "failures": bench.failures, "rss_mib": rss}, f, indent=1)
+                json.dump({"results": bench.results, "failures": bench.failures, "rss_mib": rss,
+                           "stages": bench.stages}, f, indent=1)
         ok = not bench.failures and bool(bench.results)
     except Failed as e:
         say(f"aborted: {e}")

@@ -221,6 +221,28 @@ bool PodReady(bool ending, bool inits_complete,
   return ready;
 }
 
+void PodConditions::Update(bool initialized, bool ready, absl::Time now) {
+  if (initialized != initialized_.value) initialized_ = {initialized, now};
+  if (ready != ready_.value) ready_ = {ready, now};
+}
+
+void PodConditions::AppendTo(bool finished, api::PodStatus* status) const {
+  auto add = [&](const char* type, const Since& s, const char* not_reason) {
+    api::Condition* c = status->add_conditions();
+    c->set_type(type);
+    c->set_status(s.value ? "True" : "False");
+    if (finished) {
+      c->set_reason("PodCompleted");
+    } else if (!s.value) {
+      c->set_reason(not_reason);
+    }
+    SetTimestamp(s.since, c->mutable_last_transition_time());
+  };
+  add("Initialized", initialized_, "ContainersNotInitialized");
+  add("Ready", ready_, "ContainersNotReady");
+  add("ContainersReady", ready_, "ContainersNotReady");
+}
+
 api::ContainerStatus ToContainerStatus(absl::string_view name,
                                        const ContainerRecord& c, bool ready) {
   api::ContainerStatus s;

@@ -173,6 +173,34 @@ bool ContainerReady(const ContainerRecord& c, bool has_probe, bool probe_ready);
 bool PodReady(bool ending, bool inits_complete,
               const std::vector<bool>& containers_ready);
 
+// The kubelet's pod conditions, each with when it last changed: a pod's
+// timeline as clients read it (with jobsetd's PodScheduled).
+// - Initialized: every init container completed (at once when none).
+// - ContainersReady: every container ready (ContainerReady), not ending.
+// - Ready: the same (jobsetd has no readiness gates).
+class PodConditions {
+ public:
+  // The pod at `start`: not initialized, not ready.
+  void Reset(absl::Time start) {
+    initialized_ = {false, start};
+    ready_ = {false, start};
+  }
+  // The pod as of `now`.
+  void Update(bool initialized, bool ready, absl::Time now);
+  bool ready() const { return ready_.value; }
+  // Appends Initialized, Ready and ContainersReady (kubelet's order) to
+  // `status`; `finished`: the pod has ended (their reason PodCompleted).
+  void AppendTo(bool finished, api::PodStatus* status) const;
+
+ private:
+  struct Since {
+    bool value = false;
+    absl::Time since;
+  };
+  Since initialized_;
+  Since ready_;
+};
+
 // Sets `out` to `t`.
 void SetTimestamp(absl::Time t, google::protobuf::Timestamp* out);
 

@@ -385,5 +385,54 @@ TEST(ContainerLifecycleTest, ToContainerStatus) {
   EXPECT_FALSE(waiting.has_finished_at());
 }
 
+TEST(PodConditionsTest, EachConditionKeepsWhenItChanged) {
+  const absl::Time t0 = absl::FromUnixSeconds(1'700'000'000);
+  PodConditions conditions;
+  conditions.Reset(t0);
+  conditions.Update(false, false, t0 + absl::Milliseconds(1));
+  conditions.Update(true, false, t0 + absl::Milliseconds(5));
+  conditions.Update(true, true, t0 + absl::Milliseconds(9));
+  conditions.Update(true, true, t0 + absl::Milliseconds(20));
+  EXPECT_TRUE(conditions.ready());
+  api::PodStatus status;
+  conditions.AppendTo(false, &status);
+  ASSERT_EQ(status.conditions_size(), 3);
+  const int64_t base = absl::ToUnixMillis(t0);
+  auto at = [&](int i) {
+    const auto& t = status.conditions(i).last_transition_time();
+    return t.seconds() * 1000 + t.nanos() / 1'000'000 - base;
+  };
+  EXPECT_EQ(status.conditions(0).type(), "Initialized");
+  EXPECT_EQ(at(0), 5);
+  EXPECT_EQ(status.conditions(1).type(), "Ready");
+  EXPECT_EQ(at(1), 9);
+  EXPECT_EQ(status.conditions(2).type(), "ContainersReady");
+  EXPECT_EQ(at(2), 9);
+  for (const api::Condition& c : status.conditions()) {
+    EXPECT_EQ(c.status(), "True");
+    EXPECT_EQ(c.reason(), "");
+  }
+
+  conditions.Update(true, false, t0 + absl::Milliseconds(30));
+  status.Clear();
+  conditions.AppendTo(true, &status);
+  EXPECT_EQ(status.conditions(1).status(), "False");
+  EXPECT_EQ(status.conditions(1).reason(), "PodCompleted");
+  EXPECT_EQ(at(1), 30);
+  EXPECT_EQ(status.conditions(0).status(), "True");
+}
+
+TEST(PodConditionsTest, NotYetInitializedSaysWhy) {
+  PodConditions conditions;
+  conditions.Reset(absl::FromUnixSeconds(1'700'000'000));
+  api::PodStatus status;
+  conditions.AppendTo(false, &status);
+  EXPECT_EQ(status.conditions(0).status(), "False");
+  EXPECT_EQ(status.conditions(0).reason(), "ContainersNotInitialized");
+  EXPECT_EQ(status.conditions(2).reason(), "ContainersNotReady");
+  EXPECT_EQ(status.conditions(0).last_transition_time().seconds(),
+            1'700'000'000);
+}
+
 }  // namespace
 }  // namespace jobset::agent

@@ -186,8 +186,7 @@ class CriPodWorker {
   bool stopped_ = false;  // the stop has been carried out
   bool final_written_ = false;
   absl::Time start_time_;
-  bool ready_ = false;
-  absl::Time ready_since_;
+  PodConditions conditions_;
   std::thread thread_;
 
   mutable absl::Mutex mu_;
@@ -234,7 +233,7 @@ CriPodWorker::CriPodWorker(std::shared_ptr<CriStubs> stubs,
     mains_.push_back(std::move(cc));
   }
   start_time_ = absl::Now();
-  ready_since_ = start_time_;
+  conditions_.Reset(start_time_);
   absl::MutexLock lock(&mu_);
   status_.set_phase("Pending");
 }
@@ -351,7 +350,7 @@ void CriPodWorker::Adopt() {
   }
   if (sandbox_id_.empty()) return;
   start_time_ = FromNanos(newest);
-  ready_since_ = start_time_;
+  conditions_.Reset(start_time_);
   v1::ListContainersRequest creq;
   creq.mutable_filter()->set_pod_sandbox_id(sandbox_id_);
   (*creq.mutable_filter()->mutable_label_selector())[cri::kPodUidLabel] = uid_;
@@ -999,17 +998,8 @@ void CriPodWorker::Publish(absl::Time now) {
   }
   const bool pod_ready =
       PodReady(outcome_.finished || stopped_, InitsComplete(), ready);
-  if (pod_ready != ready_) {
-    ready_ = pod_ready;
-    ready_since_ = now;
-  }
-  api::Condition* cond = status.add_conditions();
-  cond->set_type("Ready");
-  cond->set_status(pod_ready ? "True" : "False");
-  if (!pod_ready) {
-    cond->set_reason(outcome_.finished ? "PodCompleted" : "ContainersNotReady");
-  }
-  SetTimestamp(ready_since_, cond->mutable_last_transition_time());
+  conditions_.Update(InitsComplete(), pod_ready, now);
+  conditions_.AppendTo(outcome_.finished, &status);
   if (outcome_.finished && stopped_ && !final_written_) {
     // The final status outlives the containers (Remove, a runtime reset).
     absl::Status w =

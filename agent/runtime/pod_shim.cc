@@ -49,12 +49,6 @@ struct StopState {
   absl::Time kill_deadline = absl::InfiniteFuture();
 };
 
-// The pod's Ready condition and when it last changed.
-struct Readiness {
-  bool ready = false;
-  absl::Time since;
-};
-
 // Runs one pod (see RunPodShim). Used only from the shim's one thread.
 class PodShim {
  public:
@@ -92,7 +86,7 @@ class PodShim {
   // deadline, draining the output that came.
   void Wait(int sfd, absl::Time now);
   bool PodReadyNow() const;
-  api::PodStatus BuildStatus(bool ready) const;
+  api::PodStatus BuildStatus() const;
   void WriteStatus(bool force);
   void FinalCleanup();
 
@@ -115,7 +109,7 @@ class PodShim {
   StopState stop_;
   LeaseWatch lease_;
   StatusFile status_file_;
-  Readiness readiness_;
+  PodConditions conditions_;
   absl::Time start_time_;
 };
 
@@ -362,7 +356,7 @@ bool PodShim::PodReadyNow() const {
   return PodReady(Ending(), InitsComplete(), ready);
 }
 
-api::PodStatus PodShim::BuildStatus(bool ready) const {
+api::PodStatus PodShim::BuildStatus() const {
   const api::PodStatus& assigned = pod_.assignment.pod().status();
   api::PodStatus status;
   status.set_phase(std::string(PodPhaseName(record_.phase)));
@@ -381,20 +375,14 @@ api::PodStatus PodShim::BuildStatus(bool ready) const {
         c->spec.name(), c->record,
         ContainerReady(c->record, c->probe.configured(), c->probe.ready()));
   }
-  api::Condition* cond = status.add_conditions();
-  cond->set_type("Ready");
-  cond->set_status(ready ? "True" : "False");
-  if (!ready) {
-    cond->set_reason(record_.finished ? "PodCompleted" : "ContainersNotReady");
-  }
-  SetTimestamp(readiness_.since, cond->mutable_last_transition_time());
+  conditions_.AppendTo(record_.finished, &status);
   return status;
 }
 
 void PodShim::WriteStatus(bool force) {
   const bool ready = PodReadyNow();
-  if (ready != readiness_.ready) readiness_ = {ready, clock_->Now()};
-  status_file_.Write(BuildStatus(ready), force);
+  conditions_.Update(InitsComplete(), ready, clock_->Now());
+  status_file_.Write(BuildStatus(), force);
 }
 
 void PodShim::FinalCleanup() {
@@ -451,7 +439,7 @@ int PodShim::Run() {
   sigprocmask(SIG_BLOCK, &mask, nullptr);
   const int sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
   start_time_ = clock_->Now();
-  readiness_.since = start_time_;
+  conditions_.Reset(start_time_);
 
   // A final status already there (this pod ran, or was declared lost):
   // never run it again.

@@ -626,6 +626,57 @@ TEST_P(RuntimeContractTest, InitContainersRunFirstInOrder) {
             micros(s.container_statuses(0).started_at()));
 }
 
+const api::Condition* FindPodCondition(const api::PodStatus& s,
+                                       const std::string& type) {
+  for (const api::Condition& c : s.conditions()) {
+    if (c.type() == type) return &c;
+  }
+  return nullptr;
+}
+
+bool PodReady(const api::PodStatus& s) {
+  const api::Condition* c = FindPodCondition(s, "Ready");
+  return c != nullptr && c->status() == "True";
+}
+
+// The kubelet's pod conditions, in its order, each when it changed.
+TEST_P(RuntimeContractTest, ConditionsAreThePodsTimeline) {
+  if (fake()) GTEST_SKIP() << "needs containers that exit on their own";
+  ASSERT_THAT(Start(PodBuilder("timeline")
+                        .InitContainer("setup", Helper({"sleep", "200"}))
+                        .Container("main", Helper({"sleep", "1500"}))),
+              IsOk());
+  absl::StatusOr<PodState> running = WaitForPod(
+      *runtime_, "timeline",
+      [](const api::PodStatus& s) { return IsRunning(s) && PodReady(s); },
+      kTimeout);
+  ASSERT_THAT(running.status(), IsOk());
+  const api::PodStatus& s = running->status;
+  std::vector<std::string> types;
+  for (const api::Condition& c : s.conditions()) types.push_back(c.type());
+  EXPECT_THAT(
+      types, ::testing::ElementsAre("Initialized", "Ready", "ContainersReady"));
+  auto micros = [](const google::protobuf::Timestamp& t) {
+    return t.seconds() * 1000000 + t.nanos() / 1000;
+  };
+  for (const api::Condition& c : s.conditions()) {
+    EXPECT_EQ(c.status(), "True") << c.type();
+    EXPECT_TRUE(c.reason().empty()) << c.type();
+  }
+  const int64_t initialized =
+      micros(FindPodCondition(s, "Initialized")->last_transition_time());
+  // Initialized once the init container finished, and before the pod was
+  // ready; not when the pod started.
+  EXPECT_GE(initialized, micros(s.init_container_statuses(0).finished_at()));
+  EXPECT_GT(initialized, micros(s.start_time()));
+  EXPECT_LE(initialized,
+            micros(FindPodCondition(s, "Ready")->last_transition_time()));
+  const api::PodStatus done = WaitFinal("timeline");
+  EXPECT_EQ(FindPodCondition(done, "ContainersReady")->status(), "False");
+  EXPECT_EQ(FindPodCondition(done, "Ready")->reason(), "PodCompleted");
+  EXPECT_EQ(FindPodCondition(done, "Initialized")->status(), "True");
+}
+
 TEST_P(RuntimeContractTest, FailingInitContainerFailsThePod) {
   if (fake()) GTEST_SKIP() << "needs an init container that exits on its own";
   ASSERT_THAT(Start(PodBuilder("initfail")
@@ -676,13 +727,6 @@ int FreePort() {
   getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
   close(fd);
   return ntohs(addr.sin_port);
-}
-
-bool PodReady(const api::PodStatus& s) {
-  for (const api::Condition& c : s.conditions()) {
-    if (c.type() == "Ready") return c.status() == "True";
-  }
-  return false;
 }
 
 TEST_P(RuntimeContractTest, ReadinessTcpAndHttpProbesFlipReady) {

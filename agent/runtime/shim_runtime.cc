@@ -394,7 +394,8 @@ absl::StatusOr<api::PodStatus> ShimRuntime::ReadStatus(const std::string& uid) {
     }
   }
   for (api::Condition& c : *status.mutable_conditions()) {
-    if (c.type() == "Ready") c.set_status("False");
+    if (c.type() == "Ready" || c.type() == "ContainersReady")
+      c.set_status("False");
   }
   absl::Status w = WriteProtoAtomic(status_path, status);
   if (!w.ok()) {

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "api/pod_phase.h"
 #include "api/quantity.h"
 #include "common/log.h"
 #include "common/status_macros.h"
@@ -91,7 +92,11 @@ bool AgentHub::Session::Pop(api::SchedulerMessage* msg, absl::Duration wait,
   // never waits for a pod or a whole desired set to be built. One thread
   // pops a session, so messages keep their order.
   *msg = std::move(next.message);
-  if (next.run.has_value()) *msg->mutable_run() = ToAssignment(*next.run);
+  if (next.run.has_value()) {
+    *msg->mutable_run() = ToAssignment(*next.run);
+    if (stages_ != nullptr)
+      stages_->Sent(next.run->uid(), next.run->bound, clock_->Now());
+  }
   if (!next.pods.empty()) {
     api::Welcome* welcome = msg->mutable_welcome();
     welcome->mutable_pods()->Reserve(next.pods.size());
@@ -134,7 +139,10 @@ void AgentHub::Session::Detach() {
 }
 
 AgentHub::AgentHub(store::Store* store, Options options)
-    : store_(store), options_(options), started_(options.clock->Now()) {}
+    : store_(store),
+      options_(options),
+      started_(options.clock->Now()),
+      stages_(options.metrics) {}
 
 AgentHub::~AgentHub() {
   {
@@ -271,6 +279,7 @@ void AgentHub::Stop(const std::string& node, const std::string& pod_uid) {
 }
 
 void AgentHub::Release(const std::string& node, const std::string& pod_uid) {
+  stages_.Forget(pod_uid);
   absl::MutexLock lock(&mu_);
   auto pods = desired_.find(node);
   if (pods != desired_.end()) {
@@ -301,7 +310,8 @@ absl::StatusOr<std::shared_ptr<AgentHub::Session>> AgentHub::Connect(
   *candidate.mutable_registration() = r;
   JOBSET_ASSIGN_OR_RETURN(NodeInfo info, ToNodeInfo(candidate));
 
-  auto session = std::make_shared<Session>(r.name(), std::move(cancel));
+  auto session = std::make_shared<Session>(r.name(), std::move(cancel),
+                                           &stages_, options_.clock);
   std::shared_ptr<Session> replaced;
   bool persist = false;
   api::NodeRecord to_store;
@@ -376,13 +386,18 @@ void AgentHub::Forward(const std::string& node, const Assignment& desired,
                          refusal->detail));
     return;
   }
-  if (sink_ != nullptr) {
-    sink_->ReportPod({node,
+  if (sink_ == nullptr) return;
+  PodReport forwarded{node,
                       std::move(*checked.mutable_pod_uid()),
                       checked.status(),
                       checked.in_place_restart_attempt(),
-                      {checked.events().begin(), checked.events().end()}});
+                      {checked.events().begin(), checked.events().end()}};
+  if (checked.has_launch() && checked.status().phase() == api::kPodRunning) {
+    const absl::Time now = options_.clock->Now();
+    if (stages_.Reported(forwarded.pod_uid, checked.launch(), now))
+      forwarded.launch_reported = now;
   }
+  sink_->ReportPod(std::move(forwarded));
 }
 
 void AgentHub::Refused(absl::string_view reason, absl::string_view detail) {

@@ -18,6 +18,7 @@
 #include "absl/time/time.h"
 #include "common/clock.h"
 #include "proto/agent.pb.h"
+#include "scheduler/agents/launch_stages.h"
 #include "scheduler/controller/agent_fleet.h"
 #include "scheduler/controller/node_sink.h"
 #include "scheduler/metrics.h"
@@ -60,8 +61,14 @@ class AgentHub final : public AgentFleet {
   // One agent's stream. The gRPC adapter writes what Pop returns.
   class Session {
    public:
-    Session(std::string node, std::function<void()> cancel)
-        : node_(std::move(node)), cancel_(std::move(cancel)) {}
+    // Launch orders it sends are timed by `stages` (null: not timed) with
+    // `clock`.
+    Session(std::string node, std::function<void()> cancel,
+            LaunchStages* stages = nullptr, Clock* clock = RealClock::Get())
+        : node_(std::move(node)),
+          stages_(stages),
+          clock_(clock),
+          cancel_(std::move(cancel)) {}
     const std::string& node() const { return node_; }
     // Waits up to `wait` for the next message to send; false once the
     // session is closed (nothing more to send) or on timeout with `*msg`
@@ -93,6 +100,8 @@ class AgentHub final : public AgentFleet {
     void Detach();
 
     const std::string node_;
+    LaunchStages* const stages_;
+    Clock* const clock_;
     absl::Mutex mu_;
     // Called under mu_, so that it never races Detach.
     std::function<void()> cancel_ ABSL_GUARDED_BY(mu_);
@@ -209,6 +218,7 @@ class AgentHub final : public AgentFleet {
   absl::Status CheckOwnPod(const std::string& node,
                            const std::string& pod_uid) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  LaunchStages stages_;
   int64_t fenced_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t refused_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Time last_refusal_warning_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();

@@ -108,6 +108,45 @@ absl::Status Invalid(absl::string_view field, absl::string_view value,
                    "\": ", absl::StrJoin(errors, "; ")));
 }
 
+// Checks one of a report's launch timings: a valid, non-negative Duration
+// of at most kMaxLaunchDuration.
+std::optional<Refusal> CheckLaunchDuration(
+    absl::string_view path, const google::protobuf::Duration& d) {
+  const int64_t max_seconds = absl::ToInt64Seconds(kMaxLaunchDuration);
+  if (d.seconds() < 0 || d.nanos() < 0 || d.nanos() > 999'999'999 ||
+      d.seconds() > max_seconds ||
+      (d.seconds() == max_seconds && d.nanos() > 0)) {
+    return Refusal{"launch_timings",
+                   absl::StrCat(path, ": ", d.seconds(), " s ", d.nanos(),
+                                " ns (0 to ", max_seconds, " s allowed)")};
+  }
+  return std::nullopt;
+}
+
+std::optional<Refusal> CheckLaunch(const api::LaunchTimings& launch) {
+  if (auto r = CheckLaunchDuration("launch.receivedToReported",
+                                   launch.received_to_reported())) {
+    return r;
+  }
+  if (auto r = CheckLaunchDuration("launch.receivedToStarted",
+                                   launch.received_to_started())) {
+    return r;
+  }
+  if (launch.has_received_to_started() && !launch.has_received_to_reported()) {
+    return Refusal{"launch_timings",
+                   "launch.receivedToStarted: set without receivedToReported"};
+  }
+  auto nanos = [](const google::protobuf::Duration& d) {
+    return d.seconds() * 1'000'000'000 + d.nanos();
+  };
+  if (nanos(launch.received_to_started()) >
+      nanos(launch.received_to_reported())) {
+    return Refusal{"launch_timings",
+                   "launch.receivedToStarted: longer than receivedToReported"};
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 absl::string_view CutUtf8(absl::string_view text, size_t max_bytes) {
@@ -161,6 +200,7 @@ std::optional<Refusal> CheckPodReport(const api::PodSpec& spec,
     return r;
   }
   if (auto r = CheckEvents(report.mutable_events())) return r;
+  if (auto r = CheckLaunch(report.launch())) return r;
   return CheckContainers("status.initContainerStatuses", spec.init_containers(),
                          status.mutable_init_container_statuses());
 }

@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "proto/agent.pb.h"
 #include "proto/cluster.pb.h"
 
@@ -39,6 +40,10 @@ inline constexpr int kMaxReportEvents = 16;
 inline constexpr size_t kMaxEventReasonBytes = 128;
 inline constexpr size_t kMaxEventMessageBytes = 1024;
 
+// A report's launch timings (PodReport.launch) must be valid Durations from
+// zero to this; receivedToStarted at most receivedToReported.
+inline constexpr absl::Duration kMaxLaunchDuration = absl::Hours(24);
+
 // A report whose pod uid is longer than this is refused (no pod has one).
 inline constexpr size_t kMaxPodUidBytes = 128;
 
@@ -58,7 +63,7 @@ absl::string_view CutUtf8(absl::string_view text, size_t max_bytes);
 // Why a report was refused: `reason` labels the refusal counter
 // ("too_large", "phase", "reason_too_long", "unknown_container",
 // "duplicate_container", "too_many_conditions", "condition_type",
-// "too_many_events", "event_type", "event_reason"),
+// "too_many_events", "event_type", "event_reason", "launch_timings"),
 // `detail` says what was wrong, naming the field.
 struct Refusal {
   std::string reason;

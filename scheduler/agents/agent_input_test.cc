@@ -55,6 +55,16 @@ TEST(CheckPodReportTest, AcceptsAReportOfTheSpecsContainers) {
   EXPECT_EQ(CheckPodReport(Spec(), r), std::nullopt);
 }
 
+TEST(CheckPodReportTest, AcceptsLaunchTimings) {
+  api::PodReport r = Report();
+  r.mutable_launch()->mutable_received_to_reported()->set_nanos(20'000'000);
+  r.mutable_launch()->mutable_received_to_started()->set_nanos(5'000'000);
+  EXPECT_FALSE(CheckPodReport(Spec(), r).has_value());
+  r.mutable_launch()->mutable_received_to_reported()->set_seconds(86'400);
+  r.mutable_launch()->mutable_received_to_reported()->set_nanos(0);
+  EXPECT_FALSE(CheckPodReport(Spec(), r).has_value());
+}
+
 TEST(CheckPodReportTest, CutsMessagesTo4KiBAsKubernetesDoes) {
   api::PodReport r = Report();
   r.mutable_status()->set_message(std::string(4095, 'x') + "é" +
@@ -165,6 +175,34 @@ TEST(CheckPodReportTest, RefusesWhatIsNotThePodsOrOverALimit) {
       {"empty event reason",
        [](api::PodReport& r) { r.add_events()->set_type("Warning"); },
        "event_reason", "events[0].reason"},
+      {"negative launch time",
+       [](api::PodReport& r) {
+         r.mutable_launch()->mutable_received_to_reported()->set_seconds(-1);
+       },
+       "launch_timings", "launch.receivedToReported: -1 s 0 ns"},
+      {"launch nanos out of range",
+       [](api::PodReport& r) {
+         r.mutable_launch()->mutable_received_to_reported()->set_nanos(
+             1'000'000'000);
+       },
+       "launch_timings", "launch.receivedToReported"},
+      {"launch over a day",
+       [](api::PodReport& r) {
+         r.mutable_launch()->mutable_received_to_started()->set_seconds(
+             int64_t{1} << 60);
+       },
+       "launch_timings", "launch.receivedToStarted"},
+      {"started after reported",
+       [](api::PodReport& r) {
+         r.mutable_launch()->mutable_received_to_reported()->set_seconds(1);
+         r.mutable_launch()->mutable_received_to_started()->set_seconds(2);
+       },
+       "launch_timings", "longer than receivedToReported"},
+      {"started alone",
+       [](api::PodReport& r) {
+         r.mutable_launch()->mutable_received_to_started()->set_seconds(0);
+       },
+       "launch_timings", "set without receivedToReported"},
   };
   for (const Case& c : cases) {
     api::PodReport r = Report();

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "api/jobset_builder.h"
 #include "common/status_matchers.h"
 #include "gtest/gtest.h"
+#include "prometheus/metric_family.h"
 #include "proto/agent.grpc.pb.h"
 #include "proto/jobset_service.grpc.pb.h"
 #include "scheduler/agents/agent_hub.h"
@@ -24,6 +26,7 @@
 #include "scheduler/agents/pod_log_service.h"
 #include "scheduler/auth/insecure_auth_for_test.h"
 #include "scheduler/controller/controller.h"
+#include "scheduler/metrics.h"
 #include "scheduler/server/server.h"
 #include "store/forwarding_store.h"
 #include "store/memory_store.h"
@@ -74,10 +77,12 @@ class AgentProtocolTest : public ::testing::Test {
         &store_,
         AgentHub::Options{.node_lost_timeout = absl::Seconds(1),
                           .heartbeat_interval = absl::Milliseconds(100),
-                          .restart_grace = absl::ZeroDuration()});
+                          .restart_grace = absl::ZeroDuration(),
+                          .metrics = &metrics_});
     ASSERT_THAT(hub_->Load(), IsOk());
     auto controller = Controller::Start(&store_, hub_.get(), RealClock::Get(),
-                                        api::Features{.restart_job = true});
+                                        api::Features{.restart_job = true},
+                                        &controller_metrics_);
     ASSERT_THAT(controller.status(), IsOk());
     controller_ = *std::move(controller);
     hub_->Attach(controller_.get());
@@ -148,6 +153,19 @@ class AgentProtocolTest : public ::testing::Test {
     return out;
   }
 
+  // stage -> observations of jobsetd_pod_startup_stage_seconds.
+  std::map<std::string, uint64_t> Stages() {
+    std::map<std::string, uint64_t> out;
+    for (const prometheus::MetricFamily& f : metrics_.registry->Collect()) {
+      if (f.name != "jobsetd_pod_startup_stage_seconds") continue;
+      for (const prometheus::ClientMetric& m : f.metric)
+        out[m.label.at(0).value] = m.histogram.sample_count;
+    }
+    return out;
+  }
+
+  SchedulerMetrics metrics_;
+  PrometheusControllerMetrics controller_metrics_{&metrics_};
   store::MemoryStore store_;
   PodScanCountingStore log_store_{&store_};
   std::unique_ptr<AgentHub> hub_;
@@ -190,6 +208,12 @@ TEST_F(AgentProtocolTest, PodsRunOnAgentsAndTheirExitsCompleteTheJobSet) {
   EXPECT_TRUE(Eventually([&] { return a.List().empty() && b.List().empty(); }));
   EXPECT_EQ(a.started().size(), 1u);
   EXPECT_EQ(b.started().size(), 1u);
+  // Each launch passed each startup stage once.
+  const std::map<std::string, uint64_t> want = {
+      {"created_to_bound", 2},    {"bound_to_sent", 2},
+      {"sent_to_received", 2},    {"received_to_started", 2},
+      {"started_to_reported", 2}, {"reported_to_committed", 2}};
+  EXPECT_EQ(Stages(), want);
 }
 
 // A runtime's pod events (image pulls) go with the pod's next report, even

@@ -28,6 +28,9 @@ struct Assignment {
   // Job's pods; null when it takes nothing or is only being stopped). It
   // holds secret values: it goes to the pod's agent and nowhere else.
   std::shared_ptr<const api::PodConfig> config = nullptr;
+  // A launch (the pod not yet reported by its agent): when the controller
+  // bound it, for the pod startup stages. InfinitePast otherwise.
+  absl::Time bound = absl::InfinitePast();
 
   const std::string& node() const { return pod.node; }
   const std::string& uid() const { return pod.uid; }

@@ -163,8 +163,10 @@ void ControllerCore::LoseNode(const std::string& name,
         }
         SetCondition(status->mutable_conditions(), "DisruptionTarget", true,
                      reason, message, now);
-        SetCondition(status->mutable_conditions(), "Ready", false, reason,
-                     message, now);
+        for (const char* type : {"Ready", "ContainersReady"}) {
+          SetCondition(status->mutable_conditions(), type, false, reason,
+                       message, now);
+        }
         t.reported.emplace(&pod, &job);
         t.MarkJobDirty(job);
         lost.push_back(pod_name);
@@ -205,6 +207,7 @@ void ControllerCore::OnJobSetEvent(const store::Event& event) {
   absl::StatusOr<api::JobSet> js = store::DecodeValue<api::JobSet>(event.kv);
   if (!js.ok()) return;  // The API never writes garbage; Load reports it.
   TrackedJobSet& t = state_.Track(key);
+  if (held == nullptr) t.timing.accepted = clock_->Now();
   t.jobset = *std::move(js);
   t.revision = event.kv.mod_revision;
   t.deleted = false;
@@ -235,6 +238,10 @@ void ControllerCore::OnPodReport(const PodReport& report) {
   }
   for (const api::PodEvent& e : report.events)
     t->pod_events.Hold(pod->name(), e);
+  if (report.launch_reported != absl::InfinitePast() &&
+      observed_.metrics != nullptr) {
+    observed_.launch_reports.emplace_back(t->key, report.launch_reported);
+  }
   api::PodStatus* status = pod->mutable_status();
   status->set_phase(report.status.phase());
   status->set_reason(report.status.reason());
@@ -256,8 +263,18 @@ void ControllerCore::OnPodReport(const PodReport& report) {
       *status->mutable_start_time() = report.status.start_time();
     const absl::Time now = clock_->Now();
     for (const api::Condition& c : report.status.conditions()) {
+      // When it changed on the node (the pod's timeline), unless that is
+      // not a time of the last day (the agent's clock, or its word, is off).
+      absl::Time when = now;
+      if (c.has_last_transition_time() &&
+          c.last_transition_time().nanos() >= 0 &&
+          c.last_transition_time().nanos() < 1'000'000'000) {
+        const absl::Time reported = TransitionTime(c);
+        if (reported <= now && reported >= now - absl::Hours(24))
+          when = reported;
+      }
       SetCondition(status->mutable_conditions(), c.type(), c.status() == "True",
-                   c.reason(), c.message(), now);
+                   c.reason(), c.message(), when);
     }
   }
   if (PodFinished(*pod)) gangs_.CapacityGrew();
@@ -365,6 +382,21 @@ absl::Status ControllerCore::Pass() {
       &refused);
   if (applied.code() == absl::StatusCode::kInvalidArgument)
     RememberRefused(refused, applied);
+  if (!observed_.launch_reports.empty()) {
+    const absl::Time committed = clock_->Now();
+    auto& waiting = observed_.launch_reports;
+    waiting.erase(std::remove_if(
+                      waiting.begin(), waiting.end(),
+                      [&](const std::pair<std::string, absl::Time>& r) {
+                        if (!reconciled.contains(r.first)) return false;
+                        if (applied.ok()) {
+                          observed_.metrics->PodStage(kStageReportedToCommitted,
+                                                      committed - r.second, 1);
+                        }
+                        return true;
+                      }),
+                  waiting.end());
+  }
   if (observed_.metrics != nullptr &&
       now - observed_.gauges_at >= kGaugeInterval) {
     observed_.gauges_at = now;

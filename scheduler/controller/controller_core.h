@@ -159,6 +159,10 @@ class ControllerCore {
     ControllerMetrics* metrics = nullptr;         // May be null.
     absl::Time gauges_at = absl::InfinitePast();  // The last gauges.
     int64_t stale_reports = 0;
+    // The reports that ended launches (their JobSet, when they arrived at
+    // the hub): the commit of the pass that reconciles their JobSet ends
+    // their reported_to_committed stage.
+    std::vector<std::pair<std::string, absl::Time>> launch_reports;
   } observed_;
 };
 

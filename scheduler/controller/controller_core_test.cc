@@ -313,6 +313,46 @@ TEST_F(ControllerCoreTest, RunsAJobSetToCompletion) {
   EXPECT_EQ(js.status().terminal_state(), "Completed");
 }
 
+// A pod's conditions change when its node says they did (its timeline),
+// unless that is not a time of the last day by jobsetd's clock.
+TEST_F(ControllerCoreTest, PodConditionsKeepTheNodesTransitionTimes) {
+  Submit(JobSetBuilder("timeline").Replicated("workers", 2).Build());
+  Settle();
+  ASSERT_THAT(fleet_.running, SizeIs(2));
+  const absl::Time now = clock_.Now();
+  std::vector<api::Pod> pods;
+  for (const auto& [uid, pod] : fleet_.running) pods.push_back(pod);
+  const absl::Time told[] = {now - absl::Seconds(5), now + absl::Hours(1)};
+  for (int i = 0; i < 2; ++i) {
+    PodReport r;
+    r.node = pods[i].spec().node_name();
+    r.pod_uid = pods[i].metadata().uid();
+    r.status.set_phase("Running");
+    api::ContainerStatus* c = r.status.add_container_statuses();
+    c->set_name("main");
+    c->set_state("running");
+    api::Condition* cond = r.status.add_conditions();
+    cond->set_type("Initialized");
+    cond->set_status("True");
+    cond->mutable_last_transition_time()->set_seconds(
+        absl::ToUnixSeconds(told[i]));
+    core_->OnPodReport(r);
+  }
+  Settle();
+  std::map<std::string, absl::Time> initialized;
+  for (const api::Pod& pod : core_->Pods("default", "timeline")) {
+    const api::Condition* c =
+        FindCondition(pod.status().conditions(), "Initialized");
+    ASSERT_NE(c, nullptr) << pod.metadata().name();
+    initialized[pod.metadata().uid()] = TransitionTime(*c);
+  }
+  EXPECT_EQ(initialized[pods[0].metadata().uid()],
+            absl::FromUnixSeconds(absl::ToUnixSeconds(told[0])));
+  // In the future: jobsetd's own time instead.
+  EXPECT_EQ(initialized[pods[1].metadata().uid()],
+            absl::FromUnixSeconds(absl::ToUnixSeconds(now)));
+}
+
 TEST_F(ControllerCoreTest, PodEventsBecomeTheJobSetsEventsOncePerPass) {
   Submit(JobSetBuilder("train").Replicated("workers", 1, 3, 3).Build());
   Settle();

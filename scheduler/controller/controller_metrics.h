@@ -15,6 +15,19 @@ namespace jobset::scheduler {
 // docs/metrics.md), so the controller links neither gRPC nor
 // prometheus-cpp. Called by one pass at a time (from the controller thread
 // or the thread its pass borrows), never concurrently.
+// The stages of a pod's startup, each a label of
+// jobsetd_pod_startup_stage_seconds (docs/metrics.md): from the first
+// placement attempt of its gang (the pass that created it) to its binding;
+// to its launch order's sending on its node's stream; to the order's
+// arrival (the round trip less the agent's own time); to its last container
+// started; to the agent's report of it Running; to that status committed.
+inline constexpr char kStageCreatedToBound[] = "created_to_bound";
+inline constexpr char kStageBoundToSent[] = "bound_to_sent";
+inline constexpr char kStageSentToReceived[] = "sent_to_received";
+inline constexpr char kStageReceivedToStarted[] = "received_to_started";
+inline constexpr char kStageStartedToReported[] = "started_to_reported";
+inline constexpr char kStageReportedToCommitted[] = "reported_to_committed";
+
 class ControllerMetrics {
  public:
   virtual ~ControllerMetrics() = default;
@@ -36,6 +49,9 @@ class ControllerMetrics {
   // A restarted JobSet's new attempt all running, `took` after the restart
   // was decided.
   virtual void RestartedToRunning(absl::Duration took) = 0;
+  // `pods` pods passed pod startup stage `stage` (kStage*) in `took` each.
+  virtual void PodStage(absl::string_view stage, absl::Duration took,
+                        int64_t pods) = 0;
   // Something the controller was given and set aside instead of stopping:
   // `reason` is "undecodable_record" (a stored record that did not decode,
   // left in the store and skipped), "commit_refused" (the store refused a

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "api/pod_phase.h"
 #include "common/status_macros.h"
 #include "scheduler/controller/limits.h"
 #include "scheduler/records/records.h"
@@ -85,6 +86,13 @@ void TrackedJobSet::AppendAssignments(std::vector<Assignment>* orders) {
     Assignment order{owners[i]->Shape(), AssignedPodOf(*current[i].second),
                      table};
     order.config = owners[i]->config;
+    // A launch: placed by this jobsetd, not yet reported by its agent.
+    const api::PodStatus& status = current[i].second->status();
+    if (gang.placed.has_value() &&
+        (status.phase().empty() || status.phase() == api::kPodPending) &&
+        status.container_statuses().empty()) {
+      order.bound = *gang.placed;
+    }
     // A pod told to run a restart in place's next attempt keeps the one it
     // runs until the barrier is down.
     if (order.pod.in_place_attempt.has_value() &&

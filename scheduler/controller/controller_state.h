@@ -98,11 +98,19 @@ struct GangState {
   int32_t skips = 0;          // Placement's no-starvation count.
   int32_t priority = 0;       // The priority of its pods.
   std::string unschedulable;  // The last placement rejection, "" if none.
+  // For the pod startup stages, in this jobsetd's memory: when placement
+  // first tried the waiting pods (the pass that created them), and when it
+  // last placed the gang (the launch orders' bound time).
+  std::optional<absl::Time> waiting;
+  std::optional<absl::Time> placed;
 };
 
-// What the metrics follow of a JobSet's attempts: when the current attempt's
-// restart was decided, and whether the first attempt was seen all running.
+// What the metrics follow of a JobSet's attempts: when this jobsetd first
+// saw it (its creation's commit, to the clock's precision rather than
+// creationTimestamp's second), when the current attempt's restart was
+// decided, and whether the first attempt was seen all running.
 struct AttemptTiming {
+  std::optional<absl::Time> accepted;
   std::optional<absl::Time> restart_decided;
   bool first_running_seen = false;
 };

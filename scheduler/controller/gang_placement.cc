@@ -144,6 +144,7 @@ bool GangPlacer::TryPlace(const std::string& key, int32_t priority,
     pods_by_job.emplace_back(&state, std::move(unplaced));
   }
   if (error.empty() && request.jobs.empty()) return true;  // Nothing waits.
+  if (!t.gang.waiting.has_value()) t.gang.waiting = now_;
   // Real time: this measures how long placement takes, not when.
   const absl::Time place_start = absl::Now();
   absl::StatusOr<placement::Placement> placed =
@@ -175,6 +176,13 @@ bool GangPlacer::TryPlace(const std::string& key, int32_t priority,
     }
     writes_.Launched(key);
     t.gang.unschedulable.clear();
+    t.gang.placed = now_;
+    if (metrics_ != nullptr) {
+      int64_t pods = 0;
+      for (const auto& job : placed->jobs) pods += job.nodes.size();
+      metrics_->PodStage(kStageCreatedToBound, now_ - *t.gang.waiting, pods);
+    }
+    t.gang.waiting.reset();
     state_.MarkDirty(key);
     return true;
   }

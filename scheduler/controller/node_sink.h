@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/time/time.h"
 #include "proto/agent.pb.h"
 #include "proto/cluster.pb.h"
 #include "scheduler/placement/requirements.h"
@@ -38,6 +39,10 @@ struct PodReport {
   // What happened to the pod since its last report (image pulls), checked
   // by the hub (scheduler/agents/agent_input.h); the JobSet's events.
   std::vector<api::PodEvent> events;
+  // The report that ended the pod's launch (its first of it Running, timed
+  // by the hub): when it arrived, for the reported_to_committed stage.
+  // InfinitePast for every other report.
+  absl::Time launch_reported = absl::InfinitePast();
 };
 
 // What the node registry tells the controller. Implemented by Controller

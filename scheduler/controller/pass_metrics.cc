@@ -71,8 +71,8 @@ void RecordReconcile(ControllerMetrics& metrics, TrackedJobSet& t,
     t.timing.restart_decided.reset();
   } else {
     metrics.SubmittedToRunning(
-        now - absl::FromUnixSeconds(
-                  t.jobset.metadata().creation_timestamp().seconds()));
+        now - t.timing.accepted.value_or(absl::FromUnixSeconds(
+                  t.jobset.metadata().creation_timestamp().seconds())));
   }
   t.timing.first_running_seen = true;
 }
