@@ -82,7 +82,8 @@ absl::Status FsyncDir(const std::string& dir) {
 }
 
 absl::Status WriteFileAtomic(const std::string& path, absl::string_view data,
-                             mode_t mode) {
+                             mode_t mode, Durability durability) {
+  const bool sync = durability == Durability::kHostCrash;
   const std::string tmp = absl::StrCat(path, ".tmp");
   // A stale .tmp (a crash between create and rename) may have another mode:
   // it goes, so the file is always created here, with `mode`.
@@ -102,7 +103,7 @@ absl::Status WriteFileAtomic(const std::string& path, absl::string_view data,
     }
     done += static_cast<size_t>(n);
   }
-  if (fsync(fd) != 0) {
+  if (sync && fsync(fd) != 0) {
     const int err = errno;
     close(fd);
     unlink(tmp.c_str());
@@ -114,7 +115,7 @@ absl::Status WriteFileAtomic(const std::string& path, absl::string_view data,
     unlink(tmp.c_str());
     return ErrnoError("rename", tmp, err);
   }
-  return FsyncDir(DirName(path));
+  return sync ? FsyncDir(DirName(path)) : absl::OkStatus();
 }
 
 absl::Status WriteProtoAtomic(const std::string& path,
@@ -309,7 +310,8 @@ absl::Status WriteHostsFile(const std::string& pod_dir,
     // Not secret (every pod sees its attempt's table) and read by whatever
     // user the pod's processes run as.
     return WriteFileAtomic(absl::StrCat(pod_dir, "/", kHostsFile),
-                           HostsFileText(*assignment), 0644);
+                           HostsFileText(*assignment), 0644,
+                           Durability::kProcessCrash);
   });
 }
 

@@ -30,11 +30,26 @@ inline constexpr char kStopFile[] = "stop";           // grace in ms, as text
 inline constexpr char kCgroupsFile[] = "cgroups";     // one cgroup dir a line
 inline constexpr char kHostsFile[] = "hosts";         // the pod's /etc/hosts
 
+// What a file written by WriteFileAtomic survives. A pod's files matter
+// across a restart of the agent or of a shim (which the page cache
+// survives); what must survive the host's crash is only what says a pod
+// existed and how it ended: its assignment (the launch intent) and its
+// final status. After a host crash no pod runs, and a pod whose shim left
+// no final status is reported lost (SupervisorLost), so everything else
+// (the shim's pid, a running pod's status, its hosts and cgroups lists,
+// stop and lease files) needs no fsync: each costs two on the launch path.
+enum class Durability {
+  kHostCrash,     // fsync of the file and of its directory
+  kProcessCrash,  // rename only: readers see the old file or the new
+};
+
 // Writes `data` to `path` atomically: a temporary file beside it, created
-// with `mode` (private by default; a umask can only narrow it), fsync,
-// rename over `path`, fsync of the directory.
+// with `mode` (private by default; a umask can only narrow it), then (for
+// kHostCrash) fsync, rename over `path`, (kHostCrash) fsync of the
+// directory.
 absl::Status WriteFileAtomic(const std::string& path, absl::string_view data,
-                             mode_t mode = 0600);
+                             mode_t mode = 0600,
+                             Durability durability = Durability::kHostCrash);
 
 // Rewrites the file at `path` in place (same inode: a bind mount of it sees
 // the new content), writing over the old bytes before cutting the rest, so

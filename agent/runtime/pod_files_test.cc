@@ -1,6 +1,7 @@
 #include "agent/runtime/pod_files.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -16,6 +17,7 @@ namespace jobset::agent {
 namespace {
 
 using ::jobset::testing::IsOk;
+using ::jobset::testing::IsOkAndHolds;
 using ::jobset::testing::StatusIs;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -89,6 +91,21 @@ TEST_F(HostsFileTest, AGrowthAfterTheShimWroteTheFileRewritesItInPlace) {
   api::PodAssignment stored;
   ASSERT_THAT(ReadProtoFile(Path(kAssignmentFile), &stored), IsOk());
   EXPECT_EQ(stored.hosts_size(), 2);
+}
+
+TEST(WriteFileAtomicTest, EitherDurabilityReplacesTheFileWhole) {
+  const std::string path =
+      absl::StrCat(std::getenv("TEST_TMPDIR"), "/atomic-durability");
+  for (Durability d : {Durability::kHostCrash, Durability::kProcessCrash}) {
+    ASSERT_THAT(WriteFileAtomic(path, "first", 0600, d), IsOk());
+    ASSERT_THAT(WriteFileAtomic(path, "second", 0640, d), IsOk());
+    EXPECT_THAT(ReadFileToString(path), IsOkAndHolds("second"));
+    struct stat st;
+    ASSERT_EQ(stat(path.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0640);
+    EXPECT_NE(access(absl::StrCat(path, ".tmp").c_str(), F_OK), 0);
+    unlink(path.c_str());
+  }
 }
 
 TEST(RewriteFileInPlaceTest, GrowsAndShrinksTheSameFile) {

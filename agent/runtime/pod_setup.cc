@@ -98,7 +98,8 @@ absl::Status SetUpCgroups(const PodShimOptions& options, PodSetup* pod) {
   // dies half way.
   absl::Status s = WriteFileAtomic(
       absl::StrCat(options.pod_dir, "/", kCgroupsFile),
-      absl::StrCat(absl::StrJoin(pod->cgroups->AllPodDirs(), "\n"), "\n"));
+      absl::StrCat(absl::StrJoin(pod->cgroups->AllPodDirs(), "\n"), "\n"), 0600,
+      Durability::kProcessCrash);  // No cgroup outlives its host.
   if (!s.ok()) return s;
   absl::StatusOr<std::vector<std::string>> created =
       pod->cgroups->CreatePod(options.pids_max);

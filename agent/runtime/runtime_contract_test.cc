@@ -605,6 +605,32 @@ TEST_P(RuntimeContractTest, MemoryLimitIsOomKilled) {
   EXPECT_THAT(Log("oom", "main"), ::testing::Not(HasSubstr("survived")));
 }
 
+// The container process starts in its own cgroups: born in the cgroup2
+// one (clone3 CLONE_INTO_CGROUP), written into the v1 ones.
+TEST_P(RuntimeContractTest, ContainersStartInTheirCgroups) {
+  if (fake() || oci() || cri()) GTEST_SKIP() << "process mode's own cgroups";
+  if (geteuid() != 0) GTEST_SKIP() << "cgroups need root";
+  absl::StatusOr<CgroupLayout> layout = DetectCgroupLayout();
+  if (!layout.ok()) GTEST_SKIP() << layout.status();
+  ASSERT_THAT(Start(PodBuilder("cg").Container("main", Helper({"cgroup"}))),
+              IsOk());
+  EXPECT_EQ(WaitFinal("cg").phase(), "Succeeded");
+  const std::string lines = Log("cg", "main");
+  int in_pod = 0;
+  bool unified = false;
+  for (absl::string_view line :
+       absl::StrSplit(lines, '\n', absl::SkipEmpty())) {
+    const bool ours = absl::StrContains(line, "/cg/main");
+    in_pod += ours ? 1 : 0;
+    unified |= ours && absl::StartsWith(line, "0::");
+  }
+  EXPECT_EQ(unified, !layout->unified_mount.empty()) << lines;
+  const int expected = (layout->unified_mount.empty() ? 0 : 1) +
+                       (layout->memory_mount.empty() ? 0 : 1) +
+                       (layout->pids_mount.empty() ? 0 : 1);
+  EXPECT_EQ(in_pod, expected) << lines;
+}
+
 TEST_P(RuntimeContractTest, InitContainersRunFirstInOrder) {
   if (fake()) GTEST_SKIP() << "needs containers that exit on their own";
   ASSERT_THAT(Start(PodBuilder("init")

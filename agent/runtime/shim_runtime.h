@@ -1,6 +1,8 @@
 #ifndef JOBSET_AGENT_RUNTIME_SHIM_RUNTIME_H_
 #define JOBSET_AGENT_RUNTIME_SHIM_RUNTIME_H_
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -84,7 +86,10 @@ class ShimRuntime : public Runtime {
   // Watches pod `uid`'s directory for WaitForChange (idempotent).
   void WatchPod(const std::string& uid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::string LogsDir(const std::string& uid) const;
-  absl::Status SpawnShim(const std::string& uid, int lock_fd);
+  absl::Status SpawnShim(const std::string& uid, int lock_fd)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Reaps the shims this runtime spawned that have exited (each List).
+  void ReapShims() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The pod's status as on disk; a pod whose shim is gone without a final
   // status is marked Failed/SupervisorLost (and that is persisted).
   absl::StatusOr<api::PodStatus> ReadStatus(const std::string& uid)
@@ -95,6 +100,8 @@ class ShimRuntime : public Runtime {
   // inotify(7) descriptor, -1 when unavailable. Its watches are the pods'
   // directories; the kernel drops a watch when its directory goes.
   const int changes_fd_;
+  // The shims this runtime spawned and has not reaped yet.
+  std::vector<pid_t> shims_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace jobset::agent

@@ -33,7 +33,10 @@ void StatusFile::Write(const api::PodStatus& status, bool force) {
   std::string bytes;
   status.SerializeToString(&bytes);
   if (!force && bytes == last_written_) return;
-  absl::Status s = WriteFileAtomic(path_, bytes);
+  absl::Status s =
+      WriteFileAtomic(path_, bytes, 0600,
+                      IsFinalPhase(status.phase()) ? Durability::kHostCrash
+                                                   : Durability::kProcessCrash);
   if (!s.ok()) {
     JOBSET_LOG(ERROR) << "writing status: " << s.message();
     return;
@@ -45,7 +48,8 @@ absl::Status WriteShimPid(const std::string& pod_dir) {
   absl::StatusOr<uint64_t> start = ProcStartTime(getpid());
   if (!start.ok()) return start.status();
   return WriteFileAtomic(absl::StrCat(pod_dir, "/", kShimPidFile),
-                         FormatProcessId({getpid(), *start}));
+                         FormatProcessId({getpid(), *start}), 0600,
+                         Durability::kProcessCrash);
 }
 
 bool StopRequested(const std::string& pod_dir) {

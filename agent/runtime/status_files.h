@@ -21,7 +21,8 @@ class StatusFile {
   explicit StatusFile(std::string path) : path_(std::move(path)) {}
 
   // Writes `status` if it differs from what was last written (or `force`).
-  // A failure is logged; the next write tries again.
+  // A failure is logged; the next write tries again. Only a final status
+  // (Succeeded, Failed) is fsync'd (Durability).
   void Write(const api::PodStatus& status, bool force);
 
  private:
@@ -29,7 +30,8 @@ class StatusFile {
   std::string last_written_;
 };
 
-// Writes <pod_dir>/shim.pid for the calling process.
+// Writes <pod_dir>/shim.pid for the calling process (not fsync'd: no shim
+// outlives its host).
 absl::Status WriteShimPid(const std::string& pod_dir);
 
 // Returns whether <pod_dir>/stop exists (Stop ran, maybe before the shim).

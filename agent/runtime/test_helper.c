@@ -97,6 +97,14 @@ int main(int argc, char** argv) {
     printf("main=%d\n", (int)getpid());
     for (;;) pause();
   }
+  if (strcmp(mode, "cgroup") == 0) {  // prints /proc/self/cgroup
+    FILE* f = fopen("/proc/self/cgroup", "r");
+    if (f == NULL) return 1;
+    char line[4096];
+    while (fgets(line, sizeof(line), f) != NULL) fputs(line, stdout);
+    fclose(f);
+    return 0;
+  }
   if (strcmp(mode, "sleep") == 0) {  // sleep MS [CODE]
     printf("started\n");
     SleepMs(atol(argv[2]));
