@@ -517,6 +517,7 @@ void Agent::ReleasePod(const std::string& uid) {
   pods_.grace.erase(uid);
   pods_.exited.erase(uid);
   pods_.restarts.erase(uid);
+  pods_.launching.erase(uid);
   const bool devices = pods_.devices.erase(uid) > 0;
   if (pods_.attempts.erase(uid) > 0 || devices) SaveLedger();
 }
