@@ -44,8 +44,9 @@ ABSL_FLAG(std::string, data_dir, "./jobsetd-data",
 ABSL_FLAG(std::string, store, "rocksdb",
           "Where JobSets are stored: rocksdb (embedded, in --data_dir) or "
           "etcd (--etcd_endpoints; --data_dir then holds only credentials). "
-          "On etcd a commit must fit etcd's limits (128 operations, 1.5 MiB): "
-          "a larger one fails as a store error (store/README.md)");
+          "On etcd the controller splits its commits to fit etcd's limits "
+          "(128 operations, 1.5 MiB a transaction; "
+          "scheduler/controller/README.md)");
 ABSL_FLAG(std::string, etcd_endpoints, "",
           "--store=etcd: comma-separated http://HOST:PORT or https://HOST:PORT "
           "of the etcd members; the next is tried when one is unavailable");

@@ -302,6 +302,21 @@ absl::StatusOr<ScanResult> EtcdStore::Scan(absl::string_view prefix,
   return result;
 }
 
+CommitLimits EtcdStore::Limits() const {
+  // Kept free in every Txn: a compare and a read of a key of up to
+  // kMaxKeyBytes under the prefix, and the request's framing.
+  const size_t reserve = 3 * (options_.prefix.size() + kMaxKeyBytes) + 256;
+  CommitLimits limits;
+  limits.max_ops = options_.max_txn_ops > 1 ? options_.max_txn_ops - 1 : 1;
+  limits.max_bytes = options_.max_request_bytes > 2 * reserve
+                         ? options_.max_request_bytes - reserve
+                         : options_.max_request_bytes / 2;
+  // Per operation: the key with the prefix three times (put or delete,
+  // compare, failure read) and protobuf's tags and lengths (under 64 bytes).
+  limits.op_overhead = 3 * options_.prefix.size() + 64;
+  return limits;
+}
+
 absl::StatusOr<int64_t> EtcdStore::Commit(const Batch& batch) {
   JOBSET_RETURN_IF_ERROR(ValidateBatch(batch));
   if (batch.empty()) return CurrentRevision();
@@ -337,6 +352,27 @@ absl::StatusOr<int64_t> EtcdStore::Commit(const Batch& batch) {
 absl::StatusOr<int64_t> EtcdStore::CommitOnce(const Batch& batch,
                                               bool* maybe_applied) {
   pb::TxnRequest request;
+  std::string fence_key;
+  int64_t fence_epoch = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!fence_key_.empty()) {
+      fence_key = absl::StrCat(options_.prefix, fence_key_);
+      fence_epoch = fence_epoch_;
+    }
+  }
+  if (!fence_key.empty()) {
+    // First compare and first read of the failure branch: the leadership.
+    pb::Compare* compare = request.add_compare();
+    compare->set_key(fence_key);
+    compare->set_result(pb::Compare::EQUAL);
+    compare->set_target(pb::Compare::CREATE);
+    compare->set_create_revision(fence_epoch);
+    pb::RangeRequest* range = request.add_failure()->mutable_request_range();
+    range->set_key(fence_key);
+    range->set_keys_only(true);
+  }
+  const int first_condition = fence_key.empty() ? 0 : 1;
   std::vector<const Batch::Op*> conditioned;
   for (const Batch::Op& op : batch.ops()) {
     const std::string key = absl::StrCat(options_.prefix, op.key);
@@ -381,11 +417,20 @@ absl::StatusOr<int64_t> EtcdStore::CommitOnce(const Batch& batch,
       /*resend=*/false, maybe_applied));
   const int64_t revision = response.header().revision();
   if (!response.succeeded()) {
+    if (!fence_key.empty()) {
+      const bool held =
+          response.responses_size() > 0 &&
+          response.responses(0).response_range().kvs_size() > 0 &&
+          response.responses(0).response_range().kvs(0).create_revision() ==
+              fence_epoch;
+      if (!held) return LostFence(fence_key, fence_epoch, revision);
+    }
     for (size_t i = 0; i < conditioned.size(); ++i) {
       std::optional<KeyValue> current;
-      if (static_cast<int>(i) < response.responses_size() &&
-          response.responses(i).response_range().kvs_size() > 0) {
-        current = FromEtcd(response.responses(i).response_range().kvs(0),
+      const int r = first_condition + static_cast<int>(i);
+      if (r < response.responses_size() &&
+          response.responses(r).response_range().kvs_size() > 0) {
+        current = FromEtcd(response.responses(r).response_range().kvs(0),
                            options_.prefix.size());
       }
       JOBSET_RETURN_IF_ERROR(CheckCondition(*conditioned[i], current));
@@ -525,6 +570,63 @@ absl::Status EtcdStore::RevokeLease(int64_t id) {
               [&](Connection& conn, grpc::ClientContext& context) {
                 return conn.lease->LeaseRevoke(&context, request, &response);
               });
+}
+
+absl::Status EtcdStore::LostFence(absl::string_view key, int64_t epoch,
+                                  int64_t revision) {
+  const absl::Status lost = absl::FailedPreconditionError(
+      absl::StrCat("etcd store: not the leader: leadership key \"",
+                   absl::CEscape(key), "\" no longer has create_revision ",
+                   epoch, " at revision ", revision, "; nothing was written"));
+  std::function<void(const absl::Status&)> on_lost;
+  {
+    absl::MutexLock lock(&mu_);
+    on_lost = std::exchange(on_fence_lost_, nullptr);
+  }
+  if (on_lost) on_lost(lost);
+  return lost;
+}
+
+absl::StatusOr<KeyValue> EtcdStore::CreateWithLease(absl::string_view key,
+                                                    absl::string_view value,
+                                                    int64_t lease) {
+  const std::string full = absl::StrCat(options_.prefix, key);
+  pb::TxnRequest request;
+  pb::Compare* compare = request.add_compare();
+  compare->set_key(full);
+  compare->set_result(pb::Compare::EQUAL);
+  compare->set_target(pb::Compare::CREATE);
+  compare->set_create_revision(0);
+  pb::PutRequest* put = request.add_success()->mutable_request_put();
+  put->set_key(full);
+  put->set_value(std::string(value));
+  put->set_lease(lease);
+  request.add_success()->mutable_request_range()->set_key(full);
+  request.add_failure()->mutable_request_range()->set_key(full);
+  pb::TxnResponse response;
+  // Sent again after a lost answer: the compare makes a second one read
+  // what the first wrote.
+  JOBSET_RETURN_IF_ERROR(
+      Call("Txn", [&](Connection& conn, grpc::ClientContext& context) {
+        return conn.kv->Txn(&context, request, &response);
+      }));
+  const int read = response.succeeded() ? 1 : 0;
+  if (response.responses_size() <= read ||
+      response.responses(read).response_range().kvs_size() == 0) {
+    return absl::UnavailableError(absl::StrCat(
+        "etcd store: ", absl::CEscape(key),
+        " vanished right after it was written (its lease expired?)"));
+  }
+  return FromEtcd(response.responses(read).response_range().kvs(0),
+                  options_.prefix.size());
+}
+
+void EtcdStore::SetFence(std::string key, int64_t epoch,
+                         std::function<void(const absl::Status&)> on_lost) {
+  absl::MutexLock lock(&mu_);
+  fence_key_ = std::move(key);
+  fence_epoch_ = epoch;
+  on_fence_lost_ = std::move(on_lost);
 }
 
 int64_t EtcdStore::WatchStarts() {

@@ -2,6 +2,7 @@
 #define JOBSET_STORE_ETCD_STORE_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -78,6 +79,9 @@ class EtcdStore final : public Store {
   // is about to be, in the history. Other prefixes' writes advance etcd's
   // revision without advancing this one until the watch reports progress.
   int64_t CurrentRevision() override;
+  // etcd's limits less room for one more compare and read (the leader's
+  // fence) and for the Txn's own framing.
+  CommitLimits Limits() const override;
   absl::StatusOr<std::vector<Event>> WaitForEvents(absl::string_view prefix,
                                                    int64_t after_revision,
                                                    absl::Time deadline,
@@ -94,6 +98,21 @@ class EtcdStore final : public Store {
   absl::StatusOr<int64_t> GrantLease(absl::Duration ttl);
   absl::StatusOr<absl::Duration> KeepAliveLease(int64_t id);
   absl::Status RevokeLease(int64_t id);
+
+  // Leadership (scheduler/ha/). Writes `value` at `key`, attached to
+  // `lease` (the key goes when the lease does), if `key` is absent; returns
+  // the key as it is now: ours, or the one that was there.
+  absl::StatusOr<KeyValue> CreateWithLease(absl::string_view key,
+                                           absl::string_view value,
+                                           int64_t lease);
+  // Fences every later Commit: it also compares that `key` still exists
+  // with create_revision `epoch` (the leadership this replica won), in the
+  // same Txn, so that a replica that lost its leadership cannot write
+  // anything. A Commit whose fence fails applies nothing and returns
+  // kFailedPrecondition ("not the leader"), and calls `on_lost` (once, on
+  // the committing thread; it must not commit).
+  void SetFence(std::string key, int64_t epoch,
+                std::function<void(const absl::Status&)> on_lost);
 
   // How many times the watch stream was (re)started; for tests.
   int64_t WatchStarts();
@@ -123,6 +142,9 @@ class EtcdStore final : public Store {
   // Runs one watch stream from `start` until it breaks or the store stops.
   // Returns how it ended.
   absl::Status WatchOnce(Connection& conn, int64_t start);
+  // The answer to a commit whose fence failed; calls on_fence_lost_.
+  absl::Status LostFence(absl::string_view key, int64_t epoch,
+                         int64_t revision);
   // Records that every event up to `revision` has been watched.
   void Watched(int64_t revision);
 
@@ -137,6 +159,10 @@ class EtcdStore final : public Store {
   int64_t written_ ABSL_GUARDED_BY(mu_) = 0;  // Highest changing commit.
   int64_t watched_ ABSL_GUARDED_BY(mu_) = 0;  // Watch is complete to here.
   int64_t watch_starts_ ABSL_GUARDED_BY(mu_) = 0;
+  // The leadership every commit is fenced on (empty key: none).
+  std::string fence_key_ ABSL_GUARDED_BY(mu_);
+  int64_t fence_epoch_ ABSL_GUARDED_BY(mu_) = 0;
+  std::function<void(const absl::Status&)> on_fence_lost_ ABSL_GUARDED_BY(mu_);
 
   std::unique_ptr<History> history_;
   std::thread watcher_;

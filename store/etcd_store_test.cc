@@ -107,6 +107,37 @@ TEST_F(EtcdStoreTest, BatchesOverEtcdLimitsAreRefusedBeforeSending) {
   EXPECT_FALSE(store->Get("big/a")->has_value());
 }
 
+// Limits() is what callers split by: a batch that fills it exactly, in
+// operations and in bytes, conditions included, is one etcd accepts.
+TEST_F(EtcdStoreTest, ABatchFillingItsLimitsIsAccepted) {
+  auto etcd = StartEtcd();
+  ASSERT_NE(etcd, nullptr);
+  auto store = OpenStore(*etcd);
+  ASSERT_NE(store, nullptr);
+  const CommitLimits limits = store->Limits();
+  EXPECT_EQ(limits.max_ops, 127u);
+  EXPECT_LT(limits.max_bytes, 1536u * 1024);
+  Batch seed;
+  for (size_t i = 0; i < limits.max_ops; ++i)
+    seed.Put(absl::StrCat("full/", i), "v");
+  auto revision = store->Commit(seed);
+  ASSERT_THAT(revision.status(), IsOk());
+  Batch full;
+  size_t bytes = 0;
+  for (size_t i = 0; i < limits.max_ops; ++i) {
+    const std::string key = absl::StrCat("full/", i);
+    full.Update(key, "", *revision);
+    bytes += limits.Cost(key, std::string(), true);
+  }
+  // The values take what is left, spread over every operation.
+  const size_t each = (limits.max_bytes - bytes) / limits.max_ops;
+  Batch exact;
+  for (const Batch::Op& op : full.ops())
+    exact.Update(op.key, std::string(each, 'x'), *revision);
+  ASSERT_THAT(CheckLimits(exact, limits), IsOk());
+  EXPECT_THAT(store->Commit(exact).status(), IsOk());
+}
+
 TEST_F(EtcdStoreTest, EtcdCompactionSendsWatchersToListAgain) {
   auto etcd = StartEtcd(/*members=*/3);
   ASSERT_NE(etcd, nullptr);

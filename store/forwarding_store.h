@@ -28,6 +28,7 @@ class ForwardingStore : public Store {
     return inner_->Commit(batch);
   }
   int64_t CurrentRevision() override { return inner_->CurrentRevision(); }
+  CommitLimits Limits() const override { return inner_->Limits(); }
   absl::StatusOr<std::vector<Event>> WaitForEvents(absl::string_view prefix,
                                                    int64_t after_revision,
                                                    absl::Time deadline,

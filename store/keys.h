@@ -64,6 +64,12 @@ inline std::string EventKey(absl::string_view ns, absl::string_view jobset,
                       absl::Dec(seq, absl::kZeroPad20));
 }
 
+// Journaled commits: "journal/<id>" -> jobset::api::JournalCommit and
+// "journal/<id>/<part>" -> jobset::api::JournalPart, a commit of the
+// controller too large for one transaction while it is being applied
+// (scheduler/controller/pass_journal.h). Empty between commits.
+inline constexpr absl::string_view kJournal = "journal/";
+
 // Nodes: "nodes/<name>" -> jobset::api::Node (the registration and whether
 // it is cordoned; liveness is not stored).
 inline constexpr absl::string_view kNodes = "nodes/";

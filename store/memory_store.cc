@@ -36,8 +36,19 @@ absl::StatusOr<ScanResult> MemoryStore::Scan(absl::string_view prefix,
   return result;
 }
 
+CommitLimits MemoryStore::Limits() const {
+  absl::MutexLock lock(&limits_mu_);
+  return limits_;
+}
+
+void MemoryStore::SetLimits(const CommitLimits& limits) {
+  absl::MutexLock lock(&limits_mu_);
+  limits_ = limits;
+}
+
 absl::StatusOr<int64_t> MemoryStore::Commit(const Batch& batch) {
   JOBSET_RETURN_IF_ERROR(ValidateBatch(batch));
+  JOBSET_RETURN_IF_ERROR(CheckLimits(batch, Limits()));
   absl::MutexLock lock(&mu_);
   if (batch.empty()) return revision_;
   for (const Batch::Op& op : batch.ops()) {

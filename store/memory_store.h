@@ -27,6 +27,10 @@ class MemoryStore final : public Store {
                                   size_t limit) override;
   absl::StatusOr<int64_t> Commit(const Batch& batch) override;
   int64_t CurrentRevision() override;
+  CommitLimits Limits() const override;
+  // Makes Commit refuse batches over `limits`, as etcd does (tests of the
+  // callers that split their batches).
+  void SetLimits(const CommitLimits& limits);
   absl::StatusOr<std::vector<Event>> WaitForEvents(absl::string_view prefix,
                                                    int64_t after_revision,
                                                    absl::Time deadline,
@@ -36,6 +40,8 @@ class MemoryStore final : public Store {
   absl::Mutex mu_;
   std::map<std::string, KeyValue, std::less<>> data_ ABSL_GUARDED_BY(mu_);
   int64_t revision_ ABSL_GUARDED_BY(mu_) = 0;
+  mutable absl::Mutex limits_mu_;
+  CommitLimits limits_ ABSL_GUARDED_BY(limits_mu_);
   History history_;
 };
 

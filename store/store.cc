@@ -58,6 +58,29 @@ absl::Status ValidateBatch(const Batch& batch) {
   return absl::OkStatus();
 }
 
+size_t CommitLimits::Cost(absl::string_view key,
+                          const std::optional<std::string>& value,
+                          bool conditioned) const {
+  return key.size() * (conditioned ? 3 : 1) +
+         (value.has_value() ? value->size() : 0) + op_overhead;
+}
+
+absl::Status CheckLimits(const Batch& batch, const CommitLimits& limits) {
+  if (limits.unlimited()) return absl::OkStatus();
+  size_t bytes = 0;
+  for (const Batch::Op& op : batch.ops()) {
+    bytes += limits.Cost(op.key, op.value, op.expect != Batch::Expect::kAny);
+  }
+  if (batch.ops().size() > limits.max_ops || bytes > limits.max_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "store: a batch of ", batch.ops().size(), " operations and ", bytes,
+        " bytes exceeds the store's limits of ", limits.max_ops,
+        " operations and ", limits.max_bytes,
+        " bytes per commit; the caller must split it"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckCondition(const Batch::Op& op,
                             const std::optional<KeyValue>& current) {
   switch (op.expect) {

@@ -2,8 +2,10 @@
 #define JOBSET_STORE_STORE_H_
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -59,11 +61,40 @@ class Batch {
   // Deletes `key`, which must currently have `mod_revision`.
   Batch& DeleteAt(absl::string_view key, int64_t mod_revision);
 
+  // Appends `op` as it is (its condition included).
+  Batch& Add(Op op) {
+    ops_.push_back(std::move(op));
+    return *this;
+  }
+
   const std::vector<Op>& ops() const { return ops_; }
   bool empty() const { return ops_.empty(); }
 
  private:
   std::vector<Op> ops_;
+};
+
+// The largest batch one Commit of a store accepts (etcd refuses a Txn of
+// more than --max-txn-ops operations or --max-request-bytes bytes). Callers
+// that may write more split their batches to fit (the controller does:
+// scheduler/controller/commit_split.h). Unlimited for RocksDB and, unless a
+// test sets them, for MemoryStore.
+struct CommitLimits {
+  size_t max_ops = std::numeric_limits<size_t>::max();
+  size_t max_bytes = std::numeric_limits<size_t>::max();
+  // What the store's framing adds to each operation, in bytes.
+  size_t op_overhead = 0;
+
+  bool unlimited() const {
+    return max_ops == std::numeric_limits<size_t>::max() &&
+           max_bytes == std::numeric_limits<size_t>::max();
+  }
+  // The bytes `op` counts for against max_bytes: its key and value, the key
+  // twice more when it is conditioned (a compare, and the read that names
+  // the key when the compare fails), and op_overhead: an upper bound of what
+  // the store sends for it.
+  size_t Cost(absl::string_view key, const std::optional<std::string>& value,
+              bool conditioned) const;
 };
 
 // One page of a prefix scan, read at a single revision.
@@ -111,6 +142,10 @@ class Store {
   // Returns the revision of the last commit (0 for a new store).
   virtual int64_t CurrentRevision() = 0;
 
+  // The largest batch Commit accepts; a larger one is refused with
+  // kInvalidArgument.
+  virtual CommitLimits Limits() const { return {}; }
+
   // Returns the events after `after_revision` for keys starting with `prefix`,
   // in revision order: about `max_events` of them (more only to keep a
   // commit's events together, since a watcher resumes after a revision). Waits
@@ -127,6 +162,10 @@ class Store {
 // non-empty and at most Store::kMaxKeyBytes, values at most
 // Store::kMaxValueBytes, no key appears twice. kInvalidArgument otherwise.
 absl::Status ValidateBatch(const Batch& batch);
+
+// Checks that `batch` fits `limits`: kInvalidArgument naming the limit, and
+// the batch's operations and bytes, otherwise.
+absl::Status CheckLimits(const Batch& batch, const CommitLimits& limits);
 
 // Checks `op`'s condition against the key's current state (nullopt when the
 // key is absent). kAborted naming the key when it does not hold.

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/parallel.h"
 #include "common/status_macros.h"
+#include "scheduler/controller/commit_split.h"
 #include "store/decode.h"
 #include "store/keys.h"
 
@@ -42,61 +43,80 @@ absl::Status Applier::Apply(
     PassWrites& writes, ControllerState& state,
     const std::function<std::vector<Assignment>()>& orders,
     std::vector<std::string>* refused) {
+  const store::CommitLimits limits = store_->Limits();
   std::vector<Assignment> launch;
   bool built = false;
-  bool committed = false;
-  for (int attempt = 0; attempt < kMaxCommitAttempts && !committed; ++attempt) {
-    const store::Batch batch = writes.ToBatch(state);
-    if (batch.empty()) {
-      committed = true;
-      break;
+  // JobSets (by KeyOf) whose writes are durable: a conflict, or an error,
+  // in a later transaction of the pass leaves them so.
+  std::set<std::string> landed;
+  for (int attempt = 0; attempt < kMaxCommitAttempts; ++attempt) {
+    store::Batch batch = writes.ToBatch(state);
+    if (!landed.empty()) {
+      store::Batch rest;
+      for (const store::Batch::Op& op : batch.ops()) {
+        if (!landed.contains(OwnerOf(op.key))) rest.Add(op);
+      }
+      batch = std::move(rest);
     }
-    absl::StatusOr<int64_t> revision;
-    if (!built && !writes.launched().empty()) {
+    std::vector<PlannedTxn> txns = SplitByJobSet(std::move(batch), limits);
+    absl::Status failed;
+    const store::Batch* failed_batch = nullptr;
+    auto commit = [&] {
+      for (const PlannedTxn& txn : txns) {
+        absl::StatusOr<int64_t> revision = txn.journaled
+                                               ? journal_.Commit(txn.batch)
+                                               : store_->Commit(txn.batch);
+        if (!revision.ok()) {
+          failed = revision.status();
+          failed_batch = &txn.batch;
+          return;
+        }
+        for (const std::string& owner : txn.owners) {
+          landed.insert(owner);
+          TrackedJobSet* t = state.Find(owner);
+          if (t != nullptr && writes.jobsets().contains(owner))
+            t->revision = *revision;
+        }
+      }
+    };
+    if (!built && !writes.launched().empty() && !txns.empty()) {
       // The orders are built while the store writes the batch (a conflict
       // changes only JobSet objects, never pods, so they stay right), and
       // handed out once it is durable.
       ParallelFor(2, 2, [&](size_t i) {
         if (i == 0) {
-          revision = store_->Commit(batch);
+          commit();
         } else {
           launch = orders();
         }
       });
       built = true;
     } else {
-      revision = store_->Commit(batch);
+      commit();
     }
-    if (revision.ok()) {
-      for (const std::string& key : writes.jobsets()) {
-        if (TrackedJobSet* t = state.Find(key); t != nullptr)
-          t->revision = *revision;
-      }
-      committed = true;
-      break;
+    if (failed.ok()) {
+      // Tell the agents, now that it is durable.
+      for (const PodRef& pod : writes.stops()) fleet_->Stop(pod.node, pod.uid);
+      if (!built) launch = orders();
+      for (Assignment& order : launch) fleet_->Run(std::move(order));
+      for (const PodRef& pod : writes.releases())
+        fleet_->Release(pod.node, pod.uid);
+      return absl::OkStatus();
     }
-    if (revision.status().code() == absl::StatusCode::kInvalidArgument &&
+    if (failed.code() == absl::StatusCode::kInvalidArgument &&
         refused != nullptr) {
-      std::vector<std::string> keys = RefusedKeys(batch, revision.status());
+      std::vector<std::string> keys = RefusedKeys(*failed_batch, failed);
       refused->insert(refused->end(), keys.begin(), keys.end());
     }
-    if (revision.status().code() != absl::StatusCode::kAborted)
-      return revision.status();
+    if (failed.code() != absl::StatusCode::kAborted) return failed;
     JOBSET_RETURN_IF_ERROR(Rebase(writes, state));
   }
-  if (!committed) {
-    return absl::AbortedError(
-        absl::StrCat("the controller's commit conflicted with API writes ",
-                     kMaxCommitAttempts, " times in a row"));
-  }
-  // Tell the agents, now that it is durable.
-  for (const PodRef& pod : writes.stops()) fleet_->Stop(pod.node, pod.uid);
-  if (!built) launch = orders();
-  for (Assignment& order : launch) fleet_->Run(std::move(order));
-  for (const PodRef& pod : writes.releases())
-    fleet_->Release(pod.node, pod.uid);
-  return absl::OkStatus();
+  return absl::AbortedError(
+      absl::StrCat("the controller's commit conflicted with API writes ",
+                   kMaxCommitAttempts, " times in a row"));
 }
+
+absl::StatusOr<int> Applier::Recover() { return journal_.Recover(); }
 
 void Applier::Announce(std::vector<Assignment> orders,
                        const std::vector<PodRef>& stops) {

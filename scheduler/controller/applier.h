@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "scheduler/controller/agent_fleet.h"
 #include "scheduler/controller/controller_state.h"
+#include "scheduler/controller/pass_journal.h"
 #include "scheduler/controller/pass_writes.h"
 #include "store/store.h"
 
@@ -19,10 +20,12 @@ namespace jobset::scheduler {
 std::vector<std::string> RefusedKeys(const store::Batch& batch,
                                      const absl::Status& error);
 
-// Commits a pass's writes in one store batch and then, and only then, tells
-// the fleet: stop orders, assignments, releases. Nothing reaches an agent
-// before the batch that decided it is durable. Used only from the
-// controller thread.
+// Commits a pass's writes and then, and only then, tells the fleet: stop
+// orders, assignments, releases. Nothing reaches an agent before the writes
+// that decided it are durable. The writes go in one store transaction when
+// they fit the store's limits; otherwise in several, each JobSet's whole in
+// one (commit_split.h) or, when a JobSet's alone do not fit, through the
+// journal (pass_journal.h). Used only from the controller thread.
 class Applier {
  public:
   // How many times a commit is tried when the API changed a JobSet of the
@@ -30,7 +33,7 @@ class Applier {
   static constexpr int kMaxCommitAttempts = 5;
 
   Applier(store::Store* store, AgentFleet* fleet)
-      : store_(store), fleet_(fleet) {}
+      : store_(store), fleet_(fleet), journal_(store) {}
 
   // Commits `writes`. A JobSet the API changed since it was read keeps its
   // new spec and metadata, gets the pass's status, and the commit is tried
@@ -39,13 +42,19 @@ class Applier {
   // writes.launched() (it only reads the state, and runs alongside the
   // store's write). Returns the store's error, or kAborted after
   // kMaxCommitAttempts conflicts; then nothing was told to the fleet and
-  // memory is ahead of the store: the caller must rebuild from the store.
+  // memory is ahead of the store (some JobSets' writes may have landed,
+  // never part of one's): the caller must rebuild from the store.
   // When the store refuses the batch as kInvalidArgument (a value or key
   // over its limits), the keys it refused are appended to `refused` (if not
   // null), so that the caller can reject what wrote them.
   absl::Status Apply(PassWrites& writes, ControllerState& state,
                      const std::function<std::vector<Assignment>()>& orders,
                      std::vector<std::string>* refused = nullptr);
+
+  // Completes, or discards, what a commit interrupted by a crash or a store
+  // error left in the journal; before the state is loaded. Returns how many
+  // journaled commits it completed.
+  absl::StatusOr<int> Recover();
 
   // Tells the fleet what is durable already (after a Load): `orders`, then
   // `stops`.
@@ -58,6 +67,7 @@ class Applier {
 
   store::Store* const store_;
   AgentFleet* const fleet_;
+  PassJournal journal_;
 };
 
 }  // namespace jobset::scheduler

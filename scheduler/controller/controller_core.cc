@@ -45,6 +45,12 @@ absl::StatusOr<int64_t> ControllerCore::Load() {
   gangs_ = GangQueue();
   deferred_ = DeferredJobDeletions();
   configs_.Clear();
+  JOBSET_ASSIGN_OR_RETURN(const int completed, applier_.Recover());
+  if (completed > 0) {
+    JOBSET_LOG(INFO) << "controller: completed " << completed
+                     << " journaled commit(s) a crash or a store error had "
+                        "interrupted";
+  }
   JOBSET_ASSIGN_OR_RETURN(const int64_t revision, state_.Load(*store_));
   for (const auto& [key, t] : state_.jobsets()) {
     for (const auto& [name, job] : t.jobs) {

@@ -88,11 +88,21 @@ class FlakyStore : public store::ForwardingStore {
   absl::StatusOr<int64_t> Commit(const store::Batch& batch) override {
     if (fail_commits) return absl::UnavailableError("disk full");
     if (conflict_commits) return absl::AbortedError("conflict");
+    if (fail_after == 0) return absl::UnavailableError("jobsetd died here");
+    if (fail_after > 0) --fail_after;
+    ++commits;
     return ForwardingStore::Commit(batch);
+  }
+  // Makes the store refuse batches over `limits`, as etcd does.
+  void SetLimits(const store::CommitLimits& limits) {
+    store_.SetLimits(limits);
   }
 
   bool fail_commits = false;
   bool conflict_commits = false;
+  // Commits that succeed before every commit fails (-1: no limit).
+  int fail_after = -1;
+  int commits = 0;
 
  private:
   store::MemoryStore store_;
@@ -976,6 +986,71 @@ TEST_P(RestartPassTest, TheOldJobsDeletionIsStoredByThePassAfter) {
 
 INSTANTIATE_TEST_SUITE_P(CrashBetweenThePasses, RestartPassTest,
                          ::testing::Bool());
+
+// On a store with etcd's kind of limits (here 16 operations, 8 KiB) a
+// restart of a 40-Job JobSet takes 17 transactions over three passes. Wherever
+// jobsetd dies between two of them, the controller that loads the store next
+// restarts the JobSet once: every Job at attempt 1 runs exactly one pod.
+class DyingMidCommitTest : public ControllerCoreTest,
+                           public ::testing::WithParamInterface<int> {};
+
+TEST_P(DyingMidCommitTest, ARestartInTransactionsConverges) {
+  store_.SetLimits({.max_ops = 16, .max_bytes = 8192, .op_overhead = 16});
+  constexpr int kJobs = 40;
+  Submit(RestartOnAnyFailure("train", kJobs));
+  Settle();
+  ASSERT_THAT(fleet_.running, SizeIs(kJobs));
+  ReportAll("Running");
+  Settle();
+  std::vector<api::Pod> old;
+  for (const auto& [uid, pod] : fleet_.running) old.push_back(pod);
+  fleet_.stopped.clear();
+  store_.commits = 0;
+  store_.fail_after = GetParam();
+  Report(old[5], "Failed", 1);
+  bool died = false;
+  for (int i = 0; i < 10 && !died; ++i) {
+    died = !core_->Pass().ok();
+    ConfirmStops();
+  }
+  ASSERT_TRUE(died) << "the restart took only " << store_.commits << " commits";
+  store_.fail_after = -1;
+  // jobsetd starts again; the agents reconnect and run what it announces
+  // (and the failure is reported again: a report of the old attempt, once
+  // the restart is stored, changes nothing).
+  Restart();
+  fleet_.running.clear();
+  fleet_.stopped.clear();
+  core_->Announce();
+  Report(old[5], "Failed", 1);
+  Settle();
+  for (int i = 0; i < 5; ++i) {
+    ConfirmStops();
+    Settle();
+  }
+  EXPECT_EQ(Get("train").status().restarts(), 1);
+  std::map<std::string, int> per_job;
+  for (const auto& [uid, pod] : fleet_.running) {
+    EXPECT_EQ(pod.metadata().labels().at(kRestartAttemptKey), "1")
+        << pod.metadata().name();
+    ++per_job[pod.metadata().labels().at("batch.kubernetes.io/job-name")];
+  }
+  EXPECT_THAT(per_job, SizeIs(kJobs));
+  for (const auto& [job, pods] : per_job) EXPECT_EQ(pods, 1) << job;
+  std::map<std::string, int> stored;
+  for (const api::Pod& pod : core_->Pods("default", "train")) {
+    if (pod.metadata().has_deletion_timestamp()) continue;
+    ++stored[pod.metadata().name()];
+  }
+  EXPECT_THAT(stored, SizeIs(kJobs));
+  absl::StatusOr<store::ScanResult> journal =
+      store_.Scan(store::keys::kJournal, "", 10);
+  ASSERT_THAT(journal.status(), IsOk());
+  EXPECT_THAT(journal->kvs, IsEmpty());
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryTransaction, DyingMidCommitTest,
+                         ::testing::Range(0, 17));
 
 TEST_F(ControllerCoreTest, DeletingAJobSetStopsItsPodsAndForgetsIt) {
   Submit(JobSetBuilder("train").Replicated("workers", 2).Build());
