@@ -1,7 +1,9 @@
 // jobsetd: the JobSet scheduler. Serves the gRPC API on --listen over a
 // RocksDB store in --data_dir until SIGTERM or SIGINT.
 #include <signal.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -30,6 +32,8 @@
 #include "scheduler/auth/identity_service.h"
 #include "scheduler/auth/request_auth.h"
 #include "scheduler/controller/controller.h"
+#include "scheduler/ha/follower_server.h"
+#include "scheduler/ha/leader_election.h"
 #include "scheduler/metrics.h"
 #include "scheduler/server/server.h"
 #include "store/etcd_store.h"
@@ -58,6 +62,14 @@ ABSL_FLAG(std::string, etcd_certfile, "",
           "--etcd_keyfile), for members run with --client-cert-auth");
 ABSL_FLAG(std::string, etcd_keyfile, "",
           "--store=etcd: PEM private key of --etcd_certfile");
+ABSL_FLAG(absl::Duration, leader_lease, absl::Seconds(5),
+          "--store=etcd: the leader's lease. Replicas sharing one etcd elect "
+          "one leader; when it dies without resigning the next leads after "
+          "at most this, and a leader cut off from etcd stops acting (exits) "
+          "four fifths of it after its last renewal (scheduler/ha/README.md)");
+ABSL_FLAG(std::string, advertise_address, "",
+          "--store=etcd: the HOST:PORT followers send clients and agents to "
+          "while this replica leads (default: the address --listen bound)");
 ABSL_FLAG(std::string, etcd_prefix, "/jobset/",
           "--store=etcd: every key jobsetd writes lives under this prefix");
 ABSL_FLAG(bool, fsync, true,
@@ -294,6 +306,68 @@ bool ParseFeatureGates(const std::string& text, api::Features* features,
   return true;
 }
 
+// Campaigns for leadership among the replicas on `etcd`, answering every
+// call on `*listen` with a redirect to the leader meanwhile. Returns -1 once
+// this replica leads (with `*listen` set to the address it bound, for the
+// real server, and `*election` set), or the exit code when a signal came
+// first. Losing the leadership later exits the process.
+absl::StatusOr<int> CampaignForLeadership(
+    store::EtcdStore* etcd, const scheduler::ClusterPki* tls,
+    const sigset_t& signals, std::string* listen,
+    std::unique_ptr<scheduler::LeaderElection>* election) {
+  static std::atomic<scheduler::LeaderElection*> campaigning = nullptr;
+  absl::StatusOr<std::unique_ptr<scheduler::FollowerServer>> started =
+      scheduler::FollowerServer::Start(
+          {.listen = *listen,
+           .credentials = scheduler::Server::Credentials(tls),
+           .leader = [] {
+             scheduler::LeaderElection* e = campaigning.load();
+             return e == nullptr ? std::string() : e->leader();
+           }});
+  if (!started.ok()) return started.status();
+  std::unique_ptr<scheduler::FollowerServer> follower = *std::move(started);
+  *listen = follower->address();
+  std::string advertise = absl::GetFlag(FLAGS_advertise_address);
+  if (advertise.empty()) advertise = follower->address();
+  absl::StatusOr<std::unique_ptr<scheduler::LeaderElection>> campaign =
+      scheduler::LeaderElection::Campaign(
+          etcd,
+          {.lease = absl::GetFlag(FLAGS_leader_lease), .address = advertise},
+          [](const absl::Status& why) {
+            // Exit at once, as kube-controller-manager does: no thread of a
+            // deposed leader may go on acting (the fence refuses its writes;
+            // agents keep their pods and reconnect to the next leader).
+            JOBSET_LOG(ERROR) << "jobsetd: leadership lost, exiting: " << why;
+            std::fflush(nullptr);
+            _exit(1);
+          });
+  if (!campaign.ok()) return campaign.status();
+  *election = *std::move(campaign);
+  campaigning.store(election->get());
+  std::printf("jobsetd follower on %s (advertised as %s), campaigning\n",
+              follower->address().c_str(), advertise.c_str());
+  std::fflush(stdout);
+  while (!(*election)->AwaitLeadership(absl::Now() + absl::Milliseconds(200))) {
+    const timespec poll{0, 0};
+    if (const int signal = sigtimedwait(&signals, nullptr, &poll); signal > 0) {
+      std::printf("jobsetd: %s while following, shutting down\n",
+                  strsignal(signal));
+      std::fflush(stdout);
+      follower.reset();
+      campaigning.store(nullptr);
+      election->reset();
+      return 0;
+    }
+  }
+  // Frees the port for the real server (clients retry the moment between).
+  follower.reset();
+  campaigning.store(nullptr);
+  std::printf("jobsetd leads (epoch %lld)\n",
+              static_cast<long long>((*election)->epoch()));
+  std::fflush(stdout);
+  return -1;
+}
+
 int Main() {
   scheduler::Server::Options options;
   options.listen = absl::GetFlag(FLAGS_listen);
@@ -371,13 +445,8 @@ int Main() {
   }
   options.metrics = &metrics;
 
-  // Who may do what: the identity records, the cluster's certificates.
+  // Who may do what: the cluster's certificates, the identity records.
   const absl::Time now = absl::Now();
-  auto access = scheduler::AccessStore::Load(&metered);
-  if (!access.ok()) {
-    JOBSET_LOG(ERROR) << access.status();
-    return 1;
-  }
   std::vector<std::string> sans = absl::GetFlag(FLAGS_tls_san);
   if (!listen_host.empty() && listen_host != "0.0.0.0" &&
       listen_host != "[::]") {
@@ -387,6 +456,24 @@ int Main() {
       scheduler::LoadOrCreatePki(data_dir, sans, now);
   if (!pki.ok()) {
     JOBSET_LOG(ERROR) << pki.status();
+    return 1;
+  }
+  // On etcd, replicas elect one leader; this one serves redirects until it
+  // leads, and then everything below runs as on a single machine.
+  std::unique_ptr<scheduler::LeaderElection> election;
+  if (auto* etcd = dynamic_cast<store::EtcdStore*>(store->get());
+      etcd != nullptr) {
+    absl::StatusOr<int> campaigned = CampaignForLeadership(
+        etcd, insecure ? nullptr : &*pki, signals, &options.listen, &election);
+    if (!campaigned.ok()) {
+      JOBSET_LOG(ERROR) << campaigned.status();
+      return 1;
+    }
+    if (*campaigned >= 0) return *campaigned;
+  }
+  auto access = scheduler::AccessStore::Load(&metered);
+  if (!access.ok()) {
+    JOBSET_LOG(ERROR) << access.status();
     return 1;
   }
   std::unique_ptr<scheduler::AuditLog> audit;
@@ -473,6 +560,7 @@ int Main() {
   server->reset();
   hub.CloseAll();
   controller->reset();
+  election.reset();  // Resigns: the next replica leads at once.
   store->reset();
   std::printf("jobsetd: stopped\n");
   return 0;

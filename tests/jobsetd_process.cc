@@ -26,6 +26,7 @@ namespace jobset::testing {
 namespace {
 
 constexpr absl::string_view kServingOn = "jobsetd serving on ";
+constexpr absl::string_view kFollowerOn = JobsetdProcess::kFollowerPrefix;
 // How often Wait() looks at the child once its stdout is closed.
 constexpr absl::Duration kPollInterval = absl::Milliseconds(5);
 
@@ -199,14 +200,29 @@ bool JobsetdProcess::ReadStdout(absl::Time deadline) {
   }
 }
 
+absl::Status JobsetdProcess::AwaitLeading(absl::Duration timeout) {
+  return AwaitLine(kServingOn, absl::Now() + timeout);
+}
+
 absl::Status JobsetdProcess::AwaitServing(absl::Time deadline) {
+  return AwaitLine(ready_prefix_, deadline);
+}
+
+absl::Status JobsetdProcess::AwaitLine(absl::string_view prefix,
+                                       absl::Time deadline) {
   size_t scanned = 0;
   while (true) {
     for (size_t end; (end = stdout_.find('\n', scanned)) != std::string::npos;
          scanned = end + 1) {
       absl::string_view line(stdout_.data() + scanned, end - scanned);
-      if (!absl::StartsWith(line, ready_prefix_)) continue;
-      if (ready_prefix_ != kServingOn) return absl::OkStatus();
+      if (!absl::StartsWith(line, prefix)) continue;
+      if (prefix == kFollowerOn) {
+        // "jobsetd follower on ADDRESS (advertised as ...), campaigning"
+        absl::string_view rest = line.substr(prefix.size());
+        address_ = std::string(rest.substr(0, rest.find(' ')));
+        return absl::OkStatus();
+      }
+      if (prefix != kServingOn) return absl::OkStatus();
       if (!ParseServingLine(line, &address_, &start_revision_)) {
         return absl::InternalError(
             absl::StrCat("cannot parse jobsetd's line \"", line, "\""));
@@ -215,7 +231,7 @@ absl::Status JobsetdProcess::AwaitServing(absl::Time deadline) {
     }
     if (absl::Now() >= deadline) {
       return absl::DeadlineExceededError(
-          absl::StrCat("no \"", ready_prefix_, "\" line in time"));
+          absl::StrCat("no \"", prefix, "\" line in time"));
     }
     if (!ReadStdout(deadline)) {
       return absl::UnavailableError(

@@ -46,6 +46,12 @@ class JobsetdProcess {
     std::string ready_prefix = "jobsetd serving on ";
   };
 
+  // The ready line of a replica that starts as a follower (--store=etcd,
+  // another replica leading): start it with this as ready_prefix, then
+  // address() is where it answers redirects, and AwaitLeading waits until
+  // it leads.
+  static constexpr char kFollowerPrefix[] = "jobsetd follower on ";
+
   // Returns the jobsetd built by //scheduler:jobsetd in this test's runfiles
   // ($TEST_SRCDIR/$TEST_WORKSPACE/scheduler/jobsetd).
   static std::string DefaultBinary();
@@ -64,6 +70,10 @@ class JobsetdProcess {
   // Returns the store revision jobsetd reported when it started serving.
   int64_t start_revision() const { return start_revision_; }
   pid_t pid() const { return pid_; }
+
+  // Waits for the "serving on" line of a replica started as a follower: it
+  // leads and serves (address() and start_revision() are then its).
+  absl::Status AwaitLeading(absl::Duration timeout);
 
   // Sends `signal` to the child. FailedPrecondition once it has been reaped.
   absl::Status Kill(int signal);
@@ -92,6 +102,9 @@ class JobsetdProcess {
   bool ReadStdout(absl::Time deadline);
   // Reads stdout until a complete "serving on" line or `deadline`.
   absl::Status AwaitServing(absl::Time deadline);
+  // Reads stdout until a complete line starting with `prefix`, or
+  // `deadline`; parses jobsetd's serving and follower lines.
+  absl::Status AwaitLine(absl::string_view prefix, absl::Time deadline);
 
   pid_t pid_;
   int stdout_fd_;

@@ -20,6 +20,16 @@ Server::Server(store::Store* store, const Options& options)
       config_maps_(store, options.clock),
       service_(&api_, &namespaces_, &secrets_, &config_maps_, options.auth) {}
 
+std::shared_ptr<grpc::ServerCredentials> Server::Credentials(
+    const ClusterPki* tls) {
+  if (tls == nullptr) return grpc::InsecureServerCredentials();
+  grpc::SslServerCredentialsOptions ssl(
+      GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_AND_VERIFY);
+  ssl.pem_root_certs = tls->ca.cert_pem;
+  ssl.pem_key_cert_pairs.push_back({tls->server.key_pem, tls->server.cert_pem});
+  return grpc::SslServerCredentials(ssl);
+}
+
 absl::StatusOr<std::unique_ptr<Server>> Server::Start(const Options& options,
                                                       store::Store* store) {
   if (options.auth == nullptr) {
@@ -39,17 +49,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const Options& options,
 
   grpc::ServerBuilder builder;
   int port = 0;
-  std::shared_ptr<grpc::ServerCredentials> credentials =
-      grpc::InsecureServerCredentials();
-  if (options.tls != nullptr) {
-    grpc::SslServerCredentialsOptions ssl(
-        GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_AND_VERIFY);
-    ssl.pem_root_certs = options.tls->ca.cert_pem;
-    ssl.pem_key_cert_pairs.push_back(
-        {options.tls->server.key_pem, options.tls->server.cert_pem});
-    credentials = grpc::SslServerCredentials(ssl);
-  }
-  builder.AddListeningPort(options.listen, credentials, &port);
+  builder.AddListeningPort(options.listen, Credentials(options.tls), &port);
   // One builder for every service: these limits hold for the agents'
   // streams as for the JobSet API.
   const Limits& limits = options.grpc_limits;

@@ -82,6 +82,13 @@ class Server {
     AuditLog* audit = nullptr;
   };
 
+  // The credentials Start serves with: TLS with `tls`' CA and serving
+  // certificate (client certificates optional and, when sent, verified),
+  // plaintext when null. A follower replica serves with the same
+  // (scheduler/ha/follower_server.h).
+  static std::shared_ptr<grpc::ServerCredentials> Credentials(
+      const ClusterPki* tls);
+
   // Serves `store` (which must outlive the server) on options.listen.
   // kUnavailable if the address cannot be bound; kInvalidArgument without
   // `auth`, or plaintext with an `auth` that is not insecure.
