@@ -45,16 +45,28 @@ absl::StatusOr<std::unique_ptr<FollowerServer>> FollowerServer::Start(
 
 FollowerServer::~FollowerServer() {
   if (server_ != nullptr) {
+    {
+      // gRPC aborts on a call requested after its queue is shut down: no
+      // request starts once this is set.
+      absl::MutexLock lock(&mu_);
+      stopping_ = true;
+    }
     server_->Shutdown(std::chrono::system_clock::now());
     queue_->Shutdown();
   }
   if (thread_.joinable()) thread_.join();
 }
 
+void FollowerServer::RequestNext() {
+  absl::MutexLock lock(&mu_);
+  if (stopping_) return;
+  auto* next = new Call();
+  service_.RequestCall(&next->context, &next->stream, queue_.get(),
+                       queue_.get(), next);
+}
+
 void FollowerServer::Serve() {
-  auto* first = new Call();
-  service_.RequestCall(&first->context, &first->stream, queue_.get(),
-                       queue_.get(), first);
+  RequestNext();
   void* tag = nullptr;
   bool ok = false;
   while (queue_->Next(&tag, &ok)) {
@@ -65,9 +77,7 @@ void FollowerServer::Serve() {
       continue;
     }
     // A new call: take the next one, and answer this.
-    auto* next = new Call();
-    service_.RequestCall(&next->context, &next->stream, queue_.get(),
-                         queue_.get(), next);
+    RequestNext();
     const std::string leader = options_.leader ? options_.leader() : "";
     if (!leader.empty())
       call->context.AddTrailingMetadata(kLeaderMetadataKey, leader);

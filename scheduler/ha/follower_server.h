@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "grpcpp/generic/async_generic_service.h"
 #include "grpcpp/grpcpp.h"
 
@@ -41,6 +42,8 @@ class FollowerServer {
  private:
   explicit FollowerServer(Options options) : options_(std::move(options)) {}
   void Serve();
+  // Asks gRPC for the next call, unless the server is stopping.
+  void RequestNext();
 
   const Options options_;
   grpc::AsyncGenericService service_;
@@ -48,6 +51,8 @@ class FollowerServer {
   std::unique_ptr<grpc::Server> server_;
   std::string address_;
   std::thread thread_;
+  absl::Mutex mu_;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace jobset::scheduler
