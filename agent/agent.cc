@@ -65,7 +65,10 @@ absl::Duration GraceOf(const api::Pod& pod) {
 }  // namespace
 
 Agent::Agent(Options options, Runtime* runtime, Clock* clock)
-    : options_(std::move(options)), runtime_(runtime), clock_(clock) {
+    : options_(std::move(options)),
+      replicas_(Replicas::Parse("--scheduler", options_.scheduler)),
+      runtime_(runtime),
+      clock_(clock) {
   absl::MutexLock lock(&mu_);
   conn_.last_contact = clock_->Now();
 }
@@ -113,7 +116,7 @@ void Agent::ConnectLoop() {
       absl::MutexLock lock(&mu_);
       if (conn_.stopping) return;
     }
-    Session();
+    const bool redirected = Session();
     bool was_welcomed;
     {
       absl::MutexLock lock(&mu_);
@@ -121,6 +124,7 @@ void Agent::ConnectLoop() {
       if (conn_.stopping) return;
     }
     if (was_welcomed) backoff = options_.min_backoff;
+    if (redirected) continue;  // To the leader, at once.
     {
       // A real-time wait (gRPC's reconnects are real time too) that
       // Shutdown cuts short.
@@ -134,7 +138,7 @@ void Agent::ConnectLoop() {
   }
 }
 
-void Agent::Session() {
+bool Agent::Session() {
   // A fresh channel per attempt: the agent's own backoff paces reconnects,
   // not the state of a channel that saw the scheduler go away.
   grpc::ChannelArguments args;
@@ -148,6 +152,11 @@ void Agent::Session() {
   // connection on, without a restart.
   std::shared_ptr<grpc::ChannelCredentials> credentials =
       grpc::InsecureChannelCredentials();
+  if (!replicas_.ok()) {
+    JOBSET_LOG(ERROR) << replicas_.status().message();
+    return false;
+  }
+  const std::string target = replicas_->current();
   if (options_.credentials) {
     absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> c =
         options_.credentials();
@@ -159,24 +168,23 @@ void Agent::Session() {
         conn_.quiet = true;
       }
       if (report) {
-        JOBSET_LOG(ERROR) << "cannot connect to jobsetd at "
-                          << options_.scheduler << ": " << c.status().message()
+        JOBSET_LOG(ERROR) << "cannot connect to jobsetd at " << target << ": "
+                          << c.status().message()
                           << " (pods keep running; retrying)";
       }
-      return;
+      return false;
     }
     credentials = *std::move(c);
     if (!options_.server_name.empty()) {
       args.SetSslTargetNameOverride(options_.server_name);
     }
   }
-  std::unique_ptr<api::AgentService::Stub> stub =
-      api::AgentService::NewStub(grpc::CreateCustomChannel(
-          options_.scheduler, std::move(credentials), args));
+  std::unique_ptr<api::AgentService::Stub> stub = api::AgentService::NewStub(
+      grpc::CreateCustomChannel(target, std::move(credentials), args));
   grpc::ClientContext context;
   {
     absl::MutexLock lock(&mu_);
-    if (conn_.stopping) return;
+    if (conn_.stopping) return false;
     conn_.context = &context;
     conn_.opened = clock_->Now();
   }
@@ -237,10 +245,12 @@ void Agent::Session() {
   if (report) {
     JOBSET_LOG(WARNING) << (was_welcomed ? "lost jobsetd at "
                                          : "cannot reach jobsetd at ")
-                        << options_.scheduler << ": code "
-                        << status.error_code() << ": " << status.error_message()
+                        << target << ": code " << status.error_code() << ": "
+                        << status.error_message()
                         << " (pods keep running; reconnecting)";
   }
+  if (was_welcomed) replicas_->Reached();
+  return replicas_->After(context, status);
 }
 
 bool Agent::Send(const api::AgentMessage& msg) {
@@ -345,7 +355,9 @@ void Agent::Reconcile(const api::Welcome& welcome) {
           : absl::Seconds(1);
   conn_.welcomed = true;
   if (std::exchange(conn_.quiet, false)) {
-    JOBSET_LOG(INFO) << "connected to jobsetd at " << options_.scheduler;
+    JOBSET_LOG(INFO) << "connected to jobsetd at "
+                     << (replicas_.ok() ? replicas_->current()
+                                        : options_.scheduler);
   }
   if (conn_.lease_fired) {
     JOBSET_LOG(INFO) << "reconnected after the lease ran out";

@@ -16,6 +16,7 @@
 #include "agent/metrics.h"
 #include "agent/runtime/runtime.h"
 #include "common/clock.h"
+#include "common/replicas.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/agent.grpc.pb.h"
 
@@ -53,7 +54,10 @@ api::LogChunk ReadLogChunk(const Runtime& runtime,
 class Agent {
  public:
   struct Options {
-    std::string scheduler;  // HOST:PORT
+    // HOST:PORT, or every replica's, comma-separated: the agent follows a
+    // follower's redirect to the leader and moves on from one it cannot
+    // reach (common/replicas.h).
+    std::string scheduler;
     api::NodeRegistration registration;
     std::string state_dir;  // "" keeps the device ledger in memory only
     absl::Duration lease = absl::ZeroDuration();  // zero: off
@@ -93,8 +97,9 @@ class Agent {
   friend class AgentFuzzPeer;
 
   void ConnectLoop();
-  // One stream, from hello until it ends.
-  void Session();
+  // One connection, from dialling to its end; true when it ended in a
+  // redirect to follow at once.
+  bool Session();
   void Handle(const api::SchedulerMessage& msg);
   void Reconcile(const api::Welcome& welcome);
   void StartPod(api::PodAssignment assignment);
@@ -167,6 +172,9 @@ class Agent {
   };
 
   const Options options_;
+  // Where Session dials; only ConnectLoop's thread uses it. An error
+  // (options_.scheduler is not a list of HOST:PORT) is reported per attempt.
+  absl::StatusOr<Replicas> replicas_;
   Runtime* const runtime_;
   Clock* const clock_;
 

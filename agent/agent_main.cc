@@ -22,6 +22,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "agent/agent.h"
@@ -33,11 +34,14 @@
 #include "agent/runtime/shim_runtime.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/replicas.h"
 #include "prometheus/exposer.h"
 
 ABSL_FLAG(std::string, scheduler, "127.0.0.1:7070",
-          "jobsetd's HOST:PORT (the agent dials out; it needs no inbound "
-          "port)");
+          "jobsetd's HOST:PORT, or every replica's, comma-separated "
+          "(a,b,c: the agent follows a follower's redirect to the leader "
+          "and moves on from a replica it cannot reach). The agent dials "
+          "out; it needs no inbound port");
 ABSL_FLAG(std::string, node_name, "",
           "This node's name (a DNS subdomain); default: the host name");
 ABSL_FLAG(std::string, address, "",
@@ -157,6 +161,9 @@ absl::StatusOr<std::string> JoinToken() {
 int Main(const char* argv0) {
   Agent::Options options;
   options.scheduler = absl::GetFlag(FLAGS_scheduler);
+  absl::StatusOr<Replicas> replicas =
+      Replicas::Parse("--scheduler", options.scheduler);
+  if (!replicas.ok()) return Fail(std::string(replicas.status().message()));
   options.lease = absl::GetFlag(FLAGS_lease);
   api::NodeRegistration& r = options.registration;
   std::string name = absl::GetFlag(FLAGS_node_name);
@@ -198,9 +205,10 @@ int Main(const char* argv0) {
 
   std::unique_ptr<Identity> identity;
   if (absl::GetFlag(FLAGS_insecure)) {
-    if (!IsLoopbackTarget(options.scheduler)) {
+    for (absl::string_view target : absl::StrSplit(options.scheduler, ',')) {
+      if (IsLoopbackTarget(target)) continue;
       return Fail(absl::StrCat(
-          "--insecure: --scheduler=", options.scheduler,
+          "--insecure: --scheduler entry ", target,
           " is not a loopback address; plaintext is only for a jobsetd run "
           "with --insecure on this host (drop --insecure and join with "
           "--join_token_file)"));
@@ -338,7 +346,8 @@ int Main(const char* argv0) {
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Runs a host's pods for jobsetd.\n"
-      "Usage: jobset-agent --scheduler=HOST:PORT [--node_name=NAME] "
+      "Usage: jobset-agent --scheduler=HOST:PORT[,HOST:PORT...] "
+      "[--node_name=NAME] "
       "[--join_token_file=FILE] [--address=IP] [--labels=k=v,...] "
       "[--capacity=cpu=8,...] [flags]");
   absl::ParseCommandLine(argc, argv);

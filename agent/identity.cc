@@ -221,9 +221,10 @@ std::string Identity::CommonName(absl::string_view node_name) {
   return absl::StrCat("system:node:", node_name);
 }
 
-Identity::Identity(Options options, Clock* clock, Files files,
-                   absl::Time not_before, absl::Time not_after)
+Identity::Identity(Options options, Replicas replicas, Clock* clock,
+                   Files files, absl::Time not_before, absl::Time not_after)
     : options_(std::move(options)),
+      replicas_(std::move(replicas)),
       clock_(clock),
       files_(std::move(files)),
       not_after_(not_after),
@@ -313,9 +314,12 @@ absl::StatusOr<std::unique_ptr<Identity>> Identity::Load(Options options,
         absl::StrCat(cert_path, " does not verify against ", ca_path, ": ",
                      s.message(), "; ", kRejoinHint));
   }
+  absl::StatusOr<Replicas> replicas =
+      Replicas::Parse("--scheduler", options.scheduler);
+  if (!replicas.ok()) return replicas.status();
   return std::unique_ptr<Identity>(
-      new Identity(std::move(options), clock, std::move(files),
-                   cert->not_before, cert->not_after));
+      new Identity(std::move(options), *std::move(replicas), clock,
+                   std::move(files), cert->not_before, cert->not_after));
 }
 
 absl::StatusOr<std::unique_ptr<Identity>> Identity::Open(
@@ -351,6 +355,9 @@ absl::StatusOr<std::unique_ptr<Identity>> Identity::Join(
   if (options.node_name.empty()) {
     return absl::InvalidArgumentError("join: the node name is empty");
   }
+  absl::StatusOr<Replicas> replicas =
+      Replicas::Parse("--scheduler", options.scheduler);
+  if (!replicas.ok()) return replicas.status();
   const std::string& dir = options.pki_dir;
   if (absl::Status s = MakePrivateDir(dir); !s.ok()) return s;
   absl::StatusOr<std::string> secret = NodeSecret(dir);
@@ -366,22 +373,26 @@ absl::StatusOr<std::unique_ptr<Identity>> Identity::Join(
   const absl::Time deadline = RealClock::Get()->Now() + options.join_timeout;
   absl::Duration backoff = options.min_backoff;
   grpc::Status last;
+  std::string target;  // The replica of the last attempt.
   while (true) {
+    // A follower's redirect is followed at once, an unreachable replica
+    // left for the next after the backoff.
+    bool redirected = false;
+    target = replicas->current();
     // 1. The CA, from a server not yet trusted.
     std::string ca_pem;
     {
-      auto stub =
-          IdentityStub(options.scheduler, options.server_name, UnverifiedTls());
+      auto stub = IdentityStub(target, options.server_name, UnverifiedTls());
       grpc::ClientContext context;
       SetDeadline(&context, options.call_timeout);
       api::ClusterInfo info;
       last = stub->GetClusterInfo(&context, api::ClusterInfoRequest(), &info);
       if (!last.ok() && !Retryable(last)) {
-        return absl::Status(
-            FromGrpc(last).code(),
-            absl::StrCat("GetClusterInfo from ", options.scheduler, ": ",
-                         last.error_message()));
+        return absl::Status(FromGrpc(last).code(),
+                            absl::StrCat("GetClusterInfo from ", target, ": ",
+                                         last.error_message()));
       }
+      if (!last.ok()) redirected = replicas->After(context, last);
       ca_pem = info.ca_pem();
     }
     if (last.ok()) {
@@ -390,15 +401,15 @@ absl::StatusOr<std::unique_ptr<Identity>> Identity::Join(
       // in the bundle would be trusted as a root too (an impostor's CA
       // appended after the real one).
       if (size_t blocks = CountPemBlocks(ca_pem); blocks != 1) {
-        return absl::PermissionDeniedError(absl::StrCat(
-            "the server at ", options.scheduler, " offers ", blocks,
-            " PEM blocks as its CA; a join token pins exactly one "
-            "certificate"));
+        return absl::PermissionDeniedError(
+            absl::StrCat("the server at ", target, " offers ", blocks,
+                         " PEM blocks as its CA; a join token pins exactly one "
+                         "certificate"));
       }
       absl::StatusOr<std::string> offered = auth::SpkiSha256(ca_pem);
       if (!offered.ok()) {
         return absl::PermissionDeniedError(absl::StrCat(
-            "the server at ", options.scheduler,
+            "the server at ", target,
             " offers a CA that cannot be read: ", offered.status().message()));
       }
       if (*offered != token->ca_hash) {
@@ -409,8 +420,8 @@ absl::StatusOr<std::unique_ptr<Identity>> Identity::Join(
       // 3. The join, over TLS verified against that CA.
       grpc::SslCredentialsOptions ssl;
       ssl.pem_root_certs = ca_pem;
-      auto stub = IdentityStub(options.scheduler, options.server_name,
-                               grpc::SslCredentials(ssl));
+      auto stub =
+          IdentityStub(target, options.server_name, grpc::SslCredentials(ssl));
       grpc::ClientContext context;
       SetDeadline(&context, options.call_timeout);
       api::JoinNodeRequest request;
@@ -433,31 +444,33 @@ absl::StatusOr<std::unique_ptr<Identity>> Identity::Join(
           if (!w.ok()) return w;
         }
         unlink(PathIn(dir, kNextKeyFile).c_str());
-        JOBSET_LOG(INFO) << "joined jobsetd at " << options.scheduler << " as "
+        JOBSET_LOG(INFO) << "joined jobsetd at " << target << " as "
                          << common_name << "; certificate valid until "
                          << absl::FormatTime(info->not_after);
         Files files{*std::move(key), reply.cert_pem(), std::move(ca_pem)};
+        replicas->Reached();
         return std::unique_ptr<Identity>(
-            new Identity(std::move(options), clock, std::move(files),
-                         info->not_before, info->not_after));
+            new Identity(std::move(options), *std::move(replicas), clock,
+                         std::move(files), info->not_before, info->not_after));
       }
       if (!Retryable(last)) {
         return absl::Status(
             FromGrpc(last).code(),
-            absl::StrCat("jobsetd at ", options.scheduler,
+            absl::StrCat("jobsetd at ", target,
                          " refused the join: ", last.error_message()));
       }
+      redirected = replicas->After(context, last);
     }
+    if (redirected) continue;
     const absl::Time now = RealClock::Get()->Now();
     if (now + backoff > deadline) break;
-    JOBSET_LOG(WARNING) << "joining: cannot reach jobsetd at "
-                        << options.scheduler << ": " << last.error_message()
-                        << "; retrying in " << backoff;
+    JOBSET_LOG(WARNING) << "joining: cannot reach jobsetd at " << target << ": "
+                        << last.error_message() << "; retrying in " << backoff;
     RealClock::Get()->SleepUntil(now + backoff);
     backoff = std::min(backoff * 2, options.max_backoff);
   }
   return absl::UnavailableError(absl::StrCat(
-      "joining: cannot reach jobsetd at ", options.scheduler, " within ",
+      "joining: cannot reach jobsetd at ", replicas->all(), " within ",
       absl::FormatDuration(options.join_timeout), ": ", last.error_message()));
 }
 
@@ -521,20 +534,26 @@ absl::Status Identity::RenewNow(absl::Time now) {
   ssl.pem_root_certs = files_.ca_pem;
   ssl.pem_private_key = files_.key_pem;
   ssl.pem_cert_chain = files_.cert_pem;
-  auto stub = IdentityStub(options_.scheduler, options_.server_name,
-                           grpc::SslCredentials(ssl));
-  grpc::ClientContext context;
-  SetDeadline(&context, options_.call_timeout);
   api::RenewNodeCertificateRequest request;
   request.set_csr_pem(*csr);
   api::NodeCertificate reply;
-  grpc::Status status = stub->RenewNodeCertificate(&context, request, &reply);
-  if (!status.ok()) {
-    return absl::Status(
-        FromGrpc(status).code(),
-        absl::StrCat("renewing the node certificate at ", options_.scheduler,
-                     ": ", status.error_message()));
+  while (true) {
+    const std::string target = replicas_.current();
+    auto stub =
+        IdentityStub(target, options_.server_name, grpc::SslCredentials(ssl));
+    grpc::ClientContext context;
+    SetDeadline(&context, options_.call_timeout);
+    grpc::Status status = stub->RenewNodeCertificate(&context, request, &reply);
+    if (status.ok()) break;
+    // A follower's redirect is followed at once; anything else waits for
+    // RenewLoop's backoff (with the next replica, if this one was not
+    // reached).
+    if (replicas_.After(context, status)) continue;
+    return absl::Status(FromGrpc(status).code(),
+                        absl::StrCat("renewing the node certificate at ",
+                                     target, ": ", status.error_message()));
   }
+  replicas_.Reached();
   absl::StatusOr<auth::CertificateInfo> info =
       CheckIssued(reply.cert_pem(), *key, files_.ca_pem, common_name, now);
   if (!info.ok()) return info.status();

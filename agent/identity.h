@@ -12,6 +12,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
+#include "common/replicas.h"
 #include "grpcpp/grpcpp.h"
 
 namespace jobset::agent {
@@ -49,7 +50,9 @@ class Identity {
   struct Options {
     std::string pki_dir;    // <work_dir>/pki
     std::string node_name;  // CN system:node:<node_name>
-    std::string scheduler;  // jobsetd's HOST:PORT
+    // jobsetd's HOST:PORT, or every replica's, comma-separated (redirects
+    // to the leader are followed: common/replicas.h).
+    std::string scheduler;
     // The name the server's certificate is verified under.
     std::string server_name = "server.jobsetd";
     // How long Join keeps trying an unreachable jobsetd.
@@ -120,8 +123,8 @@ class Identity {
     std::string ca_pem;
   };
 
-  Identity(Options options, Clock* clock, Files files, absl::Time not_before,
-           absl::Time not_after);
+  Identity(Options options, Replicas replicas, Clock* clock, Files files,
+           absl::Time not_before, absl::Time not_after);
 
   // The renewal time of a certificate valid from not_before to not_after,
   // 70-90% into it (random).
@@ -131,6 +134,7 @@ class Identity {
   void RenewLoop(absl::Duration poll);
 
   const Options options_;
+  Replicas replicas_;  // options_.scheduler
   Clock* const clock_;
 
   absl::Mutex mu_;

@@ -76,16 +76,43 @@ Client::Client(std::string address, absl::Duration timeout)
 
 Client::Client(Connection connection, absl::Duration timeout)
     : connection_(std::move(connection)),
-      address_(connection_.address),
-      timeout_(timeout) {
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(kMaxReceiveBytes);
-  channel_ = grpc::CreateCustomChannel(
-      address_, ChannelCredentials(connection_, &args), args);
-  jobsets_ = api::JobSetService::NewStub(channel_);
-  nodes_ = api::NodeService::NewStub(channel_);
-  logs_ = api::PodLogService::NewStub(channel_);
-  access_ = api::AccessService::NewStub(channel_);
+      timeout_(timeout),
+      replicas_(Replicas::Parse("server", connection_.address)) {}
+
+std::string Client::address() const {
+  return replicas_.ok() ? replicas_->current() : connection_.address;
+}
+
+std::shared_ptr<const Client::Stubs> Client::CurrentStubs() {
+  const std::string address = replicas_->current();
+  absl::MutexLock lock(&mu_);
+  if (stubs_ == nullptr || stubs_->address != address) {
+    auto stubs = std::make_shared<Stubs>();
+    stubs->address = address;
+    grpc::ChannelArguments args;
+    args.SetMaxReceiveMessageSize(kMaxReceiveBytes);
+    std::shared_ptr<grpc::Channel> channel = grpc::CreateCustomChannel(
+        address, ChannelCredentials(connection_, &args), args);
+    stubs->jobsets = api::JobSetService::NewStub(channel);
+    stubs->nodes = api::NodeService::NewStub(channel);
+    stubs->logs = api::PodLogService::NewStub(channel);
+    stubs->access = api::AccessService::NewStub(channel);
+    stubs_ = std::move(stubs);
+  }
+  return stubs_;
+}
+
+bool Client::TryAgain(const grpc::ClientContext& context,
+                      const grpc::Status& status, size_t* unreachable) {
+  if (status.ok()) {
+    replicas_->Reached();
+    return false;
+  }
+  // A follower did nothing and named the leader: ask it.
+  if (replicas_->After(context, status)) return true;
+  // A replica that could not be reached: each of the others once.
+  return status.error_code() == grpc::StatusCode::UNAVAILABLE &&
+         ++*unreachable < replicas_->size();
 }
 
 void Client::Prepare(grpc::ClientContext* context) const {
@@ -96,13 +123,14 @@ void Client::Prepare(grpc::ClientContext* context) const {
 }
 
 absl::Status Client::Convert(const grpc::Status& status,
-                             absl::string_view method) {
+                             absl::string_view method,
+                             absl::string_view address) {
   switch (status.error_code()) {
     case grpc::StatusCode::OK:
       return absl::OkStatus();
     case grpc::StatusCode::UNAVAILABLE:
       return absl::UnavailableError(absl::StrCat(
-          "cannot reach jobsetd at ", address_, ": ", status.error_message(),
+          "cannot reach jobsetd at ", address, ": ", status.error_message(),
           connection_.tls
               ? " (TLS handshake failed? check certificate-authority / "
                 "tls-server-name; 'certificate signed by unknown authority' "
@@ -120,11 +148,11 @@ absl::Status Client::Convert(const grpc::Status& status,
       return absl::PermissionDeniedError(status.error_message());
     case grpc::StatusCode::DEADLINE_EXCEEDED:
       return absl::DeadlineExceededError(absl::StrCat(
-          "jobsetd at ", address_, " did not answer ", method, " within ",
+          "jobsetd at ", address, " did not answer ", method, " within ",
           absl::FormatDuration(timeout_), " (--request-timeout)"));
     case grpc::StatusCode::UNIMPLEMENTED:
       return absl::UnimplementedError(
-          absl::StrCat("jobsetd at ", address_, " does not serve ", method,
+          absl::StrCat("jobsetd at ", address, " does not serve ", method,
                        " (an older jobsetd?): ", status.error_message()));
     default:
       return FromGrpcStatus(status);
@@ -133,13 +161,21 @@ absl::Status Client::Convert(const grpc::Status& status,
 
 template <typename Response, typename Call>
 absl::StatusOr<Response> Client::Unary(absl::string_view method, Call call) {
-  grpc::ClientContext context;
-  context.set_deadline(ToChrono(absl::Now() + timeout_));
-  Prepare(&context);
-  Response response;
-  grpc::Status status = call(&context, &response);
-  if (!status.ok()) return Convert(status, method);
-  return response;
+  if (!replicas_.ok()) return replicas_.status();
+  // One deadline for the call, whichever replicas it takes to answer.
+  const absl::Time deadline = absl::Now() + timeout_;
+  size_t unreachable = 0;
+  while (true) {
+    std::shared_ptr<const Stubs> stubs = CurrentStubs();
+    grpc::ClientContext context;
+    context.set_deadline(ToChrono(deadline));
+    Prepare(&context);
+    Response response;
+    grpc::Status status = call(*stubs, &context, &response);
+    if (TryAgain(context, status, &unreachable)) continue;
+    if (!status.ok()) return Convert(status, method, stubs->address);
+    return response;
+  }
 }
 
 template <typename Response, typename Request, typename Call>
@@ -149,9 +185,9 @@ absl::StatusOr<Response> Client::ListAll(absl::string_view method,
   Request page_request = request;
   int restarts = 0;
   for (int pages = 0; pages < kMaxPages; ++pages) {
-    absl::StatusOr<Response> page =
-        Unary<Response>(method, [&](grpc::ClientContext* c, auto* r) {
-          return call(c, page_request, r);
+    absl::StatusOr<Response> page = Unary<Response>(
+        method, [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
+          return call(s, c, page_request, r);
         });
     if (!page.ok() && page.status().code() == absl::StatusCode::kOutOfRange &&
         !page_request.continue_().empty() && restarts++ < kMaxRestarts) {
@@ -172,40 +208,40 @@ absl::StatusOr<Response> Client::ListAll(absl::string_view method,
     page_request.set_continue_(page->continue_());
   }
   return absl::InternalError(absl::StrCat(
-      "jobsetd at ", address_, " kept returning continue tokens for ", method,
+      "jobsetd at ", address(), " kept returning continue tokens for ", method,
       " after ", kMaxPages, " pages"));
 }
 
 absl::StatusOr<api::CreateJobSetResponse> Client::Create(
     const api::CreateJobSetRequest& request) {
   return Unary<api::CreateJobSetResponse>(
-      "CreateJobSet", [&](grpc::ClientContext* c, auto* r) {
-        return jobsets_->CreateJobSet(c, request, r);
+      "CreateJobSet", [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
+        return s.jobsets->CreateJobSet(c, request, r);
       });
 }
 
 absl::StatusOr<api::ApplyNamespaceResponse> Client::ApplyNamespace(
     const api::ApplyNamespaceRequest& request) {
   return Unary<api::ApplyNamespaceResponse>(
-      "ApplyNamespace", [&](grpc::ClientContext* c, auto* r) {
-        return jobsets_->ApplyNamespace(c, request, r);
+      "ApplyNamespace", [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
+        return s.jobsets->ApplyNamespace(c, request, r);
       });
 }
 
 absl::StatusOr<api::Namespace> Client::GetNamespace(const std::string& name) {
   api::GetNamespaceRequest request;
   request.set_name(name);
-  return Unary<api::Namespace>("GetNamespace",
-                               [&](grpc::ClientContext* c, auto* r) {
-                                 return jobsets_->GetNamespace(c, request, r);
-                               });
+  return Unary<api::Namespace>(
+      "GetNamespace", [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
+        return s.jobsets->GetNamespace(c, request, r);
+      });
 }
 
 absl::StatusOr<api::ListNamespacesResponse> Client::ListNamespaces(
     const api::ListNamespacesRequest& request) {
   return Unary<api::ListNamespacesResponse>(
-      "ListNamespaces", [&](grpc::ClientContext* c, auto* r) {
-        return jobsets_->ListNamespaces(c, request, r);
+      "ListNamespaces", [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
+        return s.jobsets->ListNamespaces(c, request, r);
       });
 }
 
@@ -214,16 +250,16 @@ absl::StatusOr<api::Namespace> Client::DeleteNamespace(
   api::DeleteNamespaceRequest request;
   request.set_name(name);
   return Unary<api::Namespace>(
-      "DeleteNamespace", [&](grpc::ClientContext* c, auto* r) {
-        return jobsets_->DeleteNamespace(c, request, r);
+      "DeleteNamespace", [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
+        return s.jobsets->DeleteNamespace(c, request, r);
       });
 }
 
 absl::StatusOr<api::ApplySecretResponse> Client::ApplySecret(
     const api::ApplySecretRequest& request) {
   return Unary<api::ApplySecretResponse>(
-      "ApplySecret", [&](grpc::ClientContext* c, auto* r) {
-        return jobsets_->ApplySecret(c, request, r);
+      "ApplySecret", [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
+        return s.jobsets->ApplySecret(c, request, r);
       });
 }
 
@@ -232,16 +268,17 @@ absl::StatusOr<api::Secret> Client::GetSecret(const std::string& ns,
   api::GetSecretRequest request;
   request.set_namespace_(ns);
   request.set_name(name);
-  return Unary<api::Secret>("GetSecret", [&](grpc::ClientContext* c, auto* r) {
-    return jobsets_->GetSecret(c, request, r);
-  });
+  return Unary<api::Secret>(
+      "GetSecret", [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
+        return s.jobsets->GetSecret(c, request, r);
+      });
 }
 
 absl::StatusOr<api::ListSecretsResponse> Client::ListSecrets(
     const api::ListSecretsRequest& request) {
   return Unary<api::ListSecretsResponse>(
-      "ListSecrets", [&](grpc::ClientContext* c, auto* r) {
-        return jobsets_->ListSecrets(c, request, r);
+      "ListSecrets", [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
+        return s.jobsets->ListSecrets(c, request, r);
       });
 }
 
@@ -250,17 +287,17 @@ absl::StatusOr<api::Secret> Client::DeleteSecret(const std::string& ns,
   api::DeleteSecretRequest request;
   request.set_namespace_(ns);
   request.set_name(name);
-  return Unary<api::Secret>("DeleteSecret",
-                            [&](grpc::ClientContext* c, auto* r) {
-                              return jobsets_->DeleteSecret(c, request, r);
-                            });
+  return Unary<api::Secret>(
+      "DeleteSecret", [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
+        return s.jobsets->DeleteSecret(c, request, r);
+      });
 }
 
 absl::StatusOr<api::ApplyConfigMapResponse> Client::ApplyConfigMap(
     const api::ApplyConfigMapRequest& request) {
   return Unary<api::ApplyConfigMapResponse>(
-      "ApplyConfigMap", [&](grpc::ClientContext* c, auto* r) {
-        return jobsets_->ApplyConfigMap(c, request, r);
+      "ApplyConfigMap", [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
+        return s.jobsets->ApplyConfigMap(c, request, r);
       });
 }
 
@@ -269,17 +306,17 @@ absl::StatusOr<api::ConfigMap> Client::GetConfigMap(const std::string& ns,
   api::GetConfigMapRequest request;
   request.set_namespace_(ns);
   request.set_name(name);
-  return Unary<api::ConfigMap>("GetConfigMap",
-                               [&](grpc::ClientContext* c, auto* r) {
-                                 return jobsets_->GetConfigMap(c, request, r);
-                               });
+  return Unary<api::ConfigMap>(
+      "GetConfigMap", [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
+        return s.jobsets->GetConfigMap(c, request, r);
+      });
 }
 
 absl::StatusOr<api::ListConfigMapsResponse> Client::ListConfigMaps(
     const api::ListConfigMapsRequest& request) {
   return Unary<api::ListConfigMapsResponse>(
-      "ListConfigMaps", [&](grpc::ClientContext* c, auto* r) {
-        return jobsets_->ListConfigMaps(c, request, r);
+      "ListConfigMaps", [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
+        return s.jobsets->ListConfigMaps(c, request, r);
       });
 }
 
@@ -289,64 +326,65 @@ absl::StatusOr<api::ConfigMap> Client::DeleteConfigMap(
   request.set_namespace_(ns);
   request.set_name(name);
   return Unary<api::ConfigMap>(
-      "DeleteConfigMap", [&](grpc::ClientContext* c, auto* r) {
-        return jobsets_->DeleteConfigMap(c, request, r);
+      "DeleteConfigMap", [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
+        return s.jobsets->DeleteConfigMap(c, request, r);
       });
 }
 
 absl::StatusOr<api::JobSet> Client::Get(const api::GetJobSetRequest& request) {
-  return Unary<api::JobSet>("GetJobSet", [&](grpc::ClientContext* c, auto* r) {
-    return jobsets_->GetJobSet(c, request, r);
-  });
+  return Unary<api::JobSet>(
+      "GetJobSet", [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
+        return s.jobsets->GetJobSet(c, request, r);
+      });
 }
 
 absl::StatusOr<api::ListJobSetsResponse> Client::List(
     const api::ListJobSetsRequest& request) {
   return ListAll<api::ListJobSetsResponse>(
       "ListJobSets", request,
-      [&](grpc::ClientContext* c, const auto& page, auto* r) {
-        return jobsets_->ListJobSets(c, page, r);
+      [&](const Stubs& s, grpc::ClientContext* c, const auto& page, auto* r) {
+        return s.jobsets->ListJobSets(c, page, r);
       });
 }
 
 absl::StatusOr<api::JobSet> Client::Update(
     const api::UpdateJobSetRequest& request) {
-  return Unary<api::JobSet>("UpdateJobSet",
-                            [&](grpc::ClientContext* c, auto* r) {
-                              return jobsets_->UpdateJobSet(c, request, r);
-                            });
+  return Unary<api::JobSet>(
+      "UpdateJobSet", [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
+        return s.jobsets->UpdateJobSet(c, request, r);
+      });
 }
 
 absl::StatusOr<api::JobSet> Client::Delete(
     const api::DeleteJobSetRequest& request) {
-  return Unary<api::JobSet>("DeleteJobSet",
-                            [&](grpc::ClientContext* c, auto* r) {
-                              return jobsets_->DeleteJobSet(c, request, r);
-                            });
+  return Unary<api::JobSet>(
+      "DeleteJobSet", [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
+        return s.jobsets->DeleteJobSet(c, request, r);
+      });
 }
 
 absl::StatusOr<api::JobSet> Client::Suspend(
     const api::SuspendJobSetRequest& request) {
-  return Unary<api::JobSet>("SuspendJobSet",
-                            [&](grpc::ClientContext* c, auto* r) {
-                              return jobsets_->SuspendJobSet(c, request, r);
-                            });
+  return Unary<api::JobSet>(
+      "SuspendJobSet", [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
+        return s.jobsets->SuspendJobSet(c, request, r);
+      });
 }
 
 absl::StatusOr<api::JobSet> Client::Resume(
     const api::ResumeJobSetRequest& request) {
-  return Unary<api::JobSet>("ResumeJobSet",
-                            [&](grpc::ClientContext* c, auto* r) {
-                              return jobsets_->ResumeJobSet(c, request, r);
-                            });
+  return Unary<api::JobSet>(
+      "ResumeJobSet", [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
+        return s.jobsets->ResumeJobSet(c, request, r);
+      });
 }
 
 absl::StatusOr<api::ListJobsResponse> Client::ListJobs(
     const api::ListJobsRequest& request) {
   return ListAll<api::ListJobsResponse>(
       "ListJobs", request,
-      [&](grpc::ClientContext* c, const auto& page, auto* r) {
-        return jobsets_->ListJobs(c, page, r);
+      [&](const Stubs& s, grpc::ClientContext* c, const auto& page, auto* r) {
+        return s.jobsets->ListJobs(c, page, r);
       });
 }
 
@@ -354,8 +392,8 @@ absl::StatusOr<api::ListPodsResponse> Client::ListPods(
     const api::ListPodsRequest& request) {
   return ListAll<api::ListPodsResponse>(
       "ListPods", request,
-      [&](grpc::ClientContext* c, const auto& page, auto* r) {
-        return jobsets_->ListPods(c, page, r);
+      [&](const Stubs& s, grpc::ClientContext* c, const auto& page, auto* r) {
+        return s.jobsets->ListPods(c, page, r);
       });
 }
 
@@ -363,22 +401,23 @@ absl::StatusOr<api::ListEventsResponse> Client::ListEvents(
     const api::ListEventsRequest& request) {
   return ListAll<api::ListEventsResponse>(
       "ListEvents", request,
-      [&](grpc::ClientContext* c, const auto& page, auto* r) {
-        return jobsets_->ListEvents(c, page, r);
+      [&](const Stubs& s, grpc::ClientContext* c, const auto& page, auto* r) {
+        return s.jobsets->ListEvents(c, page, r);
       });
 }
 
 absl::StatusOr<api::VersionInfo> Client::GetVersion() {
   return Unary<api::VersionInfo>(
-      "GetVersion", [&](grpc::ClientContext* c, auto* r) {
-        return jobsets_->GetVersion(c, api::GetVersionRequest(), r);
+      "GetVersion", [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
+        return s.jobsets->GetVersion(c, api::GetVersionRequest(), r);
       });
 }
 
 absl::StatusOr<api::ListNodesResponse> Client::ListNodes() {
   return Unary<api::ListNodesResponse>(
-      "NodeService.ListNodes", [&](grpc::ClientContext* c, auto* r) {
-        return nodes_->ListNodes(c, api::ListNodesRequest(), r);
+      "NodeService.ListNodes",
+      [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
+        return s.nodes->ListNodes(c, api::ListNodesRequest(), r);
       });
 }
 
@@ -392,139 +431,176 @@ api::GetNodeRequest NodeRequest(const std::string& name) {
 
 absl::StatusOr<api::Node> Client::GetNode(const std::string& name) {
   return Unary<api::Node>("NodeService.GetNode",
-                          [&](grpc::ClientContext* c, auto* r) {
-                            return nodes_->GetNode(c, NodeRequest(name), r);
+                          [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
+                            return s.nodes->GetNode(c, NodeRequest(name), r);
                           });
 }
 
 absl::StatusOr<api::Node> Client::CordonNode(const std::string& name) {
   return Unary<api::Node>("NodeService.CordonNode",
-                          [&](grpc::ClientContext* c, auto* r) {
-                            return nodes_->CordonNode(c, NodeRequest(name), r);
+                          [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
+                            return s.nodes->CordonNode(c, NodeRequest(name), r);
                           });
 }
 
 absl::StatusOr<api::Node> Client::UncordonNode(const std::string& name) {
-  return Unary<api::Node>(
-      "NodeService.UncordonNode", [&](grpc::ClientContext* c, auto* r) {
-        return nodes_->UncordonNode(c, NodeRequest(name), r);
-      });
+  return Unary<api::Node>("NodeService.UncordonNode",
+                          [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
+                            return s.nodes->UncordonNode(c, NodeRequest(name),
+                                                         r);
+                          });
 }
 
 absl::StatusOr<api::Node> Client::DrainNode(const std::string& name) {
   return Unary<api::Node>("NodeService.DrainNode",
-                          [&](grpc::ClientContext* c, auto* r) {
-                            return nodes_->DrainNode(c, NodeRequest(name), r);
+                          [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
+                            return s.nodes->DrainNode(c, NodeRequest(name), r);
                           });
 }
 
 absl::StatusOr<api::Node> Client::DeleteNode(const std::string& name) {
   return Unary<api::Node>("NodeService.DeleteNode",
-                          [&](grpc::ClientContext* c, auto* r) {
-                            return nodes_->DeleteNode(c, NodeRequest(name), r);
+                          [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
+                            return s.nodes->DeleteNode(c, NodeRequest(name), r);
                           });
 }
 
 absl::StatusOr<api::CreateTokenResponse> Client::CreateToken(
     const api::CreateTokenRequest& request) {
   return Unary<api::CreateTokenResponse>(
-      "AccessService.CreateToken", [&](grpc::ClientContext* c, auto* r) {
-        return access_->CreateToken(c, request, r);
+      "AccessService.CreateToken",
+      [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
+        return s.access->CreateToken(c, request, r);
       });
 }
 
 absl::StatusOr<api::ListTokensResponse> Client::ListTokens() {
   return Unary<api::ListTokensResponse>(
-      "AccessService.ListTokens", [&](grpc::ClientContext* c, auto* r) {
-        return access_->ListTokens(c, api::ListTokensRequest(), r);
+      "AccessService.ListTokens",
+      [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
+        return s.access->ListTokens(c, api::ListTokensRequest(), r);
       });
 }
 
 absl::StatusOr<api::TokenInfo> Client::DeleteToken(const std::string& name) {
   api::DeleteTokenRequest request;
   request.set_name(name);
-  return Unary<api::TokenInfo>("AccessService.DeleteToken",
-                               [&](grpc::ClientContext* c, auto* r) {
-                                 return access_->DeleteToken(c, request, r);
-                               });
+  return Unary<api::TokenInfo>(
+      "AccessService.DeleteToken",
+      [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
+        return s.access->DeleteToken(c, request, r);
+      });
 }
 
 absl::StatusOr<api::RotateJoinTokenResponse> Client::RotateJoinToken(
     const api::RotateJoinTokenRequest& request) {
   return Unary<api::RotateJoinTokenResponse>(
-      "AccessService.RotateJoinToken", [&](grpc::ClientContext* c, auto* r) {
-        return access_->RotateJoinToken(c, request, r);
+      "AccessService.RotateJoinToken",
+      [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
+        return s.access->RotateJoinToken(c, request, r);
       });
 }
 
 absl::StatusOr<api::RbacObject> Client::ApplyRbac(
     const api::RbacObject& object) {
-  return Unary<api::RbacObject>("AccessService.ApplyRbac",
-                                [&](grpc::ClientContext* c, auto* r) {
-                                  return access_->ApplyRbac(c, object, r);
-                                });
+  return Unary<api::RbacObject>(
+      "AccessService.ApplyRbac",
+      [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
+        return s.access->ApplyRbac(c, object, r);
+      });
 }
 
 absl::StatusOr<api::RbacObject> Client::DeleteRbac(
     const api::RbacObjectRef& ref) {
-  return Unary<api::RbacObject>("AccessService.DeleteRbac",
-                                [&](grpc::ClientContext* c, auto* r) {
-                                  return access_->DeleteRbac(c, ref, r);
-                                });
+  return Unary<api::RbacObject>(
+      "AccessService.DeleteRbac",
+      [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
+        return s.access->DeleteRbac(c, ref, r);
+      });
 }
 
 absl::StatusOr<api::ListRbacResponse> Client::ListRbac(
     const api::ListRbacRequest& request) {
-  return Unary<api::ListRbacResponse>("AccessService.ListRbac",
-                                      [&](grpc::ClientContext* c, auto* r) {
-                                        return access_->ListRbac(c, request, r);
-                                      });
+  return Unary<api::ListRbacResponse>(
+      "AccessService.ListRbac",
+      [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
+        return s.access->ListRbac(c, request, r);
+      });
 }
 
 absl::StatusOr<api::AccessReviewResult> Client::ReviewAccess(
     const api::AccessReview& review) {
   return Unary<api::AccessReviewResult>(
-      "AccessService.ReviewAccess", [&](grpc::ClientContext* c, auto* r) {
-        return access_->ReviewAccess(c, review, r);
+      "AccessService.ReviewAccess",
+      [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
+        return s.access->ReviewAccess(c, review, r);
       });
+}
+
+template <typename Item, typename Open, typename OnItem>
+grpc::Status Client::ReadStream(absl::Time deadline, Open open, OnItem on_item,
+                                std::string* address) {
+  size_t unreachable = 0;
+  while (true) {
+    std::shared_ptr<const Stubs> stubs = CurrentStubs();
+    *address = stubs->address;
+    grpc::ClientContext context;
+    if (deadline != absl::InfiniteFuture()) {
+      context.set_deadline(ToChrono(deadline));
+    }
+    Prepare(&context);
+    std::unique_ptr<grpc::ClientReader<Item>> reader = open(*stubs, &context);
+    Item item;
+    bool delivered = false;
+    while (reader->Read(&item)) {
+      delivered = true;
+      if (!on_item(item)) {
+        context.TryCancel();
+        (void)reader->Finish();
+        return grpc::Status::OK;
+      }
+    }
+    grpc::Status status = reader->Finish();
+    // What was delivered is not delivered twice: only a stream that gave
+    // nothing is opened again elsewhere.
+    if (!delivered && TryAgain(context, status, &unreachable)) continue;
+    return status;
+  }
 }
 
 absl::Status Client::Watch(
     const api::WatchJobSetsRequest& request, absl::Time deadline,
     const std::function<bool(const api::WatchEvent&)>& on_event) {
-  grpc::ClientContext context;
-  if (deadline != absl::InfiniteFuture()) {
-    context.set_deadline(ToChrono(deadline));
-  }
-  Prepare(&context);
-  std::unique_ptr<grpc::ClientReader<api::WatchEvent>> reader =
-      jobsets_->WatchJobSets(&context, request);
-  api::WatchEvent event;
-  while (reader->Read(&event)) {
-    if (!on_event(event)) {
-      context.TryCancel();
-      (void)reader->Finish();
-      return absl::OkStatus();
-    }
-  }
-  grpc::Status status = reader->Finish();
+  if (!replicas_.ok()) return replicas_.status();
+  std::string address;
+  const grpc::Status status = ReadStream<api::WatchEvent>(
+      deadline,
+      [&](const Stubs& s, grpc::ClientContext* c) {
+        return s.jobsets->WatchJobSets(c, request);
+      },
+      on_event, &address);
   if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
     return absl::DeadlineExceededError("watch deadline passed");
   }
-  return Convert(status, "WatchJobSets");
+  return Convert(status, "WatchJobSets", address);
 }
 
 absl::Status Client::Logs(
     const api::GetPodLogsRequest& request,
     const std::function<void(const std::string&)>& on_data) {
-  grpc::ClientContext context;
-  if (!request.follow()) context.set_deadline(ToChrono(absl::Now() + timeout_));
-  Prepare(&context);
-  std::unique_ptr<grpc::ClientReader<api::PodLogs>> reader =
-      logs_->GetPodLogs(&context, request);
-  api::PodLogs chunk;
-  while (reader->Read(&chunk)) on_data(chunk.data());
-  return Convert(reader->Finish(), "GetPodLogs");
+  if (!replicas_.ok()) return replicas_.status();
+  std::string address;
+  const grpc::Status status = ReadStream<api::PodLogs>(
+      request.follow() ? absl::InfiniteFuture() : absl::Now() + timeout_,
+      [&](const Stubs& s, grpc::ClientContext* c) {
+        return s.logs->GetPodLogs(c, request);
+      },
+      [&](const api::PodLogs& chunk) {
+        on_data(chunk.data());
+        return true;
+      },
+      &address);
+  return Convert(status, "GetPodLogs", address);
 }
 
 }  // namespace jobset::cli

@@ -7,8 +7,10 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "cli/kubeconfig.h"
+#include "common/replicas.h"
 #include "grpcpp/channel.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/security/credentials.h"
@@ -41,7 +43,8 @@ class Client {
   // `authorization` metadata in plaintext).
   Client(Connection connection, absl::Duration timeout);
 
-  const std::string& address() const { return address_; }
+  // The replica calls go to now (the leader, once a call was redirected).
+  std::string address() const;
 
   absl::StatusOr<api::CreateJobSetResponse> Create(
       const api::CreateJobSetRequest& request);
@@ -127,18 +130,40 @@ class Client {
   template <typename Response, typename Request, typename Call>
   absl::StatusOr<Response> ListAll(absl::string_view method,
                                    const Request& request, Call call);
-  absl::Status Convert(const grpc::Status& status, absl::string_view method);
+  // Reads a server stream (`open` starts it on a replica's stubs) into
+  // `on_item` until it ends or `on_item` returns false (then OK); opened
+  // again at the leader (or the next replica) only while it gave nothing.
+  // `address`: the replica that answered last.
+  template <typename Item, typename Open, typename OnItem>
+  grpc::Status ReadStream(absl::Time deadline, Open open, OnItem on_item,
+                          std::string* address);
+  absl::Status Convert(const grpc::Status& status, absl::string_view method,
+                       absl::string_view address);
+  // One replica's channel and stubs.
+  struct Stubs {
+    std::string address;
+    std::unique_ptr<api::JobSetService::Stub> jobsets;
+    std::unique_ptr<api::NodeService::Stub> nodes;
+    std::unique_ptr<api::PodLogService::Stub> logs;
+    std::unique_ptr<api::AccessService::Stub> access;
+  };
+  // The stubs for replicas_.current(), made when it changes.
+  std::shared_ptr<const Stubs> CurrentStubs();
+  // After a call to a replica ended with `status`: whether to make it again
+  // (at the leader a follower named, or at the next replica when this one
+  // was not reached; `unreachable` counts those for the call).
+  bool TryAgain(const grpc::ClientContext& context, const grpc::Status& status,
+                size_t* unreachable);
   // Adds the bearer token as metadata on plaintext channels.
   void Prepare(grpc::ClientContext* context) const;
 
   Connection connection_;
-  std::string address_;
   absl::Duration timeout_;
-  std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<api::JobSetService::Stub> jobsets_;
-  std::unique_ptr<api::NodeService::Stub> nodes_;
-  std::unique_ptr<api::PodLogService::Stub> logs_;
-  std::unique_ptr<api::AccessService::Stub> access_;
+  // connection_.address: one replica or several (an error if it is not a
+  // list of HOST:PORT; every call then returns it).
+  absl::StatusOr<Replicas> replicas_;
+  absl::Mutex mu_;
+  std::shared_ptr<const Stubs> stubs_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace jobset::cli

@@ -135,16 +135,36 @@ absl::StatusOr<YAML::Node> LoadYaml(absl::string_view text,
   }
 }
 
-// Splits "https://host:port" into scheme ("" when none) and host:port.
-void SplitServer(absl::string_view server, std::string* scheme,
-                 std::string* address) {
+// Splits "https://host:port" into scheme ("" when none) and host:port. A
+// list of replicas ("https://a:7070,https://b:7070", or
+// "https://a:7070,b:7070") gives the addresses comma-separated
+// (common/replicas.h); every entry must have the first one's scheme, or none.
+absl::Status SplitServer(absl::string_view server, std::string* scheme,
+                         std::string* address) {
   scheme->clear();
-  if (const size_t at = server.find("://"); at != absl::string_view::npos) {
-    *scheme = absl::AsciiStrToLower(server.substr(0, at));
-    server = server.substr(at + 3);
+  address->clear();
+  bool first = true;
+  for (absl::string_view entry : absl::StrSplit(server, ',')) {
+    std::string entry_scheme;
+    if (const size_t at = entry.find("://"); at != absl::string_view::npos) {
+      entry_scheme = absl::AsciiStrToLower(entry.substr(0, at));
+      entry = entry.substr(at + 3);
+    }
+    if (first) {
+      *scheme = entry_scheme;
+    } else if (!entry_scheme.empty() && entry_scheme != *scheme) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("server \"", server,
+                       "\": every replica's address must use the "
+                       "first one's scheme (",
+                       scheme->empty() ? "none" : *scheme, ")"));
+    }
+    absl::ConsumeSuffix(&entry, "/");
+    if (!first) address->push_back(',');
+    absl::StrAppend(address, entry);
+    first = false;
   }
-  absl::ConsumeSuffix(&server, "/");
-  *address = std::string(server);
+  return absl::OkStatus();
 }
 
 std::string HostOf(absl::string_view address) {
@@ -159,6 +179,14 @@ std::string HostOf(absl::string_view address) {
     return std::string(address.substr(0, colon));
   }
   return std::string(address);
+}
+
+// Whether every address of a comma-separated list is on this host.
+bool AllLoopback(absl::string_view addresses) {
+  for (absl::string_view address : absl::StrSplit(addresses, ',')) {
+    if (!api::IsLoopbackHost(HostOf(address))) return false;
+  }
+  return true;
 }
 
 absl::StatusOr<std::string> Decode(const std::string& data,
@@ -407,12 +435,16 @@ absl::StatusOr<Connection> ResolveConnection(const Kubeconfig& config,
   if (config.files.empty() && !overrides.context.has_value()) {
     // No config: plaintext to --server, as before.
     std::string scheme;
-    SplitServer(overrides.server.value_or(std::string(kDefaultServer)), &scheme,
-                &conn.address);
+    if (absl::Status s =
+            SplitServer(overrides.server.value_or(std::string(kDefaultServer)),
+                        &scheme, &conn.address);
+        !s.ok()) {
+      return s;
+    }
     if (scheme == "https") {
       conn.tls = true;
       conn.server_name = "server.jobsetd";
-    } else if (scheme == "http" && !api::IsLoopbackHost(HostOf(conn.address))) {
+    } else if (scheme == "http" && !AllLoopback(conn.address)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "server \"", *overrides.server,
           "\": http:// (plaintext) is only allowed to a loopback address "
@@ -472,12 +504,14 @@ absl::StatusOr<Connection> ResolveConnection(const Kubeconfig& config,
         absl::StrCat(cluster_owner, " has no server in ", file));
   }
   std::string scheme;
-  SplitServer(server, &scheme, &conn.address);
+  if (absl::Status s = SplitServer(server, &scheme, &conn.address); !s.ok()) {
+    return s;
+  }
   if (conn.address.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat("server \"", server, "\" has no host:port"));
   }
-  const bool loopback = api::IsLoopbackHost(HostOf(conn.address));
+  const bool loopback = AllLoopback(conn.address);
   absl::StatusOr<std::string> ca = DataOrFile(
       cluster.certificate_authority_data, cluster.certificate_authority,
       "certificate-authority-data", cluster_owner);

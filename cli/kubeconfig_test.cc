@@ -217,6 +217,36 @@ TEST(ResolveConnectionTest, WithoutAFileTheServerIsPlaintext) {
   EXPECT_EQ(conn->server_name, "server.jobsetd");
 }
 
+TEST(ResolveConnectionTest, AServerListNamesEveryReplica) {
+  const std::string ca = absl::Base64Escape("CA");
+  absl::StatusOr<Connection> conn = ResolveConnection(
+      OneCluster("https://a:7070,https://b:7070/,c:7070", false, ca), {});
+  ASSERT_TRUE(conn.ok()) << conn.status();
+  EXPECT_TRUE(conn->tls);
+  EXPECT_EQ(conn->address, "a:7070,b:7070,c:7070");
+  EXPECT_THAT(
+      ResolveConnection(OneCluster("https://a:7070,http://b:7070", false, ca),
+                        {}),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               HasSubstr("every replica's address must use the first one's "
+                         "scheme (https)")));
+  // Plaintext only when every replica is on this host.
+  conn = ResolveConnection(
+      OneCluster("http://127.0.0.1:1,http://127.0.0.2:2", false, ""), {});
+  ASSERT_TRUE(conn.ok()) << conn.status();
+  EXPECT_FALSE(conn->tls);
+  EXPECT_THAT(
+      ResolveConnection(
+          OneCluster("http://127.0.0.1:1,http://10.0.0.1:2", false, ""), {}),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               HasSubstr("only allowed to a loopback")));
+  Overrides overrides;
+  overrides.server = "https://10.0.0.1:7070,https://10.0.0.2:7070";
+  conn = ResolveConnection(Kubeconfig(), overrides);
+  ASSERT_TRUE(conn.ok()) << conn.status();
+  EXPECT_EQ(conn->address, "10.0.0.1:7070,10.0.0.2:7070");
+}
+
 TEST(LoadKubeconfigTest, MergesFirstWinsAndWarnsAboutModes) {
   const std::string dir = TempDir();
   const std::string a = absl::StrCat(dir, "/a.conf");

@@ -24,7 +24,6 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
-#include "agent/runtime/shim_runtime.h"
 #include "api/jobset_builder.h"
 #include "api/manifest.h"
 #include "gmock/gmock.h"
@@ -32,6 +31,7 @@
 #include "gtest/gtest.h"
 #include "proto/jobset_service.grpc.pb.h"
 #include "tests/cluster_credentials.h"
+#include "tests/e2e_support.h"
 #include "tests/jobsetd_process.h"
 
 namespace jobset {
@@ -40,27 +40,9 @@ namespace {
 using ::jobset::api::testing::JobSetBuilder;
 using ::jobset::testing::JobsetdProcess;
 
-std::string Runfile(const std::string& path) {
-  return absl::StrCat(std::getenv("TEST_SRCDIR"), "/",
-                      std::getenv("TEST_WORKSPACE"), "/", path);
-}
-
-bool Eventually(const std::function<bool()>& done,
-                absl::Duration timeout = absl::Seconds(30)) {
-  const absl::Time deadline = absl::Now() + timeout;
-  while (absl::Now() < deadline) {
-    if (done()) return true;
-    absl::SleepFor(absl::Milliseconds(50));
-  }
-  return done();
-}
-
-int CountLines(const std::string& path) {
-  std::ifstream in(path);
-  int n = 0;
-  for (std::string line; std::getline(in, line);) ++n;
-  return n;
-}
+using ::jobset::testing::CountLines;
+using ::jobset::testing::Eventually;
+using ::jobset::testing::Runfile;
 
 class AgentE2eTest : public ::testing::Test {
  protected:
@@ -75,15 +57,7 @@ class AgentE2eTest : public ::testing::Test {
   void TearDown() override {
     agents_.clear();  // SIGKILL: the pods' shims live on...
     // ... so stop every pod this test started, through the runtime.
-    for (const std::string& work_dir : work_dirs_) {
-      agent::ShimRuntime::Options o;
-      o.work_dir = work_dir;
-      o.shim_path = Runfile("agent/runtime/jobset-pod-shim");
-      auto runtime = agent::ShimRuntime::Create(o);
-      if (!runtime.ok()) continue;
-      for (const agent::PodState& pod : (*runtime)->List())
-        (*runtime)->Remove(pod.uid).IgnoreError();
-    }
+    testing::RemovePods(work_dirs_);
     jobsetd_.reset();
   }
 

@@ -35,6 +35,7 @@
 #include "proto/agent.grpc.pb.h"
 #include "proto/jobset_service.grpc.pb.h"
 #include "tests/cluster_credentials.h"
+#include "tests/e2e_support.h"
 #include "tests/jobsetd_process.h"
 
 namespace jobset {
@@ -57,19 +58,12 @@ constexpr char kEntrypoint[] = R"(#!/bin/sh
 echo "uid=$(id -u) gid=$(id -g) token=$API_TOKEN mode=$(cat /etc/settings/mode) arg=$1"
 )";
 
-std::string Runfile(const std::string& path) {
-  return absl::StrCat(std::getenv("TEST_SRCDIR"), "/",
-                      std::getenv("TEST_WORKSPACE"), "/", path);
-}
+using ::jobset::testing::Runfile;
 
+// Containers take longer than processes: a minute, polled every 100 ms.
 bool Eventually(const std::function<bool()>& done,
                 absl::Duration timeout = absl::Seconds(60)) {
-  const absl::Time deadline = absl::Now() + timeout;
-  while (absl::Now() < deadline) {
-    if (done()) return true;
-    absl::SleepFor(absl::Milliseconds(100));
-  }
-  return done();
+  return testing::Eventually(done, timeout, absl::Milliseconds(100));
 }
 
 // The JobSet every test runs, `pods` pods of the private image; `script`,

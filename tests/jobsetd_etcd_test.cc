@@ -7,9 +7,13 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <functional>
 #include <memory>
 #include <string>
 
+#include "absl/cleanup/cleanup.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
@@ -20,6 +24,7 @@
 #include "proto/jobset_service.grpc.pb.h"
 #include "store/etcd/etcd_test_server.h"
 #include "tests/cluster_credentials.h"
+#include "tests/e2e_support.h"
 #include "tests/jobsetd_process.h"
 
 namespace jobset {
@@ -32,8 +37,12 @@ using ::jobset::api::JobSet;
 using ::jobset::api::JobSetService;
 using ::jobset::store::testing::EtcdTestServer;
 using ::jobset::testing::ClusterCredentials;
+using ::jobset::testing::CountLines;
+using ::jobset::testing::Eventually;
 using ::jobset::testing::JobsetdProcess;
 using ::jobset::testing::ReadClusterCredentials;
+using ::jobset::testing::RemovePods;
+using ::jobset::testing::Runfile;
 using ::jobset::testing::SecureChannel;
 
 // The replicas' --leader_lease in the HA test.
@@ -60,6 +69,18 @@ std::unique_ptr<JobSetService::Stub> AdminStub(const JobsetdProcess& jobsetd,
       jobsetd.address(), credentials->ca_pem, credentials->admin_token));
 }
 
+grpc::Status Create(JobSetService::Stub& stub, const std::string& name) {
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
+  CreateJobSetRequest request;
+  *request.mutable_jobset() = api::testing::JobSetBuilder(name)
+                                  .Namespace("etcd")
+                                  .Replicated("workers", 2)
+                                  .Build();
+  CreateJobSetResponse response;
+  return stub.CreateJobSet(&context, request, &response);
+}
+
 TEST(JobsetdEtcdTest, JobSetsSurviveARestartOnEtcd) {
   if (!EtcdTestServer::Available()) GTEST_SKIP() << EtcdTestServer::Why();
   const std::string tmp = ::testing::TempDir();
@@ -81,16 +102,7 @@ TEST(JobsetdEtcdTest, JobSetsSurviveARestartOnEtcd) {
     ASSERT_TRUE(jobsetd.ok()) << jobsetd.status();
     auto stub = AdminStub(**jobsetd, data_dir);
     ASSERT_NE(stub, nullptr);
-    grpc::ClientContext context;
-    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
-    CreateJobSetRequest request;
-    *request.mutable_jobset() = api::testing::JobSetBuilder("on-etcd")
-                                    .Namespace("etcd")
-                                    .Replicated("workers", 2)
-                                    .Build();
-    CreateJobSetResponse response;
-    const grpc::Status created =
-        stub->CreateJobSet(&context, request, &response);
+    const grpc::Status created = Create(*stub, "on-etcd");
     ASSERT_TRUE(created.ok()) << created.error_message();
     JobSet got;
     const grpc::Status read = Get(*stub, "on-etcd", &got);
@@ -136,16 +148,17 @@ JobsetdProcess::Options Replica(const EtcdTestServer& etcd,
   return options;
 }
 
-grpc::Status Create(JobSetService::Stub& stub, const std::string& name) {
-  grpc::ClientContext context;
-  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
-  CreateJobSetRequest request;
-  *request.mutable_jobset() = api::testing::JobSetBuilder(name)
-                                  .Namespace("etcd")
-                                  .Replicated("workers", 2)
-                                  .Build();
-  CreateJobSetResponse response;
-  return stub.CreateJobSet(&context, request, &response);
+// Starts a second replica, following: it shares the cluster's identity (the
+// CA and serving certificate of `dir_a`, copied to `dir_b`; tokens are in
+// etcd).
+absl::StatusOr<std::unique_ptr<JobsetdProcess>> StartFollower(
+    const EtcdTestServer& etcd, const std::string& dir_a,
+    const std::string& dir_b) {
+  std::filesystem::copy(dir_a, dir_b, std::filesystem::copy_options::recursive);
+  JobsetdProcess::Options options =
+      Replica(etcd, dir_b, absl::StrCat(dir_b, ".stderr"));
+  options.ready_prefix = JobsetdProcess::kFollowerPrefix;
+  return JobsetdProcess::Start(options);
 }
 
 // Two replicas on a three-member etcd with mutual TLS: one leads, the other
@@ -172,13 +185,7 @@ TEST(JobsetdEtcdTest, TheFollowerRedirectsAndTakesOverWhenTheLeaderIsKilled) {
   JobSet first;
   ASSERT_TRUE(Get(*stub_a, "acked-0", &first).ok());
 
-  // The second replica shares the cluster's identity (its CA and serving
-  // certificate; tokens are in etcd).
-  std::filesystem::copy(dir_a, dir_b, std::filesystem::copy_options::recursive);
-  JobsetdProcess::Options options_b =
-      Replica(**etcd, dir_b, absl::StrCat(tmp, "/b.stderr"));
-  options_b.ready_prefix = JobsetdProcess::kFollowerPrefix;
-  auto b = JobsetdProcess::Start(options_b);
+  auto b = StartFollower(**etcd, dir_a, dir_b);
   ASSERT_TRUE(b.ok()) << b.status();
   {
     auto stub_b = AdminStub(**b, dir_b);
@@ -216,6 +223,138 @@ TEST(JobsetdEtcdTest, TheFollowerRedirectsAndTakesOverWhenTheLeaderIsKilled) {
   }
   const grpc::Status created = Create(*stub_b, "after-failover");
   EXPECT_TRUE(created.ok()) << created.error_message();
+}
+
+// Runs `command` (stdout captured, stderr to the test log); its exit code.
+int RunCommand(const std::string& command, std::string* out) {
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return -1;
+  char buffer[4096];
+  for (size_t n; (n = fread(buffer, 1, sizeof buffer, pipe)) > 0;) {
+    out->append(buffer, n);
+  }
+  const int status = pclose(pipe);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// Agents and a client given every replica's address, the follower's first:
+// they follow its redirect to the leader. kill -9 of the leader while a
+// JobSet runs: its pods keep running, the agents reconnect to the next
+// leader, and the JobSet completes there without a restart.
+TEST(JobsetdEtcdTest, ARunningJobSetCompletesUnderTheNextLeader) {
+  if (!EtcdTestServer::Available()) GTEST_SKIP() << EtcdTestServer::Why();
+  const std::string tmp = ::testing::TempDir();
+  auto etcd = EtcdTestServer::Start(
+      {.dir = absl::StrCat(tmp, "/run-etcd"), .members = 3, .tls = true});
+  ASSERT_TRUE(etcd.ok()) << etcd.status();
+  const std::string dir_a = absl::StrCat(tmp, "/run-a");
+  const std::string dir_b = absl::StrCat(tmp, "/run-b");
+  auto a = JobsetdProcess::Start(
+      Replica(**etcd, dir_a, absl::StrCat(tmp, "/run-a.stderr")));
+  ASSERT_TRUE(a.ok()) << a.status();
+  auto b = StartFollower(**etcd, dir_a, dir_b);
+  ASSERT_TRUE(b.ok()) << b.status();
+  const std::string replicas =
+      absl::StrCat((*b)->address(), ",", (*a)->address());
+
+  std::vector<std::string> work_dirs;
+  std::vector<std::unique_ptr<JobsetdProcess>> agents;
+  for (int n = 1; n <= 2; ++n) {
+    const std::string name = absl::StrCat("node-", n);
+    work_dirs.push_back(absl::StrCat(tmp, "/run-", name));
+    auto agent = JobsetdProcess::Start(
+        {.binary = Runfile("agent/jobset-agent"),
+         .args = {absl::StrCat("--scheduler=", replicas),
+                  absl::StrCat("--node_name=", name),
+                  absl::StrCat("--address=127.0.0.", n + 1),
+                  absl::StrCat("--work_dir=", work_dirs.back()),
+                  absl::StrCat("--join_token_file=", dir_a, "/join-token"),
+                  absl::StrCat("--shim=",
+                               Runfile("agent/runtime/jobset-pod-shim")),
+                  "--capacity=cpu=1,memory=4Gi"},
+         .stderr_path = absl::StrCat(tmp, "/run-", name, ".stderr"),
+         .ready_prefix = absl::StrCat("jobset-agent ", name, " serving")});
+    ASSERT_TRUE(agent.ok()) << agent.status();
+    agents.push_back(*std::move(agent));
+  }
+  // Whatever happens, no pod of this test outlives it.
+  absl::Cleanup stop_pods = [&] {
+    agents.clear();
+    RemovePods(work_dirs);
+  };
+
+  // Two pods that run until the test lets them end.
+  const std::string gate = absl::StrCat(tmp, "/run-gate");
+  const std::string started = absl::StrCat(tmp, "/run-started");
+  api::JobSet js =
+      api::testing::JobSetBuilder("through-failover")
+          .Namespace("etcd")
+          .Replicated("workers", 2)
+          .RestartPolicy("workers", "Never")
+          .BackoffLimit("workers", 0)
+          .Command("workers",
+                   {"/bin/sh", "-c",
+                    absl::StrCat("echo $$ >> ", started, "; while [ ! -e ",
+                                 gate, " ]; do sleep 0.1; done")})
+          .Request("workers", "cpu", "1")
+          .Build();
+  {
+    auto stub = AdminStub(**a, dir_a);
+    ASSERT_NE(stub, nullptr);
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
+    CreateJobSetRequest request;
+    *request.mutable_jobset() = js;
+    CreateJobSetResponse response;
+    const grpc::Status s = stub->CreateJobSet(&context, request, &response);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+  }
+  ASSERT_TRUE(
+      Eventually([&] { return CountLines(started) == 2; }, absl::Seconds(30)))
+      << (*a)->StderrTail();
+
+  // jobsetctl, given the follower first, is sent on to the leader.
+  const std::string jobsetctl =
+      absl::StrCat(Runfile("cli/jobsetctl"), " --config=", dir_a,
+                   "/admin.conf --server=https://", (*b)->address(),
+                   ",https://", (*a)->address(), " -n etcd");
+  std::string out;
+  ASSERT_EQ(RunCommand(
+                absl::StrCat(jobsetctl, " get jobset through-failover -o name"),
+                &out),
+            0)
+      << out;
+  EXPECT_EQ(out, "jobset.jobset.x-k8s.io/through-failover\n");
+
+  ASSERT_TRUE((*a)->Kill(SIGKILL).ok());
+  ASSERT_TRUE((*b)->AwaitLeading(kLease + absl::Seconds(10)).ok())
+      << (*b)->StderrTail();
+  auto stub_b = AdminStub(**b, dir_b);
+  ASSERT_NE(stub_b, nullptr);
+  // Both agents are back, at the new leader, before the pods may end.
+  std::string nodes;
+  ASSERT_TRUE(Eventually(
+      [&] {
+        nodes.clear();
+        return RunCommand(absl::StrCat(jobsetctl, " get nodes 2>&1"), &nodes) ==
+                   0 &&
+               absl::StrContains(nodes, "node-1") &&
+               absl::StrContains(nodes, "node-2") &&
+               !absl::StrContains(nodes, "NotReady");
+      },
+      absl::Seconds(20)))
+      << nodes << (*b)->StderrTail() << agents[0]->StderrTail();
+  { std::ofstream(gate) << "go"; }
+  JobSet done;
+  ASSERT_TRUE(Eventually(
+      [&] {
+        return Get(*stub_b, "through-failover", &done).ok() &&
+               done.status().terminal_state() == "Completed";
+      },
+      absl::Seconds(30)))
+      << done.DebugString() << (*b)->StderrTail();
+  EXPECT_EQ(done.status().restarts(), 0);
+  EXPECT_EQ(CountLines(started), 2);  // No pod was started again.
 }
 
 }  // namespace

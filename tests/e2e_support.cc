@@ -1,0 +1,46 @@
+#include "tests/e2e_support.h"
+
+#include <cstdlib>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "agent/runtime/shim_runtime.h"
+
+namespace jobset::testing {
+
+std::string Runfile(const std::string& path) {
+  return absl::StrCat(std::getenv("TEST_SRCDIR"), "/",
+                      std::getenv("TEST_WORKSPACE"), "/", path);
+}
+
+bool Eventually(const std::function<bool()>& done, absl::Duration timeout,
+                absl::Duration poll) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (absl::Now() < deadline) {
+    if (done()) return true;
+    absl::SleepFor(poll);
+  }
+  return done();
+}
+
+int CountLines(const std::string& path) {
+  std::ifstream in(path);
+  int n = 0;
+  for (std::string line; std::getline(in, line);) ++n;
+  return n;
+}
+
+void RemovePods(const std::vector<std::string>& work_dirs) {
+  for (const std::string& work_dir : work_dirs) {
+    agent::ShimRuntime::Options options;
+    options.work_dir = work_dir;
+    options.shim_path = Runfile("agent/runtime/jobset-pod-shim");
+    auto runtime = agent::ShimRuntime::Create(options);
+    if (!runtime.ok()) continue;
+    for (const agent::PodState& pod : (*runtime)->List()) {
+      (*runtime)->Remove(pod.uid).IgnoreError();
+    }
+  }
+}
+
+}  // namespace jobset::testing

@@ -1,0 +1,33 @@
+#ifndef JOBSET_TESTS_E2E_SUPPORT_H_
+#define JOBSET_TESTS_E2E_SUPPORT_H_
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+
+namespace jobset::testing {
+
+// What the end-to-end tests that run jobsetd and agents as processes share.
+
+// The path of `path` (e.g. "agent/jobset-agent") in this test's runfiles.
+std::string Runfile(const std::string& path);
+
+// Polls `done` every `poll` until it is true or `timeout` passes; its last
+// answer.
+bool Eventually(const std::function<bool()>& done,
+                absl::Duration timeout = absl::Seconds(30),
+                absl::Duration poll = absl::Milliseconds(50));
+
+// The number of lines of the file at `path` (0 if it cannot be read).
+int CountLines(const std::string& path);
+
+// Stops and removes, through the shim runtime, every pod under each agent
+// work dir: killed agents leave their pods' supervisors running, and no pod
+// a test started may outlive it.
+void RemovePods(const std::vector<std::string>& work_dirs);
+
+}  // namespace jobset::testing
+
+#endif  // JOBSET_TESTS_E2E_SUPPORT_H_
