@@ -186,6 +186,7 @@ bool Agent::Session() {
     absl::MutexLock lock(&mu_);
     if (conn_.stopping) return false;
     conn_.context = &context;
+    conn_.deposed = false;
     conn_.opened = clock_->Now();
   }
   std::unique_ptr<
@@ -249,6 +250,17 @@ bool Agent::Session() {
                         << status.error_message()
                         << " (pods keep running; reconnecting)";
   }
+  bool deposed;
+  {
+    absl::MutexLock lock(&mu_);
+    deposed = conn_.deposed;
+  }
+  if (deposed) {
+    // As if it could not be reached: the next replica, after the backoff.
+    replicas_->After(grpc::Status(grpc::StatusCode::UNAVAILABLE, "deposed"),
+                     std::nullopt);
+    return false;
+  }
   if (was_welcomed) replicas_->Reached();
   return replicas_->After(context, status);
 }
@@ -258,7 +270,27 @@ bool Agent::Send(const api::AgentMessage& msg) {
   return stream_ != nullptr && stream_->Write(msg);
 }
 
+bool Agent::AcceptLeader(int64_t epoch) {
+  absl::MutexLock lock(&mu_);
+  // 0: a jobsetd that runs alone claims no order among leaders.
+  if (epoch <= 0 || epoch >= conn_.epoch) {
+    conn_.epoch = std::max(conn_.epoch, epoch);
+    return true;
+  }
+  JOBSET_LOG(WARNING) << "jobsetd welcomed this node as leader epoch " << epoch
+                      << ", older than epoch " << conn_.epoch
+                      << " seen before: a deposed leader; ignoring it";
+  conn_.deposed = true;
+  if (conn_.context != nullptr) conn_.context->TryCancel();
+  return false;
+}
+
 void Agent::Handle(const api::SchedulerMessage& msg) {
+  if (msg.has_welcome() && !AcceptLeader(msg.welcome().leader_epoch())) return;
+  {
+    absl::MutexLock lock(&mu_);
+    if (conn_.deposed) return;  // Nothing from a deposed leader is obeyed.
+  }
   switch (msg.kind_case()) {
     case api::SchedulerMessage::kWelcome:
       Reconcile(msg.welcome());

@@ -101,6 +101,9 @@ class Agent {
   // redirect to follow at once.
   bool Session();
   void Handle(const api::SchedulerMessage& msg);
+  // Whether the scheduler that sent a Welcome of `epoch` still leads as far
+  // as this agent knows; if not, marks the stream deposed and cancels it.
+  bool AcceptLeader(int64_t epoch);
   void Reconcile(const api::Welcome& welcome);
   void StartPod(api::PodAssignment assignment);
   // Hands `assignment` to the runtime, on GPUs `gpus`, recording its restart
@@ -147,6 +150,12 @@ class Agent {
     absl::Time opened;
     absl::Time last_contact;
     int64_t connects = 0;
+    // The highest leader epoch a Welcome named (Welcome.leader_epoch; in
+    // memory: a restarted agent accepts the leader it finds).
+    int64_t epoch = 0;
+    // This stream's scheduler named an older epoch (a deposed leader): its
+    // messages are ignored and the stream is cancelled.
+    bool deposed = false;
   };
   struct Heartbeats {
     absl::Time last_sent = absl::InfinitePast();

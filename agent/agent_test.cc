@@ -22,7 +22,9 @@
 #include "common/clock.h"
 #include "common/status_matchers.h"
 #include "gmock/gmock.h"
+#include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "proto/agent.grpc.pb.h"
 
 namespace jobset::agent {
 namespace {
@@ -201,6 +203,109 @@ TEST(AgentLogRetentionTest, SweepsOncePerIntervalOfTheInjectedClock) {
   clock.Advance(absl::Seconds(1));
   EXPECT_EQ(runtime.WaitSweeps(2),
             (std::vector<absl::Time>{start, start + absl::Minutes(1)}));
+  agent.Shutdown();
+}
+
+// A scheduler replica for the epoch test: each stream gets a Welcome naming
+// `epoch` with `pods` desired, then is held until End() (UNAVAILABLE).
+class WelcomingReplica final : public api::AgentService::Service {
+ public:
+  WelcomingReplica(int64_t epoch, std::vector<std::string> pods)
+      : epoch_(epoch), pods_(std::move(pods)) {
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
+                             &port_);
+    builder.RegisterService(this);
+    server_ = builder.BuildAndStart();
+  }
+  ~WelcomingReplica() override {
+    End();
+    server_->Shutdown(std::chrono::system_clock::now());
+  }
+  std::string address() const { return absl::StrCat("127.0.0.1:", port_); }
+  int connects() {
+    absl::MutexLock lock(&mu_);
+    return connects_;
+  }
+  void End() {
+    absl::MutexLock lock(&mu_);
+    ended_ = true;
+  }
+
+  grpc::Status Connect(
+      grpc::ServerContext* context,
+      grpc::ServerReaderWriter<api::SchedulerMessage, api::AgentMessage>*
+          stream) override {
+    api::AgentMessage hello;
+    if (!stream->Read(&hello)) return grpc::Status::CANCELLED;
+    {
+      absl::MutexLock lock(&mu_);
+      ++connects_;
+    }
+    api::SchedulerMessage welcome;
+    welcome.mutable_welcome()->set_leader_epoch(epoch_);
+    welcome.mutable_welcome()->set_heartbeat_interval_ms(100);
+    for (const std::string& uid : pods_) {
+      welcome.mutable_welcome()
+          ->add_pods()
+          ->mutable_pod()
+          ->mutable_metadata()
+          ->set_uid(uid);
+    }
+    stream->Write(welcome);
+    absl::MutexLock lock(&mu_);
+    auto done = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return ended_ || context->IsCancelled();
+    };
+    while (
+        !mu_.AwaitWithTimeout(absl::Condition(&done), absl::Milliseconds(20))) {
+    }
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE, "replica went away");
+  }
+
+ private:
+  const int64_t epoch_;
+  const std::vector<std::string> pods_;
+  int port_ = 0;
+  std::unique_ptr<grpc::Server> server_;
+  absl::Mutex mu_;
+  int connects_ ABSL_GUARDED_BY(mu_) = 0;
+  bool ended_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+// A deposed leader (an older epoch) that still answers is not obeyed: its
+// Welcome, which no longer wants the node's pod, removes nothing, and the
+// agent goes on to the next replica.
+TEST(AgentEpochTest, AnOlderLeaderIsIgnored) {
+  FakeRuntime runtime;
+  api::PodAssignment running;
+  running.mutable_pod()->mutable_metadata()->set_uid("p1");
+  ASSERT_THAT(runtime.Start(running), IsOk());
+  WelcomingReplica leader(/*epoch=*/7, {"p1"});
+  WelcomingReplica deposed(/*epoch=*/5, {});
+  Agent::Options options;
+  options.scheduler = absl::StrCat(leader.address(), ",", deposed.address());
+  options.registration.set_name("node-a");
+  options.tick = absl::Milliseconds(10);
+  options.min_backoff = absl::Milliseconds(10);
+  options.max_backoff = absl::Milliseconds(50);
+  Agent agent(options, &runtime, RealClock::Get());
+  agent.Start();
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (!agent.welcomed() && absl::Now() < deadline)
+    absl::SleepFor(absl::Milliseconds(10));
+  ASSERT_TRUE(agent.welcomed());
+  // The leader's stream ends: the agent tries the next address, the deposed
+  // leader, and leaves it for the first again.
+  leader.End();
+  while ((deposed.connects() == 0 || agent.welcomed()) &&
+         absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  ASSERT_GE(deposed.connects(), 1);
+  absl::SleepFor(absl::Milliseconds(200));
+  EXPECT_TRUE(runtime.Has("p1"));  // Nothing the deposed leader said was done.
+  EXPECT_FALSE(agent.welcomed());
   agent.Shutdown();
 }
 

@@ -496,7 +496,8 @@ int Main() {
       &metered, {.node_lost_timeout = absl::GetFlag(FLAGS_node_lost_timeout),
                  .heartbeat_interval = absl::GetFlag(FLAGS_heartbeat_interval),
                  .restart_grace = absl::GetFlag(FLAGS_restart_grace),
-                 .metrics = &metrics});
+                 .metrics = &metrics,
+                 .leader_epoch = election != nullptr ? election->epoch() : 0});
   if (absl::Status loaded = hub.Load(); !loaded.ok()) {
     JOBSET_LOG(ERROR) << loaded;
     return 1;

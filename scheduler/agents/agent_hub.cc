@@ -346,6 +346,7 @@ absl::StatusOr<std::shared_ptr<AgentHub::Session>> AgentHub::Connect(
     api::SchedulerMessage welcome;
     welcome.mutable_welcome()->set_heartbeat_interval_ms(
         absl::ToInt64Milliseconds(options_.heartbeat_interval));
+    welcome.mutable_welcome()->set_leader_epoch(options_.leader_epoch);
     // The set as it is now; its pods are built when the Welcome is sent.
     std::vector<Assignment> welcome_pods;
     auto pods = desired_.find(r.name());

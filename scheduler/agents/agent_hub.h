@@ -56,6 +56,8 @@ class AgentHub final : public AgentFleet {
     absl::Duration restart_grace = absl::Seconds(30);
     Clock* clock = RealClock::Get();
     SchedulerMetrics* metrics = nullptr;  // Null: none.
+    // Sent in every Welcome (scheduler/ha/: the leader's epoch; 0 alone).
+    int64_t leader_epoch = 0;
   };
 
   // One agent's stream. The gRPC adapter writes what Pop returns.

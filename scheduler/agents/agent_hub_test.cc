@@ -126,7 +126,8 @@ class AgentHubTest : public ::testing::Test {
         &store_, AgentHub::Options{.node_lost_timeout = absl::Seconds(5),
                                    .heartbeat_interval = absl::Seconds(1),
                                    .restart_grace = absl::Seconds(10),
-                                   .clock = &clock_});
+                                   .clock = &clock_,
+                                   .leader_epoch = 42});
     ASSERT_THAT(hub_->Load(), IsOk());
     sink_ = RecordingSink();
     hub_->Attach(&sink_);
@@ -176,6 +177,7 @@ TEST_F(AgentHubTest, WelcomesWithTheDesiredSetAndForwardsChanges) {
   EXPECT_EQ(welcomed.hosts(0).address(), "127.0.0.2");
   EXPECT_EQ(welcomed.hosts(0).names(0), "train-0-0");
   EXPECT_EQ(got[0].welcome().heartbeat_interval_ms(), 1000);
+  EXPECT_EQ(got[0].welcome().leader_epoch(), 42);
 
   hub_->Run(OrderOn("n1", "c", {{"127.0.0.3", {"train-0-1"}}}));
   hub_->Stop("n1", "a");
