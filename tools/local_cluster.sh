@@ -18,13 +18,24 @@
 #                                        # to checkpoint under $CLUSTER_DIR/checkpoints;
 #                                        # prints the copy's path
 #
+# With several jobsetd replicas on etcd (tools/demo --ha; source local-etcd's env first for
+# ETCD_ENDPOINTS, ETCD_CAFILE, ETCD_CERTFILE, ETCD_KEYFILE):
+#   ha_cluster_start 3 4 [jobsetd flags...]  # replica-1 (it leads) and replica-2, -3
+#                                        # (following; a copy of replica-1's data dir, so the
+#                                        # cluster's CA), 4 agents given every replica;
+#                                        # sets SERVER to the list, REPLICA_PIDS and
+#                                        # REPLICA_ADDRS, and ctl goes to the list
+#
 # Only the pids this file started are ever signalled.
 
 CLUSTER_PIDS=()
 SERVER=""
 CONFIG=""
+CTL_SERVER=""
+REPLICA_PIDS=()
+REPLICA_ADDRS=()
 
-ctl() { "$BIN/cli/jobsetctl" --config="$CONFIG" "$@"; }
+ctl() { "$BIN/cli/jobsetctl" --config="$CONFIG" ${CTL_SERVER:+--server="$CTL_SERVER"} "$@"; }
 
 # Tests run slices-restart side by side (and tools/demo runs it too): each checkpoints
 # to a directory of its own, or one resumes from another's checkpoints and never fails.
@@ -57,15 +68,20 @@ cluster_start() {
     return 1
   fi
   CONFIG="$CLUSTER_DIR/jobsetd/admin.conf"
-  local i slice
+  start_agents "$n" "$SERVER" "$CLUSTER_DIR/jobsetd/join-token"
+}
+
+# start_agents N SCHEDULER JOIN_TOKEN_FILE: node-1..N, then waits until all are Ready.
+start_agents() {
+  local n=$1 scheduler=$2 token=$3 i slice _
   for i in $(seq 1 "$n"); do
     slice=slice-a
     [ "$i" -gt $((n / 2)) ] && slice=slice-b
-    "$BIN/agent/jobset-agent" --scheduler="$SERVER" --node_name="node-$i" \
+    "$BIN/agent/jobset-agent" --scheduler="$scheduler" --node_name="node-$i" \
       --address="127.0.0.$((i + 1))" --capacity=cpu=1,memory=2Gi \
       --labels="cloud.google.com/gke-nodepool=$slice" --work_dir="$CLUSTER_DIR/node-$i" \
       --shim="$BIN/agent/runtime/jobset-pod-shim" \
-      --join_token_file="$CLUSTER_DIR/jobsetd/join-token" ${AGENT_FLAGS:-} \
+      --join_token_file="$token" ${AGENT_FLAGS:-} \
       >"$CLUSTER_DIR/node-$i.out" 2>"$CLUSTER_DIR/node-$i.err" &
     CLUSTER_PIDS+=($!)
   done
@@ -76,6 +92,53 @@ cluster_start() {
   echo "the agents did not all register:" >&2
   ctl get nodes >&2
   return 1
+}
+
+# await_line FILE PREFIX: prints the rest of the first line of FILE starting with PREFIX
+# (up to a space), waiting up to 20 s; fails if none came.
+await_line() {
+  local _ got
+  for _ in $(seq 1 200); do
+    got=$(sed -n "s/^$2\([^ ]*\).*/\1/p" "$1" 2>/dev/null | head -1)
+    [ -n "$got" ] && { echo "$got"; return 0; }
+    sleep 0.1
+  done
+  return 1
+}
+
+ha_cluster_start() {
+  local replicas=$1 n=$2 i addr
+  shift 2
+  mkdir -p "$CLUSTER_DIR"
+  for i in $(seq 1 "$replicas"); do
+    # The others share replica-1's identity: its CA, serving certificate and join token.
+    [ "$i" -gt 1 ] && cp -a "$CLUSTER_DIR/replica-1" "$CLUSTER_DIR/replica-$i"
+    "$BIN/scheduler/jobsetd" --listen=127.0.0.1:0 --data_dir="$CLUSTER_DIR/replica-$i" \
+      --store=etcd --etcd_endpoints="$ETCD_ENDPOINTS" --etcd_cafile="$ETCD_CAFILE" \
+      --etcd_certfile="$ETCD_CERTFILE" --etcd_keyfile="$ETCD_KEYFILE" \
+      --node_lost_timeout=10s --restart_grace=10s "$@" \
+      >"$CLUSTER_DIR/replica-$i.out" 2>"$CLUSTER_DIR/replica-$i.err" &
+    CLUSTER_PIDS+=($!)
+    REPLICA_PIDS+=($!)
+    if [ "$i" = 1 ]; then
+      addr=$(await_line "$CLUSTER_DIR/replica-$i.out" "jobsetd serving on ") || {
+        echo "jobsetd replica-1 did not start:" >&2
+        cat "$CLUSTER_DIR/replica-$i.err" >&2
+        return 1
+      }
+    else
+      addr=$(await_line "$CLUSTER_DIR/replica-$i.out" "jobsetd follower on ") || {
+        echo "jobsetd replica-$i did not start:" >&2
+        cat "$CLUSTER_DIR/replica-$i.err" >&2
+        return 1
+      }
+    fi
+    REPLICA_ADDRS+=("$addr")
+  done
+  SERVER=$(IFS=,; echo "${REPLICA_ADDRS[*]}")
+  CTL_SERVER="https://${SERVER//,/,https://}"
+  CONFIG="$CLUSTER_DIR/replica-1/admin.conf"
+  start_agents "$n" "$SERVER" "$CLUSTER_DIR/replica-1/join-token"
 }
 
 cluster_stop() {
@@ -94,6 +157,9 @@ cluster_stop() {
   for pid in "${CLUSTER_PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null; done
   for pid in "${CLUSTER_PIDS[@]}"; do wait "$pid" 2>/dev/null; done
   CLUSTER_PIDS=()
+  REPLICA_PIDS=()
+  REPLICA_ADDRS=()
   SERVER=""
   CONFIG=""
+  CTL_SERVER=""
 }
