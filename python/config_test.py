@@ -5,6 +5,7 @@ TLS (certificates made with the openssl command)."""
 import base64
 import os
 import shutil
+import socket
 import subprocess
 import tempfile
 import unittest
@@ -128,6 +129,55 @@ class ParseTest(unittest.TestCase):
         with self.assertRaisesRegex(jobset.ConfigError, "https:// or http://"):
             config.resolve(one("ftp://h:1"))
 
+    def test_server_lists(self):
+        def one(server):
+            return {"files": ["f"], "current_context": "x",
+                    "contexts": {"x": {"cluster": "c", "user": "",
+                                       "namespace": ""}},
+                    "users": {},
+                    "clusters": {"c": {
+                        "server": server, "certificate-authority": "",
+                        "certificate-authority-data": "",
+                        "tls-server-name": "",
+                        "insecure-skip-tls-verify": False}}}
+        conn = config.resolve(one("https://a:7070/,HTTPS://b:7070,c:7070/"))
+        self.assertEqual(conn.address, "a:7070,b:7070,c:7070")
+        self.assertTrue(conn.tls)
+        conn = config.resolve(one("http://127.0.0.1:1,localhost:2,[::1]:3"))
+        self.assertEqual(conn.address, "127.0.0.1:1,localhost:2,[::1]:3")
+        self.assertFalse(conn.tls)
+        with self.assertRaisesRegex(
+                jobset.ConfigError,
+                'server "https://a:1,http://b:1": every replica\'s address '
+                "must use the first one's scheme .https."):
+            config.resolve(one("https://a:1,http://b:1"))
+        with self.assertRaisesRegex(jobset.ConfigError, "scheme .none."):
+            config.resolve(one("a:1,https://b:1"))
+        with self.assertRaisesRegex(jobset.ConfigError, "loopback"):
+            config.resolve(one("http://127.0.0.1:1,10.0.0.1:2"))
+        with self.assertRaisesRegex(
+                jobset.ConfigError,
+                'server=a:1,,b:2: entry 1 "" is empty'):
+            config.resolve(one("https://a:1,,b:2"))
+        with self.assertRaisesRegex(jobset.ConfigError,
+                                    'entry 0 "a" is not HOST:PORT'):
+            config.resolve(one("https://a"))
+        # server= overrides, with and without a config file.
+        conn = config.resolve(one("https://a:1"), server="https://b:1,c:1")
+        self.assertEqual(conn.address, "b:1,c:1")
+        conn = config.resolve(config.load([]),
+                              server="http://127.0.0.1:1,localhost:2")
+        self.assertEqual((conn.address, conn.tls),
+                         ("127.0.0.1:1,localhost:2", False))
+        with self.assertRaisesRegex(jobset.ConfigError, "loopback"):
+            config.resolve(config.load([]),
+                           server="http://127.0.0.1:1,10.0.0.1:2")
+        with self.assertRaisesRegex(jobset.ConfigError, "first one's scheme"):
+            config.resolve(config.load([]), server="http://127.0.0.1:1,"
+                           "https://127.0.0.1:2")
+        with self.assertRaisesRegex(jobset.ConfigError, "entry 1"):
+            config.resolve(config.load([]), server="127.0.0.1:1,x:99999")
+
     def test_lookup_and_merge(self):
         a = self.write("a", "contexts:\n- {name: x, context: {cluster: a}}\n"
                        "current-context: x\n", mode=0o644)
@@ -242,6 +292,30 @@ current-context: c
                                  'User "bob" cannot get resource "jobsets"')
             with self.assertRaisesRegex(jobset.ConfigError, "context 'x'"):
                 jobset.Client.from_config(path, context="x")
+        finally:
+            server.stop(None)
+
+    def test_a_server_list_passes_over_an_unreachable_replica(self):
+        server, access, port = serve()
+        try:
+            with socket.socket() as s:  # A port nothing listens on.
+                s.bind(("127.0.0.1", 0))
+                closed = s.getsockname()[1]
+            path = self.write_config(f"""
+clusters:
+- {{name: local, cluster: {{server: "http://127.0.0.1:{closed},127.0.0.1:{port}/"}}}}
+users:
+- {{name: u, user: {{token: my.token}}}}
+contexts:
+- {{name: c, context: {{cluster: local, user: u}}}}
+current-context: c
+""")
+            with jobset.Client.from_config(path, timeout=5) as client:
+                self.assertEqual(client.addresses,
+                                 [f"127.0.0.1:{closed}", f"127.0.0.1:{port}"])
+                self.assertTrue(client.can_i("get", "jobsets"))
+                self.assertEqual(access.authorization, "Bearer my.token")
+                self.assertEqual(client.address, f"127.0.0.1:{port}")
         finally:
             server.stop(None)
 

@@ -1,7 +1,9 @@
 """Client: jobsetd's JobSet API for Python programs (training launchers)."""
 
+import collections
 import logging
 import os
+import threading
 import time
 
 import grpc
@@ -11,6 +13,7 @@ from google.protobuf import duration_pb2
 
 from jobset import config as _config
 from jobset import manifest as _manifest
+from jobset import replicas as _replicas
 from jobset.errors import (ApiError, ConditionNotMetError, NotFoundError,
                            WaitTimeoutError, from_rpc_error)
 from proto import agent_pb2
@@ -26,6 +29,9 @@ DEFAULT_SERVER = "127.0.0.1:7070"
 _PAGE_SIZE = 1000
 _MAX_PAGES = 100_000
 _MAX_RESTARTS = 3
+# Channels kept open, by address (the replicas and the leaders they named);
+# past this many the least recently used one is closed.
+_MAX_CHANNELS = 2 * _replicas.MAX_ADDRESSES
 _log = logging.getLogger("jobset")
 
 
@@ -71,7 +77,16 @@ class Client:
     subclass: NotFoundError, InvalidError, UnavailableError) carrying the
     gRPC code and jobsetd's message. The list methods read every page
     (`page_size` items a request, at most 10,000) and return them together.
-    Use as a context manager, or close().
+    Use as a context manager, or close(). Thread-safe.
+
+    The address may be a list of jobsetd's replicas ("a:7070,b:7070"): a
+    call goes to the current one (at first the first); when a follower
+    answers UNAVAILABLE naming the leader (trailing metadata
+    `jobsetd-leader`) the call is sent there at once (at most len(list) + 1
+    redirects in a row), and when a replica cannot be reached the next one
+    is tried (each once a call). A call that runs out of time is not
+    repeated, but the next one goes to the next replica. `timeout` bounds
+    the whole call, whichever replicas it takes.
 
         with jobset.Client("127.0.0.1:7070") as client:
             client.apply("train.yaml")
@@ -85,19 +100,31 @@ class Client:
             connection = _config.Connection(
                 address or os.environ.get("JOBSET_SERVER") or DEFAULT_SERVER)
         self.connection = connection
-        self.address = connection.address
+        # ConfigError (a ValueError) unless "HOST:PORT[,HOST:PORT...]".
+        self._replicas = _replicas.Replicas(
+            _replicas.parse("server", connection.address))
         self.namespace = namespace
         self.timeout = timeout
         self.page_size = page_size
-        self._channel = _channel(connection)
         # Plaintext carries the token as metadata; TLS as call credentials.
         self._metadata = None
         if connection.token and not connection.tls:
             self._metadata = (("authorization",
                                f"Bearer {connection.token}"),)
-        self._jobsets = service_grpc.JobSetServiceStub(self._channel)
-        self._nodes = agent_pb2_grpc.NodeServiceStub(self._channel)
-        self._access = auth_pb2_grpc.AccessServiceStub(self._channel)
+        self._lock = threading.Lock()
+        self._stubs = collections.OrderedDict()  # address -> _Stubs
+        self._closed = False
+        self._current_stubs()
+
+    @property
+    def address(self):
+        """The address calls go to now (the leader, once one answered)."""
+        return self._replicas.current()
+
+    @property
+    def addresses(self):
+        """Every replica's address, as given."""
+        return list(self._replicas.addresses)
 
     @classmethod
     def from_config(cls, path=None, context=None, namespace=None,
@@ -120,7 +147,12 @@ class Client:
                    connection=connection)
 
     def close(self):
-        self._channel.close()
+        with self._lock:
+            self._closed = True
+            stubs, self._stubs = list(self._stubs.values()), \
+                collections.OrderedDict()
+        for s in stubs:
+            s.channel.close()
 
     def __enter__(self):
         return self
@@ -128,15 +160,63 @@ class Client:
     def __exit__(self, *exc):
         self.close()
 
-    def _call(self, method, request, stub=None):
-        rpc = getattr(stub or self._jobsets, method)
-        try:
-            return rpc(request, timeout=self.timeout, metadata=self._metadata)
-        except grpc.RpcError as e:
-            raise self._error(e, method) from None
+    def _current_stubs(self):
+        """The stubs of the current address: its channel is made when the
+        address becomes current, and kept for when it is again."""
+        address = self._replicas.current()
+        with self._lock:
+            stubs = self._stubs.get(address)
+            if stubs is not None:
+                self._stubs.move_to_end(address)
+                return stubs
+            if self._closed:
+                raise ValueError("the jobset.Client is closed")
+            stubs = _Stubs(address, _channel(self.connection, address))
+            self._stubs[address] = stubs
+            retired = []
+            while len(self._stubs) > _MAX_CHANNELS:
+                retired.append(self._stubs.popitem(last=False)[1])
+        for old in retired:
+            old.channel.close()
+        return stubs
 
-    def _error(self, error, method):
-        return from_rpc_error(error, self.address, method,
+    def _try_again(self, error, unreachable):
+        """After a failed attempt (`error`, a grpc.RpcError; `unreachable` a
+        one-item list counting the replicas that could not be reached this
+        call): whether to send the call again, to the new current()."""
+        code = error.code()
+        outcome = self._replicas.after(code,
+                                       _replicas.redirected_leader(error))
+        if outcome == _replicas.REDIRECTED:
+            return True  # A follower did nothing and named the leader.
+        if outcome == _replicas.GIVE_UP:
+            return False
+        # A replica that could not be reached: each of the others once.
+        if code != grpc.StatusCode.UNAVAILABLE:
+            return False
+        unreachable[0] += 1
+        return unreachable[0] < len(self._replicas)
+
+    def _call(self, method, request, stub="jobsets"):
+        # One deadline for the call, whichever replicas it takes to answer.
+        deadline = (None if self.timeout is None
+                    else time.monotonic() + self.timeout)
+        unreachable = [0]
+        while True:
+            stubs = self._current_stubs()
+            rpc = getattr(getattr(stubs, stub), method)
+            try:
+                response = rpc(request, timeout=_remaining(deadline),
+                               metadata=self._metadata)
+            except grpc.RpcError as e:
+                if self._try_again(e, unreachable):
+                    continue
+                raise self._error(e, method, stubs.address) from None
+            self._replicas.reached()
+            return response
+
+    def _error(self, error, method, address=None):
+        return from_rpc_error(error, address or self.address, method,
                               tls=self.connection.tls,
                               config_path=self.connection.config_path)
 
@@ -276,13 +356,13 @@ class Client:
         """Returns every node as a Kubernetes v1 Node proto (metadata, spec,
         status; `jobset.to_dict` gives kubectl's JSON shape)."""
         return list(self._call("ListNodes", agent_pb2.ListNodesRequest(),
-                               stub=self._nodes).items)
+                               stub="nodes").items)
 
     def get_node(self, name):
         """Returns the node as a v1 Node proto; NotFoundError when there is
         none."""
         return self._call("GetNode", agent_pb2.GetNodeRequest(name=name),
-                          stub=self._nodes)
+                          stub="nodes")
 
     # ---- Secrets and ConfigMaps ----
 
@@ -364,16 +444,16 @@ class Client:
         request = auth_pb2.CreateTokenRequest(name=name, groups=list(groups))
         if ttl is not None:
             request.ttl.CopyFrom(duration_pb2.Duration(seconds=int(ttl)))
-        return self._call("CreateToken", request, stub=self._access).token
+        return self._call("CreateToken", request, stub="access").token
 
     def list_tokens(self):
         """Returns the TokenInfo of every user token (never the secrets)."""
         return list(self._call("ListTokens", auth_pb2.ListTokensRequest(),
-                               stub=self._access).tokens)
+                               stub="access").tokens)
 
     def delete_token(self, name):
         return self._call("DeleteToken", auth_pb2.DeleteTokenRequest(name=name),
-                          stub=self._access)
+                          stub="access")
 
     def can_i(self, verb, resource, name="", namespace=None,
               all_namespaces=False):
@@ -387,7 +467,7 @@ class Client:
             verb=verb, resource=base + slash + sub, api_group=group,
             name=name,
             namespace="" if all_namespaces else self._ns(namespace))
-        return self._call("ReviewAccess", review, stub=self._access).allowed
+        return self._call("ReviewAccess", review, stub="access").allowed
 
     def watch(self, name=None, namespace=None, resource_version="",
               timeout=None):
@@ -398,19 +478,33 @@ class Client:
         """
         request = service_pb2.WatchJobSetsRequest(
             namespace=self._ns(namespace), resource_version=resource_version)
-        stream = self._jobsets.WatchJobSets(request, timeout=timeout,
-                                            metadata=self._metadata)
-        try:
-            for event in stream:
-                if name and event.object.metadata.name != name:
-                    continue
-                yield event.type, event.object
-        except grpc.RpcError as e:
-            if e.code() == grpc.StatusCode.DEADLINE_EXCEEDED and timeout:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        unreachable = [0]
+        while True:
+            stubs = self._current_stubs()
+            stream = stubs.jobsets.WatchJobSets(
+                request, timeout=_remaining(deadline),
+                metadata=self._metadata)
+            delivered = False
+            try:
+                for event in stream:
+                    if not delivered:
+                        delivered = True
+                        self._replicas.reached()
+                    if name and event.object.metadata.name != name:
+                        continue
+                    yield event.type, event.object
                 return
-            raise self._error(e, "WatchJobSets") from None
-        finally:
-            stream.cancel()
+            except grpc.RpcError as e:
+                if e.code() == grpc.StatusCode.DEADLINE_EXCEEDED and timeout:
+                    return
+                # What was delivered is not delivered twice: only a stream
+                # that gave nothing is opened again elsewhere.
+                if not delivered and self._try_again(e, unreachable):
+                    continue
+                raise self._error(e, "WatchJobSets", stubs.address) from None
+            finally:
+                stream.cancel()
 
     def wait(self, name, condition_type="Completed", timeout=60.0,
              namespace=None):
@@ -458,10 +552,28 @@ class Client:
             f"{condition_type}")
 
 
-def _channel(connection):
+class _Stubs:
+    """One replica's channel and the stubs on it."""
+
+    def __init__(self, address, channel):
+        self.address = address
+        self.channel = channel
+        self.jobsets = service_grpc.JobSetServiceStub(channel)
+        self.nodes = agent_pb2_grpc.NodeServiceStub(channel)
+        self.access = auth_pb2_grpc.AccessServiceStub(channel)
+
+
+def _remaining(deadline):
+    """Seconds left until `deadline` (time.monotonic()), None for none."""
+    if deadline is None:
+        return None
+    return max(0.0, deadline - time.monotonic())
+
+
+def _channel(connection, address):
     options = [("grpc.max_receive_message_length", 64 << 20)]
     if not connection.tls:
-        return grpc.insecure_channel(connection.address, options=options)
+        return grpc.insecure_channel(address, options=options)
     creds = grpc.ssl_channel_credentials(
         root_certificates=connection.ca_pem,
         private_key=connection.key_pem,
@@ -472,7 +584,7 @@ def _channel(connection):
     if connection.server_name:
         options.append(("grpc.ssl_target_name_override",
                         connection.server_name))
-    return grpc.secure_channel(connection.address, creds, options=options)
+    return grpc.secure_channel(address, creds, options=options)
 
 
 def _evaluate(jobset, condition_type):

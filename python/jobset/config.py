@@ -16,6 +16,7 @@ import sys
 
 import yaml
 
+from jobset import replicas as _replicas
 from jobset.errors import ConfigError
 
 MAX_CONFIG_BYTES = 1 << 20
@@ -26,7 +27,8 @@ class Connection:
     """How to reach jobsetd, resolved from the config and overrides.
 
     Attributes:
-      address: "host:port" for gRPC.
+      address: "host:port" for gRPC, or the replicas' "host:port,host:port"
+        (the client finds the one that leads).
       tls: whether to use TLS.
       ca_pem, cert_pem, key_pem: PEM bytes or None.
       server_name: the name to verify the server under (tls-server-name),
@@ -202,11 +204,30 @@ def load(files, explicit=False, warn=None):
 
 
 def _split_server(server):
+    """Splits "https://host:port" into scheme ("" when none) and host:port. A
+    list of replicas ("https://a:7070,https://b:7070", or
+    "https://a:7070,b:7070") gives the addresses comma-separated; every entry
+    must have the first one's scheme, or none. A trailing "/" is dropped."""
     scheme = ""
-    if "://" in server:
-        scheme, server = server.split("://", 1)
-        scheme = scheme.lower()
-    return scheme, server.rstrip("/")
+    addresses = []
+    for i, entry in enumerate(server.split(",")):
+        entry_scheme = ""
+        if "://" in entry:
+            entry_scheme, entry = entry.split("://", 1)
+            entry_scheme = entry_scheme.lower()
+        if i == 0:
+            scheme = entry_scheme
+        elif entry_scheme and entry_scheme != scheme:
+            raise ConfigError(
+                f'server "{server}": every replica\'s address must use the '
+                f"first one's scheme ({scheme or 'none'})")
+        addresses.append(entry.rstrip("/"))
+    return scheme, ",".join(addresses)
+
+
+def _all_loopback(addresses):
+    """Whether every address of a comma-separated list is on this host."""
+    return all(is_loopback(_host(a)) for a in addresses.split(","))
 
 
 def _host(address):
@@ -249,13 +270,14 @@ def resolve(config, context=None, server=None, token=None, namespace=None):
     (default 127.0.0.1:7070) is reached in plaintext, as before TLS."""
     if not config["files"] and context is None:
         scheme, address = _split_server(server or DEFAULT_SERVER)
-        if scheme == "http" and not is_loopback(_host(address)):
+        if scheme == "http" and not _all_loopback(address):
             raise ConfigError(
                 f"server {server!r}: http:// (plaintext) is only allowed to a "
                 "loopback address (jobsetd --insecure); use https://")
         if scheme not in ("", "http", "https"):
             raise ConfigError(
                 f"server {server!r}: the scheme must be https:// or http://")
+        _replicas.parse("server", address)
         return Connection(address, tls=scheme == "https",
                           server_name="server.jobsetd"
                           if scheme == "https" else None,
@@ -289,7 +311,8 @@ def resolve(config, context=None, server=None, token=None, namespace=None):
     scheme, address = _split_server(server)
     if not address:
         raise ConfigError(f"server {server!r} has no host:port")
-    loopback = is_loopback(_host(address))
+    _replicas.parse("server", address)
+    loopback = _all_loopback(address)
     ca = _data_or_file(cluster.get("certificate-authority-data", ""),
                        cluster.get("certificate-authority", ""),
                        "certificate-authority-data", cluster_owner)
