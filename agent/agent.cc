@@ -386,11 +386,13 @@ void Agent::Reconcile(const api::Welcome& welcome) {
           ? absl::Milliseconds(welcome.heartbeat_interval_ms())
           : absl::Seconds(1);
   conn_.welcomed = true;
-  if (std::exchange(conn_.quiet, false)) {
-    JOBSET_LOG(INFO) << "connected to jobsetd at "
-                     << (replicas_.ok() ? replicas_->current()
-                                        : options_.scheduler);
-  }
+  conn_.quiet = false;
+  // One line per connection (the first, and each after a loss or a
+  // failover), naming the replica that leads.
+  JOBSET_LOG(INFO) << "connected to jobsetd at "
+                   << (replicas_.ok() ? replicas_->current()
+                                      : options_.scheduler)
+                   << " (leader epoch " << welcome.leader_epoch() << ")";
   if (conn_.lease_fired) {
     JOBSET_LOG(INFO) << "reconnected after the lease ran out";
     conn_.lease_fired = false;

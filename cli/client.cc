@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/grpc_status.h"
+#include "common/leader_redirect.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
@@ -108,8 +109,10 @@ bool Client::TryAgain(const grpc::ClientContext& context,
     replicas_->Reached();
     return false;
   }
+  const bool redirected = RedirectedLeader(context, status).has_value();
+  const bool at_once = replicas_->After(context, status);
   // A follower did nothing and named the leader: ask it.
-  if (replicas_->After(context, status)) return true;
+  if (redirected) return at_once;
   // A replica that could not be reached: each of the others once.
   return status.error_code() == grpc::StatusCode::UNAVAILABLE &&
          ++*unreachable < replicas_->size();

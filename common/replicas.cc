@@ -56,39 +56,33 @@ absl::StatusOr<Replicas> Replicas::Parse(absl::string_view flag,
 
 Replicas::Replicas(const Replicas& other) : addresses_(other.addresses_) {
   absl::MutexLock lock(&other.mu_);
-  next_ = other.next_;
-  current_ = other.current_;
-  redirects_ = other.redirects_;
+  state_ = other.state_;
 }
 
 Replicas& Replicas::operator=(const Replicas& other) {
   if (this == &other) return *this;
-  std::string current;
-  size_t next, redirects;
+  State state;
   {
     absl::MutexLock lock(&other.mu_);
-    current = other.current_;
-    next = other.next_;
-    redirects = other.redirects_;
+    state = other.state_;
   }
   addresses_ = other.addresses_;
   absl::MutexLock lock(&mu_);
-  current_ = std::move(current);
-  next_ = next;
-  redirects_ = redirects;
+  state_ = std::move(state);
   return *this;
 }
 
 std::string Replicas::current() const {
   absl::MutexLock lock(&mu_);
-  return current_.empty() ? addresses_[0] : current_;
+  return state_.current.empty() ? addresses_[0] : state_.current;
 }
 
 std::string Replicas::all() const { return absl::StrJoin(addresses_, ","); }
 
 void Replicas::Reached() {
   absl::MutexLock lock(&mu_);
-  redirects_ = 0;
+  state_.redirects = 0;
+  state_.unreachable = 0;
 }
 
 bool Replicas::After(const grpc::ClientContext& context,
@@ -98,18 +92,20 @@ bool Replicas::After(const grpc::ClientContext& context,
 
 bool Replicas::After(const grpc::Status& status,
                      std::optional<std::string> leader) {
+  absl::MutexLock lock(&mu_);
   if (leader.has_value() && AddressProblem(*leader).empty()) {
-    absl::MutexLock lock(&mu_);
-    current_ = *std::move(leader);
-    return ++redirects_ <= addresses_.size() + 1;
+    state_.current = *std::move(leader);
+    return ++state_.redirects <= addresses_.size() + 1;
   }
   if (status.error_code() != grpc::StatusCode::UNAVAILABLE &&
       status.error_code() != grpc::StatusCode::DEADLINE_EXCEEDED) {
     return false;
   }
-  absl::MutexLock lock(&mu_);
-  next_ = (next_ + 1) % addresses_.size();
-  current_ = addresses_[next_];
+  state_.next = (state_.next + 1) % addresses_.size();
+  state_.current = addresses_[state_.next];
+  // The others at once; a backoff once all of them failed.
+  if (++state_.unreachable < addresses_.size()) return true;
+  state_.unreachable = 0;
   return false;
 }
 

@@ -36,16 +36,16 @@ class Replicas {
   size_t size() const { return addresses_.size(); }
 
   // Tells how a call to current() ended (`context` is its context): true
-  // when the next call should go at once (redirected to the leader), false
-  // when it should back off (nobody answered, or the answer was not a
-  // redirect). A redirect moves to the leader it names; UNAVAILABLE or
-  // DEADLINE_EXCEEDED moves to the next address; anything else keeps
-  // current().
+  // when the next call should go at once, false when it should back off
+  // first. A redirect moves to the leader it names (at once); UNAVAILABLE or
+  // DEADLINE_EXCEEDED moves to the next address (at once until every
+  // address failed in a row, then after a backoff: one backoff per round,
+  // not per address); anything else keeps current() (back off).
   bool After(const grpc::ClientContext& context, const grpc::Status& status);
   // Redirects are followed at once a few times in a row (size() + 1); past
   // that (replicas that disagree on who leads, for a moment) After answers
   // false so the caller backs off. Reached() says a call was answered by the
-  // leader and starts the count again.
+  // leader and starts both counts again.
   void Reached();
   // The same, given the leader the answer named (RedirectedLeader). A name
   // that is not HOST:PORT is not followed: the next address is tried.
@@ -59,11 +59,17 @@ class Replicas {
   explicit Replicas(std::vector<std::string> addresses)
       : addresses_(std::move(addresses)) {}
 
+  // Where the list stands, copied whole with the list.
+  struct State {
+    size_t next = 0;         // The address tried after a failure.
+    std::string current;     // Empty: addresses_[0].
+    size_t redirects = 0;    // In a row, since Reached().
+    size_t unreachable = 0;  // In a row, since a backoff or Reached().
+  };
+
   std::vector<std::string> addresses_;
   mutable absl::Mutex mu_;
-  size_t next_ ABSL_GUARDED_BY(mu_) = 0;  // The address tried after a failure.
-  std::string current_ ABSL_GUARDED_BY(mu_);   // Empty: addresses_[0].
-  size_t redirects_ ABSL_GUARDED_BY(mu_) = 0;  // In a row, since Reached().
+  State state_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace jobset

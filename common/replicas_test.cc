@@ -28,13 +28,18 @@ TEST(ReplicasTest, AnUnreachableReplicaMovesToTheNext) {
   ASSERT_THAT(replicas.status(), IsOk());
   EXPECT_EQ(replicas->all(), "a:1,b:2,c:3");
   EXPECT_EQ(replicas->current(), "a:1");
-  EXPECT_FALSE(replicas->After(kUnavailable, std::nullopt));
+  // The next ones at once; a backoff after a whole round failed.
+  EXPECT_TRUE(replicas->After(kUnavailable, std::nullopt));
   EXPECT_EQ(replicas->current(), "b:2");
-  EXPECT_FALSE(replicas->After(
+  EXPECT_TRUE(replicas->After(
       grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "slow"), std::nullopt));
   EXPECT_EQ(replicas->current(), "c:3");
   EXPECT_FALSE(replicas->After(kUnavailable, std::nullopt));
   EXPECT_EQ(replicas->current(), "a:1");
+  EXPECT_TRUE(replicas->After(kUnavailable, std::nullopt));  // A new round.
+  EXPECT_EQ(replicas->current(), "b:2");
+  replicas->After(kUnavailable, std::nullopt);
+  replicas->After(kUnavailable, std::nullopt);
   // An answer that is not about reaching it (a refusal) keeps the replica.
   EXPECT_FALSE(replicas->After(
       grpc::Status(grpc::StatusCode::PERMISSION_DENIED, "no"), std::nullopt));
@@ -50,7 +55,7 @@ TEST(ReplicasTest, ARedirectGoesToTheLeaderAtOnce) {
   EXPECT_TRUE(replicas->After(kUnavailable, "leader.example:7070"));
   EXPECT_EQ(replicas->current(), "leader.example:7070");
   // When it is gone, the list is tried again.
-  EXPECT_FALSE(replicas->After(kUnavailable, std::nullopt));
+  EXPECT_TRUE(replicas->After(kUnavailable, std::nullopt));
   EXPECT_EQ(replicas->current(), "b:2");
 }
 
@@ -76,7 +81,7 @@ TEST(ReplicasTest, AHostileRedirectIsNotFollowed) {
         std::string(300, 'h') + ":1", std::string("a:1,b:2")}) {
     SCOPED_TRACE(bad);
     const std::string before = replicas->current();
-    EXPECT_FALSE(replicas->After(kUnavailable, bad));
+    replicas->After(kUnavailable, bad);
     EXPECT_NE(replicas->current(), bad);
     EXPECT_NE(replicas->current(), before);  // Moved on, as if unreachable.
   }

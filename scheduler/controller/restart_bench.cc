@@ -28,12 +28,14 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "api/defaults.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "gperftools/malloc_extension_c.h"
 #include "scheduler/controller/controller_core.h"
+#include "store/etcd_store.h"
 #include "store/keys.h"
 #include "store/rocksdb_store.h"
 
@@ -41,6 +43,14 @@ ABSL_FLAG(int, jobs, 1000, "Jobs (replicas of one ReplicatedJob)");
 ABSL_FLAG(int, pods_per_job, 15, "Pods per Job (parallelism = completions)");
 ABSL_FLAG(int, restarts, 3, "Restarts to time");
 ABSL_FLAG(bool, fsync, true, "fsync the store's commits");
+ABSL_FLAG(std::string, store, "rocksdb",
+          "rocksdb (in --data_dir) or etcd (--etcd_endpoints; a key prefix "
+          "of this run's own)");
+ABSL_FLAG(std::string, etcd_endpoints, "",
+          "--store=etcd: comma-separated http(s)://HOST:PORT");
+ABSL_FLAG(std::string, etcd_cafile, "", "--store=etcd over https: the CA");
+ABSL_FLAG(std::string, etcd_certfile, "", "a client certificate");
+ABSL_FLAG(std::string, etcd_keyfile, "", "its key");
 ABSL_FLAG(std::string, strategy, "Recreate",
           "failurePolicy.restartStrategy: Recreate or InPlaceRestart");
 ABSL_FLAG(std::string, data_dir, "/tmp/jobsetd-restart-bench",
@@ -119,8 +129,19 @@ int Main() {
   const int pods = jobs * per_job;
   const std::string dir = absl::GetFlag(FLAGS_data_dir);
   std::filesystem::remove_all(dir);
-  auto store = store::RocksDbStore::Open(
-      {.path = dir, .sync = absl::GetFlag(FLAGS_fsync)});
+  absl::StatusOr<std::unique_ptr<store::Store>> store;
+  if (absl::GetFlag(FLAGS_store) == "etcd") {
+    store = store::EtcdStore::Open(
+        {.endpoints = absl::StrSplit(absl::GetFlag(FLAGS_etcd_endpoints), ',',
+                                     absl::SkipWhitespace()),
+         .ca_file = absl::GetFlag(FLAGS_etcd_cafile),
+         .cert_file = absl::GetFlag(FLAGS_etcd_certfile),
+         .key_file = absl::GetFlag(FLAGS_etcd_keyfile),
+         .prefix = absl::StrCat("/restart_bench/", getpid(), "/")});
+  } else {
+    store = store::RocksDbStore::Open(
+        {.path = dir, .sync = absl::GetFlag(FLAGS_fsync)});
+  }
   if (!store.ok()) {
     JOBSET_LOG(ERROR) << store.status().ToString();
     return 1;
@@ -212,8 +233,10 @@ int Main() {
   }
 
   std::printf(
-      "restart-all (%s): %d Jobs x %d pods = %d pods on %d nodes, fsync %s\n",
+      "restart-all (%s): %d Jobs x %d pods = %d pods on %d nodes, %s, fsync "
+      "%s\n",
       absl::GetFlag(FLAGS_strategy).c_str(), jobs, per_job, pods, pods,
+      absl::GetFlag(FLAGS_store).c_str(),
       absl::GetFlag(FLAGS_fsync) ? "on" : "off");
   std::printf("first launch (create, place, commit, launch orders): %.1f ms\n",
               absl::ToDoubleMilliseconds(first_launch));

@@ -88,7 +88,12 @@ ABSL_FLAG(std::string, store, "rocksdb",
           "--data_dir) or etcd (--etcd_endpoints; each cell under a key "
           "prefix of its own)");
 ABSL_FLAG(std::string, etcd_endpoints, "",
-          "--store=etcd: comma-separated http://HOST:PORT of etcd members");
+          "--store=etcd: comma-separated http(s)://HOST:PORT of etcd members");
+ABSL_FLAG(std::string, etcd_cafile, "",
+          "--store=etcd over https: the CA of the members' certificates");
+ABSL_FLAG(std::string, etcd_certfile, "",
+          "--store=etcd over https: a client certificate, when etcd asks");
+ABSL_FLAG(std::string, etcd_keyfile, "", "--store=etcd: its key");
 ABSL_FLAG(std::string, data_dir, "",
           "Directory under which each cell's store is created and then "
           "deleted; the default is a fresh directory under $TMPDIR or /tmp. "
@@ -326,6 +331,9 @@ absl::StatusOr<CellResult> RunCell(const std::string& dir, bool fsync,
         store::EtcdStore::Open(
             {.endpoints = absl::StrSplit(absl::GetFlag(FLAGS_etcd_endpoints),
                                          ',', absl::SkipWhitespace()),
+             .ca_file = absl::GetFlag(FLAGS_etcd_cafile),
+             .cert_file = absl::GetFlag(FLAGS_etcd_certfile),
+             .key_file = absl::GetFlag(FLAGS_etcd_keyfile),
              .prefix = absl::StrCat(
                  "/create_bench/", getpid(), "/",
                  std::filesystem::path(dir).filename().string(), "/"),

@@ -364,37 +364,48 @@ absl::StatusOr<JobSetApi::CreateResult> JobSetApi::Create(api::JobSet jobset,
   if (dry_run)
     return CreateResult{std::move(jobset), true, std::move(warnings)};
 
+  // Optimistic: the commit's condition (the key is absent) is the check, so
+  // a new name costs one store round trip (on etcd, a Get is a quorum read
+  // too); only a taken name is read.
   for (int attempt = 0; attempt < kMaxRetries; ++attempt) {
     const std::string key =
         store::keys::JobSetKey(meta->namespace_(), meta->name());
+    // At a limit, a repeated create of a JobSet that is there still
+    // answers "unchanged": the name is read before the limit is reported.
+    const absl::Status reserved = counter_.Reserve(meta->namespace_());
+    if (!reserved.ok() && !absl::IsResourceExhausted(reserved)) return reserved;
+    if (reserved.ok()) {
+      absl::StatusOr<int64_t> revision =
+          store_->Commit(store::Batch().Create(key, Encode(jobset)));
+      counter_.Release(meta->namespace_());
+      if (revision.ok()) {
+        meta->set_resource_version(absl::StrCat(*revision));
+        return CreateResult{std::move(jobset), true, std::move(warnings)};
+      }
+      if (revision.status().code() != absl::StatusCode::kAborted) {
+        return revision.status();
+      }
+    }
+    // The name is taken (by the same JobSet: a repeated create; by another),
+    // or the namespace is full.
     JOBSET_ASSIGN_OR_RETURN(std::optional<store::KeyValue> existing,
                             store_->Get(key));
-    if (existing.has_value()) {
-      if (generated) {
-        meta->set_name(absl::StrCat(meta->generate_name(), NameSuffix()));
-        continue;
-      }
-      JOBSET_ASSIGN_OR_RETURN(api::JobSet stored, DecodeJobSet(*existing));
-      if (MessageDifferencer::Equals(stored.spec(), jobset.spec())) {
-        return CreateResult{std::move(stored), false, std::move(warnings)};
-      }
-      return absl::AlreadyExistsError(absl::StrCat(
-          "jobsets.jobset.x-k8s.io \"", meta->name(),
-          "\" already exists in namespace \"", meta->namespace_(),
-          "\" with a different spec (delete it first, or update it)"));
+    if (!existing.has_value()) {
+      if (!reserved.ok()) return reserved;
+      continue;  // Deleted since: try again.
     }
-    JOBSET_RETURN_IF_ERROR(counter_.Reserve(meta->namespace_()));
-    absl::StatusOr<int64_t> revision =
-        store_->Commit(store::Batch().Create(key, Encode(jobset)));
-    counter_.Release(meta->namespace_());
-    if (revision.ok()) {
-      meta->set_resource_version(absl::StrCat(*revision));
-      return CreateResult{std::move(jobset), true, std::move(warnings)};
+    if (generated) {
+      meta->set_name(absl::StrCat(meta->generate_name(), NameSuffix()));
+      continue;
     }
-    // Another Create of the same name won the race: look again.
-    if (revision.status().code() != absl::StatusCode::kAborted) {
-      return revision.status();
+    JOBSET_ASSIGN_OR_RETURN(api::JobSet stored, DecodeJobSet(*existing));
+    if (MessageDifferencer::Equals(stored.spec(), jobset.spec())) {
+      return CreateResult{std::move(stored), false, std::move(warnings)};
     }
+    return absl::AlreadyExistsError(absl::StrCat(
+        "jobsets.jobset.x-k8s.io \"", meta->name(),
+        "\" already exists in namespace \"", meta->namespace_(),
+        "\" with a different spec (delete it first, or update it)"));
   }
   return absl::AbortedError(absl::StrCat(
       "creating JobSet \"", Namespaced(meta->namespace_(), meta->name()),
