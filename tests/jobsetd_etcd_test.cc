@@ -21,6 +21,7 @@
 #include "absl/time/time.h"
 #include "api/jobset_builder.h"
 #include "common/leader_redirect.h"
+#include "common/status_macros.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "proto/jobset_service.grpc.pb.h"
@@ -244,6 +245,80 @@ int RunCommand(const std::string& command, std::string* out) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+// Two replicas on a three-member etcd with mutual TLS, `a` leading and `b`
+// following, and agents given both addresses, the follower's first (they
+// follow its redirect). The destructor stops every pod the agents started.
+struct HaCluster {
+  std::unique_ptr<EtcdTestServer> etcd;
+  std::string dir_a, dir_b;
+  std::unique_ptr<JobsetdProcess> a, b;
+  std::vector<std::string> work_dirs;
+  std::vector<std::unique_ptr<JobsetdProcess>> agents;
+
+  ~HaCluster() {
+    agents.clear();
+    RemovePods(work_dirs);
+  }
+
+  // Starts it all under TempDir()/`name`-*, with `agents` agents.
+  absl::Status Start(const std::string& name, int agent_count) {
+    const std::string tmp = absl::StrCat(::testing::TempDir(), "/", name);
+    JOBSET_ASSIGN_OR_RETURN(
+        etcd, EtcdTestServer::Start(
+                  {.dir = tmp + "-etcd", .members = 3, .tls = true}));
+    dir_a = tmp + "-a";
+    dir_b = tmp + "-b";
+    JOBSET_ASSIGN_OR_RETURN(
+        a, JobsetdProcess::Start(Replica(*etcd, dir_a, tmp + "-a.stderr")));
+    JOBSET_ASSIGN_OR_RETURN(b, StartFollower(*etcd, dir_a, dir_b));
+    const std::string replicas = absl::StrCat(b->address(), ",", a->address());
+    for (int n = 1; n <= agent_count; ++n) {
+      const std::string node = absl::StrCat("node-", n);
+      work_dirs.push_back(absl::StrCat(tmp, "-", node));
+      JOBSET_ASSIGN_OR_RETURN(
+          std::unique_ptr<JobsetdProcess> agent,
+          JobsetdProcess::Start(
+              {.binary = Runfile("agent/jobset-agent"),
+               .args = {absl::StrCat("--scheduler=", replicas),
+                        absl::StrCat("--node_name=", node),
+                        absl::StrCat("--address=127.0.0.", n + 1),
+                        absl::StrCat("--work_dir=", work_dirs.back()),
+                        absl::StrCat("--join_token_file=", dir_a,
+                                     "/join-token"),
+                        absl::StrCat("--shim=",
+                                     Runfile("agent/runtime/jobset-pod-shim")),
+                        "--capacity=cpu=1,memory=4Gi"},
+               .stderr_path = absl::StrCat(tmp, "-", node, ".stderr"),
+               .ready_prefix =
+                   absl::StrCat("jobset-agent ", node, " serving")}));
+      agents.push_back(std::move(agent));
+    }
+    return absl::OkStatus();
+  }
+
+  // Creates `js` at the leader.
+  grpc::Status Create(const api::JobSet& js) {
+    auto stub = AdminStub(*a, dir_a);
+    if (stub == nullptr) return grpc::Status(grpc::StatusCode::INTERNAL, "");
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
+    CreateJobSetRequest request;
+    *request.mutable_jobset() = js;
+    CreateJobSetResponse response;
+    return stub->CreateJobSet(&context, request, &response);
+  }
+
+  // kill -9 of `a`, then waits until `b` leads; its admin stub.
+  std::unique_ptr<JobSetService::Stub> FailOver() {
+    if (!a->Kill(SIGKILL).ok()) return nullptr;
+    if (absl::Status s = b->AwaitLeading(kLease + absl::Seconds(10)); !s.ok()) {
+      ADD_FAILURE() << s << b->StderrTail();
+      return nullptr;
+    }
+    return AdminStub(*b, dir_b);
+  }
+};
+
 // Agents and a client given every replica's address, the follower's first:
 // they follow its redirect to the leader. kill -9 of the leader while a
 // JobSet runs: its pods keep running, the agents reconnect to the next
@@ -251,44 +326,9 @@ int RunCommand(const std::string& command, std::string* out) {
 TEST(JobsetdEtcdTest, ARunningJobSetCompletesUnderTheNextLeader) {
   if (!EtcdTestServer::Available()) GTEST_SKIP() << EtcdTestServer::Why();
   const std::string tmp = ::testing::TempDir();
-  auto etcd = EtcdTestServer::Start(
-      {.dir = absl::StrCat(tmp, "/run-etcd"), .members = 3, .tls = true});
-  ASSERT_TRUE(etcd.ok()) << etcd.status();
-  const std::string dir_a = absl::StrCat(tmp, "/run-a");
-  const std::string dir_b = absl::StrCat(tmp, "/run-b");
-  auto a = JobsetdProcess::Start(
-      Replica(**etcd, dir_a, absl::StrCat(tmp, "/run-a.stderr")));
-  ASSERT_TRUE(a.ok()) << a.status();
-  auto b = StartFollower(**etcd, dir_a, dir_b);
-  ASSERT_TRUE(b.ok()) << b.status();
-  const std::string replicas =
-      absl::StrCat((*b)->address(), ",", (*a)->address());
-
-  std::vector<std::string> work_dirs;
-  std::vector<std::unique_ptr<JobsetdProcess>> agents;
-  for (int n = 1; n <= 2; ++n) {
-    const std::string name = absl::StrCat("node-", n);
-    work_dirs.push_back(absl::StrCat(tmp, "/run-", name));
-    auto agent = JobsetdProcess::Start(
-        {.binary = Runfile("agent/jobset-agent"),
-         .args = {absl::StrCat("--scheduler=", replicas),
-                  absl::StrCat("--node_name=", name),
-                  absl::StrCat("--address=127.0.0.", n + 1),
-                  absl::StrCat("--work_dir=", work_dirs.back()),
-                  absl::StrCat("--join_token_file=", dir_a, "/join-token"),
-                  absl::StrCat("--shim=",
-                               Runfile("agent/runtime/jobset-pod-shim")),
-                  "--capacity=cpu=1,memory=4Gi"},
-         .stderr_path = absl::StrCat(tmp, "/run-", name, ".stderr"),
-         .ready_prefix = absl::StrCat("jobset-agent ", name, " serving")});
-    ASSERT_TRUE(agent.ok()) << agent.status();
-    agents.push_back(*std::move(agent));
-  }
-  // Whatever happens, no pod of this test outlives it.
-  absl::Cleanup stop_pods = [&] {
-    agents.clear();
-    RemovePods(work_dirs);
-  };
+  HaCluster cluster;
+  const absl::Status started_cluster = cluster.Start("run", 2);
+  ASSERT_TRUE(started_cluster.ok()) << started_cluster;
 
   // Two pods that run until the test lets them end.
   const std::string gate = absl::StrCat(tmp, "/run-gate");
@@ -305,26 +345,17 @@ TEST(JobsetdEtcdTest, ARunningJobSetCompletesUnderTheNextLeader) {
                                  gate, " ]; do sleep 0.1; done")})
           .Request("workers", "cpu", "1")
           .Build();
-  {
-    auto stub = AdminStub(**a, dir_a);
-    ASSERT_NE(stub, nullptr);
-    grpc::ClientContext context;
-    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
-    CreateJobSetRequest request;
-    *request.mutable_jobset() = js;
-    CreateJobSetResponse response;
-    const grpc::Status s = stub->CreateJobSet(&context, request, &response);
-    ASSERT_TRUE(s.ok()) << s.error_message();
-  }
+  const grpc::Status created = cluster.Create(js);
+  ASSERT_TRUE(created.ok()) << created.error_message();
   ASSERT_TRUE(
       Eventually([&] { return CountLines(started) == 2; }, absl::Seconds(30)))
-      << (*a)->StderrTail();
+      << cluster.a->StderrTail();
 
   // jobsetctl, given the follower first, is sent on to the leader.
   const std::string jobsetctl =
-      absl::StrCat(Runfile("cli/jobsetctl"), " --config=", dir_a,
-                   "/admin.conf --server=https://", (*b)->address(),
-                   ",https://", (*a)->address(), " -n etcd");
+      absl::StrCat(Runfile("cli/jobsetctl"), " --config=", cluster.dir_a,
+                   "/admin.conf --server=https://", cluster.b->address(),
+                   ",https://", cluster.a->address(), " -n etcd");
   std::string out;
   ASSERT_EQ(RunCommand(
                 absl::StrCat(jobsetctl, " get jobset through-failover -o name"),
@@ -333,10 +364,7 @@ TEST(JobsetdEtcdTest, ARunningJobSetCompletesUnderTheNextLeader) {
       << out;
   EXPECT_EQ(out, "jobset.jobset.x-k8s.io/through-failover\n");
 
-  ASSERT_TRUE((*a)->Kill(SIGKILL).ok());
-  ASSERT_TRUE((*b)->AwaitLeading(kLease + absl::Seconds(10)).ok())
-      << (*b)->StderrTail();
-  auto stub_b = AdminStub(**b, dir_b);
+  auto stub_b = cluster.FailOver();
   ASSERT_NE(stub_b, nullptr);
   // Both agents are back, at the new leader, before the pods may end.
   std::string nodes;
@@ -350,7 +378,7 @@ TEST(JobsetdEtcdTest, ARunningJobSetCompletesUnderTheNextLeader) {
                !absl::StrContains(nodes, "NotReady");
       },
       absl::Seconds(20)))
-      << nodes << (*b)->StderrTail() << agents[0]->StderrTail();
+      << nodes << cluster.b->StderrTail() << cluster.agents[0]->StderrTail();
   { std::ofstream(gate) << "go"; }
   JobSet done;
   ASSERT_TRUE(Eventually(
@@ -359,9 +387,58 @@ TEST(JobsetdEtcdTest, ARunningJobSetCompletesUnderTheNextLeader) {
                done.status().terminal_state() == "Completed";
       },
       absl::Seconds(30)))
-      << done.DebugString() << (*b)->StderrTail();
+      << done.DebugString() << cluster.b->StderrTail();
   EXPECT_EQ(done.status().restarts(), 0);
   EXPECT_EQ(CountLines(started), 2);  // No pod was started again.
+}
+
+// kill -9 of the leader the moment a pod fails, while it decides and
+// commits the restart-all (for 4 pods: a journaled pass or not, wherever
+// the kill lands): the next leader converges on exactly one new attempt,
+// every pod of it started once, and the JobSet completes.
+TEST(JobsetdEtcdTest, AKillDuringARestartAllConvergesOnOneNewAttempt) {
+  if (!EtcdTestServer::Available()) GTEST_SKIP() << EtcdTestServer::Why();
+  const std::string tmp = ::testing::TempDir();
+  HaCluster cluster;
+  const absl::Status started_cluster = cluster.Start("restart", 4);
+  ASSERT_TRUE(started_cluster.ok()) << started_cluster;
+  const std::string failed = absl::StrCat(tmp, "/restart-failed");
+  const std::string starts = absl::StrCat(tmp, "/restart-starts");
+  // Worker 0 fails once (the first time), after every pod started; the
+  // others run until the attempt is replaced, then (attempt 1) end at once.
+  const std::string script = absl::StrCat(
+      "echo $$ >> ", starts, "; if [ -e ", failed, " ]; then exit 0; fi; ",
+      "if [ \"$JOBSET_JOB_INDEX\" = 0 ]; then while [ $(wc -l < ", starts,
+      ") -lt 4 ]; do sleep 0.05; done; touch ", failed, "; exit 1; fi; ",
+      "while :; do sleep 0.1; done");
+  api::JobSet js = api::testing::JobSetBuilder("restart-all")
+                       .Namespace("etcd")
+                       .Replicated("workers", 4)
+                       .RestartPolicy("workers", "Never")
+                       .BackoffLimit("workers", 0)
+                       .Command("workers", {"/bin/sh", "-c", script})
+                       .Request("workers", "cpu", "1")
+                       .FailurePolicy(1)
+                       .Build();
+  const grpc::Status created = cluster.Create(js);
+  ASSERT_TRUE(created.ok()) << created.error_message();
+  ASSERT_TRUE(Eventually([&] { return std::filesystem::exists(failed); },
+                         absl::Seconds(30)))
+      << cluster.a->StderrTail();
+  // As soon as the failure is there, often before jobsetd heard of it.
+  auto stub_b = cluster.FailOver();
+  ASSERT_NE(stub_b, nullptr);
+  JobSet done;
+  ASSERT_TRUE(Eventually(
+      [&] {
+        return Get(*stub_b, "restart-all", &done).ok() &&
+               done.status().terminal_state() == "Completed";
+      },
+      absl::Seconds(60)))
+      << done.DebugString() << cluster.b->StderrTail();
+  EXPECT_EQ(done.status().restarts(), 1);
+  // Four pods of attempt 0 and four of attempt 1: none duplicated.
+  EXPECT_EQ(CountLines(starts), 8);
 }
 
 // kill -9 of the leader while a client's creates are being acknowledged:
