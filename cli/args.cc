@@ -245,6 +245,16 @@ const std::vector<CommandSpec>& Commands() {
        {Valued("ttl", '\0', "DURATION", "lifetime (default: none)")},
        1,
        1},
+      {"admin",
+       "admin snapshot save FILE [--force]",
+       "Save a consistent snapshot of jobsetd's whole store (every key at "
+       "one revision; cluster-admin only) to FILE, mode 0600, written "
+       "atomically; jobsetd --restore_from=FILE starts from it.",
+       {Switch("force", '\0', "replace FILE if it exists"),
+        Valued("timeout", '\0', "DURATION",
+               "how long the snapshot may take (default 10m)")},
+       3,
+       3},
       {"auth",
        "auth can-i VERB RESOURCE [NAME] [-A] | auth whoami",
        "Ask whether you may do VERB on RESOURCE (prints yes or no; exit 0 or "

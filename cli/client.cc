@@ -588,6 +588,21 @@ absl::Status Client::Watch(
   return Convert(status, "WatchJobSets", address);
 }
 
+absl::Status Client::SaveSnapshot(
+    absl::Time deadline,
+    const std::function<bool(const api::SnapshotChunk&)>& on_chunk) {
+  if (!replicas_.ok()) return replicas_.status();
+  std::string address;
+  const api::SaveSnapshotRequest request;
+  const grpc::Status status = ReadStream<api::SnapshotChunk>(
+      deadline,
+      [&](const Stubs& s, grpc::ClientContext* c) {
+        return s.access->SaveSnapshot(c, request);
+      },
+      on_chunk, &address);
+  return Convert(status, "SaveSnapshot", address);
+}
+
 absl::Status Client::Logs(
     const api::GetPodLogsRequest& request,
     const std::function<void(const std::string&)>& on_data) {

@@ -109,6 +109,12 @@ class Client {
   absl::StatusOr<api::AccessReviewResult> ReviewAccess(
       const api::AccessReview& review);
 
+  // Streams AccessService.SaveSnapshot's chunks to `on_chunk` until the
+  // last one (or `on_chunk` returns false: then OK) or `deadline`.
+  absl::Status SaveSnapshot(
+      absl::Time deadline,
+      const std::function<bool(const api::SnapshotChunk&)>& on_chunk);
+
   // Streams WatchJobSets events to `on_event` until it returns false (then
   // OK), the stream ends, or `deadline` passes (kDeadlineExceeded).
   absl::Status Watch(

@@ -147,6 +147,8 @@ absl::StatusOr<std::string> CompletionScript(
       "whoami\" -- \"$cur\") ) ;;\n"
       "        token) [[ -z \"$type\" ]] && COMPREPLY=( $(compgen -W "
       "\"rotate-join\" -- \"$cur\") ) ;;\n"
+      "        admin) [[ -z \"$type\" ]] && COMPREPLY=( $(compgen -W "
+      "\"snapshot\" -- \"$cur\") ) ;;\n"
       "        create) [[ -z \"$type\" ]] && COMPREPLY=( $(compgen -W "
       "\"token\" -- \"$cur\") ) ;;\n"
       "    esac\n"

@@ -38,6 +38,7 @@
 #include "scheduler/server/server.h"
 #include "store/etcd_store.h"
 #include "store/rocksdb_store.h"
+#include "store/snapshot.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:7070",
           "HOST:PORT to serve the gRPC API on; port 0 picks a free port (the "
@@ -45,6 +46,11 @@ ABSL_FLAG(std::string, listen, "127.0.0.1:7070",
 ABSL_FLAG(std::string, data_dir, "./jobsetd-data",
           "Directory of the RocksDB store holding every JobSet; created if "
           "missing. Only one jobsetd may use a directory at a time");
+ABSL_FLAG(std::string, restore_from, "",
+          "Start from this snapshot file (jobsetctl admin snapshot save): "
+          "verified whole, then written into the store, which must be empty "
+          "(a fresh --data_dir, or a fresh --etcd_prefix); the cluster's "
+          "pki/ is not in it (store/README.md, Snapshots)");
 ABSL_FLAG(std::string, store, "rocksdb",
           "Where JobSets are stored: rocksdb (embedded, in --data_dir) or "
           "etcd (--etcd_endpoints; --data_dir then holds only credentials). "
@@ -426,6 +432,27 @@ int Main() {
     JOBSET_LOG(ERROR) << store.status();
     return 1;
   }
+  if (const std::string from = absl::GetFlag(FLAGS_restore_from);
+      !from.empty()) {
+    const std::string name =
+        absl::GetFlag(FLAGS_store) == "etcd"
+            ? absl::StrCat("the etcd store under prefix \"",
+                           absl::GetFlag(FLAGS_etcd_prefix), "\" at ",
+                           absl::GetFlag(FLAGS_etcd_endpoints))
+            : absl::StrCat("the RocksDB store in --data_dir=", data_dir);
+    absl::StatusOr<store::SnapshotInfo> restored =
+        store::RestoreSnapshot(from, store->get(), name);
+    if (!restored.ok()) {
+      JOBSET_LOG(ERROR) << restored.status();
+      return 1;
+    }
+    std::printf(
+        "jobsetd restored %llu keys from %s (snapshot of revision %lld) "
+        "into %s\n",
+        static_cast<unsigned long long>(restored->keys), from.c_str(),
+        static_cast<long long>(restored->revision), name.c_str());
+    std::fflush(stdout);
+  }
   // Every part writes through the metered store (commit latency and bytes).
   scheduler::SchedulerMetrics metrics;
   scheduler::MeteredStore metered(store->get(), &metrics);
@@ -520,7 +547,8 @@ int Main() {
   scheduler::NodeServiceImpl node_service(&hub, &request_auth);
   scheduler::PodLogServiceImpl pod_log_service(&metered, &hub, &request_auth);
   scheduler::IdentityServiceImpl identity_service(&*pki, &request_auth);
-  scheduler::AccessServiceImpl access_service(&request_auth, &*pki, data_dir);
+  scheduler::AccessServiceImpl access_service(&request_auth, &*pki, data_dir,
+                                              &metered);
   options.services = {&agent_service, &node_service, &pod_log_service,
                       &identity_service, &access_service};
   options.end_streams = [&hub] { hub.CloseAll(); };

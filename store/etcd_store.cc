@@ -302,6 +302,59 @@ absl::StatusOr<ScanResult> EtcdStore::Scan(absl::string_view prefix,
   return result;
 }
 
+absl::StatusOr<int64_t> EtcdStore::ReadAll(
+    absl::string_view prefix,
+    const std::function<absl::Status(int64_t revision)>& begin,
+    const std::function<absl::Status(const KeyValue&)>& fn) {
+  // Pages of a bounded number of keys (a response holds whole values, up to
+  // kMaxValueBytes each), every page after the first read at the first's
+  // revision. If etcd compacts that revision before the last page, the read
+  // starts over at a new one, a few times.
+  constexpr int64_t kPageKeys = 64;
+  constexpr int kAttempts = 3;
+  const std::string first_key = absl::StrCat(options_.prefix, prefix);
+  const std::string range_end = PrefixEnd(first_key);
+  absl::Status last_error;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    int64_t revision = 0;
+    std::string from = first_key;
+    absl::Status error;
+    while (true) {
+      pb::RangeRequest request;
+      request.set_key(from);
+      request.set_range_end(range_end);
+      request.set_limit(kPageKeys);
+      if (revision != 0) request.set_revision(revision);
+      pb::RangeResponse response;
+      error =
+          Call("Range", [&](Connection& conn, grpc::ClientContext& context) {
+            return conn.kv->Range(&context, request, &response);
+          });
+      if (!error.ok()) break;
+      if (revision == 0) {
+        revision = response.header().revision();
+        JOBSET_RETURN_IF_ERROR(begin(revision));
+      }
+      for (const mvccpb::KeyValue& kv : response.kvs()) {
+        JOBSET_RETURN_IF_ERROR(fn(FromEtcd(kv, options_.prefix.size())));
+      }
+      if (!response.more() || response.kvs_size() == 0) return revision;
+      from = absl::StrCat(response.kvs(response.kvs_size() - 1).key(),
+                          absl::string_view("\0", 1));
+    }
+    // Only a compacted revision is worth starting over for.
+    if (error.code() != absl::StatusCode::kOutOfRange || revision == 0) {
+      return error;
+    }
+    last_error = error;
+  }
+  return absl::Status(
+      last_error.code(),
+      absl::StrCat("consistent read of prefix \"", prefix,
+                   "\": etcd compacted ", "the revision read at ", kAttempts,
+                   " times: ", last_error.message()));
+}
+
 CommitLimits EtcdStore::Limits() const {
   // Kept free in every Txn: a compare and a read of a key of up to
   // kMaxKeyBytes under the prefix, and the request's framing.

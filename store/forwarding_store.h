@@ -2,6 +2,7 @@
 #define JOBSET_STORE_FORWARDING_STORE_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -23,6 +24,12 @@ class ForwardingStore : public Store {
                                   absl::string_view start_after,
                                   size_t limit) override {
     return inner_->Scan(prefix, start_after, limit);
+  }
+  absl::StatusOr<int64_t> ReadAll(
+      absl::string_view prefix,
+      const std::function<absl::Status(int64_t revision)>& begin,
+      const std::function<absl::Status(const KeyValue&)>& fn) override {
+    return inner_->ReadAll(prefix, begin, fn);
   }
   absl::StatusOr<int64_t> Commit(const Batch& batch) override {
     return inner_->Commit(batch);

@@ -70,6 +70,11 @@ inline std::string EventKey(absl::string_view ns, absl::string_view jobset,
 // (scheduler/controller/pass_journal.h). Empty between commits.
 inline constexpr absl::string_view kJournal = "journal/";
 
+// Leader election on etcd: "leader/<lease id>" -> the candidate's address,
+// each key bound to its etcd lease (scheduler/ha/leader_election.h). Left
+// out of snapshots: the leases do not outlive the cluster they were made in.
+inline constexpr absl::string_view kLeader = "leader/";
+
 // Nodes: "nodes/<name>" -> jobset::api::Node (the registration and whether
 // it is cordoned; liveness is not stored).
 inline constexpr absl::string_view kNodes = "nodes/";

@@ -1,6 +1,7 @@
 #include "store/memory_store.h"
 
 #include <utility>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "common/status_macros.h"
@@ -34,6 +35,27 @@ absl::StatusOr<ScanResult> MemoryStore::Scan(absl::string_view prefix,
     result.kvs.push_back(it->second);
   }
   return result;
+}
+
+absl::StatusOr<int64_t> MemoryStore::ReadAll(
+    absl::string_view prefix,
+    const std::function<absl::Status(int64_t revision)>& begin,
+    const std::function<absl::Status(const KeyValue&)>& fn) {
+  // A copy taken under the lock, so that the callbacks (which may block on
+  // a client) never run under it.
+  std::vector<KeyValue> kvs;
+  int64_t revision;
+  {
+    absl::MutexLock lock(&mu_);
+    revision = revision_;
+    for (auto it = data_.lower_bound(prefix);
+         it != data_.end() && absl::StartsWith(it->first, prefix); ++it) {
+      kvs.push_back(it->second);
+    }
+  }
+  JOBSET_RETURN_IF_ERROR(begin(revision));
+  for (const KeyValue& kv : kvs) JOBSET_RETURN_IF_ERROR(fn(kv));
+  return revision;
 }
 
 CommitLimits MemoryStore::Limits() const {

@@ -22,6 +22,10 @@ class MemoryStore final : public Store {
                        size_t history_bytes = History::kDefaultMaxBytes);
 
   absl::StatusOr<std::optional<KeyValue>> Get(absl::string_view key) override;
+  absl::StatusOr<int64_t> ReadAll(
+      absl::string_view prefix,
+      const std::function<absl::Status(int64_t revision)>& begin,
+      const std::function<absl::Status(const KeyValue&)>& fn) override;
   absl::StatusOr<ScanResult> Scan(absl::string_view prefix,
                                   absl::string_view start_after,
                                   size_t limit) override;

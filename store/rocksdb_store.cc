@@ -292,6 +292,39 @@ absl::StatusOr<ScanResult> RocksDbStore::Scan(absl::string_view prefix,
   return result;
 }
 
+absl::StatusOr<int64_t> RocksDbStore::ReadAll(
+    absl::string_view prefix,
+    const std::function<absl::Status(int64_t revision)>& begin,
+    const std::function<absl::Status(const KeyValue&)>& fn) {
+  // One RocksDB snapshot for the revision and every key: m/revision is
+  // written in the same batch as the data, so they agree.
+  rocksdb::ReadOptions read_options;
+  const rocksdb::Snapshot* snapshot = db_->GetSnapshot();
+  absl::Cleanup release = [&] { db_->ReleaseSnapshot(snapshot); };
+  read_options.snapshot = snapshot;
+  std::string value;
+  JOBSET_RETURN_IF_ERROR(
+      FromRocksDb(db_->Get(read_options, kRevisionKey, &value), "read revision",
+                  options_.path));
+  JOBSET_ASSIGN_OR_RETURN(const int64_t revision,
+                          ParseCounter(value, kRevisionKey, options_.path));
+  JOBSET_RETURN_IF_ERROR(begin(revision));
+  const std::string data_prefix = absl::StrCat(kDataPrefix, prefix);
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(read_options));
+  for (it->Seek(data_prefix); it->Valid() && it->key().starts_with(data_prefix);
+       it->Next()) {
+    absl::string_view key(it->key().data(), it->key().size());
+    key.remove_prefix(sizeof(kDataPrefix) - 1);
+    JOBSET_ASSIGN_OR_RETURN(
+        KeyValue kv,
+        Decode(key, absl::string_view(it->value().data(), it->value().size()),
+               options_.path));
+    JOBSET_RETURN_IF_ERROR(fn(kv));
+  }
+  JOBSET_RETURN_IF_ERROR(FromRocksDb(it->status(), "scan", options_.path));
+  return revision;
+}
+
 absl::StatusOr<int64_t> RocksDbStore::Commit(const Batch& batch) {
   JOBSET_RETURN_IF_ERROR(ValidateBatch(batch));
   Writer self{.batch = &batch, .events = {}};

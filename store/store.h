@@ -2,6 +2,7 @@
 #define JOBSET_STORE_STORE_H_
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <string>
@@ -133,6 +134,20 @@ class Store {
   virtual absl::StatusOr<ScanResult> Scan(absl::string_view prefix,
                                           absl::string_view start_after,
                                           size_t limit) = 0;
+
+  // Reads every key that starts with `prefix`, in key order, all as of ONE
+  // revision (a consistent read, unlike a series of Scan pages, which are
+  // each read at their own): calls `begin` with that revision, then `fn`
+  // with each key. Returns the revision. An implementation that must start
+  // over (etcd compacted the revision during the read) calls `begin` again
+  // with the new revision, a bounded number of times; a caller that cannot
+  // start over returns an error from `begin`. The first error `begin` or
+  // `fn` returns ends the read and is returned. Concurrent commits may go
+  // on; none of them is seen.
+  virtual absl::StatusOr<int64_t> ReadAll(
+      absl::string_view prefix,
+      const std::function<absl::Status(int64_t revision)>& begin,
+      const std::function<absl::Status(const KeyValue&)>& fn) = 0;
 
   // Applies every operation of `batch` atomically and returns the new
   // revision. If any condition fails, nothing is applied and the result is

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <string>
@@ -19,6 +20,7 @@
 #include "store/etcd_store.h"
 #include "store/memory_store.h"
 #include "store/rocksdb_store.h"
+#include "store/snapshot.h"
 #include "store/store.h"
 
 namespace jobset::store {
@@ -352,6 +354,166 @@ TEST_P(StoreContractTest, ConcurrentCreatesAllLandWithDistinctRevisions) {
   std::sort(all.begin(), all.end());
   EXPECT_EQ(std::adjacent_find(all.begin(), all.end()), all.end());
   EXPECT_EQ(store->Scan("c/", "", 1000)->kvs.size(), kThreads * kCreates);
+}
+
+TEST_P(StoreContractTest, ReadAllSeesOneRevisionUnderConcurrentCommits) {
+  auto store = Open();
+  // 100 keys: more than one page of etcd's (64), one Txn's worth (< 127).
+  constexpr int kKeys = 100;
+  auto rewrite = [&](absl::string_view value) {
+    Batch batch;
+    for (int i = 0; i < kKeys; ++i) {
+      batch.Put(absl::StrCat("r/", absl::Dec(i, absl::kZeroPad3)), value);
+    }
+    return store->Commit(batch);
+  };
+  ASSERT_THAT(store->Commit(Batch().Put("other", "x")).status(), IsOk());
+  absl::StatusOr<int64_t> written = rewrite("0");
+  ASSERT_THAT(written.status(), IsOk());
+
+  // A writer in another thread, and one inside the read itself (between its
+  // pages), rewrite every key and add one: the read sees none of it.
+  std::atomic<bool> stop = false;
+  std::atomic<int> background = 0;
+  std::thread writer([&] {
+    for (int n = 1; !stop; ++n) {
+      if (rewrite(absl::StrCat("w", n)).ok()) ++background;
+    }
+  });
+  while (background < 2) std::this_thread::yield();
+  // Whatever the writer committed before the read, the read's values are
+  // all from one commit.
+  std::vector<KeyValue> seen;
+  int begins = 0;
+  int64_t begun_at = 0;
+  absl::StatusOr<int64_t> revision = store->ReadAll(
+      "r/",
+      [&](int64_t at) {
+        ++begins;
+        begun_at = at;
+        seen.clear();
+        return absl::OkStatus();
+      },
+      [&](const KeyValue& kv) {
+        seen.push_back(kv);
+        if (seen.size() == 1) {
+          absl::Status status = rewrite("inside").status();
+          if (!status.ok()) return status;
+          return store->Commit(Batch().Put("r/zzz", "new")).status();
+        }
+        return absl::OkStatus();
+      });
+  stop = true;
+  writer.join();
+  ASSERT_THAT(revision.status(), IsOk());
+  EXPECT_EQ(begins, 1);
+  EXPECT_EQ(begun_at, *revision);
+  EXPECT_GT(*revision, *written);
+  ASSERT_THAT(seen, SizeIs(kKeys));
+  for (int i = 0; i < kKeys; ++i) {
+    EXPECT_EQ(seen[i].key, absl::StrCat("r/", absl::Dec(i, absl::kZeroPad3)));
+    EXPECT_EQ(seen[i].value, seen[0].value) << seen[i].key;
+    EXPECT_EQ(seen[i].mod_revision, seen[0].mod_revision) << seen[i].key;
+    EXPECT_LE(seen[i].mod_revision, *revision);
+  }
+  EXPECT_NE(seen[0].value, "inside");
+  // The store moved on meanwhile.
+  auto now = store->Get("r/zzz");
+  ASSERT_THAT(now.status(), IsOk());
+  EXPECT_TRUE(now->has_value());
+}
+
+TEST_P(StoreContractTest, ReadAllStopsAtTheCallersError) {
+  auto store = Open();
+  ASSERT_THAT(
+      store->Commit(Batch().Put("p/a", "1").Put("p/b", "2").Put("q", "3"))
+          .status(),
+      IsOk());
+  std::vector<std::string> keys;
+  auto all = store->ReadAll(
+      "p/", [](int64_t) { return absl::OkStatus(); },
+      [&](const KeyValue& kv) {
+        keys.push_back(kv.key);
+        return absl::OkStatus();
+      });
+  ASSERT_THAT(all.status(), IsOk());
+  EXPECT_EQ(*all, base_ + 1);
+  EXPECT_THAT(keys, ElementsAre("p/a", "p/b"));
+  keys.clear();
+  EXPECT_THAT(store
+                  ->ReadAll(
+                      "p/", [](int64_t) { return absl::OkStatus(); },
+                      [&](const KeyValue& kv) {
+                        keys.push_back(kv.key);
+                        return absl::CancelledError("enough");
+                      })
+                  .status(),
+              StatusIs(absl::StatusCode::kCancelled, HasSubstr("enough")));
+  EXPECT_THAT(keys, ElementsAre("p/a"));
+  EXPECT_THAT(
+      store
+          ->ReadAll(
+              "p/", [](int64_t) { return absl::AbortedError("no restart"); },
+              [](const KeyValue&) { return absl::OkStatus(); })
+          .status(),
+      StatusIs(absl::StatusCode::kAborted));
+}
+
+// A snapshot (store/snapshot.h) of one store restores into every other,
+// through Commit, in batches that fit the target's limits (etcd's 127
+// operations and request bytes included).
+TEST_P(StoreContractTest, SnapshotRestoresIntoAnEmptyStoreOnly) {
+  MemoryStore source;
+  Batch batch;
+  for (int i = 0; i < 300; ++i) {
+    batch.Put(absl::StrCat("jobsets/ns/", absl::Dec(i, absl::kZeroPad3)),
+              std::string(20'000, static_cast<char>('a' + i % 26)));
+  }
+  ASSERT_THAT(source.Commit(batch).status(), IsOk());
+  const std::string path = absl::StrCat(::testing::TempDir(), "/contract-",
+                                        GetParam().name, ".snap");
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    SnapshotWriter writer([&](absl::string_view bytes) {
+      out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+      return absl::OkStatus();
+    });
+    ASSERT_THAT(
+        source
+            .ReadAll(
+                "", [&](int64_t revision) { return writer.Begin(revision); },
+                [&](const KeyValue& kv) {
+                  return writer.Add(kv.key, kv.value);
+                })
+            .status(),
+        IsOk());
+    ASSERT_THAT(writer.Finish().status(), IsOk());
+  }
+  auto store = Open();
+  absl::StatusOr<SnapshotInfo> restored =
+      RestoreSnapshot(path, store.get(), GetParam().name);
+  ASSERT_THAT(restored.status(), IsOk());
+  EXPECT_EQ(restored->keys, 300u);
+  std::vector<KeyValue> got;
+  ASSERT_THAT(store
+                  ->ReadAll(
+                      "", [&](int64_t) { return absl::OkStatus(); },
+                      [&](const KeyValue& kv) {
+                        got.push_back(kv);
+                        return absl::OkStatus();
+                      })
+                  .status(),
+              IsOk());
+  ASSERT_THAT(got, SizeIs(300));
+  for (int i = 0; i < 300; ++i) {
+    EXPECT_EQ(got[i].key,
+              absl::StrCat("jobsets/ns/", absl::Dec(i, absl::kZeroPad3)));
+    EXPECT_EQ(got[i].value,
+              std::string(20'000, static_cast<char>('a' + i % 26)));
+  }
+  EXPECT_THAT(RestoreSnapshot(path, store.get(), GetParam().name).status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("is not empty")));
 }
 
 INSTANTIATE_TEST_SUITE_P(

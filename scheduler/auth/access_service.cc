@@ -3,10 +3,14 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "auth/tokens.h"
 #include "common/grpc_status.h"
+#include "common/status_macros.h"
+#include "store/keys.h"
+#include "store/snapshot.h"
 
 namespace jobset::scheduler {
 namespace {
@@ -47,7 +51,77 @@ auth::Attributes RbacAttrs(absl::string_view verb, absl::string_view kind,
           .name = std::string(name)};
 }
 
+constexpr size_t kSnapshotChunkBytes = 1 << 20;
+
 }  // namespace
+
+grpc::Status AccessServiceImpl::SaveSnapshot(
+    grpc::ServerContext* context, const api::SaveSnapshotRequest*,
+    grpc::ServerWriter<api::SnapshotChunk>* writer) {
+  JOBSET_AUTHORIZE_OR_RETURN(auth_, context,
+                             (auth::Attributes{
+                                 .verb = "get",
+                                 .api_group = std::string(auth::kJobSetGroup),
+                                 .resource = "snapshots",
+                             }));
+  std::string pending;
+  auto send = [&](absl::string_view bytes) -> absl::Status {
+    api::SnapshotChunk chunk;
+    chunk.set_data(std::string(bytes));
+    if (!writer->Write(chunk)) {
+      return absl::CancelledError("snapshot: the client went away");
+    }
+    return absl::OkStatus();
+  };
+  store::SnapshotWriter snapshot([&](absl::string_view bytes) {
+    pending.append(bytes.data(), bytes.size());
+    while (pending.size() >= kSnapshotChunkBytes) {
+      JOBSET_RETURN_IF_ERROR(
+          send(absl::string_view(pending).substr(0, kSnapshotChunkBytes)));
+      pending.erase(0, kSnapshotChunkBytes);
+    }
+    return absl::OkStatus();
+  });
+  bool begun = false;
+  absl::StatusOr<int64_t> read = store_->ReadAll(
+      "",
+      [&](int64_t revision) {
+        // What was sent cannot be taken back: a read that must start over
+        // (etcd compacted its revision) fails the call instead.
+        if (begun) {
+          return absl::AbortedError(
+              "snapshot: the store compacted the revision being read; try "
+              "again");
+        }
+        begun = true;
+        return snapshot.Begin(revision);
+      },
+      [&](const store::KeyValue& kv) {
+        // Leader-election keys are bound to leases of the etcd they were
+        // made on; a restored cluster elects its own.
+        if (absl::StartsWith(kv.key, store::keys::kLeader)) {
+          return absl::OkStatus();
+        }
+        if (context->IsCancelled()) {
+          return absl::CancelledError("snapshot: the call was cancelled");
+        }
+        return snapshot.Add(kv.key, kv.value);
+      });
+  if (!read.ok()) return ToGrpcStatus(read.status());
+  absl::StatusOr<store::SnapshotInfo> info = snapshot.Finish();
+  if (!info.ok()) return ToGrpcStatus(info.status());
+  api::SnapshotChunk last;
+  last.set_data(std::move(pending));
+  last.set_last(true);
+  last.set_revision(info->revision);
+  last.set_keys(info->keys);
+  last.set_bytes(info->bytes);
+  if (!writer->Write(last)) {
+    return grpc::Status(grpc::StatusCode::CANCELLED,
+                        "snapshot: the client went away");
+  }
+  return grpc::Status::OK;
+}
 
 grpc::Status AccessServiceImpl::CreateToken(
     grpc::ServerContext* context, const api::CreateTokenRequest* request,

@@ -6,6 +6,7 @@
 #include "proto/auth.grpc.pb.h"
 #include "scheduler/auth/cluster_files.h"
 #include "scheduler/auth/request_auth.h"
+#include "store/store.h"
 
 namespace jobset::scheduler {
 
@@ -15,10 +16,11 @@ namespace jobset::scheduler {
 // Kubernetes resources, with Kubernetes' escalation check).
 class AccessServiceImpl final : public api::AccessService::Service {
  public:
-  // `data_dir` receives the rotated join-token file.
+  // `data_dir` receives the rotated join-token file; SaveSnapshot reads
+  // `store` (which must outlive this).
   AccessServiceImpl(const RequestAuth* auth, const ClusterPki* pki,
-                    std::string data_dir)
-      : auth_(auth), pki_(pki), data_dir_(std::move(data_dir)) {}
+                    std::string data_dir, store::Store* store)
+      : auth_(auth), pki_(pki), data_dir_(std::move(data_dir)), store_(store) {}
 
   grpc::Status CreateToken(grpc::ServerContext* context,
                            const api::CreateTokenRequest* request,
@@ -44,11 +46,17 @@ class AccessServiceImpl final : public api::AccessService::Service {
   grpc::Status ReviewAccess(grpc::ServerContext* context,
                             const api::AccessReview* request,
                             api::AccessReviewResult* response) override;
+  // One consistent read of the store (Store::ReadAll), written as a snapshot
+  // file in chunks as it is read: never held whole in memory.
+  grpc::Status SaveSnapshot(
+      grpc::ServerContext* context, const api::SaveSnapshotRequest* request,
+      grpc::ServerWriter<api::SnapshotChunk>* writer) override;
 
  private:
   const RequestAuth* const auth_;
   const ClusterPki* const pki_;
   const std::string data_dir_;
+  store::Store* const store_;
 };
 
 }  // namespace jobset::scheduler
