@@ -169,6 +169,26 @@ EtcdStore::~EtcdStore() {
   if (watcher_.joinable()) watcher_.join();
 }
 
+namespace {
+
+// Whether `channel` is connected, waiting until `deadline` while it is
+// connecting (or idle); false at once when its last attempt failed.
+bool Connected(grpc::Channel& channel,
+               std::chrono::system_clock::time_point deadline) {
+  grpc_connectivity_state state = channel.GetState(/*try_to_connect=*/true);
+  while (state != GRPC_CHANNEL_READY) {
+    if (state == GRPC_CHANNEL_TRANSIENT_FAILURE ||
+        state == GRPC_CHANNEL_SHUTDOWN ||
+        !channel.WaitForStateChange(state, deadline)) {
+      return false;
+    }
+    state = channel.GetState(/*try_to_connect=*/true);
+  }
+  return true;
+}
+
+}  // namespace
+
 template <typename Rpc>
 absl::Status EtcdStore::Call(absl::string_view what, Rpc rpc, bool resend,
                              bool* maybe_applied) {
@@ -183,12 +203,12 @@ absl::Status EtcdStore::Call(absl::string_view what, Rpc rpc, bool resend,
     Connection& conn = *connections_[i];
     // Connect first, so that a request is only ever sent to an endpoint that
     // took the connection: until then it cannot have been applied.
-    if (conn.channel->GetState(/*try_to_connect=*/true) != GRPC_CHANNEL_READY &&
-        !conn.channel->WaitForConnected(
-            absl::ToChronoTime(absl::Now() + options_.dial_timeout))) {
-      errors.push_back(
-          absl::StrCat(conn.endpoint, ": not connected within ",
-                       absl::FormatDuration(options_.dial_timeout)));
+    // A member that refused the last attempt (TRANSIENT_FAILURE: killed,
+    // its port closed) is passed over at once rather than waited for: a
+    // leader's lease renewal must not spend its margin on a dead member.
+    if (!Connected(*conn.channel,
+                   absl::ToChronoTime(absl::Now() + options_.dial_timeout))) {
+      errors.push_back(absl::StrCat(conn.endpoint, ": not connected"));
       continue;
     }
     grpc::ClientContext context;
