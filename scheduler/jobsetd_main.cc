@@ -233,6 +233,11 @@ absl::StatusOr<std::unique_ptr<store::Store>> OpenStore(
        .cert_file = absl::GetFlag(FLAGS_etcd_certfile),
        .key_file = absl::GetFlag(FLAGS_etcd_keyfile),
        .prefix = absl::GetFlag(FLAGS_etcd_prefix),
+       // A request etcd holds (no quorum: it waits for a commit that cannot
+       // come) is given up well before the leader would hold itself deposed
+       // (4/5 of the lease), so the caller is told why rather than cut off.
+       .request_timeout = std::min(absl::Seconds(5),
+                                   absl::GetFlag(FLAGS_leader_lease) * 3 / 5),
        .history_events = history_events,
        .history_bytes = history_bytes});
 }
@@ -335,18 +340,40 @@ absl::StatusOr<int> CampaignForLeadership(
   *listen = follower->address();
   std::string advertise = absl::GetFlag(FLAGS_advertise_address);
   if (advertise.empty()) advertise = follower->address();
-  absl::StatusOr<std::unique_ptr<scheduler::LeaderElection>> campaign =
-      scheduler::LeaderElection::Campaign(
-          etcd,
-          {.lease = absl::GetFlag(FLAGS_leader_lease), .address = advertise},
-          [](const absl::Status& why) {
-            // Exit at once, as kube-controller-manager does: no thread of a
-            // deposed leader may go on acting (the fence refuses its writes;
-            // agents keep their pods and reconnect to the next leader).
-            JOBSET_LOG(ERROR) << "jobsetd: leadership lost, exiting: " << why;
-            std::fflush(nullptr);
-            _exit(1);
-          });
+  // etcd unreachable or without quorum: keep trying, answering callers
+  // meanwhile that no leader is elected (the follower server's message),
+  // until etcd is back or a signal stops this replica.
+  absl::StatusOr<std::unique_ptr<scheduler::LeaderElection>> campaign;
+  for (absl::Duration backoff = absl::Milliseconds(250);;
+       backoff = std::min(backoff * 2, absl::Seconds(5))) {
+    campaign = scheduler::LeaderElection::Campaign(
+        etcd,
+        {.lease = absl::GetFlag(FLAGS_leader_lease), .address = advertise},
+        [](const absl::Status& why) {
+          // Exit at once, as kube-controller-manager does: no thread of a
+          // deposed leader may go on acting (the fence refuses its writes;
+          // agents keep their pods and reconnect to the next leader).
+          JOBSET_LOG(ERROR) << "jobsetd: leadership lost, exiting: " << why;
+          std::fflush(nullptr);
+          _exit(1);
+        });
+    if (campaign.ok() || (!absl::IsUnavailable(campaign.status()) &&
+                          !absl::IsDeadlineExceeded(campaign.status()))) {
+      break;
+    }
+    JOBSET_LOG(WARNING) << "jobsetd: cannot campaign (trying again in "
+                        << backoff << "): " << campaign.status();
+    timespec wait{};
+    wait.tv_sec = absl::ToInt64Seconds(backoff);
+    wait.tv_nsec = absl::ToInt64Nanoseconds(
+        backoff - absl::Seconds(absl::ToInt64Seconds(backoff)));
+    if (const int signal = sigtimedwait(&signals, nullptr, &wait); signal > 0) {
+      std::printf("jobsetd: %s while campaigning, shutting down\n",
+                  strsignal(signal));
+      std::fflush(stdout);
+      return 0;
+    }
+  }
   if (!campaign.ok()) return campaign.status();
   *election = *std::move(campaign);
   campaigning.store(election->get());

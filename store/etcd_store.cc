@@ -214,6 +214,10 @@ absl::Status EtcdStore::Call(absl::string_view what, Rpc rpc, bool resend,
     grpc::ClientContext context;
     context.set_deadline(
         absl::ToChronoTime(absl::Now() + options_.request_timeout));
+    // A member that has lost its raft leader (no quorum) answers at once,
+    // "etcdserver: no leader", instead of holding the request until the
+    // deadline: a refused write says why, and soon.
+    context.AddMetadata("hasleader", "true");
     const grpc::Status status = rpc(conn, context);
     if (status.ok()) {
       if (i != first) {
@@ -612,13 +616,16 @@ absl::StatusOr<int64_t> EtcdStore::GrantLease(absl::Duration ttl) {
   return response.id();
 }
 
-absl::StatusOr<absl::Duration> EtcdStore::KeepAliveLease(int64_t id) {
+absl::StatusOr<absl::Duration> EtcdStore::KeepAliveLease(
+    int64_t id, absl::Duration timeout) {
   pb::LeaseKeepAliveRequest request;
   request.set_id(id);
   pb::LeaseKeepAliveResponse response;
   JOBSET_RETURN_IF_ERROR(Call(
       "LeaseKeepAlive", [&](Connection& conn, grpc::ClientContext& context) {
-        context.AddMetadata("hasleader", "true");
+        if (timeout > absl::ZeroDuration()) {
+          context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+        }
         auto stream = conn.lease->LeaseKeepAlive(&context);
         if (stream->Write(request) && stream->WritesDone() &&
             stream->Read(&response)) {

@@ -100,7 +100,11 @@ class EtcdStore final : public Store {
   // the lease has expired or was revoked; Revoke ends it. Each goes to the
   // endpoints as every request does.
   absl::StatusOr<int64_t> GrantLease(absl::Duration ttl);
-  absl::StatusOr<absl::Duration> KeepAliveLease(int64_t id);
+  // Each member asked gets `timeout` (zero: the request timeout) to answer:
+  // a renewal sent while etcd elects a new raft leader can hang in the
+  // member it reached for seconds, and a leader's lease must not.
+  absl::StatusOr<absl::Duration> KeepAliveLease(
+      int64_t id, absl::Duration timeout = absl::ZeroDuration());
   absl::Status RevokeLease(int64_t id);
 
   // Leadership (scheduler/ha/). Writes `value` at `key`, attached to

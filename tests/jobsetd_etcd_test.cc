@@ -22,6 +22,7 @@
 #include "api/jobset_builder.h"
 #include "common/leader_redirect.h"
 #include "common/status_macros.h"
+#include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "proto/jobset_service.grpc.pb.h"
@@ -525,6 +526,54 @@ TEST(JobsetdEtcdTest, OneEtcdMemberDownIsNotNoticed) {
   EXPECT_TRUE(Get(*stub, "down-2-4", &got).ok());
   // Still the same process, still leading: it never lost its lease.
   EXPECT_EQ(kill((*a)->pid(), 0), 0);
+}
+
+// Two etcd members of three down: etcd has no quorum. A write is refused
+// with UNAVAILABLE saying so (etcd's "no leader"), the leader, unable to
+// renew its lease, stops; when the members return, the replica started
+// again (as its supervisor would) leads, with every acknowledged write.
+TEST(JobsetdEtcdTest, WithoutQuorumWritesAreRefusedAndNothingIsLost) {
+  if (!EtcdTestServer::Available()) GTEST_SKIP() << EtcdTestServer::Why();
+  const std::string tmp = ::testing::TempDir();
+  auto etcd = EtcdTestServer::Start(
+      {.dir = absl::StrCat(tmp, "/quorum-etcd"), .members = 3, .tls = true});
+  ASSERT_TRUE(etcd.ok()) << etcd.status();
+  const std::string dir = absl::StrCat(tmp, "/quorum-a");
+  const JobsetdProcess::Options options = Replica(
+      **etcd, dir, absl::StrCat(tmp, "/quorum-a.stderr"), kDefaultLease);
+  auto a = JobsetdProcess::Start(options);
+  ASSERT_TRUE(a.ok()) << a.status();
+  {
+    auto stub = AdminStub(**a, dir);
+    ASSERT_NE(stub, nullptr);
+    for (int i = 0; i < 3; ++i) {
+      ASSERT_TRUE(Create(*stub, absl::StrCat("acked-", i)).ok());
+    }
+    ASSERT_TRUE((*etcd)->Kill(1).ok());
+    ASSERT_TRUE((*etcd)->Kill(2).ok());
+    const grpc::Status refused = Create(*stub, "without-quorum");
+    EXPECT_EQ(refused.error_code(), grpc::StatusCode::UNAVAILABLE)
+        << refused.error_message();
+    EXPECT_THAT(refused.error_message(), ::testing::HasSubstr("etcd"));
+    std::printf("without quorum: %s\n", refused.error_message().c_str());
+  }
+  // Its lease cannot be renewed: the leader stops by itself.
+  absl::StatusOr<int> exited = (*a)->Wait(kDefaultLease + absl::Seconds(10));
+  ASSERT_TRUE(exited.ok()) << exited.status();
+  ASSERT_TRUE((*etcd)->Restart(1).ok()) << (*etcd)->LogTail(1);
+  ASSERT_TRUE((*etcd)->Restart(2).ok()) << (*etcd)->LogTail(2);
+  a->reset();
+  JobsetdProcess::Options again = options;
+  again.startup_timeout = absl::Seconds(30);
+  auto restarted = JobsetdProcess::Start(again);
+  ASSERT_TRUE(restarted.ok()) << restarted.status();
+  auto stub = AdminStub(**restarted, dir);
+  ASSERT_NE(stub, nullptr);
+  for (int i = 0; i < 3; ++i) {
+    JobSet got;
+    EXPECT_TRUE(Get(*stub, absl::StrCat("acked-", i), &got).ok());
+  }
+  EXPECT_TRUE(Create(*stub, "with-quorum").ok());
 }
 
 }  // namespace

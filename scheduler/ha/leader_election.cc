@@ -135,7 +135,10 @@ void LeaderElection::RenewLoop() {
     }
     if (SteadyClock::now() >= next_renewal) {
       const SteadyClock::time_point sent = SteadyClock::now();
-      absl::StatusOr<absl::Duration> ttl = store_->KeepAliveLease(lease_);
+      // A fifth of the lease per member asked: a renewal stuck in a member
+      // while etcd elects its leader is given up and sent again.
+      absl::StatusOr<absl::Duration> ttl =
+          store_->KeepAliveLease(lease_, options_.lease / 5);
       if (ttl.ok()) {
         absl::MutexLock lock(&mu_);
         renewed_sent_ = std::max(renewed_sent_, sent);
