@@ -197,50 +197,70 @@ absl::Status EtcdStore::Call(absl::string_view what, Rpc rpc, bool resend,
     absl::MutexLock lock(&mu_);
     first = current_;
   }
+  // While etcd elects a raft leader (one member lost) its members answer
+  // "no leader" (hasleader below): nothing was applied, so the request goes
+  // round the members again, a moment later, until the request timeout.
+  const absl::Time give_up = absl::Now() + options_.request_timeout;
+  constexpr absl::Duration kPause = absl::Milliseconds(100);
   std::vector<std::string> errors;
-  for (size_t n = 0; n < connections_.size(); ++n) {
-    const size_t i = (first + n) % connections_.size();
-    Connection& conn = *connections_[i];
-    // Connect first, so that a request is only ever sent to an endpoint that
-    // took the connection: until then it cannot have been applied.
-    // A member that refused the last attempt (TRANSIENT_FAILURE: killed,
-    // its port closed) is passed over at once rather than waited for: a
-    // leader's lease renewal must not spend its margin on a dead member.
-    if (!Connected(*conn.channel,
-                   absl::ToChronoTime(absl::Now() + options_.dial_timeout))) {
-      errors.push_back(absl::StrCat(conn.endpoint, ": not connected"));
-      continue;
-    }
-    grpc::ClientContext context;
-    context.set_deadline(
-        absl::ToChronoTime(absl::Now() + options_.request_timeout));
-    // A member that has lost its raft leader (no quorum) answers at once,
-    // "etcdserver: no leader", instead of holding the request until the
-    // deadline: a refused write says why, and soon.
-    context.AddMetadata("hasleader", "true");
-    const grpc::Status status = rpc(conn, context);
-    if (status.ok()) {
-      if (i != first) {
-        absl::MutexLock lock(&mu_);
-        current_ = i;
+  bool sent_and_lost = false;
+  for (bool again = true; again && !sent_and_lost;) {
+    again = false;
+    errors.clear();
+    for (size_t n = 0; n < connections_.size(); ++n) {
+      const size_t i = (first + n) % connections_.size();
+      Connection& conn = *connections_[i];
+      // Connect first, so that a request is only ever sent to an endpoint
+      // that took the connection: until then it cannot have been applied.
+      // A member that refused the last attempt (TRANSIENT_FAILURE: killed,
+      // its port closed) is passed over at once rather than waited for: a
+      // leader's lease renewal must not spend its margin on a dead member.
+      if (!Connected(*conn.channel,
+                     absl::ToChronoTime(std::min(
+                         give_up, absl::Now() + options_.dial_timeout)))) {
+        errors.push_back(absl::StrCat(conn.endpoint, ": not connected"));
+        continue;
       }
-      return absl::OkStatus();
+      grpc::ClientContext context;
+      context.set_deadline(absl::ToChronoTime(give_up));
+      // A member that has lost its raft leader (no quorum) answers at once,
+      // "etcdserver: no leader", instead of holding the request until the
+      // deadline: a refused write says why, and soon.
+      context.AddMetadata("hasleader", "true");
+      const grpc::Status status = rpc(conn, context);
+      if (status.ok()) {
+        if (i != first) {
+          absl::MutexLock lock(&mu_);
+          current_ = i;
+        }
+        return absl::OkStatus();
+      }
+      const absl::Status error = FromGrpcStatus(status);
+      const bool unavailable =
+          error.code() == absl::StatusCode::kUnavailable ||
+          error.code() == absl::StatusCode::kDeadlineExceeded;
+      if (!unavailable) {
+        return absl::Status(error.code(),
+                            absl::StrCat("etcd ", what, " at ", conn.endpoint,
+                                         ": ", error.message()));
+      }
+      errors.push_back(absl::StrCat(conn.endpoint, ": ", error.message()));
+      if (error.code() == absl::StatusCode::kUnavailable &&
+          absl::StrContains(error.message(), "no leader")) {
+        again = true;
+        continue;
+      }
+      if (!resend) {
+        if (maybe_applied != nullptr) *maybe_applied = true;
+        absl::MutexLock lock(&mu_);
+        current_ = (i + 1) % connections_.size();
+        sent_and_lost = true;
+        break;
+      }
     }
-    const absl::Status error = FromGrpcStatus(status);
-    const bool unavailable =
-        error.code() == absl::StatusCode::kUnavailable ||
-        error.code() == absl::StatusCode::kDeadlineExceeded;
-    if (!unavailable) {
-      return absl::Status(
-          error.code(), absl::StrCat("etcd ", what, " at ", conn.endpoint, ": ",
-                                     error.message()));
-    }
-    errors.push_back(absl::StrCat(conn.endpoint, ": ", error.message()));
-    if (!resend) {
-      if (maybe_applied != nullptr) *maybe_applied = true;
-      absl::MutexLock lock(&mu_);
-      current_ = (i + 1) % connections_.size();
-      break;
+    if (again && !sent_and_lost) {
+      if (absl::Now() + kPause >= give_up) break;
+      absl::SleepFor(kPause);
     }
   }
   return absl::UnavailableError(
