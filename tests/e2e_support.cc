@@ -1,5 +1,8 @@
 #include "tests/e2e_support.h"
 
+#include <sys/wait.h>
+
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 
@@ -21,6 +24,17 @@ bool Eventually(const std::function<bool()>& done, absl::Duration timeout,
     absl::SleepFor(poll);
   }
   return done();
+}
+
+int RunCommand(const std::string& command, std::string* out) {
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return -1;
+  char buffer[4096];
+  for (size_t n; (n = fread(buffer, 1, sizeof buffer, pipe)) > 0;) {
+    out->append(buffer, n);
+  }
+  const int status = pclose(pipe);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 int CountLines(const std::string& path) {

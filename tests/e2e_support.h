@@ -20,6 +20,10 @@ bool Eventually(const std::function<bool()>& done,
                 absl::Duration timeout = absl::Seconds(30),
                 absl::Duration poll = absl::Milliseconds(50));
 
+// Runs `command` through the shell, appending its stdout to `*out` (add
+// " 2>&1" for stderr too); its exit code, -1 if it did not exit.
+int RunCommand(const std::string& command, std::string* out);
+
 // The number of lines of the file at `path` (0 if it cannot be read).
 int CountLines(const std::string& path);
 

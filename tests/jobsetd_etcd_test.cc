@@ -46,6 +46,7 @@ using ::jobset::testing::Eventually;
 using ::jobset::testing::JobsetdProcess;
 using ::jobset::testing::ReadClusterCredentials;
 using ::jobset::testing::RemovePods;
+using ::jobset::testing::RunCommand;
 using ::jobset::testing::Runfile;
 using ::jobset::testing::SecureChannel;
 
@@ -232,18 +233,6 @@ TEST(JobsetdEtcdTest, TheFollowerRedirectsAndTakesOverWhenTheLeaderIsKilled) {
   }
   const grpc::Status created = Create(*stub_b, "after-failover");
   EXPECT_TRUE(created.ok()) << created.error_message();
-}
-
-// Runs `command` (stdout captured, stderr to the test log); its exit code.
-int RunCommand(const std::string& command, std::string* out) {
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return -1;
-  char buffer[4096];
-  for (size_t n; (n = fread(buffer, 1, sizeof buffer, pipe)) > 0;) {
-    out->append(buffer, n);
-  }
-  const int status = pclose(pipe);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 // Two replicas on a three-member etcd with mutual TLS, `a` leading and `b`

@@ -42,22 +42,23 @@ using ::jobset::api::JobSetService;
 using ::jobset::testing::ClusterCredentials;
 using ::jobset::testing::JobsetdProcess;
 using ::jobset::testing::ReadClusterCredentials;
+using ::jobset::testing::RunCommand;
 using ::jobset::testing::SecureChannel;
 using ::testing::HasSubstr;
 
 constexpr absl::Duration kRpcDeadline = absl::Seconds(5);
 
-// Runs `command` through the shell (stdout and stderr captured together);
-// its exit code.
-int RunCommand(const std::string& command, std::string* out) {
-  FILE* pipe = popen(absl::StrCat(command, " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return -1;
-  char buffer[4096];
-  for (size_t n; (n = fread(buffer, 1, sizeof buffer, pipe)) > 0;) {
-    out->append(buffer, n);
-  }
-  const int status = pclose(pipe);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+// A SaveSnapshot by `stub`'s caller is refused with PERMISSION_DENIED before
+// any byte of it is sent.
+void ExpectSnapshotRefused(api::AccessService::Stub& stub) {
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + kRpcDeadline));
+  auto reader = stub.SaveSnapshot(&context, api::SaveSnapshotRequest());
+  api::SnapshotChunk chunk;
+  EXPECT_FALSE(reader->Read(&chunk));
+  const grpc::Status status = reader->Finish();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED)
+      << status.error_message();
 }
 
 std::string ReadFile(const std::string& path) {
@@ -204,9 +205,10 @@ TEST(SnapshotE2eTest, SaveUnderLoadThenRestoreIntoAFreshDataDir) {
   const std::string file = absl::StrCat(tmp, "/snap.bin");
   std::filesystem::remove(file);
   std::string out;
-  ASSERT_EQ(
-      RunCommand(absl::StrCat(jobsetctl, " admin snapshot save ", file), &out),
-      0)
+  ASSERT_EQ(RunCommand(
+                absl::StrCat(jobsetctl, " admin snapshot save ", file, " 2>&1"),
+                &out),
+            0)
       << out;
   // Creates go on after it (bounded: the writer stops by itself at 20 s).
   const int at_save = during;
@@ -234,9 +236,10 @@ TEST(SnapshotE2eTest, SaveUnderLoadThenRestoreIntoAFreshDataDir) {
 
   // Not over an existing file, unless --force.
   out.clear();
-  EXPECT_NE(
-      RunCommand(absl::StrCat(jobsetctl, " admin snapshot save ", file), &out),
-      0);
+  EXPECT_NE(RunCommand(
+                absl::StrCat(jobsetctl, " admin snapshot save ", file, " 2>&1"),
+                &out),
+            0);
   EXPECT_THAT(out, HasSubstr("--force"));
 
   // Only a cluster-admin: a token with no role (made before the snapshot)
@@ -244,14 +247,7 @@ TEST(SnapshotE2eTest, SaveUnderLoadThenRestoreIntoAFreshDataDir) {
   {
     auto as_bob = api::AccessService::NewStub(
         SecureChannel((*a)->address(), credentials->ca_pem, bob.token()));
-    grpc::ClientContext context;
-    context.set_deadline(absl::ToChronoTime(absl::Now() + kRpcDeadline));
-    auto reader = as_bob->SaveSnapshot(&context, api::SaveSnapshotRequest());
-    api::SnapshotChunk chunk;
-    EXPECT_FALSE(reader->Read(&chunk));
-    const grpc::Status status = reader->Finish();
-    EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED)
-        << status.error_message();
+    ExpectSnapshotRefused(*as_bob);
   }
   ASSERT_TRUE((*a)->Kill(SIGTERM).ok());
   ASSERT_TRUE((*a)->Wait().ok());
@@ -274,14 +270,7 @@ TEST(SnapshotE2eTest, SaveUnderLoadThenRestoreIntoAFreshDataDir) {
     // still no cluster-admin).
     auto as_bob = api::AccessService::NewStub(
         SecureChannel((*b)->address(), credentials->ca_pem, bob.token()));
-    grpc::ClientContext context;
-    context.set_deadline(absl::ToChronoTime(absl::Now() + kRpcDeadline));
-    auto reader = as_bob->SaveSnapshot(&context, api::SaveSnapshotRequest());
-    api::SnapshotChunk chunk;
-    EXPECT_FALSE(reader->Read(&chunk));
-    const grpc::Status status = reader->Finish();
-    EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED)
-        << status.error_message();
+    ExpectSnapshotRefused(*as_bob);
   }
   const std::map<std::string, JobSet> restored = ListAll(*stub_b);
   int expected = 0;
