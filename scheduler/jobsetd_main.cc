@@ -31,6 +31,7 @@
 #include "scheduler/auth/cluster_files.h"
 #include "scheduler/auth/identity_service.h"
 #include "scheduler/auth/request_auth.h"
+#include "scheduler/auth/shared_ca.h"
 #include "scheduler/controller/controller.h"
 #include "scheduler/ha/follower_server.h"
 #include "scheduler/ha/leader_election.h"
@@ -50,7 +51,8 @@ ABSL_FLAG(std::string, restore_from, "",
           "Start from this snapshot file (jobsetctl admin snapshot save): "
           "verified whole, then written into the store, which must be empty "
           "(a fresh --data_dir, or a fresh --etcd_prefix); the cluster's "
-          "pki/ is not in it (store/README.md, Snapshots)");
+          "CA is in it only with --cluster_secret_file, sealed (else keep "
+          "the data dir's pki/; store/README.md, Snapshots)");
 ABSL_FLAG(std::string, store, "rocksdb",
           "Where JobSets are stored: rocksdb (embedded, in --data_dir) or "
           "etcd (--etcd_endpoints; --data_dir then holds only credentials). "
@@ -68,6 +70,14 @@ ABSL_FLAG(std::string, etcd_certfile, "",
           "--etcd_keyfile), for members run with --client-cert-auth");
 ABSL_FLAG(std::string, etcd_keyfile, "",
           "--store=etcd: PEM private key of --etcd_certfile");
+ABSL_FLAG(std::string, cluster_secret_file, "",
+          "A file holding a secret of at least 32 bytes, the same for every "
+          "replica: the cluster CA then lives in the store, its key sealed "
+          "with it (AES-256-GCM), so every replica on one etcd serves under "
+          "one CA with nothing copied between machines, and a snapshot "
+          "carries the CA. The first jobsetd given it publishes its CA (or a "
+          "new one); later ones write the store's to their pki/. Empty: the "
+          "CA is only in --data_dir/pki (scheduler/auth/README.md)");
 ABSL_FLAG(absl::Duration, leader_lease, absl::Seconds(5),
           "--store=etcd: the leader's lease. Replicas sharing one etcd elect "
           "one leader; when it dies without resigning the next leads after "
@@ -506,8 +516,24 @@ int Main() {
       listen_host != "[::]") {
     sans.push_back(listen_host);
   }
+  std::optional<auth::KeyAndCert> cluster_ca;
+  if (const std::string path = absl::GetFlag(FLAGS_cluster_secret_file);
+      !path.empty()) {
+    absl::StatusOr<std::string> secret = scheduler::ReadClusterSecret(path);
+    absl::StatusOr<std::optional<auth::KeyAndCert>> local =
+        secret.ok() ? scheduler::ReadPkiCa(data_dir) : secret.status();
+    absl::StatusOr<auth::KeyAndCert> shared =
+        local.ok() ? scheduler::LoadOrPublishSharedCa(store->get(), *secret,
+                                                      *local, now)
+                   : local.status();
+    if (!shared.ok()) {
+      JOBSET_LOG(ERROR) << shared.status();
+      return 1;
+    }
+    cluster_ca = *std::move(shared);
+  }
   absl::StatusOr<scheduler::ClusterPki> pki =
-      scheduler::LoadOrCreatePki(data_dir, sans, now);
+      scheduler::LoadOrCreatePki(data_dir, sans, now, cluster_ca);
   if (!pki.ok()) {
     JOBSET_LOG(ERROR) << pki.status();
     return 1;
@@ -585,8 +611,15 @@ int Main() {
     return 1;
   }
   // The credentials a newcomer needs, for the address actually bound.
+  // Replicas sharing a store keep an admin token each (cluster_files.h).
+  char host[256] = {};
+  ::gethostname(host, sizeof(host) - 1);
+  const std::string admin_token_name =
+      election != nullptr ? scheduler::ReplicaAdminTokenName(host, data_dir)
+                          : "admin";
   if (absl::Status written = scheduler::WriteAdminConfig(
-          data_dir, *pki, access->get(), (*server)->address(), insecure, now);
+          data_dir, *pki, access->get(), (*server)->address(), insecure, now,
+          admin_token_name);
       !written.ok()) {
     JOBSET_LOG(ERROR) << written;
     return 1;

@@ -75,6 +75,11 @@ inline constexpr absl::string_view kJournal = "journal/";
 // out of snapshots: the leases do not outlive the cluster they were made in.
 inline constexpr absl::string_view kLeader = "leader/";
 
+// The cluster CA shared by replicas: "auth/ca" -> jobset::api::SharedCa,
+// its key sealed with the cluster secret (scheduler/auth/shared_ca.h).
+// Written once, by the first jobsetd started with --cluster_secret_file.
+inline constexpr absl::string_view kSharedCa = "auth/ca";
+
 // Nodes: "nodes/<name>" -> jobset::api::Node (the registration and whether
 // it is cordoned; liveness is not stored).
 inline constexpr absl::string_view kNodes = "nodes/";

@@ -94,6 +94,7 @@ class Bench:
         r["proc"] = self.start(
             [self.binary("scheduler/jobsetd"), f"--listen={r['addr']}",
              f"--data_dir={r['dir']}", "--store=etcd",
+             f"--cluster_secret_file={self.secret_file}",
              f"--etcd_endpoints={e['ETCD_ENDPOINTS']}",
              f"--etcd_cafile={e['ETCD_CAFILE']}",
              f"--etcd_certfile={e['ETCD_CERTFILE']}",
@@ -112,6 +113,11 @@ class Bench:
 
     def start_cluster(self):
         self.start_etcd()
+        # One secret for every replica: the CA lives in etcd, sealed with it.
+        self.secret_file = os.path.join(self.dir, "cluster-secret")
+        fd = os.open(self.secret_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.write(fd, os.urandom(32).hex().encode())
+        os.close(fd)
         for i in range(3):
             self.replicas.append({
                 "addr": f"127.0.0.1:{free_port()}",
@@ -122,7 +128,6 @@ class Bench:
             raise RuntimeError("replica-1 did not serve: " +
                                read(self.replicas[0]["out"] + ".err")[-2000:])
         for i in (1, 2):
-            shutil.copytree(self.replicas[0]["dir"], self.replicas[i]["dir"])
             self.start_replica(i)
             if not wait_for(lambda: self.following(i), 30, 0.05):
                 raise RuntimeError(f"replica-{i + 1} did not follow")

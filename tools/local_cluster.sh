@@ -21,8 +21,9 @@
 # With several jobsetd replicas on etcd (tools/demo --ha; source local-etcd's env first for
 # ETCD_ENDPOINTS, ETCD_CAFILE, ETCD_CERTFILE, ETCD_KEYFILE):
 #   ha_cluster_start 3 4 [jobsetd flags...]  # replica-1 (it leads) and replica-2, -3
-#                                        # (following; a copy of replica-1's data dir, so the
-#                                        # cluster's CA), 4 agents given every replica;
+#                                        # (following), each with a data dir of its own and
+#                                        # one --cluster_secret_file (the CA is in etcd,
+#                                        # sealed with it), 4 agents given every replica;
 #                                        # sets SERVER to the list, REPLICA_PIDS and
 #                                        # REPLICA_ADDRS, and ctl goes to the list
 #
@@ -110,10 +111,12 @@ ha_cluster_start() {
   local replicas=$1 n=$2 i addr
   shift 2
   mkdir -p "$CLUSTER_DIR"
+  # Every replica is given the same secret: the first seals the cluster CA's key with it
+  # into etcd, the others take the CA from there and issue their own serving certificates.
+  (umask 077 && od -An -N32 -tx1 /dev/urandom | tr -d ' \n' >"$CLUSTER_DIR/cluster-secret")
   for i in $(seq 1 "$replicas"); do
-    # The others share replica-1's identity: its CA, serving certificate and join token.
-    [ "$i" -gt 1 ] && cp -a "$CLUSTER_DIR/replica-1" "$CLUSTER_DIR/replica-$i"
     "$BIN/scheduler/jobsetd" --listen=127.0.0.1:0 --data_dir="$CLUSTER_DIR/replica-$i" \
+      --cluster_secret_file="$CLUSTER_DIR/cluster-secret" \
       --store=etcd --etcd_endpoints="$ETCD_ENDPOINTS" --etcd_cafile="$ETCD_CAFILE" \
       --etcd_certfile="$ETCD_CERTFILE" --etcd_keyfile="$ETCD_KEYFILE" \
       --node_lost_timeout=10s --restart_grace=10s "$@" \

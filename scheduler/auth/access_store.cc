@@ -229,9 +229,10 @@ absl::StatusOr<api::CreateTokenResponse> AccessStore::CreateToken(
   return StoreToken(std::move(info), now);
 }
 
-absl::StatusOr<std::string> AccessStore::ResetAdminToken(absl::Time now) {
+absl::StatusOr<std::string> AccessStore::ResetAdminToken(
+    absl::Time now, absl::string_view name) {
   api::TokenInfo info;
-  info.set_name("admin");
+  info.set_name(std::string(name));
   info.add_groups(std::string(auth::kMastersGroup));
   info.set_created_by("jobsetd");
   absl::MutexLock lock(&mu_);

@@ -43,9 +43,11 @@ class AccessStore {
   absl::StatusOr<api::CreateTokenResponse> CreateToken(
       const api::CreateTokenRequest& request, absl::string_view created_by,
       absl::Time now);
-  // The bootstrap administrator's token (user "admin" in system:masters,
-  // no expiry), replacing any earlier one; returned once.
-  absl::StatusOr<std::string> ResetAdminToken(absl::Time now);
+  // The bootstrap administrator's token (user `name`, "admin" unless
+  // replicas each keep their own, in system:masters, no expiry), replacing
+  // any earlier one of that name; returned once.
+  absl::StatusOr<std::string> ResetAdminToken(absl::Time now,
+                                              absl::string_view name = "admin");
   std::vector<api::TokenInfo> ListTokens() const;
   absl::StatusOr<api::TokenInfo> DeleteToken(absl::string_view name);
   // The user `token` ("<id>.<secret>") authenticates at `now`; the same

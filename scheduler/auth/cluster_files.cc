@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -102,15 +103,9 @@ absl::Status WriteFileAtomically(const std::string& path,
   return absl::OkStatus();
 }
 
-absl::StatusOr<ClusterPki> LoadOrCreatePki(const std::string& data_dir,
-                                           std::vector<std::string> sans,
-                                           absl::Time now) {
-  for (const char* always : {kServerName, "localhost", "127.0.0.1"}) {
-    if (!absl::c_linear_search(sans, always)) sans.emplace_back(always);
-  }
+absl::StatusOr<std::optional<auth::KeyAndCert>> ReadPkiCa(
+    const std::string& data_dir) {
   const std::string dir = absl::StrCat(data_dir, "/pki");
-  JOBSET_RETURN_IF_ERROR(MakeDir(dir));
-  ClusterPki pki;
   JOBSET_ASSIGN_OR_RETURN(auto ca_cert, ReadFile(dir + "/ca.crt"));
   JOBSET_ASSIGN_OR_RETURN(auto ca_key, ReadFile(dir + "/ca.key"));
   if (ca_cert.has_value() != ca_key.has_value()) {
@@ -119,16 +114,41 @@ absl::StatusOr<ClusterPki> LoadOrCreatePki(const std::string& data_dir,
         ": has one of ca.crt and ca.key but not the other; restore the "
         "missing one (a new CA would orphan every node certificate)"));
   }
-  if (ca_cert.has_value()) {
-    pki.ca = {.key_pem = *ca_key, .cert_pem = *ca_cert};
-    if (absl::Status match =
-            auth::CheckKeyMatchesCertificate(pki.ca.key_pem, pki.ca.cert_pem);
-        !match.ok()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          dir, "/ca.key does not belong to ca.crt: ", match.message()));
-    }
+  if (!ca_cert.has_value()) return std::nullopt;
+  auth::KeyAndCert ca{.key_pem = *ca_key, .cert_pem = *ca_cert};
+  if (absl::Status match =
+          auth::CheckKeyMatchesCertificate(ca.key_pem, ca.cert_pem);
+      !match.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        dir, "/ca.key does not belong to ca.crt: ", match.message()));
+  }
+  return ca;
+}
+
+absl::StatusOr<ClusterPki> LoadOrCreatePki(
+    const std::string& data_dir, std::vector<std::string> sans, absl::Time now,
+    const std::optional<auth::KeyAndCert>& cluster_ca) {
+  for (const char* always : {kServerName, "localhost", "127.0.0.1"}) {
+    if (!absl::c_linear_search(sans, always)) sans.emplace_back(always);
+  }
+  const std::string dir = absl::StrCat(data_dir, "/pki");
+  JOBSET_RETURN_IF_ERROR(MakeDir(dir));
+  ClusterPki pki;
+  JOBSET_ASSIGN_OR_RETURN(std::optional<auth::KeyAndCert> ca,
+                          ReadPkiCa(data_dir));
+  if (ca.has_value() && cluster_ca.has_value() &&
+      ca->cert_pem != cluster_ca->cert_pem) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(dir, "/ca.crt is not the cluster's CA"));
+  }
+  if (ca.has_value()) {
+    pki.ca = *std::move(ca);
   } else {
-    JOBSET_ASSIGN_OR_RETURN(pki.ca, auth::CreateCa("jobsetd-ca", now));
+    if (cluster_ca.has_value()) {
+      pki.ca = *cluster_ca;
+    } else {
+      JOBSET_ASSIGN_OR_RETURN(pki.ca, auth::CreateCa("jobsetd-ca", now));
+    }
     JOBSET_RETURN_IF_ERROR(
         WriteFileAtomically(dir + "/ca.key", pki.ca.key_pem, 0600));
     JOBSET_RETURN_IF_ERROR(
@@ -168,15 +188,26 @@ absl::StatusOr<ClusterPki> LoadOrCreatePki(const std::string& data_dir,
   return pki;
 }
 
+std::string ReplicaAdminTokenName(absl::string_view host,
+                                  const std::string& data_dir) {
+  std::error_code error;
+  std::filesystem::path path = std::filesystem::absolute(data_dir, error);
+  if (error) path = data_dir;
+  std::string normal = path.lexically_normal().string();
+  while (normal.size() > 1 && normal.back() == '/') normal.pop_back();
+  return absl::StrCat(
+      "admin-", auth::Sha256Hex(absl::StrCat(host, ":", normal)).substr(0, 8));
+}
+
 absl::Status WriteAdminConfig(const std::string& data_dir,
                               const ClusterPki& pki, AccessStore* access,
                               const std::string& server_address, bool insecure,
-                              absl::Time now) {
+                              absl::Time now, absl::string_view token_name) {
   const std::string path = absl::StrCat(data_dir, "/admin.conf");
   JOBSET_ASSIGN_OR_RETURN(std::optional<std::string> old, ReadFile(path));
   std::string token = old.has_value() ? TokenIn(*old) : "";
   if (token.empty() || !access->AuthenticateToken(token, now).ok()) {
-    JOBSET_ASSIGN_OR_RETURN(token, access->ResetAdminToken(now));
+    JOBSET_ASSIGN_OR_RETURN(token, access->ResetAdminToken(now, token_name));
   }
   std::string cluster =
       insecure ? absl::StrCat("    server: http://", server_address, "\n")

@@ -22,6 +22,7 @@ using ::jobset::testing::IsOk;
 using ::jobset::testing::StatusIs;
 using ::testing::Contains;
 using ::testing::HasSubstr;
+using ::testing::MatchesRegex;
 
 const absl::Time kNow = absl::FromUnixSeconds(1'800'000'000);
 
@@ -131,6 +132,62 @@ TEST_F(ClusterFilesTest, AdminConfKeepsAWorkingTokenAndFollowsTheAddress) {
   EXPECT_NE(token_of(third), token_of(second));
   EXPECT_THAT(access_->AuthenticateToken(token_of(third), kNow).status(),
               IsOk());
+}
+
+// Replicas keep an administrator token each: one replica writing its
+// admin.conf never replaces the token in another's.
+TEST_F(ClusterFilesTest, ReplicasKeepAnAdminTokenEach) {
+  auto pki = LoadOrCreatePki(dir_, {}, kNow);
+  ASSERT_THAT(pki.status(), IsOk());
+  const std::string other_dir = dir_ + "/other-replica";
+  ASSERT_EQ(std::system(absl::StrCat("mkdir -p ", other_dir).c_str()), 0);
+  const std::string name_a = ReplicaAdminTokenName("host-a", dir_);
+  const std::string name_b = ReplicaAdminTokenName("host-a", other_dir);
+  EXPECT_THAT(name_a, MatchesRegex("admin-[0-9a-f]{8}"));
+  EXPECT_NE(name_a, name_b);
+  EXPECT_NE(name_a, ReplicaAdminTokenName("host-b", dir_));
+  EXPECT_EQ(name_a, ReplicaAdminTokenName("host-a", dir_ + "/./"));
+  ASSERT_THAT(WriteAdminConfig(dir_, *pki, access_.get(), "127.0.0.1:7070",
+                               false, kNow, name_a),
+              IsOk());
+  ASSERT_THAT(WriteAdminConfig(other_dir, *pki, access_.get(), "127.0.0.1:7171",
+                               false, kNow, name_b),
+              IsOk());
+  for (const std::string& conf :
+       {Read(dir_ + "/admin.conf"), Read(other_dir + "/admin.conf")}) {
+    const size_t at = conf.find("token: ");
+    const std::string token = conf.substr(at + 7, conf.find('\n', at) - at - 7);
+    EXPECT_THAT(access_->AuthenticateToken(token, kNow).status(), IsOk());
+  }
+}
+
+// With the CA shared through the store, pki/ takes it and the serving
+// certificate is issued from it; a pki/ holding another CA is refused.
+TEST_F(ClusterFilesTest, TheClusterCaIsWrittenToPkiAndServedUnder) {
+  auto cluster_ca = auth::CreateCa("jobsetd-ca", kNow);
+  ASSERT_THAT(cluster_ca.status(), IsOk());
+  {
+    auto none = ReadPkiCa(dir_);
+    ASSERT_THAT(none.status(), IsOk());
+    EXPECT_FALSE(none->has_value());
+  }
+  auto pki = LoadOrCreatePki(dir_, {}, kNow, *cluster_ca);
+  ASSERT_THAT(pki.status(), IsOk());
+  EXPECT_EQ(pki->ca.cert_pem, cluster_ca->cert_pem);
+  EXPECT_THAT(
+      auth::VerifyCertificate(pki->server.cert_pem, cluster_ca->cert_pem, kNow),
+      IsOk());
+  auto read = ReadPkiCa(dir_);
+  ASSERT_THAT(read.status(), IsOk());
+  ASSERT_TRUE(read->has_value());
+  EXPECT_EQ((*read)->key_pem, cluster_ca->key_pem);
+  EXPECT_EQ(Mode(dir_ + "/pki/ca.key"), 0600);
+
+  auto other_ca = auth::CreateCa("jobsetd-ca", kNow);
+  ASSERT_THAT(other_ca.status(), IsOk());
+  EXPECT_THAT(LoadOrCreatePki(dir_, {}, kNow, *other_ca).status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("not the cluster's CA")));
 }
 
 TEST_F(ClusterFilesTest, TheJoinTokenPinsTheCaAndIsRemadeWhenStale) {
