@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "agent/runtime/shim_runtime.h"
 
@@ -42,6 +43,31 @@ int CountLines(const std::string& path) {
   int n = 0;
   for (std::string line; std::getline(in, line);) ++n;
   return n;
+}
+
+std::vector<std::string> GatedPodCommand(const std::string& started,
+                                         const std::string& gate) {
+  return {"/bin/sh", "-c",
+          absl::StrCat("echo $$ >> ", started, "; while [ ! -e ", gate,
+                       " ]; do sleep 0.1; done")};
+}
+
+bool AwaitNodesReady(const std::string& jobsetctl,
+                     const std::vector<std::string>& nodes,
+                     absl::Duration timeout, std::string* out) {
+  return Eventually(
+      [&] {
+        out->clear();
+        if (RunCommand(absl::StrCat(jobsetctl, " get nodes 2>&1"), out) != 0 ||
+            absl::StrContains(*out, "NotReady")) {
+          return false;
+        }
+        for (const std::string& node : nodes) {
+          if (!absl::StrContains(*out, node)) return false;
+        }
+        return true;
+      },
+      timeout);
 }
 
 void RemovePods(const std::vector<std::string>& work_dirs) {

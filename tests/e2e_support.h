@@ -27,6 +27,19 @@ int RunCommand(const std::string& command, std::string* out);
 // The number of lines of the file at `path` (0 if it cannot be read).
 int CountLines(const std::string& path);
 
+// A pod command that appends its pid to the file `started` and then runs
+// until the file `gate` exists: a test counts starts (CountLines) and says
+// when pods may end.
+std::vector<std::string> GatedPodCommand(const std::string& started,
+                                         const std::string& gate);
+
+// Polls `jobsetctl get nodes` (`jobsetctl`: the binary and its flags) until
+// it lists each of `nodes` and none is NotReady, or `timeout` passes; what
+// it printed last in `*out`.
+bool AwaitNodesReady(const std::string& jobsetctl,
+                     const std::vector<std::string>& nodes,
+                     absl::Duration timeout, std::string* out);
+
 // Stops and removes, through the shim runtime, every pod under each agent
 // work dir: killed agents leave their pods' supervisors running, and no pod
 // a test started may outlive it.

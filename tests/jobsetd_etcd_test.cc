@@ -1,15 +1,19 @@
 // jobsetd on etcd, end to end: a jobsetd process with --store=etcd on a
 // private etcd stores a JobSet through the API, and a restarted jobsetd (same
 // etcd, same --data_dir for its credentials) still serves it; two replicas
-// elect one leader, and the other takes over when it is killed.
+// elect one leader, and the other takes over when it is killed or cut off
+// from etcd.
+#include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -18,6 +22,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "absl/time/time.h"
 #include "api/jobset_builder.h"
 #include "common/leader_redirect.h"
@@ -27,6 +32,7 @@
 #include "gtest/gtest.h"
 #include "proto/jobset_service.grpc.pb.h"
 #include "store/etcd/etcd_test_server.h"
+#include "store/etcd/tcp_proxy.h"
 #include "tests/cluster_credentials.h"
 #include "tests/e2e_support.h"
 #include "tests/jobsetd_process.h"
@@ -39,10 +45,15 @@ using ::jobset::api::CreateJobSetResponse;
 using ::jobset::api::GetJobSetRequest;
 using ::jobset::api::JobSet;
 using ::jobset::api::JobSetService;
+using ::jobset::api::ListJobSetsRequest;
+using ::jobset::api::ListJobSetsResponse;
 using ::jobset::store::testing::EtcdTestServer;
+using ::jobset::store::testing::TcpProxy;
+using ::jobset::testing::AwaitNodesReady;
 using ::jobset::testing::ClusterCredentials;
 using ::jobset::testing::CountLines;
 using ::jobset::testing::Eventually;
+using ::jobset::testing::GatedPodCommand;
 using ::jobset::testing::JobsetdProcess;
 using ::jobset::testing::ReadClusterCredentials;
 using ::jobset::testing::RemovePods;
@@ -78,9 +89,10 @@ std::unique_ptr<JobSetService::Stub> AdminStub(const JobsetdProcess& jobsetd,
       jobsetd.address(), credentials->ca_pem, credentials->admin_token));
 }
 
-grpc::Status Create(JobSetService::Stub& stub, const std::string& name) {
+grpc::Status Create(JobSetService::Stub& stub, const std::string& name,
+                    absl::Duration timeout = absl::Seconds(10)) {
   grpc::ClientContext context;
-  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
+  context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
   CreateJobSetRequest request;
   *request.mutable_jobset() = api::testing::JobSetBuilder(name)
                                   .Namespace("etcd")
@@ -137,6 +149,16 @@ TEST(JobsetdEtcdTest, JobSetsSurviveARestartOnEtcd) {
   EXPECT_GT((*jobsetd)->start_revision(), 1);
 }
 
+// The secret every replica of these tests is given (--cluster_secret_file).
+std::string ClusterSecretFile() {
+  const std::string path =
+      absl::StrCat(::testing::TempDir(), "/cluster-secret");
+  if (!std::filesystem::exists(path)) {
+    std::ofstream(path) << "jobsetd-etcd-test-cluster-secret-0123456789\n";
+  }
+  return path;
+}
+
 // Flags of a replica on `etcd` (mutual TLS) with its own data dir.
 JobsetdProcess::Options Replica(const EtcdTestServer& etcd,
                                 const std::string& data_dir,
@@ -153,18 +175,17 @@ JobsetdProcess::Options Replica(const EtcdTestServer& etcd,
       absl::StrCat("--etcd_certfile=", etcd.client_cert_file()),
       absl::StrCat("--etcd_keyfile=", etcd.client_key_file()),
       "--etcd_prefix=/ha/",
-      absl::StrCat("--leader_lease=", absl::FormatDuration(lease))};
+      absl::StrCat("--leader_lease=", absl::FormatDuration(lease)),
+      absl::StrCat("--cluster_secret_file=", ClusterSecretFile())};
   options.stderr_path = stderr_path;
   return options;
 }
 
-// Starts a second replica, following: it shares the cluster's identity (the
-// CA and serving certificate of `dir_a`, copied to `dir_b`; tokens are in
-// etcd).
+// Starts a second replica, following, with a data dir of its own: it takes
+// the cluster's CA from etcd (sealed with the one cluster secret), as tokens
+// and everything else.
 absl::StatusOr<std::unique_ptr<JobsetdProcess>> StartFollower(
-    const EtcdTestServer& etcd, const std::string& dir_a,
-    const std::string& dir_b) {
-  std::filesystem::copy(dir_a, dir_b, std::filesystem::copy_options::recursive);
+    const EtcdTestServer& etcd, const std::string& dir_b) {
   JobsetdProcess::Options options =
       Replica(etcd, dir_b, absl::StrCat(dir_b, ".stderr"));
   options.ready_prefix = JobsetdProcess::kFollowerPrefix;
@@ -195,10 +216,19 @@ TEST(JobsetdEtcdTest, TheFollowerRedirectsAndTakesOverWhenTheLeaderIsKilled) {
   JobSet first;
   ASSERT_TRUE(Get(*stub_a, "acked-0", &first).ok());
 
-  auto b = StartFollower(**etcd, dir_a, dir_b);
+  auto b = StartFollower(**etcd, dir_b);
   ASSERT_TRUE(b.ok()) << b.status();
+  // Nothing was copied: the follower took the cluster's CA from etcd.
   {
-    auto stub_b = AdminStub(**b, dir_b);
+    std::ifstream ca(absl::StrCat(dir_b, "/pki/ca.crt"));
+    const std::string follower_ca((std::istreambuf_iterator<char>(ca)),
+                                  std::istreambuf_iterator<char>());
+    EXPECT_EQ(ReadClusterCredentials(dir_a)->ca_pem, follower_ca);
+  }
+  {
+    // Its data dir holds no admin.conf until it leads; the first's token is
+    // in etcd, valid at any replica.
+    auto stub_b = AdminStub(**b, dir_a);
     ASSERT_NE(stub_b, nullptr);
     grpc::ClientContext context;
     context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
@@ -260,7 +290,7 @@ struct HaCluster {
     dir_b = tmp + "-b";
     JOBSET_ASSIGN_OR_RETURN(
         a, JobsetdProcess::Start(Replica(*etcd, dir_a, tmp + "-a.stderr")));
-    JOBSET_ASSIGN_OR_RETURN(b, StartFollower(*etcd, dir_a, dir_b));
+    JOBSET_ASSIGN_OR_RETURN(b, StartFollower(*etcd, dir_b));
     const std::string replicas = absl::StrCat(b->address(), ",", a->address());
     for (int n = 1; n <= agent_count; ++n) {
       const std::string node = absl::StrCat("node-", n);
@@ -323,18 +353,14 @@ TEST(JobsetdEtcdTest, ARunningJobSetCompletesUnderTheNextLeader) {
   // Two pods that run until the test lets them end.
   const std::string gate = absl::StrCat(tmp, "/run-gate");
   const std::string started = absl::StrCat(tmp, "/run-started");
-  api::JobSet js =
-      api::testing::JobSetBuilder("through-failover")
-          .Namespace("etcd")
-          .Replicated("workers", 2)
-          .RestartPolicy("workers", "Never")
-          .BackoffLimit("workers", 0)
-          .Command("workers",
-                   {"/bin/sh", "-c",
-                    absl::StrCat("echo $$ >> ", started, "; while [ ! -e ",
-                                 gate, " ]; do sleep 0.1; done")})
-          .Request("workers", "cpu", "1")
-          .Build();
+  api::JobSet js = api::testing::JobSetBuilder("through-failover")
+                       .Namespace("etcd")
+                       .Replicated("workers", 2)
+                       .RestartPolicy("workers", "Never")
+                       .BackoffLimit("workers", 0)
+                       .Command("workers", GatedPodCommand(started, gate))
+                       .Request("workers", "cpu", "1")
+                       .Build();
   const grpc::Status created = cluster.Create(js);
   ASSERT_TRUE(created.ok()) << created.error_message();
   ASSERT_TRUE(
@@ -358,16 +384,8 @@ TEST(JobsetdEtcdTest, ARunningJobSetCompletesUnderTheNextLeader) {
   ASSERT_NE(stub_b, nullptr);
   // Both agents are back, at the new leader, before the pods may end.
   std::string nodes;
-  ASSERT_TRUE(Eventually(
-      [&] {
-        nodes.clear();
-        return RunCommand(absl::StrCat(jobsetctl, " get nodes 2>&1"), &nodes) ==
-                   0 &&
-               absl::StrContains(nodes, "node-1") &&
-               absl::StrContains(nodes, "node-2") &&
-               !absl::StrContains(nodes, "NotReady");
-      },
-      absl::Seconds(20)))
+  ASSERT_TRUE(AwaitNodesReady(jobsetctl, {"node-1", "node-2"},
+                              absl::Seconds(20), &nodes))
       << nodes << cluster.b->StderrTail() << cluster.agents[0]->StderrTail();
   { std::ofstream(gate) << "go"; }
   JobSet done;
@@ -444,7 +462,7 @@ TEST(JobsetdEtcdTest, NoAcknowledgedCreateIsLostWhenTheLeaderIsKilled) {
   auto a = JobsetdProcess::Start(
       Replica(**etcd, dir_a, absl::StrCat(tmp, "/acked-a.stderr")));
   ASSERT_TRUE(a.ok()) << a.status();
-  auto b = StartFollower(**etcd, dir_a, dir_b);
+  auto b = StartFollower(**etcd, dir_b);
   ASSERT_TRUE(b.ok()) << b.status();
   auto stub_a = AdminStub(**a, dir_a);
   ASSERT_NE(stub_a, nullptr);
@@ -563,6 +581,206 @@ TEST(JobsetdEtcdTest, WithoutQuorumWritesAreRefusedAndNothingIsLost) {
     EXPECT_TRUE(Get(*stub, absl::StrCat("acked-", i), &got).ok());
   }
   EXPECT_TRUE(Create(*stub, "with-quorum").ok());
+}
+
+// The split-brain case end to end: the leader alive, serving its clients,
+// but cut off from every etcd member (a TCP proxy in front of each that
+// stops forwarding with the connections held open). It must exit before the
+// other replica leads, and none of the writes it took after the cut may
+// land, even when the partition heals and what it sent arrives late.
+TEST(JobsetdEtcdTest,
+     ALeaderCutOffFromEtcdStopsBeforeTheNextLeadsAndWritesNothing) {
+  if (!EtcdTestServer::Available()) GTEST_SKIP() << EtcdTestServer::Why();
+  const std::string tmp = ::testing::TempDir();
+  auto etcd = EtcdTestServer::Start(
+      {.dir = absl::StrCat(tmp, "/cut-etcd"), .members = 3, .tls = true});
+  ASSERT_TRUE(etcd.ok()) << etcd.status();
+  // The members' certificate names 127.0.0.1, which the proxies are too.
+  std::vector<std::unique_ptr<TcpProxy>> proxies;
+  std::vector<std::string> proxied;
+  {
+    // Healed, a proxy may write to the dead leader's sockets: its thread
+    // (which takes this thread's signal mask) gets EPIPE, not SIGPIPE.
+    sigset_t sigpipe, mask;
+    sigemptyset(&sigpipe);
+    sigaddset(&sigpipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &sigpipe, &mask);
+    absl::Cleanup restore = [&mask] {
+      pthread_sigmask(SIG_SETMASK, &mask, nullptr);
+    };
+    for (const std::string& endpoint : (*etcd)->endpoints()) {
+      auto proxy =
+          TcpProxy::Start(std::string(absl::StripPrefix(endpoint, "https://")));
+      ASSERT_TRUE(proxy.ok()) << proxy.status();
+      proxied.push_back(absl::StrCat("https://", (*proxy)->address()));
+      proxies.push_back(*std::move(proxy));
+    }
+  }
+  // The default lease: a 2 s one leaves a loaded machine little room
+  // between the leader's deadline (1.6 s) and a renewal's answer.
+  const absl::Duration lease = kDefaultLease;
+  const std::string dir_a = absl::StrCat(tmp, "/cut-a");
+  const std::string dir_b = absl::StrCat(tmp, "/cut-b");
+  JobsetdProcess::Options options_a =
+      Replica(**etcd, dir_a, absl::StrCat(tmp, "/cut-a.stderr"), lease);
+  for (std::string& arg : options_a.args) {
+    if (absl::StartsWith(arg, "--etcd_endpoints=")) {
+      arg = absl::StrCat("--etcd_endpoints=", absl::StrJoin(proxied, ","));
+    }
+  }
+  auto a = JobsetdProcess::Start(options_a);
+  ASSERT_TRUE(a.ok()) << a.status();
+  auto b = StartFollower(**etcd, dir_b);
+  ASSERT_TRUE(b.ok()) << b.status();
+  auto stub_a = AdminStub(**a, dir_a);
+  ASSERT_NE(stub_a, nullptr);
+  for (int i = 0; i < 3; ++i) {
+    const grpc::Status created = Create(*stub_a, absl::StrCat("before-", i));
+    ASSERT_TRUE(created.ok()) << created.error_message();
+  }
+
+  // Creates one after another, before and after the cut, until `a` exits.
+  // A short deadline, so that several reach `a` while it is cut off.
+  struct Sent {
+    std::string name;
+    absl::Time at;
+    grpc::StatusCode code;
+  };
+  std::vector<Sent> sent;
+  std::atomic<bool> stop = false;
+  std::thread creator([&] {
+    const absl::Time give_up = absl::Now() + lease + absl::Seconds(20);
+    for (int i = 0; i < 1000 && !stop.load() && absl::Now() < give_up; ++i) {
+      const std::string name = absl::StrCat("c-", i);
+      const absl::Time at = absl::Now();
+      const grpc::Status created =
+          Create(*stub_a, name, absl::Milliseconds(500));
+      sent.push_back({name, at, created.error_code()});
+    }
+  });
+  absl::Cleanup join_creator = [&] {
+    stop.store(true);
+    if (creator.joinable()) creator.join();
+  };
+  absl::SleepFor(absl::Milliseconds(500));
+  for (const auto& proxy : proxies) proxy->Cut(true);
+  const absl::Time cut = absl::Now();
+
+  // Both watched in one loop: `b` is looked at first in each round, so a
+  // round that sees both counts `b` as leading first. "jobsetd leads" is
+  // printed the moment `b` wins, before it loads the store and serves.
+  absl::Time a_exited = absl::InfiniteFuture();
+  absl::Time b_leads = absl::InfiniteFuture();
+  int a_status = 0;
+  for (const absl::Time deadline = cut + lease + absl::Seconds(10);
+       (a_exited == absl::InfiniteFuture() ||
+        b_leads == absl::InfiniteFuture()) &&
+       absl::Now() < deadline;
+       absl::SleepFor(absl::Milliseconds(5))) {
+    if (b_leads == absl::InfiniteFuture() &&
+        absl::StrContains((*b)->Stdout(), "jobsetd leads ")) {
+      b_leads = absl::Now();
+    }
+    if (a_exited == absl::InfiniteFuture()) {
+      if (absl::StatusOr<int> status = (*a)->Wait(absl::ZeroDuration());
+          status.ok()) {
+        a_exited = absl::Now();
+        a_status = *status;
+        stop.store(true);
+      }
+    }
+  }
+  std::move(join_creator).Invoke();
+  ASSERT_NE(a_exited, absl::InfiniteFuture())
+      << "the leader cut off from etcd did not exit\n"
+      << (*a)->StderrTail();
+  ASSERT_NE(b_leads, absl::InfiniteFuture()) << (*b)->StderrTail();
+  EXPECT_LT(a_exited, b_leads)
+      << "the next replica led " << absl::FormatDuration(a_exited - b_leads)
+      << " before the one cut off exited\n"
+      << (*a)->StderrTail() << (*b)->StderrTail();
+  EXPECT_TRUE(WIFEXITED(a_status) && WEXITSTATUS(a_status) == 1)
+      << a_status << (*a)->StderrTail();
+  EXPECT_THAT((*a)->StderrTail(), ::testing::HasSubstr("leadership lost"));
+  // It exits 4/5 of the lease after it sent its last renewal etcd answered,
+  // which was before the cut.
+  EXPECT_LE(a_exited - cut, lease);
+  EXPECT_LE(b_leads - cut, lease + absl::Seconds(2));
+  ASSERT_TRUE((*b)->AwaitLeading(absl::Seconds(10)).ok()) << (*b)->StderrTail();
+  const absl::Time b_serves = absl::Now();
+
+  // The partition heals: what `a` sent into the cut links, still held by
+  // the proxies, reaches etcd now, late. Its fence went with its lease, so
+  // none of it may land.
+  for (const auto& proxy : proxies) proxy->Cut(false);
+  absl::SleepFor(absl::Seconds(1));
+
+  auto stub_b = AdminStub(**b, dir_b);
+  ASSERT_NE(stub_b, nullptr);
+  std::set<std::string> stored;
+  {
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
+    ListJobSetsRequest request;
+    request.set_namespace_("etcd");
+    request.set_limit(10'000);
+    ListJobSetsResponse response;
+    const grpc::Status listed =
+        stub_b->ListJobSets(&context, request, &response);
+    ASSERT_TRUE(listed.ok()) << listed.error_message();
+    ASSERT_TRUE(response.continue_().empty());
+    for (const JobSet& js : response.items()) {
+      stored.insert(js.metadata().name());
+    }
+  }
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_TRUE(stored.contains(absl::StrCat("before-", i)));
+  }
+  // Every acknowledged create is stored. One not acknowledged that was sent
+  // before the cut may or may not be (it may have reached etcd, its answer
+  // not the client). The proxies forward for up to one more 20 ms poll after
+  // Cut(): only a create sent 100 ms after it is surely cut off, and it is
+  // neither acknowledged nor stored. One that timed out waited at `a`; one
+  // sent after `a` exited was refused a connection.
+  const absl::Time surely_cut = cut + absl::Milliseconds(100);
+  int acknowledged = 0, acknowledged_after_cut = 0, waited_cut_off = 0;
+  std::vector<std::string> missing, landed_after_cut;
+  std::set<std::string> names = {"before-0", "before-1", "before-2"};
+  for (const Sent& s : sent) {
+    names.insert(s.name);
+    const bool after_cut = s.at >= surely_cut;
+    waited_cut_off +=
+        after_cut && s.code == grpc::StatusCode::DEADLINE_EXCEEDED;
+    if (s.code == grpc::StatusCode::OK) {
+      ++acknowledged;
+      acknowledged_after_cut += after_cut;
+      if (!stored.contains(s.name)) missing.push_back(s.name);
+    } else if (after_cut && stored.contains(s.name)) {
+      landed_after_cut.push_back(s.name);
+    }
+  }
+  std::vector<std::string> unknown;
+  for (const std::string& name : stored) {
+    if (!names.contains(name)) unknown.push_back(name);
+  }
+  EXPECT_GT(acknowledged, 0);
+  EXPECT_GT(waited_cut_off, 0);
+  EXPECT_EQ(acknowledged_after_cut, 0);
+  EXPECT_THAT(missing, ::testing::IsEmpty());
+  EXPECT_THAT(landed_after_cut, ::testing::IsEmpty());
+  EXPECT_THAT(unknown, ::testing::IsEmpty());
+  std::printf(
+      "cut off from etcd (lease %s): the leader exited after %s, the next "
+      "led after %s (%s later) and served after %s; %d creates "
+      "acknowledged, %d sent after the cut waited at the leader cut off, "
+      "none acknowledged or stored\n",
+      absl::FormatDuration(lease).c_str(),
+      absl::FormatDuration(a_exited - cut).c_str(),
+      absl::FormatDuration(b_leads - cut).c_str(),
+      absl::FormatDuration(b_leads - a_exited).c_str(),
+      absl::FormatDuration(b_serves - cut).c_str(), acknowledged,
+      waited_cut_off);
+  EXPECT_TRUE(Create(*stub_b, "after-the-cut").ok());
 }
 
 }  // namespace

@@ -3,7 +3,11 @@
 // copied in, as HA replicas are made) started with --restore_from: exactly
 // the JobSets acknowledged at or before the snapshot's revision are there,
 // with their uids. Only a cluster-admin may save; a restore into a data dir
-// that is not empty, and a corrupted or truncated file, are refused.
+// that is not empty, and a corrupted or truncated file, are refused. And on
+// etcd, with the CA in the store (--cluster_secret_file): a jobsetd lost
+// while pods run is replaced by one restored from a snapshot into a fresh
+// prefix and a fresh data dir, nothing copied but the snapshot and the
+// secret; the agents reconnect and its pods are adopted, not restarted.
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -20,6 +24,8 @@
 #include <thread>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -30,6 +36,7 @@
 #include "gtest/gtest.h"
 #include "proto/auth.grpc.pb.h"
 #include "proto/jobset_service.grpc.pb.h"
+#include "store/etcd/etcd_test_server.h"
 #include "tests/cluster_credentials.h"
 #include "tests/e2e_support.h"
 #include "tests/jobsetd_process.h"
@@ -39,10 +46,15 @@ namespace {
 
 using ::jobset::api::JobSet;
 using ::jobset::api::JobSetService;
+using ::jobset::store::testing::EtcdTestServer;
 using ::jobset::testing::ClusterCredentials;
+using ::jobset::testing::CountLines;
+using ::jobset::testing::Eventually;
 using ::jobset::testing::JobsetdProcess;
 using ::jobset::testing::ReadClusterCredentials;
+using ::jobset::testing::RemovePods;
 using ::jobset::testing::RunCommand;
+using ::jobset::testing::Runfile;
 using ::jobset::testing::SecureChannel;
 using ::testing::HasSubstr;
 
@@ -201,7 +213,7 @@ TEST(SnapshotE2eTest, SaveUnderLoadThenRestoreIntoAFreshDataDir) {
   while (during < 5) absl::SleepFor(absl::Milliseconds(10));
 
   const std::string jobsetctl = absl::StrCat(
-      testing::Runfile("cli/jobsetctl"), " --config=", dir_a, "/admin.conf");
+      Runfile("cli/jobsetctl"), " --config=", dir_a, "/admin.conf");
   const std::string file = absl::StrCat(tmp, "/snap.bin");
   std::filesystem::remove(file);
   std::string out;
@@ -335,6 +347,166 @@ TEST(SnapshotE2eTest, SaveUnderLoadThenRestoreIntoAFreshDataDir) {
   EXPECT_EQ(ListAll(*stub_c).size(), static_cast<size_t>(expected));
   ASSERT_TRUE((*c)->Kill(SIGTERM).ok());
   ASSERT_TRUE((*c)->Wait().ok());
+}
+
+// jobsetd on etcd with its CA in the store, flags for `prefix`.
+std::vector<std::string> EtcdFlags(const EtcdTestServer& etcd,
+                                   const std::string& prefix,
+                                   const std::string& secret_file) {
+  std::string endpoints;
+  for (const std::string& e : etcd.endpoints()) {
+    absl::StrAppend(&endpoints, endpoints.empty() ? "" : ",", e);
+  }
+  return {"--store=etcd",
+          absl::StrCat("--etcd_endpoints=", endpoints),
+          absl::StrCat("--etcd_cafile=", etcd.ca_file()),
+          absl::StrCat("--etcd_certfile=", etcd.client_cert_file()),
+          absl::StrCat("--etcd_keyfile=", etcd.client_key_file()),
+          absl::StrCat("--etcd_prefix=", prefix),
+          absl::StrCat("--cluster_secret_file=", secret_file),
+          "--restart_grace=30s"};
+}
+
+TEST(SnapshotE2eTest, OnEtcdARestoreFromTheSnapshotAloneAdoptsRunningPods) {
+  if (!EtcdTestServer::Available()) GTEST_SKIP() << EtcdTestServer::Why();
+  const std::string tmp = absl::StrCat(::testing::TempDir(), "/etcd-restore");
+  std::filesystem::remove_all(tmp);
+  std::filesystem::create_directories(tmp);
+  auto etcd = EtcdTestServer::Start({.dir = tmp + "/etcd", .tls = true});
+  ASSERT_TRUE(etcd.ok()) << etcd.status();
+  const std::string secret_file = tmp + "/cluster-secret";
+  WriteFile(secret_file, "restore-test-secret-of-more-than-32-bytes\n");
+
+  // The first jobsetd, with two agents running a JobSet's pods.
+  const std::string dir_a = tmp + "/a";
+  std::vector<std::string> args = EtcdFlags(**etcd, "/a/", secret_file);
+  args.push_back("--listen=127.0.0.1:0");
+  args.push_back(absl::StrCat("--data_dir=", dir_a));
+  auto a = JobsetdProcess::Start({.binary = JobsetdProcess::DefaultBinary(),
+                                  .args = args,
+                                  .stderr_path = dir_a + ".stderr"});
+  ASSERT_TRUE(a.ok()) << a.status();
+  const std::string address = (*a)->address();
+  std::vector<std::string> work_dirs;
+  std::vector<std::unique_ptr<JobsetdProcess>> agents;
+  absl::Cleanup stop_pods = [&] {
+    agents.clear();
+    RemovePods(work_dirs);
+  };
+  for (int n = 1; n <= 2; ++n) {
+    const std::string node = absl::StrCat("node-", n);
+    work_dirs.push_back(absl::StrCat(tmp, "/", node));
+    auto agent = JobsetdProcess::Start(
+        {.binary = Runfile("agent/jobset-agent"),
+         .args = {absl::StrCat("--scheduler=", address),
+                  absl::StrCat("--node_name=", node),
+                  absl::StrCat("--address=127.0.0.", n + 1),
+                  absl::StrCat("--work_dir=", work_dirs.back()),
+                  absl::StrCat("--join_token_file=", dir_a, "/join-token"),
+                  absl::StrCat("--shim=",
+                               Runfile("agent/runtime/jobset-pod-shim")),
+                  "--capacity=cpu=1,memory=4Gi"},
+         .stderr_path = absl::StrCat(tmp, "/", node, ".stderr"),
+         .ready_prefix = absl::StrCat("jobset-agent ", node, " serving")});
+    ASSERT_TRUE(agent.ok()) << agent.status();
+    agents.push_back(*std::move(agent));
+  }
+  absl::StatusOr<ClusterCredentials> credentials =
+      ReadClusterCredentials(dir_a);
+  ASSERT_TRUE(credentials.ok()) << credentials.status();
+  auto stub = JobSetService::NewStub(
+      SecureChannel(address, credentials->ca_pem, credentials->admin_token));
+  const std::string gate = tmp + "/gate";
+  const std::string started = tmp + "/started";
+  {
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + kRpcDeadline));
+    api::CreateJobSetRequest request;
+    *request.mutable_jobset() =
+        api::testing::JobSetBuilder("survivor")
+            .Namespace("snap")
+            .Replicated("workers", 2)
+            .RestartPolicy("workers", "Never")
+            .BackoffLimit("workers", 0)
+            .Command("workers", testing::GatedPodCommand(started, gate))
+            .Request("workers", "cpu", "1")
+            .Build();
+    api::CreateJobSetResponse response;
+    const grpc::Status status =
+        stub->CreateJobSet(&context, request, &response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+  }
+  ASSERT_TRUE(
+      Eventually([&] { return CountLines(started) == 2; }, absl::Seconds(30)))
+      << (*a)->StderrTail();
+
+  // The snapshot, taken while the pods run; then the machine is lost.
+  const std::string file = tmp + "/snap.bin";
+  std::string out;
+  ASSERT_EQ(RunCommand(
+                absl::StrCat(Runfile("cli/jobsetctl"), " --config=", dir_a,
+                             "/admin.conf admin snapshot save ", file, " 2>&1"),
+                &out),
+            0)
+      << out;
+  ASSERT_TRUE((*a)->Kill(SIGKILL).ok());
+  ASSERT_TRUE((*a)->Wait().ok());
+  std::filesystem::remove_all(dir_a);
+
+  // A fresh data dir and a fresh prefix, given the snapshot and the secret,
+  // on the address the agents know.
+  const std::string dir_b = tmp + "/b";
+  args = EtcdFlags(**etcd, "/b/", secret_file);
+  args.push_back(absl::StrCat("--listen=", address));
+  args.push_back(absl::StrCat("--data_dir=", dir_b));
+  args.push_back(absl::StrCat("--restore_from=", file));
+  auto b = JobsetdProcess::Start({.binary = JobsetdProcess::DefaultBinary(),
+                                  .args = args,
+                                  .stderr_path = dir_b + ".stderr"});
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_THAT((*b)->Stdout(), HasSubstr("jobsetd restored"));
+  absl::StatusOr<ClusterCredentials> credentials_b =
+      ReadClusterCredentials(dir_b);
+  ASSERT_TRUE(credentials_b.ok()) << credentials_b.status();
+  // The CA came back from the snapshot, so the agents' pin still holds.
+  EXPECT_EQ(credentials_b->ca_pem, credentials->ca_pem);
+  auto stub_b = JobSetService::NewStub(SecureChannel(
+      address, credentials_b->ca_pem, credentials_b->admin_token));
+  const std::string jobsetctl = absl::StrCat(
+      Runfile("cli/jobsetctl"), " --config=", dir_b, "/admin.conf -n snap");
+  std::string nodes;
+  ASSERT_TRUE(testing::AwaitNodesReady(jobsetctl, {"node-1", "node-2"},
+                                       absl::Seconds(20), &nodes))
+      << nodes << (*b)->StderrTail() << agents[0]->StderrTail();
+  { std::ofstream(gate) << "go"; }
+  JobSet done;
+  ASSERT_TRUE(Eventually(
+      [&] {
+        grpc::ClientContext context;
+        context.set_deadline(absl::ToChronoTime(absl::Now() + kRpcDeadline));
+        api::GetJobSetRequest request;
+        request.set_namespace_("snap");
+        request.set_name("survivor");
+        return stub_b->GetJobSet(&context, request, &done).ok() &&
+               done.status().terminal_state() == "Completed";
+      },
+      absl::Seconds(30)))
+      << done.DebugString() << (*b)->StderrTail();
+  EXPECT_EQ(done.status().restarts(), 0);
+  EXPECT_EQ(CountLines(started), 2);  // Adopted: no pod was started again.
+
+  // Another secret does not open the CA in the store: refused, saying so.
+  const std::string wrong = tmp + "/wrong-secret";
+  WriteFile(wrong, "another-secret-entirely-of-32-bytes-or-more\n");
+  args = EtcdFlags(**etcd, "/b/", wrong);
+  args.push_back("--listen=127.0.0.1:0");
+  args.push_back(absl::StrCat("--data_dir=", tmp, "/c"));
+  auto c = JobsetdProcess::Start({.binary = JobsetdProcess::DefaultBinary(),
+                                  .args = args,
+                                  .stderr_path = tmp + "/c.stderr"});
+  EXPECT_FALSE(c.ok());
+  EXPECT_THAT(ReadFile(tmp + "/c.stderr"),
+              HasSubstr("same --cluster_secret_file"));
 }
 
 }  // namespace
