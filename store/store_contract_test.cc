@@ -50,11 +50,14 @@ struct Implementation {
 };
 
 // The etcd the Etcd instantiation shares, started at first use under
-// TEST_TMPDIR and killed at exit.
+// TEST_TMPDIR and killed at exit: three members with mutual TLS, as
+// production runs it, so every contract holds across members and TLS.
 testing::EtcdTestServer* SharedEtcd() {
   static const std::unique_ptr<testing::EtcdTestServer> server = [] {
     auto started = testing::EtcdTestServer::Start(
-        {.dir = absl::StrCat(::testing::TempDir(), "/contract-etcd")});
+        {.dir = absl::StrCat(::testing::TempDir(), "/contract-etcd"),
+         .members = 3,
+         .tls = true});
     JOBSET_CHECK(started.ok()) << started.status();
     return *std::move(started);
   }();
@@ -539,6 +542,9 @@ INSTANTIATE_TEST_SUITE_P(
                          // per test).
                          auto store = EtcdStore::Open(
                              {.endpoints = SharedEtcd()->endpoints(),
+                              .ca_file = SharedEtcd()->ca_file(),
+                              .cert_file = SharedEtcd()->client_cert_file(),
+                              .key_file = SharedEtcd()->client_key_file(),
                               .prefix = absl::StrCat(
                                   "/contract", dir.substr(dir.rfind('/')), "/"),
                               .history_events = history_events});
