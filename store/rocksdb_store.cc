@@ -16,9 +16,11 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "rocksdb/cache.h"
 #include "rocksdb/db.h"
 #include "rocksdb/options.h"
 #include "rocksdb/slice_transform.h"
+#include "rocksdb/table.h"
 #include "rocksdb/write_batch.h"
 
 namespace jobset::store {
@@ -155,6 +157,13 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
   // a hint per prefix, each memtable insert starts where the last one ended.
   db_options.memtable_insert_with_hint_prefix_extractor.reset(
       rocksdb::NewCappedPrefixTransform(6));
+  // The memtable is heap that grows with every write until it is flushed:
+  // keep it small (jobsetd's own memory is its state, not recent writes).
+  db_options.write_buffer_size = options.memtable_bytes;
+  rocksdb::BlockBasedTableOptions table_options;
+  table_options.block_cache = rocksdb::NewLRUCache(options.block_cache_bytes);
+  db_options.table_factory.reset(
+      rocksdb::NewBlockBasedTableFactory(table_options));
   rocksdb::DB* raw = nullptr;
   JOBSET_RETURN_IF_ERROR(FromRocksDb(
       rocksdb::DB::Open(db_options, options.path, &raw), "open", options.path));

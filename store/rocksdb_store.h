@@ -32,6 +32,10 @@ class RocksDbStore final : public Store {
   // The on-disk layout version this build reads and writes.
   static constexpr int kSchemaVersion = 2;
 
+  // The defaults of Options' memory bounds.
+  static constexpr size_t kDefaultMemtableBytes = 4 << 20;
+  static constexpr size_t kDefaultBlockCacheBytes = 8 << 20;
+
   struct Options {
     std::string path;  // The database directory; created if missing.
     // fsync every commit before acknowledging it. Only benchmarks turn this
@@ -40,6 +44,14 @@ class RocksDbStore final : public Store {
     bool sync = true;
     size_t history_events = 10'000;  // Events kept for resuming watches,
     size_t history_bytes = History::kDefaultMaxBytes;  // and their bytes.
+    // Bytes of writes RocksDB gathers in memory (its memtable) before it
+    // writes them to a table file. RocksDB's default, 64 MiB, made the
+    // memtable the part of jobsetd's heap that grew with every write until
+    // it held 64 MiB (docs/benchmarks.md, "What holds jobsetd's memory").
+    size_t memtable_bytes = kDefaultMemtableBytes;
+    // RocksDB's cache of table blocks read back (its own default is 8 MiB
+    // as well; set here so that the bound is ours).
+    size_t block_cache_bytes = kDefaultBlockCacheBytes;
   };
 
   // Opens (or creates) the store. kFailedPrecondition if the directory holds

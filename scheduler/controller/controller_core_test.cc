@@ -50,6 +50,7 @@ class FakeFleet : public AgentFleet {
     running[order.uid()] = order.Pod();
     configs[order.uid()] = order.config;
     last_hosts = order.hosts;  // Shared, as the hub keeps it.
+    jobs.push_back(order.job);
     ++runs;
   }
   void Stop(const std::string& node, const std::string& uid) override {
@@ -65,6 +66,8 @@ class FakeFleet : public AgentFleet {
   std::vector<std::pair<std::string, std::string>> released;
   std::vector<std::pair<std::string, std::string>> stopped;
   std::shared_ptr<const std::vector<HostEntry>> last_hosts;
+  // The Jobs the orders shared (the hub would keep them with the orders).
+  std::vector<std::weak_ptr<const api::Job>> jobs;
   int runs = 0;
 };
 
@@ -321,6 +324,28 @@ TEST_F(ControllerCoreTest, RunsAJobSetToCompletion) {
   api::JobSet js;
   ASSERT_TRUE(js.ParseFromString((*stored)->value));
   EXPECT_EQ(js.status().terminal_state(), "Completed");
+}
+
+// A finished Job's copy for its orders (its shape) is freed once none of
+// its pods is on a node: a finished JobSet holds its Jobs once.
+TEST_F(ControllerCoreTest, AFinishedJobKeepsNoCopyForItsOrders) {
+  Submit(JobSetBuilder("done").Replicated("workers", 2, 2, 2).Build());
+  Settle();
+  ASSERT_THAT(fleet_.running, SizeIs(4));
+  ASSERT_THAT(fleet_.jobs, SizeIs(4));
+  auto held = [&] {
+    int n = 0;
+    for (const std::weak_ptr<const api::Job>& job : fleet_.jobs)
+      n += !job.expired();
+    return n;
+  };
+  EXPECT_EQ(held(), 4);  // The controller keeps them while pods run.
+  ReportAll("Succeeded");
+  Settle();
+  ASSERT_EQ(Get("done").status().terminal_state(), "Completed");
+  EXPECT_EQ(held(), 0);
+  // Nothing else changed: the pods still read back whole from the Jobs.
+  EXPECT_THAT(core_->Pods("default", "done"), SizeIs(4));
 }
 
 // A pod's conditions change when its node says they did (its timeline),

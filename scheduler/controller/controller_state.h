@@ -60,7 +60,8 @@ inline bool PodStarted(const api::PodRecord& pod) {
 struct JobState {
   api::Job job;
   // `job` without its status, shared with assignments: built by Shape()
-  // when first needed, and again after the Job's spec changes.
+  // when first needed, and again after the Job's spec changes; dropped once
+  // the Job finished with none of its pods on a node (ReconcilePass).
   std::shared_ptr<const api::Job> shape;
   absl::Status env;  // Whether its pods' environment resolves.
   // What its pods take from Secrets and ConfigMaps (api/pod_config.h),

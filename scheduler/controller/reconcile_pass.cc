@@ -223,6 +223,14 @@ void ReconcilePass::ReconcileJobs(TrackedJobSet& t) {
         RemovePod(t, state, it->second);
     }
     AddPods(t, state, a.create);
+    // A finished Job with no pod on a node sends nothing more: its shape
+    // (a copy of the Job, a few KB) goes; Shape() builds it again if a pod
+    // is sent after all.
+    if (state.shape != nullptr && JobFinished(job) &&
+        std::none_of(state.pods.begin(), state.pods.end(),
+                     [](const auto& pod) { return OnNode(pod.second); })) {
+      state.shape.reset();
+    }
     if (job.spec().has_active_deadline_seconds() &&
         job.status().has_start_time() && !JobFinished(job)) {
       const absl::Time deadline =
