@@ -24,29 +24,10 @@ namespace jobset::scheduler {
 namespace {
 
 constexpr absl::Duration kReissueBefore = absl::Hours(24 * 30);
-constexpr size_t kMaxFileBytes = 1 << 20;
 
 absl::Status Errno(absl::string_view what, const std::string& path) {
   return absl::InternalError(
       absl::StrCat(what, " ", path, ": ", std::strerror(errno)));
-}
-
-// nullopt if the file does not exist.
-absl::StatusOr<std::optional<std::string>> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    if (errno == ENOENT) return std::nullopt;
-    return Errno("cannot read", path);
-  }
-  std::string data;
-  data.resize(kMaxFileBytes + 1);
-  in.read(data.data(), static_cast<std::streamsize>(data.size()));
-  data.resize(static_cast<size_t>(in.gcount()));
-  if (data.size() > kMaxFileBytes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ": larger than ", kMaxFileBytes, " bytes"));
-  }
-  return data;
 }
 
 absl::Status MakeDir(const std::string& path) {
@@ -80,6 +61,24 @@ std::string TokenIn(absl::string_view config) {
 
 }  // namespace
 
+absl::StatusOr<std::optional<std::string>> ReadSmallFile(
+    const std::string& path, size_t max_bytes) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    if (errno == ENOENT) return std::nullopt;
+    return Errno("cannot read", path);
+  }
+  std::string data;
+  data.resize(max_bytes + 1);
+  in.read(data.data(), static_cast<std::streamsize>(data.size()));
+  data.resize(static_cast<size_t>(in.gcount()));
+  if (data.size() > max_bytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": larger than ", max_bytes, " bytes"));
+  }
+  return data;
+}
+
 absl::Status WriteFileAtomically(const std::string& path,
                                  absl::string_view contents, int mode) {
   const std::string tmp = absl::StrCat(path, ".tmp");
@@ -106,8 +105,8 @@ absl::Status WriteFileAtomically(const std::string& path,
 absl::StatusOr<std::optional<auth::KeyAndCert>> ReadPkiCa(
     const std::string& data_dir) {
   const std::string dir = absl::StrCat(data_dir, "/pki");
-  JOBSET_ASSIGN_OR_RETURN(auto ca_cert, ReadFile(dir + "/ca.crt"));
-  JOBSET_ASSIGN_OR_RETURN(auto ca_key, ReadFile(dir + "/ca.key"));
+  JOBSET_ASSIGN_OR_RETURN(auto ca_cert, ReadSmallFile(dir + "/ca.crt"));
+  JOBSET_ASSIGN_OR_RETURN(auto ca_key, ReadSmallFile(dir + "/ca.key"));
   if (ca_cert.has_value() != ca_key.has_value()) {
     return absl::FailedPreconditionError(absl::StrCat(
         dir,
@@ -156,8 +155,8 @@ absl::StatusOr<ClusterPki> LoadOrCreatePki(
   }
   JOBSET_ASSIGN_OR_RETURN(pki.ca_hash, auth::SpkiSha256(pki.ca.cert_pem));
 
-  JOBSET_ASSIGN_OR_RETURN(auto server_cert, ReadFile(dir + "/server.crt"));
-  JOBSET_ASSIGN_OR_RETURN(auto server_key, ReadFile(dir + "/server.key"));
+  JOBSET_ASSIGN_OR_RETURN(auto server_cert, ReadSmallFile(dir + "/server.crt"));
+  JOBSET_ASSIGN_OR_RETURN(auto server_key, ReadSmallFile(dir + "/server.key"));
   bool reuse =
       server_cert.has_value() && server_key.has_value() &&
       auth::VerifyCertificate(*server_cert, pki.ca.cert_pem, now).ok() &&
@@ -204,7 +203,7 @@ absl::Status WriteAdminConfig(const std::string& data_dir,
                               const std::string& server_address, bool insecure,
                               absl::Time now, absl::string_view token_name) {
   const std::string path = absl::StrCat(data_dir, "/admin.conf");
-  JOBSET_ASSIGN_OR_RETURN(std::optional<std::string> old, ReadFile(path));
+  JOBSET_ASSIGN_OR_RETURN(std::optional<std::string> old, ReadSmallFile(path));
   std::string token = old.has_value() ? TokenIn(*old) : "";
   if (token.empty() || !access->AuthenticateToken(token, now).ok()) {
     JOBSET_ASSIGN_OR_RETURN(token, access->ResetAdminToken(now, token_name));
@@ -244,7 +243,7 @@ absl::Status WriteAdminConfig(const std::string& data_dir,
 absl::Status WriteJoinToken(const std::string& data_dir, const ClusterPki& pki,
                             AccessStore* access, absl::Time now) {
   const std::string path = absl::StrCat(data_dir, "/join-token");
-  JOBSET_ASSIGN_OR_RETURN(std::optional<std::string> old, ReadFile(path));
+  JOBSET_ASSIGN_OR_RETURN(std::optional<std::string> old, ReadSmallFile(path));
   if (old.has_value()) {
     absl::StatusOr<auth::JoinToken> token = auth::ParseJoinToken(*old);
     if (token.ok() && token->ca_hash == pki.ca_hash &&

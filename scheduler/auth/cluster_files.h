@@ -75,6 +75,11 @@ std::string ReplicaAdminTokenName(absl::string_view host,
 absl::Status WriteJoinToken(const std::string& data_dir, const ClusterPki& pki,
                             AccessStore* access, absl::Time now);
 
+// Reads the file at `path`, at most `max_bytes` of it (kInvalidArgument,
+// naming the path, when it is larger); nullopt when it does not exist.
+absl::StatusOr<std::optional<std::string>> ReadSmallFile(
+    const std::string& path, size_t max_bytes = 1 << 20);
+
 // Writes `contents` to `path` whole with `mode`.
 absl::Status WriteFileAtomically(const std::string& path,
                                  absl::string_view contents, int mode);

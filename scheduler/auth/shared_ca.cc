@@ -1,12 +1,11 @@
 #include "scheduler/auth/shared_ca.h"
 
-#include <fstream>
-
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "auth/sealed_box.h"
 #include "common/status_macros.h"
 #include "proto/auth.pb.h"
+#include "scheduler/auth/cluster_files.h"
 #include "store/keys.h"
 
 namespace jobset::scheduler {
@@ -62,19 +61,18 @@ absl::StatusOr<auth::KeyAndCert> OpenSharedCa(const store::KeyValue& kv,
 }  // namespace
 
 absl::StatusOr<std::string> ReadClusterSecret(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  absl::StatusOr<std::optional<std::string>> read =
+      ReadSmallFile(path, kMaxSecretFileBytes);
+  if (!read.ok()) {
+    return absl::Status(
+        read.status().code(),
+        absl::StrCat("--cluster_secret_file: ", read.status().message()));
+  }
+  if (!read->has_value()) {
     return absl::NotFoundError(
-        absl::StrCat("--cluster_secret_file=", path, ": cannot be read"));
+        absl::StrCat("--cluster_secret_file=", path, ": no such file"));
   }
-  std::string secret(kMaxSecretFileBytes + 1, '\0');
-  in.read(secret.data(), static_cast<std::streamsize>(secret.size()));
-  secret.resize(static_cast<size_t>(in.gcount()));
-  if (secret.size() > kMaxSecretFileBytes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--cluster_secret_file=", path, ": larger than ",
-                     kMaxSecretFileBytes, " bytes"));
-  }
+  std::string secret = **std::move(read);
   absl::StripTrailingAsciiWhitespace(&secret);
   if (secret.size() < auth::kMinSealPassphraseBytes) {
     return absl::InvalidArgumentError(absl::StrCat(
