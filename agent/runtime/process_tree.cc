@@ -17,25 +17,75 @@
 
 namespace jobset::agent {
 
-std::vector<pid_t> Descendants(pid_t root) {
+namespace {
+
+// The state letter and parent pid of `pid` from /proc/PID/stat; false when
+// the process is gone or the line is malformed.
+bool ReadStat(pid_t pid, char* state, pid_t* ppid) {
+  absl::StatusOr<std::string> stat =
+      ReadFileToString(absl::StrCat("/proc/", pid, "/stat"));
+  if (!stat.ok()) return false;
+  // The command name may hold spaces and parentheses: fields follow the last
+  // ')'.
+  const size_t paren = stat->rfind(')');
+  if (paren == std::string::npos) return false;
+  std::vector<absl::string_view> fields = absl::StrSplit(
+      absl::string_view(*stat).substr(paren + 1), ' ', absl::SkipEmpty());
+  int parent = 0;
+  if (fields.size() < 2 || fields[0].size() != 1 ||
+      !absl::SimpleAtoi(fields[1], &parent)) {
+    return false;
+  }
+  *state = fields[0][0];
+  *ppid = parent;
+  return true;
+}
+
+// Whether this kernel lists a task's children in /proc/PID/task/TID/children
+// (CONFIG_PROC_CHILDREN; Debian's kernels have it).
+bool KernelListsChildren() {
+  static const bool listed =
+      access(absl::StrCat("/proc/self/task/", getpid(), "/children").c_str(),
+             R_OK) == 0;
+  return listed;
+}
+
+// The direct children of `pid`, from the children file of each of its
+// threads (a child belongs to the thread that forked it). A process that is
+// gone has none.
+std::vector<pid_t> ChildrenOf(pid_t pid) {
+  std::vector<pid_t> out;
+  const std::string tasks = absl::StrCat("/proc/", pid, "/task");
+  DIR* dir = opendir(tasks.c_str());
+  if (dir == nullptr) return out;
+  while (struct dirent* entry = readdir(dir)) {
+    int tid = 0;
+    if (!absl::SimpleAtoi(entry->d_name, &tid)) continue;
+    absl::StatusOr<std::string> list =
+        ReadFileToString(absl::StrCat(tasks, "/", tid, "/children"));
+    if (!list.ok()) continue;
+    for (absl::string_view word :
+         absl::StrSplit(*list, ' ', absl::SkipWhitespace())) {
+      int child = 0;
+      if (absl::SimpleAtoi(word, &child) && child > 0) out.push_back(child);
+    }
+  }
+  closedir(dir);
+  return out;
+}
+
+}  // namespace
+
+std::vector<pid_t> DescendantsByScan(pid_t root) {
   std::map<pid_t, std::vector<pid_t>> children;
   DIR* proc = opendir("/proc");
   if (proc == nullptr) return {};
   while (struct dirent* entry = readdir(proc)) {
     int pid = 0;
     if (!absl::SimpleAtoi(entry->d_name, &pid)) continue;
-    absl::StatusOr<std::string> stat =
-        ReadFileToString(absl::StrCat("/proc/", pid, "/stat"));
-    if (!stat.ok()) continue;
-    const size_t paren = stat->rfind(')');
-    if (paren == std::string::npos) continue;
-    std::vector<absl::string_view> fields = absl::StrSplit(
-        absl::string_view(*stat).substr(paren + 1), ' ', absl::SkipEmpty());
-    int ppid = 0;
-    if (fields.size() < 2 || fields[0] == "Z" ||
-        !absl::SimpleAtoi(fields[1], &ppid)) {
-      continue;
-    }
+    char state = 0;
+    pid_t ppid = 0;
+    if (!ReadStat(pid, &state, &ppid) || state == 'Z') continue;
     children[ppid].push_back(pid);
   }
   closedir(proc);
@@ -45,6 +95,31 @@ std::vector<pid_t> Descendants(pid_t root) {
     const pid_t p = todo.back();
     todo.pop_back();
     for (pid_t child : children[p]) {
+      out.push_back(child);
+      todo.push_back(child);
+    }
+  }
+  return out;
+}
+
+std::vector<pid_t> Descendants(pid_t root) {
+  if (!KernelListsChildren()) return DescendantsByScan(root);
+  // Walks down from `root`: reads only the pod's own processes, not every
+  // process on the host (a shim ends with this walk, so a host with
+  // thousands of processes paid thousands of reads per pod).
+  std::vector<pid_t> out;
+  std::vector<pid_t> todo = {root};
+  while (!todo.empty()) {
+    const pid_t p = todo.back();
+    todo.pop_back();
+    for (pid_t child : ChildrenOf(p)) {
+      char state = 0;
+      pid_t ppid = 0;
+      // Gone, a zombie (it has no children left), or already reparented
+      // elsewhere since the list was read: not a live descendant.
+      if (!ReadStat(child, &state, &ppid) || state == 'Z' || ppid != p) {
+        continue;
+      }
       out.push_back(child);
       todo.push_back(child);
     }

@@ -15,8 +15,14 @@
 
 namespace jobset::agent {
 
-// Returns every live (not zombie) process below `root`, read from /proc.
+// Returns every live (not zombie) process below `root`: a walk down the
+// kernel's children lists (/proc/PID/task/TID/children), reading only the
+// processes below `root`; where the kernel has no such lists,
+// DescendantsByScan.
 std::vector<pid_t> Descendants(pid_t root);
+// The same from every process's /proc/PID/stat: one read per process on the
+// host.
+std::vector<pid_t> DescendantsByScan(pid_t root);
 
 // The processes of the pod the calling process supervises.
 class PodProcessTree {
