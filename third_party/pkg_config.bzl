@@ -16,12 +16,18 @@ def _pkg_config(ctx, args):
 def _pkg_config_repository_impl(ctx):
     rules = []
     for name, entries in sorted(ctx.attr.libs.items()):
-        # Entries starting with "-l" are libraries without a pkg-config file.
-        modules = [e for e in entries if not e.startswith("-l")]
-        libs = [e for e in entries if e.startswith("-l")]
+        # Entries starting with "-l" are libraries without a pkg-config file,
+        # "-Wl," ones linker flags; both stay where they are among the
+        # modules' libraries (a static link needs a library's own after it).
+        modules = [e for e in entries if not e.startswith("-l") and not e.startswith("-Wl,")]
+        libs = []
+        for e in entries:
+            if e.startswith("-l") or e.startswith("-Wl,"):
+                libs.append(e)
+            else:
+                libs += _pkg_config(ctx, ["--libs", e])
         flags = []
         if modules:
-            libs += _pkg_config(ctx, ["--libs"] + modules)
             flags = _pkg_config(ctx, ["--cflags-only-other"] + modules)
         defines = [f[2:] for f in flags if f.startswith("-D")]
         rules.append(
