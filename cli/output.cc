@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <set>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -120,6 +123,296 @@ void EmitJson(const YAML::Node& node, int indent, std::string* out) {
   } else {
     *out += "null";
   }
+}
+
+// The field of `descriptor` that protobuf's JSON names `key`; nullptr when
+// none (or no descriptor).
+const FieldDescriptor* FieldByJsonName(const Descriptor* descriptor,
+                                       absl::string_view key) {
+  if (descriptor == nullptr) return nullptr;
+  for (int i = 0; i < descriptor->field_count(); ++i) {
+    if (descriptor->field(i)->json_name() == key) return descriptor->field(i);
+  }
+  return nullptr;
+}
+
+void AppendUtf8(uint32_t code, std::string* out) {
+  if (code < 0x80) {
+    out->push_back(static_cast<char>(code));
+  } else if (code < 0x800) {
+    out->push_back(static_cast<char>(0xC0 | (code >> 6)));
+    out->push_back(static_cast<char>(0x80 | (code & 0x3F)));
+  } else if (code < 0x10000) {
+    out->push_back(static_cast<char>(0xE0 | (code >> 12)));
+    out->push_back(static_cast<char>(0x80 | ((code >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (code & 0x3F)));
+  } else {
+    out->push_back(static_cast<char>(0xF0 | (code >> 18)));
+    out->push_back(static_cast<char>(0x80 | ((code >> 12) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | ((code >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (code & 0x3F)));
+  }
+}
+
+// Rewrites protobuf's compact JSON of one message in jobsetctl's layout
+// (ObjectNode's content, EmitJson's layout) in one pass, without building
+// a document: 64-bit integers unquoted as ObjectNode does, strings decoded
+// and quoted again by JsonQuote, 4-space indentation. Every step returns
+// false on text that is not JSON (never protobuf's; the caller then takes
+// the document path).
+class JsonReformatter {
+ public:
+  explicit JsonReformatter(absl::string_view in) : in_(in) {}
+
+  // One message of type `descriptor` at `indent`, with apiVersion and kind
+  // first when `api_version` is set and the message has no apiVersion.
+  bool Message(const Descriptor* descriptor, absl::string_view api_version,
+               absl::string_view kind, int indent, std::string* out) {
+    // The top level's members are gathered first: whether apiVersion is
+    // among them decides what comes first.
+    std::vector<std::pair<std::string, std::string>> members;
+    if (!Expect('{')) return false;
+    if (!Peek('}')) {
+      do {
+        std::string key, value;
+        if (!String(&key) || !Expect(':') ||
+            !Member(descriptor, key, indent, &value)) {
+          return false;
+        }
+        members.emplace_back(std::move(key), std::move(value));
+      } while (Accept(','));
+    }
+    if (!Expect('}')) return false;
+    SkipSpace();
+    if (pos_ != in_.size()) return false;
+    const bool has_api_version =
+        std::any_of(members.begin(), members.end(),
+                    [](const auto& m) { return m.first == "apiVersion"; });
+    if (!api_version.empty() && !has_api_version) {
+      std::string kind_value = JsonQuote(kind);
+      for (auto it = members.begin(); it != members.end(); ++it) {
+        if (it->first == "kind") {
+          kind_value = std::move(it->second);
+          members.erase(it);
+          break;
+        }
+      }
+      members.insert(members.begin(), {{"apiVersion", JsonQuote(api_version)},
+                                       {"kind", std::move(kind_value)}});
+    }
+    if (members.empty()) {
+      *out += "{}";
+      return true;
+    }
+    const std::string pad(static_cast<size_t>(indent + 4), ' ');
+    *out += "{\n";
+    for (size_t i = 0; i < members.size(); ++i) {
+      if (i > 0) *out += ",\n";
+      absl::StrAppend(out, pad, JsonQuote(members[i].first), ": ",
+                      members[i].second);
+    }
+    absl::StrAppend(out, "\n", std::string(static_cast<size_t>(indent), ' '),
+                    "}");
+    return true;
+  }
+
+ private:
+  // How a value is written: as a message of `descriptor` (nullptr: as it
+  // is), or, for a 64-bit integer field, its string unquoted.
+  struct Shape {
+    const Descriptor* descriptor = nullptr;
+    bool unquote = false;
+  };
+
+  // The value of member `key` of a message of type `descriptor`.
+  bool Member(const Descriptor* descriptor, absl::string_view key, int indent,
+              std::string* out) {
+    Shape shape;
+    // Well-known types (Timestamp, Duration, Struct) keep their JSON form.
+    if (descriptor != nullptr &&
+        descriptor->file()->package() != "google.protobuf") {
+      const FieldDescriptor* field = FieldByJsonName(descriptor, key);
+      if (field != nullptr && !field->is_map()) {
+        shape.unquote = field->cpp_type() == FieldDescriptor::CPPTYPE_INT64 ||
+                        field->cpp_type() == FieldDescriptor::CPPTYPE_UINT64;
+        if (field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+          shape.descriptor = field->message_type();
+        }
+      }
+    }
+    return Value(shape, indent + 4, /*element=*/false, out);
+  }
+
+  // A value at `indent`; `element`: inside an array (a repeated field's
+  // shape applies to its elements).
+  bool Value(const Shape& shape, int indent, bool element, std::string* out) {
+    SkipSpace();
+    if (pos_ >= in_.size()) return false;
+    const char c = in_[pos_];
+    const std::string pad(static_cast<size_t>(indent + 4), ' ');
+    const std::string close_pad(static_cast<size_t>(indent), ' ');
+    if (c == '{') {
+      ++pos_;
+      if (Accept('}')) {
+        *out += "{}";
+        return true;
+      }
+      *out += "{\n";
+      bool first = true;
+      do {
+        if (!first) *out += ",\n";
+        first = false;
+        std::string key;
+        if (!String(&key) || !Expect(':')) return false;
+        absl::StrAppend(out, pad, JsonQuote(key), ": ");
+        if (!Member(shape.descriptor, key, indent, out)) return false;
+      } while (Accept(','));
+      if (!Expect('}')) return false;
+      absl::StrAppend(out, "\n", close_pad, "}");
+      return true;
+    }
+    if (c == '[') {
+      ++pos_;
+      if (Accept(']')) {
+        *out += "[]";
+        return true;
+      }
+      *out += "[\n";
+      bool first = true;
+      do {
+        if (!first) *out += ",\n";
+        first = false;
+        *out += pad;
+        // Nested arrays (none in protobuf's JSON but a Struct's) are
+        // written as they are.
+        if (!Value(element ? Shape{} : shape, indent + 4, true, out)) {
+          return false;
+        }
+      } while (Accept(','));
+      if (!Expect(']')) return false;
+      absl::StrAppend(out, "\n", close_pad, "]");
+      return true;
+    }
+    if (c == '"') {
+      std::string text;
+      if (!String(&text)) return false;
+      *out += shape.unquote && !text.empty() ? text : JsonQuote(text);
+      return true;
+    }
+    // A number, true, false or null: copied as it is.
+    const size_t start = pos_;
+    while (pos_ < in_.size() && !absl::ascii_isspace(in_[pos_]) &&
+           in_[pos_] != ',' && in_[pos_] != '}' && in_[pos_] != ']') {
+      ++pos_;
+    }
+    if (pos_ == start) return false;
+    absl::StrAppend(out, in_.substr(start, pos_ - start));
+    return true;
+  }
+
+  // A string literal, decoded.
+  bool String(std::string* out) {
+    if (!Expect('"')) return false;
+    while (pos_ < in_.size()) {
+      const char c = in_[pos_++];
+      if (c == '"') return true;
+      if (c != '\\') {
+        out->push_back(c);
+        continue;
+      }
+      if (pos_ >= in_.size()) return false;
+      const char e = in_[pos_++];
+      switch (e) {
+        case '"':
+        case '\\':
+        case '/':
+          out->push_back(e);
+          break;
+        case 'b':
+          out->push_back('\b');
+          break;
+        case 'f':
+          out->push_back('\f');
+          break;
+        case 'n':
+          out->push_back('\n');
+          break;
+        case 'r':
+          out->push_back('\r');
+          break;
+        case 't':
+          out->push_back('\t');
+          break;
+        case 'u': {
+          uint32_t code;
+          if (!Hex4(&code)) return false;
+          // A surrogate pair is one code point.
+          if (code >= 0xD800 && code < 0xDC00 && pos_ + 1 < in_.size() &&
+              in_[pos_] == '\\' && in_[pos_ + 1] == 'u') {
+            const size_t save = pos_;
+            pos_ += 2;
+            uint32_t low;
+            if (Hex4(&low) && low >= 0xDC00 && low < 0xE000) {
+              code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
+            } else {
+              pos_ = save;
+            }
+          }
+          AppendUtf8(code, out);
+          break;
+        }
+        default:
+          return false;
+      }
+    }
+    return false;
+  }
+
+  bool Hex4(uint32_t* code) {
+    if (pos_ + 4 > in_.size()) return false;
+    *code = 0;
+    for (int i = 0; i < 4; ++i) {
+      const char h = in_[pos_++];
+      if (!absl::ascii_isxdigit(h)) return false;
+      *code = *code * 16 + (absl::ascii_isdigit(h)
+                                ? h - '0'
+                                : absl::ascii_tolower(h) - 'a' + 10);
+    }
+    return true;
+  }
+
+  void SkipSpace() {
+    while (pos_ < in_.size() && absl::ascii_isspace(in_[pos_])) ++pos_;
+  }
+  bool Peek(char c) {
+    SkipSpace();
+    return pos_ < in_.size() && in_[pos_] == c;
+  }
+  bool Accept(char c) {
+    if (!Peek(c)) return false;
+    ++pos_;
+    return true;
+  }
+  bool Expect(char c) { return Accept(c); }
+
+  absl::string_view in_;
+  size_t pos_ = 0;
+};
+
+// `message` as JSON at `indent` (ToJson's layout), appended to `out`.
+void AppendMessageJson(const google::protobuf::Message& message,
+                       absl::string_view api_version, absl::string_view kind,
+                       int indent, std::string* out) {
+  std::string json;
+  // The message types are our own, so printing cannot fail.
+  (void)google::protobuf::util::MessageToJsonString(message, &json);
+  std::string formatted;
+  if (JsonReformatter(json).Message(message.GetDescriptor(), api_version, kind,
+                                    indent, &formatted)) {
+    *out += formatted;
+    return;
+  }
+  EmitJson(ObjectNode(message, api_version, kind), indent, out);
 }
 
 // True when YAML would read the plain scalar `s` as something other than
@@ -504,7 +797,10 @@ std::vector<Row> EventRows(const std::vector<api::Event>& events,
 
 std::string ToJson(const google::protobuf::Message& message,
                    absl::string_view api_version, absl::string_view kind) {
-  return Render(ObjectNode(message, api_version, kind), /*yaml=*/false);
+  std::string json;
+  AppendMessageJson(message, api_version, kind, 0, &json);
+  json += "\n";
+  return json;
 }
 
 std::string ToYaml(const google::protobuf::Message& message,
@@ -515,6 +811,24 @@ std::string ToYaml(const google::protobuf::Message& message,
 std::string ToList(const std::vector<const google::protobuf::Message*>& items,
                    absl::string_view api_version, absl::string_view kind,
                    bool yaml) {
+  if (!yaml) {
+    // A list of a thousand JobSets is megabytes: written straight from
+    // protobuf's JSON, not through a document (see JsonReformatter).
+    std::string json = "{\n    \"apiVersion\": \"v1\",\n    \"items\": ";
+    if (items.empty()) {
+      json += "[]";
+    } else {
+      json += "[\n";
+      for (size_t i = 0; i < items.size(); ++i) {
+        if (i > 0) json += ",\n";
+        json += "        ";
+        AppendMessageJson(*items[i], api_version, kind, 8, &json);
+      }
+      json += "\n    ]";
+    }
+    json += ",\n    \"kind\": \"List\"\n}\n";
+    return json;
+  }
   YAML::Node list(YAML::NodeType::Map);
   list["apiVersion"] = StringNode("v1");
   YAML::Node nodes(YAML::NodeType::Sequence);

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "yaml-cpp/yaml.h"
@@ -11,6 +12,7 @@ namespace jobset::cli {
 namespace {
 
 using ::testing::ElementsAre;
+using ::testing::EndsWith;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
@@ -300,6 +302,76 @@ TEST(ToJsonTest, UpstreamShapeWithApiVersionAndKindFirst) {
   YAML::Node parsed = YAML::Load(json);
   EXPECT_EQ(parsed["spec"]["replicatedJobs"][0]["replicas"].as<int>(), 2);
   EXPECT_EQ(parsed["metadata"]["labels"]["team"].as<std::string>(), "ml");
+}
+
+// A document as one line of text: maps and sequences in order, scalars as
+// text (YAML writes plain what JSON quotes, so quoting is not compared).
+std::string Canonical(const YAML::Node& node) {
+  if (node.IsMap()) {
+    std::string out = "{";
+    for (auto entry : node) {
+      absl::StrAppend(&out, entry.first.Scalar(), "=", Canonical(entry.second),
+                      ";");
+    }
+    return out + "}";
+  }
+  if (node.IsSequence()) {
+    std::string out = "[";
+    for (size_t i = 0; i < node.size(); ++i) {
+      absl::StrAppend(&out, Canonical(node[i]), ";");
+    }
+    return out + "]";
+  }
+  if (node.IsNull()) return "null";
+  return node.Scalar();
+}
+
+TEST(ToJsonTest, WritesWhatTheDocumentPathWrites) {
+  // ToJson and ToList(json) reformat protobuf's JSON in one pass; ToYaml
+  // still goes through a document. Both must say the same, strings that
+  // need escaping included.
+  api::JobSet js = SampleJobSet();
+  const std::string hostile =
+      "say \"hi\"\\ / \t tab\nline \x01 \xc3\xa9t\xc3\xa9 \xf0\x9f\x9a\x80 <b>";
+  (*js.mutable_metadata()->mutable_labels())["empty"] = "";
+  js.mutable_metadata()->set_uid("12345");  // a string that looks like a number
+  api::ReplicatedJob* second = js.mutable_spec()->add_replicated_jobs();
+  second->set_name("leader");
+  second->set_replicas(0);
+  js.mutable_status()->add_replicated_jobs_status()->set_name("workers");
+  EXPECT_EQ(
+      Canonical(YAML::Load(ToJson(js, "jobset.x-k8s.io/v1alpha2", "JobSet"))),
+      Canonical(YAML::Load(ToYaml(js, "jobset.x-k8s.io/v1alpha2", "JobSet"))));
+  // Escapes: decoded from protobuf's JSON and written again as JsonQuote
+  // writes them, so that the value reads back unchanged.
+  (*js.mutable_metadata()->mutable_annotations())["quotes"] = hostile;
+  const std::string json = ToJson(js, "jobset.x-k8s.io/v1alpha2", "JobSet");
+  EXPECT_THAT(json, HasSubstr(R"("quotes": "say \"hi\"\\ / \t tab\nline )"
+                              R"(\u0001 )"));
+  EXPECT_EQ(
+      YAML::Load(json)["metadata"]["annotations"]["quotes"].as<std::string>(),
+      hostile);
+  EXPECT_THAT(json, HasSubstr("\"uid\": \"12345\""));
+  EXPECT_THAT(json, HasSubstr("\"generation\": 3,"));
+  // The layout: 4 spaces a level, `{}` and `[]` when empty.
+  EXPECT_THAT(json, HasSubstr("\n    \"metadata\": {\n        \"name\": "
+                              "\"train\",\n"));
+  // (YAML writes a string with a newline as a literal block, which reads
+  // back with one more newline at its end: not compared.)
+  js.mutable_metadata()->mutable_annotations()->erase("quotes");
+  api::JobSet a = js, b = SampleJobSet();
+  const std::string list =
+      ToList({&a, &b}, "jobset.x-k8s.io/v1alpha2", "JobSet", /*yaml=*/false);
+  EXPECT_EQ(Canonical(YAML::Load(list)),
+            Canonical(YAML::Load(ToList({&a, &b}, "jobset.x-k8s.io/v1alpha2",
+                                        "JobSet", /*yaml=*/true))));
+  EXPECT_THAT(list, StartsWith("{\n    \"apiVersion\": \"v1\",\n    \"items\": "
+                               "[\n        {\n            \"apiVersion\": "));
+  EXPECT_THAT(list, EndsWith("\n    ],\n    \"kind\": \"List\"\n}\n"));
+  // A message with nothing set.
+  EXPECT_EQ(ToJson(api::JobSet(), "", ""), "{}\n");
+  EXPECT_EQ(ToJson(api::JobSet(), "v1", "X"),
+            "{\n    \"apiVersion\": \"v1\",\n    \"kind\": \"X\"\n}\n");
 }
 
 TEST(ToYamlTest, QuotesStringsThatYamlWouldReadAsOtherTypes) {
