@@ -432,6 +432,16 @@ bool NeedsQuotes(absl::string_view s) {
   return false;
 }
 
+// Whether `s` reads back unchanged from the literal block yaml-cpp writes
+// ("|": its last line break kept, any more dropped; no indentation
+// indicator, so a first line may not start with a space). Else it is
+// written double-quoted.
+bool ReadsBackAsLiteral(absl::string_view s) {
+  return absl::EndsWith(s, "\n") && !absl::EndsWith(s, "\n\n") &&
+         s.front() != ' ' && s.front() != '\t' && s.front() != '\n' &&
+         !absl::StrContains(s, '\r') && !absl::StrContains(s, " \n");
+}
+
 void EmitYaml(const YAML::Node& node, YAML::Emitter* out) {
   if (node.IsMap()) {
     if (node.size() == 0) {
@@ -457,7 +467,7 @@ void EmitYaml(const YAML::Node& node, YAML::Emitter* out) {
     if (!IsString(node)) {
       *out << s;
     } else if (absl::StrContains(s, '\n')) {
-      *out << YAML::Literal << s;
+      *out << (ReadsBackAsLiteral(s) ? YAML::Literal : YAML::DoubleQuoted) << s;
     } else if (NeedsQuotes(s)) {
       *out << YAML::DoubleQuoted << s;
     } else {

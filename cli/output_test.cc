@@ -389,6 +389,24 @@ TEST(ToYamlTest, QuotesStringsThatYamlWouldReadAsOtherTypes) {
   EXPECT_EQ(parsed["status"]["restarts"].as<int>(), 1);
 }
 
+TEST(ToYamlTest, MultiLineStringsReadBackUnchanged) {
+  for (const std::string value :
+       {"a\nb", "a\nb\n", "a\n\n", " indented\nnext\n", "\nfirst empty\n",
+        "trailing space \nx\n", "crlf\r\n"}) {
+    api::JobSet js = SampleJobSet();
+    (*js.mutable_metadata()->mutable_annotations())["text"] = value;
+    const std::string yaml = ToYaml(js, "jobset.x-k8s.io/v1alpha2", "JobSet");
+    EXPECT_EQ(
+        YAML::Load(yaml)["metadata"]["annotations"]["text"].as<std::string>(),
+        value)
+        << yaml;
+  }
+  api::JobSet js = SampleJobSet();
+  (*js.mutable_metadata()->mutable_annotations())["script"] = "set -e\nrun\n";
+  EXPECT_THAT(ToYaml(js, "jobset.x-k8s.io/v1alpha2", "JobSet"),
+              HasSubstr("script: |\n"));
+}
+
 TEST(ToListTest, KubernetesListOfItems) {
   api::JobSet a = SampleJobSet();
   api::JobSet b = SampleJobSet();
