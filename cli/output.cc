@@ -171,18 +171,18 @@ class JsonReformatter {
     // The top level's members are gathered first: whether apiVersion is
     // among them decides what comes first.
     std::vector<std::pair<std::string, std::string>> members;
-    if (!Expect('{')) return false;
+    if (!Accept('{')) return false;
     if (!Peek('}')) {
       do {
         std::string key, value;
-        if (!String(&key) || !Expect(':') ||
+        if (!String(&key) || !Accept(':') ||
             !Member(descriptor, key, indent, &value)) {
           return false;
         }
         members.emplace_back(std::move(key), std::move(value));
       } while (Accept(','));
     }
-    if (!Expect('}')) return false;
+    if (!Accept('}')) return false;
     SkipSpace();
     if (pos_ != in_.size()) return false;
     const bool has_api_version =
@@ -249,49 +249,20 @@ class JsonReformatter {
     SkipSpace();
     if (pos_ >= in_.size()) return false;
     const char c = in_[pos_];
-    const std::string pad(static_cast<size_t>(indent + 4), ' ');
-    const std::string close_pad(static_cast<size_t>(indent), ' ');
     if (c == '{') {
-      ++pos_;
-      if (Accept('}')) {
-        *out += "{}";
-        return true;
-      }
-      *out += "{\n";
-      bool first = true;
-      do {
-        if (!first) *out += ",\n";
-        first = false;
+      return Container('{', '}', indent, out, [&] {
         std::string key;
-        if (!String(&key) || !Expect(':')) return false;
-        absl::StrAppend(out, pad, JsonQuote(key), ": ");
-        if (!Member(shape.descriptor, key, indent, out)) return false;
-      } while (Accept(','));
-      if (!Expect('}')) return false;
-      absl::StrAppend(out, "\n", close_pad, "}");
-      return true;
+        if (!String(&key) || !Accept(':')) return false;
+        absl::StrAppend(out, JsonQuote(key), ": ");
+        return Member(shape.descriptor, key, indent, out);
+      });
     }
     if (c == '[') {
-      ++pos_;
-      if (Accept(']')) {
-        *out += "[]";
-        return true;
-      }
-      *out += "[\n";
-      bool first = true;
-      do {
-        if (!first) *out += ",\n";
-        first = false;
-        *out += pad;
+      return Container('[', ']', indent, out, [&] {
         // Nested arrays (none in protobuf's JSON but a Struct's) are
         // written as they are.
-        if (!Value(element ? Shape{} : shape, indent + 4, true, out)) {
-          return false;
-        }
-      } while (Accept(','));
-      if (!Expect(']')) return false;
-      absl::StrAppend(out, "\n", close_pad, "]");
-      return true;
+        return Value(element ? Shape{} : shape, indent + 4, true, out);
+      });
     }
     if (c == '"') {
       std::string text;
@@ -310,9 +281,35 @@ class JsonReformatter {
     return true;
   }
 
+  // An object's members or an array's elements, `open` at the cursor: one
+  // per line at `indent` + 4, written by `item`; "{}" or "[]" when none.
+  template <typename Item>
+  bool Container(char open, char close, int indent, std::string* out,
+                 const Item& item) {
+    ++pos_;
+    if (Accept(close)) {
+      absl::StrAppend(out, absl::string_view(&open, 1),
+                      absl::string_view(&close, 1));
+      return true;
+    }
+    absl::StrAppend(out, absl::string_view(&open, 1), "\n");
+    bool first = true;
+    do {
+      if (!first) *out += ",\n";
+      first = false;
+      out->append(static_cast<size_t>(indent + 4), ' ');
+      if (!item()) return false;
+    } while (Accept(','));
+    if (!Accept(close)) return false;
+    *out += '\n';
+    out->append(static_cast<size_t>(indent), ' ');
+    *out += close;
+    return true;
+  }
+
   // A string literal, decoded.
   bool String(std::string* out) {
-    if (!Expect('"')) return false;
+    if (!Accept('"')) return false;
     while (pos_ < in_.size()) {
       const char c = in_[pos_++];
       if (c == '"') return true;
@@ -322,48 +319,29 @@ class JsonReformatter {
       }
       if (pos_ >= in_.size()) return false;
       const char e = in_[pos_++];
-      switch (e) {
-        case '"':
-        case '\\':
-        case '/':
-          out->push_back(e);
-          break;
-        case 'b':
-          out->push_back('\b');
-          break;
-        case 'f':
-          out->push_back('\f');
-          break;
-        case 'n':
-          out->push_back('\n');
-          break;
-        case 'r':
-          out->push_back('\r');
-          break;
-        case 't':
-          out->push_back('\t');
-          break;
-        case 'u': {
-          uint32_t code;
-          if (!Hex4(&code)) return false;
-          // A surrogate pair is one code point.
-          if (code >= 0xD800 && code < 0xDC00 && pos_ + 1 < in_.size() &&
-              in_[pos_] == '\\' && in_[pos_ + 1] == 'u') {
-            const size_t save = pos_;
-            pos_ += 2;
-            uint32_t low;
-            if (Hex4(&low) && low >= 0xDC00 && low < 0xE000) {
-              code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
-            } else {
-              pos_ = save;
-            }
-          }
-          AppendUtf8(code, out);
-          break;
-        }
-        default:
-          return false;
+      // The one-letter escapes, then \uXXXX.
+      static constexpr absl::string_view kEscaped = "\"\\/bfnrt";
+      static constexpr absl::string_view kMeant = "\"\\/\b\f\n\r\t";
+      if (const size_t i = kEscaped.find(e); i != absl::string_view::npos) {
+        out->push_back(kMeant[i]);
+        continue;
       }
+      if (e != 'u') return false;
+      uint32_t code;
+      if (!Hex4(&code)) return false;
+      // A surrogate pair is one code point.
+      if (code >= 0xD800 && code < 0xDC00 && pos_ + 1 < in_.size() &&
+          in_[pos_] == '\\' && in_[pos_ + 1] == 'u') {
+        const size_t save = pos_;
+        pos_ += 2;
+        uint32_t low;
+        if (Hex4(&low) && low >= 0xDC00 && low < 0xE000) {
+          code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
+        } else {
+          pos_ = save;
+        }
+      }
+      AppendUtf8(code, out);
     }
     return false;
   }
@@ -393,7 +371,6 @@ class JsonReformatter {
     ++pos_;
     return true;
   }
-  bool Expect(char c) { return Accept(c); }
 
   absl::string_view in_;
   size_t pos_ = 0;
