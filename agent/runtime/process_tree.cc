@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <map>
+#include <set>
 #include <utility>
 
 #include "absl/status/statusor.h"
@@ -109,6 +110,9 @@ std::vector<pid_t> Descendants(pid_t root) {
   // thousands of processes paid thousands of reads per pod).
   std::vector<pid_t> out;
   std::vector<pid_t> todo = {root};
+  // The pod's processes fork and exit while this reads: a pid met twice
+  // (exited and reused below) is walked once, so the walk always ends.
+  std::set<pid_t> seen = {root};
   while (!todo.empty()) {
     const pid_t p = todo.back();
     todo.pop_back();
@@ -117,7 +121,8 @@ std::vector<pid_t> Descendants(pid_t root) {
       pid_t ppid = 0;
       // Gone, a zombie (it has no children left), or already reparented
       // elsewhere since the list was read: not a live descendant.
-      if (!ReadStat(child, &state, &ppid) || state == 'Z' || ppid != p) {
+      if (!ReadStat(child, &state, &ppid) || state == 'Z' || ppid != p ||
+          !seen.insert(child).second) {
         continue;
       }
       out.push_back(child);
