@@ -157,27 +157,36 @@ absl::Status ReadProtoFile(const std::string& path,
   return absl::OkStatus();
 }
 
-absl::StatusOr<uint64_t> ProcStartTime(pid_t pid) {
-  absl::StatusOr<std::string> stat =
+absl::StatusOr<ProcStat> ReadProcStat(pid_t pid) {
+  absl::StatusOr<std::string> text =
       ReadFileToString(absl::StrCat("/proc/", pid, "/stat"));
-  if (!stat.ok()) return absl::NotFoundError(absl::StrCat("no process ", pid));
+  if (!text.ok()) return absl::NotFoundError(absl::StrCat("no process ", pid));
   // The command name (field 2) may hold spaces and parentheses: fields after
   // it are counted from the last ')'.
-  const size_t paren = stat->rfind(')');
+  const size_t paren = text->rfind(')');
   if (paren == std::string::npos) {
     return absl::DataLossError(absl::StrCat("bad /proc/", pid, "/stat"));
   }
   std::vector<absl::string_view> fields = absl::StrSplit(
-      absl::string_view(*stat).substr(paren + 1), ' ', absl::SkipEmpty());
-  // fields[0] is field 3 (state); start time is field 22.
-  uint64_t start = 0;
-  if (fields.size() < 20 || !absl::SimpleAtoi(fields[19], &start)) {
+      absl::string_view(*text).substr(paren + 1), ' ', absl::SkipEmpty());
+  // fields[0] is field 3 (state), fields[1] field 4, fields[19] field 22.
+  ProcStat stat;
+  if (fields.size() < 20 || fields[0].size() != 1 ||
+      !absl::SimpleAtoi(fields[1], &stat.ppid) ||
+      !absl::SimpleAtoi(fields[19], &stat.start_time)) {
     return absl::DataLossError(absl::StrCat("bad /proc/", pid, "/stat"));
   }
-  if (fields[0] == "Z" || fields[0] == "X") {
+  stat.state = fields[0][0];
+  return stat;
+}
+
+absl::StatusOr<uint64_t> ProcStartTime(pid_t pid) {
+  absl::StatusOr<ProcStat> stat = ReadProcStat(pid);
+  if (!stat.ok()) return stat.status();
+  if (stat->exited()) {
     return absl::NotFoundError(absl::StrCat("process ", pid, " exited"));
   }
-  return start;
+  return stat->start_time;
 }
 
 std::string FormatProcessId(const ProcessId& id) {

@@ -97,8 +97,20 @@ absl::Status FsyncDir(const std::string& dir);
 // exists; kInternal naming it otherwise. An existing directory keeps its mode.
 absl::Status MakeDirIfMissing(const std::string& path, mode_t mode = 0700);
 
-// Returns the start time of process `pid` (field 22 of /proc/<pid>/stat, in
-// clock ticks since boot); kNotFound when there is no such process.
+// What /proc/<pid>/stat says of a process.
+struct ProcStat {
+  char state = 0;           // field 3: 'R', 'S', ..., 'Z' (zombie), 'X'
+  pid_t ppid = 0;           // field 4
+  uint64_t start_time = 0;  // field 22, clock ticks since boot
+  // Whether it has exited (a zombie, or dead and not yet gone).
+  bool exited() const { return state == 'Z' || state == 'X'; }
+};
+// kNotFound when there is no such process; kDataLoss when the line does not
+// parse.
+absl::StatusOr<ProcStat> ReadProcStat(pid_t pid);
+
+// Returns the start time of process `pid` (ProcStat::start_time); kNotFound
+// when there is no such process or it has exited.
 absl::StatusOr<uint64_t> ProcStartTime(pid_t pid);
 
 // A process identified so that a reused pid is never mistaken for it.

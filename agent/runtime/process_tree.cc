@@ -20,28 +20,6 @@ namespace jobset::agent {
 
 namespace {
 
-// The state letter and parent pid of `pid` from /proc/PID/stat; false when
-// the process is gone or the line is malformed.
-bool ReadStat(pid_t pid, char* state, pid_t* ppid) {
-  absl::StatusOr<std::string> stat =
-      ReadFileToString(absl::StrCat("/proc/", pid, "/stat"));
-  if (!stat.ok()) return false;
-  // The command name may hold spaces and parentheses: fields follow the last
-  // ')'.
-  const size_t paren = stat->rfind(')');
-  if (paren == std::string::npos) return false;
-  std::vector<absl::string_view> fields = absl::StrSplit(
-      absl::string_view(*stat).substr(paren + 1), ' ', absl::SkipEmpty());
-  int parent = 0;
-  if (fields.size() < 2 || fields[0].size() != 1 ||
-      !absl::SimpleAtoi(fields[1], &parent)) {
-    return false;
-  }
-  *state = fields[0][0];
-  *ppid = parent;
-  return true;
-}
-
 // Whether this kernel lists a task's children in /proc/PID/task/TID/children
 // (CONFIG_PROC_CHILDREN; Debian's kernels have it).
 bool KernelListsChildren() {
@@ -84,10 +62,9 @@ std::vector<pid_t> DescendantsByScan(pid_t root) {
   while (struct dirent* entry = readdir(proc)) {
     int pid = 0;
     if (!absl::SimpleAtoi(entry->d_name, &pid)) continue;
-    char state = 0;
-    pid_t ppid = 0;
-    if (!ReadStat(pid, &state, &ppid) || state == 'Z') continue;
-    children[ppid].push_back(pid);
+    absl::StatusOr<ProcStat> stat = ReadProcStat(pid);
+    if (!stat.ok() || stat->exited()) continue;
+    children[stat->ppid].push_back(pid);
   }
   closedir(proc);
   std::vector<pid_t> out;
@@ -117,11 +94,10 @@ std::vector<pid_t> Descendants(pid_t root) {
     const pid_t p = todo.back();
     todo.pop_back();
     for (pid_t child : ChildrenOf(p)) {
-      char state = 0;
-      pid_t ppid = 0;
-      // Gone, a zombie (it has no children left), or already reparented
+      // Gone, exited (it has no children left), or already reparented
       // elsewhere since the list was read: not a live descendant.
-      if (!ReadStat(child, &state, &ppid) || state == 'Z' || ppid != p ||
+      absl::StatusOr<ProcStat> stat = ReadProcStat(child);
+      if (!stat.ok() || stat->exited() || stat->ppid != p ||
           !seen.insert(child).second) {
         continue;
       }
