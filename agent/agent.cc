@@ -412,27 +412,21 @@ void Agent::StartPod(api::PodAssignment a) {
     ReportFailure(a, "InvalidAssignment", std::string(s.message()));
     return;
   }
+  const int want = ExtendedRequest(a.pod().spec(), kGpu);
+  // Devices of pods that finished are free for admission (DeviceLedger).
+  const std::set<std::string> finished =
+      want > 0 ? FinishedPods() : std::set<std::string>{};
   std::vector<int> gpus;
   std::string no_devices;
   {
     absl::MutexLock lock(&mu_);
     pods_.grace[uid] = GraceOf(a.pod());
-    if (pods_.devices.contains(uid)) return;  // Started before: never twice.
-    const int want = ExtendedRequest(a.pod().spec(), kGpu);
+    if (pods_.devices.Contains(uid)) return;  // Started before: never twice.
     if (want > 0) {
-      int total = 0;
-      auto cap = options_.registration.capacity().find(kGpu);
-      if (cap != options_.registration.capacity().end() &&
-          !absl::SimpleAtoi(cap->second, &total)) {
-        total = 0;
-      }
-      std::set<int> used;
-      for (const auto& [other, ids] : pods_.devices)
-        used.insert(ids.begin(), ids.end());
-      absl::StatusOr<std::vector<int>> picked = PickDevices(want, total, used);
+      absl::StatusOr<std::vector<int>> picked = pods_.devices.Allocate(
+          uid, want, GpuCapacity(), Unrestarted(finished));
       if (picked.ok()) {
         gpus = *picked;
-        pods_.devices[uid] = gpus;
         SaveLedger();
       } else {
         no_devices = absl::StrCat("Allocate failed due to ", kGpu, ": ",
@@ -445,6 +439,29 @@ void Agent::StartPod(api::PodAssignment a) {
     return;
   }
   Launch(std::move(a), gpus);
+}
+
+std::set<std::string> Agent::FinishedPods() {
+  std::set<std::string> finished;
+  for (const PodState& pod : runtime_->List()) {
+    if (Finished(pod.status)) finished.insert(pod.uid);
+  }
+  return finished;
+}
+
+std::set<std::string> Agent::Unrestarted(std::set<std::string> finished) {
+  for (const auto& [uid, order] : pods_.restarts) finished.erase(uid);
+  return finished;
+}
+
+int Agent::GpuCapacity() const {
+  int total = 0;
+  auto cap = options_.registration.capacity().find(kGpu);
+  if (cap == options_.registration.capacity().end() ||
+      !absl::SimpleAtoi(cap->second, &total) || total < 0) {
+    return 0;
+  }
+  return total;
 }
 
 void Agent::Launch(api::PodAssignment a, const std::vector<int>& gpus) {
@@ -564,7 +581,7 @@ void Agent::ReleasePod(const std::string& uid) {
   pods_.exited.erase(uid);
   pods_.restarts.erase(uid);
   pods_.launching.erase(uid);
-  const bool devices = pods_.devices.erase(uid) > 0;
+  const bool devices = pods_.devices.Erase(uid);
   if (pods_.attempts.erase(uid) > 0 || devices) SaveLedger();
 }
 
@@ -628,16 +645,37 @@ void Agent::FinishRestarts(const std::vector<PodState>& pods) {
 }
 
 void Agent::FinishRestart(const std::string& uid) {
+  const std::set<std::string> finished = FinishedPods();
   api::PodAssignment a;
   std::vector<int> gpus;
+  std::string no_devices;
   {
     absl::MutexLock lock(&mu_);
     auto it = pods_.restarts.find(uid);
     if (it == pods_.restarts.end()) return;
     a = std::move(it->second);
     pods_.restarts.erase(it);
-    if (auto d = pods_.devices.find(uid); d != pods_.devices.end())
-      gpus = d->second;
+    gpus = pods_.devices.Of(uid);
+    // While this pod was finished its devices were free for admission: one
+    // given out since then means it is admitted again on others.
+    const std::set<std::string> others = Unrestarted(finished);
+    if (pods_.devices.Contested(uid, others)) {
+      pods_.devices.Erase(uid);
+      absl::StatusOr<std::vector<int>> picked = pods_.devices.Allocate(
+          uid, static_cast<int>(gpus.size()), GpuCapacity(), others);
+      if (picked.ok()) {
+        gpus = *picked;
+      } else {
+        no_devices = absl::StrCat("Allocate failed due to ", kGpu, ": ",
+                                  picked.status().message());
+      }
+      SaveLedger();
+    }
+  }
+  if (!no_devices.empty()) {
+    runtime_->Remove(uid).IgnoreError();
+    ReportFailure(a, "UnexpectedAdmissionError", no_devices);
+    return;
   }
   // The old attempt's state goes (its logs stay); the pod starts again under
   // its uid, on its devices. The ledger says which attempt the runtime's
@@ -838,15 +876,9 @@ void Agent::LoadLedger() {
     }
   }
   std::ifstream in(absl::StrCat(options_.state_dir, "/devices"));
-  std::string uid, ids;
-  while (in >> uid >> ids) {
-    if (!live.contains(uid)) continue;
-    std::vector<int>& d = pods_.devices[uid];
-    for (absl::string_view id : absl::StrSplit(ids, ',', absl::SkipEmpty())) {
-      int i = 0;
-      if (absl::SimpleAtoi(id, &i)) d.push_back(i);
-    }
-  }
+  const std::string text((std::istreambuf_iterator<char>(in)),
+                         std::istreambuf_iterator<char>());
+  pods_.devices = DeviceLedger::Parse(text, live);
 }
 
 namespace {
@@ -865,12 +897,8 @@ void ReplaceFile(const std::string& path, const std::string& text) {
 
 void Agent::SaveLedger() {
   if (options_.state_dir.empty()) return;
-  std::string devices;
-  for (const auto& [uid, ids] : pods_.devices) {
-    absl::StrAppend(&devices, uid, " ",
-                    ids.empty() ? "-" : absl::StrJoin(ids, ","), "\n");
-  }
-  ReplaceFile(absl::StrCat(options_.state_dir, "/devices"), devices);
+  ReplaceFile(absl::StrCat(options_.state_dir, "/devices"),
+              pods_.devices.Serialize());
   std::string attempts;
   for (const auto& [uid, attempt] : pods_.attempts)
     absl::StrAppend(&attempts, uid, " ", attempt, "\n");

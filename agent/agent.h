@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "agent/device_ledger.h"
 #include "agent/metrics.h"
 #include "agent/runtime/runtime.h"
 #include "common/clock.h"
@@ -109,6 +110,14 @@ class Agent {
   // Hands `assignment` to the runtime, on GPUs `gpus`, recording its restart
   // in place attempt.
   void Launch(api::PodAssignment assignment, const std::vector<int>& gpus);
+  // The pods the runtime has that finished (every container gone).
+  std::set<std::string> FinishedPods();
+  // `finished` less the pods whose restart in place waits (they keep their
+  // devices): the pods whose devices are free for admission.
+  std::set<std::string> Unrestarted(std::set<std::string> finished)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The node's nvidia.com/gpu capacity, as registered (0 when none).
+  int GpuCapacity() const;
   // restartStrategy InPlaceRestart: `assignment` is of a later attempt than
   // the pod here runs. Stops it if it still runs, then starts it again under
   // its uid (FinishRestart). Returns false when it is not such an order.
@@ -168,8 +177,8 @@ class Agent {
   struct PodBook {
     // What was last reported (serialized status).
     std::map<std::string, std::string> sent;
-    std::map<std::string, absl::Duration> grace;      // termination grace
-    std::map<std::string, std::vector<int>> devices;  // GPU device indices
+    std::map<std::string, absl::Duration> grace;  // termination grace
+    DeviceLedger devices;                         // GPU device indices
     // Pods ordered to run but not yet reported past Pending (uid ->
     // ordered: their launch timings), and pods whose exit was counted.
     std::map<std::string, absl::Time> launching;

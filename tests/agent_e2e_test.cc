@@ -378,6 +378,43 @@ api::PodSpec& PodTemplate(api::JobSet& js) {
               ->mutable_spec();
 }
 
+// A queue of GPU jobs, the most common ML setup: four rounds of 4-GPU pods on
+// two 8-GPU agents. Each pod that waited is placed as the pods before it
+// finish, and is admitted on their devices, never failed for them.
+TEST_F(AgentE2eTest, FourRoundsOfQueuedGpuPodsAllRunOnTwoAgents) {
+  for (const auto& [node, n] : {std::pair{"node-a", 2}, std::pair{"node-b", 3}})
+    StartAgent(node, n, {"--capacity=cpu=8,memory=4Gi,nvidia.com/gpu=8"});
+  const std::string ran = absl::StrCat(dir_, "/ran");
+  constexpr int kJobSets = 16;  // 4 at a time: 4 rounds.
+  for (int i = 0; i < kJobSets; ++i) {
+    api::JobSet js =
+        ShellJobSet(absl::StrCat("gpu-", i), 1,
+                    absl::StrCat("echo \"$NVIDIA_VISIBLE_DEVICES\" >> ", ran,
+                                 "; sleep 1"))
+            .Build();
+    for (auto* quantities : {PodTemplate(js)
+                                 .mutable_containers(0)
+                                 ->mutable_resources()
+                                 ->mutable_limits(),
+                             PodTemplate(js)
+                                 .mutable_containers(0)
+                                 ->mutable_resources()
+                                 ->mutable_requests()})
+      (*quantities)["nvidia.com/gpu"] = "4";
+    Create(js);
+  }
+  for (int i = 0; i < kJobSets; ++i) {
+    const std::string name = absl::StrCat("gpu-", i);
+    ASSERT_TRUE(
+        Eventually([&] { return !Get(name).status().terminal_state().empty(); },
+                   absl::Seconds(60)))
+        << Get(name).DebugString();
+    EXPECT_EQ(Get(name).status().terminal_state(), "Completed")
+        << Get(name).DebugString();
+  }
+  EXPECT_EQ(CountLines(ran), kJobSets);
+}
+
 TEST_F(AgentE2eTest, TheSecurityContextReachesThePodAndARefusalTheScheduler) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root: the shim changes users";
   StartAgent("node-a", 2);

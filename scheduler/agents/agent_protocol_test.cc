@@ -111,14 +111,18 @@ class AgentProtocolTest : public ::testing::Test {
     hub_.reset();
   }
 
-  // Starts (or restarts, on the same runtime) the agent of node `name`.
-  void StartAgent(const std::string& name, agent::FakeRuntime* runtime) {
+  // Starts (or restarts, on the same runtime) the agent of node `name`, with
+  // `extra` capacity besides one CPU and 1Gi.
+  void StartAgent(const std::string& name, agent::FakeRuntime* runtime,
+                  const std::map<std::string, std::string>& extra = {}) {
     agent::Agent::Options o;
     o.scheduler = server_->address();
     o.registration.set_name(name);
     o.registration.set_address(absl::StrCat("10.0.0.", agents_.size() + 1));
     (*o.registration.mutable_capacity())["cpu"] = "1";
     (*o.registration.mutable_capacity())["memory"] = "1Gi";
+    for (const auto& [name, value] : extra)
+      (*o.registration.mutable_capacity())[name] = value;
     o.tick = absl::Milliseconds(20);
     auto a = std::make_unique<agent::Agent>(o, runtime, RealClock::Get());
     a->Start();
@@ -131,7 +135,8 @@ class AgentProtocolTest : public ::testing::Test {
     api::CreateJobSetRequest req;
     *req.mutable_jobset() = std::move(js);
     api::CreateJobSetResponse resp;
-    ASSERT_TRUE(stub_->CreateJobSet(&ctx, req, &resp).ok());
+    grpc::Status s = stub_->CreateJobSet(&ctx, req, &resp);
+    ASSERT_TRUE(s.ok()) << s.error_message();
   }
 
   api::JobSet Get(const std::string& name) {
@@ -214,6 +219,53 @@ TEST_F(AgentProtocolTest, PodsRunOnAgentsAndTheirExitsCompleteTheJobSet) {
       {"sent_to_received", 2},    {"received_to_started", 2},
       {"started_to_reported", 2}, {"reported_to_committed", 2}};
   EXPECT_EQ(Stages(), want);
+}
+
+// A queue of GPU pods: a pod that waited for devices is placed the moment
+// the pods before it finish, and is admitted on their devices (kubelet frees a
+// finished pod's devices before it admits the next; jobsetd sends releases
+// before runs), never failed with UnexpectedAdmissionError.
+TEST_F(AgentProtocolTest, AQueuedGpuPodRunsOnTheDevicesOfThePodsBeforeIt) {
+  StartAgent("node-a", &a_, {{"nvidia.com/gpu", "8"}});
+  auto gpu_jobset = [](const std::string& name) {
+    JobSetBuilder b(name);
+    b.Replicated("workers", 1)
+        .RestartPolicy("workers", "Never")
+        .BackoffLimit("workers", 0)
+        .Request("workers", "nvidia.com/gpu", "4");
+    api::JobSet js = b.Build();
+    // Extended resources are asked for as limits (requests equal them).
+    (*js.mutable_spec()
+          ->mutable_replicated_jobs(0)
+          ->mutable_template_()
+          ->mutable_spec()
+          ->mutable_template_()
+          ->mutable_spec()
+          ->mutable_containers(0)
+          ->mutable_resources()
+          ->mutable_limits())["nvidia.com/gpu"] = "4";
+    return js;
+  };
+  Create(gpu_jobset("first"));
+  Create(gpu_jobset("second"));
+  ASSERT_TRUE(Eventually([&] { return Running(a_).size() == 2; }));
+  Create(gpu_jobset("third"));
+  ASSERT_TRUE(Eventually(
+      [&] { return Get("third").status().replicated_jobs_status_size() > 0; }));
+  EXPECT_EQ(Running(a_).size(), 2u);  // Waits: the node's 8 GPUs are taken.
+  for (const std::string& uid : Running(a_)) a_.Exit(uid, 0);
+  ASSERT_TRUE(Eventually([&] {
+    return Get("third").status().terminal_state() == "Failed" ||
+           Running(a_).size() == 1;
+  }));
+  EXPECT_EQ(Running(a_).size(), 1u) << Get("third").DebugString();
+  const std::vector<api::PodAssignment> started = a_.started();
+  ASSERT_EQ(started.size(), 3u);
+  EXPECT_EQ(started[2].pod().metadata().name().substr(0, 5), "third");
+  for (const std::string& uid : Running(a_)) a_.Exit(uid, 0);
+  EXPECT_TRUE(Eventually([&] {
+    return Get("third").status().terminal_state() == "Completed";
+  })) << Get("third").DebugString();
 }
 
 // A runtime's pod events (image pulls) go with the pod's next report, even

@@ -95,12 +95,14 @@ absl::Status Applier::Apply(
       commit();
     }
     if (failed.ok()) {
-      // Tell the agents, now that it is durable.
+      // Tell the agents, now that it is durable. Releases go before runs:
+      // a pod placed on what finished pods held is admitted on a node that
+      // has freed their devices (kubelet frees them before it admits).
       for (const PodRef& pod : writes.stops()) fleet_->Stop(pod.node, pod.uid);
-      if (!built) launch = orders();
-      for (Assignment& order : launch) fleet_->Run(std::move(order));
       for (const PodRef& pod : writes.releases())
         fleet_->Release(pod.node, pod.uid);
+      if (!built) launch = orders();
+      for (Assignment& order : launch) fleet_->Run(std::move(order));
       return absl::OkStatus();
     }
     if (failed.code() == absl::StatusCode::kInvalidArgument &&
