@@ -2,13 +2,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/quote.h"
 
 namespace jobset::api {
-namespace {
-
-std::string Quote(absl::string_view s) { return absl::StrCat("\"", s, "\""); }
-
-}  // namespace
 
 void FieldErrors::Invalid(absl::string_view path, absl::string_view value,
                           absl::string_view detail) {
@@ -31,7 +27,7 @@ void FieldErrors::NotSupported(absl::string_view path, absl::string_view value,
       absl::StrCat("Unsupported value: ", Quote(value), ": supported values: ",
                    absl::StrJoin(supported, ", ",
                                  [](std::string* out, absl::string_view s) {
-                                   absl::StrAppend(out, Quote(s));
+                                   AppendQuoted(out, s);
                                  })));
 }
 

@@ -6,8 +6,10 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "common/quote.h"
 
 namespace jobset::api {
 
@@ -23,7 +25,9 @@ struct FieldError {
 };
 
 // Collects every problem of one request so that all of them are reported
-// together, as the Kubernetes API server does. Thread-compatible.
+// together, as the Kubernetes API server does. Every string value it echoes
+// is quoted as Go's %q (common/quote.h), so that a hostile one cannot forge
+// a line or a field of the message. Thread-compatible.
 class FieldErrors {
  public:
   // `path: Invalid value: "value": detail` (the value quoted).
@@ -31,6 +35,13 @@ class FieldErrors {
                absl::string_view detail);
   // `path: Invalid value: 5: detail` (a number, unquoted).
   void Invalid(absl::string_view path, int64_t value, absl::string_view detail);
+  // `path: Invalid value: ["a" "b"]: detail` (a list of strings, as Go's %q
+  // prints one). `values` is any range of strings.
+  template <typename Strings>
+  void InvalidList(absl::string_view path, const Strings& values,
+                   absl::string_view detail) {
+    Add(path, absl::StrCat("Invalid value: ", QuoteList(values), ": ", detail));
+  }
   // `path: Required value` (with `: detail` when given).
   void Required(absl::string_view path, absl::string_view detail = "");
   // `path: Unsupported value: "v": supported values: "A", "B"`.

@@ -1,5 +1,8 @@
 #include "api/field_errors.h"
 
+#include <string>
+#include <vector>
+
 #include "common/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -43,6 +46,31 @@ TEST(FieldErrorsTest, KubernetesWording) {
           "spec.replicatedJobs[1].dependsOn: Too many: 6: must have at most "
           "5 items",
           "spec.x: unknown field"));
+}
+
+TEST(FieldErrorsTest, EscapesHostileValues) {
+  const std::string hostile = "a\"b\nspec.x: Required value\x01";
+  FieldErrors e;
+  e.Invalid("metadata.name", hostile, "must be a DNS-1123 subdomain");
+  e.NotSupported("spec.kind", hostile, {"A\"", "B"});
+  e.Duplicate("spec.replicatedJobs[1].name", hostile);
+  e.InvalidList("rules[0].nonResourceURLs",
+                std::vector<std::string>{"/ok", hostile}, "not here");
+  std::vector<std::string> got;
+  for (const FieldError& error : e.errors()) got.push_back(error.ToString());
+  EXPECT_THAT(
+      got,
+      ::testing::ElementsAre(
+          R"(metadata.name: Invalid value: "a\"b\nspec.x: Required value\x01": )"
+          "must be a DNS-1123 subdomain",
+          R"(spec.kind: Unsupported value: "a\"b\nspec.x: Required value\x01": )"
+          R"(supported values: "A\"", "B")",
+          R"(spec.replicatedJobs[1].name: Duplicate value: )"
+          R"("a\"b\nspec.x: Required value\x01")",
+          R"(rules[0].nonResourceURLs: Invalid value: ["/ok" )"
+          R"("a\"b\nspec.x: Required value\x01"]: not here)"));
+  // No line of the status comes from the value.
+  EXPECT_EQ(e.ToStatus("JobSet \"a\"").message().find('\n'), std::string::npos);
 }
 
 TEST(FieldErrorsTest, ToStatusJoinsAllErrors) {
