@@ -13,21 +13,24 @@
 #include "absl/time/time.h"
 #include "agent/runtime/accelerator_devices.h"
 #include "agent/runtime/runtime.h"
+#include "common/clock.h"
 
 namespace jobset::agent {
 
+namespace cri {
+class CriClient;
 class CriPodWorker;
-struct CriStubs;
+}  // namespace cri
 
 // A Runtime that runs pods as containers of a CRI runtime (containerd,
 // CRI-O) over runtime.v1 gRPC, the way kubelet does: one sandbox per pod on
 // the host network, registry images pulled by the runtime under Kubernetes'
 // pull policies and waiting reasons, and the lifecycle rules of
 // container_lifecycle.h applied by a worker thread per pod (kubelet's pod
-// workers). The assignment and a pod's final status are kept under
-// <work_dir>/pods/<uid>/; everything else is the CRI runtime's, found again
-// by label after an agent restart (containers keep running meanwhile). See
-// agent/runtime/README.md. Thread-safe; one CriRuntime per work_dir.
+// workers, cri/pod_worker.h). The assignment and a pod's final status are kept
+// under <work_dir>/pods/<uid>/; everything else is the CRI runtime's, found
+// again by label after an agent restart (containers keep running meanwhile).
+// See agent/runtime/README.md. Thread-safe; one CriRuntime per work_dir.
 class CriRuntime : public Runtime {
  public:
   struct Options {
@@ -54,6 +57,9 @@ class CriRuntime : public Runtime {
     // the shim does). It can pass the size by what one sync period writes.
     // 0: never rotated.
     int64_t log_cap_bytes = 10 << 20;
+    // The pods' time (their start, back-offs, probes, pull durations);
+    // nullptr: RealClock. It must outlive the runtime.
+    Clock* clock = nullptr;
   };
 
   // Connects, checks that the endpoint speaks runtime.v1 (Version), creates
@@ -81,15 +87,20 @@ class CriRuntime : public Runtime {
   ~CriRuntime() override;
 
  private:
-  explicit CriRuntime(Options options, std::shared_ptr<CriStubs> stubs);
+  CriRuntime(Options options, std::shared_ptr<const cri::CriClient> client,
+             Clock* clock);
   std::string PodDir(const std::string& uid) const;
+  // The worker of pod `assignment`, not running yet.
+  std::unique_ptr<cri::CriPodWorker> NewWorker(
+      api::PodAssignment assignment) const;
   // Starts the worker of a pod whose directory holds its assignment.
   void TakeUp(const std::string& uid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Options options_;
-  const std::shared_ptr<CriStubs> stubs_;
+  const std::shared_ptr<const cri::CriClient> client_;
+  Clock* const clock_;
   mutable absl::Mutex mu_;
-  std::map<std::string, std::unique_ptr<CriPodWorker>> pods_
+  std::map<std::string, std::unique_ptr<cri::CriPodWorker>> pods_
       ABSL_GUARDED_BY(mu_);
 };
 
