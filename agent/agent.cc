@@ -13,6 +13,7 @@
 #include "agent/host.h"
 #include "agent/runtime/cri/cri_log.h"
 #include "agent/runtime/pod_input.h"
+#include "api/env_expansion.h"
 #include "api/pod_phase.h"
 #include "common/log.h"
 
@@ -474,6 +475,13 @@ void Agent::Launch(api::PodAssignment a, const std::vector<int>& gpus) {
   }
   SetPodDevices(gpus, &a);
   AddAcceleratorEnv(gpus, &a);
+  // As kubelet, once the env is complete: $(NAME) in command and args, for
+  // every runtime.
+  api::PodSpec& spec = *a.mutable_pod()->mutable_spec();
+  for (api::Container& c : *spec.mutable_init_containers())
+    api::ExpandCommandAndArgs(&c);
+  for (api::Container& c : *spec.mutable_containers())
+    api::ExpandCommandAndArgs(&c);
   const absl::Time ordered = clock_->Now();
   absl::Status started = runtime_->Start(a);
   if (started.ok()) {

@@ -357,6 +357,31 @@ TEST_F(AgentE2eTest, ASchedulerOutageIsNotAFailure) {
   EXPECT_EQ(CountLines(done), 2);
 }
 
+// A launcher's flags as upstream manifests write them: kubelet expands
+// $(NAME) in command and args from the container's env, and so does every
+// runtime of jobsetd ($$ escapes; an unknown name stays as written).
+TEST_F(AgentE2eTest, CommandAndArgsExpandTheContainersEnv) {
+  StartAgent("node-a", 2);
+  StartAgent("node-b", 3);
+  const std::string out = absl::StrCat(dir_, "/flags");
+  // Two Jobs of one pod each: both pods are index 0 of their Job.
+  JobSetBuilder b = ShellJobSet("expand", 2, "");
+  b.Command("workers",
+            {"/bin/sh", "-c", absl::StrCat("echo \"$0 $1 $2\" >> ", out),
+             "--node_rank=$(JOB_COMPLETION_INDEX)", "$$(JOB_COMPLETION_INDEX)",
+             "$(NO_SUCH_VARIABLE)"});
+  Create(b.Build());
+  ASSERT_TRUE(Finished("expand", "Completed")) << Get("expand").DebugString();
+  std::ifstream in(out);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  std::sort(lines.begin(), lines.end());
+  EXPECT_THAT(lines,
+              ::testing::ElementsAre(
+                  "--node_rank=0 $(JOB_COMPLETION_INDEX) $(NO_SUCH_VARIABLE)",
+                  "--node_rank=0 $(JOB_COMPLETION_INDEX) $(NO_SUCH_VARIABLE)"));
+}
+
 TEST_F(AgentE2eTest, APodThatCannotRunFailsAloneAndTheAgentCarriesOn) {
   StartAgent("node-a", 2);
   JobSetBuilder bad = ShellJobSet("bad", 1, "");

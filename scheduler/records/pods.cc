@@ -1,10 +1,12 @@
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "api/env_expansion.h"
 #include "api/pod_phase.h"
 #include "scheduler/records/conditions.h"
 #include "scheduler/records/constants.h"
@@ -80,6 +82,15 @@ void ResolveEnv(const api::Pod& pod,
     var.set_name(name);
     var.set_value(value);
   }
+  // What an env value's $(NAME) sees (kubelet's): the variables before it.
+  std::map<std::string, std::string, std::less<>> defined;
+  for (const api::EnvVar& var : resolved) defined[var.name()] = var.value();
+  const api::EnvLookup lookup =
+      [&defined](absl::string_view name) -> std::optional<std::string> {
+    auto it = defined.find(name);
+    if (it == defined.end()) return std::nullopt;
+    return it->second;
+  };
   for (int i = 0; i < container->env_size(); ++i) {
     const api::EnvVar& var = container->env(i);
     const api::EnvVarSource& source = var.value_from();
@@ -94,6 +105,7 @@ void ResolveEnv(const api::Pod& pod,
       api::EnvVar& out = resolved.emplace_back();
       out.set_name(var.name());
       out.set_value(*value->second);
+      defined[out.name()] = out.value();
       continue;
     }
     api::EnvVar& out = resolved.emplace_back();
@@ -103,9 +115,14 @@ void ResolveEnv(const api::Pod& pod,
       absl::StatusOr<std::string> field =
           ResolveField(&pod, source.field_ref().field_path());
       out.set_value(field.ok() ? *field : "");
+    } else if (config != nullptr && !var.value().empty()) {
+      // For the agent, as kubelet: a value's $(NAME) is expanded. Clients
+      // see the spec as written.
+      out.set_value(api::ExpandEnvReferences(var.value(), lookup));
     } else {
       out.set_value(var.value());
     }
+    defined[out.name()] = out.value();
   }
   container->clear_env();
   for (api::EnvVar& var : resolved) *container->add_env() = std::move(var);
