@@ -106,9 +106,10 @@ ABSL_FLAG(absl::Duration, node_lost_timeout, absl::Seconds(10),
 ABSL_FLAG(absl::Duration, heartbeat_interval, absl::Seconds(1),
           "How often agents are asked to send a heartbeat");
 ABSL_FLAG(absl::Duration, restart_grace, absl::Seconds(30),
-          "After jobsetd starts, how long known nodes have to reconnect "
-          "before any is declared lost (a scheduler outage is not a node "
-          "failure)");
+          "After jobsetd starts or leads, how long the nodes known before "
+          "have to reconnect before they are declared lost (a scheduler "
+          "outage is not a node failure); a node that has connected since is "
+          "under --node_lost_timeout at once");
 ABSL_FLAG(int64_t, events_per_jobset, 100,
           "Events kept per JobSet (the oldest go first)");
 ABSL_FLAG(absl::Duration, event_max_age, absl::Hours(24),

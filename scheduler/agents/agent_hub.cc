@@ -525,10 +525,15 @@ std::vector<std::string> AgentHub::CheckLiveness() {
   std::vector<std::shared_ptr<Session>> closing;
   {
     absl::MutexLock lock(&mu_);
-    if (now < started_ + options_.restart_grace) return lost;
+    const bool in_grace = now < started_ + options_.restart_grace;
     for (auto& [name, entry] : nodes_) {
       if (!entry.ready) continue;
-      const absl::Time seen = std::max(entry.last_seen, started_);
+      // The grace is for the nodes known before this jobsetd started (a
+      // restart, a failover) to reconnect; a node that has connected to
+      // this one is under the normal timeout at once.
+      const bool connected_here = entry.last_seen != absl::InfinitePast();
+      if (!connected_here && in_grace) continue;
+      const absl::Time seen = connected_here ? entry.last_seen : started_;
       if (now - seen < options_.node_lost_timeout) continue;
       entry.ready = false;
       entry.transition = now;

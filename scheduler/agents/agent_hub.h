@@ -41,9 +41,9 @@ namespace jobset::scheduler {
 //   the controller (an agent speaks only for its own node); the rest are
 //   counted and released.
 // - A node silent for node_lost_timeout is lost: its stream is ended and its
-//   pods fail (NodeSink::LoseNode). After jobsetd starts, no node is declared
-//   lost before restart_grace has passed, so a scheduler outage is not a
-//   node failure.
+//   pods fail (NodeSink::LoseNode). After jobsetd starts (or leads), a node
+//   known before has restart_grace to reconnect, so a scheduler outage is
+//   not a node failure; a node that connected since is under the timeout.
 // - Registrations and cordons are stored (nodes/<name>); liveness is not.
 // Thread-safe.
 class AgentHub final : public AgentFleet {
@@ -52,7 +52,7 @@ class AgentHub final : public AgentFleet {
     absl::Duration node_lost_timeout = absl::Seconds(10);
     // How often agents are asked to heartbeat.
     absl::Duration heartbeat_interval = absl::Seconds(1);
-    // After start, how long nodes have to reconnect before any is lost.
+    // After start, how long the nodes known before have to reconnect.
     absl::Duration restart_grace = absl::Seconds(30);
     Clock* clock = RealClock::Get();
     SchedulerMetrics* metrics = nullptr;  // Null: none.

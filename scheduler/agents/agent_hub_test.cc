@@ -285,6 +285,46 @@ TEST_F(AgentHubTest, WithoutAConfigReferencesStayReferences) {
   EXPECT_EQ(pod.spec().containers(0).env_from_size(), 1);
 }
 
+// As kubelet: an env value's $(NAME) is expanded from the variables before
+// it (jobsetd's, envFrom's, env's earlier entries) for the agent; clients
+// see the value as written.
+TEST_F(AgentHubTest, AnEnvValueExpandsTheVariablesBeforeIt) {
+  auto job = std::make_shared<api::Job>(*MakeJob());
+  api::Container* c = job->mutable_spec()
+                          ->mutable_template_()
+                          ->mutable_spec()
+                          ->mutable_containers(0);
+  c->add_env_from()->mutable_config_map_ref()->set_name("settings");
+  auto add = [c](const char* name, const char* value) {
+    api::EnvVar* v = c->add_env();
+    v->set_name(name);
+    v->set_value(value);
+  };
+  add("URL", "http://$(HOST):8080/$(LATER)");
+  add("LATER", "x");
+  add("FLAGS", "--node=$(NODE) --level=$(LEVEL) $$(HOST) $(JOBSET_NAME)");
+  auto config = std::make_shared<api::PodConfig>();
+  config->env["main"].from = {{"HOST", "db.local"}, {"LEVEL", "3"}};
+  const api::Pod client_view = OrderOn("n1", "a", {}, job).Pod();
+  Assignment order = OrderOn("n1", "a", {}, job);
+  order.config = config;
+  hub_->Run(std::move(order));
+  auto s = Connect(HelloFrom("n1"));
+  std::vector<api::SchedulerMessage> got = Drain(*s);
+  ASSERT_THAT(got, SizeIs(1));
+  ASSERT_THAT(got[0].welcome().pods(), SizeIs(1));
+  std::map<std::string, std::string> env;
+  for (const api::EnvVar& var :
+       got[0].welcome().pods(0).pod().spec().containers(0).env())
+    env[var.name()] = var.value();
+  EXPECT_EQ(env["URL"], "http://db.local:8080/$(LATER)");
+  EXPECT_EQ(env["FLAGS"], "--node=n1 --level=3 $(HOST) ");
+  std::map<std::string, std::string> seen;
+  for (const api::EnvVar& var : client_view.spec().containers(0).env())
+    seen[var.name()] = var.value();
+  EXPECT_EQ(seen["URL"], "http://$(HOST):8080/$(LATER)");
+}
+
 TEST_F(AgentHubTest, FencesReportsAboutPodsNotAssignedToTheNode) {
   hub_->Run(OrderOn("n1", "mine"));
   hub_->Run(OrderOn("n2", "theirs"));
@@ -431,16 +471,18 @@ TEST_F(AgentHubTest, HeartbeatsAreAcknowledged) {
               StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
-TEST_F(AgentHubTest, ASilentNodeIsLostOnlyAfterTheGraceAndTheTimeout) {
+TEST_F(AgentHubTest, ASilentNodeIsLostAfterTheTimeoutEvenWithinTheGrace) {
+  // The grace is for nodes known before this jobsetd started: a node that
+  // connected to it is under the normal timeout at once.
   int cancels = 0;
   auto s = Connect(HelloFrom("n1"), &cancels);
   Drain(*s);
-  clock_.Advance(absl::Seconds(9));  // Silent 9s, but within the grace.
+  clock_.Advance(absl::Seconds(4));  // Silent 4s: within the timeout.
   EXPECT_THAT(hub_->CheckLiveness(), IsEmpty());
-  clock_.Advance(absl::Seconds(2));
+  clock_.Advance(absl::Seconds(1));  // 5s, still within the 10s grace.
   EXPECT_THAT(hub_->CheckLiveness(), ElementsAre("n1"));
   EXPECT_THAT(sink_.lost, ElementsAre("n1:NodeLost"));
-  EXPECT_THAT(sink_.last_message, HasSubstr("no heartbeat for 11s"));
+  EXPECT_THAT(sink_.last_message, HasSubstr("no heartbeat for 5s"));
   EXPECT_EQ(cancels, 1);
   EXPECT_EQ(Ready(*hub_->GetNode("n1")), "Unknown");
   // Lost once, not again.
@@ -454,6 +496,21 @@ TEST_F(AgentHubTest, ASilentNodeIsLostOnlyAfterTheGraceAndTheTimeout) {
   auto again = Connect(HelloFrom("n1"));
   EXPECT_EQ(Ready(*hub_->GetNode("n1")), "True");
   EXPECT_TRUE(sink_.nodes.back().ready);
+}
+
+TEST_F(AgentHubTest, ANodeKnownBeforeARestartHasTheGraceToReconnect) {
+  auto s = Connect(HelloFrom("n1"));
+  auto other = Connect(HelloFrom("n2"));
+  Start();  // jobsetd restarts (or another replica leads): both are stored.
+  auto back = Connect(HelloFrom("n2"));  // n2 reconnects at once.
+  Drain(*back);
+  clock_.Advance(absl::Seconds(9));  // n1 silent 9s, within the grace.
+  // n2 reconnected to this jobsetd and then went silent: the normal timeout.
+  EXPECT_THAT(hub_->CheckLiveness(), ElementsAre("n2"));
+  clock_.Advance(absl::Seconds(2));  // The grace is over: n1 is lost.
+  EXPECT_THAT(hub_->CheckLiveness(), ElementsAre("n1"));
+  EXPECT_THAT(sink_.last_message, HasSubstr("no heartbeat for 11s"));
+  EXPECT_THAT(hub_->CheckLiveness(), IsEmpty());
 }
 
 TEST_F(AgentHubTest, AHeartbeatingNodeIsNeverLost) {
