@@ -3,21 +3,22 @@
 #include <set>
 #include <string>
 
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "api/capabilities.h"
 #include "api/names.h"
+#include "common/quote.h"
 
 namespace jobset::agent {
 namespace {
 
-// Long values are cut in messages: the refusal itself must stay small.
+// Quoted as Go's %q (common/quote.h). Long values are cut in messages: the
+// refusal itself must stay small.
 std::string Quoted(absl::string_view value) {
   constexpr size_t kShown = 100;
-  std::string shown = absl::CEscape(value.substr(0, kShown));
-  if (value.size() > kShown) absl::StrAppend(&shown, "...");
-  return absl::StrCat("\"", shown, "\"");
+  std::string quoted = Quote(value.substr(0, kShown));
+  if (value.size() > kShown) quoted.insert(quoted.size() - 1, "...");
+  return quoted;
 }
 
 absl::Status Invalid(absl::string_view field, absl::string_view value,

@@ -305,7 +305,7 @@ TEST(PodInputTest, ConfigVolumes) {
        [](api::PodAssignment* a) { SecretFile(a, 0)->set_path("a/./b"); }},
       {"config_volumes[0].files[0].path: invalid value \"dir/\"",
        [](api::PodAssignment* a) { SecretFile(a, 0)->set_path("dir/"); }},
-      {"config_volumes[0].files[0].path: invalid value \"a\\000b\": must "
+      {"config_volumes[0].files[0].path: invalid value \"a\\x00b\": must "
        "not contain NUL",
        [](api::PodAssignment* a) {
          SecretFile(a, 0)->set_path(std::string("a\0b", 3));
@@ -391,7 +391,7 @@ TEST(PodInputTest, PullCredentials) {
        [](api::PodAssignment* a) {
          a->mutable_pull_credentials(0)->set_server("r\nevil");
        }},
-      {"pull_credentials[0].server: invalid value \"r\\000x\"",
+      {"pull_credentials[0].server: invalid value \"r\\x00x\"",
        [](api::PodAssignment* a) {
          a->mutable_pull_credentials(0)->set_server(std::string("r\0x", 3));
        }},
