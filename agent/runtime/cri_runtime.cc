@@ -15,7 +15,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "agent/runtime/container_lifecycle.h"
 #include "agent/runtime/cri/cri_client.h"
 #include "agent/runtime/cri/cri_config.h"
 #include "agent/runtime/cri/pod_worker.h"
