@@ -633,6 +633,15 @@ std::string Identity::cert_pem() {
   return files_.cert_pem;
 }
 
+bool Identity::AwaitCertificateOtherThan(const std::string& pem,
+                                         absl::Duration timeout) {
+  absl::MutexLock lock(&mu_);
+  auto changed = [this, &pem]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return files_.cert_pem != pem;
+  };
+  return mu_.AwaitWithTimeout(absl::Condition(&changed), timeout);
+}
+
 bool IsLoopbackTarget(absl::string_view target) {
   std::string host;
   if (absl::StartsWith(target, "[")) {

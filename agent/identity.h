@@ -115,6 +115,10 @@ class Identity {
   absl::Time renew_at();
   // The current certificate's PEM.
   std::string cert_pem();
+  // Waits (real time, at most `timeout`) until the current certificate is
+  // not `pem` (a renewal replaced it); returns whether it is not.
+  bool AwaitCertificateOtherThan(const std::string& pem,
+                                 absl::Duration timeout);
 
  private:
   struct Files {

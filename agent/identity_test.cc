@@ -11,13 +11,13 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
-#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "agent/agent.h"
 #include "agent/fake_runtime.h"
@@ -60,6 +60,10 @@ struct FakeState {
   int cluster_info_calls = 0;
   int join_calls = 0;
   int renew_calls = 0;
+  int connect_calls = 0;
+  // Certificates (PEM) the agent stream refuses as jobsetd refuses a
+  // revoked one.
+  std::set<std::string> revoked;
   std::string last_peer_pem;  // any call's client certificate
   std::string connect_cn;     // AgentService.Connect's client CN
   std::string hello_name;
@@ -74,7 +78,7 @@ absl::StatusOr<std::string> Issue(FakeState* state, const std::string& name,
   request.uris = {absl::StrCat("jobsetd://node/", name)};
   request.client_auth = true;
   const absl::Time now = state->issue_time == absl::InfinitePast()
-                             ? absl::Now()
+                             ? RealClock::Get()->Now()
                              : state->issue_time;
   return auth::IssueCertificate(state->ca, csr, request, now);
 }
@@ -157,6 +161,15 @@ class FakeAgentService final : public api::AgentService::Service {
       grpc::ServerContext* context,
       grpc::ServerReaderWriter<api::SchedulerMessage, api::AgentMessage>*
           stream) override {
+    {
+      absl::MutexLock lock(&state_->mu);
+      ++state_->connect_calls;
+      if (state_->revoked.contains(PeerValue(context, "x509_pem_cert"))) {
+        // What scheduler/auth/request_auth.cc answers.
+        return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                            "certificate has been revoked");
+      }
+    }
     api::AgentMessage hello;
     if (!stream->Read(&hello)) return grpc::Status::OK;
     {
@@ -194,7 +207,7 @@ class FakeJobsetd {
     leaf.server_auth = true;
     leaf.validity = auth::kServerCertValidity;
     absl::StatusOr<auth::KeyAndCert> server =
-        auth::IssueKeyAndCertificate(server_ca, leaf, absl::Now());
+        auth::IssueKeyAndCertificate(server_ca, leaf, RealClock::Get()->Now());
     EXPECT_THAT(server.status(), IsOk());
     grpc::SslServerCredentialsOptions ssl(
         GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_AND_VERIFY);
@@ -266,7 +279,7 @@ class IdentityTest : public ::testing::Test {
 
   // The real time: the TLS handshakes check certificates against it, so
   // the fake clock starts there.
-  static absl::Time Now() { return absl::Now(); }
+  static absl::Time Now() { return RealClock::Get()->Now(); }
 
   std::string Token(const std::string& secret = kTokenSecret) const {
     auth::JoinToken token;
@@ -326,11 +339,7 @@ TEST_F(IdentityTest, JoinStoresFilesThenTheAgentConnectsWithMtls) {
   options.server_name = "server.jobsetd";
   Agent agent(options, &runtime, &clock_);
   agent.Start();
-  const absl::Time deadline = absl::Now() + absl::Seconds(20);
-  while (!agent.welcomed() && absl::Now() < deadline) {
-    absl::SleepFor(absl::Milliseconds(10));
-  }
-  EXPECT_TRUE(agent.welcomed());
+  EXPECT_TRUE(agent.AwaitWelcomed(true, absl::Seconds(20)));
   agent.Shutdown();
   FakeState& s = server_->state();
   absl::MutexLock lock(&s.mu);
@@ -559,10 +568,7 @@ TEST_F(IdentityTest, TheRenewalThreadRenewsWhenDue) {
   const std::string old_cert = (*id)->cert_pem();
   (*id)->StartRenewing(absl::Milliseconds(10));
   clock_.SetTime((*id)->renew_at());
-  const absl::Time deadline = absl::Now() + absl::Seconds(20);
-  while ((*id)->cert_pem() == old_cert && absl::Now() < deadline) {
-    absl::SleepFor(absl::Milliseconds(10));
-  }
+  EXPECT_TRUE((*id)->AwaitCertificateOtherThan(old_cert, absl::Seconds(20)));
   (*id)->StopRenewing();
   EXPECT_NE((*id)->cert_pem(), old_cert);
   absl::MutexLock lock(&server_->state().mu);
@@ -591,14 +597,50 @@ TEST_F(IdentityTest, TheAgentAsksForCredentialsAtEveryAttempt) {
   options.server_name = "server.jobsetd";
   Agent agent(options, &runtime, &clock_);
   agent.Start();
-  const absl::Time deadline = absl::Now() + absl::Seconds(20);
-  while (!agent.welcomed() && absl::Now() < deadline) {
-    absl::SleepFor(absl::Milliseconds(10));
-  }
-  EXPECT_TRUE(agent.welcomed());
+  EXPECT_TRUE(agent.AwaitWelcomed(true, absl::Seconds(20)));
   agent.Shutdown();
   absl::MutexLock lock(&mu);
   EXPECT_GE(asked, 3);  // 3, unless the stream dropped since
+}
+
+// Issue 39 item 8: a node whose certificate jobsetd revoked (the node was
+// deleted) used to retry forever, about once a second, with that
+// certificate. The agent says so once and stops connecting; jobset-agent
+// then exits non-zero.
+TEST_F(IdentityTest, ARevokedCertificateIsSaidOnceAndNotRetried) {
+  absl::StatusOr<std::unique_ptr<Identity>> id =
+      Identity::Open(Options(), Token(), &clock_);
+  ASSERT_THAT(id.status(), IsOk());
+  {
+    absl::MutexLock lock(&server_->state().mu);
+    server_->state().revoked.insert((*id)->cert_pem());
+  }
+  absl::Mutex mu;
+  std::vector<std::string> revocations;
+  FakeRuntime runtime;
+  Agent::Options options;
+  options.scheduler = server_->target();
+  options.registration.set_name("node-a");
+  options.min_backoff = absl::Milliseconds(10);
+  options.max_backoff = absl::Milliseconds(20);
+  options.credentials = [&] { return (*id)->ChannelCredentials(); };
+  options.server_name = "server.jobsetd";
+  options.on_revoked = [&](const std::string& message) {
+    absl::MutexLock lock(&mu);
+    revocations.push_back(message);
+  };
+  Agent agent(options, &runtime, &clock_);
+  agent.Start();
+  ASSERT_TRUE(agent.AwaitRevoked(absl::Seconds(20)));
+  EXPECT_FALSE(agent.welcomed());
+  agent.Shutdown();
+  {
+    absl::MutexLock lock(&server_->state().mu);
+    EXPECT_EQ(server_->state().connect_calls, 1);
+  }
+  absl::MutexLock lock(&mu);
+  EXPECT_EQ(revocations,
+            std::vector<std::string>{"certificate has been revoked"});
 }
 
 TEST_F(IdentityTest, FailedRenewalBacksOffAndKeepsTheOldCertificate) {
