@@ -1,5 +1,6 @@
 #include "cli/args.h"
 
+#include <optional>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -444,43 +445,6 @@ std::string ServerAddress(const Invocation& invocation, const char* env) {
   if (invocation.Has("server")) return invocation.Get("server", "");
   if (env != nullptr && *env != '\0') return env;
   return std::string(kDefaultServer);
-}
-
-std::optional<std::string> CanonicalType(absl::string_view type) {
-  const std::string t = absl::AsciiStrToLower(type);
-  auto any = [&](std::initializer_list<absl::string_view> names) {
-    for (absl::string_view n : names) {
-      if (t == n) return true;
-    }
-    return false;
-  };
-  if (any({"jobsets", "jobset", "js", "jobsets.jobset.x-k8s.io"})) {
-    return "jobsets";
-  }
-  if (any({"jobs", "job"})) return "jobs";
-  if (any({"pods", "pod", "po"})) return "pods";
-  if (any({"nodes", "node", "no"})) return "nodes";
-  if (any({"events", "event", "ev"})) return "events";
-  if (any({"tokens", "token"})) return "tokens";
-  if (any({"namespaces", "namespace", "ns"})) return "namespaces";
-  if (any({"secrets", "secret"})) return "secrets";
-  if (any({"configmaps", "configmap", "cm"})) return "configmaps";
-  if (any({"roles", "role", "roles.rbac.authorization.k8s.io"})) {
-    return "roles";
-  }
-  if (any({"rolebindings", "rolebinding",
-           "rolebindings.rbac.authorization.k8s.io"})) {
-    return "rolebindings";
-  }
-  if (any({"clusterroles", "clusterrole",
-           "clusterroles.rbac.authorization.k8s.io"})) {
-    return "clusterroles";
-  }
-  if (any({"clusterrolebindings", "clusterrolebinding",
-           "clusterrolebindings.rbac.authorization.k8s.io"})) {
-    return "clusterrolebindings";
-  }
-  return std::nullopt;
 }
 
 }  // namespace jobset::cli

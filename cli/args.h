@@ -2,7 +2,6 @@
 #define JOBSET_CLI_ARGS_H_
 
 #include <map>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -82,14 +81,6 @@ absl::StatusOr<absl::Duration> ParseDurationFlag(absl::string_view flag,
 // Resolves the server address: --server, else $JOBSET_SERVER (`env`, may be
 // null), else 127.0.0.1:7070.
 std::string ServerAddress(const Invocation& invocation, const char* env);
-
-// The canonical resource type for what kubectl users type: "jobsets",
-// "jobset", "js" -> "jobsets"; "jobs", "job" -> "jobs"; "pods", "pod", "po"
-// -> "pods"; "nodes", "node", "no" -> "nodes"; "events", "event", "ev" ->
-// "events"; "tokens"; "roles", "rolebindings", "clusterroles",
-// "clusterrolebindings" (singular, or with .rbac.authorization.k8s.io).
-// nullopt for anything else.
-std::optional<std::string> CanonicalType(absl::string_view type);
 
 }  // namespace jobset::cli
 

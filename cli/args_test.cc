@@ -169,26 +169,6 @@ TEST(ParseDurationFlagTest, AcceptsGoDurationsAndSeconds) {
               StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
-TEST(CanonicalTypeTest, KubectlAliases) {
-  EXPECT_EQ(CanonicalType("js"), "jobsets");
-  EXPECT_EQ(CanonicalType("JobSet"), "jobsets");
-  EXPECT_EQ(CanonicalType("po"), "pods");
-  EXPECT_EQ(CanonicalType("job"), "jobs");
-  EXPECT_EQ(CanonicalType("no"), "nodes");
-  EXPECT_EQ(CanonicalType("ev"), "events");
-  EXPECT_EQ(CanonicalType("deployments"), std::nullopt);
-  EXPECT_EQ(CanonicalType("token"), "tokens");
-  EXPECT_EQ(CanonicalType("Role"), "roles");
-  EXPECT_EQ(CanonicalType("clusterrolebindings.rbac.authorization.k8s.io"),
-            "clusterrolebindings");
-  EXPECT_EQ(CanonicalType("rolebinding"), "rolebindings");
-  EXPECT_EQ(CanonicalType("ns"), "namespaces");
-  EXPECT_EQ(CanonicalType("Namespace"), "namespaces");
-  EXPECT_EQ(CanonicalType("secret"), "secrets");
-  EXPECT_EQ(CanonicalType("cm"), "configmaps");
-  EXPECT_EQ(CanonicalType("ConfigMap"), "configmaps");
-}
-
 TEST(ArgsTest, RepeatedFlagsKeepEveryValue) {
   absl::StatusOr<Invocation> invocation = ParseCommandLine(
       {"create", "secret", "generic", "s", "--from-literal=a=1",

@@ -8,11 +8,6 @@
 namespace jobset::cli {
 namespace {
 
-constexpr absl::string_view kTypes =
-    "jobsets jobs pods nodes events namespaces secrets configmaps tokens "
-    "roles rolebindings "
-    "clusterroles clusterrolebindings";
-
 // The flags of `flags` as the shell sees them: --name and -x.
 std::string FlagWords(const std::vector<FlagSpec>& flags) {
   std::vector<std::string> words;
@@ -47,7 +42,8 @@ std::string ValuedFlagPattern(const std::vector<CommandSpec>& commands) {
 }  // namespace
 
 absl::StatusOr<std::string> CompletionScript(
-    absl::string_view shell, const std::vector<CommandSpec>& commands) {
+    absl::string_view shell, const std::vector<CommandSpec>& commands,
+    const std::vector<std::string>& types) {
   if (shell != "bash" && shell != "zsh") {
     return absl::InvalidArgumentError(absl::StrCat(
         "unsupported shell type \"", shell, "\" (use bash or zsh)"));
@@ -125,7 +121,7 @@ absl::StatusOr<std::string> CompletionScript(
       "        get|describe|delete|suspend|resume|wait)\n"
       "            if [[ -z \"$type\" ]]; then\n"
       "                COMPREPLY=( $(compgen -W \"",
-      kTypes,
+      absl::StrJoin(types, " "),
       "\" -- \"$cur\") )\n"
       "            else\n"
       "                COMPREPLY=( $(compgen -W \"$(_jobsetctl_names \"$type\" "

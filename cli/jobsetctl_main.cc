@@ -1,5 +1,5 @@
 // jobsetctl: the kubectl-shaped command line for jobsetd. Everything but
-// reading argv and the environment lives in cli/commands.h.
+// reading argv, the environment and the real clock lives in cli/commands.h.
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -12,5 +12,6 @@ int main(int argc, char** argv) {
   env.server = std::getenv("JOBSET_SERVER");
   env.config = std::getenv("JOBSETCONFIG");
   env.home = std::getenv("HOME");
-  return jobset::cli::Main(args, env, jobset::cli::Io());
+  return jobset::cli::Main(args, env, jobset::cli::Io(),
+                           *jobset::cli::RealClock::Get());
 }

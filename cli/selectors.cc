@@ -94,29 +94,6 @@ bool FieldSelector::Matches(const Value& object) const {
   return true;
 }
 
-std::vector<std::string> SupportedFields(absl::string_view type) {
-  if (type == "pods") {
-    return {"metadata.name",      "metadata.namespace", "spec.nodeName",
-            "spec.restartPolicy", "status.phase",       "status.podIP"};
-  }
-  if (type == "nodes") return {"metadata.name", "spec.unschedulable"};
-  if (type == "events") {
-    return {"metadata.name", "metadata.namespace", "reason", "type"};
-  }
-  if (type == "jobs") {
-    return {"metadata.name", "metadata.namespace", "status.successful"};
-  }
-  if (type == "jobsets") return {"metadata.name", "metadata.namespace"};
-  if (type == "secrets") {
-    return {"metadata.name", "metadata.namespace", "type"};
-  }
-  if (type == "configmaps") return {"metadata.name", "metadata.namespace"};
-  if (type == "roles" || type == "rolebindings") {
-    return {"metadata.name", "metadata.namespace"};
-  }
-  return {"metadata.name"};
-}
-
 std::string FieldText(const Value& object, absl::string_view path) {
   const Value* value = &object;
   for (absl::string_view part : absl::StrSplit(path, '.')) {

@@ -44,12 +44,6 @@ class FieldSelector {
   std::vector<Requirement> requirements_;
 };
 
-// The fields `get --field-selector` accepts for a canonical type ("pods":
-// metadata.name, metadata.namespace, spec.nodeName, spec.restartPolicy,
-// status.phase, status.podIP; every type: metadata.name and, when
-// namespaced, metadata.namespace).
-std::vector<std::string> SupportedFields(absl::string_view type);
-
 // Returns the field at a dotted `path` of `object` as text: a string as it
 // is, a number or bool as JSON writes it, "" when absent or null.
 std::string FieldText(const google::protobuf::Value& object,

@@ -21,6 +21,13 @@ constexpr absl::string_view kPod = R"json({
   "status": {"phase": "Pending"}
 })json";
 
+// The fields get accepts for pods and JobSets (cli/cmd/kinds.cc).
+const std::vector<std::string> kPodFields = {
+    "metadata.name",      "metadata.namespace", "spec.nodeName",
+    "spec.restartPolicy", "status.phase",       "status.podIP"};
+const std::vector<std::string> kJobSetFields = {"metadata.name",
+                                                "metadata.namespace"};
+
 struct Case {
   std::string selector;
   bool want;
@@ -42,7 +49,7 @@ TEST(FieldSelectorTest, MatchesAsKubernetes) {
            {"spec.nodeName=n1", false},
        }) {
     absl::StatusOr<FieldSelector> selector =
-        FieldSelector::Parse(c.selector, SupportedFields("pods"));
+        FieldSelector::Parse(c.selector, kPodFields);
     ASSERT_TRUE(selector.ok()) << c.selector << ": " << selector.status();
     EXPECT_EQ(selector->Matches(pod), c.want) << c.selector;
   }
@@ -50,16 +57,16 @@ TEST(FieldSelectorTest, MatchesAsKubernetes) {
 
 TEST(FieldSelectorTest, RejectsInKubernetesWords) {
   absl::StatusOr<FieldSelector> unsupported =
-      FieldSelector::Parse("spec.foo=x", SupportedFields("pods"));
+      FieldSelector::Parse("spec.foo=x", kPodFields);
   EXPECT_EQ(unsupported.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(unsupported.status().message(),
             "field label not supported: spec.foo");
   absl::StatusOr<FieldSelector> jobset_phase =
-      FieldSelector::Parse("spec.nodeName=a", SupportedFields("jobsets"));
+      FieldSelector::Parse("spec.nodeName=a", kJobSetFields);
   EXPECT_THAT(std::string(jobset_phase.status().message()),
               HasSubstr("field label not supported: spec.nodeName"));
   absl::StatusOr<FieldSelector> garbage =
-      FieldSelector::Parse("status.phase", SupportedFields("pods"));
+      FieldSelector::Parse("status.phase", kPodFields);
   EXPECT_EQ(garbage.status().message(),
             "invalid selector: 'status.phase'; can't understand "
             "'status.phase'");
@@ -67,7 +74,7 @@ TEST(FieldSelectorTest, RejectsInKubernetesWords) {
 
 TEST(FieldSelectorTest, EscapedSeparators) {
   absl::StatusOr<FieldSelector> selector = FieldSelector::Parse(
-      R"(metadata.name=a\,b,status.phase!=x\=y)", SupportedFields("pods"));
+      R"(metadata.name=a\,b,status.phase!=x\=y)", kPodFields);
   ASSERT_TRUE(selector.ok()) << selector.status();
   ASSERT_EQ(selector->requirements().size(), 2u);
   EXPECT_EQ(selector->requirements()[0].value, "a,b");
