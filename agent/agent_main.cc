@@ -1,7 +1,9 @@
 // jobset-agent: runs a host's pods for jobsetd. Dials --scheduler, registers
 // the host and runs what it is told until SIGTERM or SIGINT; pods keep
 // running when the agent stops (each has its own supervisor), and a
-// restarted agent re-attaches to them.
+// restarted agent re-attaches to them. Exits 3 (after 10 s) when jobsetd
+// revoked the node's certificate.
+#include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -117,6 +119,13 @@ ABSL_FLAG(int64_t, container_log_max_bytes, int64_t{10} << 20,
 namespace jobset::agent {
 namespace {
 
+// How long a revoked agent waits before it exits non-zero: a supervisor that
+// restarts it (systemd Restart=) does not spin, and jobsetd sees one refused
+// stream per restart rather than one a second.
+constexpr absl::Duration kRevokedExitDelay = absl::Seconds(10);
+// jobset-agent's exit status when jobsetd revoked the node's certificate.
+constexpr int kRevokedExit = 3;
+
 int Fail(const std::string& message) {
   JOBSET_LOG(ERROR) << message;
   return 2;
@@ -204,6 +213,7 @@ int Main(const char* argv0) {
   options.state_dir = work_dir;
 
   std::unique_ptr<Identity> identity;
+  std::string pki_dir;
   if (absl::GetFlag(FLAGS_insecure)) {
     for (absl::string_view target : absl::StrSplit(options.scheduler, ',')) {
       if (IsLoopbackTarget(target)) continue;
@@ -220,6 +230,7 @@ int Main(const char* argv0) {
     if (!token.ok()) return Fail(std::string(token.status().message()));
     Identity::Options io;
     io.pki_dir = (std::filesystem::path(work_dir) / "pki").string();
+    pki_dir = io.pki_dir;
     io.node_name = name;
     io.scheduler = options.scheduler;
     io.server_name = absl::GetFlag(FLAGS_server_name);
@@ -303,7 +314,18 @@ int Main(const char* argv0) {
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGUSR1);  // From on_revoked, to this thread only.
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  const pthread_t main_thread = pthread_self();
+  // jobsetd revoked the node's certificate (the node was deleted, or its
+  // certificate revoked): no retry can succeed, so the agent exits non-zero
+  // and a supervisor shows it failed. It does not rejoin with
+  // --join_token_file even when the token still works: deleting a node
+  // revokes it so that it does not come back, and an agent that rejoined at
+  // once would undo every delete. Rejoining is the operator's call.
+  options.on_revoked = [main_thread](const std::string&) {
+    pthread_kill(main_thread, SIGUSR1);
+  };
 
   AgentMetrics metrics;
   options.metrics = &metrics;
@@ -332,12 +354,32 @@ int Main(const char* argv0) {
   std::fflush(stdout);
   int signal = 0;
   sigwait(&signals, &signal);
-  std::printf("jobset-agent: %s, stopping (pods keep running)\n",
-              strsignal(signal));
-  std::fflush(stdout);
+  int status = 0;
+  if (signal == SIGUSR1) {
+    JOBSET_LOG(ERROR) << "exiting with status " << kRevokedExit << " in "
+                      << absl::FormatDuration(kRevokedExitDelay)
+                      << ": jobsetd revoked this node's certificate; to "
+                         "rejoin, remove "
+                      << pki_dir
+                      << "/node.crt and start jobset-agent with "
+                         "--join_token_file holding a current join token "
+                         "(pods keep running)";
+    status = kRevokedExit;
+    // SIGTERM or SIGINT meanwhile: stop at once (still revoked: status 3).
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGTERM);
+    sigaddset(&stop, SIGINT);
+    const timespec delay = absl::ToTimespec(kRevokedExitDelay);
+    sigtimedwait(&stop, nullptr, &delay);
+  } else {
+    std::printf("jobset-agent: %s, stopping (pods keep running)\n",
+                strsignal(signal));
+    std::fflush(stdout);
+  }
   agent.Shutdown();
   if (identity != nullptr) identity->StopRenewing();
-  return 0;
+  return status;
 }
 
 }  // namespace
