@@ -153,11 +153,19 @@ absl::StatusOr<Caller> RequestAuth::Authorize(
     grpc::ServerContext* context, const auth::Attributes& attrs) const {
   absl::StatusOr<Caller> caller = Authenticate(*context);
   if (!caller.ok()) {
-    Audit(*context, caller, attrs, false);
+    Audit(*context, nullptr, attrs, false, "");
     return caller.status();
   }
-  bool allowed = Allows(*caller, attrs, nullptr);
-  Audit(*context, caller, attrs, allowed);
+  std::string reason;  // Only the audit log reads it.
+  bool allowed =
+      Allows(*caller, attrs, options_.audit != nullptr ? &reason : nullptr);
+  if (allowed && !reason.empty()) {
+    reason = absl::StrCat("RBAC: ", reason);  // as Kubernetes' RBAC says it
+  } else if (!allowed && !caller->node.empty()) {
+    reason =
+        "a node may call only the agents' methods (RBAC grants nodes nothing)";
+  }
+  Audit(*context, &*caller, attrs, allowed, std::move(reason));
   if (!allowed) {
     return absl::PermissionDeniedError(
         auth::ForbiddenMessage(caller->user, attrs));
@@ -169,33 +177,41 @@ absl::StatusOr<Caller> RequestAuth::AuthenticateNode(
     grpc::ServerContext* context, absl::string_view what) const {
   absl::StatusOr<Caller> caller = Authenticate(*context);
   auth::Attributes attrs{.verb = "update", .resource = "nodes"};
-  if (caller.ok() && caller->node.empty() &&
-      !(options_.insecure && caller->method == "insecure-dev")) {
-    caller = absl::UnauthenticatedError(
-        absl::StrCat(what, " requires a node certificate (user \"",
-                     caller->user.name, "\" is not a node)"));
+  if (!caller.ok()) {
+    Audit(*context, nullptr, attrs, false, "");
+    return caller;
   }
-  if (caller.ok()) attrs.name = caller->node;
-  Audit(*context, caller, attrs, caller.ok());
+  if (caller->node.empty() &&
+      !(options_.insecure && caller->method == "insecure-dev")) {
+    std::string reason = absl::StrCat(what, " requires a node certificate");
+    Audit(*context, &*caller, attrs, false, reason);
+    return absl::UnauthenticatedError(absl::StrCat(
+        reason, " (user \"", caller->user.name, "\" is not a node)"));
+  }
+  attrs.name = caller->node;
+  Audit(*context, &*caller, attrs, true, "");
   return caller;
 }
 
 void RequestAuth::Audit(const grpc::ServerContext& context,
-                        const absl::StatusOr<Caller>& caller,
-                        const auth::Attributes& attrs, bool allowed) const {
+                        const Caller* caller, const auth::Attributes& attrs,
+                        bool allowed, std::string reason) const {
   if (options_.audit == nullptr) return;
   AuditRecord record;
-  if (caller.ok()) {
-    record.user = caller->user.name;
-    record.groups = caller->user.groups;
+  if (caller != nullptr) {
+    record.authenticated = true;
+    record.user = caller->user;
     record.authn_method = caller->method;
     record.credential_id = caller->credential_id;
-  } else {
-    record.user = "system:anonymous";
   }
   record.attrs = attrs;
   record.allowed = allowed;
+  record.reason = std::move(reason);
   record.source_ip = SourceIp(context);
+  const auto& metadata = context.client_metadata();
+  if (auto agent = metadata.find("user-agent"); agent != metadata.end()) {
+    record.user_agent.assign(agent->second.data(), agent->second.size());
+  }
   record.received = options_.clock->Now();
   options_.audit->Begin(&context, std::move(record));
 }

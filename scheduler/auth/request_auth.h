@@ -81,9 +81,11 @@ class RequestAuth {
   Clock* clock() const { return options_.clock; }
 
  private:
-  void Audit(const grpc::ServerContext& context,
-             const absl::StatusOr<Caller>& caller,
-             const auth::Attributes& attrs, bool allowed) const;
+  // Files the request's audit record: `caller` null when authentication
+  // failed; `reason` the authorization.k8s.io/reason annotation.
+  void Audit(const grpc::ServerContext& context, const Caller* caller,
+             const auth::Attributes& attrs, bool allowed,
+             std::string reason) const;
 
   Options options_;
   // Failed credentials per source address (not a missing one: that is no
