@@ -1,0 +1,301 @@
+// Test doubles for the verbs' tests: JobSetService and AccessService fakes
+// served in the test's process, and a fixture that runs jobsetctl's Main
+// against them.
+#ifndef JOBSET_CLI_CMD_FAKE_SERVER_H_
+#define JOBSET_CLI_CMD_FAKE_SERVER_H_
+
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "cli/cmd/clock.h"
+#include "cli/commands.h"
+#include "grpcpp/security/credentials.h"
+#include "grpcpp/security/server_credentials.h"
+#include "grpcpp/server.h"
+#include "grpcpp/server_builder.h"
+#include "gtest/gtest.h"
+#include "proto/auth.grpc.pb.h"
+#include "proto/jobset_service.grpc.pb.h"
+
+namespace jobset::cli {
+
+// When the fakes' JobSets were created (Unix seconds).
+inline constexpr int64_t kCreated = 1'700'000'000;
+
+inline api::JobSet NamedJobSet(const std::string& name, int64_t version) {
+  api::JobSet jobset;
+  jobset.mutable_metadata()->set_name(name);
+  jobset.mutable_metadata()->set_namespace_("default");
+  jobset.mutable_metadata()->set_resource_version(absl::StrCat(version));
+  jobset.mutable_metadata()->mutable_creation_timestamp()->set_seconds(
+      kCreated);
+  return jobset;
+}
+
+// Serves `jobsets` two per page, and watches as jobsetd would after falling
+// behind: a watch from a resourceVersion sends one change and then ends with
+// OUT_OF_RANGE; one without lists (ADDED) and sends one more change.
+class FakeJobSets final : public api::JobSetService::Service {
+ public:
+  explicit FakeJobSets(int count) {
+    for (int i = 0; i < count; ++i) {
+      jobsets_.push_back(NamedJobSet(absl::StrCat("js-", i), 10 + i));
+    }
+  }
+
+  grpc::Status ListJobSets(grpc::ServerContext*,
+                           const api::ListJobSetsRequest* request,
+                           api::ListJobSetsResponse* response) override {
+    absl::MutexLock lock(&mu_);
+    ++list_calls_;
+    last_list_ = *request;
+    size_t start = 0;
+    if (!request->continue_().empty()) start = std::stoul(request->continue_());
+    for (size_t i = start; i < jobsets_.size() && i < start + 2; ++i) {
+      *response->add_items() = jobsets_[i];
+    }
+    if (start + 2 < jobsets_.size()) {
+      response->set_continue_(absl::StrCat(start + 2));
+    }
+    response->set_resource_version("100");
+    return grpc::Status::OK;
+  }
+
+  grpc::Status WatchJobSets(
+      grpc::ServerContext*, const api::WatchJobSetsRequest* request,
+      grpc::ServerWriter<api::WatchEvent>* writer) override {
+    api::WatchEvent event;
+    if (!request->resource_version().empty()) {
+      event.set_type("MODIFIED");
+      *event.mutable_object() = NamedJobSet("js-0", 101);
+      writer->Write(event);
+      return grpc::Status(grpc::StatusCode::OUT_OF_RANGE,
+                          "revision 101 is compacted: list again");
+    }
+    // The relist: js-0 as last sent, js-1 unchanged, then a new change.
+    for (const api::JobSet& jobset :
+         {NamedJobSet("js-0", 101), NamedJobSet("js-1", 11)}) {
+      event.set_type("ADDED");
+      *event.mutable_object() = jobset;
+      writer->Write(event);
+    }
+    event.set_type("MODIFIED");
+    *event.mutable_object() = NamedJobSet("js-1", 102);
+    writer->Write(event);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status GetJobSet(grpc::ServerContext*,
+                         const api::GetJobSetRequest* request,
+                         api::JobSet* response) override {
+    *response = NamedJobSet(request->name(), 10);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status DeleteJobSet(grpc::ServerContext*,
+                            const api::DeleteJobSetRequest* request,
+                            api::JobSet* response) override {
+    absl::MutexLock lock(&mu_);
+    deleted_.push_back(
+        absl::StrCat(request->namespace_(), "/", request->name()));
+    *response = NamedJobSet(request->name(), 1);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status GetVersion(grpc::ServerContext*, const api::GetVersionRequest*,
+                          api::VersionInfo* response) override {
+    response->set_git_version("v9.9.9");
+    return grpc::Status::OK;
+  }
+
+  int list_calls() {
+    absl::MutexLock lock(&mu_);
+    return list_calls_;
+  }
+  api::ListJobSetsRequest last_list() {
+    absl::MutexLock lock(&mu_);
+    return last_list_;
+  }
+  std::vector<std::string> deleted() {
+    absl::MutexLock lock(&mu_);
+    return deleted_;
+  }
+
+ private:
+  std::vector<api::JobSet> jobsets_;
+  absl::Mutex mu_;
+  int list_calls_ ABSL_GUARDED_BY(mu_) = 0;
+  api::ListJobSetsRequest last_list_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> deleted_ ABSL_GUARDED_BY(mu_);
+};
+
+// AccessService as jobsetd would answer, recording what it was sent and
+// the authorization metadata; refuses a token "bad.token".
+class FakeAccess final : public api::AccessService::Service {
+ public:
+  grpc::Status CreateToken(grpc::ServerContext* context,
+                           const api::CreateTokenRequest* request,
+                           api::CreateTokenResponse* response) override {
+    if (grpc::Status s = Check(context); !s.ok()) return s;
+    absl::MutexLock lock(&mu_);
+    last_token_request_ = *request;
+    response->mutable_info()->set_name(request->name());
+    response->set_token("abc123.secretsecret");
+    return grpc::Status::OK;
+  }
+  grpc::Status ReviewAccess(grpc::ServerContext* context,
+                            const api::AccessReview* review,
+                            api::AccessReviewResult* result) override {
+    if (grpc::Status s = Check(context); !s.ok()) return s;
+    absl::MutexLock lock(&mu_);
+    last_review_ = *review;
+    result->set_allowed(review->verb() == "get");
+    result->set_user("alice");
+    result->add_groups("dev");
+    if (!result->allowed()) result->set_reason("no RBAC policy matched");
+    return grpc::Status::OK;
+  }
+  grpc::Status ApplyRbac(grpc::ServerContext* context,
+                         const api::RbacObject* object,
+                         api::RbacObject* response) override {
+    if (grpc::Status s = Check(context); !s.ok()) return s;
+    absl::MutexLock lock(&mu_);
+    applied_.push_back(*object);
+    *response = *object;
+    return grpc::Status::OK;
+  }
+  grpc::Status ListRbac(grpc::ServerContext* context,
+                        const api::ListRbacRequest* request,
+                        api::ListRbacResponse* response) override {
+    if (grpc::Status s = Check(context); !s.ok()) return s;
+    absl::MutexLock lock(&mu_);
+    last_list_ = *request;
+    for (const api::RbacObject& o : applied_) {
+      const std::string& kind =
+          o.has_role() ? o.role().kind() : o.binding().kind();
+      if (kind == request->kind()) *response->add_objects() = o;
+    }
+    return grpc::Status::OK;
+  }
+
+  api::CreateTokenRequest last_token_request() {
+    absl::MutexLock lock(&mu_);
+    return last_token_request_;
+  }
+  api::AccessReview last_review() {
+    absl::MutexLock lock(&mu_);
+    return last_review_;
+  }
+  api::ListRbacRequest last_list() {
+    absl::MutexLock lock(&mu_);
+    return last_list_;
+  }
+  std::vector<api::RbacObject> applied() {
+    absl::MutexLock lock(&mu_);
+    return applied_;
+  }
+  std::string authorization() {
+    absl::MutexLock lock(&mu_);
+    return authorization_;
+  }
+  // The client certificate's CN ("" without one).
+  std::string peer_cn() {
+    absl::MutexLock lock(&mu_);
+    return peer_cn_;
+  }
+
+ private:
+  grpc::Status Check(grpc::ServerContext* context) {
+    auto it = context->client_metadata().find("authorization");
+    absl::MutexLock lock(&mu_);
+    authorization_ = it == context->client_metadata().end()
+                         ? ""
+                         : std::string(it->second.data(), it->second.size());
+    peer_cn_.clear();
+    if (std::shared_ptr<const grpc::AuthContext> auth =
+            context->auth_context()) {
+      for (const grpc::string_ref& cn :
+           auth->FindPropertyValues(GRPC_X509_CN_PROPERTY_NAME)) {
+        peer_cn_ = std::string(cn.data(), cn.size());
+      }
+    }
+    if (authorization_ == "Bearer bad.token") {
+      return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                          "invalid bearer token");
+    }
+    if (authorization_ == "Bearer weak.token") {
+      return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                          "User \"bob\" cannot create resource \"tokens\"");
+    }
+    return grpc::Status::OK;
+  }
+
+  absl::Mutex mu_;
+  api::CreateTokenRequest last_token_request_ ABSL_GUARDED_BY(mu_);
+  api::AccessReview last_review_ ABSL_GUARDED_BY(mu_);
+  api::ListRbacRequest last_list_ ABSL_GUARDED_BY(mu_);
+  std::vector<api::RbacObject> applied_ ABSL_GUARDED_BY(mu_);
+  std::string authorization_ ABSL_GUARDED_BY(mu_);
+  std::string peer_cn_ ABSL_GUARDED_BY(mu_);
+};
+
+class CommandsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    grpc::ServerBuilder builder;
+    int port = 0;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
+                             &port);
+    builder.RegisterService(&service_);
+    builder.RegisterService(&access_);
+    server_ = builder.BuildAndStart();
+    ASSERT_NE(server_, nullptr);
+    address_ = absl::StrCat("127.0.0.1:", port);
+  }
+  void TearDown() override { server_->Shutdown(); }
+
+  int Run(std::vector<std::string> args) {
+    args.insert(args.begin(), absl::StrCat("--server=", address_));
+    return Main(args, nullptr, {.out = &out_, .err = &err_});
+  }
+
+  // Runs with commands reading the time from `clock`.
+  int RunAt(Clock& clock, std::vector<std::string> args) {
+    args.insert(args.begin(), absl::StrCat("--server=", address_));
+    return Main(args, Environment(), {.out = &out_, .err = &err_}, clock);
+  }
+
+  // Runs with `env` and no --server.
+  int RunWith(std::vector<std::string> args, const Environment& env) {
+    return Main(args, env, {.out = &out_, .err = &err_});
+  }
+
+  std::string WriteConfig(const std::string& name, const std::string& text) {
+    const char* dir = std::getenv("TEST_TMPDIR");
+    const std::string path =
+        absl::StrCat(dir == nullptr ? "/tmp" : dir, "/", name);
+    std::ofstream(path, std::ios::trunc) << text;
+    return path;
+  }
+
+  void Clear() {
+    out_.str("");
+    err_.str("");
+  }
+
+  FakeJobSets service_{5};
+  FakeAccess access_;
+  std::unique_ptr<grpc::Server> server_;
+  std::string address_;
+  std::ostringstream out_, err_;
+};
+
+}  // namespace jobset::cli
+
+#endif  // JOBSET_CLI_CMD_FAKE_SERVER_H_
