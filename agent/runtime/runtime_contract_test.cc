@@ -804,18 +804,33 @@ TEST_P(RuntimeContractTest, ReadinessExecProbe) {
               IsOk());
   ASSERT_THAT(WaitForPod(*runtime_, "exec", PodReady, kTimeout).status(),
               IsOk());
+  // A witness beside it, probed as often, turns ready only after two
+  // successes in a row: by then the failing probe has run (and failed) at
+  // least once, room for a wrong flip.
+  api::Probe witness = probe;
+  witness.set_success_threshold(2);
   ASSERT_THAT(Start(PodBuilder("exec-fail")
                         .Container("main", Helper({"sleep", "60000"}))
-                        .ReadinessProbe(failing)),
+                        .ReadinessProbe(failing)
+                        .Container("witness", Helper({"sleep", "60000"}))
+                        .ReadinessProbe(witness)),
               IsOk());
   absl::StatusOr<PodState> running =
       WaitForPod(*runtime_, "exec-fail", IsRunning, kTimeout);
   ASSERT_THAT(running.status(), IsOk());
-  absl::SleepFor(absl::Milliseconds(1500));  // Room for a wrong flip.
-  absl::StatusOr<PodState> still =
-      WaitForPod(*runtime_, "exec-fail", IsRunning, kTimeout);
+  absl::StatusOr<PodState> still = WaitForPod(
+      *runtime_, "exec-fail",
+      [](const api::PodStatus& s) {
+        for (const api::ContainerStatus& c : s.container_statuses()) {
+          if (c.name() == "witness") return c.ready();
+        }
+        return false;
+      },
+      kTimeout);
   ASSERT_THAT(still.status(), IsOk());
+  EXPECT_EQ(still->status.phase(), "Running");
   EXPECT_FALSE(PodReady(still->status));
+  ASSERT_EQ(still->status.container_statuses(0).name(), "main");
   EXPECT_FALSE(still->status.container_statuses(0).ready());
 }
 
@@ -1065,12 +1080,25 @@ TEST_P(RuntimeContractTest, AnUnrenewedLeaseStopsThePodsOnItsOwn) {
       IsOk());
   ASSERT_THAT(WaitForPod(*runtime_, "leased", IsRunning, kTimeout).status(),
               IsOk());
-  // Renewed, it keeps running past the lease.
-  for (int i = 0; i < 10; ++i) {
-    absl::SleepFor(absl::Milliseconds(100));
-    ASSERT_THAT(runtime_->RenewLease(), IsOk());
-  }
-  ASSERT_EQ(runtime_->List()[0].status.phase(), "Running");
+  // Renewed, it keeps running past the lease: renewed until a second pod,
+  // which runs 1 s (longer than the lease), has exited on its own.
+  ASSERT_THAT(Start(PodBuilder("timer").Container(
+                  "main", Helper({"exit", "0", "1000"}))),
+              IsOk());
+  absl::StatusOr<PodState> timer = WaitForPod(
+      *runtime_, "timer",
+      [&](const api::PodStatus& s) {
+        EXPECT_THAT(runtime_->RenewLease(), IsOk());
+        return IsFinal(s);
+      },
+      kTimeout);
+  ASSERT_THAT(timer.status(), IsOk());
+  EXPECT_EQ(timer->status.phase(), "Succeeded");  // Not LeaseExpired.
+  absl::StatusOr<PodState> leased = WaitForPod(
+      *runtime_, "leased", [](const api::PodStatus&) { return true; },
+      kTimeout);
+  ASSERT_THAT(leased.status(), IsOk());
+  ASSERT_EQ(leased->status.phase(), "Running");
   // The agent stops renewing (frozen, dead): the shim stops the pod itself.
   const absl::Time last = absl::Now();
   api::PodStatus s = WaitFinal("leased");
