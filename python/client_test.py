@@ -1,19 +1,26 @@
 """The Python client against a real jobsetd on 127.0.0.1 (port chosen at
 run time). Without agents pods stay pending; a Job with
 activeDeadlineSeconds makes a JobSet fail, which gives wait() an ending.
+LogsTest adds a jobset-agent (process runtime) whose pods print lines;
+FailoverTest kills its jobsetd and starts it again on the same port while
+calls are under way.
 """
 
+import copy
 import os
 import re
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 
 import grpc
 
 import jobset
+from proto import jobset_service_pb2
 
 DEADLINE_JOBSET = {
     "apiVersion": "jobset.x-k8s.io/v1alpha2",
@@ -37,10 +44,10 @@ DEADLINE_JOBSET = {
 }
 
 
-def start_jobsetd(data_dir):
+def start_jobsetd(data_dir, listen="127.0.0.1:0"):
     """Starts jobsetd; returns (process, address)."""
     process = subprocess.Popen(
-        [os.environ["JOBSETD"], "--listen=127.0.0.1:0",
+        [os.environ["JOBSETD"], f"--listen={listen}",
          f"--data_dir={data_dir}", "--fsync=false"],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     deadline = time.monotonic() + 20
@@ -56,6 +63,61 @@ def start_jobsetd(data_dir):
     raise RuntimeError("jobsetd did not start")
 
 
+def free_port():
+    """A port nothing listens on now (bound, then closed)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_agent(address, data_dir, work_dir):
+    """Starts a jobset-agent (node-1, process runtime) joined to the
+    jobsetd at `address` with its join token; returns the process."""
+    args = [os.environ["AGENT"], f"--scheduler={address}",
+            "--node_name=node-1", "--address=127.0.0.1",
+            "--capacity=cpu=4,memory=4Gi", f"--work_dir={work_dir}",
+            f"--join_token_file={os.path.join(data_dir, 'join-token')}"]
+    if os.path.exists(os.environ.get("SHIM", "")):
+        args.append(f"--shim={os.environ['SHIM']}")
+    return subprocess.Popen(args, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+
+
+def stop(process):
+    """Kills a process this test started, and reaps it."""
+    process.kill()
+    process.wait()
+    if process.stdout:
+        process.stdout.close()
+
+
+def poll(what, condition, timeout=30):
+    """Calls what() until condition(result) holds; returns the result."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = what()
+        if condition(result) or time.monotonic() > deadline:
+            return result
+        time.sleep(0.1)
+
+
+def printing_jobset(name, script, cpu="100m"):
+    """A JobSet of one pod running `script` under sh."""
+    return {
+        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+        "kind": "JobSet",
+        "metadata": {"name": name},
+        "spec": {"replicatedJobs": [{
+            "name": "w",
+            "template": {"spec": {"backoffLimit": 0, "template": {"spec": {
+                "containers": [{"name": "main", "image": "busybox",
+                                "command": ["sh", "-c", script],
+                                "resources": {"requests": {"cpu": cpu}}}],
+            }}}},
+        }]},
+    }
+
+
 class ClientTest(unittest.TestCase):
 
     @classmethod
@@ -69,8 +131,7 @@ class ClientTest(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         cls.client.close()
-        cls.process.kill()  # Only the pid this test started.
-        cls.process.wait()
+        stop(cls.process)  # Only the pid this test started.
 
     def test_apply_get_list_suspend_resume_delete(self):
         path = os.environ["UPSTREAM_MANIFEST"]
@@ -282,6 +343,43 @@ class ClientTest(unittest.TestCase):
                 client.get("x")
         self.assertIn("127.0.0.1:1", str(caught.exception))
 
+    def test_version_namespaces_rbac_and_missing_objects(self):
+        version = self.client.version()
+        self.assertRegex(version.git_version, r"^v\d")
+        self.assertTrue(version.platform.startswith("linux/"))
+        # The client applies no Namespace objects (jobsetctl does): sent
+        # here through the service itself.
+        ns = jobset_service_pb2.Namespace()
+        ns.metadata.name = "py-team"
+        ns.metadata.labels["team"] = "py"
+        self.client._call("ApplyNamespace",
+                          jobset_service_pb2.ApplyNamespaceRequest(
+                              namespace=ns))
+        self.assertIn("py-team", [n.metadata.name for n in
+                                  self.client.list_namespaces()])
+        self.assertEqual([n.metadata.name for n in self.client.list_namespaces(
+            label_selector="team=py")], ["py-team"])
+        self.assertEqual(self.client.get_namespace("py-team")
+                         .metadata.labels["team"], "py")
+        with self.assertRaises(jobset.NotFoundError):
+            self.client.get_namespace("py-none")
+        # The built-in roles are there to read.
+        self.assertIn("admin", [r.metadata.name for r in
+                                self.client.list_rbac("ClusterRole")])
+        self.assertIsInstance(self.client.list_rbac("RoleBinding",
+                                                    all_namespaces=True),
+                              list)
+        with self.assertRaises(jobset.NotFoundError) as caught:
+            self.client.get_pod("py-no-pod")
+        self.assertEqual(caught.exception.message,
+                         'pods "py-no-pod" not found')
+        with self.assertRaises(jobset.NotFoundError) as caught:
+            self.client.get_job("py-no-job")
+        self.assertEqual(caught.exception.message,
+                         'jobs.batch "py-no-job" not found')
+        with self.assertRaises(jobset.NotFoundError):
+            self.client.logs("py-no-pod")
+
     def test_example_launcher(self):
         with tempfile.NamedTemporaryFile("w", suffix=".yaml",
                                          delete=False) as f:
@@ -296,6 +394,171 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(run.returncode, 1, run.stdout + run.stderr)
         self.assertIn("jobset launched created", run.stdout)
         self.assertIn("Failed", run.stdout + run.stderr)
+
+
+class LogsTest(unittest.TestCase):
+    """Logs and single pods and Jobs, with an agent that runs the pods."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
+        data = os.path.join(cls.tmp, "data")
+        cls.process, address = start_jobsetd(data)
+        cls.agent = start_agent(address, data, os.path.join(cls.tmp, "node"))
+        cls.client = jobset.Client.from_config(
+            os.path.join(data, "admin.conf"))
+        nodes = poll(cls.client.list_nodes, lambda n: len(n) == 1)
+        if len(nodes) != 1:
+            cls.tearDownClass()
+            raise RuntimeError("the agent did not register")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.client.close()
+        stop(cls.agent)
+        stop(cls.process)
+
+    def pod_of(self, name, phases):
+        """The pod of JobSet `name`, once its phase is one of `phases`."""
+        pods = poll(lambda: self.client.list_pods(name),
+                    lambda p: len(p) == 1 and p[0].status.phase in phases)
+        self.assertEqual(len(pods), 1)
+        self.assertIn(pods[0].status.phase, phases)
+        return pods[0]
+
+    def test_logs_whole_tail_and_limits(self):
+        self.client.apply(printing_jobset(
+            "printer", "for i in 1 2 3 4 5; do echo line $i; done"))
+        pod = self.pod_of("printer", ("Succeeded",))
+        name = pod.metadata.name
+        self.assertEqual(self.client.get_pod(name).status.phase, "Succeeded")
+        self.assertEqual(self.client.get_pod(name, jobset="printer").spec
+                         .node_name, "node-1")
+        self.assertEqual(self.client.get_job("printer-w-0").metadata.name,
+                         "printer-w-0")
+        lines = "".join(f"line {i}\n" for i in range(1, 6))
+        self.assertEqual(self.client.logs(name), lines)
+        self.assertEqual(self.client.logs(name, container="main"), lines)
+        self.assertEqual(self.client.logs(name, tail_lines=2),
+                         "line 4\nline 5\n")
+        self.assertEqual(self.client.logs(name, tail_lines=0), "")
+        self.assertEqual(self.client.logs(name, tail_lines=99), lines)
+        self.assertEqual(self.client.logs(name, tail_bytes=7), "line 5\n")
+        self.assertEqual(self.client.logs(name, limit_bytes=6), "line 1")
+        self.assertEqual(
+            self.client.logs(name, tail_lines=2, limit_bytes=4), "line")
+        with self.assertRaises(jobset.NotFoundError) as caught:
+            self.client.logs(name, container="sidecar")
+        self.assertIn("its containers: main", caught.exception.message)
+        with self.assertRaises(ValueError):
+            self.client.logs(name, tail_lines=-1)
+
+    def test_follow_until_the_container_exits(self):
+        self.client.apply(printing_jobset(
+            "follower", "echo a; echo b; sleep 2; echo c"))
+        name = self.pod_of("follower", ("Running", "Succeeded")).metadata.name
+        poll(lambda: self.client.logs(name), lambda text: "b" in text)
+        start = time.monotonic()
+        # The last line there now, then what follows, until the pod ends.
+        self.assertEqual(list(self.client.logs(name, follow=True,
+                                               tail_lines=1)),
+                         ["b\n", "c\n"])
+        self.assertGreater(time.monotonic() - start, 0.5)
+        self.assertEqual(self.client.get_pod(name).status.phase,
+                         "Succeeded")
+        self.assertEqual(list(self.client.logs(name, follow=True)),
+                         ["a\n", "b\n", "c\n"])
+        self.assertEqual(list(self.client.logs(name, follow=True,
+                                               limit_bytes=3)),
+                         ["a\n", "b"])
+
+    def test_a_pod_not_placed_has_no_log_yet(self):
+        self.client.apply(printing_jobset("too-big", "true", cpu="64"))
+        name = self.pod_of("too-big", ("Pending",)).metadata.name
+        with self.assertRaises(jobset.ApiError) as caught:
+            self.client.logs(name)
+        self.assertEqual(caught.exception.code,
+                         grpc.StatusCode.FAILED_PRECONDITION)
+        self.client.delete("too-big")
+
+
+class FailoverTest(unittest.TestCase):
+    """A jobsetd killed and started again on its port while calls are
+    under way, listed after an address where nothing listens: the calls
+    land once it is back, within their timeout."""
+
+    def setUp(self):
+        tmp = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
+        self.data = os.path.join(tmp, "data")
+        self.listen = f"127.0.0.1:{free_port()}"
+        self.process, _ = start_jobsetd(self.data, self.listen)
+        self.addCleanup(lambda: stop(self.process))
+        self.servers = f"https://127.0.0.1:{free_port()},{self.listen}"
+
+    def client(self, timeout=jobset.client.DEFAULT_TIMEOUT):
+        client = jobset.Client.from_config(
+            os.path.join(self.data, "admin.conf"), server=self.servers,
+            timeout=timeout)
+        self.addCleanup(client.close)
+        return client
+
+    def restart_after(self, seconds):
+        """Kills jobsetd now and starts it again after `seconds`."""
+        stop(self.process)
+
+        def start():
+            self.process, _ = start_jobsetd(self.data, self.listen)
+        timer = threading.Timer(seconds, start)
+        timer.start()
+        self.addCleanup(timer.join)
+
+    def test_a_create_during_the_outage_lands_once(self):
+        client = self.client()
+        self.assertEqual(client.list(), [])
+        self.restart_after(2)
+        start = time.monotonic()
+        result = client.apply(printing_jobset("during", "true"))
+        self.assertEqual([(r.name, r.action) for r in result],
+                         [("during", "created")])
+        self.assertGreater(time.monotonic() - start, 1.5)
+        self.assertEqual([js.metadata.name for js in client.list()],
+                         ["during"])
+        # Created once: a repeat finds the same JobSet.
+        self.assertEqual(client.apply(printing_jobset("during", "true"))[0]
+                         .action, "unchanged")
+        self.assertEqual(client.create(printing_jobset("during", "true"))
+                         .metadata.uid, result[0].jobset.metadata.uid)
+
+    def test_wait_rides_out_a_restart(self):
+        client = self.client()
+        failing = copy.deepcopy(DEADLINE_JOBSET)
+        failing["metadata"] = {"name": "doomed"}
+        failing["spec"]["replicatedJobs"][0]["template"]["spec"][
+            "activeDeadlineSeconds"] = 3
+        client.apply(failing)
+        done = []
+        waiter = threading.Thread(target=lambda: done.append(
+            client.wait("doomed", "Failed", timeout=60)))
+        waiter.start()
+        time.sleep(0.5)
+        self.restart_after(1.5)
+        waiter.join(60)
+        self.assertEqual([js.status.terminal_state for js in done],
+                         ["Failed"])
+
+    def test_a_short_timeout_gives_up_naming_every_replica(self):
+        client = self.client(timeout=1)
+        stop(self.process)
+        self.process = subprocess.Popen(["true"])  # For the cleanup's stop.
+        start = time.monotonic()
+        with self.assertRaises(jobset.UnavailableError) as caught:
+            client.get("x")
+        self.assertLess(time.monotonic() - start, 3)
+        message = str(caught.exception)
+        self.assertIn(f"replicas {self.servers[len('https://'):]}: ",
+                      message)
+        self.assertIn("Connection refused", message)
+        self.assertRegex(message, r"\d+ attempts in")
 
 
 if __name__ == "__main__":

@@ -79,15 +79,20 @@ class ConditionNotMetError(JobSetError):
         super().__init__(message)
 
 
-def from_rpc_error(error, address, method, tls=False, config_path=""):
-    """Converts a grpc.RpcError into the matching ApiError subclass."""
+def from_rpc_error(error, address, method, tls=False, config_path="",
+                   note="", timeout=None):
+    """Converts a grpc.RpcError into the matching ApiError subclass.
+    `note` (" (...)") says what the client tried, for UNAVAILABLE and
+    DEADLINE_EXCEEDED; `timeout` is the call's, in seconds."""
     code = error.code()
     details = error.details() or ""
     if code == grpc.StatusCode.UNAVAILABLE:
+        # Nothing listening is not a TLS problem.
         hint = (" (TLS handshake failed? check certificate-authority / "
-                "tls-server-name)") if tls else ""
+                "tls-server-name)") if (
+                    tls and "Connection refused" not in details) else ""
         return UnavailableError(
-            code, f"cannot reach jobsetd at {address}: {details}{hint}",
+            code, f"cannot reach jobsetd at {address}: {details}{hint}{note}",
             address)
     if code == grpc.StatusCode.UNAUTHENTICATED:
         where = config_path or "the token given"
@@ -97,9 +102,10 @@ def from_rpc_error(error, address, method, tls=False, config_path=""):
     if code == grpc.StatusCode.PERMISSION_DENIED:
         return Forbidden(code, details, address)
     if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+        within = f" within {timeout:g}s" if timeout is not None else " in time"
         return UnavailableError(
-            code, f"jobsetd at {address} did not answer {method} in time",
-            address)
+            code, f"jobsetd at {address} did not answer {method}{within}"
+            f"{note}", address)
     if code == grpc.StatusCode.NOT_FOUND:
         return NotFoundError(code, details, address)
     if code == grpc.StatusCode.INVALID_ARGUMENT:

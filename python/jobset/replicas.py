@@ -1,14 +1,16 @@
 """The addresses of a jobsetd cluster's replicas, as common/replicas.cc keeps
-them for jobsetctl.
+them for jobsetctl, and the back-off between rounds of them.
 
 Only the replica that leads serves; a follower answers every call
 UNAVAILABLE and names the leader ("HOST:PORT") in the trailing metadata
 `jobsetd-leader`. The client dials current(); after a call fails, after()
 moves current() to the leader the answer named, or to the next address (round
-robin) when the one dialled could not be reached (or did not answer in time).
-One address behaves as before: it is always current.
+robin) when the one dialled could not be reached (or did not answer in time),
+and says whether to try again at once or after a back-off (Backoff). One
+address behaves as before: it is always current.
 """
 
+import random
 import threading
 
 import grpc
@@ -21,10 +23,11 @@ LEADER_METADATA_KEY = "jobsetd-leader"
 MAX_ADDRESSES = 16
 MAX_ADDRESS_LENGTH = 261  # A DNS name and a port.
 
-# What after() says the caller should do.
-REDIRECTED = "redirected"   # Call current() again at once.
-GIVE_UP = "give up"         # Redirected too often in a row: raise the error.
-MOVED = "moved"             # Not a (valid) redirect; current() may be next.
+# The back-off between rounds (client-go's and the agents' shape): 100 ms,
+# doubling to 2 s, each wait drawn from its upper half (jitter, so that the
+# clients of a failed-over cluster do not come back in step).
+BACKOFF_INITIAL = 0.1
+BACKOFF_MAX = 2.0
 
 
 def address_problem(entry):
@@ -76,6 +79,24 @@ def redirected_leader(error):
     return None
 
 
+class Backoff:
+    """The waits of one call between its rounds of replicas: BACKOFF_INITIAL
+    doubling to BACKOFF_MAX, each drawn uniformly from [d/2, d].
+    Thread-compatible (one call's)."""
+
+    def __init__(self, initial=BACKOFF_INITIAL, maximum=BACKOFF_MAX,
+                 rand=random.random):
+        self._next = initial
+        self._max = maximum
+        self._rand = rand
+
+    def next(self):
+        """Returns the next wait in seconds."""
+        d = self._next
+        self._next = min(self._max, d * 2)
+        return d / 2 + self._rand() * d / 2
+
+
 class Replicas:
     """The replicas' addresses and the one to dial now. Thread-safe."""
 
@@ -87,6 +108,7 @@ class Replicas:
         self._next = 0         # The index tried after a failure.
         self._current = None   # None: addresses[0].
         self._redirects = 0    # In a row, since reached().
+        self._unreachable = 0  # In a row, since a back-off or reached().
 
     def __len__(self):
         return len(self.addresses)
@@ -99,25 +121,34 @@ class Replicas:
         return ",".join(self.addresses)
 
     def reached(self):
-        """A call was answered: the redirect count starts again."""
+        """A call was answered: both counts start again."""
         with self._lock:
             self._redirects = 0
+            self._unreachable = 0
 
     def after(self, code, leader):
         """Tells how a call to current() failed: its grpc.StatusCode and the
-        leader its answer named (None when none). A valid redirect moves to
-        that leader (REDIRECTED, or GIVE_UP past len() + 1 in a row);
-        UNAVAILABLE or DEADLINE_EXCEEDED without one moves to the next
-        address; anything else keeps current() (both MOVED)."""
+        leader its answer named (None when none). Returns True when the call
+        may go again at once, False when it should back off first.
+
+        A valid redirect moves to that leader: at once up to len() + 1 times
+        in a row (since reached()), past that (replicas that disagree on who
+        leads, for a moment) after a back-off. UNAVAILABLE or
+        DEADLINE_EXCEEDED without one moves to the next address: at once
+        until every address failed in a row, then after a back-off (one per
+        round, not per address). Anything else keeps current() (False)."""
         with self._lock:
             if leader is not None and not address_problem(leader):
                 self._current = leader
                 self._redirects += 1
-                if self._redirects <= len(self.addresses) + 1:
-                    return REDIRECTED
-                return GIVE_UP
-            if code in (grpc.StatusCode.UNAVAILABLE,
-                        grpc.StatusCode.DEADLINE_EXCEEDED):
-                self._next = (self._next + 1) % len(self.addresses)
-                self._current = self.addresses[self._next]
-            return MOVED
+                return self._redirects <= len(self.addresses) + 1
+            if code not in (grpc.StatusCode.UNAVAILABLE,
+                            grpc.StatusCode.DEADLINE_EXCEEDED):
+                return False
+            self._next = (self._next + 1) % len(self.addresses)
+            self._current = self.addresses[self._next]
+            self._unreachable += 1
+            if self._unreachable < len(self.addresses):
+                return True
+            self._unreachable = 0
+            return False
