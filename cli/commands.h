@@ -7,7 +7,7 @@
 #include "absl/strings/string_view.h"
 #include "cli/args.h"
 #include "cli/client.h"
-#include "cli/cmd/clock.h"
+#include "common/clock.h"
 #include "cli/cmd/context.h"
 
 namespace jobset::cli {

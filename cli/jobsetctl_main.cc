@@ -13,5 +13,5 @@ int main(int argc, char** argv) {
   env.config = std::getenv("JOBSETCONFIG");
   env.home = std::getenv("HOME");
   return jobset::cli::Main(args, env, jobset::cli::Io(),
-                           *jobset::cli::RealClock::Get());
+                           *jobset::RealClock::Get());
 }

@@ -16,8 +16,15 @@ TEST(RealClockTest, NowFollowsTheWallClock) {
   EXPECT_LE(now, absl::Now());
 }
 
-TEST(RealClockTest, SleepUntilPastDeadlineReturnsAtOnce) {
-  RealClock::Get()->SleepUntil(absl::InfinitePast());
+TEST(RealClockTest, SleepUntilReturnsOnceTheDeadlineHasPassed) {
+  RealClock* clock = RealClock::Get();
+  const absl::Time deadline = clock->Now() + absl::Milliseconds(20);
+  clock->SleepUntil(deadline);
+  EXPECT_GE(clock->Now(), deadline);
+  // A deadline already past: returns without waiting for the real time to
+  // reach anything (a wait here would never end).
+  clock->SleepUntil(absl::InfinitePast());
+  EXPECT_GE(clock->Now(), deadline);
 }
 
 TEST(FakeClockTest, StartsWhereToldAndMovesOnlyWhenAdvanced) {

@@ -8,7 +8,7 @@
 #include "absl/strings/string_view.h"
 #include "cli/args.h"
 #include "cli/client.h"
-#include "cli/cmd/clock.h"
+#include "common/clock.h"
 
 // What every jobsetctl verb (cli/cmd/*.cc) is given, and how it ends.
 namespace jobset::cli {

@@ -13,7 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
-#include "cli/cmd/clock.h"
+#include "common/clock.h"
 #include "cli/commands.h"
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/security/server_credentials.h"
