@@ -295,7 +295,19 @@ std::string HostsFileText(const api::PodAssignment& assignment) {
   // value can add a line.
   const bool own_ok = CheckIpAddress("", own_ip).ok();
   if (!CheckDnsSubdomain("", hostname).ok()) hostname = "localhost";
-  absl::StrAppend(&hosts, own_ok ? own_ip : "127.0.1.1", "\t", hostname, "\n");
+  // With a subdomain (JobSet's), the pod's FQDN comes first, as kubelet
+  // writes it: it is the canonical name, so `hostname -f` prints it and a
+  // launcher that compares an endpoint such as JOBSET_COORDINATOR with the
+  // machine's names (PyTorch's c10d rendezvous) finds itself.
+  const std::string fqdn = absl::StrCat(hostname, ".", pod.spec().subdomain());
+  if (!pod.spec().subdomain().empty() && hostname != "localhost" &&
+      CheckDnsSubdomain("", fqdn).ok()) {
+    absl::StrAppend(&hosts, own_ok ? own_ip : "127.0.1.1", "\t", fqdn, "\t",
+                    hostname, "\n");
+  } else {
+    absl::StrAppend(&hosts, own_ok ? own_ip : "127.0.1.1", "\t", hostname,
+                    "\n");
+  }
   for (const api::HostEntry& entry : assignment.hosts()) {
     if (entry.address().empty() || entry.names().empty()) continue;
     if (!CheckIpAddress("", entry.address()).ok()) continue;

@@ -57,8 +57,9 @@ absl::Status WriteFileAtomic(const std::string& path, absl::string_view data,
 absl::Status RewriteFileInPlace(const std::string& path,
                                 absl::string_view data);
 
-// The pod's /etc/hosts: localhost, the pod's own hostname, and the JobSet
-// attempt's host table.
+// The pod's /etc/hosts: localhost, the pod's own line (its FQDN
+// "<hostname>.<subdomain>" first when it has a subdomain, then its hostname),
+// and the JobSet attempt's host table.
 std::string HostsFileText(const api::PodAssignment& assignment);
 
 // The pod's hosts file. The agent may grow the host table while the shim is

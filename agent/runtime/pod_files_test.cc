@@ -93,6 +93,32 @@ TEST_F(HostsFileTest, AGrowthAfterTheShimWroteTheFileRewritesItInPlace) {
   EXPECT_EQ(stored.hosts_size(), 2);
 }
 
+// The pod's own line as kubelet writes it: with a subdomain, the FQDN first
+// (the canonical name: `hostname -f`, and what c10d compares an endpoint
+// such as JOBSET_COORDINATOR with), then the short hostname.
+TEST(HostsFileTextTest, TheFqdnComesFirstOnThePodsOwnLine) {
+  api::PodAssignment a;
+  a.mutable_pod()->mutable_metadata()->set_name("train-leader-0-0-abcde");
+  a.mutable_pod()->mutable_spec()->set_hostname("train-leader-0-0");
+  a.mutable_pod()->mutable_status()->set_host_ip("10.0.0.2");
+  EXPECT_EQ(HostsFileText(a),
+            "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost\n"
+            "10.0.0.2\ttrain-leader-0-0\n");
+  a.mutable_pod()->mutable_spec()->set_subdomain("train");
+  api::HostEntry* peer = a.add_hosts();
+  peer->set_address("10.0.0.3");
+  peer->add_names("train-workers-0-0.train");
+  peer->add_names("train-workers-0-0");
+  EXPECT_EQ(HostsFileText(a),
+            "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost\n"
+            "10.0.0.2\ttrain-leader-0-0.train\ttrain-leader-0-0\n"
+            "10.0.0.3\ttrain-workers-0-0.train train-workers-0-0\n");
+  // A subdomain that makes no valid name is left out, never a new line.
+  a.mutable_pod()->mutable_spec()->set_subdomain("bad\nline");
+  EXPECT_THAT(HostsFileText(a),
+              HasSubstr("10.0.0.2\ttrain-leader-0-0\n10.0.0.3"));
+}
+
 TEST(WriteFileAtomicTest, EitherDurabilityReplacesTheFileWhole) {
   const std::string path =
       absl::StrCat(std::getenv("TEST_TMPDIR"), "/atomic-durability");
