@@ -221,6 +221,11 @@ class Client:
         delay = 0.0 if at_once else attempts.backoff.next()
         remaining = _remaining(attempts.deadline)
         if remaining is not None and remaining <= delay:
+            # The last wait: the rest of the time, and one more attempt
+            # only if the next replica connects meanwhile.
+            if self._wait_until_ready(remaining) and _remaining(
+                    attempts.deadline):
+                return True
             attempts.out_of_time = True
             return False
         if delay:
@@ -228,13 +233,16 @@ class Client:
         return True
 
     def _wait_until_ready(self, seconds):
-        """Waits `seconds`, or less once the channel of current() connects.
+        """Waits `seconds`, or less once the channel of current() connects;
+        returns whether it did.
 
         gRPC Python makes progress on a channel's reconnection only while
         something waits on it, and a call made in between fails at once
         with the error it cached: without this wait a replica that came
         back would be missed for many seconds. A channel that is connected
         already (a follower's) is waited on the whole time."""
+        if seconds <= 0:
+            return False
         channel = self._current_stubs().channel
         seen = []
         ready = threading.Event()
@@ -248,7 +256,7 @@ class Client:
         # once more after a close() that follows at once.
         channel.subscribe(on_state)
         try:
-            ready.wait(seconds)
+            return ready.wait(seconds)
         finally:
             channel.unsubscribe(on_state)
 
@@ -340,7 +348,7 @@ class Client:
             tried = (f"{count} attempt{'s' if count != 1 else ''} in "
                      f"{time.monotonic() - attempts.start:.1f}s")
             if attempts.out_of_time and attempts.timeout is not None:
-                tried += f", the next past the {attempts.timeout:g}s timeout"
+                tried += f", until the {attempts.timeout:g}s timeout"
             parts.append(f"replicas {self._replicas.all()}: {tried}")
         last = attempts.last
         if (code == grpc.StatusCode.DEADLINE_EXCEEDED and last is not None
