@@ -46,8 +46,8 @@ constexpr char kJobSet[] = "train";
 const char* const kNodes[] = {"node-a", "node-b"};
 
 // Queues what the hub says, for the test thread to hand to the core between
-// steps (the Controller does the same on its own thread). Thread-safe: the
-// hub's liveness monitor may call it.
+// steps (the Controller does the same on its own thread). Thread-safe, as a
+// NodeSink must be (this harness runs no liveness thread).
 class QueueSink final : public scheduler::NodeSink {
  public:
   void SetNode(scheduler::NodeInfo node) override {
@@ -98,16 +98,26 @@ void Trap(const absl::Status& status, const char* what) {
   __builtin_trap();
 }
 
+// A hub telling `sink`, with no liveness thread: steps call CheckLiveness.
+std::unique_ptr<AgentHub> NewHub(store::Store* store, FakeClock* clock,
+                                 QueueSink* sink) {
+  absl::StatusOr<std::unique_ptr<AgentHub>> hub = AgentHub::Create(
+      store, AgentHub::Options{.node_lost_timeout = absl::Seconds(10),
+                               .heartbeat_interval = absl::Seconds(1),
+                               .restart_grace = absl::ZeroDuration(),
+                               .clock = clock,
+                               .sink = sink,
+                               .liveness_thread = false});
+  if (!hub.ok()) Trap(hub.status(), "hub Create");
+  return *std::move(hub);
+}
+
 class Harness {
  public:
   Harness()
-      : hub_(&store_, AgentHub::Options{.node_lost_timeout = absl::Seconds(10),
-                                        .heartbeat_interval = absl::Seconds(1),
-                                        .restart_grace = absl::ZeroDuration(),
-                                        .clock = &clock_}),
-        core_(&store_, &hub_, &clock_, api::Features{.restart_job = true}) {
-    if (absl::Status s = hub_.Load(); !s.ok()) Trap(s, "hub Load");
-    hub_.Attach(&sink_);
+      : hub_(NewHub(&store_, &clock_, &sink_)),
+        core_(&store_, hub_.get(), &clock_,
+              api::Features{.restart_job = true}) {
     if (absl::Status s = core_.Load().status(); !s.ok()) Trap(s, "core Load");
     const api::JobSet js = TwoPodJobSet(kJobSet);
     const std::string key = store::keys::JobSetKey(kNamespace, kJobSet);
@@ -133,7 +143,7 @@ class Harness {
             pod.spec().node_name().c_str(), pod.status().phase().c_str());
       }
     }
-    hub_.CloseAll();
+    hub_->CloseAll();
   }
 
   void Run(const Step& step) {
@@ -154,8 +164,8 @@ class Harness {
         }
         auto it = sessions_.find(node);
         if (it == sessions_.end()) return;
-        if (!hub_.OnMessage(it->second.get(), msg).ok()) {
-          hub_.Disconnect(it->second.get());
+        if (!hub_->OnMessage(it->second.get(), msg).ok()) {
+          hub_->Disconnect(it->second.get());
           sessions_.erase(it);
         }
         break;
@@ -174,13 +184,13 @@ class Harness {
       }
       case 2:
         if (auto it = sessions_.find(node); it != sessions_.end()) {
-          hub_.Disconnect(it->second.get());
+          hub_->Disconnect(it->second.get());
           sessions_.erase(it);
         }
         break;
       case 3:
         clock_.Advance(absl::Seconds(FirstByte(step.payload)));
-        hub_.CheckLiveness();
+        hub_->CheckLiveness();
         break;
       case 4: {
         const std::string key = store::keys::JobSetKey(kNamespace, kJobSet);
@@ -195,7 +205,7 @@ class Harness {
  private:
   void Connect(const api::Hello& hello) {
     absl::StatusOr<std::shared_ptr<AgentHub::Session>> s =
-        hub_.Connect(hello, [] {});
+        hub_->Connect(hello, [] {});
     if (s.ok()) sessions_[hello.node().name()] = *std::move(s);
   }
 
@@ -236,7 +246,7 @@ class Harness {
   store::MemoryStore store_;
   FakeClock clock_;
   QueueSink sink_;
-  AgentHub hub_;
+  std::unique_ptr<AgentHub> hub_;
   ControllerCore core_;
   std::map<std::string, std::shared_ptr<AgentHub::Session>> sessions_;
 };

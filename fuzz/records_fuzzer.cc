@@ -149,8 +149,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     core.Announce();
     if (absl::Status s = core.Pass(); !s.ok()) fuzz::Trap(s, "Pass");
   }
-  scheduler::AgentHub hub(&store,
-                          scheduler::AgentHub::Options{.clock = &clock});
-  (void)hub.Load();
+  (void)scheduler::AgentHub::Create(
+      &store,
+      scheduler::AgentHub::Options{.clock = &clock, .liveness_thread = false});
   return 0;
 }

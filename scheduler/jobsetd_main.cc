@@ -573,16 +573,19 @@ int Main() {
   options.tls = insecure ? nullptr : &*pki;
   options.audit = audit.get();
 
-  scheduler::AgentHub hub(
+  auto created = scheduler::AgentHub::Create(
       &metered, {.node_lost_timeout = absl::GetFlag(FLAGS_node_lost_timeout),
                  .heartbeat_interval = absl::GetFlag(FLAGS_heartbeat_interval),
                  .restart_grace = absl::GetFlag(FLAGS_restart_grace),
                  .metrics = &metrics,
                  .leader_epoch = election != nullptr ? election->epoch() : 0});
-  if (absl::Status loaded = hub.Load(); !loaded.ok()) {
-    JOBSET_LOG(ERROR) << loaded;
+  if (!created.ok()) {
+    JOBSET_LOG(ERROR) << created.status();
     return 1;
   }
+  // Attached to the controller below: the controller is created with the
+  // hub (its AgentFleet) and only then can be the hub's sink.
+  scheduler::AgentHub& hub = **created;
   scheduler::PrometheusControllerMetrics controller_metrics(&metrics);
   auto controller = scheduler::Controller::Start(
       &metered, &hub, RealClock::Get(), options.features, &controller_metrics,

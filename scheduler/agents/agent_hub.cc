@@ -1,300 +1,97 @@
 #include "scheduler/agents/agent_hub.h"
 
-#include <algorithm>
-#include <map>
+#include <optional>
 #include <utility>
 
+#include "absl/memory/memory.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "api/pod_phase.h"
-#include "api/quantity.h"
-#include "common/log.h"
 #include "common/status_macros.h"
-#include "google/protobuf/util/message_differencer.h"
 #include "scheduler/agents/agent_input.h"
-#include "scheduler/agents/node_object.h"
-#include "scheduler/placement/requirements.h"
-#include "store/decode.h"
+#include "scheduler/metrics.h"
 #include "store/keys.h"
-#include "store/scan.h"
 
 namespace jobset::scheduler {
-namespace {
 
-// Refusals are logged at most this often.
-constexpr absl::Duration kWarningInterval = absl::Seconds(10);
-
-absl::StatusOr<placement::TaintEffect> ParseEffect(const std::string& effect) {
-  if (effect == "NoSchedule") return placement::TaintEffect::kNoSchedule;
-  if (effect == "PreferNoSchedule")
-    return placement::TaintEffect::kPreferNoSchedule;
-  if (effect == "NoExecute") return placement::TaintEffect::kNoExecute;
-  return absl::InvalidArgumentError(
-      absl::StrCat("unsupported value \"", effect,
-                   "\": supported values: \"NoSchedule\", "
-                   "\"PreferNoSchedule\", \"NoExecute\""));
-}
-
-std::map<std::string, std::string> FormatResources(
-    const placement::Resources& r) {
-  std::map<std::string, std::string> out;
-  if (r.cpu_millis > 0) {
-    out["cpu"] = r.cpu_millis % 1000 == 0 ? absl::StrCat(r.cpu_millis / 1000)
-                                          : absl::StrCat(r.cpu_millis, "m");
+absl::StatusOr<std::unique_ptr<AgentHub>> AgentHub::Create(store::Store* store,
+                                                           Options options) {
+  const absl::Time started = options.clock->Now();
+  int undecodable = 0;
+  JOBSET_ASSIGN_OR_RETURN(NodeRegistry registry,
+                          NodeRegistry::Load(*store, started, &undecodable));
+  if (undecodable > 0 && options.metrics != nullptr) {
+    options.metrics->rejected.Add({{"reason", "undecodable_record"}})
+        .Increment(undecodable);
   }
-  if (r.memory_bytes > 0) out["memory"] = absl::StrCat(r.memory_bytes);
-  for (const auto& [name, n] : r.extended) out[name] = absl::StrCat(n);
-  return out;
+  auto hub =
+      absl::WrapUnique(new AgentHub(store, options, std::move(registry)));
+  if (options.sink != nullptr) hub->Attach(options.sink);
+  return hub;
 }
 
-// Builds what the agent gets for `desired`: the full pod (its environment
-// with its Secrets' and ConfigMaps' values), its attempt's host table, its
-// secret and configMap volumes' files and its registry credentials. Never
-// logged.
-api::PodAssignment ToAssignment(const Assignment& desired) {
-  api::PodAssignment a;
-  *a.mutable_pod() = desired.Pod();
-  if (desired.hosts != nullptr) {
-    a.mutable_hosts()->Reserve(desired.hosts->size());
-    for (const HostEntry& h : *desired.hosts) {
-      api::HostEntry* e = a.add_hosts();
-      e->set_address(h.address);
-      for (const std::string& n : h.names) e->add_names(n);
-    }
-  }
-  a.set_stop(desired.stop);
-  if (desired.config != nullptr) {
-    for (const api::ConfigVolume& v : desired.config->volumes)
-      *a.add_config_volumes() = v;
-    for (const api::RegistryCredential& c : desired.config->pull_credentials)
-      *a.add_pull_credentials() = c;
-  }
-  return a;
-}
-
-}  // namespace
-
-bool AgentHub::Session::Pop(api::SchedulerMessage* msg, absl::Duration wait,
-                            bool* timed_out) {
-  Outgoing next;
-  {
-    absl::MutexLock lock(&mu_);
-    auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return closed_ || !out_.empty();
-    };
-    const bool woke = mu_.AwaitWithTimeout(absl::Condition(&ready), wait);
-    if (timed_out != nullptr) *timed_out = !woke;
-    if (closed_ || out_.empty()) return false;
-    next = std::move(out_.front());
-    out_.pop_front();
-  }
-  // Built outside the lock, so the hub (and the controller thread behind it)
-  // never waits for a pod or a whole desired set to be built. One thread
-  // pops a session, so messages keep their order.
-  *msg = std::move(next.message);
-  if (next.run.has_value()) {
-    *msg->mutable_run() = ToAssignment(*next.run);
-    if (stages_ != nullptr)
-      stages_->Sent(next.run->uid(), next.run->bound, clock_->Now());
-  }
-  if (!next.pods.empty()) {
-    api::Welcome* welcome = msg->mutable_welcome();
-    welcome->mutable_pods()->Reserve(next.pods.size());
-    for (const Assignment& pod : next.pods)
-      *welcome->add_pods() = ToAssignment(pod);
-  }
-  return true;
-}
-
-void AgentHub::Session::Push(api::SchedulerMessage msg) {
-  absl::MutexLock lock(&mu_);
-  if (!closed_) out_.push_back(Outgoing{std::move(msg), std::nullopt, {}});
-}
-
-void AgentHub::Session::PushRun(Assignment pod) {
-  absl::MutexLock lock(&mu_);
-  if (!closed_) out_.push_back(Outgoing{{}, std::move(pod), {}});
-}
-
-void AgentHub::Session::PushWelcome(api::SchedulerMessage welcome,
-                                    std::vector<Assignment> pods) {
-  absl::MutexLock lock(&mu_);
-  if (!closed_) {
-    out_.push_back(Outgoing{std::move(welcome), std::nullopt, std::move(pods)});
-  }
-}
-
-void AgentHub::Session::Close() {
-  absl::MutexLock lock(&mu_);
-  closed_ = true;
-  out_.clear();
-  if (cancel_) std::exchange(cancel_, nullptr)();
-}
-
-void AgentHub::Session::Detach() {
-  absl::MutexLock lock(&mu_);
-  closed_ = true;
-  out_.clear();
-  cancel_ = nullptr;
-}
-
-AgentHub::AgentHub(store::Store* store, Options options)
+AgentHub::AgentHub(store::Store* store, Options options, NodeRegistry registry)
     : store_(store),
       options_(options),
-      started_(options.clock->Now()),
-      stages_(options.metrics) {}
+      liveness_{.node_lost_timeout = options.node_lost_timeout,
+                .restart_grace = options.restart_grace,
+                .started = options.clock->Now()},
+      stages_(options.metrics),
+      registry_(std::move(registry)),
+      refusals_(options.metrics) {}
 
 AgentHub::~AgentHub() {
-  {
-    absl::MutexLock lock(&mu_);
-    stopping_ = true;
-  }
-  if (monitor_.joinable()) monitor_.join();
+  monitor_.Stop();
   CloseAll();
 }
 
-absl::Status AgentHub::Load() {
-  auto add_node = [&](const store::KeyValue& kv) -> absl::Status {
-    absl::StatusOr<api::NodeRecord> decoded =
-        store::DecodeValue<api::NodeRecord>(kv);
-    if (!decoded.ok()) {
-      // Set aside, left in the store: the node registers again when its
-      // agent says hello.
-      JOBSET_LOG(ERROR) << "agent hub: skipping a stored node that does not "
-                           "decode: "
-                        << decoded.status();
-      if (options_.metrics != nullptr) {
-        options_.metrics->rejected.Add({{"reason", "undecodable_record"}})
-            .Increment();
-      }
-      return absl::OkStatus();
-    }
-    api::NodeRecord node = *std::move(decoded);
-    absl::MutexLock lock(&mu_);
-    NodeEntry& entry = nodes_[node.registration().name()];
-    entry.node = std::move(node);
-    // Within the restart grace the node counts as Ready: its pods keep
-    // running while its agent reconnects.
-    entry.ready = true;
-    entry.transition = started_;
-    return absl::OkStatus();
-  };
-  return store::ScanAll(*store_, store::keys::kNodes, add_node);
-}
-
 void AgentHub::Attach(NodeSink* sink) {
-  std::vector<NodeInfo> known;
+  notifier_.Attach(sink);
   {
     absl::MutexLock lock(&mu_);
-    sink_ = sink;
-    for (const auto& [name, entry] : nodes_) {
-      absl::StatusOr<NodeInfo> info = ToNodeInfo(entry.node);
-      if (info.ok()) known.push_back(*std::move(info));
-    }
-    for (NodeInfo& info : known) sink_->SetNode(std::move(info));
+    for (const auto& [name, entry] : registry_.nodes()) Announce(entry);
     UpdateNodeGauge();
   }
-  monitor_ = std::thread([this] { MonitorLoop(); });
+  notifier_.Deliver();
+  if (options_.liveness_thread) {
+    monitor_.Start(LivenessTick(options_.node_lost_timeout),
+                   [this] { CheckLiveness(); });
+  }
 }
 
-absl::StatusOr<NodeInfo> AgentHub::ToNodeInfo(
-    const api::NodeRecord& node) const {
-  const api::NodeRegistration& r = node.registration();
-  NodeInfo info;
-  info.name = r.name();
-  info.address = r.address();
-  info.labels.insert(r.labels().begin(), r.labels().end());
-  for (int i = 0; i < r.taints_size(); ++i) {
-    const api::Taint& t = r.taints(i);
-    absl::StatusOr<placement::TaintEffect> effect = ParseEffect(t.effect());
-    if (!effect.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "hello.node.taints[", i, "].effect: ", effect.status().message()));
-    }
-    info.taints.push_back({t.key(), t.value(), *effect});
-  }
-  for (const auto& [name, text] : r.capacity()) {
-    absl::StatusOr<api::Quantity> q = api::ParseQuantity(text);
-    if (!q.ok() || q->MilliValue() < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "hello.node.capacity[", name, "]: invalid quantity \"", text, "\""));
-    }
-    if (name == "cpu") {
-      info.allocatable.cpu_millis = q->MilliValue();
-    } else if (name == "memory") {
-      info.allocatable.memory_bytes = q->Value();
-    } else {
-      info.allocatable.extended[name] = q->Value();
-    }
-  }
-  info.ready = true;
-  info.cordoned = node.cordoned();
-  return info;
-}
-
-absl::Status AgentHub::Persist(const api::NodeRecord& node) {
-  return store_
-      ->Commit(
-          store::Batch().Put(store::keys::NodeKey(node.registration().name()),
-                             node.SerializeAsString()))
-      .status();
-}
-
-absl::Status AgentHub::CheckOwnPod(const std::string& node,
-                                   const std::string& pod_uid) const {
-  auto bound = pod_nodes_.find(pod_uid);
-  if (bound == pod_nodes_.end() || bound->second == node) {
-    return absl::OkStatus();
-  }
-  return absl::PermissionDeniedError(
-      absl::StrCat("node \"", node, "\" may only report pods bound to it (pod ",
-                   pod_uid, " is not)"));
+void AgentHub::Announce(const NodeEntry& entry) {
+  absl::StatusOr<NodeInfo> info = ToNodeInfo(entry.node);
+  if (!info.ok()) return;  // Stored before its registration was checked.
+  info->ready = entry.ready;
+  notifier_.SetNode(*std::move(info));
 }
 
 void AgentHub::Run(Assignment order) {
   absl::MutexLock lock(&mu_);
-  pod_nodes_[order.uid()] = order.node();
-  Assignment& desired = desired_[order.node()][order.uid()];
-  desired = std::move(order);
-  desired.stop = false;
-  auto entry = nodes_.find(desired.node());
-  if (entry != nodes_.end() && entry->second.session) {
-    entry->second.session->PushRun(desired);
-  }
+  const Assignment& desired = desired_.Run(std::move(order));
+  NodeEntry* entry = registry_.Find(desired.node());
+  if (entry != nullptr && entry->session) entry->session->PushRun(desired);
 }
 
 void AgentHub::Stop(const std::string& node, const std::string& pod_uid) {
   absl::MutexLock lock(&mu_);
-  auto pods = desired_.find(node);
-  if (pods == desired_.end()) return;
-  auto pod = pods->second.find(pod_uid);
-  if (pod == pods->second.end()) return;
-  pod->second.stop = true;
-  auto entry = nodes_.find(node);
-  if (entry != nodes_.end() && entry->second.session) {
+  if (!desired_.Stop(node, pod_uid)) return;
+  NodeEntry* entry = registry_.Find(node);
+  if (entry != nullptr && entry->session) {
     api::SchedulerMessage msg;
     msg.mutable_stop()->set_pod_uid(pod_uid);
-    entry->second.session->Push(std::move(msg));
+    entry->session->Push(std::move(msg));
   }
 }
 
 void AgentHub::Release(const std::string& node, const std::string& pod_uid) {
   stages_.Forget(pod_uid);
   absl::MutexLock lock(&mu_);
-  auto pods = desired_.find(node);
-  if (pods != desired_.end()) {
-    pods->second.erase(pod_uid);
-    if (pods->second.empty()) desired_.erase(pods);
-  }
-  if (auto bound = pod_nodes_.find(pod_uid);
-      bound != pod_nodes_.end() && bound->second == node) {
-    pod_nodes_.erase(bound);
-  }
-  auto entry = nodes_.find(node);
-  if (entry != nodes_.end() && entry->second.session) {
+  desired_.Release(node, pod_uid);
+  NodeEntry* entry = registry_.Find(node);
+  if (entry != nullptr && entry->session) {
     api::SchedulerMessage msg;
     msg.mutable_release()->set_pod_uid(pod_uid);
-    entry->second.session->Push(std::move(msg));
+    entry->session->Push(std::move(msg));
   }
 }
 
@@ -313,67 +110,43 @@ absl::StatusOr<std::shared_ptr<AgentHub::Session>> AgentHub::Connect(
   auto session = std::make_shared<Session>(r.name(), std::move(cancel),
                                            &stages_, options_.clock);
   std::shared_ptr<Session> replaced;
-  bool persist = false;
-  api::NodeRecord to_store;
+  std::optional<api::NodeRecord> to_store;
   {
     absl::MutexLock lock(&mu_);
     if (closed_) return absl::UnavailableError("jobsetd is shutting down");
     for (const api::PodReport& report : hello.pods()) {
-      if (absl::Status own = CheckOwnPod(r.name(), report.pod_uid());
+      if (absl::Status own = desired_.ForeignPod(r.name(), report.pod_uid());
           !own.ok()) {
         Refused("foreign_pod", own.message());
         return own;
       }
     }
-    NodeEntry& entry = nodes_[r.name()];
-    replaced = std::exchange(entry.session, session);
-    info.cordoned = entry.node.cordoned();
-    persist = !google::protobuf::util::MessageDifferencer::Equals(
-        entry.node.registration(), r);
-    *entry.node.mutable_registration() = r;
-    const absl::Time now = options_.clock->Now();
-    if (!entry.node.has_creation_timestamp()) {
-      entry.node.mutable_creation_timestamp()->set_seconds(
-          absl::ToUnixSeconds(now));
-      persist = true;
-    }
-    to_store = entry.node;
-    entry.last_seen = now;
-    if (!entry.ready) entry.transition = now;
-    entry.ready = true;
-    if (sink_ != nullptr) sink_->SetNode(info);
+    replaced = registry_.Register(r, session, options_.clock->Now(), &to_store);
+    info.cordoned = registry_.Find(r.name())->node.cordoned();
+    notifier_.SetNode(std::move(info));
 
     api::SchedulerMessage welcome;
     welcome.mutable_welcome()->set_heartbeat_interval_ms(
         absl::ToInt64Milliseconds(options_.heartbeat_interval));
     welcome.mutable_welcome()->set_leader_epoch(options_.leader_epoch);
     // The set as it is now; its pods are built when the Welcome is sent.
-    std::vector<Assignment> welcome_pods;
-    auto pods = desired_.find(r.name());
-    if (pods != desired_.end()) {
-      welcome_pods.reserve(pods->second.size());
-      for (const auto& [uid, desired] : pods->second)
-        welcome_pods.push_back(desired);
-    }
-    session->PushWelcome(std::move(welcome), std::move(welcome_pods));
+    session->PushWelcome(std::move(welcome), desired_.Of(r.name()));
     UpdateNodeGauge();
     // What the agent knows: reports of its own desired pods count (exits
     // that happened while it was away); it stops the rest itself.
     for (const api::PodReport& report : hello.pods()) {
-      auto pod = pods == desired_.end() ? decltype(pods->second)::iterator()
-                                        : pods->second.find(report.pod_uid());
-      if (pods == desired_.end() || pod == pods->second.end()) {
-        Fenced();
+      const Assignment* desired = desired_.Find(r.name(), report.pod_uid());
+      if (desired == nullptr) {
+        refusals_.Fenced();
         continue;
       }
-      Forward(r.name(), pod->second, report);
+      Forward(r.name(), *desired, report);
     }
   }
+  notifier_.Deliver();
   if (replaced) replaced->Close();
-  if (persist) {
-    absl::Status stored = Persist(to_store);
-    if (!stored.ok()) return stored;
-  }
+  if (to_store.has_value())
+    JOBSET_RETURN_IF_ERROR(StoreNode(*store_, *to_store));
   return session;
 }
 
@@ -387,7 +160,6 @@ void AgentHub::Forward(const std::string& node, const Assignment& desired,
                          refusal->detail));
     return;
   }
-  if (sink_ == nullptr) return;
   PodReport forwarded{node,
                       std::move(*checked.mutable_pod_uid()),
                       checked.status(),
@@ -398,109 +170,83 @@ void AgentHub::Forward(const std::string& node, const Assignment& desired,
     if (stages_.Reported(forwarded.pod_uid, checked.launch(), now))
       forwarded.launch_reported = now;
   }
-  sink_->ReportPod(std::move(forwarded));
+  notifier_.ReportPod(std::move(forwarded));
 }
 
 void AgentHub::Refused(absl::string_view reason, absl::string_view detail) {
-  ++refused_;
-  if (options_.metrics != nullptr) {
-    options_.metrics->refused_reports.Add({{"reason", std::string(reason)}})
-        .Increment();
-  }
-  // At most one line per kWarningInterval: a flood of bad reports must not
-  // become a flood of log lines.
-  const absl::Time now = options_.clock->Now();
-  if (now - last_refusal_warning_ < kWarningInterval) {
-    ++refusals_unlogged_;
-    return;
-  }
-  last_refusal_warning_ = now;
-  JOBSET_LOG(WARNING) << "agent hub: refused (" << reason
-                      << "): " << CutUtf8(detail, 1024)
-                      << (refusals_unlogged_ > 0
-                              ? absl::StrCat(" (and ", refusals_unlogged_,
-                                             " more since the last line)")
-                              : "");
-  refusals_unlogged_ = 0;
+  refusals_.Refused(reason, detail, options_.clock->Now());
 }
 
 absl::Status AgentHub::OnMessage(Session* session,
                                  const api::AgentMessage& msg) {
-  absl::MutexLock lock(&mu_);
-  auto entry = nodes_.find(session->node());
-  if (entry == nodes_.end() || entry->second.session.get() != session) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "node ", session->node(),
-        ": this stream was replaced or the node was declared lost; "
-        "reconnect and say hello again"));
-  }
-  entry->second.last_seen = options_.clock->Now();
-  switch (msg.kind_case()) {
-    case api::AgentMessage::kHeartbeat: {
-      api::SchedulerMessage ack;
-      ack.mutable_heartbeat_ack()->set_seq(msg.heartbeat().seq());
-      session->Push(std::move(ack));
-      return absl::OkStatus();
+  const std::string& node = session->node();
+  {
+    absl::MutexLock lock(&mu_);
+    NodeEntry* entry = registry_.Find(node);
+    if (entry == nullptr || entry->session.get() != session) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "node ", node,
+          ": this stream was replaced or the node was declared lost; "
+          "reconnect and say hello again"));
     }
-    case api::AgentMessage::kPodUpdate: {
-      const api::PodReport& report = msg.pod_update();
-      if (report.pod_uid().size() > kMaxPodUidBytes) {
-        // No pod has such a uid; not worth echoing in a release.
-        Refused("pod_uid",
-                absl::StrCat("node ", session->node(), ": pod_uid of ",
-                             report.pod_uid().size(), " bytes"));
+    entry->last_seen = options_.clock->Now();
+    switch (msg.kind_case()) {
+      case api::AgentMessage::kHeartbeat: {
+        api::SchedulerMessage ack;
+        ack.mutable_heartbeat_ack()->set_seq(msg.heartbeat().seq());
+        session->Push(std::move(ack));
         return absl::OkStatus();
       }
-      auto pods = desired_.find(session->node());
-      auto pod = pods == desired_.end() ? decltype(pods->second)::iterator()
-                                        : pods->second.find(report.pod_uid());
-      if (pods == desired_.end() || pod == pods->second.end()) {
-        if (absl::Status own = CheckOwnPod(session->node(), report.pod_uid());
-            !own.ok()) {
-          Refused("foreign_pod", own.message());
-          return own;  // Ends the stream.
+      case api::AgentMessage::kPodUpdate: {
+        const api::PodReport& report = msg.pod_update();
+        if (report.pod_uid().size() > kMaxPodUidBytes) {
+          // No pod has such a uid; not worth echoing in a release.
+          Refused("pod_uid", absl::StrCat("node ", node, ": pod_uid of ",
+                                          report.pod_uid().size(), " bytes"));
+          return absl::OkStatus();
         }
-        // Not this node's (any more): fenced, and the agent may forget it.
-        Fenced();
-        api::SchedulerMessage release;
-        release.mutable_release()->set_pod_uid(report.pod_uid());
-        session->Push(std::move(release));
-        return absl::OkStatus();
+        const Assignment* desired = desired_.Find(node, report.pod_uid());
+        if (desired == nullptr) {
+          if (absl::Status own = desired_.ForeignPod(node, report.pod_uid());
+              !own.ok()) {
+            Refused("foreign_pod", own.message());
+            return own;  // Ends the stream.
+          }
+          // Not this node's (any more): fenced, and the agent may forget it.
+          refusals_.Fenced();
+          api::SchedulerMessage release;
+          release.mutable_release()->set_pod_uid(report.pod_uid());
+          session->Push(std::move(release));
+          return absl::OkStatus();
+        }
+        // A refused report is dropped; the stream stays up.
+        Forward(node, *desired, report);
+        break;  // Delivered below, outside the lock.
       }
-      // A refused report is dropped; the stream stays up.
-      Forward(session->node(), pod->second, report);
-      return absl::OkStatus();
-    }
-    case api::AgentMessage::kLogChunk: {
-      auto wait = log_waits_.find(msg.log_chunk().request_id());
-      if (wait == log_waits_.end()) return absl::OkStatus();  // Too late.
-      // Only the node asked may answer.
-      if (wait->second.node != session->node()) {
-        Refused("foreign_log", absl::StrCat("node ", session->node(),
-                                            " answered a log request for node ",
-                                            wait->second.node));
-        return absl::PermissionDeniedError(
-            absl::StrCat("node \"", session->node(),
-                         "\" may only answer log requests sent to it"));
+      case api::AgentMessage::kLogChunk: {
+        // Only the node asked may answer.
+        absl::Status answered = log_requests_.Answer(node, msg.log_chunk());
+        if (!answered.ok()) Refused("foreign_log", answered.message());
+        return answered;
       }
-      wait->second.chunk = msg.log_chunk();
-      return absl::OkStatus();
+      case api::AgentMessage::kHello:
+        return absl::InvalidArgumentError(
+            "hello: only the first message of a stream may be a hello");
+      default:
+        return absl::InvalidArgumentError("empty agent message");
     }
-    case api::AgentMessage::kHello:
-      return absl::InvalidArgumentError(
-          "hello: only the first message of a stream may be a hello");
-    default:
-      return absl::InvalidArgumentError("empty agent message");
   }
+  notifier_.Deliver();
+  return absl::OkStatus();
 }
 
 void AgentHub::Disconnect(Session* session) {
   std::shared_ptr<Session> closing;
   {
     absl::MutexLock lock(&mu_);
-    auto entry = nodes_.find(session->node());
-    if (entry != nodes_.end() && entry->second.session.get() == session) {
-      closing = std::move(entry->second.session);
+    NodeEntry* entry = registry_.Find(session->node());
+    if (entry != nullptr && entry->session.get() == session) {
+      closing = std::move(entry->session);
     }
   }
   session->Detach();
@@ -511,11 +257,11 @@ void AgentHub::CloseAll() {
   {
     absl::MutexLock lock(&mu_);
     closed_ = true;
-    sink_ = nullptr;  // The controller may be going away.
-    for (auto& [name, entry] : nodes_) {
+    for (auto& [name, entry] : registry_.nodes()) {
       if (entry.session) sessions.push_back(std::move(entry.session));
     }
   }
+  notifier_.Detach();  // The controller may be going away.
   for (auto& s : sessions) s->Close();
 }
 
@@ -525,95 +271,45 @@ std::vector<std::string> AgentHub::CheckLiveness() {
   std::vector<std::shared_ptr<Session>> closing;
   {
     absl::MutexLock lock(&mu_);
-    const bool in_grace = now < started_ + options_.restart_grace;
-    for (auto& [name, entry] : nodes_) {
-      if (!entry.ready) continue;
-      // The grace is for the nodes known before this jobsetd started (a
-      // restart, a failover) to reconnect; a node that has connected to
-      // this one is under the normal timeout at once.
-      const bool connected_here = entry.last_seen != absl::InfinitePast();
-      if (!connected_here && in_grace) continue;
-      const absl::Time seen = connected_here ? entry.last_seen : started_;
-      if (now - seen < options_.node_lost_timeout) continue;
-      entry.ready = false;
-      entry.transition = now;
-      if (entry.session) closing.push_back(std::move(entry.session));
+    for (auto& [name, entry] : registry_.nodes()) {
+      const std::optional<absl::Duration> silent =
+          SilentTooLong(liveness_, entry.ready, entry.last_seen, now);
+      if (!silent.has_value()) continue;
+      if (auto s = NodeRegistry::MarkLost(entry, now)) {
+        closing.push_back(std::move(s));
+      }
       lost.push_back(name);
       if (options_.metrics != nullptr) options_.metrics->nodes_lost.Increment();
-      if (sink_ != nullptr) {
-        sink_->LoseNode(
-            name, "NodeLost",
-            absl::StrCat("node ", name, " sent no heartbeat for ",
-                         absl::FormatDuration(now - seen), " (timeout ",
-                         absl::FormatDuration(options_.node_lost_timeout),
-                         ")"));
-      }
+      notifier_.LoseNode(
+          name, "NodeLost",
+          NodeLostMessage(name, *silent, options_.node_lost_timeout));
     }
+    if (!lost.empty()) UpdateNodeGauge();
   }
-  if (!lost.empty()) {
-    absl::MutexLock lock(&mu_);
-    UpdateNodeGauge();
-  }
+  notifier_.Deliver();
   for (auto& s : closing) s->Close();
   return lost;
 }
 
-void AgentHub::MonitorLoop() {
-  const absl::Duration tick =
-      std::clamp(options_.node_lost_timeout / 10, absl::Milliseconds(20),
-                 absl::Milliseconds(500));
-  while (true) {
-    {
-      absl::MutexLock lock(&mu_);
-      auto stopping = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return stopping_;
-      };
-      if (mu_.AwaitWithTimeout(absl::Condition(&stopping), tick)) return;
-    }
-    CheckLiveness();
-  }
-}
-
-api::Node AgentHub::Describe(const NodeEntry& entry) const {
-  NodeLiveness liveness;
-  liveness.ready = entry.ready;
-  liveness.connected = entry.session != nullptr;
-  liveness.last_heartbeat = entry.last_seen;
-  liveness.last_transition = entry.transition;
-  placement::Resources allocated;
-  auto desired = desired_.find(entry.node.registration().name());
-  if (desired != desired_.end()) {
-    for (const auto& [uid, d] : desired->second) {
-      if (d.stop) continue;
-      ++liveness.pods;
-      // What a pod requests is its Job's template's.
-      absl::StatusOr<placement::PodRequirements> req =
-          placement::RequirementsFromPodSpec(d.job->spec().template_().spec());
-      if (!req.ok()) continue;
-      allocated.cpu_millis += req->resources.cpu_millis;
-      allocated.memory_bytes += req->resources.memory_bytes;
-      for (const auto& [name, n] : req->resources.extended)
-        allocated.extended[name] += n;
-    }
-  }
-  liveness.allocated = FormatResources(allocated);
-  return ToNodeObject(entry.node, liveness);
+api::Node AgentHub::DescribeLocked(const NodeEntry& entry) const {
+  return Describe(entry, desired_.Load(entry.node.registration().name()));
 }
 
 std::vector<api::Node> AgentHub::ListNodes() {
   absl::MutexLock lock(&mu_);
   std::vector<api::Node> out;
-  for (const auto& [name, entry] : nodes_) out.push_back(Describe(entry));
+  for (const auto& [name, entry] : registry_.nodes())
+    out.push_back(DescribeLocked(entry));
   return out;
 }
 
 absl::StatusOr<api::Node> AgentHub::GetNode(const std::string& name) {
   absl::MutexLock lock(&mu_);
-  auto it = nodes_.find(name);
-  if (it == nodes_.end()) {
+  NodeEntry* entry = registry_.Find(name);
+  if (entry == nullptr) {
     return absl::NotFoundError(absl::StrCat("node \"", name, "\" not found"));
   }
-  return Describe(it->second);
+  return DescribeLocked(*entry);
 }
 
 absl::StatusOr<api::Node> AgentHub::SetCordoned(const std::string& name,
@@ -621,44 +317,41 @@ absl::StatusOr<api::Node> AgentHub::SetCordoned(const std::string& name,
   api::NodeRecord to_store;
   {
     absl::MutexLock lock(&mu_);
-    auto it = nodes_.find(name);
-    if (it == nodes_.end()) {
+    NodeEntry* entry = registry_.Find(name);
+    if (entry == nullptr) {
       return absl::NotFoundError(absl::StrCat("node \"", name, "\" not found"));
     }
-    to_store = it->second.node;
+    to_store = entry->node;
   }
   to_store.set_cordoned(cordoned);
-  JOBSET_RETURN_IF_ERROR(Persist(to_store));
-  absl::MutexLock lock(&mu_);
-  auto it = nodes_.find(name);
-  if (it == nodes_.end()) {
-    return absl::NotFoundError(absl::StrCat("node \"", name, "\" not found"));
-  }
-  it->second.node.set_cordoned(cordoned);
-  UpdateNodeGauge();
-  if (sink_ != nullptr) {
-    absl::StatusOr<NodeInfo> info = ToNodeInfo(it->second.node);
-    if (info.ok()) {
-      info->ready = it->second.ready;
-      sink_->SetNode(*std::move(info));
+  JOBSET_RETURN_IF_ERROR(StoreNode(*store_, to_store));
+  api::Node node;
+  {
+    absl::MutexLock lock(&mu_);
+    NodeEntry* entry = registry_.Find(name);
+    if (entry == nullptr) {
+      return absl::NotFoundError(absl::StrCat("node \"", name, "\" not found"));
     }
+    entry->node.set_cordoned(cordoned);
+    UpdateNodeGauge();
+    Announce(*entry);
+    node = DescribeLocked(*entry);
   }
-  return Describe(it->second);
+  notifier_.Deliver();
+  return node;
 }
 
 absl::StatusOr<api::Node> AgentHub::Drain(const std::string& name) {
   JOBSET_ASSIGN_OR_RETURN(api::Node node, SetCordoned(name, true));
-  absl::MutexLock lock(&mu_);
-  if (sink_ != nullptr) {
-    sink_->LoseNode(name, "EvictionByEvictionAPI",
-                    absl::StrCat("node ", name, " was drained"));
+  {
+    absl::MutexLock lock(&mu_);
+    notifier_.LoseNode(name, "EvictionByEvictionAPI",
+                       absl::StrCat("node ", name, " was drained"));
     // Draining stops the pods, it does not take the node away.
-    auto it = nodes_.find(name);
-    if (it != nodes_.end() && it->second.ready) {
-      absl::StatusOr<NodeInfo> info = ToNodeInfo(it->second.node);
-      if (info.ok()) sink_->SetNode(*std::move(info));
-    }
+    NodeEntry* entry = registry_.Find(name);
+    if (entry != nullptr && entry->ready) Announce(*entry);
   }
+  notifier_.Deliver();
   return node;
 }
 
@@ -667,23 +360,22 @@ absl::StatusOr<api::Node> AgentHub::Remove(const std::string& name) {
   api::Node node;
   {
     absl::MutexLock lock(&mu_);
-    auto it = nodes_.find(name);
-    if (it == nodes_.end()) {
+    NodeEntry* entry = registry_.Find(name);
+    if (entry == nullptr) {
       return absl::NotFoundError(
           absl::StrCat("nodes \"", name, "\" not found"));
     }
+    // Under the lock: the node must not register again in between.
     JOBSET_RETURN_IF_ERROR(
         store_->Commit(store::Batch().Delete(store::keys::NodeKey(name)))
             .status());
-    node = Describe(it->second);
-    session = std::move(it->second.session);
-    nodes_.erase(it);
-    if (sink_ != nullptr) {
-      sink_->LoseNode(name, "DeletionByPodGC",
-                      absl::StrCat("node ", name, " was deleted"));
-    }
+    node = DescribeLocked(*entry);
+    session = registry_.Erase(name);
+    notifier_.LoseNode(name, "DeletionByPodGC",
+                       absl::StrCat("node ", name, " was deleted"));
     UpdateNodeGauge();
   }
+  notifier_.Deliver();
   if (session != nullptr) session->Close();
   return node;
 }
@@ -694,14 +386,19 @@ absl::StatusOr<api::LogChunk> AgentHub::ReadLog(const std::string& node,
                                                 int64_t offset,
                                                 int32_t max_bytes,
                                                 absl::Duration timeout) {
-  absl::MutexLock lock(&mu_);
-  auto entry = nodes_.find(node);
-  if (entry == nodes_.end() || entry->second.session == nullptr) {
+  std::shared_ptr<Session> session;
+  {
+    absl::MutexLock lock(&mu_);
+    NodeEntry* entry = registry_.Find(node);
+    if (entry != nullptr) session = entry->session;
+  }
+  if (session == nullptr) {
     return absl::UnavailableError(absl::StrCat(
         "the agent of node ", node, " is not connected; try again later"));
   }
-  const int64_t id = next_log_request_++;
-  log_waits_[id].node = node;
+  // Waited for without the hub's lock: a slow agent holds up only its
+  // reader.
+  const int64_t id = log_requests_.Start(node);
   api::SchedulerMessage msg;
   api::LogRequest* r = msg.mutable_log_request();
   r->set_request_id(id);
@@ -709,41 +406,26 @@ absl::StatusOr<api::LogChunk> AgentHub::ReadLog(const std::string& node,
   r->set_container(container);
   r->set_offset(offset);
   r->set_max_bytes(max_bytes);
-  entry->second.session->Push(std::move(msg));
-  auto answered = [this, id]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return log_waits_.at(id).chunk.has_value();
-  };
-  mu_.AwaitWithTimeout(absl::Condition(&answered), timeout);
-  std::optional<api::LogChunk> chunk = std::move(log_waits_.at(id).chunk);
-  log_waits_.erase(id);
-  if (!chunk.has_value()) {
-    return absl::UnavailableError(absl::StrCat("the agent of node ", node,
-                                               " did not answer within ",
-                                               absl::FormatDuration(timeout)));
-  }
-  return *std::move(chunk);
-}
-
-void AgentHub::Fenced() {
-  ++fenced_;
-  if (options_.metrics != nullptr) options_.metrics->fenced_reports.Increment();
+  session->Push(std::move(msg));
+  return log_requests_.Wait(id, timeout);
 }
 
 void AgentHub::UpdateNodeGauge() {
   if (options_.metrics == nullptr) return;
-  double ready = 0, not_ready = 0, cordoned = 0;
-  for (const auto& [name, entry] : nodes_) {
-    (entry.ready ? ready : not_ready) += 1;
-    if (entry.node.cordoned()) cordoned += 1;
-  }
-  options_.metrics->nodes.Add({{"state", "Ready"}}).Set(ready);
-  options_.metrics->nodes.Add({{"state", "NotReady"}}).Set(not_ready);
-  options_.metrics->nodes.Add({{"state", "Cordoned"}}).Set(cordoned);
+  const NodeRegistry::Counts counts = registry_.Count();
+  options_.metrics->nodes.Add({{"state", "Ready"}}).Set(counts.ready);
+  options_.metrics->nodes.Add({{"state", "NotReady"}}).Set(counts.not_ready);
+  options_.metrics->nodes.Add({{"state", "Cordoned"}}).Set(counts.cordoned);
 }
 
 int64_t AgentHub::fenced_reports() {
   absl::MutexLock lock(&mu_);
-  return fenced_;
+  return refusals_.fenced();
+}
+
+int64_t AgentHub::refused() {
+  absl::MutexLock lock(&mu_);
+  return refusals_.refused();
 }
 
 }  // namespace jobset::scheduler

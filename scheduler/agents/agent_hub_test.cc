@@ -10,7 +10,9 @@
 #include "common/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "scheduler/agents/test_orders.h"
 #include "scheduler/controller/agent_fleet.h"
+#include "scheduler/metrics.h"
 #include "scheduler/records/records.h"
 #include "store/keys.h"
 #include "store/memory_store.h"
@@ -18,6 +20,11 @@
 namespace jobset::scheduler {
 namespace {
 
+using ::jobset::scheduler::testing::Drain;
+using ::jobset::scheduler::testing::Env;
+using ::jobset::scheduler::testing::HelloFrom;
+using ::jobset::scheduler::testing::MakeJob;
+using ::jobset::scheduler::testing::OrderOn;
 using ::jobset::testing::IsOk;
 using ::jobset::testing::StatusIs;
 using ::testing::ElementsAre;
@@ -42,52 +49,6 @@ class RecordingSink : public NodeSink {
   std::string last_message;
 };
 
-api::Hello HelloFrom(const std::string& node) {
-  api::Hello hello;
-  hello.mutable_node()->set_name(node);
-  hello.mutable_node()->set_address("127.0.0.2");
-  (*hello.mutable_node()->mutable_capacity())["cpu"] = "8";
-  (*hello.mutable_node()->mutable_capacity())["memory"] = "32Gi";
-  (*hello.mutable_node()->mutable_capacity())["nvidia.com/gpu"] = "4";
-  (*hello.mutable_node()->mutable_labels())["slice"] = "a";
-  return hello;
-}
-
-// A Job of one-container pods (500m CPU each) that read their node's name.
-std::shared_ptr<const api::Job> MakeJob() {
-  auto job = std::make_shared<api::Job>();
-  job->mutable_metadata()->set_name("train-workers-0");
-  job->mutable_metadata()->set_namespace_("default");
-  job->mutable_spec()->set_completion_mode("Indexed");
-  api::Container* c = job->mutable_spec()
-                          ->mutable_template_()
-                          ->mutable_spec()
-                          ->add_containers();
-  c->set_name("main");
-  (*c->mutable_resources()->mutable_requests())["cpu"] = "500m";
-  api::EnvVar* env = c->add_env();
-  env->set_name("NODE");
-  env->mutable_value_from()->mutable_field_ref()->set_field_path(
-      "spec.nodeName");
-  return job;
-}
-
-// An order for pod `uid` (index `index` of `job`) bound to `node`.
-Assignment OrderOn(const std::string& node, const std::string& uid,
-                   std::vector<HostEntry> hosts = {},
-                   std::shared_ptr<const api::Job> job = MakeJob(),
-                   int index = 0) {
-  Assignment order;
-  order.job = std::move(job);
-  api::PodRecord record =
-      NewPodRecord("pod-" + uid, uid, index, absl::UnixEpoch());
-  BindPod(node, "127.0.0.2", absl::UnixEpoch(), &record);
-  order.pod = AssignedPodOf(record);
-  order.hosts =
-      std::make_shared<const std::vector<HostEntry>>(std::move(hosts));
-  return order;
-}
-
 // The status of the node's Ready condition ("True", "Unknown").
 std::string Ready(const api::Node& node) {
   for (const api::NodeCondition& c : node.status().conditions()) {
@@ -101,36 +62,24 @@ std::string Annotation(const api::Node& node, const std::string& key) {
   return it == node.metadata().annotations().end() ? "<unset>" : it->second;
 }
 
-std::string Env(const api::Pod& pod, const std::string& name) {
-  for (const api::EnvVar& var : pod.spec().containers(0).env()) {
-    if (var.name() == name) return var.value();
-  }
-  return "<unset>";
-}
-
-// Drains what the session has queued, without waiting.
-std::vector<api::SchedulerMessage> Drain(AgentHub::Session& s) {
-  std::vector<api::SchedulerMessage> out;
-  api::SchedulerMessage m;
-  while (s.Pop(&m, absl::ZeroDuration())) out.push_back(m);
-  return out;
-}
-
 class AgentHubTest : public ::testing::Test {
  protected:
   AgentHubTest() { Start(); }
 
   void Start() {
     hub_.reset();
-    hub_ = std::make_unique<AgentHub>(
+    sink_ = RecordingSink();
+    // No liveness thread: the tests call CheckLiveness.
+    absl::StatusOr<std::unique_ptr<AgentHub>> hub = AgentHub::Create(
         &store_, AgentHub::Options{.node_lost_timeout = absl::Seconds(5),
                                    .heartbeat_interval = absl::Seconds(1),
                                    .restart_grace = absl::Seconds(10),
                                    .clock = &clock_,
-                                   .leader_epoch = 42});
-    ASSERT_THAT(hub_->Load(), IsOk());
-    sink_ = RecordingSink();
-    hub_->Attach(&sink_);
+                                   .leader_epoch = 42,
+                                   .sink = &sink_,
+                                   .liveness_thread = false});
+    ASSERT_THAT(hub.status(), IsOk());
+    hub_ = *std::move(hub);
   }
 
   std::shared_ptr<AgentHub::Session> Connect(const api::Hello& hello,
@@ -198,131 +147,6 @@ TEST_F(AgentHubTest, WelcomesWithTheDesiredSetAndForwardsChanges) {
   EXPECT_EQ(Annotation(*node, "jobsetd.x-k8s.io/connected"), "true");
   EXPECT_EQ(Annotation(*node, "jobsetd.x-k8s.io/pods"), "1");
   EXPECT_EQ(Annotation(*node, "jobsetd.x-k8s.io/allocated"), "cpu=500m");
-}
-
-TEST_F(AgentHubTest, AnOrderCarriesItsSecretsAndConfigMapsResolved) {
-  auto job = std::make_shared<api::Job>(*MakeJob());
-  api::PodSpec* spec = job->mutable_spec()->mutable_template_()->mutable_spec();
-  api::Container* c = spec->mutable_containers(0);
-  api::EnvVar* password = c->add_env();
-  password->set_name("PASSWORD");
-  password->mutable_value_from()->mutable_secret_key_ref()->set_name("db");
-  password->mutable_value_from()->mutable_secret_key_ref()->set_key("pw");
-  api::EnvVar* gone = c->add_env();
-  gone->set_name("GONE");
-  gone->mutable_value_from()->mutable_secret_key_ref()->set_name("db");
-  gone->mutable_value_from()->mutable_secret_key_ref()->set_key("nope");
-  gone->mutable_value_from()->mutable_secret_key_ref()->set_optional(true);
-  c->add_env_from()->mutable_config_map_ref()->set_name("settings");
-  api::EnvVar* own = c->add_env();
-  own->set_name("MODE");  // env wins over envFrom.
-  own->set_value("mine");
-
-  auto config = std::make_shared<api::PodConfig>();
-  config->env["main"].from = {{"LEVEL", "3"}, {"MODE", "fast"}};
-  config->env["main"].values = {{1, "hunter2"}, {2, std::nullopt}};
-  api::ConfigVolume& volume = config->volumes.emplace_back();
-  volume.set_name("creds");
-  volume.set_secret(true);
-  api::ConfigFile* file = volume.add_files();
-  file->set_path("pw");
-  file->set_data("hunter2");
-  file->set_mode(0400);
-  api::RegistryCredential& cred = config->pull_credentials.emplace_back();
-  cred.set_server("127.0.0.1:5000");
-  cred.set_username("u");
-  cred.set_password("p");
-
-  Assignment order = OrderOn("n1", "a", {}, job);
-  order.config = config;
-  hub_->Run(std::move(order));
-  auto s = Connect(HelloFrom("n1"));
-  std::vector<api::SchedulerMessage> got = Drain(*s);
-  ASSERT_THAT(got, SizeIs(1));
-  ASSERT_THAT(got[0].welcome().pods(), SizeIs(1));
-  const api::PodAssignment& a = got[0].welcome().pods(0);
-  const api::Container& sent = a.pod().spec().containers(0);
-  std::vector<std::string> env;
-  for (const api::EnvVar& var : sent.env()) {
-    EXPECT_FALSE(var.has_value_from()) << var.name();
-    env.push_back(var.name() + "=" + var.value());
-  }
-  // jobsetd's variables, envFrom's not in env, env (the optional missing
-  // one left out).
-  EXPECT_EQ(env.front(), "JOBSET_NAME=");
-  EXPECT_THAT(
-      std::vector<std::string>(env.end() - 4, env.end()),
-      ElementsAre("LEVEL=3", "NODE=n1", "PASSWORD=hunter2", "MODE=mine"));
-  EXPECT_EQ(sent.env_from_size(), 0);
-  ASSERT_THAT(a.config_volumes(), SizeIs(1));
-  EXPECT_EQ(a.config_volumes(0).name(), "creds");
-  EXPECT_TRUE(a.config_volumes(0).secret());
-  EXPECT_EQ(a.config_volumes(0).files(0).data(), "hunter2");
-  EXPECT_EQ(a.config_volumes(0).files(0).mode(), 0400);
-  ASSERT_THAT(a.pull_credentials(), SizeIs(1));
-  EXPECT_EQ(a.pull_credentials(0).server(), "127.0.0.1:5000");
-  EXPECT_EQ(a.pull_credentials(0).password(), "p");
-}
-
-TEST_F(AgentHubTest, WithoutAConfigReferencesStayReferences) {
-  // What clients read (ExpandPod without a config): no value resolved.
-  auto job = std::make_shared<api::Job>(*MakeJob());
-  api::Container* c = job->mutable_spec()
-                          ->mutable_template_()
-                          ->mutable_spec()
-                          ->mutable_containers(0);
-  api::EnvVar* password = c->add_env();
-  password->set_name("PASSWORD");
-  password->mutable_value_from()->mutable_secret_key_ref()->set_name("db");
-  password->mutable_value_from()->mutable_secret_key_ref()->set_key("pw");
-  c->add_env_from()->mutable_secret_ref()->set_name("db");
-  api::Pod pod = OrderOn("n1", "a", {}, job).Pod();
-  const api::EnvVar& var =
-      pod.spec().containers(0).env(pod.spec().containers(0).env_size() - 1);
-  EXPECT_EQ(var.name(), "PASSWORD");
-  EXPECT_EQ(var.value(), "");
-  EXPECT_EQ(var.value_from().secret_key_ref().name(), "db");
-  EXPECT_EQ(pod.spec().containers(0).env_from_size(), 1);
-}
-
-// As kubelet: an env value's $(NAME) is expanded from the variables before
-// it (jobsetd's, envFrom's, env's earlier entries) for the agent; clients
-// see the value as written.
-TEST_F(AgentHubTest, AnEnvValueExpandsTheVariablesBeforeIt) {
-  auto job = std::make_shared<api::Job>(*MakeJob());
-  api::Container* c = job->mutable_spec()
-                          ->mutable_template_()
-                          ->mutable_spec()
-                          ->mutable_containers(0);
-  c->add_env_from()->mutable_config_map_ref()->set_name("settings");
-  auto add = [c](const char* name, const char* value) {
-    api::EnvVar* v = c->add_env();
-    v->set_name(name);
-    v->set_value(value);
-  };
-  add("URL", "http://$(HOST):8080/$(LATER)");
-  add("LATER", "x");
-  add("FLAGS", "--node=$(NODE) --level=$(LEVEL) $$(HOST) $(JOBSET_NAME)");
-  auto config = std::make_shared<api::PodConfig>();
-  config->env["main"].from = {{"HOST", "db.local"}, {"LEVEL", "3"}};
-  const api::Pod client_view = OrderOn("n1", "a", {}, job).Pod();
-  Assignment order = OrderOn("n1", "a", {}, job);
-  order.config = config;
-  hub_->Run(std::move(order));
-  auto s = Connect(HelloFrom("n1"));
-  std::vector<api::SchedulerMessage> got = Drain(*s);
-  ASSERT_THAT(got, SizeIs(1));
-  ASSERT_THAT(got[0].welcome().pods(), SizeIs(1));
-  std::map<std::string, std::string> env;
-  for (const api::EnvVar& var :
-       got[0].welcome().pods(0).pod().spec().containers(0).env())
-    env[var.name()] = var.value();
-  EXPECT_EQ(env["URL"], "http://db.local:8080/$(LATER)");
-  EXPECT_EQ(env["FLAGS"], "--node=n1 --level=3 $(HOST) ");
-  std::map<std::string, std::string> seen;
-  for (const api::EnvVar& var : client_view.spec().containers(0).env())
-    seen[var.name()] = var.value();
-  EXPECT_EQ(seen["URL"], "http://$(HOST):8080/$(LATER)");
 }
 
 TEST_F(AgentHubTest, FencesReportsAboutPodsNotAssignedToTheNode) {
@@ -545,10 +369,14 @@ TEST_F(AgentHubTest, ASecondConnectionReplacesTheFirst) {
 // the stream stays up.
 TEST_F(AgentHubTest, CutsOrRefusesReportsAndKeepsTheStream) {
   SchedulerMetrics metrics;
-  hub_ = std::make_unique<AgentHub>(
-      &store_, AgentHub::Options{.clock = &clock_, .metrics = &metrics});
-  ASSERT_THAT(hub_->Load(), IsOk());
-  hub_->Attach(&sink_);
+  hub_.reset();
+  absl::StatusOr<std::unique_ptr<AgentHub>> hub =
+      AgentHub::Create(&store_, AgentHub::Options{.clock = &clock_,
+                                                  .metrics = &metrics,
+                                                  .sink = &sink_,
+                                                  .liveness_thread = false});
+  ASSERT_THAT(hub.status(), IsOk());
+  hub_ = *std::move(hub);
   hub_->Run(OrderOn("n1", "mine"));
   auto s = Connect(HelloFrom("n1"));
   Drain(*s);

@@ -50,22 +50,41 @@ class PodScanCountingStore : public store::ForwardingStore {
     }
     return ForwardingStore::Scan(prefix, start_after, limit);
   }
+  // Following a log, the log service waits here between polls of the
+  // agent.
+  absl::StatusOr<std::vector<store::Event>> WaitForEvents(
+      absl::string_view prefix, int64_t after_revision, absl::Time deadline,
+      size_t max_events) override {
+    {
+      absl::MutexLock lock(&mu_);
+      ++waits_;
+    }
+    return ForwardingStore::WaitForEvents(prefix, after_revision, deadline,
+                                          max_events);
+  }
   int pod_scans() {
     absl::MutexLock lock(&mu_);
     return pod_scans_;
+  }
+  int waits() {
+    absl::MutexLock lock(&mu_);
+    return waits_;
   }
 
  private:
   absl::Mutex mu_;
   int pod_scans_ ABSL_GUARDED_BY(mu_) = 0;
+  int waits_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
-// Polls `done` for up to 15 s.
+// Polls `done` for up to 15 s (real agents over gRPC: an end-to-end test
+// waits for a positive signal with a deadline).
 bool Eventually(const std::function<bool()>& done) {
-  const absl::Time deadline = absl::Now() + absl::Seconds(15);
-  while (absl::Now() < deadline) {
+  Clock* clock = RealClock::Get();
+  const absl::Time deadline = clock->Now() + absl::Seconds(15);
+  while (clock->Now() < deadline) {
     if (done()) return true;
-    absl::SleepFor(absl::Milliseconds(20));
+    clock->SleepUntil(clock->Now() + absl::Milliseconds(20));
   }
   return done();
 }
@@ -73,13 +92,14 @@ bool Eventually(const std::function<bool()>& done) {
 class AgentProtocolTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    hub_ = std::make_unique<AgentHub>(
+    auto hub = AgentHub::Create(
         &store_,
         AgentHub::Options{.node_lost_timeout = absl::Seconds(1),
                           .heartbeat_interval = absl::Milliseconds(100),
                           .restart_grace = absl::ZeroDuration(),
                           .metrics = &metrics_});
-    ASSERT_THAT(hub_->Load(), IsOk());
+    ASSERT_THAT(hub.status(), IsOk());
+    hub_ = *std::move(hub);
     auto controller = Controller::Start(&store_, hub_.get(), RealClock::Get(),
                                         api::Features{.restart_job = true},
                                         &controller_metrics_);
@@ -299,9 +319,18 @@ TEST_F(AgentProtocolTest, PodEventsReachTheJobSetsEventsOnce) {
       "Normal pod ", pod, ": Successfully pulled image \"busybox:1\" in 1.2s");
   ASSERT_TRUE(Eventually([&] { return notes().size() == 1; }));
   EXPECT_EQ(notes()[0], want);
-  // Nothing is sent twice.
-  absl::SleepFor(absl::Milliseconds(300));
-  EXPECT_EQ(notes().size(), 1u);
+  // Nothing is sent twice: a later event arrives, with the reports after
+  // the first, and the first is still there once.
+  api::PodEvent later = pulled;
+  later.set_message("Successfully pulled image \"busybox:2\" in 0.5s");
+  a_.AddEvent(uid, later);
+  ASSERT_TRUE(Eventually([&] { return notes().size() >= 2; }));
+  std::vector<std::string> got = notes();
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (std::vector<std::string>{
+                     want, absl::StrCat("Normal pod ", pod,
+                                        ": Successfully pulled image "
+                                        "\"busybox:2\" in 0.5s")}));
 }
 
 // Issue 19: a fake agent sends a 3.5 MiB report (under gRPC's 4 MiB). It
@@ -402,8 +431,9 @@ TEST_F(AgentProtocolTest, FollowingALogReadsThePodAgainOnlyWhenItsJobChanges) {
   ASSERT_TRUE(reader->Read(&out));
   EXPECT_EQ(out.data(), "hello\n");
   const int found = log_store_.pod_scans();
-  // A second of following an unchanging pod (the old code: three rescans).
-  absl::SleepFor(absl::Seconds(1));
+  // Three polls of an unchanging pod (the old code rescanned at each).
+  const int waits = log_store_.waits();
+  ASSERT_TRUE(Eventually([&] { return log_store_.waits() >= waits + 3; }));
   EXPECT_EQ(log_store_.pod_scans(), found);
   // The pod finishes: its Job's record changes, the stream ends.
   a.Exit(uid, 0);

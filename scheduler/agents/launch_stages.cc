@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "scheduler/controller/controller_metrics.h"
+#include "scheduler/metrics.h"
 
 namespace jobset::scheduler {
 namespace {

@@ -9,9 +9,11 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "proto/agent.pb.h"
-#include "scheduler/metrics.h"
 
 namespace jobset::scheduler {
+
+class AgentHub;           // agent_hub.h
+struct SchedulerMetrics;  // scheduler/metrics.h
 
 // The pod startup stages the hub sees (controller_metrics.h kStage*): a
 // launch order's sending (bound_to_sent), then the agent's first report of
@@ -45,6 +47,7 @@ class LaunchStages {
   }
 
  private:
+  friend class AgentHub;  // Names mu_ in its lock order.
   SchedulerMetrics* const metrics_;
   absl::Mutex mu_;
   absl::flat_hash_map<std::string, absl::Time> sent_ ABSL_GUARDED_BY(mu_);

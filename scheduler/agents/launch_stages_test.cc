@@ -5,6 +5,7 @@
 
 #include "gtest/gtest.h"
 #include "prometheus/metric_family.h"
+#include "scheduler/metrics.h"
 
 namespace jobset::scheduler {
 namespace {

@@ -1,0 +1,91 @@
+#include "scheduler/agents/session.h"
+
+#include <utility>
+
+namespace jobset::scheduler {
+
+api::PodAssignment ToAssignment(const Assignment& desired) {
+  api::PodAssignment a;
+  *a.mutable_pod() = desired.Pod();
+  if (desired.hosts != nullptr) {
+    a.mutable_hosts()->Reserve(desired.hosts->size());
+    for (const HostEntry& h : *desired.hosts) {
+      api::HostEntry* e = a.add_hosts();
+      e->set_address(h.address);
+      for (const std::string& n : h.names) e->add_names(n);
+    }
+  }
+  a.set_stop(desired.stop);
+  if (desired.config != nullptr) {
+    for (const api::ConfigVolume& v : desired.config->volumes)
+      *a.add_config_volumes() = v;
+    for (const api::RegistryCredential& c : desired.config->pull_credentials)
+      *a.add_pull_credentials() = c;
+  }
+  return a;
+}
+
+bool AgentSession::Pop(api::SchedulerMessage* msg, absl::Duration wait,
+                       bool* timed_out) {
+  Outgoing next;
+  {
+    absl::MutexLock lock(&mu_);
+    auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return closed_ || !out_.empty();
+    };
+    const bool woke = mu_.AwaitWithTimeout(absl::Condition(&ready), wait);
+    if (timed_out != nullptr) *timed_out = !woke;
+    if (closed_ || out_.empty()) return false;
+    next = std::move(out_.front());
+    out_.pop_front();
+  }
+  // Built outside the lock, so the hub (and the controller thread behind it)
+  // never waits for a pod or a whole desired set to be built.
+  *msg = std::move(next.message);
+  if (next.run.has_value()) {
+    *msg->mutable_run() = ToAssignment(*next.run);
+    if (stages_ != nullptr)
+      stages_->Sent(next.run->uid(), next.run->bound, clock_->Now());
+  }
+  if (!next.pods.empty()) {
+    api::Welcome* welcome = msg->mutable_welcome();
+    welcome->mutable_pods()->Reserve(next.pods.size());
+    for (const Assignment& pod : next.pods)
+      *welcome->add_pods() = ToAssignment(pod);
+  }
+  return true;
+}
+
+void AgentSession::Push(api::SchedulerMessage msg) {
+  absl::MutexLock lock(&mu_);
+  if (!closed_) out_.push_back(Outgoing{std::move(msg), std::nullopt, {}});
+}
+
+void AgentSession::PushRun(Assignment pod) {
+  absl::MutexLock lock(&mu_);
+  if (!closed_) out_.push_back(Outgoing{{}, std::move(pod), {}});
+}
+
+void AgentSession::PushWelcome(api::SchedulerMessage welcome,
+                               std::vector<Assignment> pods) {
+  absl::MutexLock lock(&mu_);
+  if (!closed_) {
+    out_.push_back(Outgoing{std::move(welcome), std::nullopt, std::move(pods)});
+  }
+}
+
+void AgentSession::Close() {
+  absl::MutexLock lock(&mu_);
+  closed_ = true;
+  out_.clear();
+  if (cancel_) std::exchange(cancel_, nullptr)();
+}
+
+void AgentSession::Detach() {
+  absl::MutexLock lock(&mu_);
+  closed_ = true;
+  out_.clear();
+  cancel_ = nullptr;
+}
+
+}  // namespace jobset::scheduler
