@@ -17,6 +17,14 @@ void RealClock::SleepUntil(absl::Time deadline) {
   if (left > absl::ZeroDuration()) absl::SleepFor(left);
 }
 
+absl::Time RealDeadline(absl::Duration timeout) {
+  return absl::Now() + timeout;
+}
+
+Stopwatch::Stopwatch() : start_(absl::Now()) {}
+
+absl::Duration Stopwatch::Elapsed() const { return absl::Now() - start_; }
+
 FakeClock::FakeClock(absl::Time start) : now_(start) {}
 
 absl::Time FakeClock::Now() const {

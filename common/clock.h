@@ -53,6 +53,23 @@ class FakeClock final : public Clock {
   absl::Time now_ ABSL_GUARDED_BY(mu_);
 };
 
+// The real time `timeout` from now, for what waits in real time whatever a
+// Clock says: gRPC deadlines, condition-variable waits, a store watch's
+// Next. Never for a decision (those take a Clock). Thread-safe.
+absl::Time RealDeadline(absl::Duration timeout);
+
+// Measures real elapsed time, for a metric (how long placement or a store
+// commit took), never for a decision. Thread-compatible.
+class Stopwatch {
+ public:
+  Stopwatch();
+  // The real time since construction.
+  absl::Duration Elapsed() const;
+
+ private:
+  absl::Time start_;
+};
+
 }  // namespace jobset
 
 #endif  // JOBSET_COMMON_CLOCK_H_

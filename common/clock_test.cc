@@ -27,6 +27,21 @@ TEST(RealClockTest, SleepUntilReturnsOnceTheDeadlineHasPassed) {
   EXPECT_GE(clock->Now(), deadline);
 }
 
+TEST(RealDeadlineTest, IsTheRealTimeAheadByTheTimeout) {
+  const absl::Time before = RealClock::Get()->Now();
+  const absl::Time deadline = RealDeadline(absl::Seconds(30));
+  EXPECT_GE(deadline, before + absl::Seconds(30));
+  EXPECT_LE(deadline, RealClock::Get()->Now() + absl::Seconds(30));
+}
+
+TEST(StopwatchTest, MeasuresTheRealTimeSinceItStarted) {
+  const Stopwatch watch;
+  const absl::Duration first = watch.Elapsed();
+  EXPECT_GE(first, absl::ZeroDuration());
+  RealClock::Get()->SleepUntil(RealDeadline(absl::Milliseconds(5)));
+  EXPECT_GE(watch.Elapsed(), first + absl::Milliseconds(5));
+}
+
 TEST(FakeClockTest, StartsWhereToldAndMovesOnlyWhenAdvanced) {
   const absl::Time start = absl::FromUnixSeconds(1000);
   FakeClock clock(start);

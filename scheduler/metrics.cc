@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/clock.h"
 
 namespace jobset::scheduler {
 namespace {
@@ -160,9 +161,10 @@ SchedulerMetrics::SchedulerMetrics()
                        .Register(*registry)) {}
 
 absl::StatusOr<int64_t> MeteredStore::Commit(const store::Batch& batch) {
-  const absl::Time start = absl::Now();
+  const Stopwatch commit_time;
   absl::StatusOr<int64_t> revision = ForwardingStore::Commit(batch);
-  metrics_->commit_seconds.Observe(absl::ToDoubleSeconds(absl::Now() - start));
+  metrics_->commit_seconds.Observe(
+      absl::ToDoubleSeconds(commit_time.Elapsed()));
   if (revision.ok()) {
     size_t bytes = 0;
     for (const store::Batch::Op& op : batch.ops()) {
@@ -178,7 +180,7 @@ namespace {
 class GrpcMetricsInterceptor final : public grpc::experimental::Interceptor {
  public:
   GrpcMetricsInterceptor(SchedulerMetrics* metrics, std::string method)
-      : metrics_(metrics), method_(std::move(method)), start_(absl::Now()) {}
+      : metrics_(metrics), method_(std::move(method)) {}
 
   void Intercept(
       grpc::experimental::InterceptorBatchMethods* methods) override {
@@ -190,7 +192,7 @@ class GrpcMetricsInterceptor final : public grpc::experimental::Interceptor {
           .Add({{"method", method_}, {"code", CodeName(status.error_code())}})
           .Increment();
       metrics_->grpc_seconds.Add({{"method", method_}}, LatencyBuckets())
-          .Observe(absl::ToDoubleSeconds(absl::Now() - start_));
+          .Observe(absl::ToDoubleSeconds(call_time_.Elapsed()));
     }
     methods->Proceed();
   }
@@ -198,7 +200,7 @@ class GrpcMetricsInterceptor final : public grpc::experimental::Interceptor {
  private:
   SchedulerMetrics* const metrics_;
   const std::string method_;
-  const absl::Time start_;
+  const Stopwatch call_time_;
 };
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "common/clock.h"
 #include "common/grpc_status.h"
 #include "common/log.h"
 #include "common/status_macros.h"
@@ -200,7 +201,7 @@ absl::Status EtcdStore::Call(absl::string_view what, Rpc rpc, bool resend,
   // While etcd elects a raft leader (one member lost) its members answer
   // "no leader" (hasleader below): nothing was applied, so the request goes
   // round the members again, a moment later, until the request timeout.
-  const absl::Time give_up = absl::Now() + options_.request_timeout;
+  const absl::Time give_up = RealDeadline(options_.request_timeout);
   constexpr absl::Duration kPause = absl::Milliseconds(100);
   std::vector<std::string> errors;
   bool sent_and_lost = false;
@@ -217,7 +218,7 @@ absl::Status EtcdStore::Call(absl::string_view what, Rpc rpc, bool resend,
       // leader's lease renewal must not spend its margin on a dead member.
       if (!Connected(*conn.channel,
                      absl::ToChronoTime(std::min(
-                         give_up, absl::Now() + options_.dial_timeout)))) {
+                         give_up, RealDeadline(options_.dial_timeout))))) {
         errors.push_back(absl::StrCat(conn.endpoint, ": not connected"));
         continue;
       }
@@ -259,7 +260,7 @@ absl::Status EtcdStore::Call(absl::string_view what, Rpc rpc, bool resend,
       }
     }
     if (again && !sent_and_lost) {
-      if (absl::Now() + kPause >= give_up) break;
+      if (RealDeadline(kPause) >= give_up) break;
       absl::SleepFor(kPause);
     }
   }
@@ -598,7 +599,7 @@ absl::StatusOr<std::vector<Event>> EtcdStore::WaitForEvents(
       return watched_ >= target || stopping_;
     };
     mu_.AwaitWithDeadline(absl::Condition(&caught_up),
-                          absl::Now() + options_.request_timeout);
+                          RealDeadline(options_.request_timeout));
   }
   return history_->Wait(prefix, after_revision, deadline, max_events);
 }
@@ -644,7 +645,7 @@ absl::StatusOr<absl::Duration> EtcdStore::KeepAliveLease(
   JOBSET_RETURN_IF_ERROR(Call(
       "LeaseKeepAlive", [&](Connection& conn, grpc::ClientContext& context) {
         if (timeout > absl::ZeroDuration()) {
-          context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+          context.set_deadline(absl::ToChronoTime(RealDeadline(timeout)));
         }
         auto stream = conn.lease->LeaseKeepAlive(&context);
         if (stream->Write(request) && stream->WritesDone() &&

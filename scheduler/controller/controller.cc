@@ -6,6 +6,7 @@
 #include <utility>
 #include <variant>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "store/keys.h"
 
@@ -93,7 +94,7 @@ void Controller::WatchStore(int64_t revision) {
         inputs_.push_back(ConfigChange{e.kv.key});
     }
     absl::StatusOr<std::vector<store::Event>> events = store_->WaitForEvents(
-        store::keys::kJobSets, revision, absl::Now() + kPoll, 1000);
+        store::keys::kJobSets, revision, RealDeadline(kPoll), 1000);
     if (!events.ok()) {
       // Fell behind the history: the loop reloads; watch from the present.
       absl::MutexLock lock(&mu_);
@@ -159,12 +160,12 @@ void Controller::RunLoop() {
       const std::optional<absl::Time> wake = core_.NextWake();
       // Timers run on the injected clock; the wait itself is bounded so a
       // FakeClock cannot stall shutdown.
-      absl::Time deadline = absl::Now() + kPoll;
+      absl::Duration wait = kPoll;
       if (wake.has_value()) {
-        deadline =
-            std::min(deadline, absl::Now() + std::max(absl::ZeroDuration(),
-                                                      *wake - clock_->Now()));
+        wait = std::min(wait,
+                        std::max(absl::ZeroDuration(), *wake - clock_->Now()));
       }
+      const absl::Time deadline = RealDeadline(wait);
       auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
         return stopping_ || resync_ || !inputs_.empty();
       };

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/pod_phase.h"
+#include "common/clock.h"
 #include "scheduler/placement/pending_order.h"
 #include "scheduler/placement/placement.h"
 #include "scheduler/records/conditions.h"
@@ -146,12 +147,12 @@ bool GangPlacer::TryPlace(const std::string& key, int32_t priority,
   if (error.empty() && request.jobs.empty()) return true;  // Nothing waits.
   if (!t.gang.waiting.has_value()) t.gang.waiting = now_;
   // Real time: this measures how long placement takes, not when.
-  const absl::Time place_start = absl::Now();
+  const Stopwatch place_time;
   absl::StatusOr<placement::Placement> placed =
       error.empty() ? placement::Place(snapshot, request)
                     : absl::StatusOr<placement::Placement>(
                           absl::InvalidArgumentError(error));
-  if (metrics_ != nullptr) metrics_->Placed(absl::Now() - place_start);
+  if (metrics_ != nullptr) metrics_->Placed(place_time.Elapsed());
   if (placed.ok() && placed->placed()) {
     for (size_t j = 0; j < placed->jobs.size(); ++j) {
       auto& [state, pods] = pods_by_job[j];

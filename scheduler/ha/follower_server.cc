@@ -4,6 +4,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/clock.h"
 #include "common/leader_redirect.h"
 
 namespace jobset::scheduler {
@@ -51,7 +52,7 @@ FollowerServer::~FollowerServer() {
       absl::MutexLock lock(&mu_);
       stopping_ = true;
     }
-    server_->Shutdown(std::chrono::system_clock::now());
+    server_->Shutdown(absl::ToChronoTime(RealDeadline(absl::ZeroDuration())));
     queue_->Shutdown();
   }
   if (thread_.joinable()) thread_.join();

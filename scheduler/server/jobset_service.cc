@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "auth/rbac.h"
+#include "common/clock.h"
 #include "common/grpc_status.h"
 #include "common/version.h"
 
@@ -111,7 +112,7 @@ grpc::Status JobSetServiceImpl::WatchJobSets(
   if (!watch.ok()) return ToGrpcStatus(watch.status());
   while (!context->IsCancelled() && !shutting_down_) {
     absl::StatusOr<std::vector<api::WatchEvent>> events =
-        watch->Next(absl::Now() + kWatchPoll);
+        watch->Next(RealDeadline(kWatchPoll));
     if (!events.ok()) return ToGrpcStatus(events.status());
     for (const api::WatchEvent& event : *events) {
       if (!writer->Write(event)) return grpc::Status::OK;  // Client went away.

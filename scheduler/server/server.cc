@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "common/clock.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/resource_quota.h"
@@ -104,6 +105,6 @@ void Server::Shutdown(absl::Time deadline) {
   grpc_server_->Wait();
 }
 
-Server::~Server() { Shutdown(absl::Now() + absl::Seconds(1)); }
+Server::~Server() { Shutdown(RealDeadline(absl::Seconds(1))); }
 
 }  // namespace jobset::scheduler

@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "common/clock.h"
 
 namespace jobset::agent::cri {
 
@@ -24,8 +25,7 @@ absl::Status FromGrpc(const grpc::Status& s, absl::string_view call) {
 // gRPC deadlines are on the real clock whatever Clock the pod's worker
 // reads; absl's arithmetic keeps an infinite timeout infinite.
 void SetDeadline(grpc::ClientContext* context, absl::Duration timeout) {
-  context->set_deadline(absl::ToChronoTime(
-      absl::FromChrono(std::chrono::system_clock::now()) + timeout));
+  context->set_deadline(absl::ToChronoTime(RealDeadline(timeout)));
 }
 
 }  // namespace
