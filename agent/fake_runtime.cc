@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 #include "agent/runtime/pod_input.h"
 #include "api/pod_phase.h"
 
@@ -17,7 +16,7 @@ void Terminate(api::PodStatus* status, int exit_code, int signal,
                const std::string& reason) {
   status->set_phase(exit_code == 0 ? api::kPodSucceeded : api::kPodFailed);
   for (api::ContainerStatus& c : *status->mutable_container_statuses()) {
-    c.set_state("terminated");
+    c.set_flat_state("terminated");
     c.set_ready(false);
     c.set_exit_code(exit_code);
     c.set_signal(signal);
@@ -46,10 +45,9 @@ absl::Status FakeRuntime::Start(const api::PodAssignment& assignment) {
   for (const api::Container& c : assignment.pod().spec().containers()) {
     api::ContainerStatus* s = state.status.add_container_statuses();
     s->set_name(c.name());
-    s->set_state("running");
+    s->set_flat_state("running");
     s->set_ready(true);
-    // The host's wall clock, as a real runtime's.
-    const absl::Duration since_epoch = absl::Now() - absl::UnixEpoch();
+    const absl::Duration since_epoch = clock_->Now() - absl::UnixEpoch();
     s->mutable_started_at()->set_seconds(absl::ToInt64Seconds(since_epoch));
     s->mutable_started_at()->set_nanos(static_cast<int32_t>(
         absl::ToInt64Nanoseconds(since_epoch % absl::Seconds(1))));

@@ -9,6 +9,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "agent/runtime/runtime.h"
+#include "common/clock.h"
 
 namespace jobset::agent {
 
@@ -19,6 +20,10 @@ namespace jobset::agent {
 // a real process are skipped there). Thread-safe.
 class FakeRuntime final : public Runtime {
  public:
+  // Containers' start times are read from `clock` (the host's wall clock by
+  // default, as a real runtime's); it must outlive the runtime.
+  explicit FakeRuntime(Clock* clock = RealClock::Get()) : clock_(clock) {}
+
   absl::Status Start(const api::PodAssignment& assignment) override;
   absl::Status Stop(const std::string& uid, absl::Duration grace) override;
   absl::Status Remove(const std::string& uid) override;
@@ -53,6 +58,7 @@ class FakeRuntime final : public Runtime {
   bool Has(const std::string& uid);
 
  private:
+  Clock* const clock_;
   absl::Mutex mu_;
   std::map<std::string, PodState> pods_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, google::protobuf::RepeatedPtrField<api::HostEntry>>
