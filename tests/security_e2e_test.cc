@@ -12,9 +12,11 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "api/jobset_builder.h"
@@ -35,7 +37,9 @@ namespace jobset::testing {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 using ::testing::Not;
+using ::testing::StartsWith;
 
 std::string TempDir(absl::string_view name) {
   const char* root = std::getenv("TEST_TMPDIR");
@@ -627,23 +631,86 @@ TEST_F(SecurityE2eTest, S12InsecureIsRefusedOffLoopback) {
               HasSubstr("refusing to serve without TLS on 0.0.0.0:0"));
 }
 
-// S26 and the audit log: decisions are there, secrets are not.
+// S26 and the audit log: Kubernetes audit events (audit.k8s.io/v1, level
+// Metadata), one per line, for what changes something and for every
+// refusal, reads included; allowed reads only with --audit_reads. Decisions
+// are there, secrets are not.
 TEST_F(SecurityE2eTest, S26TheAuditLogRecordsDecisionsAndNoSecrets) {
   std::string alice = Token("alice");
   (void)CreateJobSet(As(alice), "default", "denied");
   (void)CreateJobSet(As(""), "default", "anonymous");
+  api::GetJobSetRequest get;
+  get.set_namespace_("default");
+  get.set_name("peek");
+  api::JobSet got;
+  EXPECT_EQ(api::JobSetService::NewStub(As(alice))
+                ->GetJobSet(Context().get(), get, &got)
+                .error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
   absl::StatusOr<Node> n1 = Join("n1", JoinCredential());
   ASSERT_TRUE(n1.ok());
   ASSERT_TRUE(CreateJobSet(Admin(), "default", "allowed").ok());
+  EXPECT_EQ(CountJobSets("default"), 1);  // An allowed read: not logged.
   (void)jobsetd_->Kill(SIGTERM);
   (void)jobsetd_->Wait();
   jobsetd_.reset();
   std::string audit = ReadFile(audit_);
-  EXPECT_THAT(audit, HasSubstr("\"username\":\"alice\""));
-  EXPECT_THAT(audit, HasSubstr("\"authorization.decision\":\"forbid\""));
-  EXPECT_THAT(audit, HasSubstr("\"username\":\"system:anonymous\""));
-  EXPECT_THAT(audit, HasSubstr("\"name\":\"allowed\""));
-  EXPECT_THAT(audit, HasSubstr("\"code\":7"));
+  std::vector<std::string> lines =
+      absl::StrSplit(audit, '\n', absl::SkipEmpty());
+  // The one line that has every one of `parts`, or "".
+  auto line_with = [&](std::vector<std::string> parts) {
+    std::string found;
+    for (const std::string& line : lines) {
+      bool all = true;
+      for (const std::string& part : parts) {
+        all = all && absl::StrContains(line, part);
+      }
+      if (all) {
+        EXPECT_THAT(found, IsEmpty()) << "twice: " << line;
+        found = line;
+      }
+    }
+    return found;
+  };
+  for (const std::string& line : lines) {
+    EXPECT_THAT(line, StartsWith("{\"kind\":\"Event\",\"apiVersion\":"
+                                 "\"audit.k8s.io/v1\",\"level\":\"Metadata\""));
+    EXPECT_THAT(line, HasSubstr("\"stage\":\"ResponseComplete\""));
+    EXPECT_THAT(line, HasSubstr("\"jobsetd.x-k8s.io/grpc-method\":\"/"));
+    EXPECT_THAT(line, Not(HasSubstr("\"verb\":\"list\"")));
+  }
+  const std::string collection =
+      "\"requestURI\":\"/apis/jobset.x-k8s.io/v1alpha2/namespaces/default/"
+      "jobsets\"";
+  std::string denied =
+      line_with({collection, "\"verb\":\"create\"", "\"username\":\"alice\"",
+                 "\"name\":\"denied\""});
+  EXPECT_THAT(denied,
+              HasSubstr("\"authorization.k8s.io/decision\":\"forbid\""));
+  EXPECT_THAT(denied, HasSubstr("\"reason\":\"Forbidden\""));
+  EXPECT_THAT(denied, HasSubstr("\"code\":403}"));
+  EXPECT_THAT(denied, HasSubstr("\"sourceIPs\":[\"127.0.0.1\"]"));
+  std::string anonymous = line_with({"\"name\":\"anonymous\""});
+  EXPECT_THAT(anonymous, HasSubstr("\"user\":{}"));
+  EXPECT_THAT(anonymous, HasSubstr("\"reason\":\"Unauthorized\""));
+  EXPECT_THAT(anonymous, HasSubstr("\"code\":401}"));
+  EXPECT_THAT(anonymous, Not(HasSubstr("authorization.k8s.io/decision")));
+  std::string peek = line_with({"\"name\":\"peek\""});
+  EXPECT_THAT(peek, HasSubstr("\"verb\":\"get\""));
+  EXPECT_THAT(peek, HasSubstr("/namespaces/default/jobsets/peek\""));
+  EXPECT_THAT(peek, HasSubstr("\"code\":403}"));
+  std::string allowed = line_with({"\"name\":\"allowed\""});
+  EXPECT_THAT(allowed, HasSubstr(collection));
+  EXPECT_THAT(allowed,
+              HasSubstr("\"authorization.k8s.io/decision\":\"allow\""));
+  EXPECT_THAT(allowed,
+              HasSubstr("\"authorization.k8s.io/reason\":\"RBAC: allowed by "));
+  EXPECT_THAT(allowed, HasSubstr("\"responseStatus\":{\"metadata\":{},"
+                                 "\"code\":201}"));
+  EXPECT_THAT(allowed, HasSubstr("\"authentication.kubernetes.io/"
+                                 "credential-id\":[\"TokenID="));
+  EXPECT_THAT(allowed, HasSubstr("\"jobsetd.x-k8s.io/grpc-method\":"
+                                 "\"/jobset.api.JobSetService/CreateJobSet\""));
   for (const std::string& secret :
        {credentials_.admin_token, alice, JoinCredential(), n1->secret,
         credentials_.admin_token.substr(credentials_.admin_token.find('.') +
