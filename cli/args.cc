@@ -92,7 +92,8 @@ const std::vector<FlagSpec>& GlobalFlags() {
       Valued("namespace", 'n', "NAMESPACE",
              "the namespace (default: the context's, else default)"),
       Valued("request-timeout", '\0', "DURATION",
-             "deadline of each request (default 10s)"),
+             "deadline of each request, retries through a failover included "
+             "(default 30s)"),
       Switch("help", 'h', "show help"),
   };
   return *flags;

@@ -1,5 +1,6 @@
 #include "cli/client.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -23,6 +24,13 @@ constexpr int kMaxReceiveBytes = 64 << 20;
 // answers: pages of one list, and fresh starts after a continue expired.
 constexpr int kMaxPages = 100'000;
 constexpr int kMaxRestarts = 3;
+// gRPC's own reconnect back-off (1 s growing by 1.6 to 2 min) would hide a
+// replica that came back for many seconds (a call meanwhile fails at once
+// with the cached error): kept short, as python/jobset/client.py and
+// EtcdStore keep it, so that the next leader is used within about a second
+// of serving; the calls' back-off (cli/retry.h) paces the rest.
+constexpr int kInitialReconnectBackoffMs = 100;
+constexpr int kMaxReconnectBackoffMs = 1000;
 
 std::chrono::system_clock::time_point ToChrono(absl::Time t) {
   return absl::ToChronoTime(t);
@@ -72,12 +80,13 @@ Connection Plaintext(std::string address) {
 }
 }  // namespace
 
-Client::Client(std::string address, absl::Duration timeout)
-    : Client(Plaintext(std::move(address)), timeout) {}
+Client::Client(std::string address, absl::Duration timeout, Clock* clock)
+    : Client(Plaintext(std::move(address)), timeout, clock) {}
 
-Client::Client(Connection connection, absl::Duration timeout)
+Client::Client(Connection connection, absl::Duration timeout, Clock* clock)
     : connection_(std::move(connection)),
       timeout_(timeout),
+      clock_(clock),
       replicas_(Replicas::Parse("server", connection_.address)) {}
 
 std::string Client::address() const {
@@ -92,6 +101,10 @@ std::shared_ptr<const Client::Stubs> Client::CurrentStubs() {
     stubs->address = address;
     grpc::ChannelArguments args;
     args.SetMaxReceiveMessageSize(kMaxReceiveBytes);
+    args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS,
+                kInitialReconnectBackoffMs);
+    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, kInitialReconnectBackoffMs);
+    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, kMaxReconnectBackoffMs);
     std::shared_ptr<grpc::Channel> channel = grpc::CreateCustomChannel(
         address, ChannelCredentials(connection_, &args), args);
     stubs->jobsets = api::JobSetService::NewStub(channel);
@@ -104,18 +117,17 @@ std::shared_ptr<const Client::Stubs> Client::CurrentStubs() {
 }
 
 bool Client::TryAgain(const grpc::ClientContext& context,
-                      const grpc::Status& status, size_t* unreachable) {
+                      const grpc::Status& status, const std::string& address,
+                      Attempts* attempts) {
   if (status.ok()) {
     replicas_->Reached();
     return false;
   }
   const bool redirected = RedirectedLeader(context, status).has_value();
+  // Also moves the next call on (to the leader named, or the next replica).
   const bool at_once = replicas_->After(context, status);
-  // A follower did nothing and named the leader: ask it.
-  if (redirected) return at_once;
-  // A replica that could not be reached: each of the others once.
-  return status.error_code() == grpc::StatusCode::UNAVAILABLE &&
-         ++*unreachable < replicas_->size();
+  return attempts->AfterAndWait(status, ClassifyFailure(status, redirected),
+                                at_once, replicas_->size(), address);
 }
 
 void Client::Prepare(grpc::ClientContext* context) const {
@@ -127,7 +139,8 @@ void Client::Prepare(grpc::ClientContext* context) const {
 
 absl::Status Client::Convert(const grpc::Status& status,
                              absl::string_view method,
-                             absl::string_view address) {
+                             absl::string_view address,
+                             absl::string_view note) {
   switch (status.error_code()) {
     case grpc::StatusCode::OK:
       return absl::OkStatus();
@@ -140,7 +153,8 @@ absl::Status Client::Convert(const grpc::Status& status,
                 "if the CA is wrong)"
               : " (is jobsetd running there? It serves TLS unless started "
                 "with --insecure: pass --config=<its data_dir>/admin.conf or "
-                "set JOBSETCONFIG)"));
+                "set JOBSETCONFIG)",
+          note));
     case grpc::StatusCode::UNAUTHENTICATED:
       return absl::UnauthenticatedError(absl::StrCat(
           "jobsetd refused the credentials: ", status.error_message(),
@@ -152,7 +166,7 @@ absl::Status Client::Convert(const grpc::Status& status,
     case grpc::StatusCode::DEADLINE_EXCEEDED:
       return absl::DeadlineExceededError(absl::StrCat(
           "jobsetd at ", address, " did not answer ", method, " within ",
-          absl::FormatDuration(timeout_), " (--request-timeout)"));
+          absl::FormatDuration(timeout_), " (--request-timeout)", note));
     case grpc::StatusCode::UNIMPLEMENTED:
       return absl::UnimplementedError(
           absl::StrCat("jobsetd at ", address, " does not serve ", method,
@@ -163,20 +177,24 @@ absl::Status Client::Convert(const grpc::Status& status,
 }
 
 template <typename Response, typename Call>
-absl::StatusOr<Response> Client::Unary(absl::string_view method, Call call) {
+absl::StatusOr<Response> Client::Unary(absl::string_view method, Call call,
+                                       Repeat repeat, bool* repeated) {
   if (!replicas_.ok()) return replicas_.status();
   // One deadline for the call, whichever replicas it takes to answer.
-  const absl::Time deadline = absl::Now() + timeout_;
-  size_t unreachable = 0;
+  Attempts attempts(clock_, timeout_, repeat);
   while (true) {
     std::shared_ptr<const Stubs> stubs = CurrentStubs();
     grpc::ClientContext context;
-    context.set_deadline(ToChrono(deadline));
+    context.set_deadline(ToChrono(attempts.GrpcDeadline()));
     Prepare(&context);
     Response response;
     grpc::Status status = call(*stubs, &context, &response);
-    if (TryAgain(context, status, &unreachable)) continue;
-    if (!status.ok()) return Convert(status, method, stubs->address);
+    if (TryAgain(context, status, stubs->address, &attempts)) continue;
+    if (repeated != nullptr) *repeated = attempts.repeated_after_maybe_sent();
+    if (!status.ok()) {
+      return Convert(status, method, stubs->address,
+                     attempts.Note(status, method, replicas_->size()));
+    }
     return response;
   }
 }
@@ -216,19 +234,26 @@ absl::StatusOr<Response> Client::ListAll(absl::string_view method,
 }
 
 absl::StatusOr<api::CreateJobSetResponse> Client::Create(
-    const api::CreateJobSetRequest& request) {
+    const api::CreateJobSetRequest& request, bool* repeated) {
   return Unary<api::CreateJobSetResponse>(
-      "CreateJobSet", [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
+      "CreateJobSet",
+      [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
         return s.jobsets->CreateJobSet(c, request, r);
-      });
+      },
+      request.jobset().metadata().name().empty() ? Repeat::kUnsafe
+                                                 : Repeat::kSafe,
+      repeated);
 }
 
 absl::StatusOr<api::ApplyNamespaceResponse> Client::ApplyNamespace(
     const api::ApplyNamespaceRequest& request) {
   return Unary<api::ApplyNamespaceResponse>(
-      "ApplyNamespace", [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
+      "ApplyNamespace",
+      [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
         return s.jobsets->ApplyNamespace(c, request, r);
-      });
+      },
+      // A create-only repeat would answer AlreadyExists for its own object.
+      request.create_only() ? Repeat::kUnsafe : Repeat::kSafe);
 }
 
 absl::StatusOr<api::Namespace> Client::GetNamespace(const std::string& name) {
@@ -253,17 +278,22 @@ absl::StatusOr<api::Namespace> Client::DeleteNamespace(
   api::DeleteNamespaceRequest request;
   request.set_name(name);
   return Unary<api::Namespace>(
-      "DeleteNamespace", [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
+      "DeleteNamespace",
+      [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
         return s.jobsets->DeleteNamespace(c, request, r);
-      });
+      },
+      Repeat::kUnsafe);
 }
 
 absl::StatusOr<api::ApplySecretResponse> Client::ApplySecret(
     const api::ApplySecretRequest& request) {
   return Unary<api::ApplySecretResponse>(
-      "ApplySecret", [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
+      "ApplySecret",
+      [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
         return s.jobsets->ApplySecret(c, request, r);
-      });
+      },
+      // A create-only repeat would answer AlreadyExists for its own object.
+      request.create_only() ? Repeat::kUnsafe : Repeat::kSafe);
 }
 
 absl::StatusOr<api::Secret> Client::GetSecret(const std::string& ns,
@@ -291,17 +321,22 @@ absl::StatusOr<api::Secret> Client::DeleteSecret(const std::string& ns,
   request.set_namespace_(ns);
   request.set_name(name);
   return Unary<api::Secret>(
-      "DeleteSecret", [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
+      "DeleteSecret",
+      [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
         return s.jobsets->DeleteSecret(c, request, r);
-      });
+      },
+      Repeat::kUnsafe);
 }
 
 absl::StatusOr<api::ApplyConfigMapResponse> Client::ApplyConfigMap(
     const api::ApplyConfigMapRequest& request) {
   return Unary<api::ApplyConfigMapResponse>(
-      "ApplyConfigMap", [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
+      "ApplyConfigMap",
+      [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
         return s.jobsets->ApplyConfigMap(c, request, r);
-      });
+      },
+      // A create-only repeat would answer AlreadyExists for its own object.
+      request.create_only() ? Repeat::kUnsafe : Repeat::kSafe);
 }
 
 absl::StatusOr<api::ConfigMap> Client::GetConfigMap(const std::string& ns,
@@ -329,9 +364,11 @@ absl::StatusOr<api::ConfigMap> Client::DeleteConfigMap(
   request.set_namespace_(ns);
   request.set_name(name);
   return Unary<api::ConfigMap>(
-      "DeleteConfigMap", [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
+      "DeleteConfigMap",
+      [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
         return s.jobsets->DeleteConfigMap(c, request, r);
-      });
+      },
+      Repeat::kUnsafe);
 }
 
 absl::StatusOr<api::JobSet> Client::Get(const api::GetJobSetRequest& request) {
@@ -361,9 +398,11 @@ absl::StatusOr<api::JobSet> Client::Update(
 absl::StatusOr<api::JobSet> Client::Delete(
     const api::DeleteJobSetRequest& request) {
   return Unary<api::JobSet>(
-      "DeleteJobSet", [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
+      "DeleteJobSet",
+      [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
         return s.jobsets->DeleteJobSet(c, request, r);
-      });
+      },
+      Repeat::kUnsafe);
 }
 
 absl::StatusOr<api::JobSet> Client::Suspend(
@@ -462,10 +501,12 @@ absl::StatusOr<api::Node> Client::DrainNode(const std::string& name) {
 }
 
 absl::StatusOr<api::Node> Client::DeleteNode(const std::string& name) {
-  return Unary<api::Node>("NodeService.DeleteNode",
-                          [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
-                            return s.nodes->DeleteNode(c, NodeRequest(name), r);
-                          });
+  return Unary<api::Node>(
+      "NodeService.DeleteNode",
+      [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
+        return s.nodes->DeleteNode(c, NodeRequest(name), r);
+      },
+      Repeat::kUnsafe);
 }
 
 absl::StatusOr<api::CreateTokenResponse> Client::CreateToken(
@@ -474,7 +515,8 @@ absl::StatusOr<api::CreateTokenResponse> Client::CreateToken(
       "AccessService.CreateToken",
       [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
         return s.access->CreateToken(c, request, r);
-      });
+      },
+      Repeat::kUnsafe);
 }
 
 absl::StatusOr<api::ListTokensResponse> Client::ListTokens() {
@@ -492,7 +534,8 @@ absl::StatusOr<api::TokenInfo> Client::DeleteToken(const std::string& name) {
       "AccessService.DeleteToken",
       [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
         return s.access->DeleteToken(c, request, r);
-      });
+      },
+      Repeat::kUnsafe);
 }
 
 absl::StatusOr<api::RotateJoinTokenResponse> Client::RotateJoinToken(
@@ -501,7 +544,8 @@ absl::StatusOr<api::RotateJoinTokenResponse> Client::RotateJoinToken(
       "AccessService.RotateJoinToken",
       [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
         return s.access->RotateJoinToken(c, request, r);
-      });
+      },
+      Repeat::kUnsafe);
 }
 
 absl::StatusOr<api::RbacObject> Client::ApplyRbac(
@@ -541,9 +585,13 @@ absl::StatusOr<api::AccessReviewResult> Client::ReviewAccess(
 }
 
 template <typename Item, typename Open, typename OnItem>
-grpc::Status Client::ReadStream(absl::Time deadline, Open open, OnItem on_item,
-                                std::string* address) {
-  size_t unreachable = 0;
+grpc::Status Client::ReadStream(absl::string_view method, absl::Time deadline,
+                                Open open, OnItem on_item, std::string* address,
+                                std::string* note) {
+  // Opening is retried within the call's timeout (or the stream's deadline,
+  // when sooner); the stream itself runs to its deadline.
+  Attempts attempts(clock_, std::min(timeout_, deadline - absl::Now()),
+                    Repeat::kSafe);
   while (true) {
     std::shared_ptr<const Stubs> stubs = CurrentStubs();
     *address = stubs->address;
@@ -566,7 +614,10 @@ grpc::Status Client::ReadStream(absl::Time deadline, Open open, OnItem on_item,
     grpc::Status status = reader->Finish();
     // What was delivered is not delivered twice: only a stream that gave
     // nothing is opened again elsewhere.
-    if (!delivered && TryAgain(context, status, &unreachable)) continue;
+    if (!delivered && TryAgain(context, status, stubs->address, &attempts)) {
+      continue;
+    }
+    if (!delivered) *note = attempts.Note(status, method, replicas_->size());
     return status;
   }
 }
@@ -576,16 +627,17 @@ absl::Status Client::Watch(
     const std::function<bool(const api::WatchEvent&)>& on_event) {
   if (!replicas_.ok()) return replicas_.status();
   std::string address;
+  std::string note;
   const grpc::Status status = ReadStream<api::WatchEvent>(
-      deadline,
+      "WatchJobSets", deadline,
       [&](const Stubs& s, grpc::ClientContext* c) {
         return s.jobsets->WatchJobSets(c, request);
       },
-      on_event, &address);
+      on_event, &address, &note);
   if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
     return absl::DeadlineExceededError("watch deadline passed");
   }
-  return Convert(status, "WatchJobSets", address);
+  return Convert(status, "WatchJobSets", address, note);
 }
 
 absl::Status Client::SaveSnapshot(
@@ -593,14 +645,15 @@ absl::Status Client::SaveSnapshot(
     const std::function<bool(const api::SnapshotChunk&)>& on_chunk) {
   if (!replicas_.ok()) return replicas_.status();
   std::string address;
+  std::string note;
   const api::SaveSnapshotRequest request;
   const grpc::Status status = ReadStream<api::SnapshotChunk>(
-      deadline,
+      "SaveSnapshot", deadline,
       [&](const Stubs& s, grpc::ClientContext* c) {
         return s.access->SaveSnapshot(c, request);
       },
-      on_chunk, &address);
-  return Convert(status, "SaveSnapshot", address);
+      on_chunk, &address, &note);
+  return Convert(status, "SaveSnapshot", address, note);
 }
 
 absl::Status Client::Logs(
@@ -608,7 +661,9 @@ absl::Status Client::Logs(
     const std::function<void(const std::string&)>& on_data) {
   if (!replicas_.ok()) return replicas_.status();
   std::string address;
+  std::string note;
   const grpc::Status status = ReadStream<api::PodLogs>(
+      "GetPodLogs",
       request.follow() ? absl::InfiniteFuture() : absl::Now() + timeout_,
       [&](const Stubs& s, grpc::ClientContext* c) {
         return s.logs->GetPodLogs(c, request);
@@ -617,8 +672,8 @@ absl::Status Client::Logs(
         on_data(chunk.data());
         return true;
       },
-      &address);
-  return Convert(status, "GetPodLogs", address);
+      &address, &note);
+  return Convert(status, "GetPodLogs", address, note);
 }
 
 }  // namespace jobset::cli

@@ -10,6 +10,8 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "cli/kubeconfig.h"
+#include "cli/retry.h"
+#include "common/clock.h"
 #include "common/replicas.h"
 #include "grpcpp/channel.h"
 #include "grpcpp/client_context.h"
@@ -22,13 +24,19 @@
 namespace jobset::cli {
 
 // jobsetd's JobSetService and NodeService for jobsetctl: every call has a
-// deadline (`timeout` from the call), lists are read page by page and
-// returned whole, and errors come back as absl::Status
-// with jobsetd's code and message. When jobsetd cannot be reached the
-// status is kUnavailable (or kDeadlineExceeded) and its message names the
-// address. Thread-safe: calls may run at once from several threads over the
-// one channel (the stubs are thread-safe and nothing here changes after
-// construction); `apply -f` relies on it.
+// deadline (`timeout` from the call, retries included), lists are read page
+// by page and returned whole, and errors come back as absl::Status with
+// jobsetd's code and message. A call that finds no leader (a failover) is
+// sent again, as client-go does (cli/retry.h): at once at the leader a
+// follower names or at the next replica, and once every replica failed in a
+// row after a jittered back-off (100 ms doubling to 2 s, waited on the
+// Clock), until the timeout. A request that may have reached jobsetd before
+// its connection broke is sent again only when repeating it is harmless
+// (Repeat). When jobsetd cannot be reached the status is kUnavailable (or
+// kDeadlineExceeded) and its message names the address, the replicas tried
+// and the last error. Thread-safe: calls may run at once from several
+// threads (the stubs are thread-safe; the replica list locks); `apply -f`
+// relies on it.
 // The channel credentials for `connection` (TLS or plaintext); sets the
 // server name override on `args` when the connection names one.
 std::shared_ptr<grpc::ChannelCredentials> ChannelCredentials(
@@ -37,17 +45,26 @@ std::shared_ptr<grpc::ChannelCredentials> ChannelCredentials(
 class Client {
  public:
   // Plaintext to `address` (jobsetd --insecure, or before issue 20).
-  Client(std::string address, absl::Duration timeout);
+  // The back-off between attempts waits on `clock` (not owned; outlives
+  // the Client).
+  Client(std::string address, absl::Duration timeout,
+         Clock* clock = RealClock::Get());
   // As `connection` says: TLS with its CA, server name and client
   // certificate, and its bearer token (per-call credentials over TLS,
   // `authorization` metadata in plaintext).
-  Client(Connection connection, absl::Duration timeout);
+  Client(Connection connection, absl::Duration timeout,
+         Clock* clock = RealClock::Get());
 
   // The replica calls go to now (the leader, once a call was redirected).
   std::string address() const;
 
+  // A named JobSet's create is sent again after a failure that may have
+  // followed its commit (jobsetd answers the repeat "created: false" when it
+  // finds the same spec); `repeated`, when given, is set to whether that
+  // happened, so that the caller can tell its own JobSet from another's. A
+  // generateName create is not sent again (a repeat would make another).
   absl::StatusOr<api::CreateJobSetResponse> Create(
-      const api::CreateJobSetRequest& request);
+      const api::CreateJobSetRequest& request, bool* repeated = nullptr);
   absl::StatusOr<api::JobSet> Get(const api::GetJobSetRequest& request);
   absl::StatusOr<api::ListJobSetsResponse> List(
       const api::ListJobSetsRequest& request);
@@ -126,9 +143,15 @@ class Client {
                     const std::function<void(const std::string&)>& on_data);
 
  private:
-  // Runs `call` with a fresh context whose deadline is now + timeout_.
+  // Runs `call` with a fresh context, at replicas until one answers, the
+  // answer is not a failover's, or timeout_ passes (one deadline for the
+  // attempts together). `repeat`: whether an attempt that may have reached
+  // jobsetd may be followed by another; `repeated`, when given, is set to
+  // whether one was.
   template <typename Response, typename Call>
-  absl::StatusOr<Response> Unary(absl::string_view method, Call call);
+  absl::StatusOr<Response> Unary(absl::string_view method, Call call,
+                                 Repeat repeat = Repeat::kSafe,
+                                 bool* repeated = nullptr);
   // Reads every page of a List (`call` with each page's request, from
   // `request`'s continue on), each page with its own deadline, and returns
   // the items together with the first page's resourceVersion. Starts over
@@ -138,13 +161,16 @@ class Client {
                                    const Request& request, Call call);
   // Reads a server stream (`open` starts it on a replica's stubs) into
   // `on_item` until it ends or `on_item` returns false (then OK); opened
-  // again at the leader (or the next replica) only while it gave nothing.
-  // `address`: the replica that answered last.
+  // again at the leader (or the next replica) only while it gave nothing,
+  // within timeout_ as a unary call. `address`: the replica that answered
+  // last; `note`: what the attempts add to an error (Attempts::Note).
   template <typename Item, typename Open, typename OnItem>
-  grpc::Status ReadStream(absl::Time deadline, Open open, OnItem on_item,
-                          std::string* address);
+  grpc::Status ReadStream(absl::string_view method, absl::Time deadline,
+                          Open open, OnItem on_item, std::string* address,
+                          std::string* note);
+  // `note`: what the attempts tried, appended to a failover's error.
   absl::Status Convert(const grpc::Status& status, absl::string_view method,
-                       absl::string_view address);
+                       absl::string_view address, absl::string_view note = "");
   // One replica's channel and stubs.
   struct Stubs {
     std::string address;
@@ -155,16 +181,17 @@ class Client {
   };
   // The stubs for replicas_.current(), made when it changes.
   std::shared_ptr<const Stubs> CurrentStubs();
-  // After a call to a replica ended with `status`: whether to make it again
-  // (at the leader a follower named, or at the next replica when this one
-  // was not reached; `unreachable` counts those for the call).
+  // After an attempt at `address` ended with `status`: tells the replica
+  // list, and whether to make it again (after the back-off `attempts`
+  // waits, if any).
   bool TryAgain(const grpc::ClientContext& context, const grpc::Status& status,
-                size_t* unreachable);
+                const std::string& address, Attempts* attempts);
   // Adds the bearer token as metadata on plaintext channels.
   void Prepare(grpc::ClientContext* context) const;
 
   Connection connection_;
   absl::Duration timeout_;
+  Clock* clock_;
   // connection_.address: one replica or several (an error if it is not a
   // list of HOST:PORT; every call then returns it).
   absl::StatusOr<Replicas> replicas_;

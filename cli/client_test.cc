@@ -1,12 +1,15 @@
 // Client against several replicas: a follower's redirect is followed, an
-// unreachable replica is passed over, and the call keeps one deadline.
+// unreachable replica is passed over, a failover is ridden out with a
+// back-off on the Clock, and the call keeps one deadline.
 #include "cli/client.h"
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "common/clock.h"
 #include "common/leader_redirect.h"
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
@@ -19,7 +22,9 @@ namespace {
 using ::testing::HasSubstr;
 
 // A replica: the leader answers GetJobSet with the name asked for; a
-// follower answers UNAVAILABLE naming `leader` ("" names none).
+// follower answers UNAVAILABLE naming `leader` ("" names none), as
+// scheduler/ha/follower_server.cc words it. After `lead_after` calls, it
+// leads (-1: never).
 class Replica final : public api::JobSetService::Service {
  public:
   explicit Replica(std::string leader) : leader_(std::move(leader)) {}
@@ -37,19 +42,47 @@ class Replica final : public api::JobSetService::Service {
                          api::JobSet* response) override {
     absl::MutexLock lock(&mu_);
     ++calls_;
+    if (lead_after_ >= 0 && calls_ > lead_after_) leader_ = "self";
     if (leader_ == "self") {
       response->mutable_metadata()->set_name(request->name());
       return grpc::Status::OK;
     }
     if (!leader_.empty())
       context->AddTrailingMetadata(kLeaderMetadataKey, leader_);
-    return grpc::Status(grpc::StatusCode::UNAVAILABLE, "a follower");
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                        "jobsetd: this replica is a follower");
+  }
+  void set_lead_after(int calls) {
+    absl::MutexLock lock(&mu_);
+    lead_after_ = calls;
   }
 
  private:
   absl::Mutex mu_;
   std::string leader_ ABSL_GUARDED_BY(mu_);
   int calls_ ABSL_GUARDED_BY(mu_) = 0;
+  int lead_after_ ABSL_GUARDED_BY(mu_) = -1;
+};
+
+// A FakeClock that moves to the deadline of every SleepUntil at once, and
+// remembers each wait: the Client's back-off without sleeping.
+class SteppingClock final : public Clock {
+ public:
+  absl::Time Now() const override { return fake_.Now(); }
+  void SleepUntil(absl::Time deadline) override {
+    absl::MutexLock lock(&mu_);
+    waits_.push_back(deadline - fake_.Now());
+    if (deadline > fake_.Now()) fake_.SetTime(deadline);
+  }
+  std::vector<absl::Duration> waits() {
+    absl::MutexLock lock(&mu_);
+    return waits_;
+  }
+
+ private:
+  FakeClock fake_;
+  absl::Mutex mu_;
+  std::vector<absl::Duration> waits_ ABSL_GUARDED_BY(mu_);
 };
 
 struct Served {
@@ -104,26 +137,74 @@ TEST(ClientReplicasTest, AnUnreachableReplicaIsPassedOver) {
   EXPECT_EQ(client.address(), leader.address());
 }
 
-TEST(ClientReplicasTest, WithNoLeaderTheErrorSaysSo) {
+TEST(ClientReplicasTest, WithNoLeaderItBacksOffUntilTheTimeout) {
   Served follower("");  // Campaigning: no leader known.
   const std::string closed = ClosedPort();
+  SteppingClock clock;
   Client client(absl::StrCat(follower.address(), ",", closed),
-                absl::Seconds(10));
+                absl::Seconds(10), &clock);
   absl::StatusOr<api::JobSet> got = GetNamed(client, "one");
   EXPECT_EQ(got.status().code(), absl::StatusCode::kUnavailable);
+  // The last error, every address tried, how often and how long.
   EXPECT_THAT(got.status().message(), HasSubstr("cannot reach jobsetd at"));
-  // Each replica was tried once for the call.
-  EXPECT_EQ(follower.replica.calls(), 1);
+  EXPECT_THAT(got.status().message(),
+              HasSubstr(absl::StrCat("replicas tried ", follower.address(), ",",
+                                     closed, ": ")));
+  EXPECT_THAT(got.status().message(), HasSubstr("the next past the 10s"));
+  // One back-off per round of both replicas: 100 ms doubling to 2 s
+  // (jittered into the upper half), within the 10 s.
+  const std::vector<absl::Duration> waits = clock.waits();
+  ASSERT_GE(waits.size(), 5u);
+  EXPECT_GE(waits[0], absl::Milliseconds(50));
+  EXPECT_LE(waits[0], absl::Milliseconds(100));
+  absl::Duration total;
+  for (absl::Duration w : waits) {
+    EXPECT_LE(w, absl::Seconds(2));
+    total += w;
+  }
+  EXPECT_LE(total, absl::Seconds(10));
+  EXPECT_GE(total, absl::Seconds(6));
+  EXPECT_EQ(follower.replica.calls(), static_cast<int>(waits.size()) + 1);
+}
+
+TEST(ClientReplicasTest, RidesOutAFailover) {
+  // The leader is gone; the next is elected after three calls, then
+  // followers name it.
+  const std::string dead = ClosedPort();
+  Served next("");
+  next.replica.set_lead_after(3);
+  Served other("");
+  SteppingClock clock;
+  Client client(absl::StrCat(dead, ",", other.address(), ",", next.address()),
+                absl::Seconds(30), &clock);
+  absl::StatusOr<api::JobSet> got = GetNamed(client, "one");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(client.address(), next.address());
+  EXPECT_EQ(clock.waits().size(), 3u);
+  // The other follower learns the leader and redirects: followed at once.
+  other.replica.set_leader(next.address());
+  Client fresh(absl::StrCat(other.address(), ",", dead), absl::Seconds(30),
+               &clock);
+  got = GetNamed(fresh, "two");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(fresh.address(), next.address());
+  EXPECT_EQ(clock.waits().size(), 3u);
 }
 
 TEST(ClientReplicasTest, FollowersNamingEachOtherDoNotLoopForever) {
   Served a("");
   Served b(a.address());
   a.replica.set_leader(b.address());
-  Client client(absl::StrCat(a.address(), ",", b.address()), absl::Seconds(10));
+  SteppingClock clock;
+  Client client(absl::StrCat(a.address(), ",", b.address()), absl::Seconds(10),
+                &clock);
   absl::StatusOr<api::JobSet> got = GetNamed(client, "one");
   EXPECT_EQ(got.status().code(), absl::StatusCode::kUnavailable);
-  EXPECT_LE(a.replica.calls() + b.replica.calls(), 6);
+  // The first call and three redirects at once, then one a back-off
+  // until the timeout.
+  EXPECT_EQ(a.replica.calls() + b.replica.calls(),
+            static_cast<int>(clock.waits().size()) + 4);
+  EXPECT_LE(a.replica.calls() + b.replica.calls(), 30);
 }
 
 TEST(ClientReplicasTest, ABadListIsAnErrorOnEveryCall) {

@@ -15,7 +15,14 @@
 namespace jobset::cli {
 namespace {
 
-constexpr absl::Duration kDefaultRequestTimeout = absl::Seconds(10);
+// A call's time, retries included (docs/jobsetctl.md, "Failover"): a
+// failover takes up to the leader's lease (jobsetd --leader_lease, 5 s by
+// default) to expire, etcd may first elect its own leader (about 2 s), and
+// the next replica then loads the store; 30 s rides that out with room to
+// spare, so that a create issued meanwhile lands, yet still ends a call to a
+// cluster that is down. kubectl's default is 0 (no timeout); the Python
+// client's is 30 s too.
+constexpr absl::Duration kDefaultRequestTimeout = absl::Seconds(30);
 
 }  // namespace
 
@@ -142,7 +149,7 @@ int Main(const std::vector<std::string>& args, const Environment& env,
     return kExitApiError;
   }
   const std::string ns = connection->namespace_;
-  Client client(*std::move(connection), timeout);
+  Client client(*std::move(connection), timeout, &clock);
   return RunCommand(*invocation, client, io, ns, clock);
 }
 

@@ -66,7 +66,8 @@ absl::StatusOr<std::string> CompletionScript(
       ": source <(jobsetctl completion ", shell, ")\n",
       "_jobsetctl_names() {\n"
       "    local type=\"$1\" ns_flag=\"$2\"\n"
-      "    jobsetctl $ns_flag get \"$type\" -o name 2>/dev/null | "
+      "    jobsetctl $ns_flag --request-timeout=5s get \"$type\" -o name "
+      "2>/dev/null | "
       "sed 's|.*/||'\n"
       "}\n"
       "\n"

@@ -281,8 +281,10 @@ run 2 get widgets
 expect err "unknown resource type"
 run 0 describe --help
 expect out "Usage: jobsetctl describe jobset|node|secret|configmap NAME"
-run 3 --server=127.0.0.1:1 get jobsets
+# An unreachable server is tried again (a failover) until the timeout.
+run 3 --server=127.0.0.1:1 --request-timeout=2s get jobsets
 expect err "cannot reach jobsetd at 127.0.0.1:1"
+expect err "the next past the 2s timeout"
 run 1 logs some-pod
 expect err "pod \"some-pod\" not found"
 

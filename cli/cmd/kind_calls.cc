@@ -2,10 +2,14 @@
 #include "cli/cmd/kind_calls.h"
 
 #include <set>
+#include <string>
 #include <type_traits>
 #include <utility>
 
+#include "api/defaults.h"
 #include "cli/describe.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/util/message_differencer.h"
 
 namespace jobset::cli {
@@ -45,6 +49,31 @@ bool SameApplied(const api::JobSet& a, const api::JobSet& b) {
     return out;
   };
   return google::protobuf::util::MessageDifferencer::Equals(owned(a), owned(b));
+}
+
+// Whether `stored` (a CreateJobSet's answer) is byte for byte the JobSet
+// `sent`, as jobsetd stores it: name, namespace, labels, annotations and
+// the spec with jobsetd's defaults (serialized deterministically).
+bool SameAsSent(const api::JobSet& sent, const api::JobSet& stored) {
+  auto owned = [](const api::JobSet& js) {
+    api::JobSet out;
+    api::ObjectMeta* meta = out.mutable_metadata();
+    meta->set_name(js.metadata().name());
+    meta->set_namespace_(js.metadata().namespace_());
+    *meta->mutable_labels() = js.metadata().labels();
+    *meta->mutable_annotations() = js.metadata().annotations();
+    *out.mutable_spec() = js.spec();
+    std::string bytes;
+    google::protobuf::io::StringOutputStream stream(&bytes);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    out.SerializeToCodedStream(&coded);
+    coded.Trim();
+    return bytes;
+  };
+  api::JobSet defaulted = sent;
+  api::SetJobSetDefaults(&defaulted);
+  return owned(defaulted) == owned(stored);
 }
 
 // Lists with `list` in options' namespace, or with all_namespaces in each
@@ -223,10 +252,19 @@ absl::StatusOr<Applied> ApplyJobSet(Client& client,
   api::CreateJobSetRequest create;
   *create.mutable_jobset() = jobset;
   create.set_dry_run(options.dry_run);
-  absl::StatusOr<api::CreateJobSetResponse> created = client.Create(create);
+  // A named create is sent again after a failure that may have followed
+  // its commit (a failover): then the JobSet found may be this call's own.
+  // kubectl reports AlreadyExists for a JobSet that was there; so does
+  // create here, unless it was repeated and the JobSet found is the one
+  // sent, byte for byte: that one it created.
+  bool repeated = false;
+  absl::StatusOr<api::CreateJobSetResponse> created =
+      client.Create(create, &repeated);
   if (!created.ok()) return created.status();
+  const bool own =
+      created->created() || (repeated && SameAsSent(jobset, created->jobset()));
   Applied applied;
-  applied.outcome = created->created()    ? Applied::kCreated
+  applied.outcome = own                   ? Applied::kCreated
                     : options.create_only ? Applied::kAlreadyExists
                                           : Applied::kUnchanged;
   applied.name = created->jobset().metadata().name();
