@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "common/quote.h"
 
 namespace jobset::cli {
 namespace {
@@ -307,7 +308,7 @@ absl::StatusOr<Invocation> ParseCommandLine(
           if (command.verb == arg) invocation.command = &command;
         }
         if (invocation.command == nullptr) {
-          return UsageError(absl::StrCat("unknown command \"", arg, "\""),
+          return UsageError(absl::StrCat("unknown command ", Quote(arg)),
                             nullptr);
         }
         continue;
@@ -357,11 +358,10 @@ absl::StatusOr<Invocation> ParseCommandLine(
     } else if (value.has_value()) {
       std::string lower = absl::AsciiStrToLower(*value);
       if (lower != "true" && lower != "false") {
-        return UsageError(
-            absl::StrCat("flag ", shown,
-                         " takes no value (or true/false), got \"", *value,
-                         "\""),
-            invocation.command);
+        return UsageError(absl::StrCat("flag ", shown,
+                                       " takes no value (or true/false), got ",
+                                       Quote(*value)),
+                          invocation.command);
       }
       if (lower == "false") {
         invocation.flags.erase(flag->name);
@@ -383,7 +383,7 @@ absl::StatusOr<Invocation> ParseCommandLine(
     return UsageError(
         absl::StrCat(
             n < command.min_args ? "missing arguments" : "too many arguments",
-            " for \"", command.verb, "\": usage: jobsetctl ", command.usage),
+            " for ", Quote(command.verb), ": usage: jobsetctl ", command.usage),
         &command);
   }
   return invocation;
@@ -436,8 +436,8 @@ absl::StatusOr<absl::Duration> ParseDurationFlag(absl::string_view flag,
   }
   if (!absl::ParseDuration(value, &d) || d < absl::ZeroDuration()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--", flag, ": invalid duration \"", value,
-                     "\" (use e.g. 30s, 5m, 1h)"));
+        absl::StrCat("--", flag, ": invalid duration ", Quote(value),
+                     " (use e.g. 30s, 5m, 1h)"));
   }
   return d;
 }

@@ -115,6 +115,9 @@ TEST(ParseCommandLineTest, UsageErrors) {
   };
   const std::vector<Case> cases = {
       {{"frobnicate"}, "unknown command \"frobnicate\""},
+      // Input echoed in a message is quoted as Go's %q: it cannot forge a
+      // line or a quote of its own.
+      {{"frob\n\"error: x"}, R"(unknown command "frob\n\"error: x")"},
       {{"get", "jobsets", "--bogus"}, "unknown flag: --bogus"},
       {{"get", "jobsets", "-x"}, "unknown flag: -x"},
       // Command flags are not known before the verb.
@@ -165,6 +168,9 @@ TEST(ParseDurationFlagTest, AcceptsGoDurationsAndSeconds) {
   EXPECT_THAT(ParseDurationFlag("timeout", "soon").status(),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("--timeout: invalid duration \"soon\"")));
+  EXPECT_THAT(ParseDurationFlag("timeout", "so\x1b[2Jon").status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr(R"(invalid duration "so\x1b[2Jon")")));
   EXPECT_THAT(ParseDurationFlag("timeout", "-5s").status(),
               StatusIs(absl::StatusCode::kInvalidArgument));
 }

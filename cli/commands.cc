@@ -11,6 +11,7 @@
 #include "cli/cmd/verbs.h"
 #include "cli/completion.h"
 #include "cli/kubeconfig.h"
+#include "common/quote.h"
 
 namespace jobset::cli {
 namespace {
@@ -58,7 +59,7 @@ int RunCommand(const Invocation& invocation, Client& client, const Io& io,
     return PrintVersion(invocation, io,
                         invocation.Has("client") ? nullptr : &client);
   }
-  return Usage(ctx, absl::StrCat("no such command \"", verb, "\""));
+  return Usage(ctx, absl::StrCat("no such command ", Quote(verb)));
 }
 
 int Main(const std::vector<std::string>& args, const Environment& env,

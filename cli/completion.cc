@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/quote.h"
 
 namespace jobset::cli {
 namespace {
@@ -46,7 +47,7 @@ absl::StatusOr<std::string> CompletionScript(
     const std::vector<std::string>& types) {
   if (shell != "bash" && shell != "zsh") {
     return absl::InvalidArgumentError(absl::StrCat(
-        "unsupported shell type \"", shell, "\" (use bash or zsh)"));
+        "unsupported shell type ", Quote(shell), " (use bash or zsh)"));
   }
   std::vector<std::string> verbs;
   std::string verb_flags;

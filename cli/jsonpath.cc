@@ -14,6 +14,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/json_quote.h"
+#include "common/quote.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace jobset::cli {
@@ -434,8 +435,9 @@ class Parser {
     } else if (AtEnd()) {
       return ParseError("unterminated filter");
     } else {
-      return ParseError(absl::StrCat("unrecognized filter operand \"", word,
-                                     "\" (use @.path, a quoted string, a "
+      return ParseError(absl::StrCat("unrecognized filter operand ",
+                                     Quote(word),
+                                     " (use @.path, a quoted string, a "
                                      "number, true or false)"));
     }
     return operand;
@@ -479,7 +481,7 @@ std::string Kind(const Value& value) {
     case Value::kStructValue:
       return "an object";
     case Value::kStringValue:
-      return absl::StrCat("the string ", JsonQuote(value.string_value()));
+      return absl::StrCat("the string ", Quote(value.string_value()));
     case Value::kNumberValue:
       return "a number";
     case Value::kBoolValue:
@@ -751,9 +753,9 @@ absl::StatusOr<std::string> RenderJsonPath(absl::string_view template_text,
   if (!value.ok()) return value.status();
   absl::StatusOr<std::string> out = path->Execute(*value);
   if (!out.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("error executing jsonpath ", JsonQuote(template_text),
-                     ": ", out.status().message()));
+    return absl::InvalidArgumentError(absl::StrCat("error executing jsonpath ",
+                                                   Quote(template_text), ": ",
+                                                   out.status().message()));
   }
   return out;
 }

@@ -17,6 +17,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "api/names.h"
+#include "common/quote.h"
 #include "yaml-cpp/yaml.h"
 
 namespace jobset::cli {
@@ -29,15 +30,15 @@ absl::StatusOr<std::string> ReadBounded(const std::string& path,
                                         absl::string_view what) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    return absl::NotFoundError(absl::StrCat("cannot read ", what, " \"", path,
-                                            "\": ", strerror(errno)));
+    return absl::NotFoundError(absl::StrCat(
+        "cannot read ", what, " ", Quote(path), ": ", strerror(errno)));
   }
   std::string text(kMaxConfigBytes + 1, '\0');
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
   text.resize(static_cast<size_t>(in.gcount()));
   if (text.size() > kMaxConfigBytes) {
     return absl::InvalidArgumentError(absl::StrCat(
-        what, " \"", path, "\" is larger than ", kMaxConfigBytes, " bytes"));
+        what, " ", Quote(path), " is larger than ", kMaxConfigBytes, " bytes"));
   }
   return text;
 }
@@ -73,7 +74,7 @@ absl::Status ReadBool(const YAML::Node& map, absl::string_view key,
   if (value.empty()) return absl::OkStatus();
   if (!absl::SimpleAtob(value, out)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        where, ".", key, ": must be true or false, got \"", value, "\""));
+        where, ".", key, ": must be true or false, got ", Quote(value)));
   }
   return absl::OkStatus();
 }
@@ -113,8 +114,8 @@ absl::Status ForEntries(const YAML::Node& root, absl::string_view key,
       body = YAML::Node(YAML::NodeType::Map);
     if (absl::Status s =
             each(name, body,
-                 absl::StrCat(path, ": ", key.substr(0, key.size() - 1), " \"",
-                              name, "\""));
+                 absl::StrCat(path, ": ", key.substr(0, key.size() - 1), " ",
+                              Quote(name)));
         !s.ok()) {
       return s;
     }
@@ -154,8 +155,8 @@ absl::Status SplitServer(absl::string_view server, std::string* scheme,
       *scheme = entry_scheme;
     } else if (!entry_scheme.empty() && entry_scheme != *scheme) {
       return absl::InvalidArgumentError(
-          absl::StrCat("server \"", server,
-                       "\": every replica's address must use the "
+          absl::StrCat("server ", Quote(server),
+                       ": every replica's address must use the "
                        "first one's scheme (",
                        scheme->empty() ? "none" : *scheme, ")"));
     }
@@ -253,11 +254,11 @@ absl::Status Save(const std::string& path, const YAML::Node& root) {
     std::ofstream file(tmp, std::ios::binary | std::ios::trunc);
     if (!file) {
       return absl::PermissionDeniedError(
-          absl::StrCat("cannot write \"", tmp, "\": ", strerror(errno)));
+          absl::StrCat("cannot write ", Quote(tmp), ": ", strerror(errno)));
     }
     file << out.c_str() << "\n";
     if (!file.flush()) {
-      return absl::InternalError(absl::StrCat("cannot write \"", tmp, "\""));
+      return absl::InternalError(absl::StrCat("cannot write ", Quote(tmp)));
     }
   }
   chmod(tmp.c_str(), 0600);
@@ -265,7 +266,7 @@ absl::Status Save(const std::string& path, const YAML::Node& root) {
     const std::string why = strerror(errno);
     std::remove(tmp.c_str());
     return absl::InternalError(
-        absl::StrCat("cannot replace \"", path, "\": ", why));
+        absl::StrCat("cannot replace ", Quote(path), ": ", why));
   }
   return absl::OkStatus();
 }
@@ -295,7 +296,7 @@ absl::StatusOr<Kubeconfig> ParseKubeconfig(absl::string_view text,
     }
     if (!kind.empty() && kind != "Config") {
       return absl::InvalidArgumentError(
-          absl::StrCat(path, ": kind must be Config, got \"", kind, "\""));
+          absl::StrCat(path, ": kind must be Config, got ", Quote(kind)));
     }
     if (absl::Status s =
             ReadString(*root, "current-context", path, &config.current_context);
@@ -403,8 +404,8 @@ absl::StatusOr<Kubeconfig> LoadKubeconfig(const std::vector<std::string>& files,
     struct stat st;
     if (stat(file.c_str(), &st) != 0) {
       if (explicit_file) {
-        return absl::NotFoundError(absl::StrCat("cannot read config \"", file,
-                                                "\": ", strerror(errno)));
+        return absl::NotFoundError(absl::StrCat(
+            "cannot read config ", Quote(file), ": ", strerror(errno)));
       }
       continue;
     }
@@ -446,13 +447,13 @@ absl::StatusOr<Connection> ResolveConnection(const Kubeconfig& config,
       conn.server_name = "server.jobsetd";
     } else if (scheme == "http" && !AllLoopback(conn.address)) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "server \"", *overrides.server,
-          "\": http:// (plaintext) is only allowed to a loopback address "
+          "server ", Quote(*overrides.server),
+          ": http:// (plaintext) is only allowed to a loopback address "
           "(jobsetd --insecure); use https://"));
     } else if (!scheme.empty() && scheme != "http") {
       return absl::InvalidArgumentError(
-          absl::StrCat("server \"", *overrides.server,
-                       "\": the scheme must be https:// or http://"));
+          absl::StrCat("server ", Quote(*overrides.server),
+                       ": the scheme must be https:// or http://"));
     }
     conn.token = overrides.token.value_or("");
     conn.namespace_ = overrides.namespace_.value_or("");
@@ -469,35 +470,35 @@ absl::StatusOr<Connection> ResolveConnection(const Kubeconfig& config,
   auto context = config.contexts.find(context_name);
   if (context == config.contexts.end()) {
     return absl::NotFoundError(
-        absl::StrCat("context \"", context_name, "\" not found in ", file));
+        absl::StrCat("context ", Quote(context_name), " not found in ", file));
   }
   const ContextEntry& ctx = context->second;
   ClusterEntry cluster;
   if (!ctx.cluster.empty()) {
     auto it = config.clusters.find(ctx.cluster);
     if (it == config.clusters.end()) {
-      return absl::NotFoundError(absl::StrCat("cluster \"", ctx.cluster,
-                                              "\" (of context \"", context_name,
-                                              "\") not found in ", file));
+      return absl::NotFoundError(
+          absl::StrCat("cluster ", Quote(ctx.cluster), " (of context ",
+                       Quote(context_name), ") not found in ", file));
     }
     cluster = it->second;
   } else if (!overrides.server.has_value()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "context \"", context_name, "\" names no cluster in ", file));
+        "context ", Quote(context_name), " names no cluster in ", file));
   }
   UserEntry user;
   if (!ctx.user.empty()) {
     auto it = config.users.find(ctx.user);
     if (it == config.users.end()) {
-      return absl::NotFoundError(absl::StrCat("user \"", ctx.user,
-                                              "\" (of context \"", context_name,
-                                              "\") not found in ", file));
+      return absl::NotFoundError(
+          absl::StrCat("user ", Quote(ctx.user), " (of context ",
+                       Quote(context_name), ") not found in ", file));
     }
     user = it->second;
   }
   const std::string cluster_owner =
-      absl::StrCat("cluster \"", ctx.cluster, "\"");
-  const std::string user_owner = absl::StrCat("user \"", ctx.user, "\"");
+      absl::StrCat("cluster ", Quote(ctx.cluster));
+  const std::string user_owner = absl::StrCat("user ", Quote(ctx.user));
   const std::string server = overrides.server.value_or(cluster.server);
   if (server.empty()) {
     return absl::InvalidArgumentError(
@@ -509,7 +510,7 @@ absl::StatusOr<Connection> ResolveConnection(const Kubeconfig& config,
   }
   if (conn.address.empty()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("server \"", server, "\" has no host:port"));
+        absl::StrCat("server ", Quote(server), " has no host:port"));
   }
   const bool loopback = AllLoopback(conn.address);
   absl::StatusOr<std::string> ca = DataOrFile(
@@ -522,8 +523,8 @@ absl::StatusOr<Connection> ResolveConnection(const Kubeconfig& config,
   } else if (scheme == "http") {
     if (!loopback) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "server \"", server,
-          "\": http:// (plaintext) is only allowed to a loopback address "
+          "server ", Quote(server),
+          ": http:// (plaintext) is only allowed to a loopback address "
           "(jobsetd --insecure); use https://"));
     }
     conn.tls = false;
@@ -531,13 +532,13 @@ absl::StatusOr<Connection> ResolveConnection(const Kubeconfig& config,
     conn.tls = !conn.ca_pem.empty();
   } else {
     return absl::InvalidArgumentError(absl::StrCat(
-        "server \"", server, "\": the scheme must be https:// or http://"));
+        "server ", Quote(server), ": the scheme must be https:// or http://"));
   }
   if (cluster.insecure_skip_tls_verify) {
     if (!loopback) {
       return absl::InvalidArgumentError(absl::StrCat(
           "insecure-skip-tls-verify of ", cluster_owner,
-          " is only allowed for a loopback server, not \"", server, "\""));
+          " is only allowed for a loopback server, not ", Quote(server)));
     }
     conn.insecure_skip_tls_verify = true;
   }

@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli/cmd/verbs.h"
+#include "common/quote.h"
 
 namespace jobset::cli {
 namespace {
@@ -41,8 +42,9 @@ std::string HumanBytes(uint64_t bytes) {
 int Admin(const Context& ctx) {
   const std::vector<std::string>& args = ctx.invocation.args;
   if (args[0] != "snapshot" || args[1] != "save") {
-    return Usage(ctx, absl::StrCat("unknown admin command \"", args[0], " ",
-                                   args[1], "\" (use snapshot save FILE)"));
+    return Usage(ctx, absl::StrCat("unknown admin command ",
+                                   Quote(absl::StrCat(args[0], " ", args[1])),
+                                   " (use snapshot save FILE)"));
   }
   const std::string& path = args[2];
   absl::Duration timeout = absl::Minutes(10);

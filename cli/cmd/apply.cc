@@ -21,6 +21,7 @@
 #include "cli/cmd/verbs.h"
 #include "cli/manifest_split.h"
 #include "cli/ordered_pool.h"
+#include "common/quote.h"
 
 namespace jobset::cli {
 namespace {
@@ -36,9 +37,9 @@ absl::Status DefaultNamespace(const Context& ctx, api::ObjectMeta* meta) {
     meta->set_namespace_(ctx.ns);
   } else if (ctx.invocation.Has("namespace") && meta->namespace_() != ctx.ns) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "the namespace from the provided object \"", meta->namespace_(),
-        "\" does not match the namespace \"", ctx.ns,
-        "\". You must pass '--namespace=", meta->namespace_(),
+        "the namespace from the provided object ", Quote(meta->namespace_()),
+        " does not match the namespace ", Quote(ctx.ns),
+        ". You must pass '--namespace=", meta->namespace_(),
         "' to perform this operation."));
   }
   return absl::OkStatus();
@@ -106,7 +107,7 @@ int ApplyObject(const Context& ctx, const KindInfo& kind,
         !s.ok()) {
       return failed(s);
     }
-    *ctx.io.out << resource << " \"" << meta->name() << "\" deleted\n";
+    *ctx.io.out << resource << " " << Quote(meta->name()) << " deleted\n";
     return kExitOk;
   }
   absl::StatusOr<Applied> applied = kind.calls.apply(
@@ -121,8 +122,8 @@ int ApplyObject(const Context& ctx, const KindInfo& kind,
   const char* what = "";
   switch (applied->outcome) {
     case Applied::kAlreadyExists:
-      *ctx.io.err << "error: " << resource << " \"" << applied->name
-                  << "\" already exists\n";
+      *ctx.io.err << "error: " << resource << " " << Quote(applied->name)
+                  << " already exists\n";
       return kExitApiError;
     case Applied::kCreated:
       what = " created";
@@ -156,8 +157,9 @@ int ApplyFile(const Context& ctx, FileMode mode) {
   } else {
     std::ifstream in(file, std::ios::binary);
     if (!in) {
-      return Fail(ctx, absl::NotFoundError(absl::StrCat(
-                           "cannot read \"", file, "\": ", strerror(errno))));
+      return Fail(ctx,
+                  absl::NotFoundError(absl::StrCat("cannot read ", Quote(file),
+                                                   ": ", strerror(errno))));
     }
     text = ReadAll(in);
   }

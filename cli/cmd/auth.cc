@@ -6,6 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "cli/cmd/verbs.h"
 #include "cli/output.h"
+#include "common/quote.h"
 
 namespace jobset::cli {
 namespace {
@@ -48,8 +49,8 @@ int Auth(const Context& ctx) {
     return kExitOk;
   }
   if (args[0] != "can-i") {
-    return Usage(ctx, absl::StrCat("unknown auth command \"", args[0],
-                                   "\" (use can-i or whoami)"));
+    return Usage(ctx, absl::StrCat("unknown auth command ", Quote(args[0]),
+                                   " (use can-i or whoami)"));
   }
   if (args.size() < 3) {
     return Usage(ctx, "usage: jobsetctl auth can-i VERB RESOURCE [NAME]");

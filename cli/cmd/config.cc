@@ -10,6 +10,7 @@
 #include "cli/cmd/verbs.h"
 #include "cli/kubeconfig.h"
 #include "cli/output.h"
+#include "common/quote.h"
 
 namespace jobset::cli {
 namespace {
@@ -88,14 +89,14 @@ int RunConfig(const ConfigContext& c) {
     if (config->contexts.find(args[1]) == config->contexts.end()) {
       return ConfigFail(
           c, absl::NotFoundError(absl::StrCat(
-                 "no context exists with the name: \"", args[1], "\"")));
+                 "no context exists with the name: ", Quote(args[1]))));
     }
     absl::StatusOr<std::string> file = EditedFile(c);
     if (!file.ok()) return ConfigFail(c, file.status());
     if (absl::Status s = WriteCurrentContext(*file, args[1]); !s.ok()) {
       return ConfigFail(c, s);
     }
-    *c.io.out << "Switched to context \"" << args[1] << "\".\n";
+    *c.io.out << "Switched to context " << Quote(args[1]) << ".\n";
     return kExitOk;
   }
   if (sub == "set-context") {
@@ -126,13 +127,13 @@ int RunConfig(const ConfigContext& c) {
         !s.ok()) {
       return ConfigFail(c, s);
     }
-    *c.io.out << "Context \"" << name << "\" "
+    *c.io.out << "Context " << Quote(name) << " "
               << (exists ? "modified" : "created") << ".\n";
     return kExitOk;
   }
   return ConfigUsage(
-      c, absl::StrCat("unknown config command \"", sub,
-                      "\" (use view, use-context, set-context, get-contexts "
+      c, absl::StrCat("unknown config command ", Quote(sub),
+                      " (use view, use-context, set-context, get-contexts "
                       "or current-context)"));
 }
 

@@ -16,6 +16,7 @@
 #include "api/config_objects.h"
 #include "cli/cmd/verbs.h"
 #include "common/json_quote.h"
+#include "common/quote.h"
 
 namespace jobset::cli {
 namespace {
@@ -74,18 +75,18 @@ absl::StatusOr<std::string> ReadSourceFile(const std::string& flag,
   std::error_code error;
   const auto size = std::filesystem::file_size(path, error);
   if (error) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(flag, ": cannot read \"", path, "\": ", error.message()));
+    return absl::InvalidArgumentError(absl::StrCat(
+        flag, ": cannot read ", Quote(path), ": ", error.message()));
   }
   if (size > static_cast<uintmax_t>(api::kMaxConfigDataBytes)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        flag, ": \"", path, "\" is ", size, " bytes, more than the ",
+        flag, ": ", Quote(path), " is ", size, " bytes, more than the ",
         api::kMaxConfigDataBytes, " a Secret or ConfigMap may hold"));
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(flag, ": cannot read \"", path, "\": ", strerror(errno)));
+    return absl::InvalidArgumentError(absl::StrCat(
+        flag, ": cannot read ", Quote(path), ": ", strerror(errno)));
   }
   return ReadAll(in);
 }
@@ -100,8 +101,8 @@ absl::StatusOr<std::vector<Source>> ReadSources(const Context& ctx,
     const size_t eq = literal.find('=');
     if (eq == std::string::npos || eq == 0) {
       return absl::InvalidArgumentError(
-          absl::StrCat(flag, ": invalid literal source \"", literal,
-                       "\", expected key=value"));
+          absl::StrCat(flag, ": invalid literal source ", Quote(literal),
+                       ", expected key=value"));
     }
     sources.push_back({literal.substr(0, eq), literal.substr(eq + 1), flag});
   }
@@ -130,7 +131,7 @@ absl::StatusOr<std::vector<Source>> ReadSources(const Context& ctx,
       }
       if (error) {
         return absl::InvalidArgumentError(absl::StrCat(
-            flag, ": cannot read \"", path, "\": ", error.message()));
+            flag, ": cannot read ", Quote(path), ": ", error.message()));
       }
       std::sort(files.begin(), files.end());
       for (const std::string& f : files) {
@@ -152,8 +153,8 @@ absl::StatusOr<std::vector<Source>> ReadSources(const Context& ctx,
     if (std::vector<std::string> bad = api::IsConfigKey(source.key);
         !bad.empty()) {
       return absl::InvalidArgumentError(
-          absl::StrCat(source.flag, ": \"", source.key.substr(0, 253),
-                       "\" is not a valid key name for a ", kind, ": ",
+          absl::StrCat(source.flag, ": ", Quote(source.key.substr(0, 253)),
+                       " is not a valid key name for a ", kind, ": ",
                        absl::StrJoin(bad, "; ")));
     }
     if (!seen.insert(source.key).second) {

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli/cmd/verbs.h"
+#include "common/quote.h"
 
 namespace jobset::cli {
 namespace {
@@ -48,8 +49,8 @@ int DeleteSelected(const Context& ctx) {
       if (exit_code == kExitUnreachable) return exit_code;
       continue;
     }
-    *ctx.io.out << KindNamed("jobsets").Resource() << " \"" << del.name()
-                << "\" deleted\n";
+    *ctx.io.out << KindNamed("jobsets").Resource() << " " << Quote(del.name())
+                << " deleted\n";
   }
   return exit_code;
 }
@@ -78,13 +79,13 @@ int Delete(const Context& ctx) {
                                    KindList([](const KindInfo& k) {
                                      return k.calls.remove != nullptr;
                                    }),
-                                   " (or -f FILE), got \"", args[0], "\""));
+                                   " (or -f FILE), got ", Quote(args[0])));
   }
   if (absl::Status s = kind->calls.remove(ctx.client, ctx.ns, args[1]);
       !s.ok()) {
     return Fail(ctx, s);
   }
-  *ctx.io.out << kind->Resource() << " \"" << args[1] << "\" deleted\n";
+  *ctx.io.out << kind->Resource() << " " << Quote(args[1]) << " deleted\n";
   return kExitOk;
 }
 

@@ -3,6 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli/cmd/verbs.h"
+#include "common/quote.h"
 
 namespace jobset::cli {
 
@@ -13,7 +14,7 @@ int Describe(const Context& ctx) {
                                    KindList([](const KindInfo& k) {
                                      return k.calls.describe != nullptr;
                                    }),
-                                   ", got \"", ctx.invocation.args[0], "\""));
+                                   ", got ", Quote(ctx.invocation.args[0])));
   }
   absl::StatusOr<std::string> text = kind->calls.describe(
       ctx.client, ctx.ns, ctx.invocation.args[1], ctx.clock.Now());

@@ -9,6 +9,7 @@
 #include "cli/cmd/print.h"
 #include "cli/cmd/verbs.h"
 #include "cli/jsonpath.h"
+#include "common/quote.h"
 
 namespace jobset::cli {
 namespace {
@@ -30,8 +31,8 @@ int CheckOutput(const Context& ctx) {
     }
   } else if (!output.empty() && output != "json" && output != "yaml" &&
              output != "name" && output != "wide") {
-    return Usage(ctx, absl::StrCat("unknown output format \"", output,
-                                   "\" (use json, yaml, name, wide or "
+    return Usage(ctx, absl::StrCat("unknown output format ", Quote(output),
+                                   " (use json, yaml, name, wide or "
                                    "jsonpath=TEMPLATE)"));
   }
   return kExitOk;
@@ -89,7 +90,7 @@ absl::Status FilterByName(const KindInfo& kind, const std::string& name,
   *objects = std::move(kept);
   if (objects->empty()) {
     return absl::NotFoundError(
-        absl::StrCat(kind.GroupResource(), " \"", name, "\" not found"));
+        absl::StrCat(kind.GroupResource(), " ", Quote(name), " not found"));
   }
   return absl::OkStatus();
 }
@@ -100,9 +101,10 @@ int Get(const Context& ctx) {
   const KindInfo* kind = FindKind(ctx.invocation.args[0]);
   if (kind == nullptr) {
     return Usage(
-        ctx, absl::StrCat(
-                 "unknown resource type \"", ctx.invocation.args[0], "\" (use ",
-                 KindList([](const KindInfo&) { return true; }, "or"), ")"));
+        ctx, absl::StrCat("unknown resource type ",
+                          Quote(ctx.invocation.args[0]), " (use ",
+                          KindList([](const KindInfo&) { return true; }, "or"),
+                          ")"));
   }
   if (int code = CheckOutput(ctx); code != kExitOk) return code;
   const std::string name =

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "cli/cmd/verbs.h"
+#include "common/quote.h"
 
 namespace jobset::cli {
 namespace {
@@ -52,8 +53,8 @@ int CreateToken(const Context& ctx) {
 int Token(const Context& ctx) {
   if (ctx.invocation.args[0] != "rotate-join") {
     return Usage(
-        ctx, absl::StrCat("unknown token command \"", ctx.invocation.args[0],
-                          "\" (use rotate-join)"));
+        ctx, absl::StrCat("unknown token command ",
+                          Quote(ctx.invocation.args[0]), " (use rotate-join)"));
   }
   api::RotateJoinTokenRequest request;
   if (absl::Status ttl = SetTtl(ctx, &request); !ttl.ok()) {

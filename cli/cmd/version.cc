@@ -21,9 +21,11 @@ std::string VersionJson(const api::VersionInfo& v, absl::string_view indent) {
 }
 
 std::string VersionYaml(const api::VersionInfo& v) {
-  return absl::StrCat("  gitVersion: ", v.git_version(), "\n  major: \"",
-                      v.major(), "\"\n  minor: \"", v.minor(),
-                      "\"\n  platform: ", v.platform(), "\n");
+  // JSON strings are YAML's double-quoted scalars.
+  return absl::StrCat("  gitVersion: ", v.git_version(),
+                      "\n  major: ", JsonQuote(v.major()),
+                      "\n  minor: ", JsonQuote(v.minor()),
+                      "\n  platform: ", v.platform(), "\n");
 }
 
 api::VersionInfo ClientVersion() {

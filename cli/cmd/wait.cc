@@ -8,6 +8,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "cli/cmd/verbs.h"
+#include "common/quote.h"
 
 namespace jobset::cli {
 namespace {
@@ -52,7 +53,7 @@ int Wait(const Context& ctx) {
   }
   std::vector<std::string> parts = absl::StrSplit(condition, '=');
   if (parts.size() > 2 || parts[0].empty()) {
-    return Usage(ctx, absl::StrCat("bad --for condition \"", condition, "\""));
+    return Usage(ctx, absl::StrCat("bad --for condition ", Quote(condition)));
   }
   const std::string type = parts[0];
   const std::string value = parts.size() == 2 ? parts[1] : "True";

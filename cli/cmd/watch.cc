@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "cli/cmd/print.h"
 #include "cli/cmd/verbs.h"
+#include "common/quote.h"
 
 namespace jobset::cli {
 namespace {
@@ -30,9 +31,9 @@ bool NamesJobSets(const Context& ctx) {
 }
 
 int JobSetsOnly(const Context& ctx) {
-  return Usage(ctx, absl::StrCat("\"", ctx.invocation.command->verb,
-                                 "\" supports jobsets only, got \"",
-                                 ctx.invocation.args[0], "\""));
+  return Usage(ctx, absl::StrCat(Quote(ctx.invocation.command->verb),
+                                 " supports jobsets only, got ",
+                                 Quote(ctx.invocation.args[0])));
 }
 
 int StreamWatch(const Context& ctx, const KindInfo& kind,
