@@ -127,8 +127,9 @@ ABSL_FLAG(std::vector<std::string>, tls_san, {},
           "certificate (it always has server.jobsetd, localhost, 127.0.0.1 "
           "and the --listen host)");
 ABSL_FLAG(std::string, audit_log, "",
-          "File to append one JSON line (a Kubernetes audit event, level "
-          "Metadata) to per request that changes something; empty: off");
+          "File to append one JSON line (a Kubernetes audit.k8s.io/v1 Event, "
+          "level Metadata) to per request that changes something or is "
+          "refused (reads too: with --audit_reads, every read); empty: off");
 ABSL_FLAG(bool, audit_reads, false, "Audit reads (get, list, watch) too");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(5),
           "On SIGTERM/SIGINT, how long in-flight calls may finish before they "

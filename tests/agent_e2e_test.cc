@@ -576,5 +576,45 @@ TEST_F(AgentE2eTest, PyTorchDdpRestartsAndResumesFromItsCheckpoint) {
   EXPECT_THAT(logs, ::testing::HasSubstr("rank 0 attempt 1 epoch 9"));
 }
 
+// examples/torchrun.yaml as it is: torchrun's c10d rendezvous on
+// $(JOBSET_COORDINATOR). The coordinator pod finds itself in the endpoint
+// (its FQDN is its canonical name) and hosts the store; both ranks meet.
+TEST_F(AgentE2eTest, TorchrunRendezvousOnTheCoordinatorWorksUnchanged) {
+  if (system("/usr/bin/python3 -c 'import torch.distributed' 2>/dev/null") !=
+      0) {
+    GTEST_SKIP() << "python3-torch is not installed (tools/setup installs it)";
+  }
+  StartAgent("node-1", 2);
+  StartAgent("node-2", 3);
+  std::ifstream in(Runfile("examples/torchrun.yaml"));
+  std::string text((std::istreambuf_iterator<char>(in)),
+                   std::istreambuf_iterator<char>());
+  // The example as it is, on a port free on this machine.
+  text = absl::StrReplaceAll(text, {{":29400", absl::StrCat(":", FreePort())}});
+  auto manifest = api::LoadManifest(text);
+  ASSERT_TRUE(manifest.ok()) << manifest.status();
+  Create((*manifest)[0].jobset);
+  const bool done = Eventually(
+      [&] { return !Get("torchrun").status().terminal_state().empty(); },
+      absl::Seconds(120));
+  std::string logs;
+  for (int i = 1; i <= 2; ++i) {
+    std::error_code ec;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(
+             absl::StrCat(dir_, "/node-", i, "/logs"), ec)) {
+      if (e.path().extension() != ".log") continue;
+      std::ifstream log(e.path());
+      logs.append((std::istreambuf_iterator<char>(log)),
+                  std::istreambuf_iterator<char>());
+    }
+  }
+  ASSERT_TRUE(done) << logs;
+  EXPECT_EQ(Get("torchrun").status().terminal_state(), "Completed") << logs;
+  EXPECT_THAT(logs, ::testing::HasSubstr(
+                        "rank 0/2 on torchrun-workers-0-0.torchrun: sum of "
+                        "ranks 1"));
+  EXPECT_THAT(logs, ::testing::HasSubstr("rank 1/2 on "));
+}
+
 }  // namespace
 }  // namespace jobset

@@ -476,9 +476,16 @@ TEST_F(SecurityE2eTest, S17AnEditorCannotBindClusterAdmin) {
   grpc::Status escalate =
       Bind(As(editor), "team-a", "mine", "cluster-admin", "e");
   EXPECT_EQ(escalate.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  // In kube-apiserver's words, with every permission not held (one line each).
+  EXPECT_THAT(escalate.error_message(),
+              ::testing::StartsWith(
+                  "rolebindings.rbac.authorization.k8s.io \"mine\" is "
+                  "forbidden: user \"e\" (groups="));
   EXPECT_THAT(escalate.error_message(),
               HasSubstr("attempting to grant RBAC permissions not currently "
-                        "held"));
+                        "held:\n{"));
+  EXPECT_THAT(escalate.error_message(),
+              HasSubstr("{NonResourceURLs:[\"*\"], Verbs:[\"*\"]}"));
   // An admin of team-a may hand out edit in team-a.
   Token("f");
   EXPECT_TRUE(Bind(As(editor), "team-a", "f-edit", "edit", "f").ok());

@@ -27,14 +27,6 @@ auth::Attributes TokenAttrs(absl::string_view verb, absl::string_view name) {
 }
 
 // "Role" -> "roles", ...; empty for another kind.
-std::string ResourceOfKind(absl::string_view kind) {
-  if (kind == "Role") return "roles";
-  if (kind == "ClusterRole") return "clusterroles";
-  if (kind == "RoleBinding") return "rolebindings";
-  if (kind == "ClusterRoleBinding") return "clusterrolebindings";
-  return "";
-}
-
 absl::Status UnknownKind(absl::string_view kind) {
   return absl::InvalidArgumentError(absl::StrCat(
       "kind: Unsupported value: \"", kind,
@@ -46,7 +38,7 @@ auth::Attributes RbacAttrs(absl::string_view verb, absl::string_view kind,
                            absl::string_view ns, absl::string_view name) {
   return {.verb = std::string(verb),
           .api_group = std::string(auth::kRbacGroup),
-          .resource = ResourceOfKind(kind),
+          .resource = std::string(auth::ResourceOfRbacKind(kind)),
           .namespace_ = std::string(ns),
           .name = std::string(name)};
 }
@@ -206,7 +198,8 @@ grpc::Status AccessServiceImpl::ApplyRbac(grpc::ServerContext* context,
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                         "object: Required value: a role or a binding");
   }
-  if (ResourceOfKind(kind).empty()) return ToGrpcStatus(UnknownKind(kind));
+  if (auth::ResourceOfRbacKind(kind).empty())
+    return ToGrpcStatus(UnknownKind(kind));
   const bool exists = [&] {
     for (const api::RbacObject& o :
          auth_->access()->ListRbac(kind, meta->namespace_())) {
@@ -220,20 +213,9 @@ grpc::Status AccessServiceImpl::ApplyRbac(grpc::ServerContext* context,
       auth_->Authorize(context, RbacAttrs(exists ? "update" : "create", kind,
                                           meta->namespace_(), meta->name()));
   if (!caller.ok()) return Denied(caller.status());
-  // Kubernetes' escalation check: grant only what you hold.
-  std::vector<api::PolicyRule> granted;
-  absl::string_view verb;
-  if (request->has_role()) {
-    granted.assign(request->role().rules().begin(),
-                   request->role().rules().end());
-    verb = "escalate";
-  } else {
-    granted = auth_->access()->RulesOf(request->binding().role_ref(),
-                                       meta->namespace_());
-    verb = "bind";
-  }
-  if (absl::Status can = auth_->access()->CheckCanGrant(
-          caller->user, meta->namespace_(), granted, verb);
+  // Kubernetes' escalation check: grant only what you hold, refused in
+  // kube-apiserver's words with every permission not held.
+  if (absl::Status can = auth_->access()->CheckCanApply(caller->user, *request);
       !can.ok()) {
     return ToGrpcStatus(can);
   }
@@ -246,7 +228,7 @@ grpc::Status AccessServiceImpl::ApplyRbac(grpc::ServerContext* context,
 grpc::Status AccessServiceImpl::DeleteRbac(grpc::ServerContext* context,
                                            const api::RbacObjectRef* request,
                                            api::RbacObject* response) {
-  if (ResourceOfKind(request->kind()).empty()) {
+  if (auth::ResourceOfRbacKind(request->kind()).empty()) {
     return ToGrpcStatus(UnknownKind(request->kind()));
   }
   absl::StatusOr<Caller> caller = auth_->Authorize(
@@ -263,7 +245,7 @@ grpc::Status AccessServiceImpl::DeleteRbac(grpc::ServerContext* context,
 grpc::Status AccessServiceImpl::ListRbac(grpc::ServerContext* context,
                                          const api::ListRbacRequest* request,
                                          api::ListRbacResponse* response) {
-  if (ResourceOfKind(request->kind()).empty()) {
+  if (auth::ResourceOfRbacKind(request->kind()).empty()) {
     return ToGrpcStatus(UnknownKind(request->kind()));
   }
   absl::StatusOr<Caller> caller = auth_->Authorize(

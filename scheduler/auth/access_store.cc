@@ -435,17 +435,10 @@ bool AccessStore::Allows(const auth::UserInfo& user,
   return rbac_.Allows(user, attrs, reason);
 }
 
-absl::Status AccessStore::CheckCanGrant(
-    const auth::UserInfo& user, absl::string_view namespace_,
-    const std::vector<api::PolicyRule>& rules, absl::string_view verb) const {
+absl::Status AccessStore::CheckCanApply(const auth::UserInfo& user,
+                                        const api::RbacObject& object) const {
   absl::ReaderMutexLock lock(&mu_);
-  return rbac_.CheckCanGrant(user, namespace_, rules, verb);
-}
-
-std::vector<api::PolicyRule> AccessStore::RulesOf(
-    const api::RoleRef& ref, absl::string_view namespace_) const {
-  absl::ReaderMutexLock lock(&mu_);
-  return rbac_.RulesOf(ref, namespace_);
+  return rbac_.CheckCanApply(user, object);
 }
 
 }  // namespace jobset::scheduler

@@ -91,12 +91,9 @@ class AccessStore {
                                         absl::string_view namespace_) const;
   bool Allows(const auth::UserInfo& user, const auth::Attributes& attrs,
               std::string* reason = nullptr) const;
-  absl::Status CheckCanGrant(const auth::UserInfo& user,
-                             absl::string_view namespace_,
-                             const std::vector<api::PolicyRule>& rules,
-                             absl::string_view verb) const;
-  std::vector<api::PolicyRule> RulesOf(const api::RoleRef& ref,
-                                       absl::string_view namespace_) const;
+  // The escalation check of a create or update of `object` (auth/rbac.h).
+  absl::Status CheckCanApply(const auth::UserInfo& user,
+                             const api::RbacObject& object) const;
 
  private:
   explicit AccessStore(store::Store* store) : store_(store) {}
