@@ -36,6 +36,9 @@ std::string Ready(const api::Node& node) {
 // decided it: a loss and the reconnect after it arrive as LoseNode, then
 // SetNode (Ready), and the sink is never called with the hub's lock held (a
 // sink may read the hub from its calls).
+//
+// ReadingSink records what it hears with the node's Ready condition as the hub
+// shows it meanwhile. Thread-compatible.
 class ReadingSink : public NodeSink {
  public:
   explicit ReadingSink(AgentHub** hub) : hub_(hub) {}
@@ -92,6 +95,7 @@ TEST(AgentHubNotifyTest, TheSinkHearsEachNodesChangesInOrderWithoutTheLock) {
 // Many agents reconnecting while the liveness thread declares them lost:
 // each node's last word to the sink is the hub's state (run under tsan).
 TEST(AgentHubNotifyTest, ANodesLastNotificationMatchesTheHub) {
+  // Keeps the last thing heard of each node. Thread-safe.
   class LastWordSink : public NodeSink {
    public:
     void SetNode(NodeInfo node) override {

@@ -32,6 +32,8 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::SizeIs;
 
+// Records what the hub tells the controller. Thread-compatible: these tests
+// run no liveness thread, so the hub calls it from the test's thread only.
 class RecordingSink : public NodeSink {
  public:
   void SetNode(NodeInfo node) override { nodes.push_back(std::move(node)); }
