@@ -120,7 +120,7 @@ grpc::Status PodLogServiceImpl::GetPodLogs(
     // The agent is asked again after kFollowPoll; meanwhile the store says
     // whether the pod may have finished.
     absl::StatusOr<std::vector<store::Event>> changed = store_->WaitForEvents(
-        job_prefix, revision, absl::Now() + kFollowPoll, 1);
+        job_prefix, revision, clock_->Now() + kFollowPoll, 1);
     if (changed.ok() && changed->empty()) continue;
     // Changed (or the history moved past `revision`): read the Job's pods.
     absl::StatusOr<FoundPod> now =

@@ -1,6 +1,7 @@
 #ifndef JOBSET_SCHEDULER_AGENTS_POD_LOG_SERVICE_H_
 #define JOBSET_SCHEDULER_AGENTS_POD_LOG_SERVICE_H_
 
+#include "common/clock.h"
 #include "proto/agent.grpc.pb.h"
 #include "scheduler/agents/agent_hub.h"
 #include "scheduler/auth/request_auth.h"
@@ -11,11 +12,14 @@ namespace jobset::scheduler {
 // Pods' output (jobsetctl logs): finds the pod in the store and reads its
 // container's log from the pod's agent through the hub, chunk by chunk;
 // with follow, polls until the pod has finished and everything is sent.
+// Thread-safe (gRPC calls it from its threads).
 class PodLogServiceImpl final : public api::PodLogService::Service {
  public:
-  // Each call needs "get" on "pods/log" in the pod's namespace.
-  PodLogServiceImpl(store::Store* store, AgentHub* hub, const RequestAuth* auth)
-      : store_(store), hub_(hub), auth_(auth) {}
+  // Each call needs "get" on "pods/log" in the pod's namespace. `clock`
+  // times the polls while following.
+  PodLogServiceImpl(store::Store* store, AgentHub* hub, const RequestAuth* auth,
+                    Clock* clock = RealClock::Get())
+      : store_(store), hub_(hub), auth_(auth), clock_(clock) {}
 
   grpc::Status GetPodLogs(grpc::ServerContext* context,
                           const api::GetPodLogsRequest* request,
@@ -25,6 +29,7 @@ class PodLogServiceImpl final : public api::PodLogService::Service {
   store::Store* const store_;
   AgentHub* const hub_;
   const RequestAuth* const auth_;
+  Clock* const clock_;
 };
 
 }  // namespace jobset::scheduler
