@@ -13,6 +13,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "store/history.h"
+#include "store/lease_store.h"
 #include "store/store.h"
 
 namespace grpc {
@@ -38,7 +39,7 @@ namespace jobset::store {
 // received, the history is truncated there: older watchers get kOutOfRange
 // and list again. Requests go to one endpoint at a time and move to the next
 // on kUnavailable. Thread-safe.
-class EtcdStore final : public Store {
+class EtcdStore final : public LeaseStore {
  public:
   struct Options {
     // "http://HOST:PORT" (plaintext) or "https://HOST:PORT" (TLS with
@@ -94,33 +95,20 @@ class EtcdStore final : public Store {
   // Asks etcd to compact its history up to `revision` (tests, operators).
   absl::Status Compact(int64_t revision);
 
-  // Leases, for the leader election to come (issue 24): Grant returns a new
-  // lease's ID (etcd may raise a short `ttl` to its minimum); KeepAlive
-  // renews it once and returns the TTL etcd granted again, kNotFound once
-  // the lease has expired or was revoked; Revoke ends it. Each goes to the
-  // endpoints as every request does.
-  absl::StatusOr<int64_t> GrantLease(absl::Duration ttl);
-  // Each member asked gets `timeout` (zero: the request timeout) to answer:
-  // a renewal sent while etcd elects a new raft leader can hang in the
-  // member it reached for seconds, and a leader's lease must not.
+  // LeaseStore, on etcd's leases; each request goes to the endpoints as
+  // every request does. KeepAliveLease's `timeout` bounds each member: a
+  // renewal sent while etcd elects a new raft leader can hang in the member
+  // it reached for seconds, and a leader's lease must not. The fence is a
+  // compare in the same Txn as the commit.
+  absl::StatusOr<int64_t> GrantLease(absl::Duration ttl) override;
   absl::StatusOr<absl::Duration> KeepAliveLease(
-      int64_t id, absl::Duration timeout = absl::ZeroDuration());
-  absl::Status RevokeLease(int64_t id);
-
-  // Leadership (scheduler/ha/). Writes `value` at `key`, attached to
-  // `lease` (the key goes when the lease does), if `key` is absent; returns
-  // the key as it is now: ours, or the one that was there.
+      int64_t id, absl::Duration timeout = absl::ZeroDuration()) override;
+  absl::Status RevokeLease(int64_t id) override;
   absl::StatusOr<KeyValue> CreateWithLease(absl::string_view key,
                                            absl::string_view value,
-                                           int64_t lease);
-  // Fences every later Commit: it also compares that `key` still exists
-  // with create_revision `epoch` (the leadership this replica won), in the
-  // same Txn, so that a replica that lost its leadership cannot write
-  // anything. A Commit whose fence fails applies nothing and returns
-  // kFailedPrecondition ("not the leader"), and calls `on_lost` (once, on
-  // the committing thread; it must not commit).
+                                           int64_t lease) override;
   void SetFence(std::string key, int64_t epoch,
-                std::function<void(const absl::Status&)> on_lost);
+                std::function<void(const absl::Status&)> on_lost) override;
 
   // How many times the watch stream was (re)started; for tests.
   int64_t WatchStarts();

@@ -26,7 +26,7 @@ SteadyClock::duration Chrono(absl::Duration d) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<LeaderElection>> LeaderElection::Campaign(
-    store::EtcdStore* store, const Options& options,
+    store::LeaseStore* store, const Options& options,
     std::function<void(const absl::Status&)> on_lost) {
   if (options.lease < absl::Seconds(2)) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -67,7 +67,7 @@ absl::StatusOr<std::unique_ptr<LeaderElection>> LeaderElection::Campaign(
   return election;
 }
 
-LeaderElection::LeaderElection(store::EtcdStore* store, const Options& options,
+LeaderElection::LeaderElection(store::LeaseStore* store, const Options& options,
                                std::function<void(const absl::Status&)> on_lost,
                                int64_t lease, int64_t created,
                                SteadyClock::time_point granted)

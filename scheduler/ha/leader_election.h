@@ -13,7 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "store/etcd_store.h"
+#include "store/lease_store.h"
 
 namespace jobset::scheduler {
 
@@ -25,7 +25,7 @@ namespace jobset::scheduler {
 //   key with the lowest create_revision leads, and that revision is the
 //   leader's epoch;
 // - the leader fences every commit on its key's create_revision
-//   (EtcdStore::SetFence): once its key is gone (its lease expired or was
+//   (LeaseStore::SetFence): once its key is gone (its lease expired or was
 //   revoked) no write of its lands, whatever its own clock says;
 // - it renews the lease every lease / 3 and holds itself deposed once
 //   `lease - margin` (margin: a fifth of the lease) has passed since it sent
@@ -54,7 +54,7 @@ class LeaderElection {
   // threads. kInvalidArgument for bad options (naming the field), or the
   // store's error.
   static absl::StatusOr<std::unique_ptr<LeaderElection>> Campaign(
-      store::EtcdStore* store, const Options& options,
+      store::LeaseStore* store, const Options& options,
       std::function<void(const absl::Status&)> on_lost);
 
   // Resigns (revokes the lease, so a successor need not wait for it to
@@ -74,7 +74,7 @@ class LeaderElection {
   std::string leader() const;
 
  private:
-  LeaderElection(store::EtcdStore* store, const Options& options,
+  LeaderElection(store::LeaseStore* store, const Options& options,
                  std::function<void(const absl::Status&)> on_lost,
                  int64_t lease, int64_t created,
                  std::chrono::steady_clock::time_point granted);
@@ -87,7 +87,7 @@ class LeaderElection {
   absl::Status Observe();
   void Lose(const absl::Status& why);
 
-  store::EtcdStore* const store_;
+  store::LeaseStore* const store_;
   const Options options_;
   const std::function<void(const absl::Status&)> on_lost_;
   const int64_t lease_;
