@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/synchronization/mutex.h"
 
 namespace jobset::cli {
@@ -53,7 +54,10 @@ Failure ClassifyFailure(const grpc::Status& status, bool redirected) {
   const std::string& details = status.error_message();
   for (absl::string_view words : kNoConnection) {
     if (absl::StartsWith(details, words)) {
-      const std::string lower = absl::AsciiStrToLower(details);
+      // "tcp handshaker shutdown" is a TCP connect given up on (nothing
+      // listening), not TLS.
+      const std::string lower = absl::StrReplaceAll(
+          absl::AsciiStrToLower(details), {{"tcp handshaker", "tcp"}});
       for (absl::string_view tls : kTlsFailure) {
         if (absl::StrContains(lower, tls)) return Failure::kTls;
       }

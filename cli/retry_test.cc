@@ -38,6 +38,14 @@ TEST(ClassifyFailureTest, TellsWhetherTheRequestMayHaveArrived) {
                              "UNKNOWN: Ssl handshake failed: SSL_ERROR_SSL"),
                 false),
             Failure::kTls);
+  // Nothing listening, over TLS: not a TLS failure.
+  EXPECT_EQ(ClassifyFailure(
+                grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                             "failed to connect to all addresses; last error: "
+                             "UNKNOWN: ipv4:127.0.0.1:1: tcp handshaker "
+                             "shutdown"),
+                false),
+            Failure::kNotSent);
   EXPECT_EQ(
       ClassifyFailure(grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "late"),
                       false),
