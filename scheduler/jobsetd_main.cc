@@ -35,6 +35,7 @@
 #include "scheduler/controller/controller.h"
 #include "scheduler/ha/follower_server.h"
 #include "scheduler/ha/leader_election.h"
+#include "scheduler/metered_store.h"
 #include "scheduler/metrics.h"
 #include "scheduler/server/server.h"
 #include "store/etcd_store.h"

@@ -13,8 +13,6 @@
 #include "prometheus/histogram.h"
 #include "prometheus/registry.h"
 #include "scheduler/controller/controller_metrics.h"
-#include "store/forwarding_store.h"
-#include "store/store.h"
 
 namespace jobset::scheduler {
 
@@ -61,19 +59,6 @@ struct SchedulerMetrics {
 
   // Observes `took` `pods` times in stage `stage` of pod_startup_seconds.
   void PodStage(absl::string_view stage, absl::Duration took, int64_t pods);
-};
-
-// A Store that times every commit and counts its bytes; every other call
-// goes to `inner` unchanged. Thread-safe when `inner` is.
-class MeteredStore final : public store::ForwardingStore {
- public:
-  MeteredStore(store::Store* inner, SchedulerMetrics* metrics)
-      : ForwardingStore(inner), metrics_(metrics) {}
-
-  absl::StatusOr<int64_t> Commit(const store::Batch& batch) override;
-
- private:
-  SchedulerMetrics* const metrics_;
 };
 
 // The controller's measures, exported as `metrics`' Prometheus metrics.
