@@ -590,7 +590,9 @@ grpc::Status Client::ReadStream(absl::string_view method, absl::Time deadline,
                                 std::string* note) {
   // Opening is retried within the call's timeout (or the stream's deadline,
   // when sooner); the stream itself runs to its deadline.
-  Attempts attempts(clock_, std::min(timeout_, deadline - absl::Now()),
+  // gRPC deadlines are real time: read through RealClock.
+  Attempts attempts(clock_,
+                    std::min(timeout_, deadline - RealClock::Get()->Now()),
                     Repeat::kSafe);
   while (true) {
     std::shared_ptr<const Stubs> stubs = CurrentStubs();
@@ -664,7 +666,8 @@ absl::Status Client::Logs(
   std::string note;
   const grpc::Status status = ReadStream<api::PodLogs>(
       "GetPodLogs",
-      request.follow() ? absl::InfiniteFuture() : absl::Now() + timeout_,
+      request.follow() ? absl::InfiniteFuture()
+                       : RealClock::Get()->Now() + timeout_,
       [&](const Stubs& s, grpc::ClientContext* c) {
         return s.logs->GetPodLogs(c, request);
       },

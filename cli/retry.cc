@@ -93,7 +93,8 @@ absl::Duration Attempts::Remaining() const {
 absl::Time Attempts::GrpcDeadline() const {
   const absl::Duration left = Remaining();
   if (left == absl::InfiniteDuration()) return absl::InfiniteFuture();
-  return absl::Now() + left;
+  // gRPC deadlines are real time, whatever clock_ is.
+  return RealClock::Get()->Now() + left;
 }
 
 std::optional<absl::Duration> Attempts::After(const grpc::Status& status,
