@@ -592,15 +592,37 @@ std::vector<Row> JobRows(const std::vector<api::Job>& jobs, absl::Time now) {
   return rows;
 }
 
+namespace {
+
+// A container's state, "waiting", "running" or "terminated" (or ""), and
+// the reason it gives. Read from Kubernetes' form (state.waiting.reason,
+// state.terminated.reason); a jobsetd older than that served its flat form
+// (ContainerStatus fields 4-10), read when `state` is unset.
+struct ContainerStateOf {
+  absl::string_view state;
+  absl::string_view reason;
+};
+ContainerStateOf StateOf(const api::ContainerStatus& c) {
+  if (!c.has_state()) return {c.flat_state(), c.reason()};
+  const api::ContainerState& s = c.state();
+  if (s.has_running()) return {"running", ""};
+  if (s.has_terminated()) return {"terminated", s.terminated().reason()};
+  if (s.has_waiting()) return {"waiting", s.waiting().reason()};
+  return {"", ""};
+}
+
+}  // namespace
+
 std::string PodStatusText(const api::Pod& pod) {
   const api::PodStatus& status = pod.status();
   if (status.phase() == "Failed" || status.phase() == "Running" ||
       status.phase() == "Pending") {
     for (const api::ContainerStatus& c : status.container_statuses()) {
-      if (c.state() != "running" && !c.reason().empty() &&
-          !(c.state() == "terminated" && c.reason() == "Completed" &&
+      const ContainerStateOf s = StateOf(c);
+      if (s.state != "running" && !s.reason.empty() &&
+          !(s.state == "terminated" && s.reason == "Completed" &&
             status.phase() != "Failed")) {
-        return c.reason();
+        return std::string(s.reason);
       }
     }
   }

@@ -92,6 +92,30 @@ TEST(JobSetRowsTest, UpstreamPrinterColumns) {
           ElementsAre("waiting", "", "0", "", "", "<unknown>")));
 }
 
+// STATUS is kubectl's: the waiting or terminated reason of Kubernetes'
+// ContainerState; from a jobsetd that served the flat form, its reason.
+TEST(PodStatusTextTest, ReadsTheContainerStateAndTheOldFlatForm) {
+  api::Pod backoff;
+  backoff.mutable_status()->set_phase("Running");
+  api::ContainerStatus* c = backoff.mutable_status()->add_container_statuses();
+  c->mutable_state()->mutable_waiting()->set_reason("CrashLoopBackOff");
+  c->mutable_last_state()->mutable_terminated()->set_exit_code(1);
+  EXPECT_EQ(PodStatusText(backoff), "CrashLoopBackOff");
+
+  api::Pod completed = backoff;
+  completed.mutable_status()->set_phase("Succeeded");
+  c = completed.mutable_status()->mutable_container_statuses(0);
+  c->mutable_state()->mutable_terminated()->set_reason("Completed");
+  EXPECT_EQ(PodStatusText(completed), "Completed");
+
+  api::Pod flat;
+  flat.mutable_status()->set_phase("Failed");
+  c = flat.mutable_status()->add_container_statuses();
+  c->set_flat_state("terminated");
+  c->set_reason("OOMKilled");
+  EXPECT_EQ(PodStatusText(flat), "OOMKilled");
+}
+
 TEST(PodRowsTest, ReadyStatusRestartsNode) {
   api::Pod running;
   running.mutable_metadata()->set_name("p0");
@@ -103,10 +127,10 @@ TEST(PodRowsTest, ReadyStatusRestartsNode) {
   running.mutable_status()->set_phase("Running");
   api::ContainerStatus* a = running.mutable_status()->add_container_statuses();
   a->set_ready(true);
-  a->set_state("running");
+  a->mutable_state()->mutable_running();
   a->set_restart_count(2);
   api::ContainerStatus* b = running.mutable_status()->add_container_statuses();
-  b->set_state("running");
+  b->mutable_state()->mutable_running();
   b->set_restart_count(1);
 
   api::Pod oom;
@@ -114,8 +138,7 @@ TEST(PodRowsTest, ReadyStatusRestartsNode) {
   oom.mutable_spec()->add_containers()->set_name("a");
   oom.mutable_status()->set_phase("Failed");
   api::ContainerStatus* o = oom.mutable_status()->add_container_statuses();
-  o->set_state("terminated");
-  o->set_reason("OOMKilled");
+  o->mutable_state()->mutable_terminated()->set_reason("OOMKilled");
 
   api::Pod done;
   done.mutable_metadata()->set_name("p2");

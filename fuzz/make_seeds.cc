@@ -138,7 +138,7 @@ api::AgentMessage Report(const std::string& uid, const std::string& phase,
   status->set_phase(phase);
   api::ContainerStatus* c = status->add_container_statuses();
   c->set_name("main");
-  c->set_state(phase == "Running" ? "running" : "terminated");
+  c->set_flat_state(phase == "Running" ? "running" : "terminated");
   c->set_exit_code(exit_code);
   c->set_ready(phase == "Running");
   return msg;

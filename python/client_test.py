@@ -434,6 +434,19 @@ class LogsTest(unittest.TestCase):
         self.assertEqual(self.client.get_pod(name).status.phase, "Succeeded")
         self.assertEqual(self.client.get_pod(name, jobset="printer").spec
                          .node_name, "node-1")
+        # Kubernetes' v1 ContainerStatus, as its Python client reads it.
+        main = pod.status.container_statuses[0]
+        self.assertEqual(main.state.WhichOneof("state"), "terminated")
+        self.assertEqual(main.state.terminated.exit_code, 0)
+        self.assertEqual(main.state.terminated.reason, "Completed")
+        self.assertEqual(main.image, "busybox")
+        self.assertFalse(main.last_state.HasField("terminated"))
+        status = jobset.to_dict(pod)["status"]["containerStatuses"][0]
+        self.assertEqual(status["state"]["terminated"]["exitCode"], 0)
+        self.assertEqual(
+            (status["ready"], status["started"], status["restartCount"],
+             status["imageID"], status["lastState"]),
+            (False, False, 0, "", {}))
         self.assertEqual(self.client.get_job("printer-w-0").metadata.name,
                          "printer-w-0")
         lines = "".join(f"line {i}\n" for i in range(1, 6))

@@ -475,9 +475,9 @@ TEST_F(AgentE2eTest, TheSecurityContextReachesThePodAndARefusalTheScheduler) {
   ASSERT_GE(pods.items_size(), 1);
   const api::PodStatus& status = pods.items(0).status();
   ASSERT_GE(status.container_statuses_size(), 1) << status.DebugString();
-  EXPECT_EQ(status.container_statuses(0).reason(),
+  EXPECT_EQ(status.container_statuses(0).state().waiting().reason(),
             "CreateContainerConfigError");
-  EXPECT_THAT(status.container_statuses(0).message(),
+  EXPECT_THAT(status.container_statuses(0).state().waiting().message(),
               ::testing::HasSubstr(
                   "container has runAsNonRoot and image will run as root"));
 }

@@ -279,8 +279,10 @@ class ContainersE2eTest : public ::testing::Test {
     std::vector<std::string> out;
     for (const api::Pod& pod : Pods(jobset)) {
       for (const api::ContainerStatus& c : pod.status().container_statuses()) {
-        if (c.state() == "waiting")
-          out.push_back(absl::StrCat(c.reason(), ": ", c.message()));
+        if (c.state().has_waiting()) {
+          out.push_back(absl::StrCat(c.state().waiting().reason(), ": ",
+                                     c.state().waiting().message()));
+        }
       }
     }
     return out;
@@ -438,7 +440,8 @@ TEST_F(ContainersE2eTest,
     EXPECT_EQ(uids[pod.metadata().name()], pod.metadata().uid());
     EXPECT_EQ(pod.status().phase(), "Succeeded") << pod.ShortDebugString();
     ASSERT_EQ(pod.status().container_statuses_size(), 1);
-    EXPECT_EQ(pod.status().container_statuses(0).exit_code(), 0);
+    EXPECT_EQ(
+        pod.status().container_statuses(0).state().terminated().exit_code(), 0);
     EXPECT_EQ(pod.status().container_statuses(0).restart_count(), 0);
     EXPECT_EQ(Logs(pod.metadata().name()), "start\ndone\n")
         << pod.metadata().name();

@@ -167,6 +167,33 @@ if echo "$out" | grep -q "attempt 1: resuming at step 3" && echo "$out" | grep -
 else
   fail "jobsetctl logs $pod: $out"
 fi
+# Pods in Kubernetes' v1 shape (issue 39): state.terminated.exitCode, lastState, image, imageID,
+# as kubectl's JSON has them, and none of jobsetd's flat fields.
+shape=$(ctl get pods --jobset demo -o json | /usr/bin/python3 -c '
+import json, sys
+v1 = {"name", "state", "lastState", "ready", "started", "restartCount", "image", "imageID",
+      "containerID"}
+codes = {}
+for p in json.load(sys.stdin)["items"]:
+    for c in p["status"]["containerStatuses"]:
+        assert set(c) <= v1 and len(c["state"]) == 1, c
+        assert c["image"] and c["imageID"] == "" and "restartCount" in c, c
+        attempt = p["metadata"]["labels"]["jobset.sigs.k8s.io/restart-attempt"]
+        if "terminated" in c["state"]:
+            t = c["state"]["terminated"]
+            codes.setdefault(attempt, []).append((t["exitCode"], t["reason"]))
+        if attempt == "1":
+            t = c["state"]["terminated"]
+            assert t["startedAt"].endswith("Z") and t["finishedAt"].endswith("Z"), t
+            assert c["ready"] is False and c["started"] is False and c["lastState"] == {}, c
+assert set(codes["1"]) == {(0, "Completed")}, codes
+assert "0" not in codes or (1, "Error") in codes["0"], codes
+print(sorted(codes["1"])[0][0])' 2>&1)
+if [ "$shape" = 0 ]; then
+  pass "get pods -o json: containerStatuses in v1 shape (state.terminated.exitCode 0, Completed)"
+else
+  fail "get pods -o json: containerStatuses not in v1 shape: $shape"
+fi
 ctl delete jobset demo >/dev/null
 rm -rf "$CLUSTER_DIR/checkpoints"/*
 

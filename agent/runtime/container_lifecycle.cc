@@ -249,7 +249,7 @@ api::ContainerStatus ToContainerStatus(absl::string_view name,
   s.set_name(std::string(name));
   s.set_ready(ready);
   s.set_restart_count(c.restart_count);
-  s.set_state(std::string(ContainerStateName(c.state)));
+  s.set_flat_state(std::string(ContainerStateName(c.state)));
   s.set_exit_code(c.exit_code);
   s.set_signal(c.signal);
   s.set_reason(c.reason);

@@ -370,7 +370,7 @@ TEST(ContainerLifecycleTest, ToContainerStatus) {
              kNow + absl::Milliseconds(1500));
   const api::ContainerStatus s = ToContainerStatus("main", c, false);
   EXPECT_EQ(s.name(), "main");
-  EXPECT_EQ(s.state(), "terminated");
+  EXPECT_EQ(s.flat_state(), "terminated");
   EXPECT_EQ(s.exit_code(), 137);
   EXPECT_EQ(s.signal(), SIGKILL);
   EXPECT_EQ(s.reason(), "OOMKilled");
@@ -380,7 +380,7 @@ TEST(ContainerLifecycleTest, ToContainerStatus) {
   EXPECT_EQ(s.finished_at().nanos(), 500'000'000);
   const api::ContainerStatus waiting =
       ToContainerStatus("w", NewContainer(false), false);
-  EXPECT_EQ(waiting.state(), "waiting");
+  EXPECT_EQ(waiting.flat_state(), "waiting");
   EXPECT_FALSE(waiting.has_started_at());
   EXPECT_FALSE(waiting.has_finished_at());
 }

@@ -373,7 +373,7 @@ TEST_P(RuntimeContractTest, ExitCodePropagates) {
   api::PodStatus s = WaitFinal("exit3");
   EXPECT_EQ(s.phase(), "Failed");
   ASSERT_EQ(s.container_statuses_size(), 1);
-  EXPECT_EQ(s.container_statuses(0).state(), "terminated");
+  EXPECT_EQ(s.container_statuses(0).flat_state(), "terminated");
   EXPECT_EQ(s.container_statuses(0).exit_code(), 3);
   EXPECT_EQ(s.container_statuses(0).reason(), "Error");
   EXPECT_TRUE(s.container_statuses(0).has_finished_at());
@@ -712,7 +712,7 @@ TEST_P(RuntimeContractTest, FailingInitContainerFailsThePod) {
   api::PodStatus s = WaitFinal("initfail");
   EXPECT_EQ(s.phase(), "Failed");
   EXPECT_EQ(s.init_container_statuses(0).exit_code(), 4);
-  EXPECT_EQ(s.container_statuses(0).state(), "waiting");
+  EXPECT_EQ(s.container_statuses(0).flat_state(), "waiting");
   EXPECT_FALSE(s.container_statuses(0).has_started_at());
 }
 
@@ -1246,13 +1246,13 @@ TEST_P(RuntimeContractTest, StopEndsThePodAsStopped) {
   ASSERT_THAT(running.status(), IsOk());
   ASSERT_EQ(running->status.container_statuses_size(), 1);
   EXPECT_EQ(running->status.container_statuses(0).name(), "main");
-  EXPECT_EQ(running->status.container_statuses(0).state(), "running");
+  EXPECT_EQ(running->status.container_statuses(0).flat_state(), "running");
   ASSERT_THAT(runtime_->Stop("stopped", absl::ZeroDuration()), IsOk());
   api::PodStatus s = WaitFinal("stopped");
   EXPECT_EQ(s.phase(), "Failed");
   EXPECT_EQ(s.reason(), "Stopped");
   ASSERT_EQ(s.container_statuses_size(), 1);
-  EXPECT_EQ(s.container_statuses(0).state(), "terminated");
+  EXPECT_EQ(s.container_statuses(0).flat_state(), "terminated");
   EXPECT_FALSE(s.container_statuses(0).ready());
   // How it ended depends on the runtime (SIGTERM, SIGKILL; runc, killed
   // while it starts the container, exits 1): not well.
@@ -1435,7 +1435,7 @@ TEST_P(SecurityContextTest, RunAsNonRootRefusesRoot) {
   EXPECT_EQ(s.phase(), "Failed");
   EXPECT_EQ(s.reason(), "CreateContainerConfigError");
   ASSERT_EQ(s.container_statuses_size(), 1);
-  EXPECT_EQ(s.container_statuses(0).state(), "waiting");
+  EXPECT_EQ(s.container_statuses(0).flat_state(), "waiting");
   EXPECT_EQ(s.container_statuses(0).reason(), "CreateContainerConfigError");
   EXPECT_THAT(s.container_statuses(0).message(),
               HasSubstr("container has runAsNonRoot and image will run as "
@@ -1857,7 +1857,7 @@ TEST_F(CriImageTest, AMissingImageWaitsWithKubernetesReasons) {
   absl::StatusOr<PodState> s = WaitReason("nope", "ImagePullBackOff");
   ASSERT_THAT(s.status(), IsOk());
   EXPECT_EQ(s->status.phase(), "Pending");
-  EXPECT_EQ(s->status.container_statuses(0).state(), "waiting");
+  EXPECT_EQ(s->status.container_statuses(0).flat_state(), "waiting");
   EXPECT_THAT(s->status.container_statuses(0).message(),
               HasSubstr(absl::StrCat("Back-off pulling image \"", missing,
                                      "\": ErrImagePull: ")));
@@ -1980,7 +1980,7 @@ TEST_F(CriImageTest, APrivateRegistryIsPulledWithTheMatchingCredential) {
     absl::StatusOr<PodState> s = WaitReason(uid, "ImagePullBackOff");
     ASSERT_THAT(s.status(), IsOk());
     EXPECT_EQ(s->status.phase(), "Pending");
-    EXPECT_EQ(s->status.container_statuses(0).state(), "waiting");
+    EXPECT_EQ(s->status.container_statuses(0).flat_state(), "waiting");
     EXPECT_THAT(s->status.container_statuses(0).message(),
                 HasSubstr(absl::StrCat("Back-off pulling image \"", *image,
                                        "\": ErrImagePull: ")));

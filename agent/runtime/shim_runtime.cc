@@ -404,8 +404,8 @@ absl::StatusOr<api::PodStatus> ShimRuntime::ReadStatus(const std::string& uid) {
                      status.mutable_container_statuses()}) {
     for (api::ContainerStatus& c : *list) {
       c.set_ready(false);
-      if (c.state() != "terminated") {
-        c.set_state("terminated");
+      if (c.flat_state() != "terminated") {
+        c.set_flat_state("terminated");
         c.set_reason("Unknown");
         c.set_exit_code(137);
         SetNow(c.mutable_finished_at());

@@ -161,8 +161,8 @@ void ControllerCore::LoseNode(const std::string& name,
         status->set_reason(reason);
         status->set_message(message);
         for (api::ContainerStatus& c : *status->mutable_container_statuses()) {
-          if (c.state() == "terminated") continue;
-          c.set_state("terminated");
+          if (c.flat_state() == "terminated") continue;
+          c.set_flat_state("terminated");
           c.set_ready(false);
           c.set_exit_code(137);
           c.set_reason(reason);

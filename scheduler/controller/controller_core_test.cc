@@ -226,7 +226,7 @@ class ControllerCoreTest : public ::testing::Test {
     r.status.set_phase(phase);
     api::ContainerStatus* c = r.status.add_container_statuses();
     c->set_name("main");
-    c->set_state(phase == "Running" ? "running" : "terminated");
+    c->set_flat_state(phase == "Running" ? "running" : "terminated");
     c->set_exit_code(exit_code);
     if (phase == "Running" && ready) {
       api::Condition* cond = r.status.add_conditions();
@@ -365,7 +365,7 @@ TEST_F(ControllerCoreTest, PodConditionsKeepTheNodesTransitionTimes) {
     r.status.set_phase("Running");
     api::ContainerStatus* c = r.status.add_container_statuses();
     c->set_name("main");
-    c->set_state("running");
+    c->set_flat_state("running");
     api::Condition* cond = r.status.add_conditions();
     cond->set_type("Initialized");
     cond->set_status("True");
@@ -1484,7 +1484,7 @@ class PodConfigTest : public ControllerCoreTest {
       EXPECT_EQ(pod.status().phase(), "Pending");
       ASSERT_THAT(pod.status().container_statuses(), SizeIs(1));
       const api::ContainerStatus& c = pod.status().container_statuses(0);
-      EXPECT_EQ(c.state(), "waiting");
+      EXPECT_EQ(c.flat_state(), "waiting");
       EXPECT_EQ(c.reason(), "CreateContainerConfigError");
       EXPECT_EQ(c.message(), message);
     }

@@ -26,7 +26,7 @@ void MarkStopped(api::PodRecord* pod) {
                          status->mutable_container_statuses()}) {
     for (api::ContainerStatus& c : *statuses) {
       // exit_code, signal and finished_at stay: the last termination.
-      c.set_state("waiting");
+      c.set_flat_state("waiting");
       c.set_reason(kReasonInPlaceRestarting);
       c.set_ready(false);
       c.set_restart_count(c.restart_count() + 1);
@@ -43,7 +43,8 @@ void MarkStopped(api::PodRecord* pod) {
 std::string FailureOf(const api::PodRecord& pod) {
   const api::PodStatus& s = pod.status();
   for (const api::ContainerStatus& c : s.container_statuses()) {
-    if (c.state() == "terminated" && (c.exit_code() != 0 || c.signal() != 0)) {
+    if (c.flat_state() == "terminated" &&
+        (c.exit_code() != 0 || c.signal() != 0)) {
       return absl::StrCat(
           "container ", c.name(), " exited with code ", c.exit_code(),
           c.reason().empty() ? "" : absl::StrCat(" (", c.reason(), ")"));

@@ -54,7 +54,7 @@ PodFailureVerdict EvaluatePodFailurePolicy(const api::Job& job,
         if (!req.container_name().empty() && c.name() != req.container_name()) {
           continue;
         }
-        if (c.state() != "terminated" || c.exit_code() == 0) continue;
+        if (c.flat_state() != "terminated" || c.exit_code() == 0) continue;
         const bool listed = std::find(req.values().begin(), req.values().end(),
                                       c.exit_code()) != req.values().end();
         if (listed == (req.operator_() != "NotIn")) {

@@ -47,7 +47,7 @@ api::PodRecord Exited(int index, int code, int attempt = 0) {
       MakePod(index, code == 0 ? "Succeeded" : "Failed", attempt);
   api::ContainerStatus* c = pod.mutable_status()->add_container_statuses();
   c->set_name("main");
-  c->set_state("terminated");
+  c->set_flat_state("terminated");
   c->set_exit_code(code);
   return pod;
 }

@@ -38,7 +38,7 @@ void SetWaiting(const std::string& name, const std::string& message,
   status->Clear();
   status->set_name(name);
   status->set_restart_count(restarts);
-  status->set_state("waiting");
+  status->set_flat_state("waiting");
   status->set_reason(api::kReasonCreateContainerConfigError);
   status->set_message(message);
 }

@@ -105,7 +105,7 @@ PodReport Report(const std::pair<std::string, std::string>& pod,
   r.status.set_phase(phase);
   api::ContainerStatus* c = r.status.add_container_statuses();
   c->set_name("main");
-  c->set_state(phase == "Running" ? "running" : "terminated");
+  c->set_flat_state(phase == "Running" ? "running" : "terminated");
   c->set_exit_code(exit_code);
   if (phase == "Running") {
     api::Condition* ready = r.status.add_conditions();

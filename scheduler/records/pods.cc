@@ -10,6 +10,7 @@
 #include "api/pod_phase.h"
 #include "scheduler/records/conditions.h"
 #include "scheduler/records/constants.h"
+#include "scheduler/records/container_status.h"
 #include "scheduler/records/records.h"
 
 namespace jobset::scheduler {
@@ -268,6 +269,12 @@ api::Pod ExpandPod(const api::Job& job, const api::PodRecord& record,
     ResolveEnv(pod, extra, config, &c);
   for (api::Container& c : *pod.mutable_spec()->mutable_containers())
     ResolveEnv(pod, extra, config, &c);
+  return pod;
+}
+
+api::Pod ClientPod(const api::Job& job, const api::PodRecord& record) {
+  api::Pod pod = ExpandPod(job, record);
+  ToKubernetesPodStatus(pod.spec(), pod.mutable_status());
   return pod;
 }
 

@@ -119,6 +119,11 @@ api::Pod ExpandPod(const api::Job& job, const api::PodRecord& record,
 api::Pod ExpandPod(const api::Job& job, const AssignedPod& pod,
                    const api::PodConfig* config = nullptr);
 
+// The pod of `record` as API responses serve it: ExpandPod's, with its
+// status in Kubernetes' core/v1 form (container_status.h
+// ToKubernetesPodStatus) rather than the flat form agents report.
+api::Pod ClientPod(const api::Job& job, const api::PodRecord& record);
+
 // Checks that the environment of `job`'s pod template can be resolved:
 // kInvalidArgument names a fieldRef that cannot.
 absl::Status CheckPodEnv(const api::Job& job);
@@ -196,7 +201,7 @@ absl::StatusOr<std::vector<api::PodRecord>> DecodeJobPods(
 // Full pods read back from the store, for clients (the API's pod listing,
 // logs): the controller stores one JobPods record per Job
 // ("pods/<ns>/<jobset>/<job>"), and each pod is built from its Job
-// ("jobs/<ns>/<jobset>/<job>") and its record with ExpandPod.
+// ("jobs/<ns>/<jobset>/<job>") and its record with ClientPod.
 struct StoredPods {
   std::vector<api::Pod> pods;  // By Job key, then as the Job lists them.
   int64_t revision = 0;        // The store revision of the first page read.

@@ -40,7 +40,7 @@ absl::StatusOr<StoredPods> ReadStoredPods(store::Store* store,
                             ReadJobPodsRecord(store, kv));
     if (!stored.has_value()) return absl::OkStatus();
     for (const api::PodRecord& record : stored->records) {
-      out.pods.push_back(ExpandPod(stored->job, record));
+      out.pods.push_back(ClientPod(stored->job, record));
     }
     return absl::OkStatus();
   };

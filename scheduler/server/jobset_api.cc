@@ -582,7 +582,7 @@ absl::StatusOr<api::ListPodsResponse> JobSetApi::ListPods(
         added.stop = true;
         break;
       }
-      api::Pod pod = ExpandPod(job, record);
+      api::Pod pod = ClientPod(job, record);  // Kubernetes' form.
       const size_t bytes = pod.ByteSizeLong();
       if (!(page_empty && added.items == 0) &&
           added.bytes + bytes > max_bytes) {

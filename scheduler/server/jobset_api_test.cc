@@ -15,6 +15,7 @@
 #include "common/status_matchers.h"
 #include "common/uid.h"
 #include "gmock/gmock.h"
+#include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "proto/cluster.pb.h"
@@ -492,6 +493,45 @@ TEST_F(JobSetApiTest, ListJobsAndPodsOfANamespaceOrOneJobSet) {
   auto none = api_.ListPods(pods_request);
   ASSERT_THAT(none.status(), IsOk());
   EXPECT_THAT(none->items(), IsEmpty());
+}
+
+// Issue 39: agents report containers flat ({"state":"terminated",
+// "exitCode":...}); ListPods serves Kubernetes' core/v1 ContainerStatus.
+TEST_F(JobSetApiTest, ListedPodsHaveKubernetesContainerStatuses) {
+  api::Job job;
+  job.mutable_metadata()->set_name("a-w-0");
+  job.mutable_metadata()->set_namespace_("default");
+  api::Container* main =
+      job.mutable_spec()->mutable_template_()->mutable_spec()->add_containers();
+  main->set_name("main");
+  main->set_image("busybox");
+  Put(store_, store::keys::JobKey("default", "a", "a-w-0"), job);
+  api::JobPods pods;
+  api::PodRecord* pod = pods.add_pods();
+  pod->set_name("a-w-0-0-x");
+  pod->set_completion_index(0);
+  pod->set_node_name("node-1");
+  pod->mutable_status()->set_phase("Succeeded");
+  api::ContainerStatus* c = pod->mutable_status()->add_container_statuses();
+  c->set_name("main");
+  c->set_flat_state("terminated");
+  c->set_exit_code(0);
+  c->set_reason("Completed");
+  c->mutable_finished_at()->set_seconds(60);
+  Put(store_, store::keys::JobPodsKey("default", "a", "a-w-0"), pods);
+
+  auto listed = api_.ListPods(api::ListPodsRequest());
+  ASSERT_THAT(listed.status(), IsOk());
+  ASSERT_THAT(listed->items(), SizeIs(1));
+  std::string json;
+  ASSERT_TRUE(google::protobuf::util::MessageToJsonString(
+                  listed->items(0).status().container_statuses(0), &json)
+                  .ok());
+  EXPECT_EQ(json,
+            R"j({"name":"main","ready":false,"restartCount":0,)j"
+            R"j("state":{"terminated":{"exitCode":0,"reason":"Completed",)j"
+            R"j("finishedAt":"1970-01-01T00:01:00Z"}},"lastState":{},)j"
+            R"j("image":"busybox","imageID":"","started":false})j");
 }
 
 // The controller stores Jobs compact (the JobSet's keys once, as labels):
