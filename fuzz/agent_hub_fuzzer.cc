@@ -117,7 +117,7 @@ class Harness {
   Harness()
       : hub_(NewHub(&store_, &clock_, &sink_)),
         core_(&store_, hub_.get(), &clock_,
-              api::Features{.restart_job = true}) {
+              {.features = {.restart_job = true}}) {
     if (absl::Status s = core_.Load().status(); !s.ok()) Trap(s, "core Load");
     const api::JobSet js = TwoPodJobSet(kJobSet);
     const std::string key = store::keys::JobSetKey(kNamespace, kJobSet);

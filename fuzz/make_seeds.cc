@@ -95,7 +95,7 @@ void RecordSeeds(const fs::path& out) {
   FakeClock clock;
   scheduler::NoAgentFleet fleet;
   scheduler::ControllerCore core(&store, &fleet, &clock,
-                                 api::Features{.restart_job = true});
+                                 {.features = {.restart_job = true}});
   (void)core.Load();
   scheduler::NodeInfo node;
   node.name = "node-a";

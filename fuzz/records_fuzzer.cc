@@ -144,7 +144,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FakeClock clock;
   scheduler::NoAgentFleet fleet;
   scheduler::ControllerCore core(&store, &fleet, &clock,
-                                 api::Features{.restart_job = true});
+                                 {.features = {.restart_job = true}});
   if (core.Load().ok()) {
     core.Announce();
     if (absl::Status s = core.Pass(); !s.ok()) fuzz::Trap(s, "Pass");

@@ -24,18 +24,19 @@ constexpr size_t kMaxUnsettled = 200'000;
 }  // namespace
 
 Controller::Controller(store::Store* store, AgentFleet* fleet, Clock* clock,
-                       api::Features features)
-    : store_(store), clock_(clock), core_(store, fleet, clock, features) {}
+                       ControllerCore::Options options)
+    : store_(store), clock_(clock), core_(store, fleet, clock, options) {}
 
 absl::StatusOr<std::unique_ptr<Controller>> Controller::Start(
     store::Store* store, AgentFleet* fleet, Clock* clock,
     api::Features features, ControllerMetrics* metrics,
     EventRetention retention, int64_t max_pods_per_attempt) {
-  auto controller =
-      absl::WrapUnique(new Controller(store, fleet, clock, features));
-  controller->core_.set_metrics(metrics);
-  controller->core_.set_event_retention(retention);
-  controller->core_.set_max_pods_per_attempt(max_pods_per_attempt);
+  auto controller = absl::WrapUnique(
+      new Controller(store, fleet, clock,
+                     {.features = features,
+                      .metrics = metrics,
+                      .event_retention = retention,
+                      .max_pods_per_attempt = max_pods_per_attempt}));
   absl::StatusOr<int64_t> revision = controller->core_.Load();
   if (!revision.ok()) return revision.status();
   controller->core_.Announce();

@@ -60,7 +60,7 @@ class Controller final : public NodeSink {
       std::variant<NodeInfo, PodReport, NodeLoss, store::Event, ConfigChange>;
 
   Controller(store::Store* store, AgentFleet* fleet, Clock* clock,
-             api::Features features);
+             ControllerCore::Options options);
   void RunLoop();
   // Rebuilds the core from the store, re-announces the placed pods and
   // applies `replay` again.

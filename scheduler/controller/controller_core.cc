@@ -34,12 +34,16 @@ constexpr absl::Duration kGaugeInterval = absl::Seconds(1);
 }  // namespace
 
 ControllerCore::ControllerCore(store::Store* store, AgentFleet* fleet,
-                               Clock* clock, api::Features features)
+                               Clock* clock, Options options)
     : store_(store),
       clock_(clock),
-      features_(features),
+      features_(options.features),
+      max_pods_per_attempt_(options.max_pods_per_attempt),
       applier_(store, fleet),
-      configs_(store) {}
+      configs_(store) {
+  observed_.metrics = options.metrics;
+  events_.set_retention(options.event_retention);
+}
 
 absl::StatusOr<int64_t> ControllerCore::Load() {
   gangs_ = GangQueue();

@@ -43,19 +43,17 @@ namespace jobset::scheduler {
 // (thread-compatible).
 class ControllerCore {
  public:
+  struct Options {
+    api::Features features = {};
+    // Updated from now on (null: none). It must outlive the core.
+    ControllerMetrics* metrics = nullptr;
+    EventRetention event_retention = {};
+    // The most pods one attempt of a JobSet may have: a JobSet over it
+    // fails with reason TooManyPods instead of being expanded.
+    int64_t max_pods_per_attempt = kDefaultMaxPodsPerAttempt;
+  };
   ControllerCore(store::Store* store, AgentFleet* fleet, Clock* clock,
-                 api::Features features);
-
-  // Updates `metrics` from now on (null: none). It must outlive the core.
-  void set_metrics(ControllerMetrics* metrics) { observed_.metrics = metrics; }
-  void set_event_retention(EventRetention retention) {
-    events_.set_retention(retention);
-  }
-
-  // The most pods one attempt of a JobSet may have (default
-  // kDefaultMaxPodsPerAttempt): a JobSet over it fails with reason
-  // TooManyPods instead of being expanded.
-  void set_max_pods_per_attempt(int64_t max) { max_pods_per_attempt_ = max; }
+                 Options options);
 
   // Reads every JobSet, Job, pod and event from the store, replacing what
   // the controller held (nodes stay). Returns the revision read at (watch
@@ -138,7 +136,7 @@ class ControllerCore {
   store::Store* const store_;
   Clock* const clock_;
   const api::Features features_;
-  int64_t max_pods_per_attempt_ = kDefaultMaxPodsPerAttempt;
+  const int64_t max_pods_per_attempt_;
   // JobSets (by key) whose records the store refused, with its error: the
   // next Load fails them. They survive Load, as does what follows.
   std::map<std::string, std::string> refused_;

@@ -151,11 +151,13 @@ class ControllerCoreTest : public ::testing::Test {
  protected:
   ControllerCoreTest() { Restart(); }
 
-  // A fresh controller over the same store (a jobsetd restart).
-  void Restart() {
-    core_ = std::make_unique<ControllerCore>(
-        &store_, &fleet_, &clock_,
-        api::Features{.restart_job = true, .in_place_restart = true});
+  // A fresh controller over the same store (a jobsetd restart), with
+  // `options` (both features on unless they say otherwise).
+  void Restart(ControllerCore::Options options = {
+                   .features = {.restart_job = true,
+                                .in_place_restart = true}}) {
+    core_ =
+        std::make_unique<ControllerCore>(&store_, &fleet_, &clock_, options);
     ASSERT_THAT(core_->Load().status(), IsOk());
     for (int i = 0; i < 4; ++i)
       core_->SetNode(Node(absl::StrCat("node-", i), "pool-a"));
@@ -497,7 +499,8 @@ TEST_F(ControllerCoreTest, AJobSetOverThePodLimitFailsInsteadOfExpanding) {
 }
 
 TEST_F(ControllerCoreTest, ALowerPodLimitIsAnOption) {
-  core_->set_max_pods_per_attempt(3);
+  Restart({.features = {.restart_job = true, .in_place_restart = true},
+           .max_pods_per_attempt = 3});
   Submit(JobSetBuilder("four").Replicated("workers", 2, 2, 2).Build());
   Submit(JobSetBuilder("three").Replicated("workers", 3).Build());
   Settle();
@@ -1210,7 +1213,8 @@ TEST_F(ControllerCoreTest,
 }
 
 TEST_F(ControllerCoreTest, EventsAreTrimmedByCountAndAge) {
-  core_->set_event_retention({.per_jobset = 1, .max_age = absl::Hours(1)});
+  Restart({.features = {.restart_job = true, .in_place_restart = true},
+           .event_retention = {.per_jobset = 1, .max_age = absl::Hours(1)}});
   Submit(JobSetBuilder("train").Replicated("workers", 2).Build());
   Settle();
   core_->LoseNode("node-0", "NodeLost", "gone");
@@ -1273,7 +1277,8 @@ double MetricValue(SchedulerMetrics& metrics, const std::string& name,
 TEST_F(ControllerCoreTest, MetricsFollowAScriptedRun) {
   SchedulerMetrics metrics;
   PrometheusControllerMetrics exported(&metrics);
-  core_->set_metrics(&exported);
+  Restart({.features = {.restart_job = true, .in_place_restart = true},
+           .metrics = &exported});
   Submit(RestartOnAnyFailure("train", 2));
   Settle();
   EXPECT_EQ(MetricValue(metrics, "jobsetd_placement_duration_seconds"), 1);
@@ -1348,9 +1353,10 @@ TEST_F(ControllerCoreTest,
 
   SchedulerMetrics metrics;
   PrometheusControllerMetrics exported(&metrics);
-  core_ = std::make_unique<ControllerCore>(&store_, &fleet_, &clock_,
-                                           api::Features{.restart_job = true});
-  core_->set_metrics(&exported);
+  core_ = std::make_unique<ControllerCore>(
+      &store_, &fleet_, &clock_,
+      ControllerCore::Options{.features = {.restart_job = true},
+                              .metrics = &exported});
   ASSERT_THAT(core_->Load().status(), IsOk());
   for (int i = 0; i < 4; ++i)
     core_->SetNode(Node(absl::StrCat("node-", i), "pool-a"));

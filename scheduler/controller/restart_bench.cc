@@ -153,7 +153,8 @@ int Main() {
   }
   const api::Features features{.restart_job = true, .in_place_restart = true};
   BenchFleet fleet;
-  ControllerCore core(store->get(), &fleet, RealClock::Get(), features);
+  ControllerCore core(store->get(), &fleet, RealClock::Get(),
+                      {.features = features});
   (void)core.Load();
   for (int n = 0; n < pods; ++n) {
     NodeInfo node;
@@ -225,7 +226,8 @@ int Main() {
   int64_t object_bytes = 0;
   {
     BenchFleet unused;
-    ControllerCore loaded(store->get(), &unused, RealClock::Get(), features);
+    ControllerCore loaded(store->get(), &unused, RealClock::Get(),
+                          {.features = features});
     const size_t heap_before = HeapBytes();
     if (!loaded.Load().ok()) std::abort();
     object_bytes =
