@@ -217,8 +217,7 @@ class FakeJobsetd {
   }
   ~FakeJobsetd() {
     if (server_ != nullptr) {
-      server_->Shutdown(std::chrono::system_clock::now() +
-                        std::chrono::seconds(1));
+      server_->Shutdown(absl::ToChronoTime(RealDeadline(absl::Seconds(1))));
     }
   }
 

@@ -147,8 +147,7 @@ bool Retryable(const grpc::Status& status) {
 }
 
 void SetDeadline(grpc::ClientContext* context, absl::Duration timeout) {
-  context->set_deadline(std::chrono::system_clock::now() +
-                        absl::ToChronoMilliseconds(timeout));
+  context->set_deadline(absl::ToChronoTime(RealDeadline(timeout)));
 }
 
 std::unique_ptr<api::IdentityService::Stub> IdentityStub(

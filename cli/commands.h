@@ -7,8 +7,8 @@
 #include "absl/strings/string_view.h"
 #include "cli/args.h"
 #include "cli/client.h"
-#include "common/clock.h"
 #include "cli/cmd/context.h"
+#include "common/clock.h"
 
 namespace jobset::cli {
 

@@ -50,8 +50,8 @@ absl::StatusOr<ProcessId> ReadShimPid(const std::string& pod_dir) {
   return ParseProcessId(text);
 }
 
-void SetNow(google::protobuf::Timestamp* t) {
-  const int64_t nanos = absl::ToUnixNanos(absl::Now());
+void SetTime(absl::Time now, google::protobuf::Timestamp* t) {
+  const int64_t nanos = absl::ToUnixNanos(now);
   t->set_seconds(nanos / 1000000000);
   t->set_nanos(static_cast<int32_t>(nanos % 1000000000));
 }
@@ -408,7 +408,7 @@ absl::StatusOr<api::PodStatus> ShimRuntime::ReadStatus(const std::string& uid) {
         c.set_flat_state("terminated");
         c.set_reason("Unknown");
         c.set_exit_code(137);
-        SetNow(c.mutable_finished_at());
+        SetTime(options_.clock->Now(), c.mutable_finished_at());
       }
     }
   }
@@ -483,8 +483,9 @@ absl::Status ShimRuntime::Remove(const std::string& uid) {
                           Durability::kProcessCrash);
     absl::StatusOr<ProcessId> shim = ReadShimPid(dir);
     if (shim.ok() && ProcessAlive(*shim)) kill(shim->pid, SIGTERM);
-    const absl::Time deadline = absl::Now() + absl::Seconds(5);
-    while (ShimAlive(dir) && absl::Now() < deadline) {
+    // A real process: wait for it in real time, whatever the Clock says.
+    const Stopwatch waited;
+    while (ShimAlive(dir) && waited.Elapsed() < absl::Seconds(5)) {
       absl::SleepFor(absl::Milliseconds(5));
     }
     if (ShimAlive(dir) && shim.ok() && ProcessAlive(*shim)) {

@@ -15,6 +15,7 @@
 #include "absl/time/time.h"
 #include "agent/runtime/accelerator_devices.h"
 #include "agent/runtime/runtime.h"
+#include "common/clock.h"
 
 namespace jobset::agent {
 
@@ -47,6 +48,8 @@ class ShimRuntime : public Runtime {
     int64_t log_cap_bytes = 10 << 20;
     // pids.max of each pod's cgroup (0: none).
     int64_t pids_max = 4096;
+    // What stamps a status the agent writes itself (a lost shim's).
+    Clock* clock = RealClock::Get();
   };
 
   // Creates <work_dir>/pods and <work_dir>/logs. kInvalidArgument for a
