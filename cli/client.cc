@@ -103,7 +103,10 @@ std::shared_ptr<const Client::Stubs> Client::CurrentStubs() {
     args.SetMaxReceiveMessageSize(kMaxReceiveBytes);
     args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS,
                 kInitialReconnectBackoffMs);
-    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, kInitialReconnectBackoffMs);
+    // Not GRPC_ARG_MIN_RECONNECT_BACKOFF_MS: gRPC also takes it as the
+    // shortest time a connection attempt is given, and 100 ms to connect
+    // and shake hands fails every attempt while jobsetd accepts a fleet
+    // of agents (side_by_side.py's 64 could not be waited for).
     args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, kMaxReconnectBackoffMs);
     std::shared_ptr<grpc::Channel> channel = grpc::CreateCustomChannel(
         address, ChannelCredentials(connection_, &args), args);

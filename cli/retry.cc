@@ -16,12 +16,15 @@ namespace jobset::cli {
 namespace {
 
 // gRPC's words when it had no connection to send on (the request never
-// left), and those of a TLS handshake that failed.
+// left), and those of a TLS handshake that failed (a certificate refused, an
+// SSL error). "Handshake read failed" is not one: the connection died during
+// the handshake, as it does when jobsetd is busy accepting agents or going
+// down, so it is retried like any replica not reached.
 constexpr absl::string_view kNoConnection[] = {
     "failed to connect to all addresses",
     "connections to all backends failing",
 };
-constexpr absl::string_view kTlsFailure[] = {"handshake", "certificate",
+constexpr absl::string_view kTlsFailure[] = {"handshake failed", "certificate",
                                              "ssl_error"};
 // A follower's own words (scheduler/ha/follower_server.cc): it did nothing.
 constexpr absl::string_view kFollower = "jobsetd: this replica is a follower";

@@ -38,6 +38,14 @@ TEST(ClassifyFailureTest, TellsWhetherTheRequestMayHaveArrived) {
                              "UNKNOWN: Ssl handshake failed: SSL_ERROR_SSL"),
                 false),
             Failure::kTls);
+  // A connection that died during the handshake (a busy jobsetd): retried.
+  EXPECT_EQ(ClassifyFailure(
+                grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                             "failed to connect to all addresses; last error: "
+                             "UNKNOWN: ipv4:127.0.0.1:1: Handshake read "
+                             "failed"),
+                false),
+            Failure::kNotSent);
   // Nothing listening, over TLS: not a TLS failure.
   EXPECT_EQ(ClassifyFailure(
                 grpc::Status(grpc::StatusCode::UNAVAILABLE,

@@ -891,7 +891,10 @@ _MAYBE_SENT = "maybe sent"  # UNAVAILABLE once the request may have gone.
 # gRPC's words when it had no connection to send on (the request never left).
 _NO_CONNECTION = re.compile(
     r"^failed to connect to all addresses|connections to all backends failing")
-_TLS_FAILURE = re.compile(r"handshake|certificate|SSL_ERROR", re.IGNORECASE)
+# A TLS handshake that failed (a certificate refused, an SSL error). "Handshake
+# read failed" is not one: the connection died during the handshake (a busy or
+# departing jobsetd), so it is retried like a replica not reached.
+_TLS_FAILURE = re.compile(r"handshake failed|certificate|SSL_ERROR", re.IGNORECASE)
 # A follower's own words (scheduler/ha/follower_server.cc): it did nothing.
 _FOLLOWER = "jobsetd: this replica is a follower"
 
