@@ -47,21 +47,6 @@ const ResourceInfo* FindResource(absl::string_view resource) {
   return nullptr;
 }
 
-bool Has(const RepeatedPtrField<std::string>& list, absl::string_view value) {
-  for (const std::string& entry : list) {
-    if (entry == value) return true;
-  }
-  return false;
-}
-
-bool HasOrAll(const RepeatedPtrField<std::string>& list,
-              absl::string_view value) {
-  for (const std::string& entry : list) {
-    if (entry == value || entry == kAll) return true;
-  }
-  return false;
-}
-
 bool InGroup(const UserInfo& user, absl::string_view group) {
   for (const std::string& g : user.groups) {
     if (g == group) return true;
@@ -95,7 +80,7 @@ bool ResourceMatches(const api::PolicyRule& rule, absl::string_view resource,
 
 bool ResourceNameMatches(const api::PolicyRule& rule, absl::string_view name) {
   if (rule.resource_names().empty()) return true;
-  return !name.empty() && Has(rule.resource_names(), name);
+  return !name.empty() && ListHas(rule.resource_names(), name);
 }
 
 // ---- Bindings ----
@@ -245,8 +230,8 @@ std::string ForbiddenMessage(const UserInfo& user, const Attributes& attrs) {
 bool RuleAllows(const api::PolicyRule& rule, const Attributes& attrs) {
   // jobsetd makes no non-resource requests: a rule of nonResourceURLs (no
   // resources) matches nothing here.
-  return HasOrAll(rule.verbs(), attrs.verb) &&
-         HasOrAll(rule.api_groups(), attrs.api_group) &&
+  return ListHasOrAll(rule.verbs(), attrs.verb) &&
+         ListHasOrAll(rule.api_groups(), attrs.api_group) &&
          ResourceMatches(rule, attrs.resource, attrs.subresource) &&
          ResourceNameMatches(rule, attrs.name);
 }
@@ -307,6 +292,22 @@ bool Authorize(const RbacObjects& objects, const UserInfo& user,
                   return false;
                 });
   return allowed;
+}
+
+bool ListHas(const RepeatedPtrField<std::string>& list,
+             absl::string_view value) {
+  for (const std::string& entry : list) {
+    if (entry == value) return true;
+  }
+  return false;
+}
+
+bool ListHasOrAll(const RepeatedPtrField<std::string>& list,
+                  absl::string_view value) {
+  for (const std::string& entry : list) {
+    if (entry == value || entry == kAll) return true;
+  }
+  return false;
 }
 
 }  // namespace jobset::auth

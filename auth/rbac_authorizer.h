@@ -69,6 +69,13 @@ absl::string_view ResourceOfRbacKind(absl::string_view kind);
 // Whether the kind is ClusterRole or ClusterRoleBinding.
 bool IsClusterRbacKind(absl::string_view kind);
 
+// A rule's list (verbs, apiGroups, resources, resourceNames) names `value`
+// exactly; or (ListHasOrAll) names it or "*".
+bool ListHas(const google::protobuf::RepeatedPtrField<std::string>& list,
+             absl::string_view value);
+bool ListHasOrAll(const google::protobuf::RepeatedPtrField<std::string>& list,
+                  absl::string_view value);
+
 // kube-apiserver's forbidden message, e.g.
 //   jobsets.jobset.x-k8s.io is forbidden: User "alice" cannot create
 //   resource "jobsets" in API group "jobset.x-k8s.io" in the namespace

@@ -28,21 +28,6 @@ constexpr size_t kMaxListedBytes = 4096;
 // validated yet: the check comes first).
 constexpr size_t kMaxNameBytes = 253;
 
-bool Has(const RepeatedPtrField<std::string>& list, absl::string_view value) {
-  for (const std::string& entry : list) {
-    if (entry == value) return true;
-  }
-  return false;
-}
-
-bool HasOrAll(const RepeatedPtrField<std::string>& list,
-              absl::string_view value) {
-  for (const std::string& entry : list) {
-    if (entry == value || entry == kAll) return true;
-  }
-  return false;
-}
-
 // Whether `entry` is "*/<subresource>".
 bool IsAnyWith(absl::string_view entry, absl::string_view subresource) {
   return absl::ConsumePrefix(&entry, "*/") && entry == subresource;
@@ -60,7 +45,7 @@ struct Permission {
 
 bool ResourceCovers(const RepeatedPtrField<std::string>& owner,
                     absl::string_view resource) {
-  if (Has(owner, kAll) || Has(owner, resource)) return true;
+  if (ListHas(owner, kAll) || ListHas(owner, resource)) return true;
   const size_t slash = resource.find('/');
   if (slash == absl::string_view::npos) return false;
   for (const std::string& entry : owner) {
@@ -87,21 +72,21 @@ bool UrlCovers(const RepeatedPtrField<std::string>& owner,
 // must list it (or "*") in every dimension; a permission on any name needs an
 // owner rule on any name.
 bool Covers(const api::PolicyRule& owner, const Permission& p) {
-  if (!HasOrAll(owner.verbs(), p.verb)) return false;
+  if (!ListHasOrAll(owner.verbs(), p.verb)) return false;
   if (!owner.resource_names().empty() &&
-      (p.name.empty() || !Has(owner.resource_names(), p.name))) {
+      (p.name.empty() || !ListHas(owner.resource_names(), p.name))) {
     return false;
   }
   if (!p.url.empty()) return UrlCovers(owner.non_resource_urls(), p.url);
-  return HasOrAll(owner.api_groups(), p.group) &&
+  return ListHasOrAll(owner.api_groups(), p.group) &&
          ResourceCovers(owner.resources(), p.resource);
 }
 
 bool HasAllOrAll(const RepeatedPtrField<std::string>& owner,
                  const RepeatedPtrField<std::string>& wanted) {
-  if (Has(owner, kAll)) return true;
+  if (ListHas(owner, kAll)) return true;
   for (const std::string& w : wanted) {
-    if (!Has(owner, w)) return false;
+    if (!ListHas(owner, w)) return false;
   }
   return true;
 }
@@ -114,7 +99,7 @@ bool CoversWhole(const api::PolicyRule& owner, const api::PolicyRule& rule) {
   if (!owner.resource_names().empty()) {
     if (rule.resource_names().empty()) return false;
     for (const std::string& name : rule.resource_names()) {
-      if (!Has(owner.resource_names(), name)) return false;
+      if (!ListHas(owner.resource_names(), name)) return false;
     }
   }
   if (!rule.resources().empty() || !rule.api_groups().empty()) {

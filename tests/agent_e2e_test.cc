@@ -151,6 +151,22 @@ class AgentE2eTest : public ::testing::Test {
     return uids;
   }
 
+  // Every container log (*.log) the agents of `nodes` keep, concatenated.
+  std::string LogsOf(const std::vector<std::string>& nodes) {
+    std::string logs;
+    for (const std::string& node : nodes) {
+      std::error_code ec;
+      for (const auto& e : std::filesystem::recursive_directory_iterator(
+               absl::StrCat(dir_, "/", node, "/logs"), ec)) {
+        if (e.path().extension() != ".log") continue;
+        std::ifstream log(e.path());
+        logs.append((std::istreambuf_iterator<char>(log)),
+                    std::istreambuf_iterator<char>());
+      }
+    }
+    return logs;
+  }
+
   // A one-container JobSet: `replicas` Jobs of one pod each running
   // /bin/sh -c `script`, one CPU each (one pod per node).
   JobSetBuilder ShellJobSet(const std::string& name, int replicas,
@@ -556,17 +572,7 @@ TEST_F(AgentE2eTest, PyTorchDdpRestartsAndResumesFromItsCheckpoint) {
   const bool done = Eventually(
       [&] { return !Get("pytorch-ddp").status().terminal_state().empty(); },
       absl::Seconds(150));
-  std::string logs;
-  for (int i = 1; i <= 4; ++i) {
-    std::error_code ec;
-    for (const auto& e : std::filesystem::recursive_directory_iterator(
-             absl::StrCat(dir_, "/node-", i, "/logs"), ec)) {
-      if (e.path().extension() != ".log") continue;
-      std::ifstream log(e.path());
-      logs.append((std::istreambuf_iterator<char>(log)),
-                  std::istreambuf_iterator<char>());
-    }
-  }
+  const std::string logs = LogsOf({"node-1", "node-2", "node-3", "node-4"});
   std::filesystem::remove_all(ckpt);
   ASSERT_TRUE(done) << logs;
   EXPECT_EQ(Get("pytorch-ddp").status().terminal_state(), "Completed") << logs;
@@ -597,17 +603,7 @@ TEST_F(AgentE2eTest, TorchrunRendezvousOnTheCoordinatorWorksUnchanged) {
   const bool done = Eventually(
       [&] { return !Get("torchrun").status().terminal_state().empty(); },
       absl::Seconds(120));
-  std::string logs;
-  for (int i = 1; i <= 2; ++i) {
-    std::error_code ec;
-    for (const auto& e : std::filesystem::recursive_directory_iterator(
-             absl::StrCat(dir_, "/node-", i, "/logs"), ec)) {
-      if (e.path().extension() != ".log") continue;
-      std::ifstream log(e.path());
-      logs.append((std::istreambuf_iterator<char>(log)),
-                  std::istreambuf_iterator<char>());
-    }
-  }
+  const std::string logs = LogsOf({"node-1", "node-2"});
   ASSERT_TRUE(done) << logs;
   EXPECT_EQ(Get("torchrun").status().terminal_state(), "Completed") << logs;
   EXPECT_THAT(logs, ::testing::HasSubstr(
