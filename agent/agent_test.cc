@@ -14,6 +14,7 @@
 #include "absl/time/time.h"
 #include "agent/fake_runtime.h"
 #include "agent/runtime/runtime.h"
+#include "agent/sweep_recorder.h"
 #include "common/clock.h"
 #include "common/status_matchers.h"
 #include "gmock/gmock.h"
@@ -25,53 +26,6 @@ namespace jobset::agent {
 namespace {
 
 using ::jobset::testing::IsOk;
-
-// A runtime that runs nothing and records the agent's retention sweeps.
-class SweepRecorder final : public Runtime {
- public:
-  absl::Status Start(const api::PodAssignment&) override {
-    return absl::OkStatus();
-  }
-  absl::Status Stop(const std::string&, absl::Duration) override {
-    return absl::OkStatus();
-  }
-  absl::Status Remove(const std::string&) override { return absl::OkStatus(); }
-  std::vector<PodState> List() override { return {}; }
-  absl::Status UpdateHosts(
-      const std::string&,
-      const google::protobuf::RepeatedPtrField<api::HostEntry>&) override {
-    return absl::NotFoundError("none");
-  }
-  std::string LogPath(const std::string&, const std::string&) const override {
-    return "";
-  }
-  absl::StatusOr<int> PruneLogs(absl::Time now,
-                                const LogRetention& retention) override {
-    absl::MutexLock lock(&mu_);
-    sweeps_.push_back(now);
-    retention_ = retention;
-    return 0;
-  }
-
-  // Waits (real time, at most 10 s) until `n` sweeps happened; returns them.
-  std::vector<absl::Time> WaitSweeps(size_t n) {
-    absl::MutexLock lock(&mu_);
-    auto enough = [this, n]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return sweeps_.size() >= n;
-    };
-    mu_.AwaitWithTimeout(absl::Condition(&enough), absl::Seconds(10));
-    return sweeps_;
-  }
-  LogRetention retention() {
-    absl::MutexLock lock(&mu_);
-    return retention_;
-  }
-
- private:
-  absl::Mutex mu_;
-  std::vector<absl::Time> sweeps_ ABSL_GUARDED_BY(mu_);
-  LogRetention retention_ ABSL_GUARDED_BY(mu_);
-};
 
 TEST(AgentLogRetentionTest, SweepsOncePerIntervalOfTheInjectedClock) {
   FakeClock clock;

@@ -17,6 +17,7 @@
 #include "agent/runtime/pod_files.h"
 #include "agent/runtime/runtime.h"
 #include "agent/runtime/shim_runtime.h"
+#include "agent/sweep_recorder.h"
 #include "common/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -129,36 +130,6 @@ TEST(ReadCriLogChunkTest, WholeLinesDecodedOffsetsInTheFile) {
   EXPECT_EQ(chunk.data(), "o\n");
 }
 
-// A runtime that runs nothing and records the retention sweeps.
-class SweepRecorder final : public Runtime {
- public:
-  absl::Status Start(const api::PodAssignment&) override {
-    return absl::OkStatus();
-  }
-  absl::Status Stop(const std::string&, absl::Duration) override {
-    return absl::OkStatus();
-  }
-  absl::Status Remove(const std::string&) override { return absl::OkStatus(); }
-  std::vector<PodState> List() override { return {}; }
-  absl::Status UpdateHosts(
-      const std::string&,
-      const google::protobuf::RepeatedPtrField<api::HostEntry>&) override {
-    return absl::NotFoundError("none");
-  }
-  std::string LogPath(const std::string&, const std::string&) const override {
-    return "";
-  }
-  absl::StatusOr<int> PruneLogs(absl::Time now,
-                                const LogRetention& retention) override {
-    sweeps.push_back(now);
-    this->retention = retention;
-    return 0;
-  }
-
-  std::vector<absl::Time> sweeps;
-  LogRetention retention;
-};
-
 TEST(LogSweeperTest, SweepsAtOnceThenOncePerInterval) {
   const absl::Time start = absl::FromUnixSeconds(1'700'000'000);
   LogRetention retention;
@@ -167,14 +138,14 @@ TEST(LogSweeperTest, SweepsAtOnceThenOncePerInterval) {
   LogSweeper sweeper(retention, absl::Minutes(1));
   SweepRecorder runtime;
   EXPECT_TRUE(sweeper.MaybeSweep(runtime, start));
-  EXPECT_EQ(runtime.retention.retention, absl::Hours(2));
-  EXPECT_EQ(runtime.retention.max_bytes, 12345);
+  EXPECT_EQ(runtime.retention().retention, absl::Hours(2));
+  EXPECT_EQ(runtime.retention().max_bytes, 12345);
   // The clock has not moved, or not by a whole interval: no second sweep.
   EXPECT_FALSE(sweeper.MaybeSweep(runtime, start));
   EXPECT_FALSE(sweeper.MaybeSweep(runtime, start + absl::Seconds(59)));
-  EXPECT_EQ(runtime.sweeps, std::vector<absl::Time>{start});
+  EXPECT_EQ(runtime.sweeps(), std::vector<absl::Time>{start});
   EXPECT_TRUE(sweeper.MaybeSweep(runtime, start + absl::Minutes(1)));
-  EXPECT_EQ(runtime.sweeps,
+  EXPECT_EQ(runtime.sweeps(),
             (std::vector<absl::Time>{start, start + absl::Minutes(1)}));
 }
 
