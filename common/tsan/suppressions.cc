@@ -27,6 +27,11 @@ extern "C" const char* __tsan_default_suppressions() {
       // thread builds the CANCELLED status that a gRPC thread later copies out
       // (Cord::CopyToArraySlowPath's memcpy), handed over inside gRPC.
       "called_from_lib:libabsl_cord.so\n"
+      // gRPC's threads build their error and peer strings with absl::StrAppend
+      // and StrCat from statuses another thread made (a server's Shutdown
+      // cancelling its calls), handed over inside gRPC: tsan sees only the
+      // memcpy inside the uninstrumented libabsl_strings.
+      "called_from_lib:libabsl_strings.so\n"
       // OpenSSL (under gRPC's TLS and auth/pki) keeps its own locks, atomics
       // and per-thread state, uninstrumented.
       "called_from_lib:libssl.so.3\n"
