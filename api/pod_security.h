@@ -15,10 +15,12 @@
 // Pod Security admission: Kubernetes' Pod Security Standards (levels
 // privileged, baseline and restricted, version "latest") over the pod
 // templates of a JobSet, with Kubernetes' checks, order and wording
-// (k8s.io/pod-security-admission/policy). Pure functions. Two departures,
-// both in api/README.md: hostNetwork is not a violation (every jobsetd pod
-// uses the host's network), and hostPath volumes at or under an operator's
-// allowed prefixes pass at every level.
+// (k8s.io/pod-security-admission/policy). Pure functions. Three departures,
+// all in docs/api.md: hostNetwork is not a violation (every jobsetd pod
+// uses the host's network), hostPath volumes at or under an operator's
+// allowed prefixes pass at every level, and runAsUser 0 (pod or container)
+// fails baseline too, with restricted's wording: explicit root needs a
+// privileged namespace.
 namespace jobset::api {
 
 enum class PodSecurityLevel { kPrivileged, kBaseline, kRestricted };

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "api/jobset_builder.h"
 #include "api/manifest.h"
 #include "common/status_matchers.h"
@@ -278,11 +279,22 @@ INSTANTIATE_TEST_SUITE_P(
              std::string(kR) +
                  "runAsNonRoot != true (container \"c\" must not set "
                  "securityContext.runAsNonRoot=false)"},
+        // jobsetd's rule, stricter than upstream's baseline: explicit root
+        // needs a privileged namespace.
         Case{"RunAsRoot",
              R"pb(security_context { run_as_user: 0 }
                   containers { name: "c" })pb",
-             "",
+             std::string(kB) + "runAsUser=0 (pod must not set runAsUser=0)",
              std::string(kR) + "runAsUser=0 (pod must not set runAsUser=0)"},
+        Case{"ContainerRunAsRoot",
+             R"pb(containers {
+                    name: "c"
+                    security_context { run_as_user: 0 }
+                  })pb",
+             std::string(kB) +
+                 "runAsUser=0 (container \"c\" must not set runAsUser=0)",
+             std::string(kR) +
+                 "runAsUser=0 (container \"c\" must not set runAsUser=0)"},
         Case{"RunAsUser1000",
              R"pb(security_context { run_as_user: 1000 }
                   containers { name: "c" })pb",
@@ -541,6 +553,33 @@ TEST(JobSetTest, RefusedWithPathAndPermissionDenied) {
               ElementsAre("spec.replicatedJobs[1].template.spec.template: "
                           "would violate PodSecurity \"baseline:latest\": "
                           "hostPath volumes (volume \"data\")"));
+}
+
+TEST(JobSetTest, ExplicitRootNeedsPrivilegedWithTheFieldsPath) {
+  JobSet js = testing::JobSetBuilder("train").Replicated("workers", 1).Build();
+  PodSpec* spec = js.mutable_spec()
+                      ->mutable_replicated_jobs(0)
+                      ->mutable_template_()
+                      ->mutable_spec()
+                      ->mutable_template_()
+                      ->mutable_spec();
+  spec->mutable_containers(0)->mutable_security_context()->set_run_as_user(0);
+  const std::string container = spec->containers(0).name();
+  EXPECT_THAT(
+      CheckJobSetPodSecurity(js, kBaseline, {}),
+      StatusIs(absl::StatusCode::kPermissionDenied,
+               absl::StrCat("jobsets.jobset.x-k8s.io \"train\" is forbidden: "
+                            "spec.replicatedJobs[0].template.spec.template: "
+                            "violates PodSecurity \"baseline:latest\": "
+                            "runAsUser=0 (container \"",
+                            container, "\" must not set runAsUser=0)")));
+  EXPECT_THAT(CheckJobSetPodSecurity(js, kPrivileged, {}), IsOk());
+  // A non-root user and no user at all pass baseline.
+  spec->mutable_containers(0)->mutable_security_context()->set_run_as_user(
+      1000);
+  EXPECT_THAT(CheckJobSetPodSecurity(js, kBaseline, {}), IsOk());
+  spec->mutable_containers(0)->mutable_security_context()->clear_run_as_user();
+  EXPECT_THAT(CheckJobSetPodSecurity(js, kBaseline, {}), IsOk());
 }
 
 }  // namespace
