@@ -133,13 +133,6 @@ bool Client::TryAgain(const grpc::ClientContext& context,
                                 at_once, replicas_->size(), address);
 }
 
-void Client::Prepare(grpc::ClientContext* context) const {
-  if (!connection_.tls && !connection_.token.empty()) {
-    context->AddMetadata("authorization",
-                         absl::StrCat("Bearer ", connection_.token));
-  }
-}
-
 absl::Status Client::Convert(const grpc::Status& status,
                              absl::string_view method,
                              absl::string_view address,
@@ -189,7 +182,6 @@ absl::StatusOr<Response> Client::Unary(absl::string_view method, Call call,
     std::shared_ptr<const Stubs> stubs = CurrentStubs();
     grpc::ClientContext context;
     context.set_deadline(ToChrono(attempts.GrpcDeadline()));
-    Prepare(&context);
     Response response;
     grpc::Status status = call(*stubs, &context, &response);
     if (TryAgain(context, status, stubs->address, &attempts)) continue;
@@ -604,7 +596,6 @@ grpc::Status Client::ReadStream(absl::string_view method, absl::Time deadline,
     if (deadline != absl::InfiniteFuture()) {
       context.set_deadline(ToChrono(deadline));
     }
-    Prepare(&context);
     std::unique_ptr<grpc::ClientReader<Item>> reader = open(*stubs, &context);
     Item item;
     bool delivered = false;

@@ -50,8 +50,8 @@ class Client {
   Client(std::string address, absl::Duration timeout,
          Clock* clock = RealClock::Get());
   // As `connection` says: TLS with its CA, server name and client
-  // certificate, and its bearer token (per-call credentials over TLS,
-  // `authorization` metadata in plaintext).
+  // certificate, and its bearer token (per-call credentials, over TLS
+  // only: a plaintext connection never sends the token).
   Client(Connection connection, absl::Duration timeout,
          Clock* clock = RealClock::Get());
 
@@ -186,8 +186,6 @@ class Client {
   // waits, if any).
   bool TryAgain(const grpc::ClientContext& context, const grpc::Status& status,
                 const std::string& address, Attempts* attempts);
-  // Adds the bearer token as metadata on plaintext channels.
-  void Prepare(grpc::ClientContext* context) const;
 
   Connection connection_;
   absl::Duration timeout_;

@@ -19,38 +19,12 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// Reads a whole file ("" when it cannot).
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in),
-                     std::istreambuf_iterator<char>());
-}
-
 // jobsetctl over TLS: the CA and server name from the config, the token as
 // call credentials. The certificates are made with the openssl command.
 TEST(TlsTest, ConnectsWithTheConfigsCaNameAndToken) {
-  if (std::system("openssl version > /dev/null 2>&1") != 0) {
-    GTEST_SKIP() << "needs the openssl command";
-  }
   const char* tmp = std::getenv("TEST_TMPDIR");
   const std::string dir = absl::StrCat(tmp == nullptr ? "/tmp" : tmp, "/tls");
-  const std::string script = absl::StrCat(
-      "set -e; mkdir -p ", dir, "; cd ", dir,
-      "; k='-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes'"
-      "; openssl req -x509 $k -keyout ca.key -out ca.pem -days 1 "
-      "-subj /CN=ca 2>/dev/null"
-      "; openssl req -x509 $k -keyout other.key -out other.pem -days 1 "
-      "-subj /CN=other 2>/dev/null"
-      "; openssl req $k -keyout server.key -out server.csr "
-      "-subj /CN=server.jobsetd 2>/dev/null"
-      "; echo subjectAltName=DNS:server.jobsetd > ext"
-      "; openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key "
-      "-CAcreateserial -out server.pem -days 1 -extfile ext 2>/dev/null"
-      "; openssl req $k -keyout alice.key -out alice.csr -subj /CN=alice "
-      "2>/dev/null"
-      "; openssl x509 -req -in alice.csr -CA ca.pem -CAkey ca.key "
-      "-CAcreateserial -out alice.pem -days 1 2>/dev/null");
-  ASSERT_EQ(std::system(script.c_str()), 0);
+  if (!WriteTestCertificates(dir)) GTEST_SKIP() << "needs the openssl command";
   grpc::SslServerCredentialsOptions options;
   options.pem_key_cert_pairs.push_back(
       {Slurp(dir + "/server.key"), Slurp(dir + "/server.pem")});

@@ -190,6 +190,19 @@ bool AllLoopback(absl::string_view addresses) {
   return true;
 }
 
+// Refuses a bearer token over plaintext: gRPC's own call credentials need a
+// secure channel, and a token read off the wire is the user. A plaintext
+// jobsetd (--insecure, loopback only) takes every caller as cluster-admin
+// and needs no token.
+absl::Status RefuseTokenInPlaintext(const Connection& conn,
+                                    absl::string_view server) {
+  if (conn.tls || conn.token.empty()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "server ", Quote(server),
+      ": a bearer token is only sent over TLS; use https:// (or no scheme), "
+      "or leave the token out for a plaintext jobsetd --insecure"));
+}
+
 absl::StatusOr<std::string> Decode(const std::string& data,
                                    absl::string_view field,
                                    absl::string_view owner) {
@@ -434,28 +447,30 @@ absl::StatusOr<Connection> ResolveConnection(const Kubeconfig& config,
   Connection conn;
   conn.config_path = config.files.empty() ? "" : config.files.front();
   if (config.files.empty() && !overrides.context.has_value()) {
-    // No config: plaintext to --server, as before.
+    // No config: --server alone, TLS unless it says http://.
+    const std::string server =
+        overrides.server.value_or(std::string(kDefaultServer));
     std::string scheme;
-    if (absl::Status s =
-            SplitServer(overrides.server.value_or(std::string(kDefaultServer)),
-                        &scheme, &conn.address);
-        !s.ok()) {
+    if (absl::Status s = SplitServer(server, &scheme, &conn.address); !s.ok()) {
       return s;
     }
-    if (scheme == "https") {
+    if (scheme == "https" || scheme.empty()) {
       conn.tls = true;
       conn.server_name = "server.jobsetd";
     } else if (scheme == "http" && !AllLoopback(conn.address)) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "server ", Quote(*overrides.server),
+          "server ", Quote(server),
           ": http:// (plaintext) is only allowed to a loopback address "
           "(jobsetd --insecure); use https://"));
-    } else if (!scheme.empty() && scheme != "http") {
+    } else if (scheme != "http") {
       return absl::InvalidArgumentError(
-          absl::StrCat("server ", Quote(*overrides.server),
+          absl::StrCat("server ", Quote(server),
                        ": the scheme must be https:// or http://"));
     }
     conn.token = overrides.token.value_or("");
+    if (absl::Status s = RefuseTokenInPlaintext(conn, server); !s.ok()) {
+      return s;
+    }
     conn.namespace_ = overrides.namespace_.value_or("");
     return conn;
   }
@@ -529,7 +544,10 @@ absl::StatusOr<Connection> ResolveConnection(const Kubeconfig& config,
     }
     conn.tls = false;
   } else if (scheme.empty()) {
-    conn.tls = !conn.ca_pem.empty();
+    // As the issue asks (and unlike client-go, which picks http:// when no
+    // CA is set): a bare host:port is TLS, so a token never goes in plaintext
+    // by accident.
+    conn.tls = true;
   } else {
     return absl::InvalidArgumentError(absl::StrCat(
         "server ", Quote(server), ": the scheme must be https:// or http://"));
@@ -552,6 +570,9 @@ absl::StatusOr<Connection> ResolveConnection(const Kubeconfig& config,
         ReadBounded(user.token_file, absl::StrCat("tokenFile of ", user_owner));
     if (!token.ok()) return token.status();
     conn.token = std::string(absl::StripAsciiWhitespace(*token));
+  }
+  if (absl::Status s = RefuseTokenInPlaintext(conn, server); !s.ok()) {
+    return s;
   }
   absl::StatusOr<std::string> cert =
       DataOrFile(user.client_certificate_data, user.client_certificate,

@@ -95,8 +95,10 @@ struct Connection {
 };
 
 // Resolves the connection of the context (override, else current-context).
-// With no config file read, --server alone means plaintext as before issue
-// 20, and nothing at all means 127.0.0.1:7070 in plaintext.
+// With no config file read, --server alone is the server (nothing at all
+// means 127.0.0.1:7070). A server without a scheme is TLS; http:// is
+// plaintext, loopback only, and refused with a bearer token: a token is only
+// ever sent over TLS.
 absl::StatusOr<Connection> ResolveConnection(const Kubeconfig& config,
                                              const Overrides& overrides);
 

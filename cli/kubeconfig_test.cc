@@ -18,6 +18,7 @@ namespace jobset::cli {
 namespace {
 
 using ::jobset::testing::StatusIs;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -180,9 +181,10 @@ TEST(ResolveConnectionTest, SchemesDecideTls) {
   conn = ResolveConnection(OneCluster("h:7070", false, ca), {});
   ASSERT_TRUE(conn.ok());
   EXPECT_TRUE(conn->tls);
+  // No scheme means TLS, CA or not (system roots then).
   conn = ResolveConnection(OneCluster("h:7070", false, ""), {});
   ASSERT_TRUE(conn.ok());
-  EXPECT_FALSE(conn->tls);
+  EXPECT_TRUE(conn->tls);
   EXPECT_THAT(ResolveConnection(OneCluster("https://h:7070", true, ""), {}),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("insecure-skip-tls-verify of cluster \"c\"")));
@@ -194,18 +196,25 @@ TEST(ResolveConnectionTest, SchemesDecideTls) {
                        HasSubstr("https:// or http://")));
 }
 
-TEST(ResolveConnectionTest, WithoutAFileTheServerIsPlaintext) {
+TEST(ResolveConnectionTest, WithoutAFileABareServerIsTls) {
   Overrides overrides;
   overrides.server = "127.0.0.1:5555";
   overrides.token = "t.s";
   absl::StatusOr<Connection> conn = ResolveConnection(Kubeconfig(), overrides);
-  ASSERT_TRUE(conn.ok());
+  ASSERT_TRUE(conn.ok()) << conn.status();
   EXPECT_EQ(conn->address, "127.0.0.1:5555");
-  EXPECT_FALSE(conn->tls);
+  EXPECT_TRUE(conn->tls);
+  EXPECT_EQ(conn->server_name, "server.jobsetd");
   EXPECT_EQ(conn->token, "t.s");
   conn = ResolveConnection(Kubeconfig(), {});
   ASSERT_TRUE(conn.ok());
   EXPECT_EQ(conn->address, "127.0.0.1:7070");
+  EXPECT_TRUE(conn->tls);
+  overrides.token.reset();
+  overrides.server = "http://127.0.0.1:5555";
+  conn = ResolveConnection(Kubeconfig(), overrides);
+  ASSERT_TRUE(conn.ok()) << conn.status();
+  EXPECT_FALSE(conn->tls);
   overrides.server = "http://10.0.0.1:7070";
   EXPECT_THAT(ResolveConnection(Kubeconfig(), overrides),
               StatusIs(absl::StatusCode::kInvalidArgument,
@@ -215,6 +224,36 @@ TEST(ResolveConnectionTest, WithoutAFileTheServerIsPlaintext) {
   ASSERT_TRUE(conn.ok());
   EXPECT_TRUE(conn->tls);
   EXPECT_EQ(conn->server_name, "server.jobsetd");
+}
+
+// A bearer token is only ever sent over TLS: http:// with a token, from the
+// command line or the config file, is refused naming the server.
+TEST(ResolveConnectionTest, ATokenIsRefusedInPlaintext) {
+  Overrides overrides;
+  overrides.server = "http://127.0.0.1:5555";
+  overrides.token = "t.s";
+  EXPECT_THAT(ResolveConnection(Kubeconfig(), overrides),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("server \"http://127.0.0.1:5555\""),
+                             HasSubstr("only sent over TLS"))));
+  Kubeconfig config = OneCluster("http://127.0.0.1:7070", false, "");
+  config.contexts["x"].user = "u";
+  config.users["u"].token = "t.s";
+  EXPECT_THAT(ResolveConnection(config, {}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("only sent over TLS")));
+  Overrides token_only;
+  token_only.token = "t.s";
+  EXPECT_THAT(ResolveConnection(OneCluster("http://127.0.0.1:7070", false, ""),
+                                token_only),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("only sent over TLS")));
+  // The same token over https:// or a bare host:port is fine.
+  config.clusters["c"].server = "127.0.0.1:7070";
+  absl::StatusOr<Connection> conn = ResolveConnection(config, {});
+  ASSERT_TRUE(conn.ok()) << conn.status();
+  EXPECT_TRUE(conn->tls);
+  EXPECT_EQ(conn->token, "t.s");
 }
 
 TEST(ResolveConnectionTest, AServerListNamesEveryReplica) {

@@ -123,7 +123,8 @@ class ParseTest(unittest.TestCase):
         with self.assertRaisesRegex(jobset.ConfigError, "loopback"):
             config.resolve(one("http://10.0.0.1:1"))
         self.assertTrue(config.resolve(one("h:1", ca="Q0E=")).tls)
-        self.assertFalse(config.resolve(one("h:1")).tls)
+        # No scheme means TLS, CA or not (the system's roots then).
+        self.assertTrue(config.resolve(one("h:1")).tls)
         with self.assertRaisesRegex(jobset.ConfigError, "loopback"):
             config.resolve(one("https://h:1", skip=True))
         with self.assertRaisesRegex(jobset.ConfigError, "https:// or http://"):
@@ -199,14 +200,43 @@ class ParseTest(unittest.TestCase):
                          ["p"])
         self.assertEqual(config.config_files(environ={"HOME": self.dir}), [])
 
-    def test_no_file_means_plaintext(self):
+    def test_no_file_a_bare_server_is_tls(self):
         conn = config.resolve(config.load([]), server="127.0.0.1:5")
-        self.assertFalse(conn.tls)
+        self.assertTrue(conn.tls)
+        self.assertEqual(conn.server_name, "server.jobsetd")
         self.assertEqual(conn.address, "127.0.0.1:5")
+        self.assertTrue(config.resolve(config.load([])).tls)
+        conn = config.resolve(config.load([]), server="http://127.0.0.1:5")
+        self.assertFalse(conn.tls)
         with self.assertRaisesRegex(jobset.ConfigError, "loopback"):
             config.resolve(config.load([]), server="http://10.0.0.1:5")
         self.assertTrue(
             config.resolve(config.load([]), server="https://10.0.0.1:5").tls)
+
+    def test_a_token_is_refused_in_plaintext(self):
+        with self.assertRaisesRegex(
+                jobset.ConfigError,
+                "server 'http://127.0.0.1:5': a bearer token is only sent "
+                "over TLS"):
+            config.resolve(config.load([]), server="http://127.0.0.1:5",
+                           token="t.s")
+        cfg = config.parse(
+            "clusters:\n- {name: c, cluster: {server: 'http://127.0.0.1:1'}}\n"
+            "users:\n- {name: u, user: {token: t.s}}\n"
+            "contexts:\n- {name: x, context: {cluster: c, user: u}}\n"
+            "current-context: x\n", "/x/c.conf")
+        with self.assertRaisesRegex(jobset.ConfigError, "only sent over TLS"):
+            config.resolve(cfg)
+        with self.assertRaisesRegex(jobset.ConfigError, "only sent over TLS"):
+            config.resolve(cfg, token="other.token")
+        # Over TLS the same token is fine.
+        conn = config.resolve(cfg, server="127.0.0.1:1")
+        self.assertTrue(conn.tls)
+        self.assertEqual(conn.token, "t.s")
+        # A Connection made by hand is refused by the Client too.
+        with self.assertRaisesRegex(jobset.ConfigError, "only sent over TLS"):
+            jobset.Client(connection=config.Connection("127.0.0.1:1",
+                                                       token="t.s"))
 
 
 class FakeAccess(auth_pb2_grpc.AccessServiceServicer):
@@ -260,7 +290,7 @@ class FromConfigTest(unittest.TestCase):
         os.chmod(path, 0o600)
         return path
 
-    def test_plaintext_sends_the_token_as_metadata(self):
+    def test_plaintext_sends_no_token(self):
         server, access, port = serve()
         try:
             path = self.write_config(f"""
@@ -268,28 +298,25 @@ clusters:
 - {{name: local, cluster: {{server: "http://127.0.0.1:{port}"}}}}
 users:
 - {{name: u, user: {{token: my.token}}}}
+- {{name: nobody, user: {{}}}}
 contexts:
 - {{name: c, context: {{cluster: local, user: u, namespace: team}}}}
+- {{name: n, context: {{cluster: local, user: nobody, namespace: team}}}}
 current-context: c
 """)
-            with jobset.Client.from_config(path) as client:
+            with self.assertRaisesRegex(jobset.ConfigError,
+                                        "only sent over TLS"):
+                jobset.Client.from_config(path)
+            self.assertIsNone(access.authorization)
+            with jobset.Client.from_config(path, context="n") as client:
                 self.assertTrue(client.can_i("get", "jobsets.jobset.x-k8s.io"))
-                self.assertEqual(access.authorization, "Bearer my.token")
+                self.assertIsNone(access.authorization)
                 self.assertEqual(access.review.namespace, "team")
                 self.assertEqual(access.review.api_group, "jobset.x-k8s.io")
                 self.assertFalse(client.can_i("delete", "pods/log",
                                               all_namespaces=True))
                 self.assertEqual(access.review.resource, "pods/log")
                 self.assertEqual(client.create_token("alice"), "id.secret")
-            with jobset.Client.from_config(path, token="bad.token") as client:
-                with self.assertRaisesRegex(jobset.Unauthenticated,
-                                            "refused the credentials"):
-                    client.can_i("get", "jobsets")
-            with jobset.Client.from_config(path, token="weak.token") as client:
-                with self.assertRaises(jobset.Forbidden) as e:
-                    client.can_i("get", "jobsets")
-                self.assertEqual(e.exception.message,
-                                 'User "bob" cannot get resource "jobsets"')
             with self.assertRaisesRegex(jobset.ConfigError, "context 'x'"):
                 jobset.Client.from_config(path, context="x")
         finally:
@@ -304,17 +331,14 @@ current-context: c
             path = self.write_config(f"""
 clusters:
 - {{name: local, cluster: {{server: "http://127.0.0.1:{closed},127.0.0.1:{port}/"}}}}
-users:
-- {{name: u, user: {{token: my.token}}}}
 contexts:
-- {{name: c, context: {{cluster: local, user: u}}}}
+- {{name: c, context: {{cluster: local}}}}
 current-context: c
 """)
             with jobset.Client.from_config(path, timeout=5) as client:
                 self.assertEqual(client.addresses,
                                  [f"127.0.0.1:{closed}", f"127.0.0.1:{port}"])
                 self.assertTrue(client.can_i("get", "jobsets"))
-                self.assertEqual(access.authorization, "Bearer my.token")
                 self.assertEqual(client.address, f"127.0.0.1:{port}")
         finally:
             server.stop(None)
@@ -370,6 +394,15 @@ current-context: c
                 self.assertTrue(client.connection.tls)
                 self.assertTrue(client.can_i("get", "jobsets"))
                 self.assertEqual(access.authorization, "Bearer tls.token")
+            with jobset.Client.from_config(path, token="bad.token") as client:
+                with self.assertRaisesRegex(jobset.Unauthenticated,
+                                            "refused the credentials"):
+                    client.can_i("get", "jobsets")
+            with jobset.Client.from_config(path, token="weak.token") as client:
+                with self.assertRaises(jobset.Forbidden) as e:
+                    client.can_i("get", "jobsets")
+                self.assertEqual(e.exception.message,
+                                 'User "bob" cannot get resource "jobsets"')
             with jobset.Client.from_config(path, context="w",
                                            timeout=5) as client:
                 with self.assertRaisesRegex(jobset.UnavailableError,

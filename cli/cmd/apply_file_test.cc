@@ -205,7 +205,7 @@ class ApplyFileTest : public ::testing::Test {
     std::istringstream in(absl::StrJoin(documents, "---\n"));
     out_.str("");
     err_.str("");
-    args.insert(args.begin(), absl::StrCat("--server=", address_));
+    args.insert(args.begin(), absl::StrCat("--server=http://", address_));
     args.insert(args.end(), {"-f", "-"});
     return Main(args, nullptr, {.in = &in, .out = &out_, .err = &err_});
   }

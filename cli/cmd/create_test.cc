@@ -154,7 +154,7 @@ class CreateFailoverTest : public ::testing::Test {
     std::ofstream(path, std::ios::trunc) << manifest;
     out_.str("");
     err_.str("");
-    return Main({absl::StrCat("--server=", address_), verb, "-f", path},
+    return Main({absl::StrCat("--server=http://", address_), verb, "-f", path},
                 nullptr, {.out = &out_, .err = &err_});
   }
 

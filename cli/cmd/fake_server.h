@@ -4,8 +4,11 @@
 #ifndef JOBSET_CLI_CMD_FAKE_SERVER_H_
 #define JOBSET_CLI_CMD_FAKE_SERVER_H_
 
+#include <sys/stat.h>
+
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -258,16 +261,19 @@ class CommandsTest : public ::testing::Test {
     ASSERT_NE(server_, nullptr);
     address_ = absl::StrCat("127.0.0.1:", port);
   }
-  void TearDown() override { server_->Shutdown(); }
+  void TearDown() override {
+    if (server_ != nullptr) server_->Shutdown();
+  }
 
+  // Runs against the fakes in plaintext (http://: a bare host:port is TLS).
   int Run(std::vector<std::string> args) {
-    args.insert(args.begin(), absl::StrCat("--server=", address_));
+    args.insert(args.begin(), absl::StrCat("--server=http://", address_));
     return Main(args, nullptr, {.out = &out_, .err = &err_});
   }
 
   // Runs with commands reading the time from `clock`.
   int RunAt(Clock& clock, std::vector<std::string> args) {
-    args.insert(args.begin(), absl::StrCat("--server=", address_));
+    args.insert(args.begin(), absl::StrCat("--server=http://", address_));
     return Main(args, Environment(), {.out = &out_, .err = &err_}, clock);
   }
 
@@ -294,6 +300,79 @@ class CommandsTest : public ::testing::Test {
   std::unique_ptr<grpc::Server> server_;
   std::string address_;
   std::ostringstream out_, err_;
+};
+
+// Writes a CA (ca.pem), server.jobsetd's key and certificate (server.key,
+// server.pem), alice's client certificate (alice.key, alice.pem) and another
+// CA (other.pem) into `dir` with the openssl command. Returns false when it
+// cannot (no openssl command).
+inline bool WriteTestCertificates(const std::string& dir) {
+  if (std::system("openssl version > /dev/null 2>&1") != 0) return false;
+  const std::string script = absl::StrCat(
+      "set -e; mkdir -p ", dir, "; cd ", dir,
+      "; k='-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes'"
+      "; openssl req -x509 $k -keyout ca.key -out ca.pem -days 1 "
+      "-subj /CN=ca 2>/dev/null"
+      "; openssl req -x509 $k -keyout other.key -out other.pem -days 1 "
+      "-subj /CN=other 2>/dev/null"
+      "; openssl req $k -keyout server.key -out server.csr "
+      "-subj /CN=server.jobsetd 2>/dev/null"
+      "; echo subjectAltName=DNS:server.jobsetd > ext"
+      "; openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key "
+      "-CAcreateserial -out server.pem -days 1 -extfile ext 2>/dev/null"
+      "; openssl req $k -keyout alice.key -out alice.csr -subj /CN=alice "
+      "2>/dev/null"
+      "; openssl x509 -req -in alice.csr -CA ca.pem -CAkey ca.key "
+      "-CAcreateserial -out alice.pem -days 1 2>/dev/null");
+  return std::system(script.c_str()) == 0;
+}
+
+// Reads a whole file ("" when it cannot).
+inline std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in),
+                     std::istreambuf_iterator<char>());
+}
+
+// The fakes over TLS (bearer tokens are only sent over TLS): Run() reaches
+// them through a config file naming the CA and server name, with a bare
+// host:port (which means TLS).
+class TlsCommandsTest : public CommandsTest {
+ protected:
+  void SetUp() override {
+    const char* tmp = std::getenv("TEST_TMPDIR");
+    dir_ = absl::StrCat(tmp == nullptr ? "/tmp" : tmp, "/fake_tls");
+    if (!WriteTestCertificates(dir_)) GTEST_SKIP() << "needs openssl";
+    grpc::SslServerCredentialsOptions options;
+    options.pem_key_cert_pairs.push_back(
+        {Slurp(dir_ + "/server.key"), Slurp(dir_ + "/server.pem")});
+    grpc::ServerBuilder builder;
+    int port = 0;
+    builder.AddListeningPort("127.0.0.1:0", grpc::SslServerCredentials(options),
+                             &port);
+    builder.RegisterService(&service_);
+    builder.RegisterService(&access_);
+    server_ = builder.BuildAndStart();
+    ASSERT_NE(server_, nullptr);
+    address_ = absl::StrCat("127.0.0.1:", port);
+    config_ = dir_ + "/config";
+    std::ofstream(config_, std::ios::trunc) << absl::StrCat(
+        "clusters:\n- name: tls\n  cluster:\n    server: ", address_,
+        "\n    certificate-authority: ca.pem\n",
+        "    tls-server-name: server.jobsetd\n",
+        "contexts:\n- {name: c, context: {cluster: tls}}\n",
+        "current-context: c\n");
+    chmod(config_.c_str(), 0600);
+  }
+
+  int Run(std::vector<std::string> args) {
+    Environment env;
+    env.config = config_.c_str();
+    return Main(args, env, {.out = &out_, .err = &err_});
+  }
+
+  std::string dir_;
+  std::string config_;
 };
 
 }  // namespace jobset::cli

@@ -123,11 +123,11 @@ class Client:
         self.namespace = namespace
         self.timeout = timeout
         self.page_size = page_size
-        # Plaintext carries the token as metadata; TLS as call credentials.
-        self._metadata = None
+        # The token goes as call credentials over TLS, never in plaintext.
         if connection.token and not connection.tls:
-            self._metadata = (("authorization",
-                               f"Bearer {connection.token}"),)
+            raise _config.ConfigError(
+                f"server {connection.address!r}: a bearer token is only sent "
+                "over TLS")
         self._lock = threading.Lock()
         self._stubs = collections.OrderedDict()  # address -> _Stubs
         self._closed = False
@@ -270,8 +270,7 @@ class Client:
             stubs = self._current_stubs()
             rpc = getattr(getattr(stubs, stub), method)
             try:
-                response = rpc(request, timeout=_remaining(attempts.deadline),
-                               metadata=self._metadata)
+                response = rpc(request, timeout=_remaining(attempts.deadline))
             except grpc.RpcError as e:
                 if self._try_again(e, attempts, idempotent):
                     continue
@@ -292,8 +291,7 @@ class Client:
         while True:
             stubs = self._current_stubs()
             stream = getattr(getattr(stubs, stub), method)(
-                request, timeout=_remaining(deadline),
-                metadata=self._metadata)
+                request, timeout=_remaining(deadline))
             delivered = False
             try:
                 for response in stream:

@@ -264,12 +264,26 @@ def _data_or_file(data, path, field, owner):
     return None
 
 
+def _refuse_token_in_plaintext(tls, token, server):
+    """Refuses a bearer token over plaintext: read off the wire, it is the
+    user. A plaintext jobsetd (--insecure, loopback only) takes every caller
+    as cluster-admin and needs no token."""
+    if token and not tls:
+        raise ConfigError(
+            f"server {server!r}: a bearer token is only sent over TLS; use "
+            "https:// (or no scheme), or leave the token out for a plaintext "
+            "jobsetd --insecure")
+
+
 def resolve(config, context=None, server=None, token=None, namespace=None):
     """Returns the Connection of `context` (default: current-context), with
     the given overrides. With no config file read and no context, `server`
-    (default 127.0.0.1:7070) is reached in plaintext, as before TLS."""
+    (default 127.0.0.1:7070) is the server. A server without a scheme is TLS;
+    http:// is plaintext, loopback only, and refused with a bearer token: a
+    token is only ever sent over TLS."""
     if not config["files"] and context is None:
-        scheme, address = _split_server(server or DEFAULT_SERVER)
+        server = server or DEFAULT_SERVER
+        scheme, address = _split_server(server)
         if scheme == "http" and not _all_loopback(address):
             raise ConfigError(
                 f"server {server!r}: http:// (plaintext) is only allowed to a "
@@ -278,9 +292,10 @@ def resolve(config, context=None, server=None, token=None, namespace=None):
             raise ConfigError(
                 f"server {server!r}: the scheme must be https:// or http://")
         _replicas.parse("server", address)
-        return Connection(address, tls=scheme == "https",
-                          server_name="server.jobsetd"
-                          if scheme == "https" else None,
+        tls = scheme != "http"
+        _refuse_token_in_plaintext(tls, token, server)
+        return Connection(address, tls=tls,
+                          server_name="server.jobsetd" if tls else None,
                           token=token or "", namespace=namespace or "")
     file = config["files"][0] if config["files"] else "the config"
     name = context or config["current_context"]
@@ -325,7 +340,9 @@ def resolve(config, context=None, server=None, token=None, namespace=None):
                 "loopback address (jobsetd --insecure); use https://")
         tls = False
     elif scheme == "":
-        tls = ca is not None
+        # As the issue asks (client-go would pick http:// without a CA): a
+        # bare host:port is TLS, so a token never goes in plaintext.
+        tls = True
     else:
         raise ConfigError(
             f"server {server!r}: the scheme must be https:// or http://")
@@ -344,6 +361,7 @@ def resolve(config, context=None, server=None, token=None, namespace=None):
         if not token and user.get("tokenFile"):
             token = _read_bounded(user["tokenFile"],
                                   f"tokenFile of {user_owner}").decode().strip()
+    _refuse_token_in_plaintext(tls, token, server)
     cert = _data_or_file(user.get("client-certificate-data", ""),
                          user.get("client-certificate", ""),
                          "client-certificate-data", user_owner)
