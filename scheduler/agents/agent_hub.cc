@@ -5,9 +5,11 @@
 
 #include "absl/memory/memory.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "api/pod_phase.h"
 #include "common/status_macros.h"
 #include "scheduler/agents/agent_input.h"
+#include "scheduler/agents/node_admin.h"
 #include "scheduler/metrics.h"
 #include "store/keys.h"
 
@@ -97,15 +99,21 @@ void AgentHub::Release(const std::string& node, const std::string& pod_uid) {
 
 absl::StatusOr<std::shared_ptr<AgentHub::Session>> AgentHub::Connect(
     const api::Hello& hello, std::function<void()> cancel) {
-  const api::NodeRegistration& r = hello.node();
-  if (absl::Status valid = ValidateRegistration(r); !valid.ok()) {
+  if (absl::Status valid = ValidateRegistration(hello.node()); !valid.ok()) {
     absl::MutexLock lock(&mu_);
     Refused("registration", valid.message());
     return valid;
   }
+  // NodeRestriction: labels a node may not set are dropped, logged and
+  // counted, not refused: Kubernetes refuses the kubelet's update, but a
+  // refused Hello would strand the node (its pods lost after the timeout)
+  // for a label it had set before the rule, while dropping gives an attacker
+  // nothing either.
+  api::NodeRegistration r = hello.node();
+  const std::vector<std::string> dropped = DropRestrictedLabels(r);
   api::NodeRecord candidate;
   *candidate.mutable_registration() = r;
-  JOBSET_ASSIGN_OR_RETURN(NodeInfo info, ToNodeInfo(candidate));
+  JOBSET_RETURN_IF_ERROR(ToNodeInfo(candidate).status());
 
   auto session = std::make_shared<Session>(r.name(), std::move(cancel),
                                            &stages_, options_.clock);
@@ -121,9 +129,27 @@ absl::StatusOr<std::shared_ptr<AgentHub::Session>> AgentHub::Connect(
         return own;
       }
     }
-    replaced = registry_.Register(r, session, options_.clock->Now(), &to_store);
-    info.cordoned = registry_.Find(r.name())->node.cordoned();
-    notifier_.SetNode(std::move(info));
+    bool taints_ignored = false;
+    replaced = registry_.Register(r, session, options_.clock->Now(), &to_store,
+                                  &taints_ignored);
+    if (!dropped.empty()) {
+      Refused("restricted_label",
+              absl::StrCat("node ", r.name(), ": hello.node.labels: dropped ",
+                           absl::StrJoin(dropped, ", "),
+                           ": only an admin sets labels under ",
+                           kNodeRestrictionLabelPrefix, " and ",
+                           kJobsetdLabelPrefix, " (jobsetctl label node)"));
+    }
+    if (taints_ignored) {
+      // A kubelet registers with its taints once and never changes them.
+      Refused("node_taints",
+              absl::StrCat("node ", r.name(),
+                           ": hello.node.taints ignored: a node's taints are "
+                           "set at its first registration and then only by an "
+                           "admin (jobsetctl taint node)"));
+    }
+    // The merged record (the admin's taints and labels), not the Hello.
+    Announce(*registry_.Find(r.name()));
 
     api::SchedulerMessage welcome;
     welcome.mutable_welcome()->set_heartbeat_interval_ms(
@@ -339,6 +365,44 @@ absl::StatusOr<api::Node> AgentHub::SetCordoned(const std::string& name,
   }
   notifier_.Deliver();
   return node;
+}
+
+absl::StatusOr<api::Node> AgentHub::EditNode(
+    const std::string& name,
+    const std::function<absl::Status(api::NodeRecord&)>& edit) {
+  api::Node node;
+  {
+    absl::MutexLock lock(&mu_);
+    NodeEntry* entry = registry_.Find(name);
+    if (entry == nullptr) {
+      return absl::NotFoundError(
+          absl::StrCat("nodes \"", name, "\" not found"));
+    }
+    api::NodeRecord edited = entry->node;
+    JOBSET_RETURN_IF_ERROR(edit(edited));
+    // Under the lock, as Remove: a Hello must not store the record in
+    // between, and the edit is durable before it is answered.
+    JOBSET_RETURN_IF_ERROR(StoreNode(*store_, edited));
+    entry->node = std::move(edited);
+    Announce(*entry);
+    node = DescribeLocked(*entry);
+  }
+  notifier_.Deliver();
+  return node;
+}
+
+absl::StatusOr<api::Node> AgentHub::LabelNode(
+    const api::LabelNodeRequest& request) {
+  return EditNode(request.name(), [&](api::NodeRecord& record) {
+    return ApplyLabels(request, record);
+  });
+}
+
+absl::StatusOr<api::Node> AgentHub::TaintNode(
+    const api::TaintNodeRequest& request) {
+  return EditNode(request.name(), [&](api::NodeRecord& record) {
+    return ApplyTaints(request, record);
+  });
 }
 
 absl::StatusOr<api::Node> AgentHub::Drain(const std::string& name) {

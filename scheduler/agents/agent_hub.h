@@ -113,6 +113,11 @@ class AgentHub final : public AgentFleet {
   std::vector<api::Node> ListNodes();
   absl::StatusOr<api::Node> GetNode(const std::string& name);
   absl::StatusOr<api::Node> SetCordoned(const std::string& name, bool cordoned);
+  // jobsetctl label|taint node: applies the admin's edit (node_admin.h
+  // ApplyLabels, ApplyTaints) to the node's record, stores it and tells the
+  // controller; no Hello of the node undoes it. kNotFound if unknown.
+  absl::StatusOr<api::Node> LabelNode(const api::LabelNodeRequest& request);
+  absl::StatusOr<api::Node> TaintNode(const api::TaintNodeRequest& request);
   // Cordons the node and fails its pods (reason EvictionByEvictionAPI), as
   // an eviction would; their JobSets' policies decide.
   absl::StatusOr<api::Node> Drain(const std::string& name);
@@ -151,6 +156,11 @@ class AgentHub final : public AgentFleet {
   api::Node DescribeLocked(const NodeEntry& entry) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void UpdateNodeGauge() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Applies `edit` to node `name`'s record, stores and announces it.
+  absl::StatusOr<api::Node> EditNode(
+      const std::string& name,
+      const std::function<absl::Status(api::NodeRecord&)>& edit)
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   store::Store* const store_;
   const Options options_;

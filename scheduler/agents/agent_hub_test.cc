@@ -639,5 +639,61 @@ TEST_F(AgentHubTest, RemoveAnswersWithTheNodeAsItWas) {
               StatusIs(absl::StatusCode::kNotFound));
 }
 
+TEST_F(AgentHubTest, AnAdminsLabelsAndTaintsOutliveReconnectsAndRestarts) {
+  auto s = Connect(HelloFrom("n1"));
+  api::LabelNodeRequest label;
+  label.set_name("n1");
+  (*label.mutable_labels())["jobsetd.io/pool"] = "secure";
+  ASSERT_THAT(hub_->LabelNode(label).status(), IsOk());
+  api::TaintNodeRequest taint;
+  taint.set_name("n1");
+  api::Taint* t = taint.add_add();
+  t->set_key("dedicated");
+  t->set_value("team-a");
+  t->set_effect("NoSchedule");
+  absl::StatusOr<api::Node> node = hub_->TaintNode(taint);
+  ASSERT_THAT(node.status(), IsOk());
+  EXPECT_EQ(node->metadata().labels().at("jobsetd.io/pool"), "secure");
+  ASSERT_THAT(node->spec().taints(), SizeIs(1));
+  // The controller was told at once.
+  EXPECT_EQ(sink_.nodes.back().labels.at("jobsetd.io/pool"), "secure");
+  ASSERT_THAT(sink_.nodes.back().taints, SizeIs(1));
+
+  // The node reconnects, then jobsetd restarts and it reconnects again: its
+  // Hellos (no taint, no pool label) remove neither.
+  s = Connect(HelloFrom("n1"));
+  s.reset();
+  Start();
+  s = Connect(HelloFrom("n1"));
+  EXPECT_EQ(sink_.nodes.back().labels.at("jobsetd.io/pool"), "secure");
+  ASSERT_THAT(sink_.nodes.back().taints, SizeIs(1));
+  EXPECT_EQ(sink_.nodes.back().taints[0].key, "dedicated");
+  node = hub_->GetNode("n1");
+  EXPECT_EQ(node->metadata().labels().at("jobsetd.io/pool"), "secure");
+  EXPECT_EQ(node->spec().taints(0).value(), "team-a");
+
+  // Removed by the admin, gone for good.
+  taint.clear_add();
+  t = taint.add_remove();
+  t->set_key("dedicated");
+  ASSERT_THAT(hub_->TaintNode(taint).status(), IsOk());
+  EXPECT_THAT(sink_.nodes.back().taints, IsEmpty());
+  label.clear_labels();
+  label.add_remove("jobsetd.io/pool");
+  ASSERT_THAT(hub_->LabelNode(label).status(), IsOk());
+  Start();
+  EXPECT_FALSE(sink_.nodes.back().labels.contains("jobsetd.io/pool"));
+  EXPECT_THAT(sink_.nodes.back().taints, IsEmpty());
+
+  // Refused edits change nothing; an unknown node is kubectl's NotFound.
+  label.set_name("nope");
+  EXPECT_THAT(
+      hub_->LabelNode(label).status(),
+      StatusIs(absl::StatusCode::kNotFound, "nodes \"nope\" not found"));
+  EXPECT_THAT(
+      hub_->TaintNode(taint).status(),
+      StatusIs(absl::StatusCode::kNotFound, "taint \"dedicated\" not found"));
+}
+
 }  // namespace
 }  // namespace jobset::scheduler

@@ -6,6 +6,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "api/names.h"
@@ -147,7 +148,46 @@ std::optional<Refusal> CheckLaunch(const api::LaunchTimings& launch) {
   return std::nullopt;
 }
 
+bool IsAccelerator(absl::string_view name) {
+  const size_t slash = name.find('/');
+  if (slash == absl::string_view::npos) return false;
+  const absl::string_view domain = name.substr(0, slash);
+  const absl::string_view device = name.substr(slash + 1);
+  return device == "gpu" || device == "tpu" || name == "habana.ai/gaudi" ||
+         (domain == "aws.amazon.com" && absl::StartsWith(device, "neuron")) ||
+         absl::StartsWith(domain, "gpu.");
+}
+
 }  // namespace
+
+int64_t MaxNodeResource(absl::string_view name) {
+  if (name == "cpu") return kMaxNodeCpuCores;
+  if (name == "memory" || absl::StartsWith(name, "hugepages-"))
+    return kMaxNodeMemoryBytes;
+  if (name == "ephemeral-storage") return kMaxNodeResourceValue;
+  if (IsAccelerator(name)) return kMaxNodeAccelerators;
+  return kMaxNodeExtendedResource;
+}
+
+bool IsRestrictedNodeLabel(absl::string_view key) {
+  return absl::StartsWith(key, kNodeRestrictionLabelPrefix) ||
+         absl::StartsWith(key, kJobsetdLabelPrefix);
+}
+
+std::vector<std::string> DropRestrictedLabels(api::NodeRegistration& node) {
+  std::vector<std::string> dropped;
+  auto& labels = *node.mutable_labels();
+  for (auto it = labels.begin(); it != labels.end();) {
+    if (IsRestrictedNodeLabel(it->first)) {
+      dropped.push_back(it->first);
+      it = labels.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  std::sort(dropped.begin(), dropped.end());
+  return dropped;
+}
 
 absl::string_view CutUtf8(absl::string_view text, size_t max_bytes) {
   if (text.size() <= max_bytes) return text;
@@ -270,10 +310,16 @@ absl::Status ValidateRegistration(const api::NodeRegistration& r) {
           field, text,
           {absl::StrCat("must be between 0 and ", kMaxNodeResourceValue)});
     }
+    // NodeRestriction: a node declares only what one host can have.
+    if (const int64_t limit = MaxNodeResource(name); q->Value() > limit) {
+      return Invalid(field, text,
+                     {absl::StrCat("exceeds the limit of ", limit, " for ",
+                                   name, " on one node")});
+    }
   }
-  if (r.accelerators_size() > kMaxNodeAccelerators) {
+  if (r.accelerators_size() > kMaxNodeAcceleratorNames) {
     return TooMany("hello.node.accelerators", r.accelerators_size(),
-                   kMaxNodeAccelerators);
+                   kMaxNodeAcceleratorNames);
   }
   for (int i = 0; i < r.accelerators_size(); ++i) {
     if (absl::Status s =

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -51,11 +52,40 @@ inline constexpr size_t kMaxPodUidBytes = 128;
 inline constexpr int kMaxNodeLabels = 256;
 inline constexpr int kMaxNodeTaints = 64;
 inline constexpr int kMaxNodeResources = 64;
-inline constexpr int kMaxNodeAccelerators = 64;
+inline constexpr int kMaxNodeAcceleratorNames = 64;
 inline constexpr size_t kMaxRegistrationStringBytes = 256;
 // The most of any one resource a node may declare: 2^50 (a PiB of memory;
 // 2^50 cores, GPUs, ...). Placement sums these without overflowing.
 inline constexpr int64_t kMaxNodeResourceValue = int64_t{1} << 50;
+
+// NodeRestriction: the most of one resource a node may declare. Per
+// resource: cpu 8192 cores (Linux's largest NR_CPUS); memory and
+// hugepages-* 256 TiB; ephemeral-storage kMaxNodeResourceValue; an
+// accelerator (nvidia.com/gpu, amd.com/gpu, google.com/tpu, any
+// `<domain>/gpu` or `<domain>/tpu`, habana.ai/gaudi, aws.amazon.com/neuron*)
+// 256 devices; any other extended resource 2^20 units (shared-device
+// plugins count in the thousands). A node (a stolen key, a join token)
+// cannot claim a fleet's worth of GPUs to draw every team's pods.
+inline constexpr int64_t kMaxNodeCpuCores = 8192;
+inline constexpr int64_t kMaxNodeMemoryBytes = int64_t{256} << 40;
+inline constexpr int64_t kMaxNodeAccelerators = 256;
+inline constexpr int64_t kMaxNodeExtendedResource = int64_t{1} << 20;
+// Returns the limit above for resource `name`, in the quantity's units
+// (cores for cpu, bytes for memory).
+int64_t MaxNodeResource(absl::string_view name);
+
+// NodeRestriction (Kubernetes' admission plugin of that name): a node may
+// not set labels under these prefixes; only an admin does (jobsetctl label
+// node). jobset-agent sets none of them itself.
+inline constexpr char kNodeRestrictionLabelPrefix[] =
+    "node-restriction.kubernetes.io/";
+inline constexpr char kJobsetdLabelPrefix[] = "jobsetd.io/";
+// Whether label `key` is one a node may not set on itself.
+bool IsRestrictedNodeLabel(absl::string_view key);
+
+// Removes from `node`'s labels those a node may not set
+// (IsRestrictedNodeLabel); returns their keys, sorted.
+std::vector<std::string> DropRestrictedLabels(api::NodeRegistration& node);
 
 // Returns `text` cut to at most `max_bytes`, never inside a UTF-8 sequence.
 absl::string_view CutUtf8(absl::string_view text, size_t max_bytes);
@@ -79,7 +109,9 @@ std::optional<Refusal> CheckPodReport(const api::PodSpec& spec,
 
 // Checks a node registration: name a DNS-1123 subdomain, address an IP
 // literal, labels valid Kubernetes labels, taints valid, capacity valid
-// quantities within kMaxNodeResourceValue, each list bounded.
+// quantities within MaxNodeResource (the message names the resource, the
+// value and the limit), each list bounded. Restricted labels are not
+// refused here: the hub drops them (DropRestrictedLabels).
 // kInvalidArgument naming the field ("hello.node.labels[...]") otherwise.
 absl::Status ValidateRegistration(const api::NodeRegistration& node);
 

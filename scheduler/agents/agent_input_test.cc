@@ -17,7 +17,10 @@ namespace {
 
 using ::jobset::testing::IsOk;
 using ::jobset::testing::StatusIs;
+using ::testing::AllOf;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 
 api::PodSpec Spec() {
   api::PodSpec spec;
@@ -295,6 +298,57 @@ TEST(ValidateRegistrationTest, RefusesABadFieldNamingIt) {
         StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(c.field)))
         << c.field;
   }
+}
+
+TEST(ValidateRegistrationTest, BoundsEachResourceNamingValueAndLimit) {
+  struct Case {
+    std::string resource;
+    std::string at_limit;
+    std::string over;
+    std::string limit;
+  };
+  const std::vector<Case> cases = {
+      {"cpu", "8192", "8193", "8192"},
+      {"cpu", "8192", "8192001m", "8192"},
+      {"memory", "256Ti", "257Ti", "281474976710656"},
+      {"hugepages-2Mi", "256Ti", "1Pi", "281474976710656"},
+      {"nvidia.com/gpu", "256", "1000", "256"},
+      {"amd.com/gpu", "256", "257", "256"},
+      {"google.com/tpu", "256", "1125899906842624", "256"},
+      {"aws.amazon.com/neuroncore", "256", "512", "256"},
+      {"example.com/widget", "1048576", "1048577", "1048576"},
+      {"ephemeral-storage", "1Pi", "2Pi", "must be between 0 and"},
+  };
+  for (const Case& c : cases) {
+    api::NodeRegistration r = Registration();
+    (*r.mutable_capacity())[c.resource] = c.at_limit;
+    EXPECT_THAT(ValidateRegistration(r), IsOk()) << c.resource;
+    (*r.mutable_capacity())[c.resource] = c.over;
+    EXPECT_THAT(ValidateRegistration(r),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         AllOf(HasSubstr(absl::StrCat("hello.node.capacity[",
+                                                      c.resource, "]")),
+                               HasSubstr(absl::StrCat("\"", c.over, "\"")),
+                               HasSubstr(c.limit))))
+        << c.resource;
+  }
+}
+
+TEST(DropRestrictedLabelsTest, DropsOnlyTheNodeRestrictionAndJobsetdPrefixes) {
+  api::NodeRegistration r = Registration();
+  auto& labels = *r.mutable_labels();
+  labels["node-restriction.kubernetes.io/pool"] = "a";
+  labels["jobsetd.io/team"] = "b";
+  labels["kubernetes.io/arch"] = "amd64";
+  labels["example.jobsetd.io/x"] = "c";  // Another domain.
+  const size_t before = labels.size();
+  EXPECT_THAT(
+      DropRestrictedLabels(r),
+      ElementsAre("jobsetd.io/team", "node-restriction.kubernetes.io/pool"));
+  EXPECT_EQ(r.labels().size(), before - 2);
+  EXPECT_TRUE(r.labels().contains("kubernetes.io/arch"));
+  EXPECT_TRUE(r.labels().contains("example.jobsetd.io/x"));
+  EXPECT_THAT(DropRestrictedLabels(r), IsEmpty());
 }
 
 }  // namespace

@@ -28,8 +28,8 @@ class AgentServiceImpl final : public api::AgentService::Service {
 };
 
 // The node registry for operators, over AgentHub; RBAC on resource "nodes"
-// (cordon, uncordon and drain are "update"). DeleteNode also revokes the
-// node's certificates.
+// (cordon, uncordon, drain, label and taint are "update"). DeleteNode also
+// revokes the node's certificates.
 class NodeServiceImpl final : public api::NodeService::Service {
  public:
   NodeServiceImpl(AgentHub* hub, const RequestAuth* auth)
@@ -53,6 +53,13 @@ class NodeServiceImpl final : public api::NodeService::Service {
   grpc::Status DeleteNode(grpc::ServerContext* context,
                           const api::GetNodeRequest* request,
                           api::Node* response) override;
+  // node_admin_service.cc: jobsetctl label|taint node ("update").
+  grpc::Status LabelNode(grpc::ServerContext* context,
+                         const api::LabelNodeRequest* request,
+                         api::Node* response) override;
+  grpc::Status TaintNode(grpc::ServerContext* context,
+                         const api::TaintNodeRequest* request,
+                         api::Node* response) override;
 
  private:
   AgentHub* const hub_;

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "google/protobuf/timestamp.pb.h"
+#include "scheduler/agents/node_admin.h"
 
 namespace jobset::scheduler {
 namespace {
@@ -42,7 +43,8 @@ void AddTaint(absl::string_view key, absl::string_view effect,
 
 api::Node ToNodeObject(const api::NodeRecord& record,
                        const NodeLiveness& liveness) {
-  const api::NodeRegistration& r = record.registration();
+  // Labels and taints as an admin left them over the node's own.
+  const api::NodeRegistration r = EffectiveRegistration(record);
   api::Node node;
   node.set_api_version("v1");
   node.set_kind("Node");

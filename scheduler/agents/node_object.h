@@ -35,13 +35,14 @@ struct NodeLiveness {
 };
 
 // Returns the node as Kubernetes' core/v1 Node:
-// - metadata: the name, the agent's labels with kubernetes.io/hostname (the
+// - metadata: the name, the labels (node_admin.h: an admin's over the
+//   agent's) with kubernetes.io/hostname (the
 //   name) and kubernetes.io/os ("linux") added where the agent set none, the
 //   creation time, and jobsetd's extras as annotations: connected ("true",
 //   "false"), pods (a count), allocated ("cpu=4,memory=1073741824", sorted;
 //   absent when nothing is), accelerators (comma-separated; absent when none).
-// - spec: unschedulable when cordoned; the agent's taints, plus
-//   node.kubernetes.io/unschedulable:NoSchedule when cordoned and
+// - spec: unschedulable when cordoned; the node's taints (node_admin.h),
+//   plus node.kubernetes.io/unschedulable:NoSchedule when cordoned and
 //   node.kubernetes.io/unreachable with NoSchedule and NoExecute when lost,
 //   as Kubernetes' node controllers add them.
 // - status: capacity, allocatable (equal: jobsetd reserves nothing), the

@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "api/quantity.h"
 #include "common/log.h"
-#include "google/protobuf/util/message_differencer.h"
+#include "scheduler/agents/node_admin.h"
 #include "scheduler/agents/node_object.h"
 #include "store/decode.h"
 #include "store/keys.h"
@@ -73,13 +73,13 @@ NodeEntry* NodeRegistry::Find(const std::string& name) {
 std::shared_ptr<AgentSession> NodeRegistry::Register(
     const api::NodeRegistration& registration,
     std::shared_ptr<AgentSession> session, absl::Time now,
-    std::optional<api::NodeRecord>* to_store) {
+    std::optional<api::NodeRecord>* to_store, bool* taints_ignored) {
   NodeEntry& entry = nodes_[registration.name()];
   std::shared_ptr<AgentSession> replaced =
       std::exchange(entry.session, std::move(session));
-  bool changed = !google::protobuf::util::MessageDifferencer::Equals(
-      entry.node.registration(), registration);
-  *entry.node.mutable_registration() = registration;
+  bool ignored = false;
+  bool changed = MergeHello(registration, entry.node, &ignored);
+  if (taints_ignored != nullptr) *taints_ignored = ignored;
   if (!entry.node.has_creation_timestamp()) {
     entry.node.mutable_creation_timestamp()->set_seconds(
         absl::ToUnixSeconds(now));
@@ -121,9 +121,13 @@ absl::StatusOr<NodeInfo> ToNodeInfo(const api::NodeRecord& node) {
   NodeInfo info;
   info.name = r.name();
   info.address = r.address();
-  info.labels.insert(r.labels().begin(), r.labels().end());
-  for (int i = 0; i < r.taints_size(); ++i) {
-    const api::Taint& t = r.taints(i);
+  // What placement sees: the admin's taints and labels over the node's own
+  // (node_admin.h), never a restricted label the node set itself.
+  const std::map<std::string, std::string> labels = EffectiveLabels(node);
+  info.labels.insert(labels.begin(), labels.end());
+  const std::vector<api::Taint> taints = EffectiveTaints(node);
+  for (size_t i = 0; i < taints.size(); ++i) {
+    const api::Taint& t = taints[i];
     absl::StatusOr<placement::TaintEffect> effect = ParseEffect(t.effect());
     if (!effect.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(

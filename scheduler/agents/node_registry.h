@@ -56,15 +56,18 @@ class NodeRegistry {
   std::map<std::string, NodeEntry>& nodes() { return nodes_; }
   const std::map<std::string, NodeEntry>& nodes() const { return nodes_; }
 
-  // Its agent said hello with `registration` at `now`, on `session`: the
-  // node is Ready (a transition at `now` if it was not), seen at `now`, and
-  // dated if it had no creation time. Returns the session it replaces
-  // (null if none), and in `*to_store` the record to store when it changed
-  // (nullopt when not).
+  // Its agent said hello with `registration` (its restricted labels
+  // dropped) at `now`, on `session`: the registration is merged into the
+  // record as NodeRestriction allows (node_admin.h MergeHello: the admin's
+  // taints and labels stay), the node is Ready (a transition at `now` if it
+  // was not), seen at `now`, and dated if it had no creation time. Returns
+  // the session it replaces (null if none), in `*to_store` the record to
+  // store when it changed (nullopt when not), and in `*taints_ignored`
+  // (when given) whether the Hello's taints differ from the node's.
   std::shared_ptr<AgentSession> Register(
       const api::NodeRegistration& registration,
       std::shared_ptr<AgentSession> session, absl::Time now,
-      std::optional<api::NodeRecord>* to_store);
+      std::optional<api::NodeRecord>* to_store, bool* taints_ignored = nullptr);
   // Declares `entry` lost at `now` (Ready no more); returns its session,
   // to be closed.
   static std::shared_ptr<AgentSession> MarkLost(NodeEntry& entry,
@@ -77,7 +80,8 @@ class NodeRegistry {
   std::map<std::string, NodeEntry> nodes_;
 };
 
-// Returns what the controller is told of `node` (Ready, its cordon);
+// Returns what the controller is told of `node` (Ready, its cordon, its
+// labels and taints as node_admin.h merges them);
 // kInvalidArgument naming the registration's field ("hello.node.taints[0]
 // .effect", "hello.node.capacity[memory]") when it cannot be placed on. A
 // pure function.
