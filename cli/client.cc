@@ -504,6 +504,24 @@ absl::StatusOr<api::Node> Client::DeleteNode(const std::string& name) {
       Repeat::kUnsafe);
 }
 
+absl::StatusOr<api::Node> Client::LabelNode(
+    const api::LabelNodeRequest& request) {
+  return Unary<api::Node>("NodeService.LabelNode",
+                          [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
+                            return s.nodes->LabelNode(c, request, r);
+                          });
+}
+
+absl::StatusOr<api::Node> Client::TaintNode(
+    const api::TaintNodeRequest& request) {
+  return Unary<api::Node>(
+      "NodeService.TaintNode",
+      [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
+        return s.nodes->TaintNode(c, request, r);
+      },
+      Repeat::kUnsafe);
+}
+
 absl::StatusOr<api::CreateTokenResponse> Client::CreateToken(
     const api::CreateTokenRequest& request) {
   return Unary<api::CreateTokenResponse>(

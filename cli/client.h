@@ -111,6 +111,12 @@ class Client {
   absl::StatusOr<api::Node> UncordonNode(const std::string& name);
   absl::StatusOr<api::Node> DrainNode(const std::string& name);
   absl::StatusOr<api::Node> DeleteNode(const std::string& name);
+  // label|taint node (NodeService.LabelNode, TaintNode). A label edit is
+  // sent again after an ambiguous failure (setting and removing labels
+  // twice is harmless); a taint edit is not (a repeat would fail "already
+  // has" or "not found").
+  absl::StatusOr<api::Node> LabelNode(const api::LabelNodeRequest& request);
+  absl::StatusOr<api::Node> TaintNode(const api::TaintNodeRequest& request);
 
   // AccessService.
   absl::StatusOr<api::CreateTokenResponse> CreateToken(
