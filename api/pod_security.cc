@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/quote.h"
 
 namespace jobset::api {
 namespace {
@@ -20,16 +21,14 @@ using Names = std::vector<std::string>;
 using SortedNames = std::set<std::string>;
 
 // Escapes control bytes, so that a hostile name cannot forge a line of its
-// own; with `quotes`, also quotes and backslashes, as Go's %q. Names that
-// validation admits come out unchanged.
-std::string Escape(absl::string_view s, bool quotes) {
+// own, where upstream prints names unquoted or in its joinQuote (quoted
+// values use common/quote.h). Names that validation admits come out
+// unchanged.
+std::string Safe(absl::string_view s) {
   std::string out;
   for (char c : s) {
     const auto u = static_cast<unsigned char>(c);
-    if (quotes && (c == '"' || c == '\\')) {
-      out.push_back('\\');
-      out.push_back(c);
-    } else if (u < 0x20 || u == 0x7f) {
+    if (u < 0x20 || u == 0x7f) {
       absl::StrAppend(&out, "\\x", absl::Hex(u, absl::kZeroPad2));
     } else {
       out.push_back(c);
@@ -38,8 +37,6 @@ std::string Escape(absl::string_view s, bool quotes) {
   return out;
 }
 
-std::string Safe(absl::string_view s) { return Escape(s, false); }
-
 // `"a", "b"`, as Kubernetes' joinQuote (which does not escape).
 template <typename Container>
 std::string JoinQuote(const Container& items) {
@@ -47,11 +44,6 @@ std::string JoinQuote(const Container& items) {
   std::vector<std::string> safe;
   for (const std::string& item : items) safe.push_back(Safe(item));
   return absl::StrCat("\"", absl::StrJoin(safe, "\", \""), "\"");
-}
-
-// Go's %q.
-std::string Quote(absl::string_view s) {
-  return absl::StrCat("\"", Escape(s, true), "\"");
 }
 
 absl::string_view Plural(absl::string_view singular, absl::string_view plural,

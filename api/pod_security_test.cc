@@ -466,6 +466,14 @@ TEST(ParseTest, Levels) {
                                  "restricted")));
 }
 
+// Values are quoted by common/quote.h, as every message that echoes input:
+// invisible separators and bytes that are not UTF-8 are escaped too.
+TEST(ParseTest, HostileValuesAreQuotedAsGoDoes) {
+  EXPECT_THAT(ParsePodSecurityLevel("--pod_security", "a\xe2\x80\xa8\xff\"b"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr(R"(Invalid value: "a\u2028\xff\"b": )")));
+}
+
 TEST(ParseTest, NamespaceLabels) {
   google::protobuf::Map<std::string, std::string> labels;
   absl::StatusOr<NamespacePodSecurity> none = ParseNamespacePodSecurity(labels);
