@@ -9,10 +9,12 @@
 #include <cerrno>
 #include <cstring>
 #include <set>
+#include <utility>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "agent/runtime/accelerator_devices.h"
 #include "agent/runtime/pod_files.h"
 #include "agent/runtime/pod_input.h"
 #include "agent/runtime/process_launcher.h"
@@ -82,6 +84,54 @@ absl::Status SetUpNamespaces(const std::string& pod_dir,
     JOBSET_LOG(WARNING)
         << "/etc/hosts is not a regular file; the pod sees the host's";
   }
+  return absl::OkStatus();
+}
+
+// The agent's work dir: <work_dir>/pods/<uid> is the pod's.
+std::string WorkDirOf(const std::string& pod_dir) {
+  std::string dir = pod_dir;
+  for (int i = 0; i < 2; ++i) {
+    const size_t slash = dir.rfind('/');
+    dir = slash == std::string::npos || slash == 0 ? "/" : dir.substr(0, slash);
+  }
+  return dir;
+}
+
+// Where the pod's containers mount volumes (subPath mounts, which process
+// mode refuses, aside), and whether each is a file: a hostPath to a file.
+std::vector<std::pair<std::string, bool>> MountPoints(
+    const api::PodSpec& spec) {
+  std::vector<std::pair<std::string, bool>> points;
+  for (const auto* list : {&spec.init_containers(), &spec.containers()}) {
+    for (const api::Container& c : *list) {
+      for (const api::VolumeMount& vm : c.volume_mounts()) {
+        if (!vm.sub_path().empty()) continue;
+        bool file = false;
+        for (const api::Volume& v : spec.volumes()) {
+          if (v.name() != vm.name() || !v.has_host_path()) continue;
+          struct stat st;
+          file = v.host_path().type() == "FileOrCreate" ||
+                 (stat(v.host_path().path().c_str(), &st) == 0 &&
+                  !S_ISDIR(st.st_mode));
+        }
+        points.emplace_back(vm.mount_path(), file);
+      }
+    }
+  }
+  return points;
+}
+
+absl::Status SetUpRoot(const PodShimOptions& options, PodSetup* pod) {
+  PodRootSpec spec;
+  spec.pod_dir = options.pod_dir;
+  spec.work_dir = WorkDirOf(options.pod_dir);
+  spec.hosts_file = absl::StrCat(options.pod_dir, "/", kHostsFile);
+  spec.devices = AcceleratorDevices(pod->assignment.devices(),
+                                    options.accelerators.dev_root);
+  spec.mount_points = MountPoints(pod->assignment.pod().spec());
+  absl::StatusOr<std::unique_ptr<PodRoot>> root = PodRoot::Build(spec);
+  if (!root.ok()) return root.status();
+  pod->root = *std::move(root);
   return absl::OkStatus();
 }
 
@@ -199,6 +249,9 @@ absl::Status SetUpPod(const PodShimOptions& options, PodSetup* pod) {
         !s.ok()) {
       return s;
     }
+    if (private_mounts) {
+      if (absl::Status s = SetUpRoot(options, pod); !s.ok()) return s;
+    }
     return SetUpCgroups(options, pod);
   }
   return absl::OkStatus();
@@ -207,8 +260,9 @@ absl::Status SetUpPod(const PodShimOptions& options, PodSetup* pod) {
 std::unique_ptr<ContainerLauncher> MakeLauncher(const PodShimOptions& options,
                                                 const PodSetup& pod) {
   if (!options.oci) {
-    return std::make_unique<ProcessLauncher>(
-        options.pod_dir, &pod.assignment.pod(), pod.cgroups.get());
+    return std::make_unique<ProcessLauncher>(options.pod_dir,
+                                             &pod.assignment.pod(),
+                                             pod.cgroups.get(), pod.root.get());
   }
   RuncLauncher::Options o;
   o.runc = options.runc;

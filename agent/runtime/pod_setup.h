@@ -18,6 +18,7 @@
 #include "agent/runtime/cgroups.h"
 #include "agent/runtime/container_launcher.h"
 #include "agent/runtime/container_lifecycle.h"
+#include "agent/runtime/pod_root.h"
 #include "agent/runtime/pod_shim.h"
 #include "agent/runtime/readiness_probe.h"
 #include "proto/agent.pb.h"
@@ -60,6 +61,9 @@ struct PodSetup {
   // The pod-level cgroup dirs to signal; kept even when creating them
   // failed half way.
   std::vector<std::string> cgroup_dirs;
+  // Process mode as root: the private root its containers run in (null:
+  // they see the host's, as an agent that is not root runs them).
+  std::unique_ptr<PodRoot> root;
 };
 
 // Sets `pod` up from <pod_dir>/assignment.pb. InvalidArgument: the spec is

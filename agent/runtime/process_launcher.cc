@@ -149,7 +149,14 @@ pid_t ForkExec(const std::string& path, const std::vector<std::string>& argv,
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
-    if (setup != nullptr && (!setup->mounts.empty() || setup->read_only_root)) {
+    if (setup != nullptr && setup->root != nullptr) {
+      const RootFailure f = EnterPodRoot(*setup->root, setup->mounts,
+                                         setup->read_only_root, status_pipe[1]);
+      if (f.err != 0) {
+        ReportAndExit(status_pipe[1], ExecFailure::kMount, f.err, f.detail);
+      }
+    } else if (setup != nullptr &&
+               (!setup->mounts.empty() || setup->read_only_root)) {
       if (unshare(CLONE_NEWNS) != 0 ||
           mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
         ReportAndExit(status_pipe[1], ExecFailure::kMount, errno, -2);
@@ -226,10 +233,11 @@ int RunCommand(const std::vector<std::string>& argv) {
 }
 
 ProcessLauncher::ProcessLauncher(std::string pod_dir, const api::Pod* pod,
-                                 PodCgroups* cgroups)
+                                 PodCgroups* cgroups, const PodRoot* root)
     : pod_dir_(std::move(pod_dir)),
       pod_(pod),
       cgroups_(cgroups),
+      root_(root),
       last_cap_(LastCapability()),
       available_caps_(PermittedCapabilities()) {}
 
@@ -273,15 +281,21 @@ absl::StatusOr<Launched> ProcessLauncher::Launch(const api::Container& spec,
             "].subPath: not supported in process mode (use the oci runtime)"));
       }
       struct stat st;
-      if (stat(m.destination.c_str(), &st) != 0) {
+      const std::string at =
+          root_ != nullptr ? root_->Path(m.destination) : m.destination;
+      if (stat(at.c_str(), &st) != 0) {
         return absl::NotFoundError(absl::StrCat(
             "volumeMounts[", m.index, "].mountPath: ", m.destination,
-            " does not exist on the host (process mode creates nothing "
-            "there)"));
+            root_ != nullptr
+                ? " cannot be made in the pod's root (a symlink, or beneath "
+                  "a read-only host directory where it does not exist)"
+                : " does not exist on the host (process mode creates nothing "
+                  "there)"));
       }
       setup.mounts.push_back({m.source, m.destination, m.read_only});
     }
     setup.read_only_root = sc.read_only_root_filesystem;
+    setup.root = root_;
   } else if (sc.read_only_root_filesystem) {
     return absl::FailedPreconditionError(
         "readOnlyRootFilesystem needs a root agent in process mode (a mount "

@@ -15,6 +15,7 @@
 #include "absl/strings/string_view.h"
 #include "agent/runtime/cgroups.h"
 #include "agent/runtime/container_launcher.h"
+#include "agent/runtime/pod_root.h"
 #include "agent/runtime/security_context.h"
 #include "proto/cluster.pb.h"
 
@@ -37,13 +38,6 @@ struct ExecFailure {
   int detail = 0;
 };
 
-// A bind mount a child makes in its own mount namespace before exec.
-struct ChildMount {
-  std::string source;
-  std::string destination;
-  bool read_only = false;
-};
-
 // What a child sets up between fork and exec beyond ForkExec's basics: in
 // this order, its own mount namespace (unshared from the shim's) with
 // `mounts` bound and, with `read_only_root`, "/" remounted read-only (the
@@ -51,6 +45,9 @@ struct ChildMount {
 struct ChildSetup {
   std::vector<ChildMount> mounts;
   bool read_only_root = false;
+  // Set: instead, the child enters this private root (EnterPodRoot, with
+  // `mounts` beneath it) in namespaces of its own.
+  const PodRoot* root = nullptr;
   const ProcessCredentials* credentials = nullptr;
 };
 
@@ -80,8 +77,8 @@ int RunCommand(const std::vector<std::string>& argv);
 class ProcessLauncher final : public ContainerLauncher {
  public:
   // `cgroups` (may be null: none) and `pod` must outlive the launcher.
-  ProcessLauncher(std::string pod_dir, const api::Pod* pod,
-                  PodCgroups* cgroups);
+  ProcessLauncher(std::string pod_dir, const api::Pod* pod, PodCgroups* cgroups,
+                  const PodRoot* root = nullptr);
 
   absl::StatusOr<Launched> Launch(const api::Container& spec,
                                   int64_t memory_limit) override;
@@ -99,6 +96,7 @@ class ProcessLauncher final : public ContainerLauncher {
   const std::string pod_dir_;
   const api::Pod* const pod_;
   PodCgroups* const cgroups_;
+  const PodRoot* const root_;  // null: the host's root (not root)
   const int last_cap_;
   const uint64_t available_caps_;  // the shim's permitted set
 };

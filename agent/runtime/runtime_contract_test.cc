@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -276,6 +277,11 @@ class RuntimeContractTest : public ::testing::TestWithParam<RuntimeFactory> {
     image_dir_ = root_ + "/images";
     ASSERT_EQ(mkdir(root_.c_str(), 0755), 0);
     helper_ = RunfilePath("agent/runtime/test_helper");
+    // A runfile is a symlink into bazel-out; a process-mode pod's private
+    // root has neither, so the helper's real directory is a volume
+    // (Prepared).
+    char real[PATH_MAX];
+    if (realpath(helper_.c_str(), real) != nullptr) helper_ = real;
     if (GetParam().oci) {
       ASSERT_THAT(BuildTestImage(image_dir_, helper_), IsOk());
       helper_ = "/bin/helper";
@@ -312,6 +318,7 @@ class RuntimeContractTest : public ::testing::TestWithParam<RuntimeFactory> {
   // The pod as this runtime runs it: under cri, every container's image is
   // the registry's test image.
   api::PodAssignment Prepared(api::PodAssignment a) const {
+    if (!oci() && !cri() && !fake()) return WithHelperVolume(std::move(a));
     if (!cri()) return a;
     api::PodSpec* spec = a.mutable_pod()->mutable_spec();
     for (auto* list :
@@ -322,6 +329,26 @@ class RuntimeContractTest : public ::testing::TestWithParam<RuntimeFactory> {
         c.set_image_pull_policy("IfNotPresent");
       }
     }
+    return a;
+  }
+
+  // Process mode: the test helper's directory, a read-only hostPath volume
+  // at the same path in every container (after the pod's own mounts).
+  api::PodAssignment WithHelperVolume(api::PodAssignment a) const {
+    const std::string dir = helper_.substr(0, helper_.rfind('/'));
+    api::PodSpec* spec = a.mutable_pod()->mutable_spec();
+    for (auto* list :
+         {spec->mutable_init_containers(), spec->mutable_containers()}) {
+      for (api::Container& c : *list) {
+        api::VolumeMount* m = c.add_volume_mounts();
+        m->set_name("test-helper");
+        m->set_mount_path(dir);
+        m->set_read_only(true);
+      }
+    }
+    api::Volume* v = spec->add_volumes();
+    v->set_name("test-helper");
+    v->mutable_host_path()->set_path(dir);
     return a;
   }
 
@@ -504,6 +531,32 @@ TEST_P(RuntimeContractTest, UnknownImageFailsThePod) {
   EXPECT_THAT(s.container_statuses(0).message(), HasSubstr("nope:1"));
 }
 
+// The pid in this test's PID namespace of the process running `program`
+// whose pid in its own namespace is `ns_pid` (/proc/<pid>/status' NSpid);
+// 0 when there is none.
+int HostPidOf(int ns_pid, const std::string& program) {
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    int pid = 0;
+    if (!absl::SimpleAtoi(entry.path().filename().string(), &pid)) continue;
+    const std::string cmdline =
+        ReadFileToString(absl::StrCat("/proc/", pid, "/cmdline")).value_or("");
+    if (!absl::StartsWith(cmdline, program + '\0')) continue;
+    const std::string status =
+        ReadFileToString(absl::StrCat("/proc/", pid, "/status")).value_or("");
+    for (absl::string_view line : absl::StrSplit(status, '\n')) {
+      if (!absl::ConsumePrefix(&line, "NSpid:")) continue;
+      std::vector<absl::string_view> ids =
+          absl::StrSplit(line, '\t', absl::SkipEmpty());
+      int last = 0;
+      if (!ids.empty() && absl::SimpleAtoi(ids.back(), &last) &&
+          last == ns_pid) {
+        return pid;
+      }
+    }
+  }
+  return 0;
+}
+
 TEST_P(RuntimeContractTest, StopKillsWhatIgnoresTermAndDoubleForks) {
   if (fake())
     GTEST_SKIP() << "needs real processes that ignore SIGTERM and double-fork "
@@ -521,6 +574,9 @@ TEST_P(RuntimeContractTest, StopKillsWhatIgnoresTermAndDoubleForks) {
       ASSERT_TRUE(absl::SimpleAtoi(line, &orphan));
     }
   }
+  // Process mode runs a container in a PID namespace of its own: the pid
+  // it printed is its pid there.
+  if (!oci()) orphan = HostPidOf(orphan, helper_);
   const absl::Time stopped = absl::Now();
   ASSERT_THAT(runtime_->Stop("orphan", absl::Milliseconds(300)), IsOk());
   api::PodStatus s = WaitFinal("orphan");
@@ -530,7 +586,7 @@ TEST_P(RuntimeContractTest, StopKillsWhatIgnoresTermAndDoubleForks) {
   EXPECT_EQ(s.container_statuses(0).signal(), SIGKILL);
   EXPECT_EQ(s.container_statuses(0).exit_code(), 128 + SIGKILL);
   if (!oci()) {
-    // A pid in this pid namespace: it must be gone (and reaped).
+    // It must be gone (and reaped).
     ASSERT_GT(orphan, 0);
     EXPECT_NE(kill(orphan, 0), 0);
     EXPECT_EQ(errno, ESRCH);

@@ -1,0 +1,245 @@
+// A process-mode pod's private root (pod_root.h), with real pods through
+// ShimRuntime: what a hostile pod tries to reach on its host, and what a
+// training pod needs. Needs root (namespaces, pivot_root); skipped otherwise.
+
+#include "agent/runtime/pod_root.h"
+
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/time.h"
+#include "agent/runtime/pod_files.h"
+#include "agent/runtime/runtime_test_env.h"
+#include "agent/runtime/shim_runtime.h"
+#include "common/status_matchers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace jobset::agent {
+namespace {
+
+using ::jobset::agent::testing::IsFinal;
+using ::jobset::agent::testing::IsRunning;
+using ::jobset::agent::testing::PodBuilder;
+using ::jobset::agent::testing::RunfilePath;
+using ::jobset::agent::testing::WaitForPod;
+using ::jobset::testing::IsOk;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr absl::Duration kTimeout = absl::Seconds(20);
+
+std::vector<std::string> Sh(const std::string& script) {
+  return {"/bin/busybox", "sh", "-c", script};
+}
+
+// Lines of the host's mount table that name `dir`.
+std::vector<std::string> HostMountsUnder(const std::string& dir) {
+  std::vector<std::string> found;
+  std::ifstream in("/proc/self/mountinfo");
+  for (std::string line; std::getline(in, line);) {
+    if (absl::StrContains(line, dir)) found.push_back(line);
+  }
+  return found;
+}
+
+class PodRootTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) {
+      GTEST_SKIP() << "needs root: namespaces, mounts and pivot_root";
+    }
+    if (access("/bin/busybox", X_OK) != 0) GTEST_SKIP() << "no /bin/busybox";
+    static int counter = 0;
+    dir_ = absl::StrCat(std::getenv("TEST_TMPDIR"), "/podroot-", ++counter);
+    work_dir_ = dir_ + "/work";
+    ASSERT_EQ(mkdir(dir_.c_str(), 0755), 0);
+    ShimRuntime::Options options;
+    options.work_dir = work_dir_;
+    options.shim_path = RunfilePath("agent/runtime/jobset-pod-shim");
+    options.cgroup_root = "jobset-test";
+    options.accelerators.dev_root = dir_ + "/dev";
+    options.accelerators.driver_root = dir_ + "/driver";
+    options.accelerators.cdi_dirs = {dir_ + "/cdi"};
+    absl::StatusOr<std::unique_ptr<ShimRuntime>> r =
+        ShimRuntime::Create(options);
+    ASSERT_THAT(r.status(), IsOk());
+    runtime_ = *std::move(r);
+  }
+
+  void TearDown() override {
+    if (runtime_ == nullptr) return;
+    for (const std::string& uid : started_) {
+      EXPECT_THAT(runtime_->Remove(uid), IsOk());
+    }
+    // Every mount of a pod's root lived in its shim's namespaces.
+    EXPECT_THAT(HostMountsUnder(dir_), ::testing::IsEmpty());
+  }
+
+  absl::Status Start(const api::PodAssignment& a) {
+    started_.push_back(a.pod().metadata().uid());
+    return runtime_->Start(a);
+  }
+
+  api::PodStatus WaitFinal(const std::string& uid) {
+    absl::StatusOr<PodState> pod =
+        WaitForPod(*runtime_, uid, IsFinal, kTimeout);
+    EXPECT_THAT(pod.status(), IsOk());
+    return pod.ok() ? pod->status : api::PodStatus();
+  }
+
+  std::string Log(const std::string& uid, const std::string& container) {
+    return ReadFileToString(runtime_->LogPath(uid, container)).value_or("");
+  }
+
+  std::string dir_, work_dir_;
+  std::unique_ptr<ShimRuntime> runtime_;
+  std::vector<std::string> started_;
+};
+
+// Issue 40: a root pod read the node's key, another pod's assignment (its
+// resolved Secrets), the host's password hashes, made device nodes it could
+// open, and saw every process of the host.
+TEST_F(PodRootTest, APodReachesNoAgentStateNoHostSecretsAndNoHostPids) {
+  const std::string key = work_dir_ + "/pki/node.key";
+  ASSERT_EQ(mkdir((work_dir_ + "/pki").c_str(), 0700), 0);
+  ASSERT_THAT(WriteFileAtomic(key, "FAKE-NODE-KEY-7f3a\n"), IsOk());
+  api::PodAssignment victim = PodBuilder("victim")
+                                  .Container("main", Sh("sleep 600"))
+                                  .Env("DB_PASSWORD", "victim-secret-91c2")
+                                  .Build();
+  ASSERT_THAT(Start(victim), IsOk());
+  ASSERT_THAT(WaitForPod(*runtime_, "victim", IsRunning, kTimeout).status(),
+              IsOk());
+  const std::string other = work_dir_ + "/pods/victim/assignment.pb";
+  const std::string script = absl::StrCat(
+      "for f in ", key, " ", other,
+      " /etc/shadow /etc/gshadow; do if /bin/busybox cat $f 2>/dev/null; then "
+      "echo \"read $f\"; else echo \"refused $f\"; fi; done; "
+      "if /bin/busybox mknod /tmp/disk c 1 3 2>/dev/null && echo x "
+      "2>/dev/null > /tmp/disk; then echo mknod-usable; else echo "
+      "mknod-refused; fi; echo \"pid $$\"; if /bin/busybox test -e /proc/",
+      getpid(), "; then echo sees-host-pids; fi; /bin/busybox ls ", work_dir_,
+      "/pods");
+  api::PodAssignment a =
+      PodBuilder("hostile").Container("main", Sh(script)).Build();
+  a.mutable_pod()->mutable_spec()->mutable_security_context()->set_run_as_user(
+      0);
+  ASSERT_THAT(Start(a), IsOk());
+  EXPECT_EQ(WaitFinal("hostile").phase(), "Succeeded");
+  const std::string log = Log("hostile", "main");
+  EXPECT_THAT(log, HasSubstr(absl::StrCat("refused ", key, "\n")));
+  EXPECT_THAT(log, HasSubstr(absl::StrCat("refused ", other, "\n")));
+  EXPECT_THAT(log, Not(HasSubstr("FAKE-NODE-KEY")));
+  EXPECT_THAT(log, Not(HasSubstr("victim-secret")));
+  // /etc is the host's, its password hashes an empty file.
+  absl::StatusOr<std::string> shadow = ReadFileToString("/etc/shadow");
+  if (shadow.ok() && !shadow->empty()) {
+    const std::string first = shadow->substr(0, shadow->find('\n'));
+    EXPECT_THAT(log, Not(HasSubstr(first)));
+  }
+  EXPECT_THAT(log, HasSubstr("mknod-refused\n"));
+  // Its shell is PID 2 (after the namespace's init); the test is not there.
+  EXPECT_THAT(log, HasSubstr("pid 2\n"));
+  EXPECT_THAT(log, Not(HasSubstr("sees-host-pids")));
+  // The directories above the pod's work dir are empty in its root: its own
+  // pod only, holding only work/.
+  EXPECT_THAT(log, HasSubstr("hostile\n"));
+  EXPECT_THAT(log, Not(HasSubstr("victim\n"))) << log;
+}
+
+// What a training pod needs: the host's python3 and libraries, its volumes
+// (a configMap and an emptyDir at paths the host does not have), /dev/shm,
+// its peers' names; run as a user that is not root.
+TEST_F(PodRootTest, ANonRootPodRunsTheHostsPythonWithItsVolumes) {
+  if (access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "no python3";
+  const std::string script =
+      "import os, socket\n"
+      "print('config', open('/conf/app.yaml').read().strip())\n"
+      "open('/scratch/out', 'w').write('from-pod')\n"
+      "open('/dev/shm/x', 'w').write('shm')\n"
+      "print('shm', open('/dev/shm/x').read())\n"
+      "print('peer', socket.gethostbyname('peer-0.sub'))\n"
+      "print('pids', sorted(int(p) for p in os.listdir('/proc') "
+      "if p.isdigit()))\n"
+      "print('uid', os.getuid())\n";
+  api::PodAssignment a =
+      PodBuilder("python")
+          .EmptyDirVolume("scratch")
+          .Container("main", {"/usr/bin/python3", "-c", script})
+          .Mount("scratch", "/scratch")
+          .Mount("conf", "/conf")
+          .Host("10.1.2.3", {"peer-0.sub", "peer-0"})
+          .Build();
+  api::PodSpec* spec = a.mutable_pod()->mutable_spec();
+  spec->mutable_security_context()->set_run_as_user(1000);
+  api::Volume* v = spec->add_volumes();
+  v->set_name("conf");
+  v->mutable_config_map()->set_name("app");
+  api::ConfigVolume* config = a.add_config_volumes();
+  config->set_name("conf");
+  api::ConfigFile* f = config->add_files();
+  f->set_path("app.yaml");
+  f->set_data("a: 1\n");
+  f->set_mode(0644);
+  ASSERT_THAT(Start(a), IsOk());
+  api::PodStatus s = WaitFinal("python");
+  const std::string log = Log("python", "main");
+  EXPECT_EQ(s.phase(), "Succeeded") << s.ShortDebugString() << "\n" << log;
+  EXPECT_EQ(log,
+            "config a: 1\nshm shm\npeer 10.1.2.3\npids [1, 2]\nuid 1000\n");
+  EXPECT_EQ(ReadFileToString(work_dir_ + "/pods/python/volumes/scratch/out")
+                .value_or(""),
+            "from-pod");
+}
+
+// /dev holds the standard nodes and the pod's GPUs' only.
+TEST_F(PodRootTest, DevHoldsOnlyTheStandardNodesAndThePodsGpus) {
+  const std::string dev = dir_ + "/dev";
+  ASSERT_EQ(mkdir(dev.c_str(), 0755), 0);
+  for (const char* name : {"nvidia0", "nvidia1", "nvidiactl"}) {
+    const std::string node = dev + "/" + name;
+    ASSERT_EQ(mknod(node.c_str(), S_IFCHR | 0666, makedev(1, 3)), 0);
+    ASSERT_EQ(chmod(node.c_str(), 0666), 0);  // whatever the umask
+  }
+  api::PodAssignment a =
+      PodBuilder("gpus")
+          .Container("main",
+                     Sh("/bin/busybox ls -1 /dev && echo x > /dev/nvidia1 && "
+                        "echo written"))
+          .Build();
+  a.mutable_devices()->add_nvidia_gpus(1);
+  ASSERT_THAT(Start(a), IsOk());
+  EXPECT_EQ(WaitFinal("gpus").phase(), "Succeeded");
+  std::vector<std::string> lines =
+      absl::StrSplit(Log("gpus", "main"), '\n', absl::SkipEmpty());
+  EXPECT_THAT(lines, ::testing::UnorderedElementsAre(
+                         "fd", "full", "null", "nvidia1", "nvidiactl", "ptmx",
+                         "pts", "random", "shm", "stderr", "stdin", "stdout",
+                         "tty", "urandom", "zero", "written"));
+}
+
+TEST(MaskedEtcFilesTest, NamesPasswordHashesAndHostKeysThatExist) {
+  const std::string etc = absl::StrCat(std::getenv("TEST_TMPDIR"), "/etc");
+  ASSERT_EQ(mkdir(etc.c_str(), 0755), 0);
+  ASSERT_EQ(mkdir((etc + "/ssh").c_str(), 0755), 0);
+  for (const char* f : {"/shadow", "/passwd", "/ssh/ssh_host_ed25519_key",
+                        "/ssh/ssh_host_ed25519_key.pub", "/ssh/ssh_config"}) {
+    std::ofstream(etc + f) << "x";
+  }
+  EXPECT_THAT(MaskedEtcFiles(etc), ::testing::UnorderedElementsAre(
+                                       "shadow", "ssh/ssh_host_ed25519_key"));
+}
+
+}  // namespace
+}  // namespace jobset::agent
