@@ -228,6 +228,22 @@ const std::vector<CommandSpec>& Commands() {
        {},
        1,
        1},
+      {"label",
+       "label node NAME KEY=VALUE|KEY- ... [--overwrite]",
+       "Set or remove a node's labels, kept over what its agent reports "
+       "(labels under node-restriction.kubernetes.io/ and jobsetd.io/ only "
+       "an admin sets).",
+       {Switch("overwrite", '\0', "change a label that has another value")},
+       2,
+       1 + 2 * 256},
+      {"taint",
+       "taint node NAME KEY[=VALUE]:EFFECT|KEY[:EFFECT]- ... [--overwrite]",
+       "Add or remove a node's taints (NoSchedule, PreferNoSchedule, "
+       "NoExecute); its agent cannot change them.",
+       {Switch("overwrite", '\0',
+               "replace a taint of the same key and effect")},
+       2,
+       1 + 2 * 64},
       {"config",
        "config view [--minify] [--raw] | use-context NAME | set-context "
        "[NAME|--current] [--cluster=C] [--user=U] [-n NS] | get-contexts | "

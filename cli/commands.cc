@@ -47,7 +47,8 @@ int RunCommand(const Invocation& invocation, Client& client, const Io& io,
   if (verb == "resume") return SetSuspend(ctx, false);
   if (verb == "wait") return Wait(ctx);
   if (verb == "watch") return Watch(ctx);
-  if (verb == "cordon" || verb == "uncordon" || verb == "drain") {
+  if (verb == "cordon" || verb == "uncordon" || verb == "drain" ||
+      verb == "label" || verb == "taint") {
     return NodeVerb(ctx);
   }
   if (verb == "logs") return Logs(ctx);

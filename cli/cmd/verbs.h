@@ -63,7 +63,8 @@ int Delete(const Context& ctx);
 // suspend.cc: suspend|resume jobset NAME.
 int SetSuspend(const Context& ctx, bool suspend);
 
-// node.cc: cordon|uncordon|drain NODE.
+// node.cc: cordon|uncordon|drain NODE; label|taint node NAME ...
+// (node_edits.h reads their arguments).
 int NodeVerb(const Context& ctx);
 
 // logs.cc
