@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -132,6 +133,10 @@ ABSL_FLAG(std::string, audit_log, "",
           "level Metadata) to per request that changes something or is "
           "refused (reads too: with --audit_reads, every read); empty: off");
 ABSL_FLAG(bool, audit_reads, false, "Audit reads (get, list, watch) too");
+ABSL_FLAG(absl::Duration, join_token_ttl, absl::Hours(24),
+          "How long a join token lives (the one written to "
+          "<data_dir>/join-token, and `jobsetctl token rotate-join` without "
+          "--ttl); 0: forever");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(5),
           "On SIGTERM/SIGINT, how long in-flight calls may finish before they "
           "are cancelled");
@@ -606,8 +611,12 @@ int Main() {
   scheduler::NodeServiceImpl node_service(&hub, &request_auth);
   scheduler::PodLogServiceImpl pod_log_service(&metered, &hub, &request_auth);
   scheduler::IdentityServiceImpl identity_service(&*pki, &request_auth);
+  std::optional<absl::Duration> join_token_ttl;
+  if (absl::GetFlag(FLAGS_join_token_ttl) > absl::ZeroDuration()) {
+    join_token_ttl = absl::GetFlag(FLAGS_join_token_ttl);
+  }
   scheduler::AccessServiceImpl access_service(&request_auth, &*pki, data_dir,
-                                              &metered);
+                                              &metered, join_token_ttl);
   options.services = {&agent_service, &node_service, &pod_log_service,
                       &identity_service, &access_service};
   options.end_streams = [&hub] { hub.CloseAll(); };
@@ -630,8 +639,8 @@ int Main() {
     JOBSET_LOG(ERROR) << written;
     return 1;
   }
-  if (absl::Status written =
-          scheduler::WriteJoinToken(data_dir, *pki, access->get(), now);
+  if (absl::Status written = scheduler::WriteJoinToken(
+          data_dir, *pki, access->get(), now, join_token_ttl);
       !written.ok()) {
     JOBSET_LOG(ERROR) << written;
     return 1;

@@ -121,6 +121,16 @@ grpc::Status AccessServiceImpl::CreateToken(
   absl::StatusOr<Caller> caller =
       auth_->Authorize(context, TokenAttrs("create", request->name()));
   if (!caller.ok()) return Denied(caller.status());
+  // What the token's user and groups are bound to, the caller must be able
+  // to bind: minting a token is granting.
+  if (absl::Status valid = ValidateCreateTokenRequest(*request); !valid.ok()) {
+    return ToGrpcStatus(valid);
+  }
+  if (absl::Status can =
+          auth_->access()->CheckCanGrantToken(caller->user, *request);
+      !can.ok()) {
+    return ToGrpcStatus(can);
+  }
   absl::StatusOr<api::CreateTokenResponse> created =
       auth_->access()->CreateToken(*request, caller->user.name,
                                    auth_->clock()->Now());
@@ -162,6 +172,7 @@ grpc::Status AccessServiceImpl::RotateJoinToken(
   if (!caller.ok()) return Denied(caller.status());
   const absl::Time now = auth_->clock()->Now();
   std::optional<absl::Time> expires;
+  if (join_token_ttl_.has_value()) expires = now + *join_token_ttl_;
   if (request->has_ttl()) {
     absl::Duration ttl = absl::Seconds(request->ttl().seconds());
     if (ttl <= absl::ZeroDuration() || ttl > kMaxJoinTtl) {

@@ -1,6 +1,7 @@
 #ifndef JOBSET_SCHEDULER_AUTH_ACCESS_SERVICE_H_
 #define JOBSET_SCHEDULER_AUTH_ACCESS_SERVICE_H_
 
+#include <optional>
 #include <string>
 
 #include "proto/auth.grpc.pb.h"
@@ -18,9 +19,16 @@ class AccessServiceImpl final : public api::AccessService::Service {
  public:
   // `data_dir` receives the rotated join-token file; SaveSnapshot reads
   // `store` (which must outlive this).
+  // A join token rotated without a ttl lives `join_token_ttl` (nullopt:
+  // forever).
   AccessServiceImpl(const RequestAuth* auth, const ClusterPki* pki,
-                    std::string data_dir, store::Store* store)
-      : auth_(auth), pki_(pki), data_dir_(std::move(data_dir)), store_(store) {}
+                    std::string data_dir, store::Store* store,
+                    std::optional<absl::Duration> join_token_ttl = std::nullopt)
+      : auth_(auth),
+        pki_(pki),
+        data_dir_(std::move(data_dir)),
+        store_(store),
+        join_token_ttl_(join_token_ttl) {}
 
   grpc::Status CreateToken(grpc::ServerContext* context,
                            const api::CreateTokenRequest* request,
@@ -57,6 +65,7 @@ class AccessServiceImpl final : public api::AccessService::Service {
   const ClusterPki* const pki_;
   const std::string data_dir_;
   store::Store* const store_;
+  const std::optional<absl::Duration> join_token_ttl_;
 };
 
 }  // namespace jobset::scheduler

@@ -1,10 +1,13 @@
 #include "scheduler/auth/access_store.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "common/log.h"
 #include "common/status_macros.h"
 #include "store/decode.h"
@@ -17,6 +20,8 @@ constexpr absl::string_view kTokensPrefix = "auth/tokens/";
 constexpr absl::string_view kJoinKey = "auth/join";
 constexpr absl::string_view kNodesPrefix = "auth/nodes/";
 constexpr absl::string_view kRevokedPrefix = "auth/revoked/";
+constexpr absl::string_view kGenerationKey = "auth/node-generation";
+constexpr absl::string_view kGenerationUriPrefix = "jobsetd://node-generation/";
 constexpr absl::string_view kRbacPrefix = "rbac/";
 
 constexpr absl::Duration kDefaultTokenTtl = absl::Hours(720);
@@ -80,7 +85,47 @@ void AddCertificate(api::NodeIdentity& node, absl::string_view serial,
   issued->mutable_not_after()->set_seconds(Seconds(not_after));
 }
 
+// kUnauthenticated with the wording the agent stops retrying on.
+absl::Status Revoked(absl::string_view why) {
+  return absl::UnauthenticatedError(
+      absl::StrCat("certificate has been revoked: ", why));
+}
+
+// kPermissionDenied: the name is another node's.
+absl::Status NameTaken(absl::string_view name) {
+  return absl::PermissionDeniedError(absl::StrCat(
+      "node name \"", name,
+      "\" is already registered (by a node with another node secret; "
+      "`jobsetctl delete node ",
+      name, "` frees the name)"));
+}
+
+// A certificate of `name`, which is not joined: it was deleted.
+absl::Status NotJoined(absl::string_view name) {
+  return Revoked(absl::StrCat("node \"", name,
+                              "\" was deleted (or never joined); join again "
+                              "with a join token (--join_token_file)"));
+}
+
 }  // namespace
+
+std::string NodeGenerationUri(int64_t generation) {
+  return absl::StrCat(kGenerationUriPrefix, generation);
+}
+
+absl::StatusOr<int64_t> NodeGenerationOf(const std::vector<std::string>& uris) {
+  for (const std::string& uri : uris) {
+    absl::string_view rest = uri;
+    if (!absl::ConsumePrefix(&rest, kGenerationUriPrefix)) continue;
+    int64_t generation = 0;
+    if (!absl::SimpleAtoi(rest, &generation) || generation <= 0) {
+      return absl::UnauthenticatedError(absl::StrCat(
+          "certificate names a malformed node generation (URI SAN ", uri, ")"));
+    }
+    return generation;
+  }
+  return 0;
+}
 
 absl::StatusOr<std::unique_ptr<AccessStore>> AccessStore::Load(
     store::Store* store) {
@@ -120,11 +165,27 @@ absl::Status AccessStore::LoadAll() {
       JOBSET_RETURN_IF_ERROR(Skipped(*join, decoded.status()));
     }
   }
+  JOBSET_ASSIGN_OR_RETURN(std::optional<store::KeyValue> generation,
+                          store_->Get(kGenerationKey));
+  if (generation.has_value()) {
+    int64_t last = 0;
+    if (absl::SimpleAtoi(generation->value, &last)) {
+      last_generation_ = last;
+    } else {
+      // Never a reason to give a generation twice: each one given was
+      // committed to this key, so its last write's revision is at least
+      // the last one given (and the nodes' own bound it below).
+      JOBSET_RETURN_IF_ERROR(Skipped(
+          *generation, absl::DataLossError("not a decimal generation")));
+      last_generation_ = generation->mod_revision;
+    }
+  }
   JOBSET_RETURN_IF_ERROR(store::ScanAll(
       *store_, kNodesPrefix,
       [&](const store::KeyValue& kv) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
         auto node = store::DecodeValue<api::NodeIdentity>(kv);
         if (!node.ok()) return Skipped(kv, node.status());
+        last_generation_ = std::max(last_generation_, node->generation());
         nodes_[node->name()] = *std::move(node);
         return absl::OkStatus();
       }));
@@ -183,9 +244,8 @@ absl::StatusOr<api::CreateTokenResponse> AccessStore::StoreToken(
   return response;
 }
 
-absl::StatusOr<api::CreateTokenResponse> AccessStore::CreateToken(
-    const api::CreateTokenRequest& request, absl::string_view created_by,
-    absl::Time now) {
+absl::Status ValidateCreateTokenRequest(
+    const api::CreateTokenRequest& request) {
   JOBSET_RETURN_IF_ERROR(CheckPrincipal("name", request.name()));
   if (absl::StartsWith(request.name(), "system:")) {
     return absl::InvalidArgumentError(
@@ -199,15 +259,19 @@ absl::StatusOr<api::CreateTokenResponse> AccessStore::CreateToken(
   for (int i = 0; i < request.groups_size(); ++i) {
     JOBSET_RETURN_IF_ERROR(
         CheckPrincipal(absl::StrCat("groups[", i, "]"), request.groups(i)));
-    if (request.groups(i) == auth::kNodesGroup) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("groups[", i, "]: \"", auth::kNodesGroup,
-                       "\" is for node certificates only"));
+    // Kubernetes' own groups are not for tokens: system:masters is
+    // cluster-admin past every RBAC check, system:nodes is for node
+    // certificates, the others jobsetd adds itself.
+    if (absl::StartsWith(request.groups(i), "system:")) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "groups[", i, "]: \"", request.groups(i),
+          "\" may not be granted by a token (groups starting with "
+          "\"system:\" are reserved; bind a role to a group of your own "
+          "instead)"));
     }
   }
-  absl::Duration ttl = kDefaultTokenTtl;
   if (request.has_ttl()) {
-    ttl = absl::Seconds(request.ttl().seconds());
+    absl::Duration ttl = absl::Seconds(request.ttl().seconds());
     if (ttl <= absl::ZeroDuration() || ttl > kMaxTokenTtl) {
       return absl::InvalidArgumentError(
           absl::StrCat("ttl: must be more than 0 and at most ",
@@ -215,6 +279,16 @@ absl::StatusOr<api::CreateTokenResponse> AccessStore::CreateToken(
                        absl::FormatDuration(ttl)));
     }
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<api::CreateTokenResponse> AccessStore::CreateToken(
+    const api::CreateTokenRequest& request, absl::string_view created_by,
+    absl::Time now) {
+  JOBSET_RETURN_IF_ERROR(ValidateCreateTokenRequest(request));
+  const absl::Duration ttl = request.has_ttl()
+                                 ? absl::Seconds(request.ttl().seconds())
+                                 : kDefaultTokenTtl;
   absl::MutexLock lock(&mu_);
   if (tokens_.contains(request.name())) {
     return absl::AlreadyExistsError(
@@ -239,6 +313,43 @@ absl::StatusOr<std::string> AccessStore::ResetAdminToken(
   JOBSET_ASSIGN_OR_RETURN(api::CreateTokenResponse created,
                           StoreToken(std::move(info), now));
   return created.token();
+}
+
+bool AccessStore::HasTokenId(absl::string_view id) const {
+  absl::MutexLock lock(&mu_);
+  return token_names_.contains(id);
+}
+
+absl::Status AccessStore::CheckCanGrantToken(
+    const auth::UserInfo& caller,
+    const api::CreateTokenRequest& request) const {
+  for (const std::string& group : caller.groups) {
+    if (group == auth::kMastersGroup) return absl::OkStatus();  // a shortcut
+  }
+  absl::ReaderMutexLock lock(&mu_);
+  for (const api::RbacObject& object : rbac_.List("", "")) {
+    if (!object.has_binding()) continue;
+    bool names_it = false;
+    for (const api::Subject& subject : object.binding().subjects()) {
+      if (subject.kind() == "User") {
+        names_it = names_it || subject.name() == request.name();
+      } else if (subject.kind() == "Group") {
+        for (const std::string& group : request.groups()) {
+          names_it = names_it || subject.name() == group;
+        }
+      }
+    }
+    if (!names_it) continue;
+    // As if the caller made this binding: it must hold what it grants (or
+    // may "bind" its role).
+    if (absl::Status can = rbac_.CheckCanApply(caller, object); !can.ok()) {
+      return absl::PermissionDeniedError(absl::StrCat(
+          "tokens \"", request.name(), "\" is forbidden: its ",
+          object.binding().kind(), " \"", object.binding().metadata().name(),
+          "\" would grant it what the creator may not bind: ", can.message()));
+    }
+  }
+  return absl::OkStatus();
 }
 
 std::vector<api::TokenInfo> AccessStore::ListTokens() const {
@@ -305,6 +416,20 @@ absl::StatusOr<auth::TokenParts> AccessStore::RotateJoinCredential(
   return parts;
 }
 
+absl::Status AccessStore::LimitJoinCredentialExpiry(absl::Time latest) {
+  absl::MutexLock lock(&mu_);
+  if (!join_.has_value() ||
+      (join_->has_expiration_timestamp() &&
+       FromSeconds(join_->expiration_timestamp()) <= latest)) {
+    return absl::OkStatus();
+  }
+  api::StoredJoinToken join = *join_;
+  join.mutable_expiration_timestamp()->set_seconds(Seconds(latest));
+  JOBSET_RETURN_IF_ERROR(CommitPut(kJoinKey, join));
+  join_ = std::move(join);
+  return absl::OkStatus();
+}
+
 absl::Status AccessStore::CheckJoinCredential(absl::string_view credential,
                                               absl::Time now) const {
   absl::StatusOr<auth::TokenParts> parts = auth::ParseToken(credential);
@@ -321,8 +446,27 @@ absl::Status AccessStore::CheckJoinCredential(absl::string_view credential,
 
 // ---- nodes ----
 
+absl::StatusOr<int64_t> AccessStore::JoinGeneration(
+    absl::string_view name, absl::string_view node_secret) {
+  absl::MutexLock lock(&mu_);
+  if (auto it = nodes_.find(std::string(name)); it != nodes_.end()) {
+    if (!auth::ConstantTimeEquals(auth::Sha256Hex(node_secret),
+                                  it->second.node_secret_sha256())) {
+      return NameTaken(name);
+    }
+    return it->second.generation();
+  }
+  const int64_t next = last_generation_ + 1;
+  store::Batch batch;
+  batch.Put(kGenerationKey, absl::StrCat(next));
+  JOBSET_RETURN_IF_ERROR(store_->Commit(batch).status());
+  last_generation_ = next;
+  return next;
+}
+
 absl::Status AccessStore::RecordJoin(absl::string_view name,
                                      absl::string_view node_secret,
+                                     int64_t generation,
                                      absl::string_view serial,
                                      absl::Time not_after, absl::Time now) {
   absl::MutexLock lock(&mu_);
@@ -331,17 +475,19 @@ absl::Status AccessStore::RecordJoin(absl::string_view name,
   if (auto it = nodes_.find(std::string(name)); it != nodes_.end()) {
     if (!auth::ConstantTimeEquals(secret_hash,
                                   it->second.node_secret_sha256())) {
-      return absl::PermissionDeniedError(absl::StrCat(
-          "node name \"", name,
-          "\" is already registered (by a node with another node secret; "
-          "`jobsetctl delete node ",
-          name, "` frees the name)"));
+      return NameTaken(name);
+    }
+    if (it->second.generation() != generation) {
+      return absl::AbortedError(absl::StrCat(
+          "node \"", name, "\" joined again meanwhile (generation ",
+          it->second.generation(), ", not ", generation, "); join again"));
     }
     node = it->second;
   } else {
     node.set_name(std::string(name));
     node.set_node_secret_sha256(secret_hash);
     node.mutable_join_timestamp()->set_seconds(Seconds(now));
+    node.set_generation(generation);
   }
   AddCertificate(node, serial, not_after);
   JOBSET_RETURN_IF_ERROR(CommitPut(absl::StrCat(kNodesPrefix, name), node));
@@ -349,17 +495,45 @@ absl::Status AccessStore::RecordJoin(absl::string_view name,
   return absl::OkStatus();
 }
 
-absl::Status AccessStore::RecordRenewal(absl::string_view name,
-                                        absl::string_view serial,
-                                        absl::Time not_after) {
+absl::Status AccessStore::CheckRenewalLocked(const api::NodeIdentity& node,
+                                             absl::Time now) const {
+  if (!node.has_renewal_timestamp()) return absl::OkStatus();
+  const absl::Time last = FromSeconds(node.renewal_timestamp());
+  if (now - last >= kMinRenewalInterval) return absl::OkStatus();
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "node \"", node.name(), "\" renewed its certificate at ",
+      absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", last, absl::UTCTimeZone()),
+      "; a node may renew once per ", absl::FormatDuration(kMinRenewalInterval),
+      ": try again in ",
+      absl::FormatDuration(
+          absl::Ceil(kMinRenewalInterval - (now - last), absl::Seconds(1)))));
+}
+
+absl::StatusOr<int64_t> AccessStore::CheckRenewal(absl::string_view name,
+                                                  absl::Time now) const {
   absl::MutexLock lock(&mu_);
   auto it = nodes_.find(std::string(name));
-  if (it == nodes_.end()) {
-    return absl::NotFoundError(
-        absl::StrCat("node \"", name, "\" has not joined"));
+  if (it == nodes_.end()) return NotJoined(name);
+  JOBSET_RETURN_IF_ERROR(CheckRenewalLocked(it->second, now));
+  return it->second.generation();
+}
+
+absl::Status AccessStore::RecordRenewal(absl::string_view name,
+                                        int64_t generation,
+                                        absl::string_view serial,
+                                        absl::Time not_after, absl::Time now) {
+  absl::MutexLock lock(&mu_);
+  auto it = nodes_.find(std::string(name));
+  if (it == nodes_.end()) return NotJoined(name);
+  if (it->second.generation() != generation) {
+    return Revoked(absl::StrCat("node \"", name,
+                                "\" joined again while this renewal was "
+                                "issued; use the new join's certificate"));
   }
+  JOBSET_RETURN_IF_ERROR(CheckRenewalLocked(it->second, now));
   api::NodeIdentity node = it->second;
   AddCertificate(node, serial, not_after);
+  node.mutable_renewal_timestamp()->set_seconds(Seconds(now));
   JOBSET_RETURN_IF_ERROR(CommitPut(absl::StrCat(kNodesPrefix, name), node));
   it->second = std::move(node);
   return absl::OkStatus();
@@ -372,6 +546,9 @@ absl::Status AccessStore::RevokeNode(absl::string_view name) {
     return absl::NotFoundError(
         absl::StrCat("node \"", name, "\" has not joined"));
   }
+  // Forgetting the node is the revocation (CheckNodeCertificate); the
+  // serials it kept are recorded too, for certificates of before
+  // generations.
   store::Batch batch;
   for (const api::NodeIdentity::Issued& issued : it->second.certificates()) {
     api::RevokedCertificate revoked;
@@ -387,6 +564,20 @@ absl::Status AccessStore::RevokeNode(absl::string_view name) {
     revoked_.insert(issued.serial());
   }
   nodes_.erase(it);
+  return absl::OkStatus();
+}
+
+absl::Status AccessStore::CheckNodeCertificate(absl::string_view name,
+                                               int64_t generation) const {
+  absl::MutexLock lock(&mu_);
+  auto it = nodes_.find(std::string(name));
+  if (it == nodes_.end()) return NotJoined(name);
+  if (it->second.generation() != generation) {
+    return Revoked(absl::StrCat(
+        "it is of an earlier join of node \"", name, "\" (generation ",
+        generation, "; the node was deleted and joined again as generation ",
+        it->second.generation(), ")"));
+  }
   return absl::OkStatus();
 }
 

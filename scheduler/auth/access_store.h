@@ -22,6 +22,20 @@
 
 namespace jobset::scheduler {
 
+// The least time between two renewals of a node's certificate (which lives
+// 30 days and is renewed at 70-90% of that).
+inline constexpr absl::Duration kMinRenewalInterval = absl::Hours(1);
+
+// The URI SAN that names a node certificate's generation.
+std::string NodeGenerationUri(int64_t generation);
+// The generation a certificate's URI SANs name; 0 if none does (issued
+// before generations); kUnauthenticated if one is malformed.
+absl::StatusOr<int64_t> NodeGenerationOf(const std::vector<std::string>& uris);
+
+// CreateToken's checks of `request` (see there), kInvalidArgument naming
+// the field.
+absl::Status ValidateCreateTokenRequest(const api::CreateTokenRequest& request);
+
 // jobsetd's identity records: users' bearer tokens, the join token, the
 // nodes that joined, revoked certificate serials, and the RBAC objects. Kept
 // in the store (under "auth/" and "rbac/") and in memory: every change is
@@ -38,7 +52,8 @@ class AccessStore {
   // ---- users' bearer tokens ----
 
   // Validates the name (a Kubernetes user name: 1-253 bytes of letters,
-  // digits and "-._@:"; not "system:..."), groups and ttl (at most 8760h;
+  // digits and "-._@:"; not "system:..."), groups (none "system:...": those
+  // are Kubernetes' own, system:masters above all) and ttl (at most 8760h;
   // unset 720h); kAlreadyExists if the name has a token.
   absl::StatusOr<api::CreateTokenResponse> CreateToken(
       const api::CreateTokenRequest& request, absl::string_view created_by,
@@ -48,6 +63,15 @@ class AccessStore {
   // any earlier one of that name; returned once.
   absl::StatusOr<std::string> ResetAdminToken(absl::Time now,
                                               absl::string_view name = "admin");
+  // Whether a token with this id exists (the failure limiter counts a
+  // known id's failures apart from an address's guesses).
+  bool HasTokenId(absl::string_view id) const;
+  // The check of a create of `request` by `caller`: a token for a user and
+  // groups grants what their bindings grant, so `caller` must be allowed to
+  // make each of those bindings (Kubernetes' escalation check, with
+  // "bind"); kPermissionDenied in kube-apiserver's words otherwise.
+  absl::Status CheckCanGrantToken(const auth::UserInfo& caller,
+                                  const api::CreateTokenRequest& request) const;
   std::vector<api::TokenInfo> ListTokens() const;
   absl::StatusOr<api::TokenInfo> DeleteToken(absl::string_view name);
   // The user `token` ("<id>.<secret>") authenticates at `now`; the same
@@ -61,25 +85,57 @@ class AccessStore {
   // certificates); nullopt: it never expires.
   absl::StatusOr<auth::TokenParts> RotateJoinCredential(
       std::optional<absl::Time> expires, absl::Time now);
+  // Brings the join credential's expiry forward to `latest` if it expires
+  // later or never (a shorter --join_token_ttl after a restart); the
+  // stored record changes, the credential does not.
+  absl::Status LimitJoinCredentialExpiry(absl::Time latest);
   // kUnauthenticated "join token is invalid or expired" unless `credential`
   // is the current join credential and unexpired at `now`.
   absl::Status CheckJoinCredential(absl::string_view credential,
                                    absl::Time now) const;
 
   // ---- nodes ----
+  //
+  // A node is its join: each join of a name that is not joined gets a new
+  // generation, higher than any before it, and every certificate issued
+  // under it carries it (NodeGenerationUri). A certificate authenticates
+  // only while its node is joined and of that generation: a delete keeps out
+  // every certificate ever issued to the name, however many renewals there
+  // were, until a new join with the join token.
 
-  // Records that `name` joined with `node_secret` and got `serial`. A name
-  // that joined before must bring the same secret, else kPermissionDenied
-  // `node name "b" is already registered`.
+  // The generation the certificate of a join of `name` carries: the node's
+  // if it joined before with the same `node_secret`, else a new one
+  // (recorded before it is returned, so never given twice).
+  // kPermissionDenied `node name "b" is already registered` if it joined
+  // with another secret.
+  absl::StatusOr<int64_t> JoinGeneration(absl::string_view name,
+                                         absl::string_view node_secret);
+  // Records that `name` joined with `node_secret` and got `serial` of
+  // `generation` (from JoinGeneration; kAborted if the node joined anew in
+  // between). A name that joined before must bring the same secret, else
+  // kPermissionDenied `node name "b" is already registered`.
   absl::Status RecordJoin(absl::string_view name, absl::string_view node_secret,
-                          absl::string_view serial, absl::Time not_after,
-                          absl::Time now);
-  // Records a renewed certificate of a joined node (kNotFound otherwise).
-  absl::Status RecordRenewal(absl::string_view name, absl::string_view serial,
-                             absl::Time not_after);
+                          int64_t generation, absl::string_view serial,
+                          absl::Time not_after, absl::Time now);
+  // The generation a renewed certificate of `name` carries, if one may be
+  // issued at `now`: kResourceExhausted naming the wait within
+  // kMinRenewalInterval of the last renewal; CheckNodeCertificate's error if
+  // `name` is not joined.
+  absl::StatusOr<int64_t> CheckRenewal(absl::string_view name,
+                                       absl::Time now) const;
+  // Records a renewed certificate of `name` (CheckRenewal's checks again,
+  // and `generation` must still be the node's).
+  absl::Status RecordRenewal(absl::string_view name, int64_t generation,
+                             absl::string_view serial, absl::Time not_after,
+                             absl::Time now);
   // Revokes every certificate issued to `name` and forgets it (it must join
   // again). kNotFound if it never joined.
   absl::Status RevokeNode(absl::string_view name);
+  // OK if a certificate of node `name` carrying `generation` (0: none) is
+  // of its current join; else kUnauthenticated "certificate has been
+  // revoked: ..." saying why (the agent stops retrying on "revoked").
+  absl::Status CheckNodeCertificate(absl::string_view name,
+                                    int64_t generation) const;
   bool IsRevoked(absl::string_view serial) const;
 
   // ---- RBAC ----
@@ -104,6 +160,11 @@ class AccessStore {
   absl::StatusOr<api::CreateTokenResponse> StoreToken(api::TokenInfo info,
                                                       absl::Time now)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // kResourceExhausted if `node` renewed less than kMinRenewalInterval
+  // before `now`.
+  absl::Status CheckRenewalLocked(const api::NodeIdentity& node,
+                                  absl::Time now) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   store::Store* const store_;
   // Writers hold it across their commit, so that the store and the memory
@@ -116,6 +177,8 @@ class AccessStore {
   std::optional<api::StoredJoinToken> join_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, api::NodeIdentity> nodes_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_set<std::string> revoked_ ABSL_GUARDED_BY(mu_);
+  // The last node generation given ("auth/node-generation").
+  int64_t last_generation_ ABSL_GUARDED_BY(mu_) = 0;
   auth::RbacPolicy rbac_ ABSL_GUARDED_BY(mu_);
 };
 

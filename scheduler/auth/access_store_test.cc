@@ -3,6 +3,7 @@
 #include <memory>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "auth/tokens.h"
 #include "common/status_matchers.h"
@@ -14,6 +15,7 @@ namespace jobset::scheduler {
 namespace {
 
 using ::jobset::testing::IsOk;
+using ::jobset::testing::IsOkAndHolds;
 using ::jobset::testing::StatusIs;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -111,10 +113,16 @@ TEST_F(AccessStoreTest, TokenRequestsAreChecked) {
   EXPECT_THAT(access_->CreateToken(request, "admin", kNow).status(),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("name")));
   request.set_name("carol");
-  request.add_groups("system:nodes");
-  EXPECT_THAT(
-      access_->CreateToken(request, "admin", kNow).status(),
-      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("groups[0]")));
+  for (const char* group :
+       {"system:nodes", "system:masters", "system:authenticated"}) {
+    request.clear_groups();
+    request.add_groups("team-a");
+    request.add_groups(group);
+    EXPECT_THAT(access_->CreateToken(request, "admin", kNow).status(),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         HasSubstr(absl::StrCat("groups[1]: \"", group,
+                                                "\" may not be granted"))));
+  }
   request.clear_groups();
   request.mutable_ttl()->set_seconds(24 * 3600 * 400);
   EXPECT_THAT(access_->CreateToken(request, "admin", kNow).status(),
@@ -145,17 +153,24 @@ TEST_F(AccessStoreTest, TheJoinCredentialRotatesAndExpires) {
 
 TEST_F(AccessStoreTest, ANodeNameIsBoundToItsSecretUntilRevoked) {
   const std::string secret = "0123456789abcdef0123";
-  ASSERT_THAT(
-      access_->RecordJoin("n1", secret, "aa01", kNow + absl::Hours(1), kNow),
-      IsOk());
-  EXPECT_THAT(access_->RecordJoin("n1", "another-secret-0000", "aa02",
+  absl::StatusOr<int64_t> generation = access_->JoinGeneration("n1", secret);
+  ASSERT_THAT(generation.status(), IsOk());
+  ASSERT_THAT(access_->RecordJoin("n1", secret, *generation, "aa01",
                                   kNow + absl::Hours(1), kNow),
+              IsOk());
+  EXPECT_THAT(access_->JoinGeneration("n1", "another-secret-0000").status(),
               StatusIs(absl::StatusCode::kPermissionDenied,
                        HasSubstr("node name \"n1\" is already registered")));
-  ASSERT_THAT(access_->RecordRenewal("n1", "aa03", kNow + absl::Hours(2)),
+  EXPECT_THAT(access_->RecordJoin("n1", "another-secret-0000", *generation,
+                                  "aa02", kNow + absl::Hours(1), kNow),
+              StatusIs(absl::StatusCode::kPermissionDenied,
+                       HasSubstr("node name \"n1\" is already registered")));
+  ASSERT_THAT(access_->RecordRenewal("n1", *generation, "aa03",
+                                     kNow + absl::Hours(2), kNow),
               IsOk());
-  EXPECT_THAT(access_->RecordRenewal("n2", "aa04", kNow),
-              StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_THAT(access_->RecordRenewal("n2", 1, "aa04", kNow, kNow),
+              StatusIs(absl::StatusCode::kUnauthenticated,
+                       HasSubstr("node \"n2\" was deleted")));
   ASSERT_THAT(access_->RevokeNode("n1"), IsOk());
   EXPECT_TRUE(access_->IsRevoked("aa01"));
   EXPECT_TRUE(access_->IsRevoked("aa03"));
@@ -163,10 +178,174 @@ TEST_F(AccessStoreTest, ANodeNameIsBoundToItsSecretUntilRevoked) {
   Reload();
   EXPECT_TRUE(access_->IsRevoked("aa01"));
   // The name is free again: a new node may join under it.
-  EXPECT_THAT(access_->RecordJoin("n1", "another-secret-0000", "aa05",
+  absl::StatusOr<int64_t> again =
+      access_->JoinGeneration("n1", "another-secret-0000");
+  ASSERT_THAT(again.status(), IsOk());
+  EXPECT_THAT(access_->RecordJoin("n1", "another-secret-0000", *again, "aa05",
                                   kNow + absl::Hours(1), kNow),
               IsOk());
   EXPECT_THAT(access_->RevokeNode("n9"), StatusIs(absl::StatusCode::kNotFound));
+}
+
+// Issue 40: renewed eight times (as many serials as were kept), deleted,
+// and back with the first certificate.
+TEST_F(AccessStoreTest, ADeletedNodeStaysOutHoweverManyRenewals) {
+  const std::string secret = "0123456789abcdef0123";
+  absl::StatusOr<int64_t> first = access_->JoinGeneration("n1", secret);
+  ASSERT_THAT(first.status(), IsOk());
+  ASSERT_THAT(access_->RecordJoin("n1", secret, *first, "aa00",
+                                  kNow + absl::Hours(720), kNow),
+              IsOk());
+  EXPECT_THAT(access_->CheckNodeCertificate("n1", *first), IsOk());
+  for (int i = 1; i <= 8; ++i) {
+    const absl::Time now = kNow + i * kMinRenewalInterval;
+    ASSERT_THAT(access_->CheckRenewal("n1", now), IsOkAndHolds(*first));
+    ASSERT_THAT(access_->RecordRenewal("n1", *first, absl::StrCat("aa0", i),
+                                       now + absl::Hours(720), now),
+                IsOk());
+  }
+  ASSERT_THAT(access_->RevokeNode("n1"), IsOk());
+  EXPECT_FALSE(access_->IsRevoked("aa00"));  // Past the kept serials...
+  for (int reloads = 0; reloads < 2; ++reloads) {
+    // ... and refused all the same, after a restart too.
+    EXPECT_THAT(access_->CheckNodeCertificate("n1", *first),
+                StatusIs(absl::StatusCode::kUnauthenticated,
+                         HasSubstr("certificate has been revoked: node \"n1\" "
+                                   "was deleted")));
+    EXPECT_THAT(access_->CheckRenewal("n1", kNow + absl::Hours(100)).status(),
+                StatusIs(absl::StatusCode::kUnauthenticated,
+                         HasSubstr("certificate has been revoked")));
+    Reload();
+  }
+  // Only a new join brings the name back, as a later generation.
+  absl::StatusOr<int64_t> second = access_->JoinGeneration("n1", secret);
+  ASSERT_THAT(second.status(), IsOk());
+  EXPECT_GT(*second, *first);
+  ASSERT_THAT(access_->RecordJoin("n1", secret, *second, "bb00",
+                                  kNow + absl::Hours(720), kNow),
+              IsOk());
+  EXPECT_THAT(access_->CheckNodeCertificate("n1", *second), IsOk());
+  EXPECT_THAT(access_->CheckNodeCertificate("n1", *first),
+              StatusIs(absl::StatusCode::kUnauthenticated,
+                       HasSubstr("certificate has been revoked: it is of an "
+                                 "earlier join of node \"n1\"")));
+  // A certificate of before generations is of none.
+  EXPECT_THAT(access_->CheckNodeCertificate("n1", 0),
+              StatusIs(absl::StatusCode::kUnauthenticated));
+  // Generations are never given twice, across deletes and restarts.
+  ASSERT_THAT(access_->RevokeNode("n1"), IsOk());
+  Reload();
+  absl::StatusOr<int64_t> third = access_->JoinGeneration("n1", secret);
+  ASSERT_THAT(third.status(), IsOk());
+  EXPECT_GT(*third, *second);
+  // A join that raced a delete and a new join is not recorded.
+  ASSERT_THAT(access_->RecordJoin("n1", secret, *third, "cc00",
+                                  kNow + absl::Hours(720), kNow),
+              IsOk());
+  EXPECT_THAT(access_->RecordJoin("n1", secret, *second, "cc01",
+                                  kNow + absl::Hours(720), kNow),
+              StatusIs(absl::StatusCode::kAborted));
+}
+
+TEST_F(AccessStoreTest, RenewalsAreRateLimited) {
+  const std::string secret = "0123456789abcdef0123";
+  absl::StatusOr<int64_t> generation = access_->JoinGeneration("n1", secret);
+  ASSERT_THAT(generation.status(), IsOk());
+  ASSERT_THAT(access_->RecordJoin("n1", secret, *generation, "aa00",
+                                  kNow + absl::Hours(720), kNow),
+              IsOk());
+  // The first renewal may come at once (a node that lost its reply).
+  ASSERT_THAT(access_->RecordRenewal("n1", *generation, "aa01",
+                                     kNow + absl::Hours(720), kNow),
+              IsOk());
+  const absl::Time soon = kNow + kMinRenewalInterval - absl::Seconds(30);
+  for (int reloads = 0; reloads < 2; ++reloads) {
+    EXPECT_THAT(access_->CheckRenewal("n1", soon).status(),
+                StatusIs(absl::StatusCode::kResourceExhausted,
+                         HasSubstr("node \"n1\" renewed its certificate at "
+                                   "2027-01-15T08:00:00Z; a node may renew "
+                                   "once per 1h: try again in 30s")));
+    EXPECT_THAT(access_->RecordRenewal("n1", *generation, "aa02",
+                                       soon + absl::Hours(720), soon),
+                StatusIs(absl::StatusCode::kResourceExhausted));
+    Reload();
+  }
+  const absl::Time later = kNow + kMinRenewalInterval;
+  EXPECT_THAT(access_->CheckRenewal("n1", later), IsOkAndHolds(*generation));
+  EXPECT_THAT(access_->RecordRenewal("n1", *generation, "aa02",
+                                     later + absl::Hours(720), later),
+              IsOk());
+}
+
+TEST(NodeGenerationTest, IsReadFromTheCertificatesUris) {
+  EXPECT_THAT(NodeGenerationOf({}), IsOkAndHolds(0));
+  EXPECT_THAT(NodeGenerationOf({"jobsetd://node/n1"}), IsOkAndHolds(0));
+  EXPECT_THAT(NodeGenerationOf({"jobsetd://node/n1", NodeGenerationUri(7)}),
+              IsOkAndHolds(7));
+  for (const char* bad :
+       {"jobsetd://node-generation/", "jobsetd://node-generation/x",
+        "jobsetd://node-generation/0", "jobsetd://node-generation/-3",
+        "jobsetd://node-generation/99999999999999999999"}) {
+    EXPECT_THAT(NodeGenerationOf({bad}),
+                StatusIs(absl::StatusCode::kUnauthenticated,
+                         HasSubstr("malformed node generation")))
+        << bad;
+  }
+}
+
+// Issue 40: a token for a user or group grants what they are bound to, so
+// minting one is binding.
+TEST_F(AccessStoreTest, ATokenMayGrantOnlyWhatItsCreatorMayBind) {
+  api::RbacObject ops = ViewBinding("team-a", "unused");
+  api::RoleBinding* b = ops.mutable_binding();
+  b->set_kind("ClusterRoleBinding");
+  b->mutable_metadata()->set_name("ops-admin");
+  b->mutable_metadata()->clear_namespace_();
+  b->mutable_subjects(0)->set_kind("Group");
+  b->mutable_subjects(0)->set_name("ops");
+  b->mutable_role_ref()->set_name("cluster-admin");
+  ASSERT_THAT(access_->PutRbac(ops).status(), IsOk());
+  ASSERT_THAT(access_->PutRbac(ViewBinding("team-a", "viewer")).status(),
+              IsOk());
+  // Holds view in team-a only.
+  ASSERT_THAT(access_->PutRbac(ViewBinding("team-a", "maker")).status(),
+              IsOk());
+  auth::UserInfo maker{.name = "maker", .groups = {"system:authenticated"}};
+  api::CreateTokenRequest request;
+  request.set_name("x");
+  request.add_groups("ops");
+  EXPECT_THAT(access_->CheckCanGrantToken(maker, request),
+              StatusIs(absl::StatusCode::kPermissionDenied,
+                       HasSubstr("ClusterRoleBinding \"ops-admin\" would "
+                                 "grant it what the creator may not bind")));
+  request.clear_groups();
+  request.add_groups("nobody-binds-this");
+  EXPECT_THAT(access_->CheckCanGrantToken(maker, request), IsOk());
+  // The user's own bindings count as the groups' do: view in team-a the
+  // maker holds, cluster-admin it does not.
+  request.set_name("viewer");
+  EXPECT_THAT(access_->CheckCanGrantToken(maker, request), IsOk());
+  request.set_name("x");
+  request.add_groups("ops");
+  auth::UserInfo admin{.name = "admin",
+                       .groups = {"system:masters", "system:authenticated"}};
+  EXPECT_THAT(access_->CheckCanGrantToken(admin, request), IsOk());
+}
+
+TEST_F(AccessStoreTest, AJoinCredentialsExpiryIsOnlyBroughtForward) {
+  auto credential = access_->RotateJoinCredential(std::nullopt, kNow);
+  ASSERT_THAT(credential.status(), IsOk());
+  const std::string token = auth::FormatToken(*credential);
+  ASSERT_THAT(access_->LimitJoinCredentialExpiry(kNow + absl::Hours(24)),
+              IsOk());
+  ASSERT_THAT(access_->LimitJoinCredentialExpiry(kNow + absl::Hours(48)),
+              IsOk());
+  Reload();
+  EXPECT_THAT(access_->CheckJoinCredential(token, kNow + absl::Hours(23)),
+              IsOk());
+  EXPECT_THAT(access_->CheckJoinCredential(token, kNow + absl::Hours(24)),
+              StatusIs(absl::StatusCode::kUnauthenticated,
+                       "join token is invalid or expired"));
 }
 
 TEST_F(AccessStoreTest, RbacObjectsAreCheckedStoredAndReloaded) {

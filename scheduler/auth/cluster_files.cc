@@ -241,7 +241,8 @@ absl::Status WriteAdminConfig(const std::string& data_dir,
 }
 
 absl::Status WriteJoinToken(const std::string& data_dir, const ClusterPki& pki,
-                            AccessStore* access, absl::Time now) {
+                            AccessStore* access, absl::Time now,
+                            std::optional<absl::Duration> ttl) {
   const std::string path = absl::StrCat(data_dir, "/join-token");
   JOBSET_ASSIGN_OR_RETURN(std::optional<std::string> old, ReadSmallFile(path));
   if (old.has_value()) {
@@ -249,11 +250,14 @@ absl::Status WriteJoinToken(const std::string& data_dir, const ClusterPki& pki,
     if (token.ok() && token->ca_hash == pki.ca_hash &&
         access->CheckJoinCredential(auth::FormatToken(token->credential), now)
             .ok()) {
-      return absl::OkStatus();
+      return ttl.has_value() ? access->LimitJoinCredentialExpiry(now + *ttl)
+                             : absl::OkStatus();
     }
   }
+  std::optional<absl::Time> expires;
+  if (ttl.has_value()) expires = now + *ttl;
   JOBSET_ASSIGN_OR_RETURN(auth::TokenParts credential,
-                          access->RotateJoinCredential(std::nullopt, now));
+                          access->RotateJoinCredential(expires, now));
   return WriteFileAtomically(
       path,
       absl::StrCat(auth::FormatJoinToken(

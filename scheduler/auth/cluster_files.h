@@ -71,9 +71,13 @@ std::string ReplicaAdminTokenName(absl::string_view host,
                                   const std::string& data_dir);
 
 // Writes <data_dir>/join-token unless it is there and still valid, making a
-// new join credential if needed.
+// new join credential if needed, valid for `ttl` from `now` (nullopt: it
+// never expires). A kept credential's stored expiry is brought forward to
+// now + `ttl` if it is later: a shorter TTL holds after a restart, and a
+// restart never lengthens one.
 absl::Status WriteJoinToken(const std::string& data_dir, const ClusterPki& pki,
-                            AccessStore* access, absl::Time now);
+                            AccessStore* access, absl::Time now,
+                            std::optional<absl::Duration> ttl = std::nullopt);
 
 // Reads the file at `path`, at most `max_bytes` of it (kInvalidArgument,
 // naming the path, when it is larger); nullopt when it does not exist.

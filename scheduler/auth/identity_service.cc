@@ -23,8 +23,8 @@ grpc::Status IdentityServiceImpl::GetClusterInfo(grpc::ServerContext*,
 }
 
 absl::StatusOr<api::NodeCertificate> IdentityServiceImpl::Issue(
-    absl::string_view node, absl::string_view csr_pem, std::string* serial,
-    absl::Time* not_after) const {
+    absl::string_view node, int64_t generation, absl::string_view csr_pem,
+    std::string* serial, absl::Time* not_after) const {
   if (csr_pem.size() > kMaxCsrBytes) {
     return absl::InvalidArgumentError(absl::StrCat(
         "csr_pem: ", csr_pem.size(), " bytes, more than ", kMaxCsrBytes));
@@ -32,7 +32,8 @@ absl::StatusOr<api::NodeCertificate> IdentityServiceImpl::Issue(
   auth::LeafRequest request{
       .common_name = absl::StrCat(auth::kNodeUserPrefix, node),
       .organizations = {std::string(auth::kNodesGroup)},
-      .uris = {absl::StrCat("jobsetd://node/", node)},
+      .uris = {absl::StrCat("jobsetd://node/", node),
+               NodeGenerationUri(generation)},
       .client_auth = true,
       .validity = auth::kNodeCertValidity};
   absl::StatusOr<std::string> cert =
@@ -76,15 +77,20 @@ grpc::Status IdentityServiceImpl::JoinNode(grpc::ServerContext* context,
         absl::StrCat("node_secret: must be ", kMinNodeSecretBytes, " to ",
                      kMaxNodeSecretBytes, " bytes"));
   }
+  absl::StatusOr<int64_t> generation = auth_->access()->JoinGeneration(
+      request->node_name(), request->node_secret());
+  if (!generation.ok()) return ToGrpcStatus(generation.status());
   std::string serial;
   absl::Time not_after;
   absl::StatusOr<api::NodeCertificate> cert =
-      Issue(request->node_name(), request->csr_pem(), &serial, &not_after);
+      Issue(request->node_name(), *generation, request->csr_pem(), &serial,
+            &not_after);
   if (!cert.ok()) return ToGrpcStatus(cert.status());
   // Recorded before it is handed out: a certificate jobsetd does not know
   // of could never be revoked.
   if (absl::Status recorded = auth_->access()->RecordJoin(
-          request->node_name(), request->node_secret(), serial, not_after, now);
+          request->node_name(), request->node_secret(), *generation, serial,
+          not_after, now);
       !recorded.ok()) {
     return ToGrpcStatus(recorded);
   }
@@ -103,13 +109,18 @@ grpc::Status IdentityServiceImpl::RenewNodeCertificate(
     return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
                         "jobsetd runs --insecure: there are no certificates");
   }
+  // Rate limited before anything is signed.
+  const absl::Time now = auth_->clock()->Now();
+  absl::StatusOr<int64_t> generation =
+      auth_->access()->CheckRenewal(caller->node, now);
+  if (!generation.ok()) return ToGrpcStatus(generation.status());
   std::string serial;
   absl::Time not_after;
   absl::StatusOr<api::NodeCertificate> cert =
-      Issue(caller->node, request->csr_pem(), &serial, &not_after);
+      Issue(caller->node, *generation, request->csr_pem(), &serial, &not_after);
   if (!cert.ok()) return ToGrpcStatus(cert.status());
-  if (absl::Status recorded =
-          auth_->access()->RecordRenewal(caller->node, serial, not_after);
+  if (absl::Status recorded = auth_->access()->RecordRenewal(
+          caller->node, *generation, serial, not_after, now);
       !recorded.ok()) {
     return ToGrpcStatus(recorded);
   }

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "auth/pki.h"
+#include "auth/tokens.h"
 #include "common/status_macros.h"
 #include "grpcpp/security/auth_context.h"
 
@@ -33,14 +34,10 @@ std::string SourceIp(const grpc::ServerContext& context) {
   return std::string(peer);
 }
 
-// The verified client certificate's identity, if the peer sent one.
-absl::StatusOr<std::optional<Caller>> FromCertificate(
-    const grpc::ServerContext& context, const AccessStore& access,
-    absl::Time now) {
-  std::shared_ptr<const grpc::AuthContext> auth = context.auth_context();
-  if (auth == nullptr || !auth->IsPeerAuthenticated()) return std::nullopt;
-  std::string pem = Property(*auth, "x509_pem_cert");
-  if (pem.empty()) return std::nullopt;
+// The verified client certificate `pem`'s identity, or why it is refused.
+absl::StatusOr<Caller> FromCertificate(const std::string& pem,
+                                       const AccessStore& access,
+                                       absl::Time now) {
   absl::StatusOr<auth::CertificateInfo> cert = auth::ParseCertificate(pem);
   if (!cert.ok()) {
     return absl::UnauthenticatedError(absl::StrCat(
@@ -50,9 +47,6 @@ absl::StatusOr<std::optional<Caller>> FromCertificate(
   // stream may outlive the certificate, and a revocation is ours to check.
   if (cert->not_after <= now) {
     return absl::UnauthenticatedError("certificate has expired");
-  }
-  if (access.IsRevoked(cert->serial)) {
-    return absl::UnauthenticatedError("certificate has been revoked");
   }
   if (!cert->client_auth) {
     return absl::UnauthenticatedError(
@@ -72,12 +66,21 @@ absl::StatusOr<std::optional<Caller>> FromCertificate(
   if (in_nodes && absl::ConsumePrefix(&name, auth::kNodeUserPrefix) &&
       !name.empty()) {
     caller.node = std::string(name);
+    // A node is its join, not its serial: a deleted node's certificates
+    // (every one, however many renewals) stay out until it joins again.
+    JOBSET_ASSIGN_OR_RETURN(int64_t generation, NodeGenerationOf(cert->uris));
+    JOBSET_RETURN_IF_ERROR(
+        access.CheckNodeCertificate(caller.node, generation));
   } else if (in_nodes ||
              absl::StartsWith(cert->common_name, auth::kNodeUserPrefix)) {
     return absl::UnauthenticatedError(absl::StrCat(
         "certificate names \"", cert->common_name,
         "\" but is not a node certificate (CN system:node:<name>, O ",
         auth::kNodesGroup, ")"));
+  }
+  // The serials revoked before node generations (and any other).
+  if (access.IsRevoked(cert->serial)) {
+    return absl::UnauthenticatedError("certificate has been revoked");
   }
   return caller;
 }
@@ -87,38 +90,64 @@ absl::StatusOr<std::optional<Caller>> FromCertificate(
 absl::Status RequestAuth::CheckJoinCredential(
     const grpc::ServerContext& context, absl::string_view credential) const {
   const absl::Time now = options_.clock->Now();
-  const std::string ip = SourceIp(context);
-  JOBSET_RETURN_IF_ERROR(failures_.Check(ip, now));
+  // Counted apart from users' tokens: a pod's bad tokens do not stop its
+  // node from joining again.
+  const std::string key = absl::StrCat(SourceIp(context), " (join tokens)");
+  JOBSET_RETURN_IF_ERROR(failures_.Check(key, now));
   absl::Status checked = options_.access->CheckJoinCredential(credential, now);
-  if (!checked.ok()) failures_.Failed(ip, now);
+  if (!checked.ok()) failures_.Failed(key, now);
   return checked;
 }
 
 absl::StatusOr<Caller> RequestAuth::Authenticate(
     const grpc::ServerContext& context) const {
-  const absl::Time now = options_.clock->Now();
-  const std::string ip = SourceIp(context);
-  JOBSET_RETURN_IF_ERROR(failures_.Check(ip, now));
-  absl::StatusOr<std::optional<Caller>> from_cert =
-      FromCertificate(context, *options_.access, now);
-  if (!from_cert.ok()) {
-    failures_.Failed(ip, now);
-    return from_cert.status();
+  Credentials credentials;
+  credentials.source_ip = SourceIp(context);
+  std::shared_ptr<const grpc::AuthContext> auth = context.auth_context();
+  if (auth != nullptr && auth->IsPeerAuthenticated()) {
+    credentials.cert_pem = Property(*auth, "x509_pem_cert");
   }
-  if (from_cert->has_value()) return **from_cert;
-
   const auto& metadata = context.client_metadata();
-  auto header = metadata.find("authorization");
-  if (header != metadata.end()) {
-    absl::string_view value(header->second.data(), header->second.size());
+  if (auto header = metadata.find("authorization"); header != metadata.end()) {
+    credentials.authorization =
+        std::string(header->second.data(), header->second.size());
+  }
+  return AuthenticateCredentials(credentials);
+}
+
+std::string RequestAuth::FailureKey(absl::string_view source_ip,
+                                    absl::string_view token) const {
+  absl::StatusOr<auth::TokenParts> parts = auth::ParseToken(token);
+  if (parts.ok() && options_.access->HasTokenId(parts->id)) {
+    return absl::StrCat(source_ip, " for token ", parts->id);
+  }
+  return std::string(source_ip);
+}
+
+absl::StatusOr<Caller> RequestAuth::AuthenticateCredentials(
+    const Credentials& credentials) const {
+  const absl::Time now = options_.clock->Now();
+  // A certificate gRPC verified is no guess: it authenticates (or is
+  // refused) whatever others sent from its address, and is never limited.
+  if (!credentials.cert_pem.empty()) {
+    return FromCertificate(credentials.cert_pem, *options_.access, now);
+  }
+  if (credentials.authorization.has_value()) {
+    absl::string_view value = *credentials.authorization;
     if (!absl::ConsumePrefix(&value, "Bearer ")) {
       return absl::UnauthenticatedError(
           "authorization metadata must be \"Bearer <token>\"");
     }
+    // Failures are counted per credential: an existing token id's on its
+    // own (guesses of its secret), the rest on the address (guesses of
+    // whole tokens). A valid token is refused only after guesses of its
+    // own secret from its own address.
+    const std::string key = FailureKey(credentials.source_ip, value);
+    JOBSET_RETURN_IF_ERROR(failures_.Check(key, now));
     absl::StatusOr<auth::UserInfo> user =
         options_.access->AuthenticateToken(value, now);
     if (!user.ok()) {
-      failures_.Failed(ip, now);
+      failures_.Failed(key, now);
       return user.status();
     }
     Caller caller;

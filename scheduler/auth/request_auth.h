@@ -1,6 +1,7 @@
 #ifndef JOBSET_SCHEDULER_AUTH_REQUEST_AUTH_H_
 #define JOBSET_SCHEDULER_AUTH_REQUEST_AUTH_H_
 
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -34,13 +35,17 @@ struct Caller {
 //
 // Authentication, first match wins (as kube-apiserver's chain): a client
 // certificate gRPC has verified against the cluster CA (its serial must not
-// be revoked; a node if CN system:node:<n> and O system:nodes, else user =
-// CN, groups = O), then a bearer token ("authorization: Bearer
-// <id>.<secret>" metadata). Neither: kUnauthenticated. In insecure mode
-// (plaintext, loopback only) a caller without a token is the development
-// administrator (system:masters). An address that sent 100 bad
-// credentials within a minute is refused (RESOURCE_EXHAUSTED) for the rest
-// of that minute.
+// be revoked; a node if CN system:node:<n> and O system:nodes, and then
+// only while that node is joined with the generation the certificate
+// names; else user = CN, groups = O), then a bearer token ("authorization:
+// Bearer <id>.<secret>" metadata). Neither: kUnauthenticated. In insecure
+// mode (plaintext, loopback only) a caller without a token is the
+// development administrator (system:masters). Guessing is slowed: 100 bad
+// tokens within a minute for one existing token id from one address, or
+// 100 unknown or malformed tokens from one address (or 100 bad join tokens
+// from one address), and that key is refused (RESOURCE_EXHAUSTED) for the
+// rest of that minute. A certificate is never limited: a pod that shares
+// its node's address cannot lock the node's agent out.
 //
 // Authorization: Kubernetes RBAC over the AccessStore; nodes may call
 // nothing but the agents' own methods. A denial is kPermissionDenied in
@@ -56,6 +61,19 @@ class RequestAuth {
   explicit RequestAuth(Options options) : options_(options) {}
 
   absl::StatusOr<Caller> Authenticate(const grpc::ServerContext& context) const;
+
+  // What a request brings to be authenticated by.
+  struct Credentials {
+    std::string source_ip = {};
+    // The client certificate gRPC verified against the cluster CA (PEM),
+    // or empty.
+    std::string cert_pem = {};
+    // The "authorization" metadata, if sent.
+    std::optional<std::string> authorization = {};
+  };
+  // Authenticate, once the request's credentials are read out of it.
+  absl::StatusOr<Caller> AuthenticateCredentials(
+      const Credentials& credentials) const;
 
   // Authenticates, then checks RBAC; records the decision for the audit log.
   absl::StatusOr<Caller> Authorize(grpc::ServerContext* context,
@@ -87,9 +105,15 @@ class RequestAuth {
              const auth::Attributes& attrs, bool allowed,
              std::string reason) const;
 
+  // The failure limiter's key for a bearer `token` from `source_ip`.
+  std::string FailureKey(absl::string_view source_ip,
+                         absl::string_view token) const;
+
   Options options_;
-  // Failed credentials per source address (not a missing one: that is no
-  // guess); past the limit the address gets RESOURCE_EXHAUSTED for a while.
+  // Failed guesses (not a missing credential, not a certificate: neither is
+  // a guess) per key: a known token id from an address, else the address;
+  // join tokens per address apart. Past the limit the key gets
+  // RESOURCE_EXHAUSTED for a while.
   mutable FailureLimiter failures_;
 };
 
