@@ -11,6 +11,7 @@
 #include "api/manifest.h"
 #include "api/metadata_validation.h"
 #include "api/names.h"
+#include "common/quote.h"
 #include "google/protobuf/map.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
@@ -69,9 +70,9 @@ absl::StatusOr<T> ParseDocument(absl::string_view text,
     return s;
   }
   if (object.kind() != kind) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("document: kind: Unsupported value: \"", object.kind(),
-                     "\": supported values: \"", kind, "\""));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "document: kind: Unsupported value: ", Quote(object.kind()),
+        ": supported values: \"", kind, "\""));
   }
   if (object.api_version() != "v1") {
     return absl::InvalidArgumentError(

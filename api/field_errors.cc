@@ -72,7 +72,10 @@ std::string Index(absl::string_view path, int64_t index) {
 }
 
 std::string Key(absl::string_view path, absl::string_view key) {
-  return absl::StrCat(path, "[", key, "]");
+  // Bare as Kubernetes prints a key, unless it needs escaping: then quoted.
+  std::string quoted = Quote(key);
+  if (quoted.size() == key.size() + 2) return absl::StrCat(path, "[", key, "]");
+  return absl::StrCat(path, "[", quoted, "]");
 }
 
 }  // namespace jobset::api

@@ -93,5 +93,16 @@ TEST(FieldErrorsTest, PathHelpers) {
   EXPECT_EQ(Key("metadata.labels", "a/b"), "metadata.labels[a/b]");
 }
 
+// A key that needs escaping is quoted as Go's %q, so a hostile label key
+// cannot forge a line or a field of the message; a valid key prints bare,
+// as Kubernetes prints it.
+TEST(FieldErrorsTest, KeyQuotesHostileKeys) {
+  EXPECT_EQ(Key("metadata.labels", "a\nb: Required value"),
+            R"(metadata.labels["a\nb: Required value"])");
+  EXPECT_EQ(Key("data", "x\"]"), R"(data["x\"]"])");
+  EXPECT_EQ(Key("data", "\xe2\x80\xa8"), R"(data["\u2028"])");
+  EXPECT_EQ(Key("data", "ok.key_1-2"), "data[ok.key_1-2]");
+}
+
 }  // namespace
 }  // namespace jobset::api

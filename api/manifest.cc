@@ -18,6 +18,7 @@
 #include "absl/time/time.h"
 #include "api/defaults.h"
 #include "api/field_errors.h"
+#include "common/quote.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/reflection.h"
 #include "google/protobuf/struct.pb.h"
@@ -301,7 +302,7 @@ class Converter {
   }
 
   static std::string Describe(const YAML::Node& node) {
-    if (node.IsScalar()) return absl::StrCat("\"", node.Scalar(), "\"");
+    if (node.IsScalar()) return Quote(node.Scalar());
     return NodeKind(node);
   }
 

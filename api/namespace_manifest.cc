@@ -10,6 +10,7 @@
 #include "api/metadata_validation.h"
 #include "api/names.h"
 #include "api/pod_security.h"
+#include "common/quote.h"
 
 namespace jobset::api {
 
@@ -28,13 +29,13 @@ absl::StatusOr<Namespace> ParseNamespaceDocument(absl::string_view text) {
   }
   if (ns.kind() != "Namespace") {
     return absl::InvalidArgumentError(
-        absl::StrCat("document: kind: Unsupported value: \"", ns.kind(),
-                     "\": supported values: \"Namespace\""));
+        absl::StrCat("document: kind: Unsupported value: ", Quote(ns.kind()),
+                     ": supported values: \"Namespace\""));
   }
   if (ns.api_version() != "v1") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("document: apiVersion: Unsupported value: \"",
-                     ns.api_version(), "\": supported values: \"v1\""));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "document: apiVersion: Unsupported value: ", Quote(ns.api_version()),
+        ": supported values: \"v1\""));
   }
   return ns;
 }
@@ -58,7 +59,7 @@ absl::Status ValidateNamespace(const Namespace& ns) {
   }
   ValidateLabels(meta.labels(), "metadata.labels", &errors);
   ValidateAnnotations(meta.annotations(), "metadata.annotations", &errors);
-  const std::string object = absl::StrCat("Namespace \"", meta.name(), "\"");
+  const std::string object = absl::StrCat("Namespace ", Quote(meta.name()));
   if (absl::Status s = errors.ToStatus(object); !s.ok()) return s;
   if (absl::StatusOr<NamespacePodSecurity> psa =
           ParseNamespacePodSecurity(meta.labels());

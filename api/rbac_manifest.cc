@@ -6,6 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "api/manifest.h"
+#include "common/quote.h"
 #include "yaml-cpp/yaml.h"
 
 namespace jobset::api {
@@ -25,12 +26,12 @@ absl::Status ParseAs(absl::string_view text, T* message,
   for (absl::string_view k : kinds) kind_ok = kind_ok || k == kind;
   if (!kind_ok) {
     return absl::InvalidArgumentError(
-        absl::StrCat("document: kind: Unsupported value: \"", kind, "\""));
+        absl::StrCat("document: kind: Unsupported value: ", Quote(kind)));
   }
   if (api_version != kRbacApiVersion) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("document: apiVersion: Unsupported value: \"", api_version,
-                     "\": supported values: \"", kRbacApiVersion, "\""));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "document: apiVersion: Unsupported value: ", Quote(api_version),
+        ": supported values: \"", kRbacApiVersion, "\""));
   }
   return absl::OkStatus();
 }
@@ -68,8 +69,8 @@ absl::StatusOr<RbacObject> ParseRbacDocument(absl::string_view text) {
     s = ParseAs(text, binding, {"RoleBinding", "ClusterRoleBinding"});
   } else {
     return absl::InvalidArgumentError(absl::StrCat(
-        "document: kind: Unsupported value: \"", kind,
-        "\": supported values: \"Role\", \"ClusterRole\", \"RoleBinding\", "
+        "document: kind: Unsupported value: ", Quote(kind),
+        ": supported values: \"Role\", \"ClusterRole\", \"RoleBinding\", "
         "\"ClusterRoleBinding\""));
   }
   if (!s.ok()) return s;

@@ -77,6 +77,13 @@ TEST(ParseRbacDocumentTest, RefusesOtherKindsAndVersions) {
       ParseRbacDocument("apiVersion: rbac.authorization.k8s.io/v1beta1\n"
                         "kind: Role\nmetadata: {name: r}\n"),
       StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("apiVersion")));
+  // The echoed kind and apiVersion are quoted as Go's %q.
+  EXPECT_THAT(ParseRbacDocument("apiVersion: v1\nkind: \"Pod\\nx\\\"\"\n"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr(R"(Unsupported value: "Pod\nx\"")")));
+  EXPECT_THAT(ParseRbacDocument("apiVersion: \"v1\\n\"\nkind: Role\n"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr(R"(apiVersion: Unsupported value: "v1\n")")));
   EXPECT_THAT(ParseRbacDocument("kind: [Role"),
               StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(ParseRbacDocument(std::string(kMaxManifestBytes + 1, ' ')),

@@ -23,6 +23,7 @@
 #include "api/metadata_validation.h"
 #include "api/names.h"
 #include "api/quantity.h"
+#include "common/quote.h"
 
 // The checks and messages follow Kubernetes' own validation of a Job
 // (pkg/apis/batch/validation) and its pod template (pkg/apis/core/validation),
@@ -109,7 +110,7 @@ void InvalidNoValue(absl::string_view path, absl::string_view detail,
 // Kubernetes' field.NotFound.
 void NotFound(absl::string_view path, absl::string_view value,
               FieldErrors* errors) {
-  errors->Add(path, absl::StrCat("Not found: \"", value, "\""));
+  errors->Add(path, absl::StrCat("Not found: ", Quote(value)));
 }
 
 void CheckNonNegative(int64_t value, absl::string_view path,

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/log.h"
+#include "common/quote.h"
 #include "scheduler/placement/filters.h"
 #include "scheduler/placement/rejection.h"
 #include "scheduler/placement/scorers.h"
@@ -151,7 +152,7 @@ absl::Status Placer::Validate() const {
     }
     if (!keys.insert(job.job_key).second) {
       return absl::InvalidArgumentError(absl::StrCat(
-          path, ".job_key: Duplicate value: \"", job.job_key, "\""));
+          path, ".job_key: Duplicate value: ", Quote(job.job_key)));
     }
     if (job.requirements == nullptr) {
       return absl::InvalidArgumentError(

@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "api/quantity.h"
+#include "common/quote.h"
 
 namespace jobset::scheduler::placement {
 namespace {
@@ -94,8 +95,8 @@ absl::StatusOr<TaintEffect> ParseEffect(absl::string_view text,
   if (text == "PreferNoSchedule") return TaintEffect::kPreferNoSchedule;
   if (text == "NoExecute") return TaintEffect::kNoExecute;
   return absl::InvalidArgumentError(
-      absl::StrCat(path, ": Unsupported value: \"", text,
-                   "\": supported values: \"NoExecute\", \"NoSchedule\", "
+      absl::StrCat(path, ": Unsupported value: ", Quote(text),
+                   ": supported values: \"NoExecute\", \"NoSchedule\", "
                    "\"PreferNoSchedule\""));
 }
 
@@ -126,8 +127,8 @@ absl::StatusOr<NodeSelectorRequirement> ConvertRequirement(
     }
   } else {
     return absl::InvalidArgumentError(
-        absl::StrCat(path, ".operator: Invalid value: \"", op,
-                     "\": not a valid selector operator"));
+        absl::StrCat(path, ".operator: Invalid value: ", Quote(op),
+                     ": not a valid selector operator"));
   }
   return out;
 }
@@ -144,9 +145,9 @@ absl::StatusOr<Toleration> ConvertToleration(const api::Toleration& in,
           path, ".operator: value must be empty when `operator` is 'Exists'"));
     }
   } else if (!in.operator_().empty() && in.operator_() != "Equal") {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ".operator: Unsupported value: \"", in.operator_(),
-                     "\": supported values: \"Equal\", \"Exists\""));
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ".operator: Unsupported value: ", Quote(in.operator_()),
+        ": supported values: \"Equal\", \"Exists\""));
   }
   if (out.key.empty() && !out.exists) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -167,8 +168,8 @@ absl::StatusOr<HostPort::Protocol> ParseProtocol(absl::string_view text,
   if (text == "UDP") return HostPort::Protocol::kUdp;
   if (text == "SCTP") return HostPort::Protocol::kSctp;
   return absl::InvalidArgumentError(
-      absl::StrCat(path, ": Unsupported value: \"", text,
-                   "\": supported values: \"SCTP\", \"TCP\", \"UDP\""));
+      absl::StrCat(path, ": Unsupported value: ", Quote(text),
+                   ": supported values: \"SCTP\", \"TCP\", \"UDP\""));
 }
 
 // Collects the host ports the pod's containers claim. Kubernetes' NodePorts

@@ -13,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "api/defaults.h"
 #include "api/names.h"
+#include "common/quote.h"
 #include "common/status_macros.h"
 #include "common/uid.h"
 #include "google/protobuf/util/message_differencer.h"
@@ -52,8 +53,8 @@ std::string Namespaced(absl::string_view ns, absl::string_view name) {
 
 absl::Status Conflict(absl::string_view name) {
   return absl::AbortedError(absl::StrCat(
-      "Operation cannot be fulfilled on jobsets.jobset.x-k8s.io \"", name,
-      "\": the object has been modified; please apply your changes to the "
+      "Operation cannot be fulfilled on jobsets.jobset.x-k8s.io ", Quote(name),
+      ": the object has been modified; please apply your changes to the "
       "latest version and try again"));
 }
 
@@ -72,7 +73,7 @@ absl::StatusOr<std::string> Namespace(absl::string_view ns) {
   std::vector<std::string> errors = api::IsDns1123Label(ns);
   if (!errors.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "metadata.namespace: Invalid value: \"", ns, "\": ", errors[0]));
+        "metadata.namespace: Invalid value: ", Quote(ns), ": ", errors[0]));
   }
   return std::string(ns);
 }
@@ -84,7 +85,7 @@ absl::Status CheckName(absl::string_view name) {
   std::vector<std::string> errors = api::IsDns1123Subdomain(name);
   if (!errors.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "metadata.name: Invalid value: \"", name, "\": ", errors[0]));
+        "metadata.name: Invalid value: ", Quote(name), ": ", errors[0]));
   }
   return absl::OkStatus();
 }
@@ -108,8 +109,8 @@ absl::StatusOr<int64_t> ParseResourceVersion(absl::string_view rv) {
   int64_t v;
   if (!absl::SimpleAtoi(rv, &v) || v < 0) {
     return absl::InvalidArgumentError(
-        absl::StrCat("metadata.resourceVersion: Invalid value: \"", rv,
-                     "\": must be a resourceVersion returned by jobsetd"));
+        absl::StrCat("metadata.resourceVersion: Invalid value: ", Quote(rv),
+                     ": must be a resourceVersion returned by jobsetd"));
   }
   return v;
 }
@@ -150,8 +151,8 @@ absl::StatusOr<Cursor> ParseContinueToken(absl::string_view token,
       !absl::SimpleAtoi(parts[1], &cursor.revision) || cursor.revision < 0 ||
       !absl::StartsWith(parts[2], prefix)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "continue: Invalid value: \"", token,
-        "\": not a continue token of this list (pass back the continue of the "
+        "continue: Invalid value: ", Quote(token),
+        ": not a continue token of this list (pass back the continue of the "
         "previous page, with the same namespace, JobSet and kind)"));
   }
   cursor.key = std::move(parts[2]);
@@ -316,9 +317,9 @@ absl::StatusOr<std::pair<api::JobSet, int64_t>> JobSetApi::Read(
   JOBSET_ASSIGN_OR_RETURN(std::optional<store::KeyValue> kv,
                           store_->Get(store::keys::JobSetKey(ns, name)));
   if (!kv.has_value()) {
-    return absl::NotFoundError(absl::StrCat("jobsets.jobset.x-k8s.io \"", name,
-                                            "\" not found in namespace \"", ns,
-                                            "\""));
+    return absl::NotFoundError(
+        absl::StrCat("jobsets.jobset.x-k8s.io ", Quote(name),
+                     " not found in namespace ", Quote(ns)));
   }
   JOBSET_ASSIGN_OR_RETURN(api::JobSet jobset, DecodeJobSet(*kv));
   return std::make_pair(std::move(jobset), kv->mod_revision);
@@ -402,10 +403,10 @@ absl::StatusOr<JobSetApi::CreateResult> JobSetApi::Create(api::JobSet jobset,
     if (MessageDifferencer::Equals(stored.spec(), jobset.spec())) {
       return CreateResult{std::move(stored), false, std::move(warnings)};
     }
-    return absl::AlreadyExistsError(absl::StrCat(
-        "jobsets.jobset.x-k8s.io \"", meta->name(),
-        "\" already exists in namespace \"", meta->namespace_(),
-        "\" with a different spec (delete it first, or update it)"));
+    return absl::AlreadyExistsError(
+        absl::StrCat("jobsets.jobset.x-k8s.io ", Quote(meta->name()),
+                     " already exists in namespace ", Quote(meta->namespace_()),
+                     " with a different spec (delete it first, or update it)"));
   }
   return absl::AbortedError(absl::StrCat(
       "creating JobSet \"", Namespaced(meta->namespace_(), meta->name()),
