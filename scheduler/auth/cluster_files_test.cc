@@ -215,5 +215,50 @@ TEST_F(ClusterFilesTest, TheJoinTokenPinsTheCaAndIsRemadeWhenStale) {
       IsOk());
 }
 
+// Issue 40: the join token expires (--join_token_ttl), and a restart
+// neither revives nor lengthens it.
+TEST_F(ClusterFilesTest, TheJoinTokenExpiresAfterItsTtlAcrossRestarts) {
+  auto pki = LoadOrCreatePki(dir_, {}, kNow);
+  ASSERT_THAT(pki.status(), IsOk());
+  const absl::Duration ttl = absl::Hours(24);
+  ASSERT_THAT(WriteJoinToken(dir_, *pki, access_.get(), kNow, ttl), IsOk());
+  auto first = auth::ParseJoinToken(Read(dir_ + "/join-token"));
+  ASSERT_THAT(first.status(), IsOk());
+  const std::string credential = auth::FormatToken(first->credential);
+  // Restarted within the TTL: the same token, and no longer-lived.
+  ASSERT_THAT(
+      WriteJoinToken(dir_, *pki, access_.get(), kNow + absl::Hours(12), ttl),
+      IsOk());
+  EXPECT_EQ(auth::FormatToken(
+                auth::ParseJoinToken(Read(dir_ + "/join-token"))->credential),
+            credential);
+  EXPECT_THAT(access_->CheckJoinCredential(credential, kNow + absl::Hours(23)),
+              IsOk());
+  EXPECT_THAT(access_->CheckJoinCredential(credential, kNow + ttl),
+              StatusIs(absl::StatusCode::kUnauthenticated,
+                       "join token is invalid or expired"));
+  // Restarted after it: refused still, and a new one written.
+  ASSERT_THAT(
+      WriteJoinToken(dir_, *pki, access_.get(), kNow + absl::Hours(30), ttl),
+      IsOk());
+  EXPECT_THAT(access_->CheckJoinCredential(credential, kNow + absl::Hours(30)),
+              StatusIs(absl::StatusCode::kUnauthenticated));
+  auto fresh = auth::ParseJoinToken(Read(dir_ + "/join-token"));
+  ASSERT_THAT(fresh.status(), IsOk());
+  EXPECT_THAT(access_->CheckJoinCredential(auth::FormatToken(fresh->credential),
+                                           kNow + absl::Hours(30)),
+              IsOk());
+  // One made without a TTL (an older jobsetd) gets one at the next start.
+  ASSERT_THAT(access_->RotateJoinCredential(std::nullopt, kNow).status(),
+              IsOk());
+  ASSERT_THAT(WriteJoinToken(dir_, *pki, access_.get(), kNow), IsOk());
+  auto forever = auth::ParseJoinToken(Read(dir_ + "/join-token"));
+  ASSERT_THAT(forever.status(), IsOk());
+  const std::string old = auth::FormatToken(forever->credential);
+  ASSERT_THAT(WriteJoinToken(dir_, *pki, access_.get(), kNow, ttl), IsOk());
+  EXPECT_THAT(access_->CheckJoinCredential(old, kNow + ttl),
+              StatusIs(absl::StatusCode::kUnauthenticated));
+}
+
 }  // namespace
 }  // namespace jobset::scheduler
