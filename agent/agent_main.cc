@@ -33,6 +33,7 @@
 #include "agent/metrics.h"
 #include "agent/runtime/cri_runtime.h"
 #include "agent/runtime/pod_input.h"
+#include "agent/runtime/security_context.h"
 #include "agent/runtime/shim_runtime.h"
 #include "common/clock.h"
 #include "common/log.h"
@@ -115,6 +116,11 @@ ABSL_FLAG(int64_t, container_log_max_bytes, int64_t{10} << 20,
           "one) at this size (kubelet's containerLogMaxSize); under "
           "--runtime=cri it is checked every second, so it can pass it by "
           "what a second writes; 0: never rotated (cri only)");
+ABSL_FLAG(int64_t, default_pod_uid, jobset::agent::kDefaultPodUid,
+          "process, oci: the uid (and, without runAsGroup, gid) of a "
+          "container whose securityContext sets no runAsUser, unless its "
+          "namespace's Pod Security level is privileged; 0: such containers "
+          "run as the agent's user (root), as before issue 40");
 
 namespace jobset::agent {
 namespace {
@@ -257,6 +263,11 @@ int Main(const char* argv0) {
     return Fail(absl::StrCat("--container_log_max_bytes: ", log_cap,
                              " is not 0 (cri only) or at least 4096"));
   }
+  const int64_t default_pod_uid = absl::GetFlag(FLAGS_default_pod_uid);
+  if (default_pod_uid < 0 || default_pod_uid >= 4294967295) {
+    return Fail(absl::StrCat("--default_pod_uid: ", default_pod_uid,
+                             " is not a uid (0 to 4294967294)"));
+  }
   std::unique_ptr<Runtime> runtime;
   if (mode == "cri") {
     if (absl::GetFlag(FLAGS_lease) > absl::ZeroDuration()) {
@@ -305,6 +316,7 @@ int Main(const char* argv0) {
     ro.accelerators.driver_root = absl::GetFlag(FLAGS_nvidia_driver_root);
     ro.accelerators.cdi_dirs = absl::GetFlag(FLAGS_cdi_dirs);
     ro.runc_path = absl::GetFlag(FLAGS_runc);
+    ro.default_pod_uid = default_pod_uid;
     auto shim = ShimRuntime::Create(ro);
     if (!shim.ok()) return Fail(shim.status().ToString());
     runtime = *std::move(shim);

@@ -52,9 +52,14 @@ class ContainerLauncher {
   virtual std::string Reaped(const api::Container& spec) = 0;
   // The pod has ended: removes what is left of container `spec` (it ran).
   virtual void Remove(const api::Container& spec) = 0;
-  // Returns how an exec readiness probe runs `command` in container `spec`.
-  virtual Command ProbeCommand(const api::Container& spec,
-                               std::vector<std::string> command) const = 0;
+  // Starts an exec probe's `command` (non-empty) in container `spec`,
+  // whose process is `container_pid`, with exactly the container's identity:
+  // its user and groups, capabilities, no_new_privs, namespaces, cgroups,
+  // env and working directory (kubelet's ExecSync). Output is discarded.
+  // Returns the pid the shim reaps.
+  virtual absl::StatusOr<pid_t> StartProbe(
+      const api::Container& spec, pid_t container_pid,
+      const std::vector<std::string>& command) const = 0;
   // Whether containers run through runc (whose exit codes and OOM kills read
   // differently).
   virtual bool oci() const = 0;

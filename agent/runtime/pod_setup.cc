@@ -259,10 +259,12 @@ absl::Status SetUpPod(const PodShimOptions& options, PodSetup* pod) {
 
 std::unique_ptr<ContainerLauncher> MakeLauncher(const PodShimOptions& options,
                                                 const PodSetup& pod) {
+  const std::optional<int64_t> default_uid = DefaultUserFor(
+      options.default_pod_uid, pod.assignment.pod_security_level());
   if (!options.oci) {
-    return std::make_unique<ProcessLauncher>(options.pod_dir,
-                                             &pod.assignment.pod(),
-                                             pod.cgroups.get(), pod.root.get());
+    return std::make_unique<ProcessLauncher>(
+        options.pod_dir, &pod.assignment.pod(), pod.cgroups.get(),
+        pod.root.get(), default_uid);
   }
   RuncLauncher::Options o;
   o.runc = options.runc;
@@ -275,6 +277,7 @@ std::unique_ptr<ContainerLauncher> MakeLauncher(const PodShimOptions& options,
   o.pod = &pod.assignment.pod();
   o.devices = &pod.assignment.devices();
   o.accelerators = options.accelerators;
+  o.default_uid = default_uid;
   return std::make_unique<RuncLauncher>(std::move(o), pod.cgroups.get());
 }
 

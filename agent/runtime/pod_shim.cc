@@ -477,7 +477,7 @@ int PodShim::Run() {
     }
     for (auto& c : pod_.mains) {
       if (c->record.state == ContainerState::kRunning) {
-        c->probe.Tick(c->spec, *launcher_, *clock_, now);
+        c->probe.Tick(c->spec, c->pid, *launcher_, *clock_, now);
       }
     }
     WriteStatus(false);

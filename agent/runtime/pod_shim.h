@@ -13,6 +13,7 @@
 #include <string>
 
 #include "agent/runtime/accelerator_devices.h"
+#include "agent/runtime/security_context.h"
 #include "common/clock.h"
 
 namespace jobset::agent {
@@ -34,6 +35,10 @@ struct PodShimOptions {
   // the shim stops the pod (reason LeaseExpired) once the lease runs out, so
   // a frozen or dead agent's pods stop on time. "" or no file: no lease.
   std::string lease_file;
+  // The uid (and, without runAsGroup, gid) of a container that sets no
+  // runAsUser, outside privileged namespaces (DefaultUserFor); 0: none,
+  // the shim's own user.
+  int64_t default_pod_uid = kDefaultPodUid;
 };
 
 // Runs the pod to its end and returns the process exit status (0 once a final

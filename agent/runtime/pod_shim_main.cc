@@ -4,6 +4,7 @@
 //       [--image_dir=DIR] [--runc=PATH] [--device_root=DIR]
 //       [--driver_root=DIR] [--cdi_dirs=DIR,...]
 //       [--cgroup_root=PATH] [--log_cap_bytes=N] [--pids_max=N]
+//       [--default_pod_uid=N]
 //
 // It expects SIGTERM and SIGCHLD blocked (the runtime starts it so, closing
 // the window before it reads them from a signalfd) and fd 3, when open, to
@@ -43,6 +44,10 @@ ABSL_FLAG(
     std::string, lease_file, "",
     "the agent's lease file: stop the pod once it is not renewed in time");
 
+ABSL_FLAG(int64_t, default_pod_uid, jobset::agent::kDefaultPodUid,
+          "uid (and gid) of a container that sets no runAsUser, outside "
+          "privileged namespaces; 0: the shim's own");
+
 int main(int argc, char** argv) {
   // First of all, so that a stop request is never the default action.
   sigset_t mask;
@@ -74,5 +79,11 @@ int main(int argc, char** argv) {
   options.log_cap_bytes = absl::GetFlag(FLAGS_log_cap_bytes);
   options.pids_max = absl::GetFlag(FLAGS_pids_max);
   options.lease_file = absl::GetFlag(FLAGS_lease_file);
+  options.default_pod_uid = absl::GetFlag(FLAGS_default_pod_uid);
+  if (options.default_pod_uid < 0 || options.default_pod_uid >= 4294967295) {
+    JOBSET_LOG(ERROR) << "--default_pod_uid=" << options.default_pod_uid
+                      << ": not a uid (0 to 4294967294)";
+    return 2;
+  }
   return jobset::agent::RunPodShim(options, jobset::RealClock::Get());
 }

@@ -74,6 +74,117 @@ pid_t ForkIntoCgroup(int cgroup_fd) {
   return static_cast<pid_t>(syscall(SYS_clone3, &args, sizeof(args)));
 }
 
+// The namespaces of a running container's process that are not the shim's
+// own, open, for an exec probe to enter: setns in the child for those a
+// process can enter itself, and the PID namespace (for children only) around
+// the fork. Thread-compatible.
+class ContainerNamespaces {
+ public:
+  static absl::StatusOr<ContainerNamespaces> Open(pid_t pid) {
+    ContainerNamespaces ns;
+    // The mount namespace last: once in it, paths are the container's.
+    for (const char* kind : {"ipc", "uts", "net", "cgroup", "mnt"}) {
+      absl::StatusOr<int> fd = OpenIfOther(pid, kind);
+      if (!fd.ok()) return fd.status();
+      if (*fd >= 0) ns.fds_.push_back(*fd);
+    }
+    absl::StatusOr<int> pid_ns = OpenIfOther(pid, "pid_for_children");
+    if (!pid_ns.ok()) return pid_ns.status();
+    ns.pid_ns_ = *pid_ns;
+    return ns;
+  }
+
+  ContainerNamespaces(ContainerNamespaces&& other)
+      : fds_(std::move(other.fds_)), pid_ns_(other.pid_ns_) {
+    other.fds_.clear();
+    other.pid_ns_ = -1;
+  }
+  ContainerNamespaces& operator=(ContainerNamespaces&&) = delete;
+  ~ContainerNamespaces() {
+    for (int fd : fds_) close(fd);
+    if (pid_ns_ >= 0) close(pid_ns_);
+  }
+
+  const std::vector<int>& join() const { return fds_; }
+
+  // While it lives, the caller's new children are born in the container's
+  // PID namespace (when it has one of its own); then the caller's own again
+  // (setns to one's own active namespace is always allowed).
+  class ChildrenIn {
+   public:
+    explicit ChildrenIn(const ContainerNamespaces& ns) {
+      if (ns.pid_ns_ < 0) return;
+      own_ = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
+      if (own_ >= 0 && setns(ns.pid_ns_, CLONE_NEWPID) != 0) {
+        JOBSET_LOG(WARNING)
+            << "entering a container's PID namespace: " << strerror(errno);
+        close(own_);
+        own_ = -1;
+      }
+    }
+    ~ChildrenIn() {
+      if (own_ < 0) return;
+      if (setns(own_, CLONE_NEWPID) != 0) {
+        JOBSET_LOG(ERROR) << "back to the shim's PID namespace: "
+                          << strerror(errno);
+      }
+      close(own_);
+    }
+    ChildrenIn(const ChildrenIn&) = delete;
+    ChildrenIn& operator=(const ChildrenIn&) = delete;
+
+   private:
+    int own_ = -1;
+  };
+
+ private:
+  ContainerNamespaces() = default;
+
+  // An open /proc/<pid>/ns/<kind> when it is not the shim's own; -1 when it
+  // is (or the kernel has no such namespace).
+  static absl::StatusOr<int> OpenIfOther(pid_t pid, const char* kind) {
+    struct stat own;
+    if (stat(absl::StrCat("/proc/self/ns/", kind).c_str(), &own) != 0) {
+      return -1;
+    }
+    const std::string path = absl::StrCat("/proc/", pid, "/ns/", kind);
+    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    struct stat theirs;
+    if (fd < 0 || fstat(fd, &theirs) != 0) {
+      const int err = errno;
+      if (fd >= 0) close(fd);
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the container's process is gone (", path, ": ", strerror(err), ")"));
+    }
+    if (theirs.st_dev == own.st_dev && theirs.st_ino == own.st_ino) {
+      close(fd);
+      return -1;
+    }
+    return fd;
+  }
+
+  std::vector<int> fds_;
+  int pid_ns_ = -1;
+};
+
+// What a child reported it was doing when it failed.
+const char* ExecFailureMessage(const ExecFailure& f) {
+  switch (f.stage) {
+    case ExecFailure::kChdir:
+      return "cannot change to the working directory";
+    case ExecFailure::kCgroup:
+      return "cannot join the container's cgroup";
+    case ExecFailure::kMount:
+      return "cannot set up mounts";
+    case ExecFailure::kCredentials:
+      return CredentialStepName(static_cast<CredentialStep>(f.detail));
+    case ExecFailure::kNamespace:
+      return "cannot enter the container's namespaces";
+    default:
+      return "cannot execute";
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> ContainerArgv(const api::Container& spec) {
@@ -133,6 +244,16 @@ pid_t ForkExec(const std::string& path, const std::vector<std::string>& argv,
       if (i == born_in) continue;
       if (JoinCgroupRaw(cgroup_procs[i].c_str(), getpid()) != 0) {
         ReportAndExit(status_pipe[1], ExecFailure::kCgroup, errno);
+      }
+    }
+    // After the cgroups (their files are the shim's paths), before
+    // anything else.
+    if (setup != nullptr) {
+      for (size_t i = 0; i < setup->join_namespaces.size(); ++i) {
+        if (setns(setup->join_namespaces[i], 0) != 0) {
+          ReportAndExit(status_pipe[1], ExecFailure::kNamespace, errno,
+                        static_cast<int>(i));
+        }
       }
     }
     const int devnull = open("/dev/null", O_RDONLY);
@@ -233,13 +354,22 @@ int RunCommand(const std::vector<std::string>& argv) {
 }
 
 ProcessLauncher::ProcessLauncher(std::string pod_dir, const api::Pod* pod,
-                                 PodCgroups* cgroups, const PodRoot* root)
+                                 PodCgroups* cgroups, const PodRoot* root,
+                                 std::optional<int64_t> default_uid)
     : pod_dir_(std::move(pod_dir)),
       pod_(pod),
       cgroups_(cgroups),
       root_(root),
       last_cap_(LastCapability()),
-      available_caps_(PermittedCapabilities()) {}
+      available_caps_(PermittedCapabilities()),
+      // Only root can be someone else.
+      default_uid_(geteuid() == 0 ? default_uid : std::nullopt) {}
+
+EffectiveSecurity ProcessLauncher::Security(const api::Container& spec) const {
+  EffectiveSecurity sc = Effective(pod_->spec(), spec);
+  ApplyDefaultUser(default_uid_, &sc);
+  return sc;
+}
 
 std::string ProcessLauncher::WorkingDir(const api::Container& spec) const {
   return spec.working_dir().empty() ? absl::StrCat(pod_dir_, "/work")
@@ -254,7 +384,7 @@ absl::StatusOr<Launched> ProcessLauncher::Launch(const api::Container& spec,
         "no command: process mode runs no image entrypoint; set command");
   }
   const uid_t shim_uid = geteuid();
-  const EffectiveSecurity sc = Effective(pod_->spec(), spec);
+  const EffectiveSecurity sc = Security(spec);
   if (absl::Status s =
           CheckRunAsNonRoot(sc, pod_->metadata(), spec.name(), shim_uid);
       !s.ok()) {
@@ -319,6 +449,7 @@ absl::StatusOr<Launched> ProcessLauncher::Launch(const api::Container& spec,
   if (pipe2(out, O_CLOEXEC) != 0) {
     return absl::InternalError(absl::StrCat("pipe: ", strerror(errno)));
   }
+  cgroup_procs_[spec.name()] = procs;
   ExecFailure failure;
   const pid_t pid = ForkExec(*path, argv, ContainerEnv(spec), cwd, out[1],
                              procs, &failure, &setup);
@@ -368,10 +499,39 @@ void ProcessLauncher::Kill(const api::Container&, pid_t pid) {
   kill(-pid, SIGKILL);
 }
 
-Command ProcessLauncher::ProbeCommand(const api::Container& spec,
-                                      std::vector<std::string> command) const {
-  return {std::move(command), ContainerEnv(spec), WorkingDir(spec),
-          ContainerEnvValue(spec, "PATH")};
+absl::StatusOr<pid_t> ProcessLauncher::StartProbe(
+    const api::Container& spec, pid_t container_pid,
+    const std::vector<std::string>& command) const {
+  if (command.empty()) return absl::InvalidArgumentError("no command");
+  absl::StatusOr<std::string> path =
+      LookPath("/", command[0], ContainerEnvValue(spec, "PATH"));
+  if (!path.ok()) return path.status();
+  const ProcessCredentials credentials =
+      CredentialsFor(Security(spec), geteuid(), last_cap_, available_caps_);
+  ChildSetup setup;
+  setup.credentials = &credentials;
+  absl::StatusOr<ContainerNamespaces> ns =
+      ContainerNamespaces::Open(container_pid);
+  if (!ns.ok()) return ns.status();
+  setup.join_namespaces = ns->join();
+  auto procs = cgroup_procs_.find(spec.name());
+  ExecFailure failure;
+  pid_t pid = -1;
+  {
+    // The PID namespace is the one a process cannot enter itself: the shim
+    // makes its next child there.
+    const ContainerNamespaces::ChildrenIn in_pid_namespace(*ns);
+    pid = ForkExec(*path, command, ContainerEnv(spec), WorkingDir(spec), -1,
+                   procs == cgroup_procs_.end() ? std::vector<std::string>()
+                                                : procs->second,
+                   &failure, &setup);
+  }
+  if (pid < 0) {
+    return absl::InternalError(absl::StrCat(
+        "exec probe \"", *path, "\" in container ", spec.name(), ": ",
+        ExecFailureMessage(failure), ": ", strerror(failure.err)));
+  }
+  return pid;
 }
 
 }  // namespace jobset::agent

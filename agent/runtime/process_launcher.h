@@ -8,6 +8,8 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,11 +32,20 @@ std::string ContainerEnvValue(const api::Container& spec,
 
 // Why a child did not get to run its program.
 struct ExecFailure {
-  enum Stage { kNone, kChdir, kExec, kCgroup, kMount, kCredentials };
+  enum Stage {
+    kNone,
+    kChdir,
+    kExec,
+    kCgroup,
+    kMount,
+    kCredentials,
+    kNamespace
+  };
   Stage stage = kNone;
   int err = 0;
   // kMount: the index in ChildSetup::mounts (-1: the read-only root);
-  // kCredentials: the CredentialStep.
+  // kCredentials: the CredentialStep; kNamespace: the index in
+  // ChildSetup::join_namespaces.
   int detail = 0;
 };
 
@@ -49,6 +60,10 @@ struct ChildSetup {
   // `mounts` beneath it) in namespaces of its own.
   const PodRoot* root = nullptr;
   const ProcessCredentials* credentials = nullptr;
+  // Open namespace files (/proc/<pid>/ns/<kind>) the child joins (setns)
+  // once in its cgroups, before anything above: an exec probe entering its
+  // container.
+  std::vector<int> join_namespaces;
 };
 
 // Forks a child with stdin /dev/null and stdout+stderr into `out_fd` (-1:
@@ -77,8 +92,11 @@ int RunCommand(const std::vector<std::string>& argv);
 class ProcessLauncher final : public ContainerLauncher {
  public:
   // `cgroups` (may be null: none) and `pod` must outlive the launcher.
+  // A container that sets no runAsUser runs as `default_uid` (when the shim
+  // is root; DefaultUserFor), else as the shim.
   ProcessLauncher(std::string pod_dir, const api::Pod* pod, PodCgroups* cgroups,
-                  const PodRoot* root = nullptr);
+                  const PodRoot* root = nullptr,
+                  std::optional<int64_t> default_uid = std::nullopt);
 
   absl::StatusOr<Launched> Launch(const api::Container& spec,
                                   int64_t memory_limit) override;
@@ -86,12 +104,15 @@ class ProcessLauncher final : public ContainerLauncher {
   void Kill(const api::Container& spec, pid_t pid) override;
   std::string Reaped(const api::Container&) override { return ""; }
   void Remove(const api::Container&) override {}
-  Command ProbeCommand(const api::Container& spec,
-                       std::vector<std::string> command) const override;
+  absl::StatusOr<pid_t> StartProbe(
+      const api::Container& spec, pid_t container_pid,
+      const std::vector<std::string>& command) const override;
   bool oci() const override { return false; }
 
  private:
   std::string WorkingDir(const api::Container& spec) const;
+  // The container's effective securityContext, the default user applied.
+  EffectiveSecurity Security(const api::Container& spec) const;
 
   const std::string pod_dir_;
   const api::Pod* const pod_;
@@ -99,6 +120,11 @@ class ProcessLauncher final : public ContainerLauncher {
   const PodRoot* const root_;  // null: the host's root (not root)
   const int last_cap_;
   const uint64_t available_caps_;  // the shim's permitted set
+  // The user of a container that names none (nullopt: the shim's).
+  std::optional<int64_t> default_uid_;
+  // Container name -> the cgroup.procs files its running attempt joined
+  // (its exec probes join them too).
+  std::map<std::string, std::vector<std::string>> cgroup_procs_;
 };
 
 }  // namespace jobset::agent

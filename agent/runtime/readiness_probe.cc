@@ -17,7 +17,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "agent/runtime/process_launcher.h"
+#include "common/log.h"
 
 namespace jobset::agent {
 
@@ -105,7 +105,7 @@ void ReadinessProbe::ContainerExited() {
   next_probe_ = absl::InfiniteFuture();
 }
 
-void ReadinessProbe::Tick(const api::Container& spec,
+void ReadinessProbe::Tick(const api::Container& spec, pid_t container_pid,
                           const ContainerLauncher& launcher, const Clock& clock,
                           absl::Time now) {
   if (!configured_) return;
@@ -123,8 +123,10 @@ void ReadinessProbe::Tick(const api::Container& spec,
       return;
     }
     absl::StatusOr<pid_t> pid =
-        SpawnCommand(launcher.ProbeCommand(spec, std::move(command)));
+        launcher.StartProbe(spec, container_pid, command);
     if (!pid.ok()) {
+      JOBSET_LOG(WARNING) << "readiness probe of container " << spec.name()
+                          << ": " << pid.status().message();
       Record(false);
       return;
     }

@@ -43,9 +43,11 @@ class ReadinessProbe {
   // The container exited: not ready, no more probes.
   void ContainerExited();
   // Probes when one is due (and kills an exec probe past its timeout);
-  // exec probes run as `launcher` says.
-  void Tick(const api::Container& spec, const ContainerLauncher& launcher,
-            const Clock& clock, absl::Time now);
+  // `launcher` starts exec probes in the container (running as
+  // `container_pid`).
+  void Tick(const api::Container& spec, pid_t container_pid,
+            const ContainerLauncher& launcher, const Clock& clock,
+            absl::Time now);
   // Returns whether `pid` was this probe's exec process, recording its
   // result if so.
   bool Reaped(pid_t pid, int wait_status, absl::Time now);

@@ -115,8 +115,10 @@ void RuncLauncher::Runc(std::vector<std::string> args) const {
 absl::Status RuncLauncher::WriteBundle(const api::Container& spec,
                                        int64_t memory_limit) {
   Unstage(spec.name());
-  // The images here name no user: without runAsUser, runc runs uid 0.
-  const EffectiveSecurity sc = Effective(options_.pod->spec(), spec);
+  // The images here name no user: without runAsUser (and no default user:
+  // a privileged namespace), runc runs uid 0.
+  EffectiveSecurity sc = Effective(options_.pod->spec(), spec);
+  ApplyDefaultUser(options_.default_uid, &sc);
   if (absl::Status s =
           CheckRunAsNonRoot(sc, options_.pod->metadata(), spec.name(), 0);
       !s.ok()) {
@@ -311,16 +313,17 @@ void RuncLauncher::Remove(const api::Container& spec) {
   Runc({"delete", "-f", Id(spec)});
 }
 
-Command RuncLauncher::ProbeCommand(const api::Container& spec,
-                                   std::vector<std::string> command) const {
+absl::StatusOr<pid_t> RuncLauncher::StartProbe(
+    const api::Container& spec, pid_t,
+    const std::vector<std::string>& command) const {
   std::vector<std::string> argv = {options_.runc, "--root",
                                    absl::StrCat(options_.pod_dir, "/runc"),
                                    "exec", Id(spec)};
   argv.insert(argv.end(), command.begin(), command.end());
-  return {std::move(argv),
-          {absl::StrCat("PATH=", kDefaultPath)},
-          "/",
-          kDefaultPath};
+  return SpawnCommand({std::move(argv),
+                       {absl::StrCat("PATH=", kDefaultPath)},
+                       "/",
+                       kDefaultPath});
 }
 
 }  // namespace jobset::agent

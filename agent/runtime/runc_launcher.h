@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,9 @@ class RuncLauncher final : public ContainerLauncher {
     // where their nodes, driver and CDI specs are; must outlive the launcher.
     const api::PodDevices* devices = nullptr;
     AcceleratorOptions accelerators;
+    // The user of a container that sets no runAsUser (DefaultUserFor);
+    // nullopt: 0, as the images here name no user.
+    std::optional<int64_t> default_uid;
   };
 
   // `cgroups` (may be null: none) must outlive the launcher.
@@ -49,8 +53,11 @@ class RuncLauncher final : public ContainerLauncher {
   void Kill(const api::Container& spec, pid_t pid) override;
   std::string Reaped(const api::Container& spec) override;
   void Remove(const api::Container& spec) override;
-  Command ProbeCommand(const api::Container& spec,
-                       std::vector<std::string> command) const override;
+  // `runc exec`: the process gets the container's process spec (user,
+  // groups, capabilities, no_new_privs), namespaces and cgroup.
+  absl::StatusOr<pid_t> StartProbe(
+      const api::Container& spec, pid_t container_pid,
+      const std::vector<std::string>& command) const override;
   bool oci() const override { return true; }
 
  private:

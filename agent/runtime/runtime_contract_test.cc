@@ -1458,12 +1458,159 @@ TEST_P(SecurityContextTest, NoNewPrivsAndCapabilities) {
             cri() ? "0000000000000000" : "0000000000000400");
   EXPECT_EQ(StatusField(user, "CapAmb"),
             cri() ? "0000000000000000" : "0000000000000400");
-  // No securityContext: Kubernetes' default (no no_new_privs) and the
-  // container runtime's default 14 capabilities.
+  // No securityContext (root: the pod is privileged): Kubernetes' default
+  // (no no_new_privs) and the container runtime's default capabilities,
+  // less NET_RAW (containerd 2's 13; the cri runtime's are its own).
   const std::string def = Log("caps", "default");
+  const std::string default_set =
+      cri() ? "00000000a80425fb" : "00000000a80405fb";
   EXPECT_EQ(StatusField(def, "NoNewPrivs"), "0") << def;
-  EXPECT_EQ(StatusField(def, "CapBnd"), "00000000a80425fb");
-  EXPECT_EQ(StatusField(def, "CapEff"), "00000000a80425fb");
+  EXPECT_EQ(StatusField(def, "CapBnd"), default_set);
+  EXPECT_EQ(StatusField(def, "CapEff"), default_set);
+}
+
+// Issue 40: the default capability set has no NET_RAW, so a pod on the
+// host's network cannot sniff or spoof its neighbours' traffic; a pod that
+// adds NET_RAW (baseline admits it) gets it back.
+TEST_P(SecurityContextTest, DefaultCapabilitiesOpenNoPacketSocket) {
+  if (cri()) GTEST_SKIP() << "the cri runtime's default set is containerd's";
+  api::PodAssignment a = PodBuilder("packet")
+                             .Container("default", Helper({"packet"}))
+                             .Container("netraw", Helper({"packet"}))
+                             .Build();
+  // Root, with the default set: what a pod without runAsUser was before.
+  ContainerSc(a, 0)->set_run_as_user(0);
+  ContainerSc(a, 1)->set_run_as_user(0);
+  ContainerSc(a, 1)->mutable_capabilities()->add_add("NET_RAW");
+  ASSERT_THAT(StartAssignment(a), IsOk());
+  api::PodStatus s = WaitFinal("packet");
+  EXPECT_EQ(s.phase(), "Succeeded") << s.message();
+  EXPECT_EQ(Log("packet", "default"), "packet EPERM\n");
+  EXPECT_EQ(Log("packet", "netraw"), "packet ok\n");
+}
+
+// Issue 40: a container that sets no runAsUser runs as the agent's default
+// pod uid (65534, its group too, no capabilities in effect) outside
+// privileged namespaces, an older jobsetd's pods (no level) included; it can
+// write its emptyDir and its working directory.
+TEST_P(SecurityContextTest, NoRunAsUserRunsAsTheDefaultPodUid) {
+  if (cri()) GTEST_SKIP() << "the cri runtime runs the image's user";
+  const std::string mnt = oci() ? "/data" : root_ + "/data";
+  ASSERT_EQ(mkdir((root_ + "/data").c_str(), 0755), 0);
+  const std::string bb = "/bin/busybox";
+  const std::string script = absl::StrCat(
+      bb, " id -u; ", bb, " id -g; ", bb, " id -G; ", bb,
+      " grep CapEff /proc/self/status; echo x > f && echo emptydir-writable");
+  for (const std::string level : {"baseline", "restricted", ""}) {
+    const std::string uid =
+        absl::StrCat("defuid-", level.empty() ? "none" : level);
+    PodBuilder builder(uid);
+    builder.SecurityLevel(level)
+        .EmptyDirVolume("data")
+        .Container(
+            "main",
+            Busybox(oci() ? absl::StrCat("cd ", mnt, " && ", script) : script))
+        .Mount("data", mnt);
+    // As in ExecProbeRunsAsItsContainer: the emptyDir is the working
+    // directory.
+    if (!oci()) builder.WorkingDir(mnt);
+    api::PodAssignment a = builder.Build();
+    ASSERT_THAT(StartAssignment(a), IsOk());
+    api::PodStatus s = WaitFinal(uid);
+    EXPECT_EQ(s.phase(), "Succeeded") << s.message() << Log(uid, "main");
+    EXPECT_EQ(Log(uid, "main"),
+              "65534\n65534\n65534\nCapEff:\t0000000000000000\n"
+              "emptydir-writable\n")
+        << level;
+    struct stat st;
+    ASSERT_EQ(stat((VolumeDir(uid, "data") + "/f").c_str(), &st), 0);
+    EXPECT_EQ(st.st_uid, 65534u);
+  }
+  // A privileged namespace keeps the old default: the runtime's user, root.
+  api::PodAssignment p = PodBuilder("defuid-privileged")
+                             .SecurityLevel("privileged")
+                             .Container("main", Busybox(bb + " id -u"))
+                             .Build();
+  ASSERT_THAT(StartAssignment(p), IsOk());
+  EXPECT_EQ(WaitFinal("defuid-privileged").phase(), "Succeeded");
+  EXPECT_EQ(Log("defuid-privileged", "main"), "0\n");
+}
+
+// Issue 40: an exec readiness probe runs with exactly its container's
+// identity: user, capabilities, mount namespace (so it writes the pod's
+// emptyDir, never the host directory beneath it) and cgroups. A restricted
+// pod: runAsNonRoot, a user, no privilege escalation, every capability
+// dropped.
+TEST_P(SecurityContextTest, ExecProbeRunsAsItsContainer) {
+  const std::string mnt = oci() ? "/data" : root_ + "/data";
+  ASSERT_EQ(mkdir((root_ + "/data").c_str(), 0755), 0);
+  const std::string bb = "/bin/busybox";
+  // Into the working directory (the emptyDir): written, then renamed, so
+  // that the test never reads half a file.
+  auto report = [&](const std::string& name) {
+    return absl::StrCat(
+        "{ ", bb, " id -u; ", bb, " grep CapEff /proc/self/status; ", bb,
+        " readlink /proc/self/ns/mnt; ", bb, " cat /proc/self/cgroup; } > ",
+        name, ".tmp && ", bb, " mv ", name, ".tmp ", name);
+  };
+  api::Probe probe;
+  for (const std::string& arg : Busybox(report("probe"))) {
+    probe.mutable_exec()->add_command(arg);
+  }
+  probe.set_period_seconds(1);
+  PodBuilder builder("probe-identity");
+  builder.SecurityLevel("restricted")
+      .EmptyDirVolume("data")
+      .Container("main",
+                 Busybox(report("container") + "; exec " + bb + " sleep 600"))
+      .Mount("data", mnt);
+  // Process mode: the emptyDir is the working directory (entered as root,
+  // before the user is set: the test's directory is under /root, 0700). An
+  // image has no /data until the volume is mounted: runc is given no cwd
+  // there and the scripts change to it.
+  if (oci()) {
+    probe.mutable_exec()->set_command(
+        3, absl::StrCat("cd ", mnt, " && ", probe.exec().command(3)));
+  } else {
+    builder.WorkingDir(mnt);
+  }
+  api::PodAssignment a = builder.ReadinessProbe(probe).Build();
+  if (oci()) {
+    api::Container* c = a.mutable_pod()->mutable_spec()->mutable_containers(0);
+    c->set_command(3, absl::StrCat("cd ", mnt, " && ", c->command(3)));
+  }
+  PodSc(a)->set_run_as_non_root(true);
+  PodSc(a)->set_run_as_user(1000);
+  PodSc(a)->set_run_as_group(1000);
+  api::SecurityContext* sc = ContainerSc(a, 0);
+  sc->set_allow_privilege_escalation(false);
+  sc->mutable_capabilities()->add_drop("ALL");
+  ASSERT_THAT(StartAssignment(a), IsOk());
+  absl::StatusOr<PodState> ready =
+      WaitForPod(*runtime_, "probe-identity", PodReady, kTimeout);
+  ASSERT_THAT(ready.status(), IsOk())
+      << ReadFileToString(
+             absl::StrCat(work_dir_, "/pods/probe-identity/", kShimLogFile))
+             .value_or("no shim log");
+  const std::string dir = VolumeDir("probe-identity", "data");
+  // The first probe may have run before the container wrote its report.
+  absl::StatusOr<std::string> container;
+  const absl::Time deadline = absl::Now() + kTimeout;
+  do {
+    container = ReadFileToString(dir + "/container");
+    if (!container.ok()) absl::SleepFor(absl::Milliseconds(10));
+  } while (!container.ok() && absl::Now() < deadline);
+  ASSERT_THAT(container.status(), IsOk());
+  absl::StatusOr<std::string> probed = ReadFileToString(dir + "/probe");
+  // Not in the pod's emptyDir: the probe wrote elsewhere (the host's own
+  // directory beneath the mount, as root before issue 40).
+  ASSERT_THAT(probed.status(), IsOk())
+      << "host dir holds: "
+      << ReadFileToString(root_ + "/data/probe").value_or("nothing");
+  EXPECT_EQ(StatusField(*probed, "CapEff"), "0000000000000000") << *probed;
+  EXPECT_TRUE(absl::StartsWith(*probed, "1000\n")) << *probed;
+  EXPECT_EQ(*probed, *container);
+  EXPECT_NE(access((root_ + "/data/probe").c_str(), F_OK), 0);
 }
 
 TEST_P(SecurityContextTest, PrivilegedGetsEveryCapability) {

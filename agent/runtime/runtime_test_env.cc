@@ -112,6 +112,12 @@ PodBuilder::PodBuilder(const std::string& uid) {
   pod->mutable_metadata()->set_name(absl::StrCat("pod-", uid));
   pod->mutable_spec()->set_restart_policy("Never");
   pod->mutable_status()->set_host_ip("127.0.0.1");
+  assignment_.set_pod_security_level("privileged");
+}
+
+PodBuilder& PodBuilder::SecurityLevel(const std::string& level) {
+  assignment_.set_pod_security_level(level);
+  return *this;
 }
 
 PodBuilder& PodBuilder::Container(const std::string& name,

@@ -31,10 +31,15 @@ absl::Status BuildTestImage(const std::string& image_dir,
 // otherwise the reason it cannot.
 absl::Status OciAvailable();
 
-// Builds a PodAssignment.
+// Builds a PodAssignment. Its pod is admitted "privileged" unless
+// SecurityLevel says otherwise: most runtime tests run the helper from
+// Bazel's runfiles (under /root, 0700), which the agent's default pod uid
+// cannot reach.
 class PodBuilder {
  public:
   explicit PodBuilder(const std::string& uid);
+  // PodAssignment.pod_security_level ("": what an older jobsetd sends).
+  PodBuilder& SecurityLevel(const std::string& level);
   PodBuilder& Container(const std::string& name,
                         const std::vector<std::string>& command);
   PodBuilder& InitContainer(const std::string& name,

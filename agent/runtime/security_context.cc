@@ -83,6 +83,21 @@ std::vector<gid_t> SupplementaryGroups(const EffectiveSecurity& sc) {
   return groups;
 }
 
+std::optional<int64_t> DefaultUserFor(int64_t default_pod_uid,
+                                      absl::string_view pod_security_level) {
+  if (default_pod_uid == 0 || pod_security_level == "privileged") {
+    return std::nullopt;
+  }
+  return default_pod_uid;
+}
+
+void ApplyDefaultUser(std::optional<int64_t> default_uid,
+                      EffectiveSecurity* sc) {
+  if (!default_uid.has_value() || sc->run_as_user.has_value()) return;
+  sc->run_as_user = *default_uid;
+  if (!sc->run_as_group.has_value()) sc->run_as_group = *default_uid;
+}
+
 absl::Status CheckRunAsNonRoot(const EffectiveSecurity& sc,
                                const api::ObjectMeta& pod,
                                const std::string& container,
@@ -132,7 +147,7 @@ CapabilitySets ContainerCapabilities(const EffectiveSecurity& sc, int64_t uid,
   if (sc.privileged) {
     set = all;
   } else {
-    set = api::DefaultCapabilityMask();
+    set = api::DefaultCapabilityMask() & ~Bit(CAP_NET_RAW);
     if (Contains(sc.cap_add, "ALL")) set = all;
     if (Contains(sc.cap_drop, "ALL")) set = 0;
     set |= MaskOf(sc.cap_add);
@@ -142,7 +157,12 @@ CapabilitySets ContainerCapabilities(const EffectiveSecurity& sc, int64_t uid,
   CapabilitySets sets;
   sets.bounding = set;
   sets.permitted = set;
-  sets.ambient = uid != 0 ? set : 0;
+  // A non-root user keeps across execve only what the container asked for
+  // by name (or all of it, privileged or "ALL"): the runtime default raised
+  // as ambient would hand a pod that sets no user DAC_OVERRIDE and SETUID,
+  // root in all but name. containerd gives a non-root user none.
+  const bool asked_all = sc.privileged || Contains(sc.cap_add, "ALL");
+  sets.ambient = uid == 0 ? 0 : (asked_all ? set : set & MaskOf(sc.cap_add));
   return sets;
 }
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "proto/cluster.pb.h"
 
 namespace jobset::agent {
@@ -40,6 +41,26 @@ EffectiveSecurity Effective(const api::PodSpec& pod,
 // The supplementary groups: fsGroup, then supplementalGroups, then
 // runAsGroup (each once, in that order).
 std::vector<gid_t> SupplementaryGroups(const EffectiveSecurity& sc);
+
+// The agent's --default_pod_uid: nobody (and nogroup) on Debian and most
+// distributions, a user that owns nothing on the host.
+inline constexpr int64_t kDefaultPodUid = 65534;
+
+// The uid the agent gives a container that sets no runAsUser (container or
+// pod level): `default_pod_uid` (the agent's --default_pod_uid), unless the
+// pod's namespace is "privileged" (PodAssignment.pod_security_level) or
+// `default_pod_uid` is 0; nullopt then: the shim's own uid (process mode)
+// or 0 (oci). Any other level, "" (a jobsetd that sends none) included,
+// gets the default: the safe side.
+std::optional<int64_t> DefaultUserFor(int64_t default_pod_uid,
+                                      absl::string_view pod_security_level);
+
+// Gives `sc` the user `default_uid` when it names none (runAsUser unset):
+// runAsUser = default_uid and, without runAsGroup, runAsGroup = default_uid
+// too (65534 is nobody's and nogroup's), never the root group. No-op for
+// nullopt.
+void ApplyDefaultUser(std::optional<int64_t> default_uid,
+                      EffectiveSecurity* sc);
 
 // kubelet's verifyRunAsNonRoot. `default_uid` is the uid the process runs as
 // when no runAsUser is set (the shim's in process mode, 0 in oci mode: the
@@ -69,10 +90,14 @@ int LastCapability();
 uint64_t PermittedCapabilities();
 
 // The sets for `sc` run as `uid`: privileged: every capability; else the
-// container runtime default, "ALL" in add gives all, "ALL" in drop starts
+// container runtime default less NET_RAW (containerd 2's and Docker's: a
+// pod on the host's network opens no AF_PACKET socket unless it adds
+// NET_RAW, which baseline admits), "ALL" in add gives all, "ALL" in drop starts
 // empty, then named adds, then named drops (containerd's order); all within
-// `available` (the shim's own). A non-root uid gets the result as ambient
-// capabilities (containerd gives it none).
+// `available` (the shim's own). A non-root uid gets as ambient capabilities
+// only those it added by name (all of them when privileged or adding "ALL"):
+// the default set stays in its bounding set, not in its effective one
+// (containerd gives a non-root user none at all).
 CapabilitySets ContainerCapabilities(const EffectiveSecurity& sc, int64_t uid,
                                      int last_cap,
                                      uint64_t available = ~uint64_t{0});

@@ -1,5 +1,6 @@
 #include "agent/runtime/security_context.h"
 
+#include <optional>
 #include <vector>
 
 #include "api/capabilities.h"
@@ -86,14 +87,28 @@ TEST(RunAsNonRootTest, KubeletsMessages) {
   EXPECT_THAT(CheckRunAsNonRoot(sc, meta, "main", 0), IsOk());
 }
 
-TEST(CapabilitiesTest, DefaultIsTheRuntimeDefaultFourteen) {
+TEST(CapabilitiesTest, DefaultIsTheRuntimeDefaultLessNetRaw) {
+  // containerd 2's and Docker's set: the 14 of containerd 1 but NET_RAW, so
+  // that a pod on the host's network opens no AF_PACKET socket.
   const CapabilitySets sets = ContainerCapabilities({}, 0, 40);
-  EXPECT_EQ(sets.bounding, api::DefaultCapabilityMask());
-  EXPECT_EQ(sets.permitted, api::DefaultCapabilityMask());
+  EXPECT_EQ(sets.bounding, api::DefaultCapabilityMask() & ~Cap("NET_RAW"));
+  EXPECT_EQ(sets.permitted, sets.bounding);
   EXPECT_EQ(sets.ambient, 0u);
-  EXPECT_EQ(CapabilityNames(sets.bounding).size(), 14u);
-  EXPECT_NE(sets.bounding & Cap("NET_RAW"), 0u);
+  EXPECT_EQ(CapabilityNames(sets.bounding).size(), 13u);
+  EXPECT_EQ(sets.bounding & Cap("NET_RAW"), 0u);
+  EXPECT_NE(sets.bounding & Cap("NET_BIND_SERVICE"), 0u);
   EXPECT_EQ(sets.bounding & Cap("SYS_ADMIN"), 0u);
+}
+
+TEST(CapabilitiesTest, NetRawComesBackWhenAdded) {
+  EffectiveSecurity sc;
+  sc.cap_add = {"NET_RAW"};
+  const CapabilitySets sets = ContainerCapabilities(sc, 0, 40);
+  EXPECT_EQ(sets.bounding, api::DefaultCapabilityMask());
+  EffectiveSecurity prefixed;
+  prefixed.cap_add = {"CAP_NET_RAW"};
+  EXPECT_NE(ContainerCapabilities(prefixed, 1000, 40).ambient & Cap("NET_RAW"),
+            0u);
 }
 
 TEST(CapabilitiesTest, DropAllAddOne) {
@@ -160,6 +175,65 @@ TEST(CredentialsTest, WhatTheChildApplies) {
   EXPECT_FALSE(none.set_groups || none.set_gid || none.set_uid);
   // A shim that is not root applies no capabilities.
   EXPECT_FALSE(CredentialsFor(sc, 1234, 40).set_caps);
+}
+
+TEST(DefaultUserTest, OnlyAPrivilegedNamespaceKeepsTheShimsUser) {
+  EXPECT_EQ(DefaultUserFor(65534, "baseline"), 65534);
+  EXPECT_EQ(DefaultUserFor(65534, "restricted"), 65534);
+  // An older jobsetd sends no level: the safe side.
+  EXPECT_EQ(DefaultUserFor(65534, ""), 65534);
+  EXPECT_EQ(DefaultUserFor(65534, "Privileged"), 65534);
+  EXPECT_EQ(DefaultUserFor(65534, "privileged"), std::nullopt);
+  // --default_pod_uid=0: the old behaviour, the shim's own user.
+  EXPECT_EQ(DefaultUserFor(0, "baseline"), std::nullopt);
+}
+
+TEST(DefaultUserTest, FillsOnlyWhatThePodLeftUnset) {
+  api::PodSpec pod;
+  api::Container c;
+  EffectiveSecurity sc = Effective(pod, c);
+  ApplyDefaultUser(65534, &sc);
+  EXPECT_EQ(sc.run_as_user, 65534);
+  EXPECT_EQ(sc.run_as_group, 65534);  // never the root group
+  const ProcessCredentials creds = CredentialsFor(sc, 0, 40);
+  EXPECT_TRUE(creds.set_uid && creds.set_gid && creds.set_groups);
+  EXPECT_EQ(creds.uid, 65534u);
+  EXPECT_EQ(creds.gid, 65534u);
+  // The default set bounds a non-root user; none of it is ambient (else
+  // DAC_OVERRIDE and SETUID would make the default user root in all but
+  // name).
+  EXPECT_EQ(creds.caps.bounding,
+            api::DefaultCapabilityMask() & ~Cap("NET_RAW"));
+  EXPECT_EQ(creds.caps.ambient, 0u);
+  // A runAsNonRoot pod without a user passes as the default user.
+  sc.run_as_non_root = true;
+  EXPECT_THAT(CheckRunAsNonRoot(sc, {}, "c", 0), IsOk());
+
+  // The pod's group, fsGroup and supplementalGroups stay; the pod-level user
+  // wins over the default.
+  pod.mutable_security_context()->set_run_as_user(1000);
+  pod.mutable_security_context()->set_fs_group(2000);
+  sc = Effective(pod, c);
+  ApplyDefaultUser(65534, &sc);
+  EXPECT_EQ(sc.run_as_user, 1000);
+  EXPECT_EQ(sc.run_as_group, std::nullopt);
+  pod.mutable_security_context()->clear_run_as_user();
+  pod.mutable_security_context()->set_run_as_group(3000);
+  sc = Effective(pod, c);
+  ApplyDefaultUser(65534, &sc);
+  EXPECT_EQ(sc.run_as_user, 65534);
+  EXPECT_EQ(sc.run_as_group, 3000);
+  EXPECT_THAT(SupplementaryGroups(sc), ElementsAre(2000, 3000));
+  // The container's explicit root is kept (admission asked privileged).
+  c.mutable_security_context()->set_run_as_user(0);
+  sc = Effective(pod, c);
+  ApplyDefaultUser(65534, &sc);
+  EXPECT_EQ(sc.run_as_user, 0);
+  // No default: nothing changes.
+  sc = Effective(api::PodSpec(), api::Container());
+  ApplyDefaultUser(std::nullopt, &sc);
+  EXPECT_EQ(sc.run_as_user, std::nullopt);
+  EXPECT_EQ(sc.run_as_group, std::nullopt);
 }
 
 TEST(CredentialsTest, StepNames) {

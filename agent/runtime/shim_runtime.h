@@ -15,6 +15,7 @@
 #include "absl/time/time.h"
 #include "agent/runtime/accelerator_devices.h"
 #include "agent/runtime/runtime.h"
+#include "agent/runtime/security_context.h"
 #include "common/clock.h"
 
 namespace jobset::agent {
@@ -48,6 +49,9 @@ class ShimRuntime : public Runtime {
     int64_t log_cap_bytes = 10 << 20;
     // pids.max of each pod's cgroup (0: none).
     int64_t pids_max = 4096;
+    // The uid (and gid) of a container that sets no runAsUser, outside
+    // privileged namespaces (the agent's --default_pod_uid; 0: the shim's).
+    int64_t default_pod_uid = kDefaultPodUid;
     // What stamps a status the agent writes itself (a lost shim's).
     Clock* clock = RealClock::Get();
   };

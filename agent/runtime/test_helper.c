@@ -144,6 +144,16 @@ int main(int argc, char** argv) {
       close(c);
     }
   }
+  if (strcmp(mode, "packet") == 0) {  // opens an AF_PACKET raw socket
+    int fd = socket(AF_PACKET, SOCK_RAW, 0);
+    if (fd < 0) {
+      printf("packet %s\n", errno == EPERM ? "EPERM" : strerror(errno));
+    } else {
+      printf("packet ok\n");
+      close(fd);
+    }
+    return 0;
+  }
   if (strcmp(mode, "spam") == 0) {  // spam BYTES [TIMES PAUSE_MS]
     long total = atol(argv[2]);
     int times = argc > 3 ? atoi(argv[3]) : 1;

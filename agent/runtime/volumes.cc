@@ -48,11 +48,13 @@ std::optional<int64_t> PodMemoryLimit(const api::PodSpec& pod) {
   return sum;
 }
 
-// Whether some container of `pod` runs as a user other than root.
+// Whether some container of `pod` may run as a user other than root: one
+// that sets no runAsUser runs as the agent's --default_pod_uid outside
+// privileged namespaces (DefaultUserFor).
 bool RunsAsOtherThanRoot(const api::PodSpec& pod) {
   auto other = [&pod](const api::Container& c) {
     const EffectiveSecurity sc = Effective(pod, c);
-    return sc.run_as_user.has_value() && *sc.run_as_user != 0;
+    return !sc.run_as_user.has_value() || *sc.run_as_user != 0;
   };
   return std::any_of(pod.containers().begin(), pod.containers().end(), other) ||
          std::any_of(pod.init_containers().begin(), pod.init_containers().end(),

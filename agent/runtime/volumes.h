@@ -35,8 +35,9 @@ std::string EmptyDirPath(const std::string& pod_dir, const std::string& name);
 // (nosuid, nodev, size as MemoryVolumeSize) for medium Memory, in the
 // caller's mount namespace (which must be the shim's private one). Owner and
 // mode: fsGroup set: root:fsGroup, 02770 (setgid, group-writable, as kubelet's
-// SetVolumeOwnership); else, when some container runs as another user than
-// root, 0777 (kubelet's emptyDir mode); else root's 0700.
+// SetVolumeOwnership); else, when some container may run as another user
+// than root (one without runAsUser may: --default_pod_uid), 0777 (kubelet's
+// emptyDir mode); else (every container explicitly root) root's 0700.
 absl::Status PrepareEmptyDirs(const std::string& pod_dir,
                               const api::PodSpec& pod);
 
