@@ -12,11 +12,11 @@
 
 namespace jobset::scheduler {
 
-// Slows down guessing: an address whose failed authentications (bad or
-// expired tokens, bad join tokens, revoked certificates) reach
-// `max_failures` within a window of `window` is refused with
-// RESOURCE_EXHAUSTED until the window ends, whatever it sends; other
-// addresses are unaffected. At most `max_addresses` are tracked: beyond, the
+// Slows down guessing: a key (RequestAuth's: an address, or an address and
+// the token id it guesses the secret of) whose failed authentications (bad
+// or expired tokens, bad join tokens) reach `max_failures` within a window
+// of `window` is refused with RESOURCE_EXHAUSTED until the window ends;
+// other keys are unaffected. At most `max_addresses` are tracked: beyond, the
 // oldest windows are dropped (an attacker with that many addresses is not
 // stopped here). Thread-safe.
 class FailureLimiter {
