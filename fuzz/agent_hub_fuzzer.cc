@@ -1,12 +1,16 @@
 // Agent-to-scheduler messages through the AgentHub into a ControllerCore over
 // a MemoryStore, as jobsetd wires them, with a FakeClock. The input is a
 // sequence of steps (steps.h):
-//   op % 5 == 0  an AgentMessage (payload after its first byte, which picks
+//   op % 6 == 0  an AgentMessage (payload after its first byte, which picks
 //                the node's session) on that node's stream
-//   op % 5 == 1  a Hello (payload after its first byte): a node (re)connects
-//   op % 5 == 2  the stream of node (first byte) ends
-//   op % 5 == 3  time passes (first byte, seconds) and liveness is checked
-//   op % 5 == 4  the JobSet is deleted through the API
+//   op % 6 == 1  a Hello (payload after its first byte): a node (re)connects
+//   op % 6 == 2  the stream of node (first byte) ends
+//   op % 6 == 3  time passes (first byte, seconds) and liveness is checked
+//   op % 6 == 4  the JobSet is deleted through the API
+//   op % 6 == 5  an admin edits node (first byte, bit 0) with a
+//                LabelNodeRequest (bit 1 clear) or a TaintNodeRequest (set),
+//                the payload after that byte (jobsetctl label|taint node);
+//                bit 2 set keeps the request's own node name
 // After every step what the hub told the controller is delivered, a pass
 // runs (an error is what makes jobsetd exit, so it is a finding), and every
 // stream's queue is drained. A pod uid "#<byte>" (in a report or a Hello)
@@ -150,7 +154,7 @@ class Harness {
     const std::string node = kNodes[FirstByte(step.payload) % 2];
     const absl::string_view body =
         step.payload.empty() ? step.payload : step.payload.substr(1);
-    switch (step.op % 5) {
+    switch (step.op % 6) {
       case 0: {
         api::AgentMessage msg;
         if (!msg.ParseFromArray(body.data(), static_cast<int>(body.size())))
@@ -198,11 +202,81 @@ class Harness {
         Notify(key);
         break;
       }
+      case 5: {
+        // What the admin sets must hold whatever the node says after, and
+        // no edit, however malformed, may break a pass.
+        const uint8_t bits = FirstByte(step.payload);
+        if (bits & 2) {
+          api::TaintNodeRequest request;
+          if (!request.ParseFromArray(body.data(),
+                                      static_cast<int>(body.size())))
+            return;
+          if (!(bits & 4)) request.set_name(node);
+          Expect(request.name(), hub_->TaintNode(request));
+        } else {
+          api::LabelNodeRequest request;
+          if (!request.ParseFromArray(body.data(),
+                                      static_cast<int>(body.size())))
+            return;
+          if (!(bits & 4)) request.set_name(node);
+          Expect(request.name(), hub_->LabelNode(request));
+        }
+        break;
+      }
     }
     Settle();
+    CheckNodeRestriction();
   }
 
  private:
+  // A node's labels under the restricted prefixes, and its taints (less
+  // those jobsetd adds for a cordon or a loss), as `get nodes` shows them.
+  static std::map<std::string, std::string> Restricted(const api::Node& n) {
+    std::map<std::string, std::string> out;
+    for (const auto& [key, value] : n.metadata().labels()) {
+      if (key.starts_with("node-restriction.kubernetes.io/") ||
+          key.starts_with("jobsetd.io/")) {
+        out[key] = value;
+      }
+    }
+    return out;
+  }
+  static std::vector<std::string> Taints(const api::Node& n) {
+    std::vector<std::string> out;
+    for (const api::Taint& t : n.spec().taints()) {
+      if (t.key() == "node.kubernetes.io/unschedulable" ||
+          t.key() == "node.kubernetes.io/unreachable") {
+        continue;
+      }
+      out.push_back(t.ShortDebugString());
+    }
+    return out;
+  }
+
+  // Remembers what an admin's edit of `name` left.
+  void Expect(const std::string& name, const absl::StatusOr<api::Node>& node) {
+    if (!node.ok()) return;
+    admin_labels_[name] = Restricted(*node);
+    admin_taints_[name] = Taints(*node);
+  }
+
+  // NodeRestriction: whatever the nodes said, their restricted labels and
+  // taints are what the admin's last edit left (none, before any).
+  void CheckNodeRestriction() {
+    for (const char* name : kNodes) {
+      absl::StatusOr<api::Node> node = hub_->GetNode(name);
+      if (!node.ok()) continue;
+      if (Restricted(*node) != admin_labels_[name]) {
+        Trap(absl::InternalError(node->ShortDebugString()),
+             "a node changed its restricted labels");
+      }
+      if (Taints(*node) != admin_taints_[name]) {
+        Trap(absl::InternalError(node->ShortDebugString()),
+             "a node changed its taints");
+      }
+    }
+  }
+
   void Connect(const api::Hello& hello) {
     absl::StatusOr<std::shared_ptr<AgentHub::Session>> s =
         hub_->Connect(hello, [] {});
@@ -249,6 +323,8 @@ class Harness {
   std::unique_ptr<AgentHub> hub_;
   ControllerCore core_;
   std::map<std::string, std::shared_ptr<AgentHub::Session>> sessions_;
+  std::map<std::string, std::map<std::string, std::string>> admin_labels_;
+  std::map<std::string, std::vector<std::string>> admin_taints_;
 };
 
 }  // namespace

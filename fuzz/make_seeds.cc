@@ -196,6 +196,38 @@ void HubSeeds(const fs::path& out) {
     HubMessage(0, Report("#", "Succeeded", 0), &s);
     Write(out, "stray-and-delete", s);
   }
+  {  // NodeRestriction: an admin labels node-a and taints node-b; node-b
+     // says hello again without the taint, claiming the label, restricted
+     // labels and too many GPUs, then with sane ones; the admin removes.
+    std::string s;
+    api::LabelNodeRequest label;
+    (*label.mutable_labels())["jobsetd.io/pool"] = "secure";
+    AppendStep(5, std::string(1, '\0') + label.SerializeAsString(), &s);
+    api::TaintNodeRequest taint;
+    api::Taint* t = taint.add_add();
+    t->set_key("dedicated");
+    t->set_value("team-a");
+    t->set_effect("NoSchedule");
+    AppendStep(5, std::string(1, '\3') + taint.SerializeAsString(), &s);
+    api::Hello hello;
+    hello.mutable_node()->set_name("#");
+    hello.mutable_node()->set_address("10.0.0.2");
+    (*hello.mutable_node()->mutable_capacity())["cpu"] = "8";
+    (*hello.mutable_node()->mutable_capacity())["nvidia.com/gpu"] = "1000";
+    (*hello.mutable_node()->mutable_labels())["jobsetd.io/pool"] = "secure";
+    (*hello.mutable_node()
+          ->mutable_labels())["node-restriction.kubernetes.io/x"] = "y";
+    AppendStep(1, std::string(1, '\1') + hello.SerializeAsString(), &s);
+    (*hello.mutable_node()->mutable_capacity())["nvidia.com/gpu"] = "4";
+    AppendStep(1, std::string(1, '\1') + hello.SerializeAsString(), &s);
+    label.clear_labels();
+    label.add_remove("jobsetd.io/pool");
+    AppendStep(5, std::string(1, '\0') + label.SerializeAsString(), &s);
+    taint.clear_add();
+    taint.add_remove()->set_key("dedicated");
+    AppendStep(5, std::string(1, '\3') + taint.SerializeAsString(), &s);
+    Write(out, "admin-labels-and-taints", s);
+  }
 }
 
 api::PodAssignment Assignment(const std::string& uid, int index) {
