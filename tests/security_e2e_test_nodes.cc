@@ -162,5 +162,34 @@ TEST_F(SecurityE2eTest, AnExpiredJoinTokenIsRefusedAlsoAfterARestart) {
   EXPECT_TRUE(Join("n2", JoinCredential()).ok());
 }
 
+// A watch ends when the token that opened it is deleted.
+TEST_F(SecurityE2eTest, AWatchEndsWhenItsTokenIsDeleted) {
+  ASSERT_TRUE(Bind(Admin(), "", "w-view", "view", "w").ok());
+  auto watcher = api::JobSetService::NewStub(As(Token("w")));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::seconds(20));
+  api::WatchJobSetsRequest request;
+  request.set_namespace_("default");
+  auto stream = watcher->WatchJobSets(&context, request);
+  ASSERT_TRUE(CreateJobSet(Admin(), "default", "seen").ok());
+  api::WatchEvent event;
+  ASSERT_TRUE(stream->Read(&event));  // Open, and authorized.
+
+  api::DeleteTokenRequest del;
+  del.set_name("w");
+  api::TokenInfo deleted;
+  ASSERT_TRUE(api::AccessService::NewStub(Admin())
+                  ->DeleteToken(Context().get(), del, &deleted)
+                  .ok());
+  const absl::Time start = absl::Now();
+  while (stream->Read(&event)) {
+  }
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  grpc::Status ended = stream->Finish();
+  EXPECT_EQ(ended.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_THAT(ended.error_message(), HasSubstr("the token was deleted"));
+}
+
 }  // namespace
 }  // namespace jobset::testing

@@ -63,15 +63,13 @@ grpc::Status PodLogServiceImpl::GetPodLogs(
     grpc::ServerWriter<api::PodLogs>* writer) {
   const std::string ns =
       request->namespace_().empty() ? "default" : request->namespace_();
-  if (absl::StatusOr<Caller> caller =
-          auth_->Authorize(context, {.verb = "get",
-                                     .resource = "pods",
-                                     .subresource = "log",
-                                     .namespace_ = ns,
-                                     .name = request->pod()});
-      !caller.ok()) {
-    return ToGrpcStatus(caller.status());
-  }
+  absl::StatusOr<Caller> caller =
+      auth_->Authorize(context, {.verb = "get",
+                                 .resource = "pods",
+                                 .subresource = "log",
+                                 .namespace_ = ns,
+                                 .name = request->pod()});
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
   absl::StatusOr<FoundPod> found = FindPod(
       store_, absl::StrCat(store::keys::kPods, ns, "/"), ns, request->pod());
   if (!found.ok()) return ToGrpcStatus(found.status());
@@ -101,6 +99,10 @@ grpc::Status PodLogServiceImpl::GetPodLogs(
   int64_t offset = request->limit_bytes() > 0 ? -request->limit_bytes() : 0;
   bool finished = Finished(*pod);
   while (!context->IsCancelled()) {
+    // A deleted or expired token ends `logs -f` within a poll.
+    if (absl::Status valid = auth_->StillValid(*caller); !valid.ok()) {
+      return ToGrpcStatus(valid);
+    }
     absl::StatusOr<api::LogChunk> chunk =
         hub_->ReadLog(pod->spec().node_name(), pod->metadata().uid(), container,
                       offset, kChunkBytes, kAgentTimeout);

@@ -315,6 +315,23 @@ absl::StatusOr<std::string> AccessStore::ResetAdminToken(
   return created.token();
 }
 
+absl::Status AccessStore::CheckTokenStands(absl::string_view id,
+                                           absl::Time now) const {
+  absl::MutexLock lock(&mu_);
+  auto name = token_names_.find(id);
+  if (name == token_names_.end()) {
+    return absl::UnauthenticatedError(
+        absl::StrCat(kInvalidToken, ": the token was deleted"));
+  }
+  const api::StoredToken& stored = tokens_.at(name->second);
+  if (stored.info().has_expiration_timestamp() &&
+      FromSeconds(stored.info().expiration_timestamp()) <= now) {
+    return absl::UnauthenticatedError(
+        absl::StrCat(kInvalidToken, ": the token has expired"));
+  }
+  return absl::OkStatus();
+}
+
 bool AccessStore::HasTokenId(absl::string_view id) const {
   absl::MutexLock lock(&mu_);
   return token_names_.contains(id);

@@ -63,6 +63,9 @@ class AccessStore {
   // any earlier one of that name; returned once.
   absl::StatusOr<std::string> ResetAdminToken(absl::Time now,
                                               absl::string_view name = "admin");
+  // OK if the token with this id exists and is unexpired at `now`;
+  // kUnauthenticated otherwise (for streams opened with it).
+  absl::Status CheckTokenStands(absl::string_view id, absl::Time now) const;
   // Whether a token with this id exists (the failure limiter counts a
   // known id's failures apart from an address's guesses).
   bool HasTokenId(absl::string_view id) const;

@@ -55,6 +55,7 @@ absl::StatusOr<Caller> FromCertificate(const std::string& pem,
   Caller caller;
   caller.method = "cert";
   caller.credential_id = cert->serial;
+  caller.expires = cert->not_after;
   caller.user.name = cert->common_name;
   caller.user.groups = cert->organizations;
   caller.user.groups.emplace_back(auth::kAuthenticatedGroup);
@@ -71,6 +72,7 @@ absl::StatusOr<Caller> FromCertificate(const std::string& pem,
     JOBSET_ASSIGN_OR_RETURN(int64_t generation, NodeGenerationOf(cert->uris));
     JOBSET_RETURN_IF_ERROR(
         access.CheckNodeCertificate(caller.node, generation));
+    caller.node_generation = generation;
   } else if (in_nodes ||
              absl::StartsWith(cert->common_name, auth::kNodeUserPrefix)) {
     return absl::UnauthenticatedError(absl::StrCat(
@@ -168,6 +170,25 @@ absl::StatusOr<Caller> RequestAuth::AuthenticateCredentials(
   return absl::UnauthenticatedError(
       "no credentials: send a bearer token (authorization: Bearer <token>) "
       "or a client certificate signed by the cluster CA");
+}
+
+absl::Status RequestAuth::StillValid(const Caller& caller) const {
+  const absl::Time now = options_.clock->Now();
+  if (caller.method == "token") {
+    return options_.access->CheckTokenStands(caller.credential_id, now);
+  }
+  if (caller.method != "cert") return absl::OkStatus();
+  if (caller.expires <= now) {
+    return absl::UnauthenticatedError("certificate has expired");
+  }
+  if (!caller.node.empty()) {
+    return options_.access->CheckNodeCertificate(caller.node,
+                                                 caller.node_generation);
+  }
+  if (options_.access->IsRevoked(caller.credential_id)) {
+    return absl::UnauthenticatedError("certificate has been revoked");
+  }
+  return absl::OkStatus();
 }
 
 bool RequestAuth::Allows(const Caller& caller, const auth::Attributes& attrs,

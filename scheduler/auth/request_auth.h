@@ -6,6 +6,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "auth/rbac.h"
 #include "common/clock.h"
 #include "common/grpc_status.h"
@@ -26,6 +27,9 @@ struct Caller {
   std::string method;
   // The token id or the certificate serial (never a secret).
   std::string credential_id;
+  // A certificate's: when it expires, and (a node's) its join's generation.
+  absl::Time expires = absl::InfiniteFuture();
+  int64_t node_generation = 0;
 };
 
 // Authentication and authorization of every request but the open ones
@@ -84,6 +88,13 @@ class RequestAuth {
   // certificate is any node: the returned Caller's node is empty.
   absl::StatusOr<Caller> AuthenticateNode(grpc::ServerContext* context,
                                           absl::string_view what) const;
+
+  // OK while `caller`'s credential still stands: a token neither deleted
+  // nor expired, a certificate not expired and, a node's, of its node's
+  // current join. Long-lived streams (watches, `logs -f`) call it as they
+  // poll and end with its kUnauthenticated: a deleted token or node is cut
+  // off within a poll.
+  absl::Status StillValid(const Caller& caller) const;
 
   // Whether the caller (already authenticated) may do `attrs`.
   bool Allows(const Caller& caller, const auth::Attributes& attrs,

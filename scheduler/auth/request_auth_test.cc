@@ -164,5 +164,32 @@ TEST_F(RequestAuthTest, ACertificateAuthenticatesOnlyWhileItsJoinStands) {
                        HasSubstr("certificate has been revoked")));
 }
 
+// Issue 40: a stream opened with a token or certificate (a watch, `logs
+// -f`) asks StillValid as it polls.
+TEST_F(RequestAuthTest, ACallerStopsBeingValidWhenItsCredentialIsRevoked) {
+  absl::StatusOr<Caller> alice = WithToken(kNodeIp, Token("alice"));
+  ASSERT_THAT(alice.status(), IsOk());
+  EXPECT_THAT(auth_->StillValid(*alice), IsOk());
+  ASSERT_THAT(access_->DeleteToken("alice").status(), IsOk());
+  EXPECT_THAT(auth_->StillValid(*alice),
+              StatusIs(absl::StatusCode::kUnauthenticated,
+                       "invalid or expired token: the token was deleted"));
+
+  absl::StatusOr<Caller> bob = WithToken(kNodeIp, Token("bob"));
+  ASSERT_THAT(bob.status(), IsOk());
+  clock_.Advance(absl::Hours(720));  // The default TTL.
+  EXPECT_THAT(auth_->StillValid(*bob),
+              StatusIs(absl::StatusCode::kUnauthenticated,
+                       "invalid or expired token: the token has expired"));
+
+  absl::StatusOr<Caller> node = WithCertificate(kNodeIp, Join("n1"));
+  ASSERT_THAT(node.status(), IsOk());
+  EXPECT_THAT(auth_->StillValid(*node), IsOk());
+  ASSERT_THAT(access_->RevokeNode("n1"), IsOk());
+  EXPECT_THAT(auth_->StillValid(*node),
+              StatusIs(absl::StatusCode::kUnauthenticated,
+                       HasSubstr("certificate has been revoked")));
+}
+
 }  // namespace
 }  // namespace jobset::scheduler

@@ -104,13 +104,18 @@ grpc::Status JobSetServiceImpl::DeleteJobSet(
 grpc::Status JobSetServiceImpl::WatchJobSets(
     grpc::ServerContext* context, const api::WatchJobSetsRequest* request,
     grpc::ServerWriter<api::WatchEvent>* writer) {
-  JOBSET_AUTHORIZE_OR_RETURN(
-      auth_, context,
+  absl::StatusOr<Caller> caller = auth_->Authorize(
+      context,
       Attrs("watch", "jobsets",
             Namespace(request->namespace_(), request->all_namespaces())));
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
   absl::StatusOr<JobSetApi::Watch> watch = api_->StartWatch(*request);
   if (!watch.ok()) return ToGrpcStatus(watch.status());
   while (!context->IsCancelled() && !shutting_down_) {
+    // A deleted or expired token (or node) ends the watch within a poll.
+    if (absl::Status valid = auth_->StillValid(*caller); !valid.ok()) {
+      return ToGrpcStatus(valid);
+    }
     absl::StatusOr<std::vector<api::WatchEvent>> events =
         watch->Next(RealDeadline(kWatchPoll));
     if (!events.ok()) return ToGrpcStatus(events.status());
