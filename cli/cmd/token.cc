@@ -65,7 +65,10 @@ int Token(const Context& ctx) {
   if (!rotated.ok()) return Fail(ctx, rotated.status());
   *ctx.io.out << rotated->join_token() << "\n";
   *ctx.io.err << "join token rotated; agents joining from now on need this "
-                 "one (it cannot be shown again)\n";
+                 "one (it cannot be shown again; it expires after "
+              << (ctx.invocation.Has("ttl") ? "--ttl"
+                                            : "jobsetd's --join_token_ttl")
+              << ")\n";
   return kExitOk;
 }
 
