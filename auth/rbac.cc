@@ -130,7 +130,12 @@ absl::Status RbacPolicy::CheckCanGrant(
 
 absl::Status RbacPolicy::CheckCanApply(const UserInfo& user,
                                        const api::RbacObject& object) const {
-  return auth::CheckCanApply(objects_, user, object);
+  // Escalation first, as kube-apiserver: a binding of a missing role grants
+  // nothing, so it passes and is then refused as not found.
+  if (absl::Status s = auth::CheckCanApply(objects_, user, object); !s.ok()) {
+    return s;
+  }
+  return ValidateRoleRefExists(objects_, object);
 }
 
 std::vector<api::PolicyRule> RbacPolicy::RulesOf(

@@ -406,11 +406,13 @@ TEST(CheckCanApplyTest, AllowsWhatIsHeldOrMayBeGranted) {
           .CheckCanApply(
               U("e"), Role("team-a", "r", {Rule({"get"}, {""}, {"secrets"})}))
           .ok());
-  // A binding of a role that does not exist grants nothing.
-  EXPECT_TRUE(policy
-                  .CheckCanApply(U("e"), RoleBinding("team-a", "b", "Role",
-                                                     "absent", {User("x")}))
-                  .ok());
+  // A binding of a role that does not exist is refused (stricter than
+  // upstream, which accepts it): roleRef.name is named.
+  absl::Status absent = policy.CheckCanApply(
+      U("e"), RoleBinding("team-a", "b", "Role", "absent", {User("x")}));
+  EXPECT_EQ(absent.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(absent.message()),
+              ::testing::HasSubstr("roleRef.name: Not found: \"absent\""));
   // Not in another namespace.
   EXPECT_EQ(policy
                 .CheckCanApply(U("e"), RoleBinding("team-b", "b", "ClusterRole",

@@ -281,4 +281,26 @@ absl::Status ValidateRbacObject(const api::RbacObject& object) {
       ObjectLabel(label_kind, name.substr(0, kMaxStringBytes)));
 }
 
+absl::Status ValidateRoleRefExists(const RbacObjects& objects,
+                                   const api::RbacObject& object) {
+  if (!object.has_binding()) return absl::OkStatus();
+  const api::RoleBinding& binding = object.binding();
+  const bool cluster = binding.kind() == kClusterRoleBindingKind;
+  const absl::string_view ns =
+      cluster ? absl::string_view() : binding.metadata().namespace_();
+  if (FindRole(objects, binding.role_ref(), ns) != nullptr) {
+    return absl::OkStatus();
+  }
+  const api::RoleRef& ref = binding.role_ref();
+  std::string missing = absl::StrCat("no ", ref.kind(), " ", Quote(ref.name()));
+  if (ref.kind() == kRoleKind) {
+    absl::StrAppend(&missing, " in namespace ", Quote(ns));
+  }
+  return absl::NotFoundError(absl::StrCat(
+      ObjectLabel(binding.kind(),
+                  binding.metadata().name().substr(0, kMaxStringBytes)),
+      " is invalid: roleRef.name: Not found: ", Quote(ref.name()), " (",
+      missing, ")"));
+}
+
 }  // namespace jobset::auth

@@ -26,6 +26,58 @@ using ::jobset::auth::testing::ServiceAccount;
 using ::jobset::auth::testing::User;
 using ::testing::HasSubstr;
 
+// ---- roleRef existence (stricter than upstream) ----
+
+// A binding must name a Role (in its namespace) or ClusterRole that exists;
+// the built-in ClusterRoles exist. Checked on the API's apply path
+// (RbacPolicy::CheckCanApply), so that even system:masters is refused.
+TEST(ValidateRoleRefExistsTest, BindingsToMissingRolesAreRefused) {
+  RbacPolicy policy;
+  ASSERT_TRUE(
+      policy.Put(Role("team-a", "r", {Rule({"get"}, {""}, {"pods"})})).ok());
+  ASSERT_TRUE(
+      policy.Put(ClusterRole("c", {Rule({"get"}, {""}, {"pods"})})).ok());
+  const UserInfo admin = testing::U("root", {"system:masters"});
+  struct Case {
+    api::RbacObject object;
+    bool ok;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {RoleBinding("team-a", "b", "Role", "r", {User("x")}), true, ""},
+      {RoleBinding("team-a", "b", "ClusterRole", "c", {User("x")}), true, ""},
+      {RoleBinding("team-a", "b", "ClusterRole", "view", {User("x")}), true,
+       ""},
+      {ClusterRoleBinding("b", "cluster-admin", {User("x")}), true, ""},
+      {ClusterRoleBinding("b", "c", {User("x")}), true, ""},
+      {RoleBinding("team-b", "b", "Role", "r", {User("x")}), false,
+       "RoleBinding.rbac.authorization.k8s.io \"b\" is invalid: "
+       "roleRef.name: Not found: \"r\" (no Role \"r\" in namespace "
+       "\"team-b\")"},
+      {RoleBinding("team-a", "b", "ClusterRole", "missing", {User("x")}), false,
+       "RoleBinding.rbac.authorization.k8s.io \"b\" is invalid: "
+       "roleRef.name: Not found: \"missing\" (no ClusterRole \"missing\")"},
+      {ClusterRoleBinding("b", "no\nsuch", {User("x")}), false,
+       "ClusterRoleBinding.rbac.authorization.k8s.io \"b\" is invalid: "
+       "roleRef.name: Not found: \"no\\nsuch\" (no ClusterRole "
+       "\"no\\nsuch\")"},
+  };
+  for (const Case& c : cases) {
+    absl::Status s = policy.CheckCanApply(admin, c.object);
+    if (c.ok) {
+      EXPECT_TRUE(s.ok()) << s;
+    } else {
+      EXPECT_EQ(s.code(), absl::StatusCode::kNotFound) << s;
+      EXPECT_EQ(s.message(), c.message);
+    }
+  }
+  // Roles themselves need nothing to exist.
+  EXPECT_TRUE(policy
+                  .CheckCanApply(admin, ClusterRole("new", {Rule({"get"}, {""},
+                                                                 {"pods"})}))
+                  .ok());
+}
+
 // ---- Validation ----
 
 struct ValidationCase {
