@@ -437,6 +437,11 @@ int Main() {
     JOBSET_LOG(ERROR) << "--watch_history must be at least 1";
     return 2;
   }
+  if (absl::GetFlag(FLAGS_join_token_ttl) < absl::ZeroDuration()) {
+    JOBSET_LOG(ERROR) << "--join_token_ttl must be 0 (forever) or more, got "
+                      << absl::GetFlag(FLAGS_join_token_ttl);
+    return 2;
+  }
   absl::StatusOr<api::PodSecurityLevel> level = api::ParsePodSecurityLevel(
       "--pod_security", absl::GetFlag(FLAGS_pod_security));
   absl::StatusOr<api::AllowedHostPaths> host_paths =
