@@ -32,6 +32,7 @@ constexpr ResourceInfo kResources[] = {
     {"nodes", "", true},
     {"namespaces", "", true},
     {"tokens", kJobSetGroup, true},
+    {"snapshots", kJobSetGroup, true},
     {"roles", kRbacGroup, false},
     {"rolebindings", kRbacGroup, false},
     {"clusterroles", kRbacGroup, true},

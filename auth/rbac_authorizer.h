@@ -56,12 +56,12 @@ struct Attributes {
 };
 
 // The API group of each resource jobsetd serves: jobsets in
-// jobset.x-k8s.io; jobs in batch; pods, events, nodes in core; tokens in
-// jobset.x-k8s.io; roles, rolebindings, clusterroles, clusterrolebindings in
-// kRbacGroup. Empty for an unknown resource.
+// jobset.x-k8s.io; jobs in batch; pods, events, nodes in core; tokens and
+// snapshots in jobset.x-k8s.io; roles, rolebindings, clusterroles,
+// clusterrolebindings in kRbacGroup. Empty for an unknown resource.
 std::string ApiGroupOf(absl::string_view resource);
-// Whether the resource is cluster-scoped (nodes, tokens, clusterroles,
-// clusterrolebindings).
+// Whether the resource is cluster-scoped (nodes, tokens, snapshots,
+// clusterroles, clusterrolebindings).
 bool IsClusterScoped(absl::string_view resource);
 // The resource of an RBAC kind: "roles" for Role, ..., "clusterrolebindings"
 // for ClusterRoleBinding; empty for any other kind.

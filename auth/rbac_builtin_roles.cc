@@ -115,4 +115,10 @@ bool IsBuiltInObject(absl::string_view kind, absl::string_view namespace_,
   return kind == kClusterRoleBindingKind && name == "cluster-admin";
 }
 
+Attributes SaveSnapshotAttributes() {
+  return {.verb = std::string(kSaveSnapshotVerb),
+          .api_group = std::string(kJobSetGroup),
+          .resource = "snapshots"};
+}
+
 }  // namespace jobset::auth

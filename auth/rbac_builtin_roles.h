@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "auth/rbac_authorizer.h"
 #include "proto/auth.pb.h"
 
 namespace jobset::auth {
@@ -21,6 +22,17 @@ std::vector<api::RbacObject> BuiltInObjects();
 // neither replaced nor removed.
 bool IsBuiltInObject(absl::string_view kind, absl::string_view namespace_,
                      absl::string_view name);
+
+// The verb of AccessService.SaveSnapshot, on resource "snapshots" in
+// jobset.x-k8s.io (cluster-scoped). A snapshot holds every Secret, every
+// token hash and the sealed CA, so it has a verb of its own: no "get" or
+// "list" grant, however wide (`get` on "*"), reaches it. Among the built-in
+// roles only cluster-admin (verbs "*") holds it; admin, edit and view do not.
+inline constexpr absl::string_view kSaveSnapshotVerb = "save";
+
+// The request SaveSnapshot is authorized as: verb kSaveSnapshotVerb on
+// "snapshots" in jobset.x-k8s.io, cluster-wide.
+Attributes SaveSnapshotAttributes();
 
 }  // namespace jobset::auth
 

@@ -159,6 +159,48 @@ TEST(BuiltInRolesTest, ClusterAdminGetsEverythingAndOthersNoClusterScope) {
   }
 }
 
+// A snapshot (every Secret, every token hash, the sealed CA) has its own
+// verb: only cluster-admin among the built-ins holds it, and no read grant,
+// however wide, reaches it.
+TEST(BuiltInRolesTest, OnlyClusterAdminSavesSnapshots) {
+  RbacPolicy policy;
+  const Attributes save = SaveSnapshotAttributes();
+  EXPECT_EQ(save.verb, "save");
+  EXPECT_EQ(save.resource, "snapshots");
+  EXPECT_EQ(save.api_group, kJobSetGroup);
+  EXPECT_EQ(ApiGroupOf("snapshots"), kJobSetGroup);
+  EXPECT_TRUE(IsClusterScoped("snapshots"));
+  for (absl::string_view role : {"cluster-admin", "admin", "edit", "view"}) {
+    ASSERT_TRUE(policy
+                    .Put(ClusterRoleBinding(absl::StrCat("all-", role), role,
+                                            {User(role)}))
+                    .ok());
+  }
+  EXPECT_TRUE(policy.Allows(U("cluster-admin"), save));
+  EXPECT_TRUE(policy.Allows(U("m", {"system:masters"}), save));
+  for (absl::string_view role : {"admin", "edit", "view"}) {
+    EXPECT_FALSE(policy.Allows(U(role), save)) << role;
+  }
+  // Reading everything, or every verb but "save" named, is not saving.
+  ASSERT_TRUE(policy
+                  .Put(ClusterRole("read-all", {Rule({"get", "list", "watch"},
+                                                     {"*"}, {"*"})}))
+                  .ok());
+  ASSERT_TRUE(
+      policy.Put(ClusterRoleBinding("read-all", "read-all", {User("r")})).ok());
+  EXPECT_TRUE(policy.Allows(U("r"), Req("get", "secrets", "x", "s")));
+  EXPECT_FALSE(policy.Allows(U("r"), save));
+  // Granted by name, it is.
+  ASSERT_TRUE(
+      policy
+          .Put(ClusterRole(
+              "backup", {Rule({"save"}, {"jobset.x-k8s.io"}, {"snapshots"})}))
+          .ok());
+  ASSERT_TRUE(
+      policy.Put(ClusterRoleBinding("backup", "backup", {User("b")})).ok());
+  EXPECT_TRUE(policy.Allows(U("b"), save));
+}
+
 TEST(BuiltInRolesTest, SystemMastersIsClusterAdmin) {
   RbacPolicy policy;
   std::string reason;

@@ -260,6 +260,37 @@ TEST(SnapshotE2eTest, SaveUnderLoadThenRestoreIntoAFreshDataDir) {
     auto as_bob = api::AccessService::NewStub(
         SecureChannel((*a)->address(), credentials->ca_pem, bob.token()));
     ExpectSnapshotRefused(*as_bob);
+    // Nor is reading everything enough: a snapshot has its own verb
+    // ("save"), which no get/list/watch grant reaches (issue 40).
+    api::RbacObject role;
+    api::Role* r = role.mutable_role();
+    r->set_api_version("rbac.authorization.k8s.io/v1");
+    r->set_kind("ClusterRole");
+    r->mutable_metadata()->set_name("read-everything");
+    api::PolicyRule* rule = r->add_rules();
+    for (const char* verb : {"get", "list", "watch"}) rule->add_verbs(verb);
+    rule->add_api_groups("*");
+    rule->add_resources("*");
+    api::RbacObject binding;
+    api::RoleBinding* rb = binding.mutable_binding();
+    rb->set_api_version("rbac.authorization.k8s.io/v1");
+    rb->set_kind("ClusterRoleBinding");
+    rb->mutable_metadata()->set_name("bob-reads-everything");
+    api::Subject* subject = rb->add_subjects();
+    subject->set_kind("User");
+    subject->set_api_group("rbac.authorization.k8s.io");
+    subject->set_name("bob");
+    rb->mutable_role_ref()->set_api_group("rbac.authorization.k8s.io");
+    rb->mutable_role_ref()->set_kind("ClusterRole");
+    rb->mutable_role_ref()->set_name("read-everything");
+    for (const api::RbacObject* object : {&role, &binding}) {
+      grpc::ClientContext context;
+      api::RbacObject applied;
+      const grpc::Status status =
+          access->ApplyRbac(&context, *object, &applied);
+      ASSERT_TRUE(status.ok()) << status.error_message();
+    }
+    ExpectSnapshotRefused(*as_bob);
   }
   ASSERT_TRUE((*a)->Kill(SIGTERM).ok());
   ASSERT_TRUE((*a)->Wait().ok());
