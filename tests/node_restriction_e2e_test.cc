@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
@@ -241,6 +242,23 @@ TEST_F(NodeRestrictionE2eTest, ANodeCannotRelabelItselfOnlyAnAdminCan) {
       << (Ctl("describe jobset secure", &out), out) << "\n"
       << (Ctl("get pods -o wide", &out), out) << "\n"
       << NodeJson("evil");
+  // Only who may update nodes changes them: a user without that right is
+  // refused in kube-apiserver's words, and nothing changes.
+  // The token alone is on stdout (what it says of itself, on stderr).
+  out.clear();
+  ASSERT_EQ(RunCommand(absl::StrCat(jobsetctl_, " create token mallory"), &out),
+            0)
+      << out;
+  const std::string mallory = std::string(absl::StripAsciiWhitespace(out));
+  EXPECT_NE(Ctl(absl::StrCat("--token=", mallory,
+                             " taint node evil dedicated=mallory:NoSchedule"),
+                &out),
+            0);
+  EXPECT_TRUE(absl::StrContains(out,
+                                "User \"mallory\" cannot update "
+                                "resource \"nodes\""))
+      << "token [" << mallory << "]: " << out;
+  EXPECT_FALSE(absl::StrContains(NodeJson("evil"), "dedicated")) << out;
   // kubectl's refusals, through jobsetctl.
   EXPECT_NE(Ctl("label node evil jobsetd.io/pool=other", &out), 0);
   EXPECT_TRUE(absl::StrContains(out,
