@@ -51,6 +51,9 @@ class AgentE2eTest : public ::testing::Test {
         std::getenv("TEST_TMPDIR"), "/",
         ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::create_directories(dir_);
+    // Pods write their results here (Create mounts it into every pod) as
+    // the agent's default pod user.
+    std::filesystem::permissions(dir_, std::filesystem::perms::all);
     StartJobsetd("127.0.0.1:0");
   }
 
@@ -66,11 +69,12 @@ class AgentE2eTest : public ::testing::Test {
                     std::vector<std::string> extra = {}) {
     std::vector<std::string> args = {
         absl::StrCat("--listen=", listen),
-        absl::StrCat("--data_dir=", dir_, "/jobsetd"),
-        "--node_lost_timeout=2s",
-        "--heartbeat_interval=200ms",
-        "--restart_grace=3s",
-        "--shutdown_grace=1s"};
+        absl::StrCat("--data_dir=", dir_, "/jobsetd"), "--node_lost_timeout=2s",
+        "--heartbeat_interval=200ms", "--restart_grace=3s",
+        "--shutdown_grace=1s",
+        // The test's directory (Create) and the PyTorch example's checkpoints.
+        absl::StrCat("--allowed_host_paths=", dir_,
+                     ",/tmp/jobsetd-example-checkpoints")};
     args.insert(args.end(), extra.begin(), extra.end());
     auto jobsetd = JobsetdProcess::Start(
         {.binary = Runfile("scheduler/jobsetd"),
@@ -113,11 +117,32 @@ class AgentE2eTest : public ::testing::Test {
     agents_[name] = *std::move(agent);
   }
 
+  // Creates `js` with the test's directory mounted at its own path in every
+  // container: a process-mode pod sees the host's system directories only
+  // (agent/runtime/pod_root.h), and writes what the test reads here.
   void Create(const api::JobSet& js) {
     grpc::ClientContext ctx;
     ctx.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
     api::CreateJobSetRequest req;
     *req.mutable_jobset() = js;
+    for (api::ReplicatedJob& rj :
+         *req.mutable_jobset()->mutable_spec()->mutable_replicated_jobs()) {
+      api::PodSpec* pod = rj.mutable_template_()
+                              ->mutable_spec()
+                              ->mutable_template_()
+                              ->mutable_spec();
+      api::Volume* v = pod->add_volumes();
+      v->set_name("e2e-dir");
+      v->mutable_host_path()->set_path(dir_);
+      for (auto* list :
+           {pod->mutable_init_containers(), pod->mutable_containers()}) {
+        for (api::Container& c : *list) {
+          api::VolumeMount* m = c.add_volume_mounts();
+          m->set_name("e2e-dir");
+          m->set_mount_path(dir_);
+        }
+      }
+    }
     api::CreateJobSetResponse resp;
     grpc::Status s = stub_->CreateJobSet(&ctx, req, &resp);
     ASSERT_TRUE(s.ok()) << s.error_message();
@@ -458,7 +483,9 @@ TEST_F(AgentE2eTest, FourRoundsOfQueuedGpuPodsAllRunOnTwoAgents) {
 
 TEST_F(AgentE2eTest, TheSecurityContextReachesThePodAndARefusalTheScheduler) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root: the shim changes users";
-  StartAgent("node-a", 2);
+  // A pod without runAsUser runs as the agent's user (root), as before
+  // issue 40, so that runAsNonRoot below has a root to refuse.
+  StartAgent("node-a", 2, {"--default_pod_uid=0"});
   api::JobSet as_user =
       ShellJobSet("asuser", 1, "echo uid=$(id -u) gid=$(id -g)").Build();
   PodTemplate(as_user).mutable_security_context()->set_run_as_user(1000);
@@ -496,6 +523,24 @@ TEST_F(AgentE2eTest, TheSecurityContextReachesThePodAndARefusalTheScheduler) {
   EXPECT_THAT(status.container_statuses(0).state().waiting().message(),
               ::testing::HasSubstr(
                   "container has runAsNonRoot and image will run as root"));
+}
+
+// Issue 40: a pod that sets no runAsUser is not root on its host: it runs
+// as the agent's --default_pod_uid (65534, its group too) with no
+// capability in effect, and passes runAsNonRoot.
+TEST_F(AgentE2eTest, APodWithoutRunAsUserRunsAsTheDefaultPodUid) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root: the shim changes users";
+  StartAgent("node-a", 2);
+  api::JobSet js = ShellJobSet("nobody", 1,
+                               "echo uid=$(id -u) gid=$(id -g) "
+                               "$(grep CapEff /proc/self/status)")
+                       .Build();
+  PodTemplate(js).mutable_security_context()->set_run_as_non_root(true);
+  Create(js);
+  ASSERT_TRUE(Finished("nobody", "Completed")) << Get("nobody").DebugString();
+  EXPECT_THAT(
+      LogsOf({"node-a"}),
+      ::testing::HasSubstr("uid=65534 gid=65534 CapEff: 0000000000000000\n"));
 }
 
 TEST_F(AgentE2eTest,
@@ -559,6 +604,9 @@ TEST_F(AgentE2eTest, PyTorchDdpRestartsAndResumesFromItsCheckpoint) {
   }
   const std::string ckpt = "/tmp/jobsetd-example-checkpoints/pytorch-ddp";
   std::filesystem::remove_all(ckpt);
+  // The example's hostPath (type: Directory), for its pods' default user.
+  std::filesystem::create_directories(ckpt);
+  std::filesystem::permissions(ckpt, std::filesystem::perms::all);
   for (int i = 1; i <= 4; ++i) StartAgent(absl::StrCat("node-", i), i + 1);
   // The example as it is, on a port free on this machine.
   std::ifstream in(Runfile("examples/pytorch-ddp.yaml"));
