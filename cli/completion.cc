@@ -120,7 +120,7 @@ absl::StatusOr<std::string> CompletionScript(
       "        return 0\n"
       "    fi\n"
       "    case \"$verb\" in\n"
-      "        get|describe|delete|suspend|resume|wait)\n"
+      "        get|describe|delete|suspend|resume|wait|label|taint)\n"
       "            if [[ -z \"$type\" ]]; then\n"
       "                COMPREPLY=( $(compgen -W \"",
       absl::StrJoin(types, " "),
