@@ -1503,7 +1503,9 @@ TEST_P(SecurityContextTest, NoRunAsUserRunsAsTheDefaultPodUid) {
   const std::string bb = "/bin/busybox";
   const std::string script = absl::StrCat(
       bb, " id -u; ", bb, " id -g; ", bb, " id -G; ", bb,
-      " grep CapEff /proc/self/status; echo x > f && echo emptydir-writable");
+      " grep CapEff /proc/self/status; echo x > f && echo emptydir-writable; ",
+      "echo y > /dev/shm/defuid && echo shm-writable; ",
+      "echo z > /tmp/defuid && echo tmp-writable");
   for (const std::string level : {"baseline", "restricted", ""}) {
     const std::string uid =
         absl::StrCat("defuid-", level.empty() ? "none" : level);
@@ -1523,7 +1525,7 @@ TEST_P(SecurityContextTest, NoRunAsUserRunsAsTheDefaultPodUid) {
     EXPECT_EQ(s.phase(), "Succeeded") << s.message() << Log(uid, "main");
     EXPECT_EQ(Log(uid, "main"),
               "65534\n65534\n65534\nCapEff:\t0000000000000000\n"
-              "emptydir-writable\n")
+              "emptydir-writable\nshm-writable\ntmp-writable\n")
         << level;
     struct stat st;
     ASSERT_EQ(stat((VolumeDir(uid, "data") + "/f").c_str(), &st), 0);

@@ -64,6 +64,13 @@ absl::Status BuildTestImage(const std::string& image_dir,
     absl::Status s = Mkdirs(absl::StrCat(rootfs, dir));
     if (!s.ok()) return s;
   }
+  // As in every image: runc gives the tmpfs it mounts at /tmp the mode of
+  // the image's directory, and a non-root user writes there.
+  const std::string tmp = absl::StrCat(rootfs, "/tmp");
+  if (chmod(tmp.c_str(), 01777) != 0) {
+    return absl::InternalError(
+        absl::StrCat("chmod ", tmp, ": ", strerror(errno)));
+  }
   absl::Status s =
       CopyFile("/bin/busybox", absl::StrCat(rootfs, "/bin/busybox"));
   if (!s.ok()) return s;
