@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -219,6 +220,12 @@ int RunMode(ShimRuntime::Mode mode, int pods, const std::string& base) {
       return 1;
     }
     helper = "/bin/helper";
+  } else {
+    // A process-mode pod runs in a private root that has the host's system
+    // directories only: the helper (a runfile: a symlink into bazel-out)
+    // reaches it as a hostPath volume of its real directory.
+    char real[PATH_MAX];
+    if (realpath(helper.c_str(), real) != nullptr) helper = real;
   }
   ShimRuntime::Options options;
   options.work_dir = base + "/" + name;
@@ -236,9 +243,10 @@ int RunMode(ShimRuntime::Mode mode, int pods, const std::string& base) {
   int64_t rss = -1;
   for (int i = 0; i < pods; ++i) {
     const std::string uid = absl::StrCat(name, "-", i);
-    api::PodAssignment pod = testing::PodBuilder(uid)
-                                 .Container("main", {helper, "sleep", "60000"})
-                                 .Build();
+    testing::PodBuilder builder(uid);
+    builder.Container("main", {helper, "sleep", "60000"});
+    if (!oci) builder.HostPathVolume(helper.substr(0, helper.rfind('/')));
+    const api::PodAssignment pod = builder.Build();
     const double t = TimeToRunning(**runtime, pod);
     if (t < 0) return 1;
     ms.push_back(t);

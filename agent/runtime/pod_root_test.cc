@@ -172,7 +172,8 @@ TEST_F(PodRootTest, ANonRootPodRunsTheHostsPythonWithItsVolumes) {
       "print('peer', socket.gethostbyname('peer-0.sub'))\n"
       "print('pids', sorted(int(p) for p in os.listdir('/proc') "
       "if p.isdigit()))\n"
-      "print('uid', os.getuid())\n";
+      "print('uid', os.getuid())\n"
+      "open('in-cwd', 'w').write('cwd')\n";
   api::PodAssignment a =
       PodBuilder("python")
           .EmptyDirVolume("scratch")
@@ -201,6 +202,33 @@ TEST_F(PodRootTest, ANonRootPodRunsTheHostsPythonWithItsVolumes) {
   EXPECT_EQ(ReadFileToString(work_dir_ + "/pods/python/volumes/scratch/out")
                 .value_or(""),
             "from-pod");
+  // Its default workingDir, the pod's work dir, is its to write.
+  EXPECT_EQ(
+      ReadFileToString(work_dir_ + "/pods/python/work/in-cwd").value_or(""),
+      "cwd");
+}
+
+// A hostPath volume is the host's directory, beneath the pod's own /tmp
+// too (a checkpoint directory), written by a user that is not root.
+TEST_F(PodRootTest, AHostPathBeneathTmpIsTheHostsDirectory) {
+  const std::string host =
+      "/tmp/jobset-pod-root-test-" + std::to_string(getpid());
+  ASSERT_EQ(mkdir(host.c_str(), 0777), 0);
+  ASSERT_EQ(chmod(host.c_str(), 0777), 0);
+  api::PodAssignment a =
+      PodBuilder("hostpath")
+          .Container("main", Sh("echo saved > " + host + "/ckpt && echo ok"))
+          .HostPathVolume(host)
+          .Build();
+  a.mutable_pod()->mutable_spec()->mutable_security_context()->set_run_as_user(
+      65534);
+  ASSERT_THAT(Start(a), IsOk());
+  api::PodStatus s = WaitFinal("hostpath");
+  const std::string log = Log("hostpath", "main");
+  EXPECT_EQ(s.phase(), "Succeeded") << log;
+  EXPECT_EQ(ReadFileToString(host + "/ckpt").value_or(""), "saved\n") << log;
+  (void)unlink((host + "/ckpt").c_str());
+  (void)rmdir(host.c_str());
 }
 
 // /dev holds the standard nodes and the pod's GPUs' only.

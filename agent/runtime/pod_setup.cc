@@ -241,6 +241,12 @@ absl::Status SetUpPod(const PodShimOptions& options, PodSetup* pod) {
             strerror(errno)));
       }
     }
+    // The default workingDir: writable by the pod's users as an emptyDir.
+    if (absl::Status s =
+            OwnPodWritableDir(absl::StrCat(options.pod_dir, "/work"), spec);
+        !s.ok()) {
+      return s;
+    }
     if (absl::Status s = PrepareEmptyDirs(options.pod_dir, spec); !s.ok()) {
       return s;
     }

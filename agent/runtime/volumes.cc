@@ -218,11 +218,23 @@ bool HasMemoryVolume(const api::PodSpec& pod) {
       });
 }
 
+absl::Status OwnPodWritableDir(const std::string& path,
+                               const api::PodSpec& pod) {
+  mode_t mode = 0700;
+  if (pod.security_context().has_fs_group()) {
+    const gid_t gid = static_cast<gid_t>(pod.security_context().fs_group());
+    if (chown(path.c_str(), 0, gid) != 0) return Errno("chown", path);
+    mode = 02770;
+  } else if (RunsAsOtherThanRoot(pod)) {
+    mode = 0777;
+  }
+  if (chmod(path.c_str(), mode) != 0) return Errno("chmod", path);
+  return absl::OkStatus();
+}
+
 absl::Status PrepareEmptyDirs(const std::string& pod_dir,
                               const api::PodSpec& pod) {
   const std::string root = absl::StrCat(pod_dir, "/volumes");
-  const bool others = RunsAsOtherThanRoot(pod);
-  const bool has_fs_group = pod.security_context().has_fs_group();
   for (int i = 0; i < pod.volumes_size(); ++i) {
     const api::Volume& v = pod.volumes(i);
     if (!v.has_empty_dir()) continue;
@@ -250,15 +262,7 @@ absl::Status PrepareEmptyDirs(const std::string& pod_dir,
                                                 strerror(errno)));
       }
     }
-    mode_t mode = 0700;
-    if (has_fs_group) {
-      const gid_t gid = static_cast<gid_t>(pod.security_context().fs_group());
-      if (chown(path.c_str(), 0, gid) != 0) return Errno("chown", path);
-      mode = 02770;
-    } else if (others) {
-      mode = 0777;
-    }
-    if (chmod(path.c_str(), mode) != 0) return Errno("chmod", path);
+    if (absl::Status s = OwnPodWritableDir(path, pod); !s.ok()) return s;
   }
   return absl::OkStatus();
 }

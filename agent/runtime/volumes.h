@@ -31,6 +31,11 @@ absl::StatusOr<std::optional<int64_t>> MemoryVolumeSize(
 // The host directory of emptyDir `name`: <pod_dir>/volumes/<name>.
 std::string EmptyDirPath(const std::string& pod_dir, const std::string& name);
 
+// Gives directory `path`, which the pod's containers write (an emptyDir,
+// the pod's work dir), kubelet's emptyDir owner and mode (below).
+absl::Status OwnPodWritableDir(const std::string& path,
+                               const api::PodSpec& pod);
+
 // Makes every emptyDir of `pod` under <pod_dir>/volumes/, mounting a tmpfs
 // (nosuid, nodev, size as MemoryVolumeSize) for medium Memory, in the
 // caller's mount namespace (which must be the shim's private one). Owner and
