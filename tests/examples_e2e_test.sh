@@ -25,7 +25,8 @@ rm -rf "$CLUSTER_DIR/checkpoints"
 slices_restart=$(own_checkpoints "$runfiles/examples/slices-restart.yaml")
 in_place=$(own_checkpoints "$runfiles/examples/slices-restart-in-place.yaml")
 
-cluster_start 4 || exit 1
+# The checkpoints of the slices examples are a hostPath volume.
+cluster_start 4 --allowed_host_paths="$CLUSTER_DIR/checkpoints" || exit 1
 
 # Nodes as kubectl shows them: v1 Nodes in a v1 List, kubectl's table columns, cordon.
 nodes_check='
