@@ -178,6 +178,11 @@ absl::Status ApplyLabels(const api::LabelNodeRequest& request,
         "node ", node, ": ", admin.labels_size(),
         " labels set by admins exceed the limit of ", kMaxNodeLabels));
   }
+  if (removed.size() > static_cast<size_t>(kMaxNodeLabels)) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "node ", node, ": ", removed.size(),
+        " labels removed by admins exceed the limit of ", kMaxNodeLabels));
+  }
   admin.clear_removed_labels();
   for (const std::string& key : removed) admin.add_removed_labels(key);
   record = std::move(edited);

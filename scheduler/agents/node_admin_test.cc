@@ -4,9 +4,11 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "common/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "scheduler/agents/agent_input.h"
 
 namespace jobset::scheduler {
 namespace {
@@ -153,6 +155,13 @@ TEST(ApplyLabelsTest, RefusesBadLabelsNamingThemAndChangesNothing) {
   EXPECT_THAT(ApplyLabels(Label({{"k", "v"}}, {"k"}), record),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("can not both modify and remove")));
+  api::LabelNodeRequest many = Label({});
+  for (int i = 0; i <= kMaxNodeLabels; ++i)
+    (*many.mutable_labels())[absl::StrCat("l", i)] = "v";
+  EXPECT_THAT(ApplyLabels(many, record),
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       HasSubstr("257 labels set by admins exceed the limit "
+                                 "of 256")));
   EXPECT_EQ(record.SerializeAsString(), before.SerializeAsString());
 }
 

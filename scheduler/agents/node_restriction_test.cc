@@ -100,6 +100,8 @@ TEST_F(NodeRestrictionTest, AHelloCannotDropItsTaintNorClaimRestrictedLabels) {
   api::Hello hostile = Hostile();
   (*hostile.mutable_node()->mutable_capacity())["nvidia.com/gpu"] = "4";
   ASSERT_THAT(hub_->Connect(hostile, [] {}).status(), IsOk());
+  // Dropped and counted (restricted_label, node_taints), not refused.
+  EXPECT_EQ(hub_->refused(), 2);
 
   ASSERT_THAT(sink_.nodes, SizeIs(2));
   const NodeInfo& told = sink_.nodes.back();
