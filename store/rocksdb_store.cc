@@ -1,9 +1,11 @@
 #include "store/rocksdb_store.h"
 
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <utility>
@@ -15,9 +17,12 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "common/status_macros.h"
 #include "rocksdb/cache.h"
 #include "rocksdb/db.h"
+#include "rocksdb/env.h"
+#include "rocksdb/file_system.h"
 #include "rocksdb/options.h"
 #include "rocksdb/slice_transform.h"
 #include "rocksdb/table.h"
@@ -131,6 +136,128 @@ absl::StatusOr<int64_t> ParseCounter(absl::string_view raw,
   return v;
 }
 
+// The store holds Secrets in plaintext, and RocksDB has no option for the
+// modes of its files: they would take the umask's (0644). This file system
+// makes every file RocksDB creates 0600 and every directory 0700 at once
+// after creating it (inside a 0700 directory, so never readable by others
+// in between), whatever the umask, for the life of the database (tables,
+// logs and manifests come and go after Open).
+class PrivateFileSystem : public rocksdb::FileSystemWrapper {
+ public:
+  using rocksdb::FileSystemWrapper::FileSystemWrapper;
+
+  static constexpr mode_t kFileMode = 0600;
+  static constexpr mode_t kDirMode = 0700;
+
+  const char* Name() const override { return "JobsetPrivateFileSystem"; }
+
+  rocksdb::IOStatus NewWritableFile(
+      const std::string& fname, const rocksdb::FileOptions& options,
+      std::unique_ptr<rocksdb::FSWritableFile>* result,
+      rocksdb::IODebugContext* dbg) override {
+    return Private(fname, kFileMode,
+                   target()->NewWritableFile(fname, options, result, dbg));
+  }
+  rocksdb::IOStatus ReopenWritableFile(
+      const std::string& fname, const rocksdb::FileOptions& options,
+      std::unique_ptr<rocksdb::FSWritableFile>* result,
+      rocksdb::IODebugContext* dbg) override {
+    return Private(fname, kFileMode,
+                   target()->ReopenWritableFile(fname, options, result, dbg));
+  }
+  rocksdb::IOStatus ReuseWritableFile(
+      const std::string& fname, const std::string& old_fname,
+      const rocksdb::FileOptions& options,
+      std::unique_ptr<rocksdb::FSWritableFile>* result,
+      rocksdb::IODebugContext* dbg) override {
+    return Private(
+        fname, kFileMode,
+        target()->ReuseWritableFile(fname, old_fname, options, result, dbg));
+  }
+  rocksdb::IOStatus NewRandomRWFile(
+      const std::string& fname, const rocksdb::FileOptions& options,
+      std::unique_ptr<rocksdb::FSRandomRWFile>* result,
+      rocksdb::IODebugContext* dbg) override {
+    return Private(fname, kFileMode,
+                   target()->NewRandomRWFile(fname, options, result, dbg));
+  }
+  rocksdb::IOStatus NewLogger(const std::string& fname,
+                              const rocksdb::IOOptions& options,
+                              std::shared_ptr<rocksdb::Logger>* result,
+                              rocksdb::IODebugContext* dbg) override {
+    return Private(fname, kFileMode,
+                   target()->NewLogger(fname, options, result, dbg));
+  }
+  rocksdb::IOStatus LockFile(const std::string& fname,
+                             const rocksdb::IOOptions& options,
+                             rocksdb::FileLock** lock,
+                             rocksdb::IODebugContext* dbg) override {
+    return Private(fname, kFileMode,
+                   target()->LockFile(fname, options, lock, dbg));
+  }
+  rocksdb::IOStatus CreateDir(const std::string& dirname,
+                              const rocksdb::IOOptions& options,
+                              rocksdb::IODebugContext* dbg) override {
+    return Private(dirname, kDirMode,
+                   target()->CreateDir(dirname, options, dbg));
+  }
+  rocksdb::IOStatus CreateDirIfMissing(const std::string& dirname,
+                                       const rocksdb::IOOptions& options,
+                                       rocksdb::IODebugContext* dbg) override {
+    return Private(dirname, kDirMode,
+                   target()->CreateDirIfMissing(dirname, options, dbg));
+  }
+
+ private:
+  static rocksdb::IOStatus Private(const std::string& path, mode_t mode,
+                                   rocksdb::IOStatus created) {
+    if (!created.ok()) return created;
+    if (::chmod(path.c_str(), mode) != 0) {
+      return rocksdb::IOStatus::IOError(
+          absl::StrCat("cannot chmod ", absl::StrFormat("%o", mode), " ", path,
+                       ": ", strerror(errno)));
+    }
+    return created;
+  }
+};
+
+// The Env of every RocksDbStore: the default one over PrivateFileSystem.
+// Never destroyed (a database keeps a pointer to it until it closes).
+rocksdb::Env* PrivateEnv() {
+  static rocksdb::Env* const env =
+      rocksdb::NewCompositeEnv(
+          std::make_shared<PrivateFileSystem>(rocksdb::FileSystem::Default()))
+          .release();
+  return env;
+}
+
+// Makes `dir` 0700 and every file directly in it 0600: a directory made by
+// an older jobsetd (or by hand) under a looser umask is tightened.
+absl::Status TightenModes(const std::string& dir) {
+  if (::chmod(dir.c_str(), PrivateFileSystem::kDirMode) != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("store: cannot chmod 700 ", dir, ": ", strerror(errno)));
+  }
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+    struct stat st;
+    if (::lstat(entry.path().c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
+        (st.st_mode & 077) == 0) {
+      continue;
+    }
+    if (::chmod(entry.path().c_str(), PrivateFileSystem::kFileMode) != 0) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("store: cannot chmod 600 ", entry.path().string(), ": ",
+                       strerror(errno)));
+    }
+  }
+  if (error) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("store: cannot list ", dir, ": ", error.message()));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 // A Commit waiting in the queue; the leader fills in `result`.
@@ -150,7 +277,9 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
         absl::StrCat("store: cannot create data directory ", options.path, ": ",
                      error.message()));
   }
+  JOBSET_RETURN_IF_ERROR(TightenModes(options.path));
   rocksdb::Options db_options;
+  db_options.env = PrivateEnv();
   db_options.create_if_missing = true;
   db_options.paranoid_checks = true;
   // A commit's keys come sorted and share prefixes ("djobs/<ns>/..."): with

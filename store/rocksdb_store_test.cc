@@ -2,12 +2,16 @@
 // newer data, report corruption with what and where, group commits.
 #include "store/rocksdb_store.h"
 
+#include <sys/stat.h>
+
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_matchers.h"
 #include "gmock/gmock.h"
@@ -110,6 +114,61 @@ TEST_F(RocksDbStoreTest, ReopenKeepsRevisionsForConditionalWrites) {
 TEST_F(RocksDbStoreTest, CreatesMissingParentDirectories) {
   dir_ = absl::StrCat(dir_, "/nested/data");
   EXPECT_NE(OpenOrDie(), nullptr);
+}
+
+// Modes (st_mode & 07777) of `dir` and of everything under it, by path.
+std::map<std::string, int> ModesUnder(const std::string& dir) {
+  std::map<std::string, int> modes;
+  struct stat st;
+  if (::lstat(dir.c_str(), &st) == 0) modes[dir] = st.st_mode & 07777;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+    if (::lstat(entry.path().c_str(), &st) == 0) {
+      modes[entry.path().string()] = st.st_mode & 07777;
+    }
+  }
+  return modes;
+}
+
+// The store holds Secrets in plaintext: its directory is 0700 and every file
+// RocksDB writes (tables, log, manifest, LOG, LOCK, OPTIONS) 0600, whatever
+// the umask; an existing directory made with looser modes is tightened.
+TEST_F(RocksDbStoreTest, DirectoryAndFilesArePrivate) {
+  const mode_t old_umask = ::umask(022);
+  {
+    // A small memtable: the writes are flushed into table files too.
+    auto store = RocksDbStore::Open({.path = dir_, .memtable_bytes = 64 << 10});
+    ASSERT_THAT(store.status(), IsOk());
+    const std::string value(4096, 'x');
+    for (int i = 0; i < 200; ++i) {
+      ASSERT_THAT(
+          (*store)->Commit(Batch().Put(absl::StrCat("k", i), value)).status(),
+          IsOk());
+    }
+  }
+  {
+    auto store = RocksDbStore::Open({.path = dir_});
+    ASSERT_THAT(store.status(), IsOk());
+    ASSERT_THAT((*store)->Commit(Batch().Put("after", "reopen")).status(),
+                IsOk());
+  }
+  const std::map<std::string, int> modes = ModesUnder(dir_);
+  bool table = false;
+  for (const auto& [path, mode] : modes) {
+    const bool is_dir = std::filesystem::is_directory(path);
+    EXPECT_EQ(mode, is_dir ? 0700 : 0600) << path;
+    table = table || absl::EndsWith(path, ".sst");
+  }
+  EXPECT_TRUE(table) << "no table file was written";
+  EXPECT_GE(modes.size(), 5u);
+  // A directory that exists with 0755 and a 0644 file in it (as an older
+  // jobsetd left them) is tightened when opened.
+  ASSERT_EQ(::chmod(dir_.c_str(), 0755), 0);
+  const std::string current = absl::StrCat(dir_, "/CURRENT");
+  ASSERT_EQ(::chmod(current.c_str(), 0644), 0);
+  ASSERT_NE(OpenOrDie(), nullptr);
+  EXPECT_EQ(ModesUnder(dir_)[dir_], 0700);
+  EXPECT_EQ(ModesUnder(dir_)[current], 0600);
+  ::umask(old_umask);
 }
 
 TEST_F(RocksDbStoreTest, RefusesANewerSchema) {
