@@ -13,6 +13,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "agent/runtime/host_path.h"
 #include "agent/runtime/security_context.h"
 #include "api/quantity.h"
 
@@ -404,6 +405,8 @@ absl::StatusOr<std::vector<ContainerMount>> ContainerMounts(
       if (v.name() != vm.name()) continue;
       ContainerMount m;
       if (v.has_host_path()) {
+        if (auto s = CheckHostPathHasNoSymlinks(v.host_path().path()); !s.ok())
+          return s;
         if (absl::Status s = CheckHostPathType(v.host_path()); !s.ok()) {
           return s;
         }

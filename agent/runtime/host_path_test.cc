@@ -1,0 +1,97 @@
+#include "agent/runtime/host_path.h"
+
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_matchers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace jobset::agent {
+namespace {
+
+using ::jobset::testing::IsOk;
+using ::jobset::testing::StatusIs;
+using ::testing::HasSubstr;
+
+class HostPathTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // The real path of the test's directory: it may sit under a link.
+    char* real = ::realpath(::testing::TempDir().c_str(), nullptr);
+    ASSERT_NE(real, nullptr);
+    root_ = absl::StrCat(real, "/host_path");
+    ::free(real);
+    std::filesystem::remove_all(root_);
+    std::filesystem::create_directories(root_ + "/datasets/real/deep");
+    std::filesystem::create_directories(root_ + "/etc");
+    std::ofstream(root_ + "/etc/shadow") << "secret";
+    std::ofstream(root_ + "/datasets/file") << "data";
+    // /datasets/x -> ../etc, /datasets/f -> ../etc/shadow.
+    std::filesystem::create_directory_symlink("../etc", root_ + "/datasets/x");
+    std::filesystem::create_symlink("../etc/shadow", root_ + "/datasets/f");
+  }
+
+  std::string root_;
+};
+
+TEST_F(HostPathTest, RealPathsPass) {
+  EXPECT_THAT(CheckHostPathHasNoSymlinks("/"), IsOk());
+  EXPECT_THAT(CheckHostPathHasNoSymlinks(root_ + "/datasets"), IsOk());
+  EXPECT_THAT(CheckHostPathHasNoSymlinks(root_ + "/datasets/real/deep/"),
+              IsOk());
+  EXPECT_THAT(CheckHostPathHasNoSymlinks(root_ + "//datasets//file"), IsOk());
+  // What does not exist yet has nothing to follow (DirectoryOrCreate).
+  EXPECT_THAT(CheckHostPathHasNoSymlinks(root_ + "/datasets/new/a/b"), IsOk());
+  EXPECT_THAT(CheckHostPathHasNoSymlinks(root_ + "/datasets/file/below"),
+              IsOk());
+}
+
+TEST_F(HostPathTest, ALinkAnywhereIsRefusedNamingIt) {
+  const std::string link = root_ + "/datasets/x";
+  EXPECT_THAT(CheckHostPathHasNoSymlinks(link),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr(absl::StrCat("hostPath \"", link, "\": \"",
+                                              link, "\" is a symbolic link"))));
+  // A link in the middle: the mount would reach /etc/ssh, not a dataset.
+  EXPECT_THAT(
+      CheckHostPathHasNoSymlinks(link + "/ssh"),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               HasSubstr(absl::StrCat("\"", link, "\" is a symbolic link"))));
+  // Below a link, even what does not exist is refused.
+  EXPECT_THAT(CheckHostPathHasNoSymlinks(link + "/missing/dir"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("is a symbolic link")));
+  // A link to a file.
+  EXPECT_THAT(CheckHostPathHasNoSymlinks(root_ + "/datasets/f"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("datasets/f\" is a symbolic link")));
+}
+
+TEST_F(HostPathTest, RelativeAndDotDotPathsAreRefused) {
+  EXPECT_THAT(CheckHostPathHasNoSymlinks("datasets"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("must be an absolute path")));
+  EXPECT_THAT(CheckHostPathHasNoSymlinks(""),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("must be an absolute path")));
+  EXPECT_THAT(
+      CheckHostPathHasNoSymlinks(root_ + "/datasets/../etc"),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("'.' or '..'")));
+  EXPECT_THAT(
+      CheckHostPathHasNoSymlinks("/datasets/./x"),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("'.' or '..'")));
+  // A hostile path is quoted, never a line of its own.
+  EXPECT_THAT(CheckHostPathHasNoSymlinks("x\ny"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("hostPath \"x\\ny\"")));
+}
+
+}  // namespace
+}  // namespace jobset::agent
