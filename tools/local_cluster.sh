@@ -42,6 +42,9 @@ ctl() { "$BIN/cli/jobsetctl" --config="$CONFIG" ${CTL_SERVER:+--server="$CTL_SER
 # to a directory of its own, or one resumes from another's checkpoints and never fails.
 own_checkpoints() {
   mkdir -p "$CLUSTER_DIR/checkpoints"
+  # A hostPath volume written by the example's pods, which run as the agents'
+  # default (non-root) pod user.
+  chmod 0777 "$CLUSTER_DIR/checkpoints"
   chmod 0777 "$CLUSTER_DIR/checkpoints"  # the pods' default user writes it
   sed "s|/tmp/jobsetd-example-checkpoints/demo|$CLUSTER_DIR/checkpoints|" "$1" \
     >"$CLUSTER_DIR/$(basename "$1")"

@@ -1463,10 +1463,9 @@ TEST_P(SecurityContextTest, NoNewPrivsAndCapabilities) {
             cri() ? "0000000000000000" : "0000000000000400");
   // No securityContext (root: the pod is privileged): Kubernetes' default
   // (no no_new_privs) and the container runtime's default capabilities,
-  // less NET_RAW (containerd 2's 13; the cri runtime's are its own).
+  // less NET_RAW (containerd 2's 13).
   const std::string def = Log("caps", "default");
-  const std::string default_set =
-      cri() ? "00000000a80425fb" : "00000000a80405fb";
+  const std::string default_set = "00000000a80405fb";
   EXPECT_EQ(StatusField(def, "NoNewPrivs"), "0") << def;
   EXPECT_EQ(StatusField(def, "CapBnd"), default_set);
   EXPECT_EQ(StatusField(def, "CapEff"), default_set);
@@ -1476,7 +1475,6 @@ TEST_P(SecurityContextTest, NoNewPrivsAndCapabilities) {
 // host's network cannot sniff or spoof its neighbours' traffic; a pod that
 // adds NET_RAW (baseline admits it) gets it back.
 TEST_P(SecurityContextTest, DefaultCapabilitiesOpenNoPacketSocket) {
-  if (cri()) GTEST_SKIP() << "the cri runtime's default set is containerd's";
   api::PodAssignment a = PodBuilder("packet")
                              .Container("default", Helper({"packet"}))
                              .Container("netraw", Helper({"packet"}))

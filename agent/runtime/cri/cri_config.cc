@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "agent/runtime/security_context.h"
 #include "api/quantity.h"
 
@@ -33,6 +34,12 @@ void SetProfile(const std::string& type, const std::string& localhost,
   } else {
     out->set_profile_type(v1::SecurityProfile::RuntimeDefault);
   }
+}
+
+bool Names(const std::vector<std::string>& caps, absl::string_view cap) {
+  return std::any_of(caps.begin(), caps.end(), [cap](const std::string& c) {
+    return c == cap || c == absl::StrCat("CAP_", cap);
+  });
 }
 
 bool AnyPrivileged(const api::PodSpec& spec) {
@@ -235,6 +242,16 @@ absl::StatusOr<v1::ContainerConfig> ContainerConfigFor(
     for (const std::string& c : sc.cap_drop) {
       csc->mutable_capabilities()->add_drop_capabilities(c);
     }
+  }
+  // NET_RAW leaves the CRI runtime's default set (containerd 1's has it;
+  // containerd 2's, Docker's and the process and oci runtimes' do not):
+  // every pod shares the host's network, where raw sockets would sniff and
+  // spoof its neighbours' traffic. A container gets it by adding it (or
+  // ALL), or privileged.
+  if (!sc.privileged && !Names(sc.cap_add, "NET_RAW") &&
+      !Names(sc.cap_add, "ALL") && !Names(sc.cap_drop, "ALL") &&
+      !Names(sc.cap_drop, "NET_RAW")) {
+    csc->mutable_capabilities()->add_drop_capabilities("NET_RAW");
   }
   // Only a profile the pod asks for is sent: a present, empty one would
   // read as RuntimeDefault (containers-cri.md §1.2).

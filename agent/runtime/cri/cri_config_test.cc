@@ -214,6 +214,33 @@ TEST(ContainerConfigTest, PrivilegesCapabilitiesAndProfiles) {
   EXPECT_EQ(c->labels().at(kInitLabel), "true");
 }
 
+// Issue 40: NET_RAW leaves the default set, unless the container adds it.
+TEST(ContainerConfigTest, NetRawIsDroppedUnlessAdded) {
+  api::PodAssignment a = Assignment();
+  api::Container* spec = a.mutable_pod()->mutable_spec()->mutable_containers(0);
+  auto drops = [&]() -> std::vector<std::string> {
+    absl::StatusOr<v1::ContainerConfig> c =
+        ContainerConfigFor(a, *spec, false, 0, {"sha256:x", 0, ""}, {});
+    EXPECT_THAT(c, IsOk());
+    if (!c.ok()) return {};
+    const auto& d =
+        c->linux().security_context().capabilities().drop_capabilities();
+    return {d.begin(), d.end()};
+  };
+  EXPECT_THAT(drops(), ElementsAre("NET_RAW"));
+  api::SecurityContext* sc = spec->mutable_security_context();
+  sc->mutable_capabilities()->add_add("NET_RAW");
+  EXPECT_THAT(drops(), ::testing::IsEmpty());
+  sc->mutable_capabilities()->set_add(0, "CAP_NET_RAW");
+  EXPECT_THAT(drops(), ::testing::IsEmpty());
+  sc->mutable_capabilities()->set_add(0, "ALL");
+  EXPECT_THAT(drops(), ::testing::IsEmpty());
+  sc->mutable_capabilities()->set_add(0, "NET_ADMIN");
+  EXPECT_THAT(drops(), ElementsAre("NET_RAW"));
+  sc->set_privileged(true);
+  EXPECT_THAT(drops(), ::testing::IsEmpty());
+}
+
 TEST(ContainerConfigTest, Resources) {
   api::PodAssignment a = Assignment();
   api::Container* spec = a.mutable_pod()->mutable_spec()->mutable_containers(0);
