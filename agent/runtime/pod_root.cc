@@ -118,15 +118,18 @@ absl::Status MakeBeneath(const std::string& root, const std::string& inside,
   return status;
 }
 
-// Whether `path` is `dir` or beneath it, both resolved.
-bool Beneath(const std::string& path, const std::string& dir) {
-  char a[PATH_MAX], b[PATH_MAX];
-  if (realpath(path.c_str(), a) == nullptr ||
-      realpath(dir.c_str(), b) == nullptr) {
-    return false;
-  }
-  const std::string p = a, d = b;
-  return p == d || absl::StartsWith(p, d == "/" ? d : absl::StrCat(d, "/"));
+// `path` resolved; "" when it cannot be.
+std::string Resolved(const std::string& path) {
+  char real[PATH_MAX];
+  return realpath(path.c_str(), real) == nullptr ? "" : real;
+}
+
+// Whether the resolved path `real` is `dir` or beneath it.
+bool Beneath(const std::string& real, const std::string& dir) {
+  const std::string d = Resolved(dir);
+  if (real.empty() || d.empty()) return false;
+  return real == d ||
+         absl::StartsWith(real, d == "/" ? d : absl::StrCat(d, "/"));
 }
 
 }  // namespace
@@ -177,6 +180,7 @@ absl::StatusOr<std::unique_ptr<PodRoot>> PodRoot::Build(
       !s.ok()) {
     return s;
   }
+  const std::string work_dir = Resolved(spec.work_dir);
   for (const std::string& dir : spec.system_dirs) {
     struct stat st;
     if (lstat(dir.c_str(), &st) != 0) continue;
@@ -202,14 +206,10 @@ absl::StatusOr<std::unique_ptr<PodRoot>> PodRoot::Build(
     }
     // The agent's state beneath a system directory (--work_dir=/opt/...)
     // is covered with an empty tmpfs.
-    if (Beneath(spec.work_dir, dir)) {
-      char real[PATH_MAX];
-      if (realpath(spec.work_dir.c_str(), real) == nullptr) {
-        return MountError("realpath", spec.work_dir, errno);
-      }
-      if (absl::Status s =
-              Mount("tmpfs", root->Path(real), "tmpfs", MS_NOSUID | MS_NODEV,
-                    "mode=0755,size=1m", "covering the agent's work dir at");
+    if (Beneath(work_dir, dir)) {
+      if (absl::Status s = Mount("tmpfs", root->Path(work_dir), "tmpfs",
+                                 MS_NOSUID | MS_NODEV, "mode=0755,size=1m",
+                                 "covering the agent's work dir at");
           !s.ok()) {
         return s;
       }
@@ -430,7 +430,7 @@ bool StartsWith(const char* s, const std::string& prefix) {
 RootFailure EnterPodRoot(const PodRoot& root,
                          const std::vector<ChildMount>& mounts,
                          bool read_only_root, int status_fd) {
-  if (unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC) != 0) {
+  if (unshare(CLONE_NEWNS | CLONE_NEWPID) != 0) {
     return {errno, RootFailure::kNamespaces};
   }
   int relay[2];

@@ -10,7 +10,8 @@
 //
 // The shim builds it once per pod in its private mount namespace
 // (PodRoot::Build); each container enters it (EnterPodRoot, between fork and
-// exec) in mount, PID and IPC namespaces of its own, with a fresh /proc, and
+// exec) in mount and PID namespaces of its own (IPC and UTS are the pod's,
+// the shim's), with a fresh /proc, and
 // pivot_root. Thread-compatible.
 
 #include <sys/types.h>
@@ -102,7 +103,7 @@ class PodRoot {
 };
 
 // In a child between fork and exec (raw syscalls only, no allocation):
-// unshares mount, PID and IPC namespaces, and forks twice. The first
+// unshares mount and PID namespaces, and forks twice. The first
 // process (the one the shim watches, in the shim's PID namespace) relays:
 // it waits for the second and ends as the container does (its exit code,
 // or killed by its signal). The second is the PID namespace's init: it

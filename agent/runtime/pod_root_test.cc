@@ -130,7 +130,7 @@ TEST_F(PodRootTest, APodReachesNoAgentStateNoHostSecretsAndNoHostPids) {
       "2>/dev/null > /tmp/disk; then echo mknod-usable; else echo "
       "mknod-refused; fi; echo \"pid $$\"; if /bin/busybox test -e /proc/",
       getpid(), "; then echo sees-host-pids; fi; /bin/busybox ls ", work_dir_,
-      "/pods");
+      "/pods; echo \"ipc $(/bin/busybox readlink /proc/self/ns/ipc)\"");
   api::PodAssignment a =
       PodBuilder("hostile").Container("main", Sh(script)).Build();
   a.mutable_pod()->mutable_spec()->mutable_security_context()->set_run_as_user(
@@ -152,6 +152,12 @@ TEST_F(PodRootTest, APodReachesNoAgentStateNoHostSecretsAndNoHostPids) {
   // Its shell is PID 2 (after the namespace's init); the test is not there.
   EXPECT_THAT(log, HasSubstr("pid 2\n"));
   EXPECT_THAT(log, Not(HasSubstr("sees-host-pids")));
+  // Its IPC namespace (shared memory, semaphores) is the pod's, not the
+  // host's.
+  char host_ipc[64] = {};
+  ASSERT_GT(readlink("/proc/self/ns/ipc", host_ipc, sizeof(host_ipc) - 1), 0);
+  EXPECT_THAT(log, HasSubstr("ipc ipc:["));
+  EXPECT_THAT(log, Not(HasSubstr(absl::StrCat("ipc ", host_ipc))));
   // The directories above the pod's work dir are empty in its root: its own
   // pod only, holding only work/.
   EXPECT_THAT(log, HasSubstr("hostile\n"));

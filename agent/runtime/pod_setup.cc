@@ -58,7 +58,9 @@ absl::Status AddContainer(const PodShimOptions& options,
 absl::Status SetUpNamespaces(const std::string& pod_dir,
                              const std::string& hostname,
                              bool* private_mounts) {
-  if (unshare(CLONE_NEWNS | CLONE_NEWUTS) != 0) {
+  // IPC, as the hostname, is the pod's: its containers share it, as a
+  // Kubernetes pod's do.
+  if (unshare(CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC) != 0) {
     // Root without CAP_SYS_ADMIN (an unprivileged container): run on.
     JOBSET_LOG(WARNING) << "unshare: " << strerror(errno)
                         << "; running without namespaces";
