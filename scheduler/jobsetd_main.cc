@@ -39,6 +39,7 @@
 #include "scheduler/metered_store.h"
 #include "scheduler/metrics.h"
 #include "scheduler/server/server.h"
+#include "scheduler/server/stream_limiter.h"
 #include "store/etcd_store.h"
 #include "store/rocksdb_store.h"
 #include "store/snapshot.h"
@@ -133,6 +134,11 @@ ABSL_FLAG(std::string, audit_log, "",
           "level Metadata) to per request that changes something or is "
           "refused (reads too: with --audit_reads, every read); empty: off");
 ABSL_FLAG(bool, audit_reads, false, "Audit reads (get, list, watch) too");
+ABSL_FLAG(int, max_streams_per_user,
+          jobset::scheduler::StreamLimiter::kDefaultMaxPerUser,
+          "Watches one user (token, certificate) may hold open at once; the "
+          "next is refused with RESOURCE_EXHAUSTED naming this limit "
+          "(0: no limit)");
 ABSL_FLAG(absl::Duration, join_token_ttl, absl::Hours(24),
           "How long a join token lives (the one written to "
           "<data_dir>/join-token, and `jobsetctl token rotate-join` without "
@@ -584,6 +590,8 @@ int Main() {
   options.auth = &request_auth;
   options.tls = insecure ? nullptr : &*pki;
   options.audit = audit.get();
+  scheduler::StreamLimiter streams(absl::GetFlag(FLAGS_max_streams_per_user));
+  options.streams = &streams;
 
   auto created = scheduler::AgentHub::Create(
       &metered, {.node_lost_timeout = absl::GetFlag(FLAGS_node_lost_timeout),

@@ -1,5 +1,6 @@
 #include "scheduler/server/jobset_service.h"
 
+#include <optional>
 #include <utility>
 
 #include "auth/rbac.h"
@@ -109,6 +110,14 @@ grpc::Status JobSetServiceImpl::WatchJobSets(
       Attrs("watch", "jobsets",
             Namespace(request->namespace_(), request->all_namespaces())));
   if (!caller.ok()) return ToGrpcStatus(caller.status());
+  // Per user, a bounded number of streams at once (each holds a thread).
+  std::optional<StreamLimiter::Slot> slot;
+  if (streams_ != nullptr) {
+    absl::StatusOr<StreamLimiter::Slot> taken =
+        streams_->Acquire(caller->user.name);
+    if (!taken.ok()) return ToGrpcStatus(taken.status());
+    slot.emplace(*std::move(taken));
+  }
   absl::StatusOr<JobSetApi::Watch> watch = api_->StartWatch(*request);
   if (!watch.ok()) return ToGrpcStatus(watch.status());
   while (!context->IsCancelled() && !shutting_down_) {

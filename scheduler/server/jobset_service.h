@@ -8,6 +8,7 @@
 #include "scheduler/server/config_api.h"
 #include "scheduler/server/jobset_api.h"
 #include "scheduler/server/namespace_api.h"
+#include "scheduler/server/stream_limiter.h"
 
 namespace jobset::scheduler {
 
@@ -15,15 +16,18 @@ namespace jobset::scheduler {
 // and converts the result back (absl::Status -> grpc::Status). Thread-safe.
 class JobSetServiceImpl final : public api::JobSetService::Service {
  public:
-  // Every call is authorized by `auth` (which must outlive it) first.
+  // Every call is authorized by `auth` (which must outlive it) first. A
+  // watch takes a slot of its user from `streams` (null: no limit; must
+  // outlive it).
   JobSetServiceImpl(JobSetApi* api, NamespaceApi* namespaces,
                     SecretApi* secrets, ConfigMapApi* config_maps,
-                    const RequestAuth* auth)
+                    const RequestAuth* auth, StreamLimiter* streams = nullptr)
       : api_(api),
         namespaces_(namespaces),
         secrets_(secrets),
         config_maps_(config_maps),
-        auth_(auth) {}
+        auth_(auth),
+        streams_(streams) {}
 
   // Ends open watches (they return OK) so that the server can drain.
   void Shutdown() { shutting_down_ = true; }
@@ -107,6 +111,7 @@ class JobSetServiceImpl final : public api::JobSetService::Service {
   SecretApi* const secrets_;
   ConfigMapApi* const config_maps_;
   const RequestAuth* const auth_;
+  StreamLimiter* const streams_;
   std::atomic<bool> shutting_down_ = false;
 };
 

@@ -19,7 +19,8 @@ Server::Server(store::Store* store, const Options& options)
       namespaces_(store, options.clock),
       secrets_(store, options.clock),
       config_maps_(store, options.clock),
-      service_(&api_, &namespaces_, &secrets_, &config_maps_, options.auth) {}
+      service_(&api_, &namespaces_, &secrets_, &config_maps_, options.auth,
+               options.streams) {}
 
 std::shared_ptr<grpc::ServerCredentials> Server::Credentials(
     const ClusterPki* tls) {

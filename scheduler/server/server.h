@@ -19,6 +19,7 @@
 #include "scheduler/server/jobset_api.h"
 #include "scheduler/server/jobset_service.h"
 #include "scheduler/server/namespace_api.h"
+#include "scheduler/server/stream_limiter.h"
 #include "store/store.h"
 
 namespace jobset::scheduler {
@@ -80,6 +81,9 @@ class Server {
     // Writes an audit line per request (null: none); must outlive the
     // server.
     AuditLog* audit = nullptr;
+    // Caps each user's open watches (shared with the logs -f streams of
+    // PodLogService; null: no cap); must outlive the server.
+    StreamLimiter* streams = nullptr;
   };
 
   // The credentials Start serves with: TLS with `tls`' CA and serving

@@ -389,6 +389,48 @@ TEST(ServerLimitsTest, ConcurrentStreamsPerConnectionAreLimited) {
   second.End().IgnoreError();
 }
 
+// One user holds at most --max_streams_per_user watches (and logs -f) at
+// once: the next is refused with RESOURCE_EXHAUSTED naming the limit, and
+// one ending makes room again.
+TEST(ServerLimitsTest, StreamsPerUserAreLimited) {
+  store::MemoryStore store;
+  StreamLimiter streams(2);
+  Server::Options options = ListenOn("127.0.0.1:0");
+  options.streams = &streams;
+  auto server = Server::Start(options, &store);
+  ASSERT_THAT(server.status(), IsOk());
+  auto stub = StubHoldingA(**server);
+  OpenWatch first(stub.get(), absl::Seconds(30));
+  OpenWatch second(stub.get(), absl::Seconds(30));
+  ASSERT_TRUE(first.started);
+  ASSERT_TRUE(second.started);
+  {
+    OpenWatch third(stub.get(), absl::Seconds(30));
+    EXPECT_FALSE(third.started);
+    const grpc::Status refused = third.reader->Finish();
+    EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+    EXPECT_THAT(refused.error_message(),
+                AllOf(HasSubstr("2 streams open"),
+                      HasSubstr("--max_streams_per_user=2")));
+  }
+  first.End().IgnoreError();
+  // The slot is given back as the handler returns (within its poll): a new
+  // watch gets it. Each try is a call, not a spin.
+  bool started = false;
+  const absl::Time end = absl::Now() + absl::Seconds(20);
+  while (!started && absl::Now() < end) {
+    OpenWatch again(stub.get(), absl::Seconds(30));
+    started = again.started;
+    if (!started)
+      again.reader->Finish().IgnoreError();
+    else
+      again.End().IgnoreError();
+  }
+  EXPECT_TRUE(started);
+  second.End().IgnoreError();
+  (*server)->Shutdown(absl::Now() + absl::Seconds(5));
+}
+
 // Each call in progress holds a server thread: past the thread limit, calls
 // are refused with RESOURCE_EXHAUSTED instead of each getting a new thread,
 // and the server serves again once calls end.
