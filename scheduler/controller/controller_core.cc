@@ -56,10 +56,16 @@ absl::StatusOr<int64_t> ControllerCore::Load() {
                         "interrupted";
   }
   JOBSET_ASSIGN_OR_RETURN(const int64_t revision, state_.Load(*store_));
-  for (const auto& [key, t] : state_.jobsets()) {
+  for (auto& [key, t] : state_.jobsets()) {
     for (const auto& [name, job] : t.jobs) {
       for (const auto& [pod_name, pod] : job.pods) {
         if (pod.waiting_for_config()) configs_.Waiting(key);
+        // A gang that was waiting for room before the restart waits on.
+        if (!job.deleting() && !Placed(pod) && !pod.has_deletion_timestamp() &&
+            !PodFinished(pod)) {
+          gangs_.Add(key);
+          t.gang.priority = job.job.spec().template_().spec().priority();
+        }
       }
     }
   }

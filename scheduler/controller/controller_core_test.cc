@@ -751,6 +751,24 @@ TEST_F(ControllerCoreTest, PlacesAGangWhollyOrNotAtAll) {
   }
 }
 
+// A gang still waiting for room when jobsetd restarts waits on: the
+// restarted controller places it once room appears, as the first one would.
+TEST_F(ControllerCoreTest, AGangWaitingForRoomIsPlacedAfterARestart) {
+  JobSetBuilder b("big");
+  b.Replicated("workers", 5);
+  b.Request("workers", "nvidia.com/gpu", "8");
+  Submit(b.Build());
+  Settle();
+  EXPECT_THAT(fleet_.running, IsEmpty());
+  Restart();
+  Settle();
+  EXPECT_THAT(fleet_.running, IsEmpty());
+  clock_.Advance(absl::Seconds(30));
+  core_->SetNode(Node("node-4", "pool-b"));
+  Settle();
+  EXPECT_THAT(fleet_.running, SizeIs(5));
+}
+
 // Jobs of one pod spec share their requirements (placement evaluates the
 // template once); Jobs of another spec must not get them.
 TEST_F(ControllerCoreTest, EachPodSpecIsFittedByItsOwnRequirements) {
