@@ -285,6 +285,11 @@ expect out "Usage: jobsetctl describe jobset|node|secret|configmap NAME"
 run 3 --server=127.0.0.1:1 --request-timeout=2s get jobsets
 expect err "cannot reach jobsetd at 127.0.0.1:1"
 expect err "the next past the 2s timeout"
+# A token is never sent in plaintext: http:// with admin.conf's token is
+# refused before anything is sent; a bare host:port means TLS.
+run 1 --server="http://$address" auth whoami
+expect err "a bearer token is only sent over TLS"
+run 0 --server="$address" auth whoami
 run 1 logs some-pod
 expect err "pod \"some-pod\" not found"
 
