@@ -18,6 +18,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/quote.h"
 #include "common/status_macros.h"
 #include "rocksdb/cache.h"
 #include "rocksdb/db.h"
@@ -79,9 +80,8 @@ absl::StatusOr<KeyValue> Decode(absl::string_view key, absl::string_view raw,
                                 absl::string_view path,
                                 bool with_value = true) {
   auto corrupt = [&](absl::string_view why) {
-    return absl::DataLossError(absl::StrCat("store: corrupt value at key \"",
-                                            absl::CEscape(key), "\" in ", path,
-                                            ": ", why));
+    return absl::DataLossError(absl::StrCat(
+        "store: corrupt value at key ", Quote(key), " in ", path, ": ", why));
   };
   if (raw.size() < kHeaderBytes) {
     return corrupt(absl::StrCat(raw.size(), " bytes, shorter than the ",
@@ -129,9 +129,9 @@ absl::StatusOr<int64_t> ParseCounter(absl::string_view raw,
                                      absl::string_view path) {
   int64_t v;
   if (!absl::SimpleAtoi(raw, &v) || v < 0) {
-    return absl::DataLossError(
-        absl::StrCat("store: key \"", key, "\" in ", path, " holds \"",
-                     absl::CEscape(raw), "\", not a non-negative integer"));
+    return absl::DataLossError(absl::StrCat("store: key ", Quote(key), " in ",
+                                            path, " holds ", Quote(raw),
+                                            ", not a non-negative integer"));
   }
   return v;
 }

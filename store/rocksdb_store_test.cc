@@ -193,6 +193,14 @@ TEST_F(RocksDbStoreTest, RefusesAGarbledRevision) {
   EXPECT_THAT(RocksDbStore::Open({.path = dir_}).status(),
               StatusIs(absl::StatusCode::kDataLoss,
                        AllOf(HasSubstr("m/revision"), HasSubstr("seven"))));
+  // Echoed as every message echoes input: Go's %q (common/quote.h).
+  RawPut("m/revision", "7\"\xe2\x80\xa8");
+  EXPECT_THAT(RocksDbStore::Open({.path = dir_}).status(),
+              StatusIs(absl::StatusCode::kDataLoss,
+                       HasSubstr(R"(key "m/revision" in )")));
+  EXPECT_THAT(RocksDbStore::Open({.path = dir_}).status(),
+              StatusIs(absl::StatusCode::kDataLoss,
+                       HasSubstr(R"(holds "7\"\u2028", not)")));
 }
 
 TEST_F(RocksDbStoreTest, RefusesASecondOpenOfTheSameDirectory) {
