@@ -55,7 +55,8 @@ ABSL_FLAG(std::string, labels, "",
           "topology, e.g. cloud.google.com/gke-nodepool=slice-a)");
 ABSL_FLAG(std::string, taints, "",
           "Node taints, key[=value]:NoSchedule|PreferNoSchedule|NoExecute, "
-          "comma-separated");
+          "comma-separated; taken at the node's first registration only, "
+          "after that an admin's `jobsetctl taint node` sets them");
 ABSL_FLAG(std::string, capacity, "",
           "Capacity overrides, e.g. cpu=8,memory=32Gi,nvidia.com/gpu=8; "
           "default: online CPUs, MemTotal, detected GPUs (nvidia-smi) and TPU "

@@ -543,6 +543,29 @@ TEST_F(AgentE2eTest, APodWithoutRunAsUserRunsAsTheDefaultPodUid) {
       ::testing::HasSubstr("uid=65534 gid=65534 CapEff: 0000000000000000\n"));
 }
 
+// ...unless its namespace is privileged when jobsetd admits it: then, as on
+// Kubernetes, it runs as the image's user (root here).
+TEST_F(AgentE2eTest, APodOfAPrivilegedNamespaceRunsAsRootWithoutRunAsUser) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root: the shim changes users";
+  StartAgent("node-a", 2);
+  {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
+    api::ApplyNamespaceRequest req;
+    req.mutable_namespace_()->mutable_metadata()->set_name("default");
+    (*req.mutable_namespace_()
+          ->mutable_metadata()
+          ->mutable_labels())["pod-security.kubernetes.io/enforce"] =
+        "privileged";
+    api::ApplyNamespaceResponse resp;
+    const grpc::Status s = stub_->ApplyNamespace(&ctx, req, &resp);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+  }
+  Create(ShellJobSet("rooted", 1, "echo uid=$(id -u) gid=$(id -g)").Build());
+  ASSERT_TRUE(Finished("rooted", "Completed")) << Get("rooted").DebugString();
+  EXPECT_THAT(LogsOf({"node-a"}), ::testing::HasSubstr("uid=0 gid=0\n"));
+}
+
 TEST_F(AgentE2eTest,
        AFrozenAgentsPodsStopOnItsLeaseBeforeTheirReplacementsStart) {
   // lease + its 1 s kill grace < node-lost timeout (2 s): no overlap.

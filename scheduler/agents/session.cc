@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "scheduler/records/constants.h"
+
 namespace jobset::scheduler {
 
 api::PodAssignment ToAssignment(const Assignment& desired) {
@@ -16,6 +18,13 @@ api::PodAssignment ToAssignment(const Assignment& desired) {
     }
   }
   a.set_stop(desired.stop);
+  if (desired.job != nullptr) {
+    const auto& annotations = desired.job->metadata().annotations();
+    if (auto it = annotations.find(kPodSecurityLevelKey);
+        it != annotations.end()) {
+      a.set_pod_security_level(it->second);
+    }
+  }
   if (desired.config != nullptr) {
     for (const api::ConfigVolume& v : desired.config->volumes)
       *a.add_config_volumes() = v;

@@ -9,6 +9,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "scheduler/agents/test_orders.h"
+#include "scheduler/records/constants.h"
 
 namespace jobset::scheduler {
 namespace {
@@ -167,6 +168,17 @@ TEST(SessionTest, WithoutAConfigReferencesStayReferences) {
   EXPECT_EQ(var.value(), "");
   EXPECT_EQ(var.value_from().secret_key_ref().name(), "db");
   EXPECT_EQ(pod.spec().containers(0).env_from_size(), 1);
+}
+
+// The agent runs a container without runAsUser as root only at the level
+// jobsetd admitted its JobSet at, which the Job carries.
+TEST(SessionTest, AnOrderCarriesItsAdmittedPodSecurityLevel) {
+  auto job = std::make_shared<api::Job>(*MakeJob());
+  EXPECT_EQ(ToAssignment(OrderOn("n1", "a", {}, job)).pod_security_level(), "");
+  (*job->mutable_metadata()->mutable_annotations())[kPodSecurityLevelKey] =
+      "privileged";
+  EXPECT_EQ(ToAssignment(OrderOn("n1", "a", {}, job)).pod_security_level(),
+            "privileged");
 }
 
 // As kubelet: an env value's $(NAME) is expanded from the variables before

@@ -92,6 +92,13 @@ ChildJobFactory::ChildJobFactory(const api::JobSet& jobset, int rjob_index,
         Subdomain(jobset));
   }
   CopyPlacementAnnotations(jobset, rjob, meta->mutable_annotations());
+  // From the JobSet only, where jobsetd wrote it: never a template's.
+  if (auto it = jobset.metadata().annotations().find(kPodSecurityLevelKey);
+      it != jobset.metadata().annotations().end()) {
+    (*meta->mutable_annotations())[kPodSecurityLevelKey] = it->second;
+  } else {
+    meta->mutable_annotations()->erase(kPodSecurityLevelKey);
+  }
 
   api::PodSpec* pod =
       prototype_.mutable_spec()->mutable_template_()->mutable_spec();

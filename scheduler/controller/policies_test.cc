@@ -107,6 +107,28 @@ TEST(ConstructJobTest, WritesUpstreamLabelsAndAnnotations) {
       google::protobuf::util::MessageDifferencer::Equivalent(expanded, job));
 }
 
+// The admitted Pod Security level reaches the Jobs (and from them the
+// agents) from the JobSet, where jobsetd wrote it; a template cannot claim one.
+TEST(ConstructJobTest, ThePodSecurityLevelComesFromTheJobSetOnly) {
+  JobSet js = Defaulted(JobSetBuilder("lvl").Replicated("w", 1).Build());
+  (*js.mutable_spec()
+        ->mutable_replicated_jobs(0)
+        ->mutable_template_()
+        ->mutable_metadata()
+        ->mutable_annotations())[kPodSecurityLevelKey] = "privileged";
+  EXPECT_FALSE(ConstructJob(js, 0, 0, {})
+                   .metadata()
+                   .annotations()
+                   .contains(kPodSecurityLevelKey));
+  (*js.mutable_metadata()->mutable_annotations())[kPodSecurityLevelKey] =
+      "baseline";
+  EXPECT_EQ(ConstructJob(js, 0, 0, {})
+                .metadata()
+                .annotations()
+                .at(kPodSecurityLevelKey),
+            "baseline");
+}
+
 TEST(ConstructJobTest, AFactoryMakesEachIndexAsConstructJobDoes) {
   JobSet js = Defaulted(JobSetBuilder("f")
                             .Replicated("a", 2)

@@ -34,6 +34,13 @@ inline constexpr char kExclusiveTopologyKey[] =
     "alpha.jobset.sigs.k8s.io/exclusive-topology";
 inline constexpr char kNodeSelectorStrategyKey[] =
     "alpha.jobset.sigs.k8s.io/node-selector";
+// Server-owned annotation: the Pod Security level (privileged, baseline,
+// restricted) that jobsetd admitted the JobSet's pod templates at, its
+// namespace's enforce level then. Copied to its Jobs (from the JobSet only)
+// and sent to the agents, which run a container without runAsUser as root
+// only at privileged (--default_pod_uid otherwise). Whatever a client sends
+// under this key is replaced.
+inline constexpr char kPodSecurityLevelKey[] = "jobsetd.io/pod-security-level";
 inline constexpr char kCompletionIndexKey[] =
     "batch.kubernetes.io/job-completion-index";
 // The label Kubernetes' Job controller puts on its pods: their Job's name.

@@ -17,6 +17,7 @@
 #include "common/status_macros.h"
 #include "common/uid.h"
 #include "google/protobuf/util/message_differencer.h"
+#include "scheduler/records/constants.h"
 #include "scheduler/records/records.h"
 #include "scheduler/server/namespace_api.h"
 #include "store/decode.h"
@@ -326,16 +327,18 @@ absl::StatusOr<std::pair<api::JobSet, int64_t>> JobSetApi::Read(
 }
 
 absl::StatusOr<std::vector<std::string>> JobSetApi::AdmitPodSecurity(
-    const api::JobSet& jobset) {
+    api::JobSet* jobset) {
   JOBSET_ASSIGN_OR_RETURN(
       api::NamespacePodSecurity policy,
-      ReadNamespacePodSecurity(store_, jobset.metadata().namespace_()));
+      ReadNamespacePodSecurity(store_, jobset->metadata().namespace_()));
   const api::PodSecurityConfig& config = limits_.pod_security;
-  JOBSET_RETURN_IF_ERROR(api::CheckJobSetPodSecurity(
-      jobset, policy.enforce.value_or(config.enforce),
-      config.allowed_host_paths));
+  const api::PodSecurityLevel level = policy.enforce.value_or(config.enforce);
+  JOBSET_RETURN_IF_ERROR(
+      api::CheckJobSetPodSecurity(*jobset, level, config.allowed_host_paths));
+  (*jobset->mutable_metadata()->mutable_annotations())[kPodSecurityLevelKey] =
+      std::string(api::PodSecurityLevelName(level));
   if (!policy.warn.has_value()) return std::vector<std::string>();
-  return api::PodSecurityWarnings(jobset, *policy.warn,
+  return api::PodSecurityWarnings(*jobset, *policy.warn,
                                   config.allowed_host_paths);
 }
 
@@ -357,7 +360,7 @@ absl::StatusOr<JobSetApi::CreateResult> JobSetApi::Create(api::JobSet jobset,
   JOBSET_RETURN_IF_ERROR(
       api::ValidateJobSetCreate(jobset, features_, limits_.spec));
   JOBSET_ASSIGN_OR_RETURN(std::vector<std::string> warnings,
-                          AdmitPodSecurity(jobset));
+                          AdmitPodSecurity(&jobset));
   meta->set_uid(NewUid());
   meta->set_generation(1);
   meta->mutable_creation_timestamp()->set_seconds(
@@ -466,6 +469,14 @@ absl::StatusOr<api::JobSet> JobSetApi::Update(const api::JobSet& request,
   api::ObjectMeta* meta = updated.mutable_metadata();
   *meta->mutable_labels() = request.metadata().labels();
   *meta->mutable_annotations() = request.metadata().annotations();
+  // Server-owned: the level the pod templates were admitted at stays until
+  // they are admitted again below.
+  if (auto it = old.metadata().annotations().find(kPodSecurityLevelKey);
+      it != old.metadata().annotations().end()) {
+    (*meta->mutable_annotations())[kPodSecurityLevelKey] = it->second;
+  } else {
+    meta->mutable_annotations()->erase(kPodSecurityLevelKey);
+  }
   if (!request.metadata().uid().empty())
     meta->set_uid(request.metadata().uid());
   *updated.mutable_spec() = request.spec();
@@ -477,7 +488,7 @@ absl::StatusOr<api::JobSet> JobSetApi::Update(const api::JobSet& request,
   // leaves every pod template as it was (suspend, labels, ...) is not
   // re-admitted, so a stricter namespace label does not strand old JobSets.
   if (PodTemplatesChanged(old, updated)) {
-    JOBSET_RETURN_IF_ERROR(AdmitPodSecurity(updated).status());
+    JOBSET_RETURN_IF_ERROR(AdmitPodSecurity(&updated).status());
   }
   if (!MessageDifferencer::Equals(old.spec(), updated.spec())) {
     meta->set_generation(old.metadata().generation() + 1);

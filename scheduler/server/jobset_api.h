@@ -158,10 +158,11 @@ class JobSetApi {
                                         const Request& request);
 
   // Applies Pod Security admission to `jobset` at its namespace's level (its
-  // Namespace's enforce label, else limits_.pod_security): returns the
-  // warnings of the namespace's warn level, or PERMISSION_DENIED.
+  // Namespace's enforce label, else limits_.pod_security) and records that
+  // level in its kPodSecurityLevelKey annotation: returns the warnings of the
+  // namespace's warn level, or PERMISSION_DENIED.
   absl::StatusOr<std::vector<std::string>> AdmitPodSecurity(
-      const api::JobSet& jobset);
+      api::JobSet* jobset);
 
   // Reads the JobSet at `key` with its resourceVersion; kNotFound naming it.
   absl::StatusOr<std::pair<api::JobSet, int64_t>> Read(absl::string_view ns,

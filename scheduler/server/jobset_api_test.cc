@@ -19,6 +19,7 @@
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "proto/cluster.pb.h"
+#include "scheduler/records/constants.h"
 #include "scheduler/records/records.h"
 #include "scheduler/server/namespace_api.h"
 #include "store/keys.h"
@@ -1088,6 +1089,54 @@ TEST(PodSecurityAdmissionTest, NamespaceLabelsOverrideTheFlag) {
   EXPECT_THAT(api.Create(WithHostPath("d", "/d", "other"), false).status(),
               StatusIs(absl::StatusCode::kPermissionDenied,
                        HasSubstr("baseline:latest")));
+}
+
+// The agents run a container without runAsUser as root only where its
+// JobSet was admitted at privileged: the level is the server's to record,
+// never the client's.
+TEST(PodSecurityAdmissionTest,
+     TheAdmittedLevelIsRecordedNotTakenFromTheClient) {
+  store::MemoryStore store;
+  FakeClock clock;
+  NamespaceApi namespaces(&store, &clock);
+  JobSetApi api(&store, &clock, {});
+  PutNamespace(&namespaces, "lab",
+               {{"pod-security.kubernetes.io/enforce", "privileged"}});
+  auto level = [&](const std::string& ns, const std::string& name) {
+    absl::StatusOr<JobSet> js = api.Get(ns, name);
+    EXPECT_THAT(js, IsOk());
+    if (!js.ok()) return std::string("<missing>");
+    auto it = js->metadata().annotations().find(kPodSecurityLevelKey);
+    return it == js->metadata().annotations().end() ? std::string("<none>")
+                                                    : it->second;
+  };
+  JobSet forged = JobSetBuilder("forged").Suspend().Replicated("w", 1).Build();
+  (*forged.mutable_metadata()->mutable_annotations())[kPodSecurityLevelKey] =
+      "privileged";
+  ASSERT_THAT(api.Create(forged, false).status(), IsOk());
+  EXPECT_EQ(level("default", "forged"), "baseline");
+  ASSERT_THAT(api.Create(JobSetBuilder("root-ok")
+                             .Namespace("lab")
+                             .Replicated("w", 1)
+                             .Build(),
+                         false)
+                  .status(),
+              IsOk());
+  EXPECT_EQ(level("lab", "root-ok"), "privileged");
+
+  // An update that leaves the templates alone keeps the recorded level,
+  // whatever the client sends under its key, or without it.
+  absl::StatusOr<JobSet> current = api.Get("default", "forged");
+  ASSERT_THAT(current, IsOk());
+  (*current->mutable_metadata()->mutable_annotations())[kPodSecurityLevelKey] =
+      "privileged";
+  ASSERT_THAT(api.Update(*current, false).status(), IsOk());
+  EXPECT_EQ(level("default", "forged"), "baseline");
+  current = api.Get("default", "forged");
+  ASSERT_THAT(current, IsOk());
+  current->mutable_metadata()->mutable_annotations()->clear();
+  ASSERT_THAT(api.Update(*current, false).status(), IsOk());
+  EXPECT_EQ(level("default", "forged"), "baseline");
 }
 
 TEST(PodSecurityAdmissionTest, UpdateChecksChangedTemplatesOnly) {
