@@ -318,17 +318,26 @@ absl::StatusOr<std::unique_ptr<PodRoot>> PodRoot::Build(
     return s;
   }
   // /sys read-only, without the mounts beneath it (cgroups: the pod's
-  // limits are not its to change).
-  if (absl::Status s = Mount("/sys", root->Path("/sys"), nullptr, MS_BIND,
-                             nullptr, "binding");
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = Mount(
-          "", root->Path("/sys"), nullptr,
-          MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-          nullptr, "remounting");
-      !s.ok()) {
+  // limits are not its to change). Where the agent itself runs in a user
+  // namespace (a sandbox, a container), /sys's submounts are locked to it
+  // and only a recursive bind is allowed (EINVAL otherwise): then all of it,
+  // every mount read-only.
+  if (mount("/sys", root->Path("/sys").c_str(), nullptr, MS_BIND, nullptr) !=
+      0) {
+    if (errno != EINVAL)
+      return MountError("binding", root->Path("/sys"), errno);
+    if (absl::Status s =
+            BindWithAttrs("/sys", root->Path("/sys"),
+                          MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+                              MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+        !s.ok()) {
+      return s;
+    }
+  } else if (absl::Status s = Mount("", root->Path("/sys"), nullptr,
+                                    MS_BIND | MS_REMOUNT | MS_RDONLY |
+                                        MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                                    nullptr, "remounting");
+             !s.ok()) {
     return s;
   }
   // The pod's work dir, at the same path (a container's default
