@@ -42,6 +42,7 @@ using ::jobset::testing::JobsetdProcess;
 
 using ::jobset::testing::CountLines;
 using ::jobset::testing::Eventually;
+using ::jobset::testing::MountHostDir;
 using ::jobset::testing::Runfile;
 
 class AgentE2eTest : public ::testing::Test {
@@ -125,24 +126,7 @@ class AgentE2eTest : public ::testing::Test {
     ctx.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
     api::CreateJobSetRequest req;
     *req.mutable_jobset() = js;
-    for (api::ReplicatedJob& rj :
-         *req.mutable_jobset()->mutable_spec()->mutable_replicated_jobs()) {
-      api::PodSpec* pod = rj.mutable_template_()
-                              ->mutable_spec()
-                              ->mutable_template_()
-                              ->mutable_spec();
-      api::Volume* v = pod->add_volumes();
-      v->set_name("e2e-dir");
-      v->mutable_host_path()->set_path(dir_);
-      for (auto* list :
-           {pod->mutable_init_containers(), pod->mutable_containers()}) {
-        for (api::Container& c : *list) {
-          api::VolumeMount* m = c.add_volume_mounts();
-          m->set_name("e2e-dir");
-          m->set_mount_path(dir_);
-        }
-      }
-    }
+    MountHostDir(req.mutable_jobset(), dir_);
     api::CreateJobSetResponse resp;
     grpc::Status s = stub_->CreateJobSet(&ctx, req, &resp);
     ASSERT_TRUE(s.ok()) << s.error_message();

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 
 #include "absl/strings/match.h"
@@ -50,6 +51,34 @@ std::vector<std::string> GatedPodCommand(const std::string& started,
   return {"/bin/sh", "-c",
           absl::StrCat("echo $$ >> ", started, "; while [ ! -e ", gate,
                        " ]; do sleep 0.1; done")};
+}
+
+std::string PodIoDir() {
+  const std::string dir = absl::StrCat(std::getenv("TEST_TMPDIR"), "/pod-io");
+  std::filesystem::create_directories(dir);
+  std::filesystem::permissions(dir, std::filesystem::perms::all);
+  return dir;
+}
+
+void MountHostDir(api::JobSet* js, const std::string& dir) {
+  for (api::ReplicatedJob& rj :
+       *js->mutable_spec()->mutable_replicated_jobs()) {
+    api::PodSpec* pod = rj.mutable_template_()
+                            ->mutable_spec()
+                            ->mutable_template_()
+                            ->mutable_spec();
+    api::Volume* v = pod->add_volumes();
+    v->set_name("e2e-dir");
+    v->mutable_host_path()->set_path(dir);
+    for (auto* list :
+         {pod->mutable_init_containers(), pod->mutable_containers()}) {
+      for (api::Container& c : *list) {
+        api::VolumeMount* m = c.add_volume_mounts();
+        m->set_name("e2e-dir");
+        m->set_mount_path(dir);
+      }
+    }
+  }
 }
 
 bool AwaitNodesReady(const std::string& jobsetctl,

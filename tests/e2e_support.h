@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "proto/jobset.pb.h"
 
 namespace jobset::testing {
 
@@ -32,6 +33,17 @@ int CountLines(const std::string& path);
 // when pods may end.
 std::vector<std::string> GatedPodCommand(const std::string& started,
                                          const std::string& gate);
+
+// A directory where a test and its pods exchange files (GatedPodCommand's),
+// TempDir()/pod-io, made writable by every user (pods without runAsUser run
+// as the agents' --default_pod_uid). jobsetd must allow it as a hostPath
+// (--allowed_host_paths=PodIoDir()).
+std::string PodIoDir();
+
+// Mounts the host directory `dir` at its own path in every container of
+// `js`: a process-mode pod sees only the host's system directories
+// (agent/runtime/pod_root.h), so a test's files reach it this way.
+void MountHostDir(api::JobSet* js, const std::string& dir);
 
 // Polls `jobsetctl get nodes` (`jobsetctl`: the binary and its flags) until
 // it lists each of `nodes` and none is NotReady, or `timeout` passes; what

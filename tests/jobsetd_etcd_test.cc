@@ -55,6 +55,8 @@ using ::jobset::testing::CountLines;
 using ::jobset::testing::Eventually;
 using ::jobset::testing::GatedPodCommand;
 using ::jobset::testing::JobsetdProcess;
+using ::jobset::testing::MountHostDir;
+using ::jobset::testing::PodIoDir;
 using ::jobset::testing::ReadClusterCredentials;
 using ::jobset::testing::RemovePods;
 using ::jobset::testing::RunCommand;
@@ -167,14 +169,15 @@ JobsetdProcess::Options Replica(const EtcdTestServer& etcd,
   JobsetdProcess::Options options;
   options.binary = JobsetdProcess::DefaultBinary();
   options.args = {
-      "--listen=127.0.0.1:0",
-      absl::StrCat("--data_dir=", data_dir),
+      "--listen=127.0.0.1:0", absl::StrCat("--data_dir=", data_dir),
       "--store=etcd",
       absl::StrCat("--etcd_endpoints=", absl::StrJoin(etcd.endpoints(), ",")),
       absl::StrCat("--etcd_cafile=", etcd.ca_file()),
       absl::StrCat("--etcd_certfile=", etcd.client_cert_file()),
       absl::StrCat("--etcd_keyfile=", etcd.client_key_file()),
       "--etcd_prefix=/ha/",
+      // The pods' files (GatedPodCommand's), mounted into them.
+      absl::StrCat("--allowed_host_paths=", PodIoDir()),
       absl::StrCat("--leader_lease=", absl::FormatDuration(lease)),
       absl::StrCat("--cluster_secret_file=", ClusterSecretFile())};
   options.stderr_path = stderr_path;
@@ -324,6 +327,7 @@ struct HaCluster {
     context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
     CreateJobSetRequest request;
     *request.mutable_jobset() = js;
+    MountHostDir(request.mutable_jobset(), PodIoDir());
     CreateJobSetResponse response;
     return stub->CreateJobSet(&context, request, &response);
   }
@@ -351,8 +355,8 @@ TEST(JobsetdEtcdTest, ARunningJobSetCompletesUnderTheNextLeader) {
   ASSERT_TRUE(started_cluster.ok()) << started_cluster;
 
   // Two pods that run until the test lets them end.
-  const std::string gate = absl::StrCat(tmp, "/run-gate");
-  const std::string started = absl::StrCat(tmp, "/run-started");
+  const std::string gate = absl::StrCat(PodIoDir(), "/run-gate");
+  const std::string started = absl::StrCat(PodIoDir(), "/run-started");
   api::JobSet js = api::testing::JobSetBuilder("through-failover")
                        .Namespace("etcd")
                        .Replicated("workers", 2)
@@ -410,8 +414,8 @@ TEST(JobsetdEtcdTest, AKillDuringARestartAllConvergesOnOneNewAttempt) {
   HaCluster cluster;
   const absl::Status started_cluster = cluster.Start("restart", 4);
   ASSERT_TRUE(started_cluster.ok()) << started_cluster;
-  const std::string failed = absl::StrCat(tmp, "/restart-failed");
-  const std::string starts = absl::StrCat(tmp, "/restart-starts");
+  const std::string failed = absl::StrCat(PodIoDir(), "/restart-failed");
+  const std::string starts = absl::StrCat(PodIoDir(), "/restart-starts");
   // Worker 0 fails once (the first time), after every pod started; the
   // others run until the attempt is replaced, then (attempt 1) end at once.
   const std::string script = absl::StrCat(

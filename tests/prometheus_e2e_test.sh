@@ -32,7 +32,7 @@ pass() { echo "ok: $*"; }
 fetch() { /usr/bin/python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' "$1"; }
 
 AGENT_FLAGS="--metrics_listen=127.0.0.1:0"
-cluster_start 4 --metrics_listen=127.0.0.1:0 || exit 1
+cluster_start 4 --metrics_listen=127.0.0.1:0 --allowed_host_paths="$CLUSTER_DIR/checkpoints" || exit 1
 jobsetd_metrics=$(sed -n 's|^jobsetd metrics on http://\(.*\)/metrics|\1|p' "$CLUSTER_DIR/jobsetd.out")
 agent_metrics=$(sed -n 's|^jobset-agent metrics on http://\(.*\)/metrics|\1|p' "$CLUSTER_DIR/node-1.out")
 [ -n "$jobsetd_metrics" ] && [ -n "$agent_metrics" ] || { echo "no metrics addresses"; exit 1; }

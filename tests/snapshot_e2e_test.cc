@@ -413,6 +413,7 @@ TEST(SnapshotE2eTest, OnEtcdARestoreFromTheSnapshotAloneAdoptsRunningPods) {
   std::vector<std::string> args = EtcdFlags(**etcd, "/a/", secret_file);
   args.push_back("--listen=127.0.0.1:0");
   args.push_back(absl::StrCat("--data_dir=", dir_a));
+  args.push_back(absl::StrCat("--allowed_host_paths=", testing::PodIoDir()));
   auto a = JobsetdProcess::Start({.binary = JobsetdProcess::DefaultBinary(),
                                   .args = args,
                                   .stderr_path = dir_a + ".stderr"});
@@ -447,8 +448,8 @@ TEST(SnapshotE2eTest, OnEtcdARestoreFromTheSnapshotAloneAdoptsRunningPods) {
   ASSERT_TRUE(credentials.ok()) << credentials.status();
   auto stub = JobSetService::NewStub(
       SecureChannel(address, credentials->ca_pem, credentials->admin_token));
-  const std::string gate = tmp + "/gate";
-  const std::string started = tmp + "/started";
+  const std::string gate = testing::PodIoDir() + "/restore-gate";
+  const std::string started = testing::PodIoDir() + "/restore-started";
   {
     grpc::ClientContext context;
     context.set_deadline(absl::ToChronoTime(absl::Now() + kRpcDeadline));
@@ -462,6 +463,7 @@ TEST(SnapshotE2eTest, OnEtcdARestoreFromTheSnapshotAloneAdoptsRunningPods) {
             .Command("workers", testing::GatedPodCommand(started, gate))
             .Request("workers", "cpu", "1")
             .Build();
+    testing::MountHostDir(request.mutable_jobset(), testing::PodIoDir());
     api::CreateJobSetResponse response;
     const grpc::Status status =
         stub->CreateJobSet(&context, request, &response);
@@ -490,6 +492,7 @@ TEST(SnapshotE2eTest, OnEtcdARestoreFromTheSnapshotAloneAdoptsRunningPods) {
   args = EtcdFlags(**etcd, "/b/", secret_file);
   args.push_back(absl::StrCat("--listen=", address));
   args.push_back(absl::StrCat("--data_dir=", dir_b));
+  args.push_back(absl::StrCat("--allowed_host_paths=", testing::PodIoDir()));
   args.push_back(absl::StrCat("--restore_from=", file));
   auto b = JobsetdProcess::Start({.binary = JobsetdProcess::DefaultBinary(),
                                   .args = args,

@@ -45,7 +45,6 @@ own_checkpoints() {
   # A hostPath volume written by the example's pods, which run as the agents'
   # default (non-root) pod user.
   chmod 0777 "$CLUSTER_DIR/checkpoints"
-  chmod 0777 "$CLUSTER_DIR/checkpoints"  # the pods' default user writes it
   sed "s|/tmp/jobsetd-example-checkpoints/demo|$CLUSTER_DIR/checkpoints|" "$1" \
     >"$CLUSTER_DIR/$(basename "$1")"
   echo "$CLUSTER_DIR/$(basename "$1")"
