@@ -622,7 +622,8 @@ int Main() {
   hub.Attach(controller->get());
   scheduler::AgentServiceImpl agent_service(&hub, &request_auth);
   scheduler::NodeServiceImpl node_service(&hub, &request_auth);
-  scheduler::PodLogServiceImpl pod_log_service(&metered, &hub, &request_auth);
+  scheduler::PodLogServiceImpl pod_log_service(&metered, &hub, &request_auth,
+                                               &streams);
   scheduler::IdentityServiceImpl identity_service(&*pki, &request_auth);
   std::optional<absl::Duration> join_token_ttl;
   if (absl::GetFlag(FLAGS_join_token_ttl) > absl::ZeroDuration()) {

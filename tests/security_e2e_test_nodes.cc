@@ -191,5 +191,46 @@ TEST_F(SecurityE2eTest, AWatchEndsWhenItsTokenIsDeleted) {
   EXPECT_THAT(ended.error_message(), HasSubstr("the token was deleted"));
 }
 
+// Watches and `logs -f` share their user's streams (--max_streams_per_user):
+// with one held open, a follow is refused before it looks for its pod, and
+// another user is not affected.
+TEST_F(SecurityE2eTest, AUsersWatchesAndLogFollowsShareOneLimit) {
+  Start({"--max_streams_per_user=1"});
+  ASSERT_TRUE(Bind(Admin(), "", "w-view", "view", "w").ok());
+  const std::shared_ptr<grpc::Channel> w = As(Token("w"));
+  auto watcher = api::JobSetService::NewStub(w);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::seconds(20));
+  api::WatchJobSetsRequest request;
+  request.set_namespace_("default");
+  auto stream = watcher->WatchJobSets(&context, request);
+  ASSERT_TRUE(CreateJobSet(Admin(), "default", "seen").ok());
+  api::WatchEvent event;
+  ASSERT_TRUE(stream->Read(&event));  // Open: it holds w's one stream.
+
+  auto follow = [&](const std::shared_ptr<grpc::Channel>& channel) {
+    grpc::ClientContext logs_context;
+    logs_context.set_deadline(std::chrono::system_clock::now() +
+                              std::chrono::seconds(10));
+    api::GetPodLogsRequest logs;
+    logs.set_namespace_("default");
+    logs.set_pod("no-such-pod");
+    logs.set_follow(true);
+    auto reader =
+        api::PodLogService::NewStub(channel)->GetPodLogs(&logs_context, logs);
+    api::PodLogs chunk;
+    while (reader->Read(&chunk)) {
+    }
+    return reader->Finish();
+  };
+  const grpc::Status refused = follow(w);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(refused.error_message(), HasSubstr("(--max_streams_per_user=1)"));
+  // The admin's own streams are its own: it gets as far as the pod.
+  EXPECT_EQ(follow(Admin()).error_code(), grpc::StatusCode::NOT_FOUND);
+  context.TryCancel();
+}
+
 }  // namespace
 }  // namespace jobset::testing

@@ -1,6 +1,7 @@
 #include "scheduler/agents/pod_log_service.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -70,6 +71,13 @@ grpc::Status PodLogServiceImpl::GetPodLogs(
                                  .namespace_ = ns,
                                  .name = request->pod()});
   if (!caller.ok()) return ToGrpcStatus(caller.status());
+  std::optional<StreamLimiter::Slot> slot;
+  if (request->follow() && streams_ != nullptr) {
+    absl::StatusOr<StreamLimiter::Slot> taken =
+        streams_->Acquire(caller->user.name);
+    if (!taken.ok()) return ToGrpcStatus(taken.status());
+    slot.emplace(*std::move(taken));
+  }
   absl::StatusOr<FoundPod> found = FindPod(
       store_, absl::StrCat(store::keys::kPods, ns, "/"), ns, request->pod());
   if (!found.ok()) return ToGrpcStatus(found.status());

@@ -5,6 +5,7 @@
 #include "proto/agent.grpc.pb.h"
 #include "scheduler/agents/agent_hub.h"
 #include "scheduler/auth/request_auth.h"
+#include "scheduler/server/stream_limiter.h"
 #include "store/store.h"
 
 namespace jobset::scheduler {
@@ -15,11 +16,17 @@ namespace jobset::scheduler {
 // Thread-safe (gRPC calls it from its threads).
 class PodLogServiceImpl final : public api::PodLogService::Service {
  public:
-  // Each call needs "get" on "pods/log" in the pod's namespace. `clock`
-  // times the polls while following.
+  // Each call needs "get" on "pods/log" in the pod's namespace; a follow
+  // also takes one of its user's `streams` (none: no limit). `clock` times
+  // the polls while following.
   PodLogServiceImpl(store::Store* store, AgentHub* hub, const RequestAuth* auth,
+                    StreamLimiter* streams = nullptr,
                     Clock* clock = RealClock::Get())
-      : store_(store), hub_(hub), auth_(auth), clock_(clock) {}
+      : store_(store),
+        hub_(hub),
+        auth_(auth),
+        streams_(streams),
+        clock_(clock) {}
 
   grpc::Status GetPodLogs(grpc::ServerContext* context,
                           const api::GetPodLogsRequest* request,
@@ -29,6 +36,7 @@ class PodLogServiceImpl final : public api::PodLogService::Service {
   store::Store* const store_;
   AgentHub* const hub_;
   const RequestAuth* const auth_;
+  StreamLimiter* const streams_;
   Clock* const clock_;
 };
 
