@@ -98,7 +98,9 @@ def jobset_manifest(name, replicas, script, cpu, mark, max_restarts=0, in_place=
     """One JobSet, one ReplicatedJob of `replicas` one-pod Jobs running `sh -c script`.
 
     in_place: restartStrategy InPlaceRestart (upstream's rules: backoffLimit MaxInt32), and
-    ATTEMPT is the in-place restart attempt."""
+    ATTEMPT is the in-place restart attempt. The mark file's folder is a hostPath volume at its
+    own path (a pod sees no other host folder), as a user's checkpoints would be."""
+    marks = os.path.dirname(mark)
     attempt = "in-place-restart-attempt" if in_place else "restart-attempt"
     env = "\n".join([
         f"              - {{name: MARK, value: {quote(mark)}}}",
@@ -124,11 +126,15 @@ spec:
         template:
           spec:
             restartPolicy: Never
+            volumes:
+            - {{name: marks, hostPath: {{path: {quote(marks)}}}}}
             containers:
             - name: main
               image: busybox
               command: [sh, -c, {quote(script)}]
               resources: {{requests: {{cpu: "{cpu}"}}}}
+              volumeMounts:
+              - {{name: marks, mountPath: {quote(marks)}}}
               env:
 {env}
 """
@@ -170,6 +176,10 @@ class Cluster:
         if missing:
             raise Failed(f"not built: {', '.join(missing)}")
         self.scratch = scratch
+        # The pods' mark files (a hostPath volume), written by the agents' default pod user.
+        self.marks = os.path.join(scratch, "marks")
+        os.makedirs(self.marks, exist_ok=True)
+        os.chmod(self.marks, 0o777)
         self.data = os.path.join(scratch, "jobsetd")
         self.nodes = nodes
         self.jobsetd_flags = list(jobsetd_flags)
@@ -187,7 +197,8 @@ class Cluster:
     def start(self):
         self.jobsetd = self._spawn([self.bin["jobsetd"], "--listen=127.0.0.1:0", f"--data_dir={self.data}",
                                     "--metrics_listen=127.0.0.1:0", f"--node_lost_timeout={NODE_LOST_S}s",
-                                    *self.jobsetd_flags], "jobsetd.log")
+                                    f"--allowed_host_paths={self.marks}", *self.jobsetd_flags],
+                                   "jobsetd.log")
         log = os.path.join(self.scratch, "jobsetd.log")
 
         def said(prefix):  # the 4th word of jobsetd's line starting with `prefix`
@@ -342,10 +353,8 @@ class Bench:
         self.results = {}  # measure -> [seconds]
         self.stages = {}  # measure label -> stage -> (pods, mean seconds)
         self.failures = {}  # measure -> [message]
-        os.makedirs(os.path.join(cluster.scratch, "marks"), exist_ok=True)
-
     def mark(self, name):
-        return os.path.join(self.c.scratch, "marks", name)
+        return os.path.join(self.c.marks, name)
 
     def record(self, values):
         for key, v in values.items():
