@@ -33,6 +33,7 @@
 #include "agent/metrics.h"
 #include "agent/runtime/cri_runtime.h"
 #include "agent/runtime/pod_input.h"
+#include "agent/runtime/pod_root.h"
 #include "agent/runtime/security_context.h"
 #include "agent/runtime/shim_runtime.h"
 #include "common/clock.h"
@@ -117,6 +118,12 @@ ABSL_FLAG(int64_t, container_log_max_bytes, int64_t{10} << 20,
           "one) at this size (kubelet's containerLogMaxSize); under "
           "--runtime=cri it is checked every second, so it can pass it by "
           "what a second writes; 0: never rotated (cri only)");
+ABSL_FLAG(std::vector<std::string>, pod_host_mounts, {},
+          "process: host directories (absolute, comma-separated) bound "
+          "read-write at the same path into every pod, as Apptainer's "
+          "\"bind path\": shared homes, datasets, a scratch folder; never "
+          "one holding --work_dir. A pod sees no other host folder but its "
+          "hostPath volumes");
 ABSL_FLAG(int64_t, default_pod_uid, jobset::agent::kDefaultPodUid,
           "process, oci: the uid (and, without runAsGroup, gid) of a "
           "container whose securityContext sets no runAsUser, unless its "
@@ -318,6 +325,16 @@ int Main(const char* argv0) {
     ro.accelerators.cdi_dirs = absl::GetFlag(FLAGS_cdi_dirs);
     ro.runc_path = absl::GetFlag(FLAGS_runc);
     ro.default_pod_uid = default_pod_uid;
+    ro.pod_host_mounts = absl::GetFlag(FLAGS_pod_host_mounts);
+    if (!ro.pod_host_mounts.empty() && mode != "process") {
+      return Fail(
+          "--pod_host_mounts: for --runtime=process only (a "
+          "container's root is its image's)");
+    }
+    if (absl::Status s = CheckPodHostMounts(ro.pod_host_mounts, work_dir);
+        !s.ok()) {
+      return Fail(std::string(s.message()));
+    }
     auto shim = ShimRuntime::Create(ro);
     if (!shim.ok()) return Fail(shim.status().ToString());
     runtime = *std::move(shim);

@@ -19,6 +19,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/quote.h"
 
 namespace jobset::agent {
 namespace {
@@ -133,6 +134,33 @@ bool Beneath(const std::string& real, const std::string& dir) {
 }
 
 }  // namespace
+
+absl::Status CheckPodHostMounts(const std::vector<std::string>& dirs,
+                                const std::string& work_dir) {
+  const std::string work = Resolved(work_dir);
+  for (const std::string& dir : dirs) {
+    auto refuse = [&dir](absl::string_view why) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--pod_host_mounts: ", Quote(dir), ": ", why));
+    };
+    if (dir.empty() || dir[0] != '/') return refuse("not an absolute path");
+    if (dir == "/") return refuse("the whole host cannot be bound");
+    for (absl::string_view part : absl::StrSplit(dir, '/')) {
+      if (part == "." || part == "..") return refuse("not a clean path");
+    }
+    struct stat st;
+    if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+      return refuse("not an existing directory");
+    }
+    const std::string real = Resolved(dir);
+    if (Beneath(work, dir) || Beneath(real, work_dir)) {
+      return refuse(absl::StrCat("holds or is inside the agent's --work_dir ",
+                                 Quote(work_dir),
+                                 " (its keys and every pod's state)"));
+    }
+  }
+  return absl::OkStatus();
+}
 
 std::vector<std::string> MaskedEtcFiles(const std::string& etc) {
   std::vector<std::string> files;
@@ -339,6 +367,16 @@ absl::StatusOr<std::unique_ptr<PodRoot>> PodRoot::Build(
                                     nullptr, "remounting");
              !s.ok()) {
     return s;
+  }
+  // The operator's host directories, read-write (over the pod's /tmp for
+  // /tmp). CheckPodHostMounts kept the agent's work dir out of them.
+  for (const std::string& dir : spec.host_mounts) {
+    if (absl::Status s = MakeBeneath(r, dir, false); !s.ok()) return s;
+    if (absl::Status s = BindWithAttrs(dir, root->Path(dir),
+                                       MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+        !s.ok()) {
+      return s;
+    }
   }
   // The pod's work dir, at the same path (a container's default
   // workingDir); the directories above it are the root's, empty.

@@ -52,7 +52,19 @@ struct PodRootSpec {
   std::vector<std::string> system_dirs = {"/usr",    "/bin",   "/sbin",
                                           "/lib",    "/lib32", "/lib64",
                                           "/libx32", "/etc",   "/opt"};
+  // The operator's host directories bound read-write at the same path in
+  // every pod (the agent's --pod_host_mounts: shared homes, datasets, a
+  // scratch folder; Apptainer's "bind path"), over the pod's own /tmp if
+  // one is /tmp. Checked by CheckPodHostMounts.
+  std::vector<std::string> host_mounts = {};
 };
+
+// The agent's --pod_host_mounts, checked: each an absolute, clean path of an
+// existing directory other than "/", neither holding nor inside the agent's
+// `work_dir` (its keys and every pod's state); kInvalidArgument naming the
+// flag and the path otherwise.
+absl::Status CheckPodHostMounts(const std::vector<std::string>& dirs,
+                                const std::string& work_dir);
 
 // The files under the host's /etc a pod sees empty: password hashes and
 // the host's SSH keys. Relative to /etc.

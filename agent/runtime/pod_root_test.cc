@@ -64,15 +64,20 @@ class PodRootTest : public ::testing::Test {
     dir_ = absl::StrCat(std::getenv("TEST_TMPDIR"), "/podroot-", ++counter);
     work_dir_ = dir_ + "/work";
     ASSERT_EQ(mkdir(dir_.c_str(), 0755), 0);
-    ShimRuntime::Options options;
-    options.work_dir = work_dir_;
-    options.shim_path = RunfilePath("agent/runtime/jobset-pod-shim");
-    options.cgroup_root = "jobset-test";
-    options.accelerators.dev_root = dir_ + "/dev";
-    options.accelerators.driver_root = dir_ + "/driver";
-    options.accelerators.cdi_dirs = {dir_ + "/cdi"};
+    options_.work_dir = work_dir_;
+    options_.shim_path = RunfilePath("agent/runtime/jobset-pod-shim");
+    options_.cgroup_root = "jobset-test";
+    options_.accelerators.dev_root = dir_ + "/dev";
+    options_.accelerators.driver_root = dir_ + "/driver";
+    options_.accelerators.cdi_dirs = {dir_ + "/cdi"};
+    Recreate();
+  }
+
+  // A runtime with options_ (as an agent restarted with them).
+  void Recreate() {
+    runtime_.reset();
     absl::StatusOr<std::unique_ptr<ShimRuntime>> r =
-        ShimRuntime::Create(options);
+        ShimRuntime::Create(options_);
     ASSERT_THAT(r.status(), IsOk());
     runtime_ = *std::move(r);
   }
@@ -103,6 +108,7 @@ class PodRootTest : public ::testing::Test {
   }
 
   std::string dir_, work_dir_;
+  ShimRuntime::Options options_;
   std::unique_ptr<ShimRuntime> runtime_;
   std::vector<std::string> started_;
 };
@@ -235,6 +241,46 @@ TEST_F(PodRootTest, AHostPathBeneathTmpIsTheHostsDirectory) {
   EXPECT_EQ(ReadFileToString(host + "/ckpt").value_or(""), "saved\n") << log;
   (void)unlink((host + "/ckpt").c_str());
   (void)rmdir(host.c_str());
+}
+
+// The operator's --pod_host_mounts are in every pod, read-write, at their
+// own path, and nothing else of their parents is.
+TEST_F(PodRootTest, ThePodHostMountsAreInEveryPod) {
+  const std::string shared = dir_ + "/shared";
+  ASSERT_EQ(mkdir(shared.c_str(), 0777), 0);
+  ASSERT_EQ(chmod(shared.c_str(), 0777), 0);
+  ASSERT_EQ(mkdir((dir_ + "/private").c_str(), 0777), 0);
+  options_.pod_host_mounts = {shared};
+  Recreate();
+  api::PodAssignment a =
+      PodBuilder("bound")
+          .Container("main", Sh("echo kept > " + shared + "/out && ls " + dir_ +
+                                "/private && echo listed"))
+          .Build();
+  a.mutable_pod()->mutable_spec()->mutable_security_context()->set_run_as_user(
+      65534);
+  ASSERT_THAT(Start(a), IsOk());
+  EXPECT_EQ(WaitFinal("bound").phase(), "Failed") << Log("bound", "main");
+  EXPECT_EQ(ReadFileToString(shared + "/out").value_or(""), "kept\n");
+  EXPECT_THAT(Log("bound", "main"), Not(HasSubstr("listed")));
+}
+
+TEST(CheckPodHostMountsTest, RefusesWhatWouldExposeTheAgentOrTheHost) {
+  const std::string tmp = std::getenv("TEST_TMPDIR");
+  const std::string work = tmp + "/agent";
+  ASSERT_EQ(mkdir(work.c_str(), 0700), 0);
+  ASSERT_EQ(mkdir((tmp + "/data").c_str(), 0755), 0);
+  EXPECT_THAT(CheckPodHostMounts({tmp + "/data"}, work), IsOk());
+  EXPECT_THAT(CheckPodHostMounts({}, work), IsOk());
+  for (const std::string& bad :
+       {std::string("data"), std::string("/"), tmp + "/data/../agent",
+        tmp + "/missing", tmp, work, work + "/pki"}) {
+    absl::Status s = CheckPodHostMounts({bad}, work);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_THAT(s.message(), HasSubstr("--pod_host_mounts: ")) << bad;
+  }
+  EXPECT_THAT(CheckPodHostMounts({tmp}, work).message(),
+              HasSubstr("holds or is inside the agent's --work_dir"));
 }
 
 // /dev holds the standard nodes and the pod's GPUs' only.

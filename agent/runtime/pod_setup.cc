@@ -131,6 +131,7 @@ absl::Status SetUpRoot(const PodShimOptions& options, PodSetup* pod) {
   spec.devices = AcceleratorDevices(pod->assignment.devices(),
                                     options.accelerators.dev_root);
   spec.mount_points = MountPoints(pod->assignment.pod().spec());
+  spec.host_mounts = options.pod_host_mounts;
   absl::StatusOr<std::unique_ptr<PodRoot>> root = PodRoot::Build(spec);
   if (!root.ok()) return root.status();
   pod->root = *std::move(root);

@@ -39,6 +39,9 @@ struct PodShimOptions {
   // runAsUser, outside privileged namespaces (DefaultUserFor); 0: none,
   // the shim's own user.
   int64_t default_pod_uid = kDefaultPodUid;
+  // Process mode: host directories bound read-write into every pod
+  // (PodRootSpec::host_mounts; the agent's --pod_host_mounts).
+  std::vector<std::string> pod_host_mounts = {};
 };
 
 // Runs the pod to its end and returns the process exit status (0 once a final

@@ -48,6 +48,9 @@ ABSL_FLAG(int64_t, default_pod_uid, jobset::agent::kDefaultPodUid,
           "uid (and gid) of a container that sets no runAsUser, outside "
           "privileged namespaces; 0: the shim's own");
 
+ABSL_FLAG(std::vector<std::string>, pod_host_mounts, {},
+          "process: host directories bound read-write into every pod");
+
 int main(int argc, char** argv) {
   // First of all, so that a stop request is never the default action.
   sigset_t mask;
@@ -80,6 +83,7 @@ int main(int argc, char** argv) {
   options.pids_max = absl::GetFlag(FLAGS_pids_max);
   options.lease_file = absl::GetFlag(FLAGS_lease_file);
   options.default_pod_uid = absl::GetFlag(FLAGS_default_pod_uid);
+  options.pod_host_mounts = absl::GetFlag(FLAGS_pod_host_mounts);
   if (options.default_pod_uid < 0 || options.default_pod_uid >= 4294967295) {
     JOBSET_LOG(ERROR) << "--default_pod_uid=" << options.default_pod_uid
                       << ": not a uid (0 to 4294967294)";

@@ -312,6 +312,8 @@ absl::Status ShimRuntime::SpawnShim(const std::string& uid, int lock_fd) {
       absl::StrCat("--log_cap_bytes=", options_.log_cap_bytes),
       absl::StrCat("--pids_max=", options_.pids_max),
       absl::StrCat("--default_pod_uid=", options_.default_pod_uid),
+      absl::StrCat("--pod_host_mounts=",
+                   absl::StrJoin(options_.pod_host_mounts, ",")),
       absl::StrCat("--lease_file=", LeasePath()),
   };
   std::vector<char*> argv;

@@ -52,6 +52,9 @@ class ShimRuntime : public Runtime {
     // The uid (and gid) of a container that sets no runAsUser, outside
     // privileged namespaces (the agent's --default_pod_uid; 0: the shim's).
     int64_t default_pod_uid = kDefaultPodUid;
+    // Process mode: host directories bound read-write into every pod (the
+    // agent's --pod_host_mounts, checked by CheckPodHostMounts).
+    std::vector<std::string> pod_host_mounts = {};
     // What stamps a status the agent writes itself (a lost shim's).
     Clock* clock = RealClock::Get();
   };
