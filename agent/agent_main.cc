@@ -121,9 +121,9 @@ ABSL_FLAG(int64_t, container_log_max_bytes, int64_t{10} << 20,
 ABSL_FLAG(std::vector<std::string>, pod_host_mounts, {},
           "process: host directories (absolute, comma-separated) bound "
           "read-write at the same path into every pod, as Apptainer's "
-          "\"bind path\": shared homes, datasets, a scratch folder; never "
-          "one holding --work_dir. A pod sees no other host folder but its "
-          "hostPath volumes");
+          "\"bind path\": shared homes, datasets, a scratch folder (not "
+          "--work_dir nor inside it; --work_dir beneath one is empty in "
+          "pods). A pod sees no other host folder but its hostPath volumes");
 ABSL_FLAG(int64_t, default_pod_uid, jobset::agent::kDefaultPodUid,
           "process, oci: the uid (and, without runAsGroup, gid) of a "
           "container whose securityContext sets no runAsUser, unless its "

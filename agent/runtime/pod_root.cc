@@ -152,11 +152,10 @@ absl::Status CheckPodHostMounts(const std::vector<std::string>& dirs,
     if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
       return refuse("not an existing directory");
     }
-    const std::string real = Resolved(dir);
-    if (Beneath(work, dir) || Beneath(real, work_dir)) {
-      return refuse(absl::StrCat("holds or is inside the agent's --work_dir ",
-                                 Quote(work_dir),
-                                 " (its keys and every pod's state)"));
+    if (Beneath(Resolved(dir), work_dir)) {
+      return refuse(absl::StrCat("is the agent's --work_dir ", Quote(work_dir),
+                                 " or inside it (its keys and every pod's "
+                                 "state)"));
     }
   }
   return absl::OkStatus();
@@ -369,13 +368,22 @@ absl::StatusOr<std::unique_ptr<PodRoot>> PodRoot::Build(
     return s;
   }
   // The operator's host directories, read-write (over the pod's /tmp for
-  // /tmp). CheckPodHostMounts kept the agent's work dir out of them.
+  // /tmp); the agent's work dir beneath one is covered with an empty tmpfs,
+  // as beneath a system directory.
   for (const std::string& dir : spec.host_mounts) {
     if (absl::Status s = MakeBeneath(r, dir, false); !s.ok()) return s;
     if (absl::Status s = BindWithAttrs(dir, root->Path(dir),
                                        MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
         !s.ok()) {
       return s;
+    }
+    if (Beneath(work_dir, dir)) {
+      if (absl::Status s = Mount("tmpfs", root->Path(work_dir), "tmpfs",
+                                 MS_NOSUID | MS_NODEV, "mode=0755,size=1m",
+                                 "covering the agent's work dir at");
+          !s.ok()) {
+        return s;
+      }
     }
   }
   // The pod's work dir, at the same path (a container's default

@@ -60,9 +60,9 @@ struct PodRootSpec {
 };
 
 // The agent's --pod_host_mounts, checked: each an absolute, clean path of an
-// existing directory other than "/", neither holding nor inside the agent's
-// `work_dir` (its keys and every pod's state); kInvalidArgument naming the
-// flag and the path otherwise.
+// existing directory other than "/", not the agent's `work_dir` nor inside
+// it (its keys and every pod's state; a work dir beneath one is covered in
+// the pod); kInvalidArgument naming the flag and the path otherwise.
 absl::Status CheckPodHostMounts(const std::vector<std::string>& dirs,
                                 const std::string& work_dir);
 

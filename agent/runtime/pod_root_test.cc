@@ -263,6 +263,19 @@ TEST_F(PodRootTest, ThePodHostMountsAreInEveryPod) {
   EXPECT_EQ(WaitFinal("bound").phase(), "Failed") << Log("bound", "main");
   EXPECT_EQ(ReadFileToString(shared + "/out").value_or(""), "kept\n");
   EXPECT_THAT(Log("bound", "main"), Not(HasSubstr("listed")));
+
+  // The work dir's parent bound in: the work dir itself is empty there but
+  // for the pod's own work/.
+  options_.pod_host_mounts = {dir_};
+  Recreate();
+  ASSERT_THAT(Start(PodBuilder("parent")
+                        .Container("main", Sh("ls " + dir_ + "/private && " +
+                                              "ls -R " + work_dir_))
+                        .Build()),
+              IsOk());
+  EXPECT_EQ(WaitFinal("parent").phase(), "Succeeded") << Log("parent", "main");
+  EXPECT_THAT(Log("parent", "main"), Not(HasSubstr("assignment")));
+  EXPECT_THAT(Log("parent", "main"), Not(HasSubstr("bound")));
 }
 
 TEST(CheckPodHostMountsTest, RefusesWhatWouldExposeTheAgentOrTheHost) {
@@ -272,15 +285,17 @@ TEST(CheckPodHostMountsTest, RefusesWhatWouldExposeTheAgentOrTheHost) {
   ASSERT_EQ(mkdir((tmp + "/data").c_str(), 0755), 0);
   EXPECT_THAT(CheckPodHostMounts({tmp + "/data"}, work), IsOk());
   EXPECT_THAT(CheckPodHostMounts({}, work), IsOk());
+  ASSERT_EQ(mkdir((work + "/pki").c_str(), 0700), 0);
+  EXPECT_THAT(CheckPodHostMounts({tmp}, work), IsOk());  // Covered in pods.
   for (const std::string& bad :
        {std::string("data"), std::string("/"), tmp + "/data/../agent",
-        tmp + "/missing", tmp, work, work + "/pki"}) {
+        tmp + "/missing", work, work + "/pki"}) {
     absl::Status s = CheckPodHostMounts({bad}, work);
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << bad;
     EXPECT_THAT(s.message(), HasSubstr("--pod_host_mounts: ")) << bad;
   }
-  EXPECT_THAT(CheckPodHostMounts({tmp}, work).message(),
-              HasSubstr("holds or is inside the agent's --work_dir"));
+  EXPECT_THAT(CheckPodHostMounts({work + "/pki"}, work).message(),
+              HasSubstr("is the agent's --work_dir"));
 }
 
 // /dev holds the standard nodes and the pod's GPUs' only.
