@@ -238,9 +238,14 @@ absl::StatusOr<std::unique_ptr<store::Store>> OpenStore(
     return absl::InvalidArgumentError(
         absl::StrCat("--store=", kind, ": must be rocksdb or etcd"));
   }
-  // --data_dir still holds the credentials (RocksDB would have made it).
+  // --data_dir still holds the credentials (RocksDB would have made it):
+  // the owner's only, as RocksDbStore keeps it, whatever the umask.
   std::error_code error;
   std::filesystem::create_directories(data_dir, error);
+  if (!error) {
+    std::filesystem::permissions(data_dir, std::filesystem::perms::owner_all,
+                                 std::filesystem::perm_options::replace, error);
+  }
   if (error) {
     return absl::InternalError(absl::StrCat(
         "--data_dir=", data_dir, ": cannot create: ", error.message()));

@@ -210,6 +210,9 @@ TEST(JobsetdEtcdTest, TheFollowerRedirectsAndTakesOverWhenTheLeaderIsKilled) {
   auto a = JobsetdProcess::Start(
       Replica(**etcd, dir_a, absl::StrCat(tmp, "/a.stderr")));
   ASSERT_TRUE(a.ok()) << a.status();
+  // Its credentials' folder is the owner's only, whatever the umask.
+  EXPECT_EQ(std::filesystem::status(dir_a).permissions(),
+            std::filesystem::perms::owner_all);
   auto stub_a = AdminStub(**a, dir_a);
   ASSERT_NE(stub_a, nullptr);
   for (int i = 0; i < 5; ++i) {
