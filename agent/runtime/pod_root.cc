@@ -208,6 +208,18 @@ absl::StatusOr<std::unique_ptr<PodRoot>> PodRoot::Build(
     return s;
   }
   const std::string work_dir = Resolved(spec.work_dir);
+  // Binds the host's `dir` at its own path with `attrs`; the agent's state
+  // beneath it (--work_dir=/opt/...) is covered with an empty tmpfs.
+  auto bind_host_dir = [&](const std::string& dir,
+                           uint64_t attrs) -> absl::Status {
+    if (absl::Status s = MakeBeneath(r, dir, false); !s.ok()) return s;
+    if (absl::Status s = BindWithAttrs(dir, root->Path(dir), attrs); !s.ok()) {
+      return s;
+    }
+    if (!Beneath(work_dir, dir)) return absl::OkStatus();
+    return Mount("tmpfs", root->Path(work_dir), "tmpfs", MS_NOSUID | MS_NODEV,
+                 "mode=0755,size=1m", "covering the agent's work dir at");
+  };
   for (const std::string& dir : spec.system_dirs) {
     struct stat st;
     if (lstat(dir.c_str(), &st) != 0) continue;
@@ -227,20 +239,7 @@ absl::StatusOr<std::unique_ptr<PodRoot>> PodRoot::Build(
       continue;
     }
     if (!S_ISDIR(st.st_mode)) continue;
-    if (absl::Status s = MakeBeneath(r, dir, false); !s.ok()) return s;
-    if (absl::Status s = BindWithAttrs(dir, at, kReadOnlyHost); !s.ok()) {
-      return s;
-    }
-    // The agent's state beneath a system directory (--work_dir=/opt/...)
-    // is covered with an empty tmpfs.
-    if (Beneath(work_dir, dir)) {
-      if (absl::Status s = Mount("tmpfs", root->Path(work_dir), "tmpfs",
-                                 MS_NOSUID | MS_NODEV, "mode=0755,size=1m",
-                                 "covering the agent's work dir at");
-          !s.ok()) {
-        return s;
-      }
-    }
+    if (absl::Status s = bind_host_dir(dir, kReadOnlyHost); !s.ok()) return s;
   }
   // Password hashes and the host's SSH keys: an empty file over each.
   const std::string empty = root->Path("/.masked");
@@ -371,19 +370,10 @@ absl::StatusOr<std::unique_ptr<PodRoot>> PodRoot::Build(
   // /tmp); the agent's work dir beneath one is covered with an empty tmpfs,
   // as beneath a system directory.
   for (const std::string& dir : spec.host_mounts) {
-    if (absl::Status s = MakeBeneath(r, dir, false); !s.ok()) return s;
-    if (absl::Status s = BindWithAttrs(dir, root->Path(dir),
-                                       MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+    if (absl::Status s =
+            bind_host_dir(dir, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
         !s.ok()) {
       return s;
-    }
-    if (Beneath(work_dir, dir)) {
-      if (absl::Status s = Mount("tmpfs", root->Path(work_dir), "tmpfs",
-                                 MS_NOSUID | MS_NODEV, "mode=0755,size=1m",
-                                 "covering the agent's work dir at");
-          !s.ok()) {
-        return s;
-      }
     }
   }
   // The pod's work dir, at the same path (a container's default
