@@ -162,16 +162,22 @@ TEST_F(SecurityE2eTest, AnExpiredJoinTokenIsRefusedAlsoAfterARestart) {
   EXPECT_TRUE(Join("n2", JoinCredential()).ok());
 }
 
+// A watch of namespace "default" over `channel`, for 20 s at most.
+std::unique_ptr<grpc::ClientReader<api::WatchEvent>> WatchDefault(
+    const std::shared_ptr<grpc::Channel>& channel,
+    grpc::ClientContext* context) {
+  context->set_deadline(std::chrono::system_clock::now() +
+                        std::chrono::seconds(20));
+  api::WatchJobSetsRequest request;
+  request.set_namespace_("default");
+  return api::JobSetService::NewStub(channel)->WatchJobSets(context, request);
+}
+
 // A watch ends when the token that opened it is deleted.
 TEST_F(SecurityE2eTest, AWatchEndsWhenItsTokenIsDeleted) {
   ASSERT_TRUE(Bind(Admin(), "", "w-view", "view", "w").ok());
-  auto watcher = api::JobSetService::NewStub(As(Token("w")));
   grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() +
-                       std::chrono::seconds(20));
-  api::WatchJobSetsRequest request;
-  request.set_namespace_("default");
-  auto stream = watcher->WatchJobSets(&context, request);
+  auto stream = WatchDefault(As(Token("w")), &context);
   ASSERT_TRUE(CreateJobSet(Admin(), "default", "seen").ok());
   api::WatchEvent event;
   ASSERT_TRUE(stream->Read(&event));  // Open, and authorized.
@@ -198,13 +204,8 @@ TEST_F(SecurityE2eTest, AUsersWatchesAndLogFollowsShareOneLimit) {
   Start({"--max_streams_per_user=1"});
   ASSERT_TRUE(Bind(Admin(), "", "w-view", "view", "w").ok());
   const std::shared_ptr<grpc::Channel> w = As(Token("w"));
-  auto watcher = api::JobSetService::NewStub(w);
   grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() +
-                       std::chrono::seconds(20));
-  api::WatchJobSetsRequest request;
-  request.set_namespace_("default");
-  auto stream = watcher->WatchJobSets(&context, request);
+  auto stream = WatchDefault(w, &context);
   ASSERT_TRUE(CreateJobSet(Admin(), "default", "seen").ok());
   api::WatchEvent event;
   ASSERT_TRUE(stream->Read(&event));  // Open: it holds w's one stream.
