@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "absl/strings/string_view.h"
 
@@ -62,6 +63,38 @@ bool IsInvisible(uint32_t r) {
          r == 0x180e || (r >= 0x2000 && r <= 0x200f) ||
          (r >= 0x2028 && r <= 0x202f) || (r >= 0x205f && r <= 0x206f) ||
          r == 0x3000 || r == 0xfeff || (r >= 0xfff9 && r <= 0xfffb);
+}
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// The value of the `n` hex digits at `s[i]`, or -1 if there are not `n`.
+int64_t ReadHex(absl::string_view s, size_t i, size_t n) {
+  if (s.size() < i + n) return -1;
+  int64_t v = 0;
+  for (size_t k = i; k < i + n; ++k) {
+    const int d = HexValue(s[k]);
+    if (d < 0) return -1;
+    v = (v << 4) | d;
+  }
+  return v;
+}
+
+void AppendUtf8(std::string* out, uint32_t r) {
+  if (r < 0x80) {
+    out->push_back(static_cast<char>(r));
+  } else if (r < 0x800) {
+    out->push_back(static_cast<char>(0xc0 | (r >> 6)));
+    out->push_back(static_cast<char>(0x80 | (r & 0x3f)));
+  } else {
+    out->push_back(static_cast<char>(0xe0 | (r >> 12)));
+    out->push_back(static_cast<char>(0x80 | ((r >> 6) & 0x3f)));
+    out->push_back(static_cast<char>(0x80 | (r & 0x3f)));
+  }
 }
 
 }  // namespace
@@ -135,6 +168,74 @@ std::string Quote(absl::string_view s) {
   std::string out;
   AppendQuoted(&out, s);
   return out;
+}
+
+bool ConsumeQuoted(absl::string_view* text, std::string* out) {
+  const absl::string_view s = *text;
+  if (s.empty() || s[0] != '"') return false;
+  std::string value;
+  size_t i = 1;
+  while (i < s.size()) {
+    const char c = s[i];
+    if (c == '"') {
+      *out = std::move(value);
+      text->remove_prefix(i + 1);
+      return true;
+    }
+    if (c == '\n') return false;
+    if (c != '\\') {
+      value.push_back(c);
+      ++i;
+      continue;
+    }
+    if (i + 1 >= s.size()) return false;
+    const char e = s[i + 1];
+    i += 2;
+    switch (e) {
+      case '"':
+      case '\\':
+        value.push_back(e);
+        break;
+      case 'a':
+        value.push_back('\a');
+        break;
+      case 'b':
+        value.push_back('\b');
+        break;
+      case 'f':
+        value.push_back('\f');
+        break;
+      case 'n':
+        value.push_back('\n');
+        break;
+      case 'r':
+        value.push_back('\r');
+        break;
+      case 't':
+        value.push_back('\t');
+        break;
+      case 'v':
+        value.push_back('\v');
+        break;
+      case 'x': {
+        const int64_t b = ReadHex(s, i, 2);
+        if (b < 0) return false;
+        value.push_back(static_cast<char>(b));
+        i += 2;
+        break;
+      }
+      case 'u': {
+        const int64_t r = ReadHex(s, i, 4);
+        if (r < 0 || (r >= 0xd800 && r <= 0xdfff)) return false;
+        AppendUtf8(&value, static_cast<uint32_t>(r));
+        i += 4;
+        break;
+      }
+      default:
+        return false;
+    }
+  }
+  return false;
 }
 
 }  // namespace jobset

@@ -30,6 +30,14 @@ void AppendQuoted(std::string* out, absl::string_view s);
 // Returns `s` quoted as AppendQuoted does.
 std::string Quote(absl::string_view s);
 
+// Reads the string quoted as Quote does at the start of `*text`: sets `*out`
+// to it unescaped, removes the quoted string from the front of `*text` and
+// returns true. Returns false, changing neither, when `*text` does not start
+// with one (for what a message echoes back: ConsumeQuoted of Quote(s) is s).
+// Accepts the escapes AppendQuoted makes, and \uNNNN of any code point that
+// is not a surrogate. Thread-safe (pure).
+bool ConsumeQuoted(absl::string_view* text, std::string* out);
+
 // Returns Go's %q of a list of strings: `["a" "b"]`, `[]` when empty.
 // `values` is any range whose elements convert to absl::string_view.
 template <typename Strings>

@@ -58,6 +58,36 @@ TEST(QuoteTest, AsGoPercentQ) {
     std::string appended = "prefix ";
     AppendQuoted(&appended, c.in);
     EXPECT_EQ(appended, "prefix " + c.want) << c.name;
+    // And back.
+    const std::string text = c.want + " rest";
+    absl::string_view rest = text;
+    std::string back;
+    EXPECT_TRUE(ConsumeQuoted(&rest, &back)) << c.name;
+    EXPECT_EQ(back, c.in) << c.name;
+    EXPECT_EQ(rest, " rest") << c.name;
+  }
+}
+
+TEST(ConsumeQuotedTest, HexEscapeIsTwoDigits) {
+  absl::string_view text = R"("\x01a\u00e9b": x)";
+  std::string out;
+  ASSERT_TRUE(ConsumeQuoted(&text, &out));
+  EXPECT_EQ(out,
+            "\x01"
+            "a\xc3\xa9"
+            "b");
+  EXPECT_EQ(text, ": x");
+}
+
+TEST(ConsumeQuotedTest, RefusesWhatQuoteDoesNotMake) {
+  for (absl::string_view bad :
+       {"", "x", R"(x"a")", R"("open)", R"("a\")", R"("\q")", R"("\x4")",
+        R"("\xzz")", R"("\u12")", R"("\ud800")", "\"a\nb\""}) {
+    absl::string_view text = bad;
+    std::string out = "kept";
+    EXPECT_FALSE(ConsumeQuoted(&text, &out)) << bad;
+    EXPECT_EQ(text, bad);
+    EXPECT_EQ(out, "kept");
   }
 }
 
