@@ -2,8 +2,8 @@
 #define JOBSET_STORE_DECODE_H_
 
 #include "absl/status/statusor.h"
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "common/quote.h"
 #include "store/store.h"
 
 namespace jobset::store {
@@ -15,9 +15,9 @@ template <typename Message>
 absl::StatusOr<Message> DecodeValue(const KeyValue& kv) {
   Message message;
   if (!message.ParseFromString(kv.value)) {
-    return absl::DataLossError(absl::StrCat(
-        "stored value at \"", absl::CEscape(kv.key), "\" (revision ",
-        kv.mod_revision, ") is not a ", message.GetTypeName()));
+    return absl::DataLossError(
+        absl::StrCat("stored value at ", Quote(kv.key), " (revision ",
+                     kv.mod_revision, ") is not a ", message.GetTypeName()));
   }
   return message;
 }

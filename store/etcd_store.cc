@@ -9,7 +9,6 @@
 #include <utility>
 
 #include "absl/status/status.h"
-#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -17,6 +16,7 @@
 #include "common/clock.h"
 #include "common/grpc_status.h"
 #include "common/log.h"
+#include "common/quote.h"
 #include "common/status_macros.h"
 #include "store/etcd/rpc.grpc.pb.h"
 
@@ -676,9 +676,9 @@ absl::Status EtcdStore::RevokeLease(int64_t id) {
 absl::Status EtcdStore::LostFence(absl::string_view key, int64_t epoch,
                                   int64_t revision) {
   const absl::Status lost = absl::FailedPreconditionError(
-      absl::StrCat("etcd store: not the leader: leadership key \"",
-                   absl::CEscape(key), "\" no longer has create_revision ",
-                   epoch, " at revision ", revision, "; nothing was written"));
+      absl::StrCat("etcd store: not the leader: leadership key ", Quote(key),
+                   " no longer has create_revision ", epoch, " at revision ",
+                   revision, "; nothing was written"));
   std::function<void(const absl::Status&)> on_lost;
   {
     absl::MutexLock lock(&mu_);
@@ -715,7 +715,7 @@ absl::StatusOr<KeyValue> EtcdStore::CreateWithLease(absl::string_view key,
   if (response.responses_size() <= read ||
       response.responses(read).response_range().kvs_size() == 0) {
     return absl::UnavailableError(absl::StrCat(
-        "etcd store: ", absl::CEscape(key),
+        "etcd store: ", Quote(key),
         " vanished right after it was written (its lease expired?)"));
   }
   return FromEtcd(response.responses(read).response_range().kvs(0),

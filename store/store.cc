@@ -1,8 +1,8 @@
 #include "store/store.h"
 
 #include "absl/container/flat_hash_set.h"
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "common/quote.h"
 
 namespace jobset::store {
 
@@ -44,15 +44,13 @@ absl::Status ValidateBatch(const Batch& batch) {
                        " bytes exceeds the limit of ", Store::kMaxKeyBytes));
     }
     if (op.value.has_value() && op.value->size() > Store::kMaxValueBytes) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("store: value of ", op.value->size(), " bytes at \"",
-                       absl::CEscape(op.key), "\" exceeds the limit of ",
-                       Store::kMaxValueBytes, " bytes"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "store: value of ", op.value->size(), " bytes at ", Quote(op.key),
+          " exceeds the limit of ", Store::kMaxValueBytes, " bytes"));
     }
     if (!seen.insert(op.key).second) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("store: key \"", absl::CEscape(op.key),
-                       "\" appears twice in a batch"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "store: key ", Quote(op.key), " appears twice in a batch"));
     }
   }
   return absl::OkStatus();
@@ -88,19 +86,19 @@ absl::Status CheckCondition(const Batch::Op& op,
       return absl::OkStatus();
     case Batch::Expect::kAbsent:
       if (!current.has_value()) return absl::OkStatus();
-      return absl::AbortedError(absl::StrCat(
-          "store: key \"", absl::CEscape(op.key),
-          "\" already exists (revision ", current->mod_revision, ")"));
+      return absl::AbortedError(absl::StrCat("store: key ", Quote(op.key),
+                                             " already exists (revision ",
+                                             current->mod_revision, ")"));
     case Batch::Expect::kRevision:
       if (!current.has_value()) {
         return absl::AbortedError(absl::StrCat(
-            "store: key \"", absl::CEscape(op.key),
-            "\" does not exist (expected revision ", op.revision, ")"));
+            "store: key ", Quote(op.key), " does not exist (expected revision ",
+            op.revision, ")"));
       }
       if (current->mod_revision == op.revision) return absl::OkStatus();
-      return absl::AbortedError(absl::StrCat(
-          "store: key \"", absl::CEscape(op.key), "\" is at revision ",
-          current->mod_revision, ", not ", op.revision));
+      return absl::AbortedError(
+          absl::StrCat("store: key ", Quote(op.key), " is at revision ",
+                       current->mod_revision, ", not ", op.revision));
   }
   return absl::InternalError("store: unknown condition");
 }

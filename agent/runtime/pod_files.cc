@@ -12,13 +12,13 @@
 #include <vector>
 
 #include "absl/functional/function_ref.h"
-#include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "api/pod_phase.h"
+#include "common/quote.h"
 #include "common/status_macros.h"
 
 namespace jobset::agent {
@@ -200,8 +200,7 @@ absl::StatusOr<ProcessId> ParseProcessId(absl::string_view text) {
   int pid = 0;
   if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &pid) || pid <= 0 ||
       !absl::SimpleAtoi(parts[1], &id.start_time)) {
-    return absl::DataLossError(
-        absl::StrCat("bad process id \"", absl::CEscape(text), "\""));
+    return absl::DataLossError(absl::StrCat("bad process id ", Quote(text)));
   }
   id.pid = pid;
   return id;

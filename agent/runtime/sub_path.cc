@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "agent/runtime/pod_input.h"
+#include "common/quote.h"
 
 namespace jobset::agent {
 namespace {
@@ -22,8 +22,8 @@ namespace {
 absl::Status Escapes(absl::string_view field, absl::string_view sub_path,
                      absl::string_view why) {
   return absl::InvalidArgumentError(
-      absl::StrCat(field, ": invalid value \"", absl::CEscape(sub_path),
-                   "\": must resolve beneath the volume (", why, ")"));
+      absl::StrCat(field, ": invalid value ", Quote(sub_path),
+                   ": must resolve beneath the volume (", why, ")"));
 }
 
 absl::Status FsError(absl::string_view what, absl::string_view path, int err) {

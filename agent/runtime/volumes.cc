@@ -10,12 +10,12 @@
 #include <cstring>
 #include <map>
 
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "agent/runtime/host_path.h"
 #include "agent/runtime/security_context.h"
 #include "api/quantity.h"
+#include "common/quote.h"
 
 namespace jobset::agent {
 namespace {
@@ -110,8 +110,8 @@ struct ConfigVolumeWriter {
   absl::Status Error(absl::string_view what, absl::string_view path,
                      int err) const {
     return absl::InternalError(absl::StrCat(
-        field, " (", secret ? "secret" : "configMap", " volume \"", name,
-        "\"): ", what, " \"", absl::CEscape(path), "\": ", strerror(err)));
+        field, " (", secret ? "secret" : "configMap", " volume ", Quote(name),
+        "): ", what, " ", Quote(path), ": ", strerror(err)));
   }
 
   // Owner and mode as kubelet's SetVolumeOwnership of a read-only volume:

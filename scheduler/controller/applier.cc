@@ -4,9 +4,9 @@
 #include <string>
 #include <utility>
 
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "common/parallel.h"
+#include "common/quote.h"
 #include "common/status_macros.h"
 #include "scheduler/controller/commit_split.h"
 #include "store/decode.h"
@@ -25,16 +25,15 @@ std::vector<std::string> RefusedKeys(const store::Batch& batch,
     }
   }
   if (!keys.empty()) return keys;
-  // The store names the key it refused, C-escaped, in double quotes.
-  const absl::string_view message = error.message();
+  // The store names the key it refused, quoted by Quote (common/quote.h).
+  absl::string_view message = error.message();
   const size_t open = message.find('"');
-  const size_t close =
-      open == absl::string_view::npos ? open : message.find('"', open + 1);
   std::string key;
-  if (close != absl::string_view::npos &&
-      absl::CUnescape(message.substr(open + 1, close - open - 1), &key) &&
-      !key.empty()) {
-    keys.push_back(std::move(key));
+  if (open != absl::string_view::npos) {
+    message.remove_prefix(open);
+    if (ConsumeQuoted(&message, &key) && !key.empty()) {
+      keys.push_back(std::move(key));
+    }
   }
   return keys;
 }

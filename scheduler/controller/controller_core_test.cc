@@ -1700,6 +1700,11 @@ TEST(RefusedKeysTest, NamesTheKeysOverTheStoresLimits) {
                             "store: key \"pods/default/c/c\\x01\" appears "
                             "twice in a batch")),
       ::testing::ElementsAre(std::string("pods/default/c/c\x01")));
+  // Quoted as Go's %q: \xNN is two digits, whatever follows it.
+  EXPECT_THAT(RefusedKeys(fine, absl::InvalidArgumentError(
+                                    R"(store: key "c\x01a\"b" appears twice)")),
+              ::testing::ElementsAre(std::string("c\x01"
+                                                 "a\"b")));
   EXPECT_THAT(RefusedKeys(fine, absl::InvalidArgumentError("no key named")),
               IsEmpty());
 }

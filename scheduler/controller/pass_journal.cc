@@ -6,11 +6,11 @@
 #include <vector>
 
 #include "absl/random/random.h"
-#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
+#include "common/quote.h"
 #include "common/status_macros.h"
 #include "proto/cluster.pb.h"
 #include "store/keys.h"
@@ -48,7 +48,7 @@ bool GoesWithTheMark(const store::Batch::Op& op) {
 absl::Status TooLarge(const std::string& key, size_t bytes,
                       const store::CommitLimits& limits) {
   return absl::InvalidArgumentError(
-      absl::StrCat("store: the write of \"", absl::CEscape(key), "\" (", bytes,
+      absl::StrCat("store: the write of ", Quote(key), " (", bytes,
                    " bytes) does not fit one transaction of at most ",
                    limits.max_bytes, " bytes, even alone"));
 }
@@ -150,8 +150,8 @@ absl::StatusOr<int64_t> PassJournal::Commit(const store::Batch& batch) {
   if (absl::Status fits = store::CheckLimits(with_mark, limits); !fits.ok()) {
     const std::string& key = with_mark.ops().front().key;
     return absl::InvalidArgumentError(
-        absl::StrCat("store: the JobSet writes of \"", absl::CEscape(key),
-                     "\" do not fit one transaction: ", fits.message()));
+        absl::StrCat("store: the JobSet writes of ", Quote(key),
+                     " do not fit one transaction: ", fits.message()));
   }
 
   // 1. The parts.

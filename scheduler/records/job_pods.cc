@@ -2,12 +2,12 @@
 #include <optional>
 #include <utility>
 
-#include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "api/pod_phase.h"
+#include "common/quote.h"
 #include "common/uid.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/wire_format_lite.h"
@@ -243,14 +243,14 @@ std::optional<JobPodsKeyParts> ParseJobPodsKey(absl::string_view key) {
 absl::StatusOr<std::vector<api::PodRecord>> DecodeJobPods(
     const store::KeyValue& kv) {
   auto corrupt = [&](absl::string_view why) {
-    return absl::DataLossError(
-        absl::StrCat("stored value at \"", absl::CEscape(kv.key),
-                     "\" (revision ", kv.mod_revision, "): ", why));
+    return absl::DataLossError(absl::StrCat("stored value at ", Quote(kv.key),
+                                            " (revision ", kv.mod_revision,
+                                            "): ", why));
   };
   const std::optional<JobPodsKeyParts> key = ParseJobPodsKey(kv.key);
   if (!key.has_value()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "\"", absl::CEscape(kv.key), "\" is not the key of a Job's pods"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(Quote(kv.key), " is not the key of a Job's pods"));
   }
   absl::StatusOr<api::JobPods> stored = store::DecodeValue<api::JobPods>(kv);
   if (!stored.ok()) return stored.status();

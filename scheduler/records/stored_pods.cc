@@ -1,9 +1,9 @@
 #include <optional>
 #include <string>
 
-#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/quote.h"
 #include "common/status_macros.h"
 #include "scheduler/records/records.h"
 #include "store/decode.h"
@@ -32,7 +32,7 @@ absl::StatusOr<StoredPods> ReadStoredPods(store::Store* store,
                                           absl::string_view prefix) {
   if (!absl::StartsWith(prefix, store::keys::kPods)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("\"", absl::CEscape(prefix), "\" is not a pods prefix"));
+        absl::StrCat(Quote(prefix), " is not a pods prefix"));
   }
   StoredPods out;
   auto add_job_pods = [&](const store::KeyValue& kv) -> absl::Status {
