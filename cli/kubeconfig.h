@@ -102,6 +102,8 @@ struct Connection {
 absl::StatusOr<Connection> ResolveConnection(const Kubeconfig& config,
                                              const Overrides& overrides);
 
+// Writing a config (kubeconfig_edit.cc).
+
 // The merged config as YAML for `config view`: secrets and *-data as
 // REDACTED / DATA+OMITTED unless `raw`; `minify`: only the current context
 // and what it names.
