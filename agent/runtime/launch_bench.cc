@@ -5,7 +5,7 @@
 // under imagePullPolicy Always when it is). Prints a table.
 //
 //   bazel run -c opt //agent/runtime:launch_bench -- [pods per mode, default
-//   20]
+//   20] [process|oci|cri: that runtime only]
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -272,17 +272,30 @@ int RunMode(ShimRuntime::Mode mode, int pods, const std::string& base) {
 int main(int argc, char** argv) {
   int pods = 20;
   if (argc > 1 && !absl::SimpleAtoi(argv[1], &pods)) pods = 20;
+  const std::string only = argc > 2 ? argv[2] : "";
+  if (!only.empty() && only != "process" && only != "oci" && only != "cri") {
+    fprintf(stderr,
+            "launch_bench: unknown runtime \"%s\" (process, oci, cri)\n",
+            only.c_str());
+    return 2;
+  }
+  auto wanted = [&](const char* name) { return only.empty() || only == name; };
   char tmpl[] = "/tmp/launch_bench.XXXXXX";
   const char* base = mkdtemp(tmpl);
   if (base == nullptr) return 1;
   printf("Start -> Running latency (ms) per pod, polled every 10 ms\n");
   printf("%-8s %5s %9s %9s %9s %9s %10s\n", "mode", "pods", "p50", "p90", "max",
          "mean", "shimRSSKiB");
-  int rc = jobset::agent::RunMode(jobset::agent::ShimRuntime::Mode::kProcess,
-                                  pods, base);
-  rc |= jobset::agent::RunMode(jobset::agent::ShimRuntime::Mode::kOci, pods,
-                               base);
-  rc |= jobset::agent::RunCri(pods, base);
+  int rc = 0;
+  if (wanted("process")) {
+    rc |= jobset::agent::RunMode(jobset::agent::ShimRuntime::Mode::kProcess,
+                                 pods, base);
+  }
+  if (wanted("oci")) {
+    rc |= jobset::agent::RunMode(jobset::agent::ShimRuntime::Mode::kOci, pods,
+                                 base);
+  }
+  if (wanted("cri")) rc |= jobset::agent::RunCri(pods, base);
   (void)jobset::agent::RemoveTree(base);
   return rc;
 }
