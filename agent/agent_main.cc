@@ -125,10 +125,12 @@ ABSL_FLAG(std::vector<std::string>, pod_host_mounts, {},
           "--work_dir nor inside it; --work_dir beneath one is empty in "
           "pods). A pod sees no other host folder but its hostPath volumes");
 ABSL_FLAG(int64_t, default_pod_uid, jobset::agent::kDefaultPodUid,
-          "process, oci: the uid (and, without runAsGroup, gid) of a "
+          "every runtime: the uid (and, without runAsGroup, gid) of a "
           "container whose securityContext sets no runAsUser, unless its "
-          "namespace's Pod Security level is privileged; 0: such containers "
-          "run as the agent's user (root), as before issue 40");
+          "namespace's Pod Security level is privileged (cri: unless its "
+          "image names a non-root USER, which it runs as, as under kubelet); "
+          "0: such containers run as the agent's user (process) or root, as "
+          "before issue 40");
 
 namespace jobset::agent {
 namespace {
@@ -292,6 +294,7 @@ int Main(const char* argv0) {
     co.log_cap_bytes = log_cap;
     co.accelerators.driver_root = absl::GetFlag(FLAGS_nvidia_driver_root);
     co.accelerators.cdi_dirs = absl::GetFlag(FLAGS_cdi_dirs);
+    co.default_pod_uid = default_pod_uid;
     auto cri = CriRuntime::Create(co);
     if (!cri.ok()) return Fail(cri.status().ToString());
     runtime = *std::move(cri);

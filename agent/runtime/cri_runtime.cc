@@ -94,6 +94,7 @@ std::unique_ptr<CriPodWorker> CriRuntime::NewWorker(
   o.pull_backoff_start = options_.pull_backoff_start;
   o.pull_backoff_cap = options_.pull_backoff_cap;
   o.accelerators = options_.accelerators;
+  o.default_pod_uid = options_.default_pod_uid;
   return std::make_unique<CriPodWorker>(client_, clock_, std::move(o),
                                         std::move(assignment));
 }

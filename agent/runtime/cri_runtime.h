@@ -1,6 +1,7 @@
 #ifndef JOBSET_AGENT_RUNTIME_CRI_RUNTIME_H_
 #define JOBSET_AGENT_RUNTIME_CRI_RUNTIME_H_
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -13,6 +14,7 @@
 #include "absl/time/time.h"
 #include "agent/runtime/accelerator_devices.h"
 #include "agent/runtime/runtime.h"
+#include "agent/runtime/security_context.h"
 #include "common/clock.h"
 
 namespace jobset::agent {
@@ -57,6 +59,12 @@ class CriRuntime : public Runtime {
     // the shim does). It can pass the size by what one sync period writes.
     // 0: never rotated.
     int64_t log_cap_bytes = 10 << 20;
+    // The uid (and, without runAsGroup, gid) of a container that sets no
+    // runAsUser and whose image names no user or root, outside privileged
+    // namespaces (the agent's --default_pod_uid; DefaultUserFor). An image
+    // that names a non-root user runs as it, as under kubelet. 0: such
+    // containers run as root, as before.
+    int64_t default_pod_uid = kDefaultPodUid;
     // The pods' time (their start, back-offs, probes, pull durations);
     // nullptr: RealClock. It must outlive the runtime.
     Clock* clock = nullptr;

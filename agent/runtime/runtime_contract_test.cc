@@ -25,6 +25,7 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -1493,9 +1494,10 @@ TEST_P(SecurityContextTest, DefaultCapabilitiesOpenNoPacketSocket) {
 // Issue 40: a container that sets no runAsUser runs as the agent's default
 // pod uid (65534, its group too, no capabilities in effect) outside
 // privileged namespaces, an older jobsetd's pods (no level) included; it can
-// write its emptyDir and its working directory.
+// write its emptyDir and its working directory. (The cri runtime's test
+// image names no user; one that names a non-root user keeps it:
+// CriImageTest.TheDefaultPodUidReplacesOnlyARootImageUser.)
 TEST_P(SecurityContextTest, NoRunAsUserRunsAsTheDefaultPodUid) {
-  if (cri()) GTEST_SKIP() << "the cri runtime runs the image's user";
   const std::string mnt = oci() ? "/data" : root_ + "/data";
   ASSERT_EQ(mkdir((root_ + "/data").c_str(), 0755), 0);
   const std::string bb = "/bin/busybox";
@@ -2145,6 +2147,39 @@ TEST_F(CriImageTest, RunAsNonRootIsCheckedAgainstTheImageUser) {
   EXPECT_THAT(s->status.container_statuses(0).message(),
               HasSubstr("container has runAsNonRoot and image will run as "
                         "root"));
+}
+
+// Issue 40: outside privileged namespaces a container that sets no
+// runAsUser on an image that runs as root (it names no user) runs as the
+// agent's --default_pod_uid, its group too, as in the process and oci
+// runtimes, and so passes runAsNonRoot; an image that names a non-root user
+// runs as it (and, as kubelet sends it, gid 0).
+TEST_F(CriImageTest, TheDefaultPodUidReplacesOnlyARootImageUser) {
+  const std::pair<std::string, std::string> cases[] = {
+      {CriEnvironment::Get()->image(), "65534\n65534\n"},
+      {CriEnvironment::Get()->entry_image(), "1234\n0\n"},
+  };
+  int n = 0;
+  for (const auto& [image, want] : cases) {
+    SCOPED_TRACE(image);
+    const std::string uid = absl::StrCat("defuid-", ++n);
+    api::PodAssignment a =
+        PodBuilder(uid)
+            .SecurityLevel("restricted")
+            .Container("main", {"/bin/busybox", "sh", "-c",
+                                "/bin/busybox id -u; /bin/busybox id -g"})
+            .Build();
+    api::Container* c = a.mutable_pod()->mutable_spec()->mutable_containers(0);
+    c->set_image(image);
+    c->set_image_pull_policy("IfNotPresent");
+    c->mutable_security_context()->set_run_as_non_root(true);
+    started_.push_back(uid);
+    ASSERT_THAT(runtime_->Start(a), IsOk());
+    absl::StatusOr<PodState> s = WaitForPod(*runtime_, uid, IsFinal, kTimeout);
+    ASSERT_THAT(s.status(), IsOk());
+    EXPECT_EQ(s->status.phase(), "Succeeded") << s->status.ShortDebugString();
+    EXPECT_EQ(Log(uid), want);
+  }
 }
 
 // imagePullSecrets: an image on a registry with basic auth is pulled with

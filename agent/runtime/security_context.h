@@ -50,8 +50,10 @@ inline constexpr int64_t kDefaultPodUid = 65534;
 // pod level): `default_pod_uid` (the agent's --default_pod_uid), unless the
 // pod's namespace is "privileged" (PodAssignment.pod_security_level) or
 // `default_pod_uid` is 0; nullopt then: the shim's own uid (process mode)
-// or 0 (oci). Any other level, "" (a jobsetd that sends none) included,
-// gets the default: the safe side.
+// or 0 (oci, and cri for an image that names no user or root). Any other
+// level, "" (a jobsetd that sends none) included, gets the default: the safe
+// side. (The cri runtime asks only for an image that would run as root: one
+// that names another user runs as it, as under kubelet.)
 std::optional<int64_t> DefaultUserFor(int64_t default_pod_uid,
                                       absl::string_view pod_security_level);
 

@@ -72,13 +72,15 @@ ContainerStarter::ContainerStarter(const CriClient* client,
                                    const api::PodAssignment& assignment,
                                    const PodSandbox& sandbox,
                                    std::string pod_dir, std::string logs_dir,
-                                   AcceleratorOptions accelerators)
+                                   AcceleratorOptions accelerators,
+                                   int64_t default_pod_uid)
     : client_(client),
       assignment_(assignment),
       sandbox_(sandbox),
       pod_dir_(std::move(pod_dir)),
       logs_dir_(std::move(logs_dir)),
-      accelerators_(std::move(accelerators)) {}
+      accelerators_(std::move(accelerators)),
+      default_pod_uid_(default_pod_uid) {}
 
 void ContainerStarter::RemovePrevious(CriContainer& c) {
   if (c.id.empty()) return;
@@ -125,7 +127,7 @@ StartOutcome ContainerStarter::Start(CriContainer& c, absl::Time now) {
   }
   absl::StatusOr<v1::ContainerConfig> config =
       ContainerConfigFor(assignment_, c.spec, c.init, c.record.restart_count,
-                         c.image, mounts, *accelerators);
+                         c.image, default_pod_uid_, mounts, *accelerators);
   if (!config.ok()) {
     const bool config_error =
         config.status().code() == absl::StatusCode::kFailedPrecondition;

@@ -9,6 +9,7 @@
 // previous attempt removed, its private log file, CreateContainer and
 // StartContainer.
 
+#include <cstdint>
 #include <string>
 
 #include "absl/time/time.h"
@@ -40,12 +41,15 @@ struct StartOutcome {
 class ContainerStarter {
  public:
   // The pod of `assignment`, whose directory is `pod_dir` and whose logs go
-  // to `logs_dir`, in `sandbox`, its accelerators as `accelerators` says;
-  // `client`, `assignment` and `sandbox` must outlive the starter.
+  // to `logs_dir`, in `sandbox`, its accelerators as `accelerators` says,
+  // a container that sets no runAsUser on an image that would run as root
+  // as `default_pod_uid` (ContainerConfigFor); `client`, `assignment` and
+  // `sandbox` must outlive the starter.
   ContainerStarter(const CriClient* client,
                    const api::PodAssignment& assignment,
                    const PodSandbox& sandbox, std::string pod_dir,
-                   std::string logs_dir, AcceleratorOptions accelerators);
+                   std::string logs_dir, AcceleratorOptions accelerators,
+                   int64_t default_pod_uid);
 
   // Starts attempt c.record.restart_count of `c` (its image present, as
   // c.image says) at `now`, updating c.id and c.record.
@@ -62,6 +66,7 @@ class ContainerStarter {
   const std::string pod_dir_;
   const std::string logs_dir_;
   const AcceleratorOptions accelerators_;
+  const int64_t default_pod_uid_;
 };
 
 }  // namespace jobset::agent::cri

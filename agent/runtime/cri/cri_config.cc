@@ -65,6 +65,14 @@ std::vector<int64_t> Groups(const api::PodSecurityContext& psc) {
   return groups;
 }
 
+// Whether the image runs as root when nothing else names a user: it names
+// none, uid 0, or the name "root" (or "0").
+bool ImageUserIsRoot(const ImageFacts& image) {
+  if (image.uid.has_value()) return *image.uid == 0;
+  return image.username.empty() || image.username == "root" ||
+         image.username == "0";
+}
+
 std::string PodRef(const api::ObjectMeta& meta) {
   return absl::StrCat("pod: \"", meta.name(), "_", meta.namespace_(), "(",
                       meta.uid(), ")\"");
@@ -145,12 +153,20 @@ v1::PodSandboxConfig SandboxConfig(const api::PodAssignment& assignment,
 
 absl::StatusOr<v1::ContainerConfig> ContainerConfigFor(
     const api::PodAssignment& assignment, const api::Container& spec, bool init,
-    int attempt, const ImageFacts& image, const std::vector<HostMount>& mounts,
+    int attempt, const ImageFacts& image, int64_t default_pod_uid,
+    const std::vector<HostMount>& mounts,
     const AcceleratorSetup& accelerators) {
   const api::Pod& pod = assignment.pod();
-  const EffectiveSecurity sc = Effective(pod.spec(), spec);
-  // kubelet's verifyRunAsNonRoot, against the image's user when the spec
-  // names none.
+  EffectiveSecurity sc = Effective(pod.spec(), spec);
+  // No runAsUser and an image that would run as root: the agent's default
+  // user, as the process and oci runtimes give it (and its group, never
+  // root's). An image that names another user keeps it.
+  if (ImageUserIsRoot(image)) {
+    ApplyDefaultUser(
+        DefaultUserFor(default_pod_uid, assignment.pod_security_level()), &sc);
+  }
+  // kubelet's verifyRunAsNonRoot, against the user the container runs as:
+  // the image's when neither the spec nor the default names one.
   if (sc.run_as_non_root && !sc.run_as_user.has_value() &&
       !image.uid.has_value() && !image.username.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -212,9 +228,10 @@ absl::StatusOr<v1::ContainerConfig> ContainerConfigFor(
   }
   v1::LinuxContainerSecurityContext* csc = linux->mutable_security_context();
   SetNamespaces(pod.spec(), csc->mutable_namespace_options());
-  // kubelet always names the user (getImageUser): the spec's, else the
-  // image's uid or name, else root. The image's group is then not used
-  // unless runAsGroup says so (containers-cri.md §9.9).
+  // kubelet always names the user (getImageUser): the spec's (or the
+  // default above), else the image's uid or name, else root. The image's
+  // group is then not used unless runAsGroup says so (containers-cri.md
+  // §9.9).
   if (sc.run_as_user.has_value()) {
     csc->mutable_run_as_user()->set_value(*sc.run_as_user);
   } else if (image.uid.has_value()) {

@@ -52,18 +52,25 @@ struct HostMount {
 // The config of container `spec` (an init container if `init`), attempt
 // `attempt` (its restart count), from `image`: command and args as given
 // (the runtime merges them with ENTRYPOINT/CMD), the resolved env, the user
-// as kubelet picks it (runAsUser, else the image's uid or name, else 0),
-// capabilities, no_new_privs, read-only root, resources from its limits and
-// requests, `mounts`, and `accelerators` (the pod's: each device node at
-// its container path, permissions "rwm"; the driver's files mounted; their
-// env after the container's, so that it wins), log path "<name>.log" (every
-// attempt appends to it).
-// FailedPrecondition with kubelet's message when runAsNonRoot refuses the
+// (below), capabilities, no_new_privs, read-only root,
+// resources from its limits and requests, `mounts`, and `accelerators` (the
+// pod's: each device node at its container path, permissions "rwm"; the
+// driver's files mounted; their env after the container's, so that it
+// wins), log path "<name>.log" (every attempt appends to it).
+// The user: runAsUser (container, else pod) if set; else the image's user
+// when it is not root (a uid other than 0, a name other than "root" and
+// "0": kubelet's choice, the image's group unused); else, for an image that
+// names no user or root, `default_pod_uid` (the agent's --default_pod_uid)
+// and, without runAsGroup, its gid, as in the process and oci runtimes
+// (DefaultUserFor: not in a privileged namespace, nor when it is 0); else
+// root.
+// FailedPrecondition with kubelet's message when runAsNonRoot refuses that
 // user (the container's CreateContainerConfigError); InvalidArgument naming
 // the field for a bad quantity.
 absl::StatusOr<runtime::v1::ContainerConfig> ContainerConfigFor(
     const api::PodAssignment& assignment, const api::Container& spec, bool init,
-    int attempt, const ImageFacts& image, const std::vector<HostMount>& mounts,
+    int attempt, const ImageFacts& image, int64_t default_pod_uid,
+    const std::vector<HostMount>& mounts,
     const AcceleratorSetup& accelerators = {});
 
 // The log file of container `name` under the pod's log directory.

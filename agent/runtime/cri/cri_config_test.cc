@@ -1,8 +1,11 @@
 #include "agent/runtime/cri/cri_config.h"
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "agent/runtime/security_context.h"
 #include "common/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -72,7 +75,7 @@ TEST(ContainerConfigTest, CommandEnvLabelsAndTheImageId) {
   const api::PodAssignment a = Assignment();
   ImageFacts image{"sha256:abc", 1234, ""};
   absl::StatusOr<v1::ContainerConfig> c = ContainerConfigFor(
-      a, a.pod().spec().containers(0), false, 2, image,
+      a, a.pod().spec().containers(0), false, 2, image, kDefaultPodUid,
       {{"/pod/hosts", "/etc/hosts", false}, {"/data", "/data", true}});
   ASSERT_THAT(c, IsOk());
   EXPECT_EQ(c->metadata().name(), "main");
@@ -114,7 +117,7 @@ TEST(ContainerConfigTest, AcceleratorDevicesAtTheirContainerPaths) {
   accelerators.env = {"FROM_CDI=1"};
   absl::StatusOr<v1::ContainerConfig> c =
       ContainerConfigFor(a, a.pod().spec().containers(0), false, 0,
-                         {"sha256:x", 0, ""}, {}, accelerators);
+                         {"sha256:x", 0, ""}, kDefaultPodUid, {}, accelerators);
   ASSERT_THAT(c, IsOk());
   ASSERT_EQ(c->mounts_size(), 1);
   EXPECT_EQ(c->mounts(0).host_path(), "/standin/libcuda.so.1");
@@ -138,54 +141,147 @@ TEST(ContainerConfigTest, AcceleratorDevicesAtTheirContainerPaths) {
             std::string("\x42\x25\x0a\x0c", 4));
   // No devices unless given: the pod's env names none.
   c = ContainerConfigFor(a, a.pod().spec().containers(0), false, 0,
-                         {"sha256:x", 0, ""}, {});
+                         {"sha256:x", 0, ""}, kDefaultPodUid, {});
   ASSERT_THAT(c, IsOk());
   EXPECT_EQ(c->devices_size(), 0);
 }
 
-TEST(ContainerConfigTest, UserPrecedence) {
-  api::PodAssignment a = Assignment();
-  api::Container* spec = a.mutable_pod()->mutable_spec()->mutable_containers(0);
-  // No user anywhere: root, named.
-  absl::StatusOr<v1::ContainerConfig> c =
-      ContainerConfigFor(a, *spec, false, 0, {"sha256:x", {}, ""}, {});
-  ASSERT_THAT(c, IsOk());
-  EXPECT_EQ(c->linux().security_context().run_as_user().value(), 0);
-  EXPECT_TRUE(c->linux().security_context().has_run_as_user());
-  // A named image user.
-  c = ContainerConfigFor(a, *spec, false, 0, {"sha256:x", {}, "trainer"}, {});
-  ASSERT_THAT(c, IsOk());
-  EXPECT_EQ(c->linux().security_context().run_as_username(), "trainer");
-  EXPECT_FALSE(c->linux().security_context().has_run_as_user());
-  // The spec's user and group win.
-  a.mutable_pod()->mutable_spec()->mutable_security_context()->set_run_as_user(
-      7);
-  spec->mutable_security_context()->set_run_as_group(8);
-  c = ContainerConfigFor(a, *spec, false, 0, {"sha256:x", 1234, ""}, {});
-  ASSERT_THAT(c, IsOk());
-  EXPECT_EQ(c->linux().security_context().run_as_user().value(), 7);
-  EXPECT_EQ(c->linux().security_context().run_as_group().value(), 8);
-}
-
-TEST(ContainerConfigTest, RunAsNonRootUsesTheImageUser) {
-  api::PodAssignment a = Assignment();
-  a.mutable_pod()
-      ->mutable_spec()
-      ->mutable_security_context()
-      ->set_run_as_non_root(true);
-  const api::Container& spec = a.pod().spec().containers(0);
-  EXPECT_THAT(ContainerConfigFor(a, spec, false, 0, {"sha256:x", 1234, ""}, {}),
-              IsOk());
-  EXPECT_THAT(
-      ContainerConfigFor(a, spec, false, 0, {"sha256:x", 0, ""}, {}),
-      StatusIs(absl::StatusCode::kFailedPrecondition,
-               HasSubstr("container has runAsNonRoot and image will run as "
-                         "root (pod: \"train-0_ml(u-1)\", container: main)")));
-  EXPECT_THAT(
-      ContainerConfigFor(a, spec, false, 0, {"sha256:x", {}, "trainer"}, {}),
-      StatusIs(absl::StatusCode::kFailedPrecondition,
-               HasSubstr("image has non-numeric user (trainer), cannot verify "
-                         "user is non-root")));
+// The user a container runs as: runAsUser; else an image's non-root user
+// (kubelet's); else, for an image that names no user or root, the agent's
+// --default_pod_uid and its group outside privileged namespaces (as in the
+// process and oci runtimes); else root. runAsNonRoot judges that user.
+TEST(ContainerConfigTest, User) {
+  // Every field but the first two has an initializer, so that a case names
+  // only what it sets (GCC's -Wmissing-field-initializers).
+  struct UserCase {
+    std::string name;
+    ImageFacts image;
+    std::optional<int64_t> run_as_user = std::nullopt;   // the pod's
+    std::optional<int64_t> run_as_group = std::nullopt;  // the container's
+    bool run_as_non_root = false;
+    std::string level = "";  // PodAssignment.pod_security_level
+    int64_t default_pod_uid = kDefaultPodUid;
+    // Wanted: the user (a uid, or a name) and group, or the refusal.
+    std::optional<int64_t> uid = std::nullopt;
+    std::string username = "";
+    std::optional<int64_t> gid = std::nullopt;
+    std::string error = "";
+  };
+  const ImageFacts no_user{"sha256:x", {}, ""};
+  const UserCase cases[] = {
+      {.name = "image without user",
+       .image = no_user,
+       .uid = 65534,
+       .gid = 65534},
+      {.name = "image uid 0",
+       .image = {"sha256:x", 0, ""},
+       .level = "baseline",
+       .uid = 65534,
+       .gid = 65534},
+      {.name = "image user root",
+       .image = {"sha256:x", {}, "root"},
+       .level = "restricted",
+       .uid = 65534,
+       .gid = 65534},
+      {.name = "another default",
+       .image = no_user,
+       .default_pod_uid = 2000,
+       .uid = 2000,
+       .gid = 2000},
+      {.name = "runAsGroup kept",
+       .image = no_user,
+       .run_as_group = 8,
+       .uid = 65534,
+       .gid = 8},
+      // An image that chose a non-root user keeps it; its group is unused.
+      {.name = "image uid 1234", .image = {"sha256:x", 1234, ""}, .uid = 1234},
+      {.name = "image username",
+       .image = {"sha256:x", {}, "trainer"},
+       .username = "trainer"},
+      // A privileged namespace, or --default_pod_uid=0: kubelet's choice.
+      {.name = "privileged", .image = no_user, .level = "privileged", .uid = 0},
+      {.name = "privileged, image root",
+       .image = {"sha256:x", {}, "root"},
+       .level = "privileged",
+       .username = "root"},
+      {.name = "default 0", .image = no_user, .default_pod_uid = 0, .uid = 0},
+      // The spec's user and group win.
+      {.name = "runAsUser 0", .image = no_user, .run_as_user = 0, .uid = 0},
+      {.name = "runAsUser and group",
+       .image = {"sha256:x", 1234, ""},
+       .run_as_user = 7,
+       .run_as_group = 8,
+       .uid = 7,
+       .gid = 8},
+      // runAsNonRoot judges the user it will run as: the default is not root.
+      {.name = "non-root, image without user",
+       .image = no_user,
+       .run_as_non_root = true,
+       .uid = 65534,
+       .gid = 65534},
+      {.name = "non-root, image root",
+       .image = {"sha256:x", {}, "root"},
+       .run_as_non_root = true,
+       .uid = 65534,
+       .gid = 65534},
+      {.name = "non-root, image uid 1234",
+       .image = {"sha256:x", 1234, ""},
+       .run_as_non_root = true,
+       .uid = 1234},
+      {.name = "non-root, privileged",
+       .image = {"sha256:x", 0, ""},
+       .run_as_non_root = true,
+       .level = "privileged",
+       .error = "container has runAsNonRoot and image will run as root (pod: "
+                "\"train-0_ml(u-1)\", container: main)"},
+      {.name = "non-root, default 0",
+       .image = no_user,
+       .run_as_non_root = true,
+       .default_pod_uid = 0,
+       .error = "container has runAsNonRoot and image will run as root"},
+      {.name = "non-root, image username",
+       .image = {"sha256:x", {}, "trainer"},
+       .run_as_non_root = true,
+       .error = "image has non-numeric user (trainer), cannot verify user is "
+                "non-root"},
+      {.name = "non-root, runAsUser 0",
+       .image = no_user,
+       .run_as_user = 0,
+       .run_as_non_root = true,
+       .error = "container's runAsUser breaks non-root policy"},
+  };
+  for (const UserCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    api::PodAssignment a = Assignment();
+    a.set_pod_security_level(c.level);
+    api::PodSpec* pod = a.mutable_pod()->mutable_spec();
+    if (c.run_as_user.has_value()) {
+      pod->mutable_security_context()->set_run_as_user(*c.run_as_user);
+    }
+    if (c.run_as_group.has_value()) {
+      pod->mutable_containers(0)->mutable_security_context()->set_run_as_group(
+          *c.run_as_group);
+    }
+    pod->mutable_security_context()->set_run_as_non_root(c.run_as_non_root);
+    absl::StatusOr<v1::ContainerConfig> config = ContainerConfigFor(
+        a, pod->containers(0), false, 0, c.image, c.default_pod_uid, {});
+    if (!c.error.empty()) {
+      EXPECT_THAT(config, StatusIs(absl::StatusCode::kFailedPrecondition,
+                                   HasSubstr(c.error)));
+      continue;
+    }
+    ASSERT_THAT(config, IsOk());
+    const auto& sc = config->linux().security_context();
+    EXPECT_EQ(sc.has_run_as_user(), c.uid.has_value());
+    if (c.uid.has_value()) {
+      EXPECT_EQ(sc.run_as_user().value(), *c.uid);
+    }
+    EXPECT_EQ(sc.run_as_username(), c.username);
+    EXPECT_EQ(sc.has_run_as_group(), c.gid.has_value());
+    if (c.gid.has_value()) {
+      EXPECT_EQ(sc.run_as_group().value(), *c.gid);
+    }
+  }
 }
 
 TEST(ContainerConfigTest, PrivilegesCapabilitiesAndProfiles) {
@@ -201,8 +297,8 @@ TEST(ContainerConfigTest, PrivilegesCapabilitiesAndProfiles) {
       ->mutable_security_context()
       ->mutable_seccomp_profile()
       ->set_type("RuntimeDefault");
-  absl::StatusOr<v1::ContainerConfig> c =
-      ContainerConfigFor(a, *spec, true, 0, {"sha256:x", 0, ""}, {});
+  absl::StatusOr<v1::ContainerConfig> c = ContainerConfigFor(
+      a, *spec, true, 0, {"sha256:x", 0, ""}, kDefaultPodUid, {});
   ASSERT_THAT(c, IsOk());
   const auto& csc = c->linux().security_context();
   EXPECT_TRUE(csc.no_new_privs());
@@ -219,8 +315,8 @@ TEST(ContainerConfigTest, NetRawIsDroppedUnlessAdded) {
   api::PodAssignment a = Assignment();
   api::Container* spec = a.mutable_pod()->mutable_spec()->mutable_containers(0);
   auto drops = [&]() -> std::vector<std::string> {
-    absl::StatusOr<v1::ContainerConfig> c =
-        ContainerConfigFor(a, *spec, false, 0, {"sha256:x", 0, ""}, {});
+    absl::StatusOr<v1::ContainerConfig> c = ContainerConfigFor(
+        a, *spec, false, 0, {"sha256:x", 0, ""}, kDefaultPodUid, {});
     EXPECT_THAT(c, IsOk());
     if (!c.ok()) return {};
     const auto& d =
@@ -247,8 +343,8 @@ TEST(ContainerConfigTest, Resources) {
   (*spec->mutable_resources()->mutable_limits())["memory"] = "64Mi";
   (*spec->mutable_resources()->mutable_limits())["cpu"] = "1500m";
   (*spec->mutable_resources()->mutable_requests())["cpu"] = "500m";
-  absl::StatusOr<v1::ContainerConfig> c =
-      ContainerConfigFor(a, *spec, false, 0, {"sha256:x", 0, ""}, {});
+  absl::StatusOr<v1::ContainerConfig> c = ContainerConfigFor(
+      a, *spec, false, 0, {"sha256:x", 0, ""}, kDefaultPodUid, {});
   ASSERT_THAT(c, IsOk());
   const auto& r = c->linux().resources();
   EXPECT_EQ(r.memory_limit_in_bytes(), 64 << 20);
@@ -256,7 +352,8 @@ TEST(ContainerConfigTest, Resources) {
   EXPECT_EQ(r.cpu_quota(), 150000);
   EXPECT_EQ(r.cpu_shares(), 512);
   (*spec->mutable_resources()->mutable_limits())["memory"] = "lots";
-  EXPECT_THAT(ContainerConfigFor(a, *spec, false, 0, {"sha256:x", 0, ""}, {}),
+  EXPECT_THAT(ContainerConfigFor(a, *spec, false, 0, {"sha256:x", 0, ""},
+                                 kDefaultPodUid, {}),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("resources.limits.memory: bad quantity "
                                  "\"lots\"")));

@@ -102,7 +102,8 @@ CriPodWorker::CriPodWorker(std::shared_ptr<const CriClient> client,
       sandbox_(client_.get(), assignment_, options_.logs_dir),
       puller_(client_.get(), clock_, assignment_, sandbox_.config(), &events_),
       starter_(client_.get(), assignment_, sandbox_, options_.pod_dir,
-               options_.logs_dir, options_.accelerators) {
+               options_.logs_dir, options_.accelerators,
+               options_.default_pod_uid) {
   const api::PodSpec& spec = assignment_.pod().spec();
   for (const api::Container& c : spec.init_containers()) {
     containers_.inits.emplace_back(c, /*init=*/true,

@@ -26,6 +26,7 @@
 #include "agent/runtime/cri/image_puller.h"
 #include "agent/runtime/cri/pod_event_log.h"
 #include "agent/runtime/cri/pod_sandbox.h"
+#include "agent/runtime/security_context.h"
 #include "common/clock.h"
 #include "proto/agent.pb.h"
 
@@ -45,6 +46,9 @@ struct CriPodWorkerOptions {
   absl::Duration pull_backoff_start = absl::Seconds(10);
   absl::Duration pull_backoff_cap = absl::Minutes(5);
   AcceleratorOptions accelerators;
+  // The uid of a container that sets no runAsUser on an image that would
+  // run as root, outside privileged namespaces (CriRuntime::Options).
+  int64_t default_pod_uid = kDefaultPodUid;
 };
 
 // What the runtime's threads tell a pod's worker (stop, quit) and read back
