@@ -1,0 +1,58 @@
+#include "scheduler/queues/cluster_state.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "scheduler/queues/model.h"
+#include "scheduler/queues/quota.h"
+
+namespace jobset::scheduler::queues {
+
+absl::StatusOr<ClusterState> ClusterState::Build(
+    absl::Span<const ResourceFlavor> flavors, absl::Span<const Cohort> cohorts,
+    absl::Span<const ClusterQueue> cluster_queues,
+    absl::Span<const Workload> admitted) {
+  absl::StatusOr<QuotaTree> tree = QuotaTree::Build(cohorts, cluster_queues);
+  if (!tree.ok()) return tree.status();
+  ClusterState state(*std::move(tree));
+  for (const ResourceFlavor& flavor : flavors) {
+    if (!state.flavors_.emplace(flavor.name, flavor).second) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "resourceFlavors: duplicate name \"", flavor.name, "\""));
+    }
+  }
+  for (const ClusterQueue& cq : cluster_queues) {
+    state.cluster_queues_[cq.name] = &cq;
+  }
+  for (const Workload& w : admitted) {
+    if (!w.admission.has_value()) continue;
+    const std::string& cq = w.admission->cluster_queue;
+    AdmittedWorkload a{&w, state.tree_.ClusterQueueNode(cq), AdmittedUsage(w)};
+    if (a.cq == QuotaTree::kNoNode) continue;
+    state.AddUsage(a);
+    state.admitted_[cq].push_back(std::move(a));
+  }
+  return state;
+}
+
+const ClusterQueue* ClusterState::FindClusterQueue(
+    absl::string_view name) const {
+  auto it = cluster_queues_.find(name);
+  return it == cluster_queues_.end() ? nullptr : it->second;
+}
+
+const std::vector<AdmittedWorkload>& ClusterState::Admitted(
+    absl::string_view name) const {
+  static const std::vector<AdmittedWorkload>* const kNone =
+      new std::vector<AdmittedWorkload>();
+  auto it = admitted_.find(name);
+  return it == admitted_.end() ? *kNone : it->second;
+}
+
+}  // namespace jobset::scheduler::queues
