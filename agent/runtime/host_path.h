@@ -7,10 +7,14 @@
 // (api/pod_security.h), while a bind mount follows symbolic links: with
 // /datasets allowed, /datasets/x -> /etc would mount /etc. The agent
 // therefore refuses a hostPath any existing component of which is a link, so
-// that the path jobsetd compared is the path mounted.
+// that the path jobsetd compared is the path mounted; and, since another pod
+// may replace a component with a link once it has been checked, it mounts
+// the object it opened while checking (OpenHostPath), never the path again.
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "agent/runtime/scoped_fd.h"
 
 namespace jobset::agent {
 
@@ -26,6 +30,15 @@ namespace jobset::agent {
 //   must name the real path: --allowed_host_paths compares the text)
 // Thread-safe.
 absl::Status CheckHostPathHasNoSymlinks(absl::string_view path);
+
+// Walks `path` as CheckHostPathHasNoSymlinks does, with the same refusals,
+// and returns its last component open with O_PATH | O_CLOEXEC: the object
+// checked, whatever becomes of the path later (a mount made from it binds
+// that object; see ChildMount). kNotFound naming the first component that
+// does not exist, e.g.
+//   hostPath "/datasets/x/y": "/datasets/x" does not exist
+// Thread-safe.
+absl::StatusOr<ScopedFd> OpenHostPath(absl::string_view path);
 
 }  // namespace jobset::agent
 

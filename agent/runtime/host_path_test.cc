@@ -1,9 +1,11 @@
 #include "agent/runtime/host_path.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -91,6 +93,70 @@ TEST_F(HostPathTest, RelativeAndDotDotPathsAreRefused) {
   EXPECT_THAT(CheckHostPathHasNoSymlinks("x\ny"),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("hostPath \"x\\ny\"")));
+}
+
+// The same (device, inode): the same object.
+bool SameObject(int fd, const std::string& path) {
+  struct stat a, b;
+  return ::fstat(fd, &a) == 0 && ::lstat(path.c_str(), &b) == 0 &&
+         a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+TEST_F(HostPathTest, OpenHostPathOpensTheObjectChecked) {
+  const std::string dir = root_ + "/datasets/real";
+  absl::StatusOr<ScopedFd> fd = OpenHostPath(dir);
+  ASSERT_THAT(fd.status(), IsOk());
+  EXPECT_TRUE(SameObject(fd->get(), dir));
+  // Open only to name the object (O_PATH), and never past an exec.
+  const int flags = ::fcntl(fd->get(), F_GETFL);
+  EXPECT_EQ(flags & O_PATH, O_PATH);
+  EXPECT_EQ(::fcntl(fd->get(), F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+  // Once open, it stays that object whatever the path becomes.
+  ASSERT_EQ(::rename(dir.c_str(), (dir + ".old").c_str()), 0);
+  ASSERT_EQ(::symlink((root_ + "/etc").c_str(), dir.c_str()), 0);
+  EXPECT_TRUE(SameObject(fd->get(), dir + ".old"));
+
+  absl::StatusOr<ScopedFd> file = OpenHostPath(root_ + "//datasets//file");
+  ASSERT_THAT(file.status(), IsOk());
+  EXPECT_TRUE(SameObject(file->get(), root_ + "/datasets/file"));
+  absl::StatusOr<ScopedFd> slash = OpenHostPath("/");
+  ASSERT_THAT(slash.status(), IsOk());
+  EXPECT_TRUE(SameObject(slash->get(), "/"));
+}
+
+TEST_F(HostPathTest, OpenHostPathRefusesWhatTheCheckRefuses) {
+  const std::string link = root_ + "/datasets/x";
+  EXPECT_THAT(OpenHostPath(link).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr(absl::StrCat("hostPath \"", link, "\": \"",
+                                              link, "\" is a symbolic link"))));
+  EXPECT_THAT(OpenHostPath(link + "/ssh").status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("is a symbolic link")));
+  EXPECT_THAT(OpenHostPath(root_ + "/datasets/f").status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("datasets/f\" is a symbolic link")));
+  EXPECT_THAT(
+      OpenHostPath(root_ + "/datasets/../etc").status(),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("'.' or '..'")));
+  EXPECT_THAT(
+      OpenHostPath("/datasets/./x").status(),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("'.' or '..'")));
+  EXPECT_THAT(OpenHostPath("datasets").status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("must be an absolute path")));
+}
+
+TEST_F(HostPathTest, OpenHostPathNamesWhatDoesNotExist) {
+  const std::string missing = root_ + "/datasets/new";
+  EXPECT_THAT(
+      OpenHostPath(missing + "/a/b").status(),
+      StatusIs(absl::StatusCode::kNotFound,
+               HasSubstr(absl::StrCat("hostPath \"", missing, "/a/b\": \"",
+                                      missing, "\" does not exist"))));
+  EXPECT_THAT(OpenHostPath(root_ + "/datasets/file/below").status(),
+              StatusIs(absl::StatusCode::kNotFound,
+                       HasSubstr("datasets/file/below\" does not exist")));
 }
 
 }  // namespace

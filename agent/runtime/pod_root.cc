@@ -472,6 +472,26 @@ bool StartsWith(const char* s, const std::string& prefix) {
 
 }  // namespace
 
+int BindChildMount(const ChildMount& m, const char* at) {
+  const int moved =
+      m.tree_fd >= 0
+          ? move_mount(m.tree_fd, "", AT_FDCWD, at, MOVE_MOUNT_F_EMPTY_PATH)
+          : mount(m.source.c_str(), at, nullptr, MS_BIND | MS_REC, nullptr);
+  if (moved != 0) return errno;
+  if (m.checked_fd < 0) return 0;
+  struct stat checked, mounted;
+  if (fstat(m.checked_fd, &checked) != 0 || stat(at, &mounted) != 0) {
+    const int err = errno;
+    umount2(at, MNT_DETACH);
+    return err;
+  }
+  if (checked.st_dev != mounted.st_dev || checked.st_ino != mounted.st_ino) {
+    umount2(at, MNT_DETACH);
+    return ESTALE;
+  }
+  return 0;
+}
+
 RootFailure EnterPodRoot(const PodRoot& root,
                          const std::vector<ChildMount>& mounts,
                          bool read_only_root, int status_fd) {
@@ -528,10 +548,16 @@ RootFailure EnterPodRoot(const PodRoot& root,
     unsigned long flags = MS_BIND | MS_REMOUNT | MS_NOSUID;
     if (StartsWith(m.source.c_str(), root.pod_dir_prefix_)) flags |= MS_NODEV;
     if (m.read_only) flags |= MS_RDONLY;
-    if (mount(m.source.c_str(), at, nullptr, MS_BIND | MS_REC, nullptr) != 0 ||
-        mount(nullptr, at, nullptr, flags, nullptr) != 0) {
+    if (const int err = BindChildMount(m, at); err != 0) return {err, index};
+    if (mount(nullptr, at, nullptr, flags, nullptr) != 0) {
       return {errno, index};
     }
+  }
+  // Mounted: the container's process is never to hold a host object open,
+  // not even until its exec closes them.
+  for (const ChildMount& m : mounts) {
+    if (m.tree_fd >= 0) close(m.tree_fd);
+    if (m.checked_fd >= 0) close(m.checked_fd);
   }
   if (read_only_root) {
     const unsigned long flags =

@@ -29,10 +29,29 @@ namespace jobset::agent {
 
 // A bind mount a child makes in its own mount namespace before exec.
 struct ChildMount {
-  std::string source;
+  std::string source;  // the host path, bound by name when tree_fd is -1
   std::string destination;
   bool read_only = false;
+  // A hostPath's object as checked (ContainerMount::host_path_fd), open
+  // O_PATH: the root of what is mounted must be it (same device and inode),
+  // else the mount is undone and fails with ESTALE. -1: none.
+  int checked_fd = -1;
+  // A detached copy of that object's mount (open_tree OPEN_TREE_CLONE,
+  // close-on-exec), moved into place (move_mount) instead of binding
+  // `source` by name: the object checked, whatever the path names by then.
+  // Not mount(2) of /proc/self/fd/N: in the child's own mount namespace
+  // that fails (EINVAL), a bind's source having to be a mount of the
+  // caller's namespace, which the fd's is not (the shim's); a detached copy
+  // belongs to none and may be moved into any. -1: none (before Linux 5.2:
+  // `source` is bound and compared with checked_fd).
+  int tree_fd = -1;
 };
+
+// In a child between fork and exec, in a mount namespace of its own (raw
+// syscalls only): mounts `m` at `at` (with what is beneath it) and returns
+// 0, or an errno with nothing left mounted there; ESTALE: what the path
+// named was not the object checked (it was replaced after the check).
+int BindChildMount(const ChildMount& m, const char* at);
 
 // What the root of a pod holds beyond the host's system directories.
 struct PodRootSpec {

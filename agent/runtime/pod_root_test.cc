@@ -1,13 +1,20 @@
 // A process-mode pod's private root (pod_root.h), with real pods through
 // ShimRuntime: what a hostile pod tries to reach on its host, and what a
-// training pod needs. Needs root (namespaces, pivot_root); skipped otherwise.
+// training pod needs; and its hostPath mounts against a path replaced after
+// its check. Needs root (namespaces, pivot_root); skipped otherwise.
 
 #include "agent/runtime/pod_root.h"
 
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <memory>
@@ -19,8 +26,11 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "agent/runtime/pod_files.h"
+#include "agent/runtime/process_launcher.h"
 #include "agent/runtime/runtime_test_env.h"
+#include "agent/runtime/scoped_fd.h"
 #include "agent/runtime/shim_runtime.h"
+#include "agent/runtime/volumes.h"
 #include "common/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -34,6 +44,7 @@ using ::jobset::agent::testing::PodBuilder;
 using ::jobset::agent::testing::RunfilePath;
 using ::jobset::agent::testing::WaitForPod;
 using ::jobset::testing::IsOk;
+using ::jobset::testing::StatusIs;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -322,6 +333,159 @@ TEST_F(PodRootTest, DevHoldsOnlyTheStandardNodesAndThePodsGpus) {
                          "fd", "full", "null", "nvidia1", "nvidiactl", "ptmx",
                          "pts", "random", "shm", "stderr", "stdin", "stdout",
                          "tty", "urandom", "zero", "written"));
+}
+
+// A container holds no descriptor of the shim's beyond its stdio, not the
+// hostPath objects its mounts were made from: through one it could reach
+// the host's tree outside its root.
+TEST_F(PodRootTest, AContainerHoldsNoDescriptorOfItsHostPath) {
+  const std::string host = dir_ + "/data";
+  ASSERT_EQ(mkdir(host.c_str(), 0755), 0);
+  api::PodAssignment a =
+      PodBuilder("fds")
+          .Container("main", {"/bin/busybox", "ls", "-1", "/proc/self/fd"})
+          .HostPathVolume(host)
+          .Build();
+  ASSERT_THAT(Start(a), IsOk());
+  api::PodStatus s = WaitFinal("fds");
+  EXPECT_EQ(s.phase(), "Succeeded") << s.ShortDebugString();
+  // 3: the directory ls reads.
+  EXPECT_EQ(Log("fds", "main"), "0\n1\n2\n3\n");
+}
+
+// A hostPath is checked in the shim (ContainerMounts) and mounted later, in
+// the container's child (BindChildMount): another pod that can write the
+// allowed directory above it may replace it with a link in between. What is
+// mounted is the directory checked, or nothing.
+class HostPathRaceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root: mount namespaces";
+    static int counter = 0;
+    char* real = realpath(std::getenv("TEST_TMPDIR"), nullptr);
+    ASSERT_NE(real, nullptr);
+    base_ = absl::StrCat(real, "/race-", ++counter);
+    free(real);
+    x_ = base_ + "/allowed/x";
+    secret_ = base_ + "/secret";
+    target_ = base_ + "/target";
+    for (const std::string& d :
+         {base_, base_ + "/allowed", x_, secret_, target_}) {
+      ASSERT_EQ(mkdir(d.c_str(), 0755), 0) << d;
+    }
+    ASSERT_THAT(WriteFileAtomic(x_ + "/original", "data"), IsOk());
+    ASSERT_THAT(WriteFileAtomic(secret_ + "/marker", "node key"), IsOk());
+  }
+
+  // The container's mount of hostPath x_ (type Directory), checked.
+  std::vector<ContainerMount> Checked() {
+    google::protobuf::RepeatedPtrField<api::Volume> volumes;
+    api::Volume* v = volumes.Add();
+    v->set_name("data");
+    v->mutable_host_path()->set_path(x_);
+    v->mutable_host_path()->set_type("Directory");
+    api::Container c;
+    api::VolumeMount* m = c.add_volume_mounts();
+    m->set_name("data");
+    m->set_mount_path("/data");
+    absl::StatusOr<std::vector<ContainerMount>> mounts =
+        ContainerMounts(base_ + "/pod", volumes, c);
+    EXPECT_THAT(mounts.status(), IsOk());
+    return mounts.ok() ? *std::move(mounts) : std::vector<ContainerMount>();
+  }
+
+  // What another pod writing <base>/allowed does: x_ becomes a link to the
+  // directory holding the marker.
+  void Replace() {
+    ASSERT_EQ(rename(x_.c_str(), (x_ + ".old").c_str()), 0);
+    ASSERT_EQ(symlink(secret_.c_str(), x_.c_str()), 0);
+  }
+
+  // Mounts `m` at target_ in a child in a mount namespace of its own, as a
+  // container's child does; returns "error <errno>\n" if that failed, then
+  // the files the child sees at target_.
+  std::string MountInChild(const ChildMount& m) {
+    int out[2];
+    EXPECT_EQ(pipe(out), 0);
+    const pid_t pid = fork();
+    if (pid == 0) {
+      close(out[0]);
+      std::string seen;
+      if (unshare(CLONE_NEWNS) != 0 ||
+          mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+        seen = "no namespace\n";
+      } else if (const int err = BindChildMount(m, target_.c_str()); err != 0) {
+        seen = absl::StrCat("error ", err, "\n");
+      }
+      for (const char* f : {"original", "marker"}) {
+        if (access((target_ + "/" + f).c_str(), F_OK) == 0) {
+          absl::StrAppend(&seen, f, "\n");
+        }
+      }
+      (void)!write(out[1], seen.data(), seen.size());
+      _exit(0);
+    }
+    close(out[1]);
+    std::string seen;
+    char buf[256];
+    ssize_t n;
+    while ((n = read(out[0], buf, sizeof(buf))) > 0) seen.append(buf, n);
+    close(out[0]);
+    int status = 0;
+    EXPECT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    return seen;
+  }
+
+  std::string base_, x_, secret_, target_;
+};
+
+TEST_F(HostPathRaceTest, TheDirectoryCheckedIsMountedNotTheLinkInItsPlace) {
+  std::vector<ContainerMount> mounts = Checked();
+  ASSERT_EQ(mounts.size(), 1u);
+  std::vector<ScopedFd> held;
+  absl::StatusOr<ChildMount> child = ChildMountFor(mounts[0], &held);
+  ASSERT_THAT(child.status(), IsOk());
+  EXPECT_EQ(child->source, x_);  // What errors name.
+  EXPECT_EQ(child->destination, "/data");
+  const ScopedFd probe(open_tree(AT_FDCWD, "/", OPEN_TREE_CLOEXEC));
+  if (probe.get() < 0 && errno == ENOSYS) {
+    GTEST_SKIP() << "no open_tree (before Linux 5.2)";
+  }
+  ASSERT_GE(child->tree_fd, 0);
+  Replace();
+  EXPECT_EQ(MountInChild(*child), "original\n");
+  // The race is real: binding the path as checked mounts the marker.
+  EXPECT_EQ(MountInChild({x_, "/data"}), "marker\n");
+  // Nothing of it reached the test's namespace.
+  EXPECT_NE(access((target_ + "/original").c_str(), F_OK), 0);
+}
+
+// Before Linux 5.2 (no open_tree) the child binds the path, then compares
+// what it mounted with the object checked.
+TEST_F(HostPathRaceTest, WithoutOpenTreeAReplacedPathIsRefused) {
+  std::vector<ContainerMount> mounts = Checked();
+  ASSERT_EQ(mounts.size(), 1u);
+  std::vector<ScopedFd> held;
+  absl::StatusOr<ChildMount> child = ChildMountFor(mounts[0], &held);
+  ASSERT_THAT(child.status(), IsOk());
+  child->tree_fd = -1;
+  EXPECT_EQ(MountInChild(*child), "original\n");
+  Replace();
+  EXPECT_EQ(MountInChild(*child), absl::StrCat("error ", ESTALE, "\n"));
+}
+
+TEST_F(HostPathRaceTest, AHostPathThatDidNotExistIsNotBound) {
+  ContainerMount m;
+  m.source = x_ + "/later";
+  m.destination = "/data";
+  m.index = 2;
+  m.host_path = true;  // type "": nothing opened.
+  std::vector<ScopedFd> held;
+  EXPECT_THAT(ChildMountFor(m, &held).status(),
+              StatusIs(absl::StatusCode::kNotFound,
+                       HasSubstr(absl::StrCat("volumeMounts[2]: hostPath ", x_,
+                                              "/later does not exist"))));
 }
 
 TEST(MaskedEtcFilesTest, NamesPasswordHashesAndHostKeysThatExist) {

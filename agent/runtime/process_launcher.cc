@@ -210,6 +210,32 @@ std::string ContainerEnvValue(const api::Container& spec,
   return value;
 }
 
+absl::StatusOr<ChildMount> ChildMountFor(const ContainerMount& mount,
+                                         std::vector<ScopedFd>* held) {
+  ChildMount child{mount.source, mount.destination, mount.read_only};
+  if (!mount.host_path) return child;
+  if (mount.host_path_fd == nullptr) {
+    return absl::NotFoundError(absl::StrCat(
+        "volumeMounts[", mount.index, "]: hostPath ", mount.source,
+        " does not exist (process mode binds only what exists when the "
+        "container starts)"));
+  }
+  child.checked_fd = mount.host_path_fd->get();
+  ScopedFd tree(open_tree(
+      child.checked_fd, "",
+      OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE));
+  if (tree.get() < 0) {
+    // Before Linux 5.2 the child binds the path and compares what it got
+    // with checked_fd.
+    if (errno == ENOSYS) return child;
+    return absl::InternalError(absl::StrCat("hostPath ", mount.source,
+                                            ": open_tree: ", strerror(errno)));
+  }
+  child.tree_fd = tree.get();
+  held->push_back(std::move(tree));
+  return child;
+}
+
 pid_t ForkExec(const std::string& path, const std::vector<std::string>& argv,
                const std::vector<std::string>& env, const std::string& cwd,
                int out_fd, const std::vector<std::string>& cgroup_procs,
@@ -256,8 +282,10 @@ pid_t ForkExec(const std::string& path, const std::vector<std::string>& argv,
         }
       }
     }
+    // The spare descriptors closed: the program gets its stdio only.
     const int devnull = open("/dev/null", O_RDONLY);
     if (devnull >= 0) dup2(devnull, 0);
+    if (devnull > 2) close(devnull);
     if (out_fd >= 0) {
       dup2(out_fd, 1);
       dup2(out_fd, 2);
@@ -265,6 +293,7 @@ pid_t ForkExec(const std::string& path, const std::vector<std::string>& argv,
       const int null_out = open("/dev/null", O_WRONLY);
       dup2(null_out, 1);
       dup2(null_out, 2);
+      if (null_out > 2) close(null_out);
     }
     for (int sig = 1; sig < NSIG; ++sig) signal(sig, SIG_DFL);
     sigset_t none;
@@ -284,11 +313,14 @@ pid_t ForkExec(const std::string& path, const std::vector<std::string>& argv,
       }
       for (size_t i = 0; i < setup->mounts.size(); ++i) {
         const ChildMount& m = setup->mounts[i];
-        if (mount(m.source.c_str(), m.destination.c_str(), nullptr,
-                  MS_BIND | MS_REC, nullptr) != 0 ||
-            (m.read_only &&
-             mount(nullptr, m.destination.c_str(), nullptr,
-                   MS_BIND | MS_REMOUNT | MS_RDONLY, nullptr) != 0)) {
+        if (const int err = BindChildMount(m, m.destination.c_str());
+            err != 0) {
+          ReportAndExit(status_pipe[1], ExecFailure::kMount, err,
+                        static_cast<int>(i));
+        }
+        if (m.read_only &&
+            mount(nullptr, m.destination.c_str(), nullptr,
+                  MS_BIND | MS_REMOUNT | MS_RDONLY, nullptr) != 0) {
           ReportAndExit(status_pipe[1], ExecFailure::kMount, errno,
                         static_cast<int>(i));
         }
@@ -398,13 +430,19 @@ absl::StatusOr<Launched> ProcessLauncher::Launch(const api::Container& spec,
       CredentialsFor(sc, shim_uid, last_cap_, available_caps_);
   ChildSetup setup;
   setup.credentials = &credentials;
+  // The hostPaths' checked objects (in `mounts`) and their detached copies
+  // (`held`) stay open until ForkExec returns, which is once the child has
+  // mounted them or failed to.
+  std::vector<ContainerMount> mounts;
+  std::vector<ScopedFd> held;
   if (shim_uid == 0) {
     // Without root there is no mount namespace: volumes are not mounted
     // (agent/runtime/README.md).
-    absl::StatusOr<std::vector<ContainerMount>> mounts =
+    absl::StatusOr<std::vector<ContainerMount>> checked =
         ContainerMounts(pod_dir_, pod_->spec().volumes(), spec);
-    if (!mounts.ok()) return mounts.status();
-    for (const ContainerMount& m : *mounts) {
+    if (!checked.ok()) return checked.status();
+    mounts = *std::move(checked);
+    for (const ContainerMount& m : mounts) {
       if (!m.sub_path.empty()) {
         return absl::InvalidArgumentError(absl::StrCat(
             "volumeMounts[", m.index,
@@ -422,7 +460,9 @@ absl::StatusOr<Launched> ProcessLauncher::Launch(const api::Container& spec,
                 : " does not exist on the host (process mode creates nothing "
                   "there)"));
       }
-      setup.mounts.push_back({m.source, m.destination, m.read_only});
+      absl::StatusOr<ChildMount> child = ChildMountFor(m, &held);
+      if (!child.ok()) return child.status();
+      setup.mounts.push_back(*std::move(child));
     }
     setup.read_only_root = sc.read_only_root_filesystem;
     setup.root = root_;
@@ -468,6 +508,11 @@ absl::StatusOr<Launched> ProcessLauncher::Launch(const api::Container& spec,
         if (failure.detail >= 0 &&
             failure.detail < static_cast<int>(setup.mounts.size())) {
           const ChildMount& m = setup.mounts[failure.detail];
+          if (failure.err == ESTALE && m.checked_fd >= 0) {
+            return absl::FailedPreconditionError(absl::StrCat(
+                "cannot mount hostPath ", m.source, " at ", m.destination,
+                ": it no longer names the object checked (replaced since)"));
+          }
           return absl::InternalError(absl::StrCat("cannot mount ", m.source,
                                                   " at ", m.destination, ": ",
                                                   strerror(failure.err)));

@@ -18,7 +18,9 @@
 #include "agent/runtime/cgroups.h"
 #include "agent/runtime/container_launcher.h"
 #include "agent/runtime/pod_root.h"
+#include "agent/runtime/scoped_fd.h"
 #include "agent/runtime/security_context.h"
+#include "agent/runtime/volumes.h"
 #include "proto/cluster.pb.h"
 
 namespace jobset::agent {
@@ -65,6 +67,15 @@ struct ChildSetup {
   // container.
   std::vector<int> join_namespaces;
 };
+
+// The ChildMount for `mount` (ContainerMounts'): a hostPath is bound from
+// the object ContainerMounts opened, via a detached copy of its mount made
+// here (open_tree), which is added to `held`: keep it until the child has
+// mounted it (ForkExec has returned). Others are bound by path. kNotFound
+// for a hostPath that did not exist when checked (type ""): process mode
+// binds only an object it checked.
+absl::StatusOr<ChildMount> ChildMountFor(const ContainerMount& mount,
+                                         std::vector<ScopedFd>* held);
 
 // Forks a child with stdin /dev/null and stdout+stderr into `out_fd` (-1:
 // /dev/null), in its own process group, in the cgroups whose cgroup.procs

@@ -9,10 +9,14 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <memory>
+#include <optional>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "agent/runtime/host_path.h"
+#include "agent/runtime/scoped_fd.h"
 #include "agent/runtime/security_context.h"
 #include "api/quantity.h"
 #include "common/quote.h"
@@ -84,20 +88,60 @@ absl::Status MakeDirAll(const std::string& path) {
   return absl::OkStatus();
 }
 
-// A file descriptor, closed when it goes.
-class ScopedFd {
- public:
-  explicit ScopedFd(int fd) : fd_(fd) {}
-  ScopedFd(const ScopedFd&) = delete;
-  ScopedFd& operator=(const ScopedFd&) = delete;
-  ~ScopedFd() {
-    if (fd_ >= 0) close(fd_);
-  }
-  int get() const { return fd_; }
-
- private:
-  const int fd_;
+// What a hostPath type (but "") asks the object to be, named as kubelet's
+// type check failure names it.
+struct HostPathKind {
+  const char* what;
+  bool (*is)(mode_t mode);
 };
+
+std::optional<HostPathKind> KindOf(const std::string& type) {
+  if (type == "Directory" || type == "DirectoryOrCreate") {
+    return HostPathKind{"directory", [](mode_t m) { return S_ISDIR(m); }};
+  }
+  if (type == "File" || type == "FileOrCreate") {
+    return HostPathKind{"file", [](mode_t m) { return S_ISREG(m); }};
+  }
+  if (type == "Socket") {
+    return HostPathKind{"socket file", [](mode_t m) { return S_ISSOCK(m); }};
+  }
+  if (type == "CharDevice") {
+    return HostPathKind{"character device",
+                        [](mode_t m) { return S_ISCHR(m); }};
+  }
+  if (type == "BlockDevice") {
+    return HostPathKind{"block device", [](mode_t m) { return S_ISBLK(m); }};
+  }
+  return std::nullopt;
+}
+
+// A hostPath's checks in order, then the object itself, open: no link in the
+// path (before DirectoryOrCreate makes anything through one); kubelet's type
+// check (which may create it); the path opened by the same walk, so that
+// what is bound is what was checked even if a component becomes a link
+// later; and its type again, on what was opened. Null when the path does
+// not exist and its type ("") asks nothing.
+absl::StatusOr<std::shared_ptr<const ScopedFd>> CheckAndOpenHostPath(
+    const api::HostPathVolumeSource& source) {
+  const std::string& path = source.path();
+  if (absl::Status s = CheckHostPathHasNoSymlinks(path); !s.ok()) return s;
+  if (absl::Status s = CheckHostPathType(source); !s.ok()) return s;
+  absl::StatusOr<ScopedFd> fd = OpenHostPath(path);
+  if (!fd.ok()) {
+    if (fd.status().code() == absl::StatusCode::kNotFound &&
+        source.type().empty()) {
+      return nullptr;
+    }
+    return fd.status();
+  }
+  if (!source.type().empty()) {
+    struct stat st;
+    if (fstat(fd->get(), &st) != 0) return Errno("hostPath: stat", path);
+    const std::optional<HostPathKind> kind = KindOf(source.type());
+    if (!kind->is(st.st_mode)) return TypeCheckFailed(path, kind->what);
+  }
+  return std::make_shared<const ScopedFd>(*std::move(fd));
+}
 
 // A secret or configMap volume being written: names it in errors (never
 // quoting data) and applies the ownership fsGroup asks.
@@ -361,6 +405,11 @@ absl::Status CheckHostPathType(const api::HostPathVolumeSource& source) {
   const std::string& path = source.path();
   const std::string& type = source.type();
   if (type.empty()) return absl::OkStatus();
+  const std::optional<HostPathKind> kind = KindOf(type);
+  if (!kind.has_value()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(type, " is an invalid volume type"));
+  }
   struct stat st;
   const bool exists = stat(path.c_str(), &st) == 0;
   if (type == "DirectoryOrCreate" && !exists) return MakeDirAll(path);
@@ -370,26 +419,8 @@ absl::Status CheckHostPathType(const api::HostPathVolumeSource& source) {
     close(fd);
     return absl::OkStatus();
   }
-  if (type == "DirectoryOrCreate" || type == "Directory") {
-    if (!exists || !S_ISDIR(st.st_mode))
-      return TypeCheckFailed(path, "directory");
-  } else if (type == "FileOrCreate" || type == "File") {
-    if (!exists || !S_ISREG(st.st_mode)) return TypeCheckFailed(path, "file");
-  } else if (type == "Socket") {
-    if (!exists || !S_ISSOCK(st.st_mode)) {
-      return TypeCheckFailed(path, "socket file");
-    }
-  } else if (type == "CharDevice") {
-    if (!exists || !S_ISCHR(st.st_mode)) {
-      return TypeCheckFailed(path, "character device");
-    }
-  } else if (type == "BlockDevice") {
-    if (!exists || !S_ISBLK(st.st_mode)) {
-      return TypeCheckFailed(path, "block device");
-    }
-  } else {
-    return absl::InvalidArgumentError(
-        absl::StrCat(type, " is an invalid volume type"));
+  if (!exists || !kind->is(st.st_mode)) {
+    return TypeCheckFailed(path, kind->what);
   }
   return absl::OkStatus();
 }
@@ -405,12 +436,12 @@ absl::StatusOr<std::vector<ContainerMount>> ContainerMounts(
       if (v.name() != vm.name()) continue;
       ContainerMount m;
       if (v.has_host_path()) {
-        if (auto s = CheckHostPathHasNoSymlinks(v.host_path().path()); !s.ok())
-          return s;
-        if (absl::Status s = CheckHostPathType(v.host_path()); !s.ok()) {
-          return s;
-        }
+        absl::StatusOr<std::shared_ptr<const ScopedFd>> fd =
+            CheckAndOpenHostPath(v.host_path());
+        if (!fd.ok()) return fd.status();
         m.source = v.host_path().path();
+        m.host_path = true;
+        m.host_path_fd = *std::move(fd);
       } else {
         m.source = EmptyDirPath(pod_dir, v.name());
       }

@@ -7,12 +7,14 @@
 // fsGroup says, and hostPath `type` checks. Thread-compatible.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "agent/runtime/scoped_fd.h"
 #include "proto/agent.pb.h"
 #include "proto/cluster.pb.h"
 
@@ -88,16 +90,30 @@ absl::Status CheckHostPathType(const api::HostPathVolumeSource& source);
 
 // One volume mount of a container on the host side.
 struct ContainerMount {
-  std::string source;       // host path: the volume's, before any subPath
+  // Host path: the volume's, before any subPath. For a hostPath, the text
+  // jobsetd admitted: what errors name, and what the oci and cri runtimes
+  // are given (runc and containerd are processes of their own: they open it
+  // again, which this fd does not guard).
+  std::string source;
   std::string destination;  // mountPath
   std::string sub_path;
   bool read_only = false;
   int index = 0;  // in the container's volumeMounts
+  bool host_path = false;
+  // A hostPath's last component, opened (OpenHostPath) after its checks:
+  // what process mode binds (ChildMount::checked_fd). Null when the path
+  // does not exist (type "" checks nothing). Shared: copies of the mount
+  // keep it open.
+  std::shared_ptr<const ScopedFd> host_path_fd;
 };
 
 // The container's mounts with their host sources, hostPath types checked
-// (an error is the container's StartError message). Secret and configMap
-// volumes are always read-only, as kubelet mounts them.
+// (an error is the container's StartError message). A hostPath is walked
+// without following a link (CheckHostPathHasNoSymlinks), type-checked
+// (which may create it), then opened by the same walk (OpenHostPath) and
+// its type checked again on what was opened, so that a component replaced
+// with a link meanwhile is refused. Secret and configMap volumes are always
+// read-only, as kubelet mounts them.
 absl::StatusOr<std::vector<ContainerMount>> ContainerMounts(
     const std::string& pod_dir,
     const google::protobuf::RepeatedPtrField<api::Volume>& volumes,

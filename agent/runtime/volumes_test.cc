@@ -187,6 +187,64 @@ TEST(ContainerMountsTest, SourcesAndTypeChecks) {
                        HasSubstr("hostPath type check failed")));
 }
 
+// The same (device, inode): the same object.
+bool SameObject(int fd, const std::string& path) {
+  struct stat a, b;
+  return fstat(fd, &a) == 0 && lstat(path.c_str(), &b) == 0 &&
+         a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+TEST(ContainerMountsTest, AHostPathComesWithTheObjectChecked) {
+  const std::string dir = TmpDir("opened");
+  char* real = realpath(dir.c_str(), nullptr);
+  ASSERT_NE(real, nullptr);
+  const std::string base = real;
+  free(real);
+  google::protobuf::RepeatedPtrField<api::Volume> volumes;
+  api::Volume* data = volumes.Add();
+  data->set_name("data");
+  *data->mutable_host_path() = HostPath(base + "/made", "DirectoryOrCreate");
+  api::Volume* scratch = volumes.Add();
+  scratch->set_name("scratch");
+  scratch->mutable_empty_dir();
+  api::Container c;
+  api::VolumeMount* m = c.add_volume_mounts();
+  m->set_name("data");
+  m->set_mount_path("/data");
+  m = c.add_volume_mounts();
+  m->set_name("scratch");
+  m->set_mount_path("/scratch");
+  absl::StatusOr<std::vector<ContainerMount>> mounts =
+      ContainerMounts("/pods/u", volumes, c);
+  ASSERT_THAT(mounts.status(), IsOk());
+  ASSERT_EQ(mounts->size(), 2u);
+  // Made, then opened: the source stays the path as written (messages, the
+  // oci and cri runtimes).
+  EXPECT_EQ((*mounts)[0].source, base + "/made");
+  EXPECT_TRUE((*mounts)[0].host_path);
+  ASSERT_NE((*mounts)[0].host_path_fd, nullptr);
+  EXPECT_TRUE(SameObject((*mounts)[0].host_path_fd->get(), base + "/made"));
+  EXPECT_FALSE((*mounts)[1].host_path);
+  EXPECT_EQ((*mounts)[1].host_path_fd, nullptr);
+
+  // Type "" checks nothing: a path that is not there has no object yet.
+  *data->mutable_host_path() = HostPath(base + "/missing", "");
+  mounts = ContainerMounts("/pods/u", volumes, c);
+  ASSERT_THAT(mounts.status(), IsOk());
+  EXPECT_TRUE((*mounts)[0].host_path);
+  EXPECT_EQ((*mounts)[0].host_path_fd, nullptr);
+
+  // A link is refused before anything is made through it.
+  ASSERT_EQ(symlink((base + "/made").c_str(), (base + "/link").c_str()), 0);
+  *data->mutable_host_path() =
+      HostPath(base + "/link/new", "DirectoryOrCreate");
+  EXPECT_THAT(ContainerMounts("/pods/u", volumes, c).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("is a symbolic link")));
+  struct stat st;
+  EXPECT_NE(lstat((base + "/made/new").c_str(), &st), 0);
+}
+
 TEST(ContainerMountsTest, SecretAndConfigMapAreReadOnly) {
   google::protobuf::RepeatedPtrField<api::Volume> volumes;
   api::Volume* creds = volumes.Add();
