@@ -60,6 +60,9 @@ class ClusterQueueBuilder {
 class WorkloadBuilder {
  public:
   explicit WorkloadBuilder(std::string name);
+  // Continues from an existing workload.
+  explicit WorkloadBuilder(Workload workload)
+      : workload_(std::move(workload)) {}
 
   WorkloadBuilder& Namespace(std::string ns);
   WorkloadBuilder& Uid(std::string uid);
