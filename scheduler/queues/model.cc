@@ -27,6 +27,10 @@ std::string DecimalSi(int64_t mantissa, int exponent) {
   exponent += RemoveFactors(mantissa, 10);
   int rem = exponent % 3;
   if (rem < 0) rem += 3;
+  // Too large to scale without overflow (near int64 limits): exponent form.
+  if (rem > 0 && (mantissa > INT64_MAX / 100 || mantissa < INT64_MIN / 100)) {
+    return absl::StrCat(mantissa, "e", exponent);
+  }
   for (; rem > 0; --rem) {  // two multiplications by 10 at most
     mantissa *= 10;
     --exponent;

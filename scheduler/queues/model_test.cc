@@ -46,7 +46,8 @@ INSTANTIATE_TEST_SUITE_P(
         // Everything else: DecimalSI counts.
         FormatCase{"nvidia.com/gpu", 16, "16"},
         FormatCase{"nvidia.com/gpu", 2000, "2k"},
-        FormatCase{"pods", 1500, "1500"}));
+        FormatCase{"pods", 1500, "1500"},
+        FormatCase{"pods", INT64_MAX, "9223372036854775807"}));
 
 TEST(WorkloadKeyTest, NamespaceSlashName) {
   EXPECT_EQ(WorkloadKey(WorkloadBuilder("j1").Namespace("a").Build()), "a/j1");
