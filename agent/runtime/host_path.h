@@ -40,6 +40,21 @@ absl::Status CheckHostPathHasNoSymlinks(absl::string_view path);
 // Thread-safe.
 absl::StatusOr<ScopedFd> OpenHostPath(absl::string_view path);
 
+// What OpenHostPath's walk makes where a component is missing.
+enum class HostPathCreate {
+  kDirectories,  // DirectoryOrCreate: each missing one, 0755 (os.MkdirAll)
+  kFile,         // FileOrCreate: the last one, an empty 0644 file; its
+                 // parents must exist (os.OpenFile), kInternal otherwise
+};
+
+// OpenHostPath that makes what is missing as it walks, each with mkdirat or
+// openat(O_CREAT | O_EXCL | O_NOFOLLOW) in the directory it has open, so
+// nothing is ever made through a link another pod swapped in (a link found
+// after a race is refused as above). Returns the last component open.
+// Thread-safe.
+absl::StatusOr<ScopedFd> OpenOrCreateHostPath(absl::string_view path,
+                                              HostPathCreate create);
+
 }  // namespace jobset::agent
 
 #endif  // JOBSET_AGENT_RUNTIME_HOST_PATH_H_

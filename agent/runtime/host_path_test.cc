@@ -159,5 +159,59 @@ TEST_F(HostPathTest, OpenHostPathNamesWhatDoesNotExist) {
                        HasSubstr("datasets/file/below\" does not exist")));
 }
 
+TEST_F(HostPathTest, OpenOrCreateMakesWhatIsMissingAndOpensIt) {
+  const std::string dir = root_ + "/datasets/new/a/b";
+  absl::StatusOr<ScopedFd> made =
+      OpenOrCreateHostPath(dir, HostPathCreate::kDirectories);
+  ASSERT_THAT(made.status(), IsOk());
+  struct stat opened, there;
+  ASSERT_EQ(::fstat(made->get(), &opened), 0);
+  ASSERT_EQ(::stat(dir.c_str(), &there), 0);
+  EXPECT_TRUE(S_ISDIR(there.st_mode));
+  EXPECT_EQ(opened.st_ino, there.st_ino);
+  // Again: what exists is opened, nothing fails.
+  EXPECT_THAT(OpenOrCreateHostPath(dir, HostPathCreate::kDirectories).status(),
+              IsOk());
+
+  const std::string file = root_ + "/datasets/real/empty";
+  made = OpenOrCreateHostPath(file, HostPathCreate::kFile);
+  ASSERT_THAT(made.status(), IsOk());
+  ASSERT_EQ(::stat(file.c_str(), &there), 0);
+  EXPECT_TRUE(S_ISREG(there.st_mode));
+  EXPECT_EQ(there.st_size, 0);
+  EXPECT_EQ(there.st_mode & 07777, 0644);
+  // FileOrCreate makes no parents (os.OpenFile).
+  EXPECT_THAT(
+      OpenOrCreateHostPath(root_ + "/datasets/none/f", HostPathCreate::kFile)
+          .status(),
+      StatusIs(absl::StatusCode::kInternal,
+               HasSubstr("No such file or directory")));
+}
+
+// What another pod's swap could have made the agent create through a link:
+// nothing is made beyond it, and the link is refused by name.
+TEST_F(HostPathTest, OpenOrCreateNeverMakesAnythingThroughALink) {
+  EXPECT_THAT(OpenOrCreateHostPath(root_ + "/datasets/x/cron.d/job",
+                                   HostPathCreate::kDirectories)
+                  .status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("is a symbolic link")));
+  EXPECT_FALSE(std::filesystem::exists(root_ + "/etc/cron.d"));
+  // A link as the last component, dangling: O_EXCL | O_NOFOLLOW makes
+  // nothing at its target.
+  std::filesystem::create_symlink("../etc/nologin", root_ + "/datasets/n");
+  EXPECT_THAT(OpenOrCreateHostPath(root_ + "/datasets/n", HostPathCreate::kFile)
+                  .status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("is a symbolic link")));
+  EXPECT_FALSE(std::filesystem::exists(root_ + "/etc/nologin"));
+  std::filesystem::create_directory_symlink("../etc", root_ + "/datasets/d");
+  EXPECT_THAT(
+      OpenOrCreateHostPath(root_ + "/datasets/d", HostPathCreate::kDirectories)
+          .status(),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               HasSubstr("is a symbolic link")));
+}
+
 }  // namespace
 }  // namespace jobset::agent

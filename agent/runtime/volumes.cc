@@ -76,18 +76,6 @@ absl::Status TypeCheckFailed(const std::string& path, absl::string_view what) {
       absl::StrCat("hostPath type check failed: ", path, " is not a ", what));
 }
 
-// mkdir -p with mode 0755 (os.MkdirAll).
-absl::Status MakeDirAll(const std::string& path) {
-  for (size_t i = 1; i <= path.size(); ++i) {
-    if (i != path.size() && path[i] != '/') continue;
-    const std::string prefix = path.substr(0, i);
-    if (mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) {
-      return Errno("hostPath: mkdir", prefix);
-    }
-  }
-  return absl::OkStatus();
-}
-
 // What a hostPath type (but "") asks the object to be, named as kubelet's
 // type check failure names it.
 struct HostPathKind {
@@ -412,12 +400,13 @@ absl::Status CheckHostPathType(const api::HostPathVolumeSource& source) {
   }
   struct stat st;
   const bool exists = stat(path.c_str(), &st) == 0;
-  if (type == "DirectoryOrCreate" && !exists) return MakeDirAll(path);
+  // Made through the no-link walk: a component another pod swaps for a
+  // link meanwhile is refused, never followed.
+  if (type == "DirectoryOrCreate" && !exists) {
+    return OpenOrCreateHostPath(path, HostPathCreate::kDirectories).status();
+  }
   if (type == "FileOrCreate" && !exists) {
-    const int fd = open(path.c_str(), O_CREAT | O_RDONLY | O_CLOEXEC, 0644);
-    if (fd < 0) return Errno("hostPath: creating", path);
-    close(fd);
-    return absl::OkStatus();
+    return OpenOrCreateHostPath(path, HostPathCreate::kFile).status();
   }
   if (!exists || !kind->is(st.st_mode)) {
     return TypeCheckFailed(path, kind->what);
