@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "absl/algorithm/container.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
@@ -105,6 +107,30 @@ const ResourceGroup* GroupFor(const ClusterQueue& cq,
   return nullptr;
 }
 
+// Reads a base-10 int64 as Go's strconv.ParseInt: an optional sign, then
+// digits only.
+std::optional<int64_t> ParseInt64(absl::string_view text) {
+  absl::string_view digits = text;
+  if (!digits.empty() && (digits[0] == '+' || digits[0] == '-')) {
+    digits.remove_prefix(1);
+  }
+  if (digits.empty() || !absl::c_all_of(digits, absl::ascii_isdigit)) {
+    return std::nullopt;
+  }
+  int64_t value = 0;
+  if (!absl::SimpleAtoi(text, &value)) return std::nullopt;
+  return value;
+}
+
+// Kubernetes' Gt/Lt: both sides integers, else no match.
+bool CompareMatches(const SelectorRequirement& r, absl::string_view label) {
+  if (r.values.size() != 1) return false;
+  const std::optional<int64_t> bound = ParseInt64(r.values[0]);
+  const std::optional<int64_t> value = ParseInt64(label);
+  if (!bound.has_value() || !value.has_value()) return false;
+  return r.op == SelectorOperator::kGt ? *value > *bound : *value < *bound;
+}
+
 bool RequirementMatches(const SelectorRequirement& r,
                         const std::map<std::string, std::string>& labels) {
   auto it = labels.find(r.key);
@@ -117,6 +143,9 @@ bool RequirementMatches(const SelectorRequirement& r,
       return it != labels.end();
     case SelectorOperator::kDoesNotExist:
       return it == labels.end();
+    case SelectorOperator::kGt:
+    case SelectorOperator::kLt:
+      return it != labels.end() && CompareMatches(r, it->second);
   }
   return false;
 }

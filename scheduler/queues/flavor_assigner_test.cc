@@ -377,6 +377,8 @@ const ResourceFlavor kSpot{
     {{"spot", "true", TaintEffect::kNoSchedule}},
     {{"spot", TolerationOperator::kEqual, "true", TaintEffect::kNoSchedule}}};
 
+const ResourceFlavor kGen5{"gen5", {{"gpu.generation", "5"}}, {}, {}};
+
 PodPlacement Selector(std::string key, std::string value) {
   return PodPlacement{{{std::move(key), std::move(value)}}, {}, {}};
 }
@@ -427,7 +429,27 @@ INSTANTIATE_TEST_SUITE_P(
         MismatchCase{"AffinityTermOfForeignKeysMatchesAll",
                      Affinity({{{"gpu.model", SelectorOperator::kIn, {"h100"}}},
                                {{"zone", SelectorOperator::kIn, {"x"}}}}),
-                     kA100, std::nullopt}),
+                     kA100, std::nullopt},
+        // Gt and Lt compare integers; a value that is none matches nothing.
+        MismatchCase{
+            "AffinityGt",
+            Affinity({{{"gpu.generation", SelectorOperator::kGt, {"4"}}}}),
+            kGen5, std::nullopt},
+        MismatchCase{
+            "AffinityGtIsStrict",
+            Affinity({{{"gpu.generation", SelectorOperator::kGt, {"5"}}}}),
+            kGen5, "flavor gen5 doesn't match node affinity"},
+        MismatchCase{
+            "AffinityLt",
+            Affinity({{{"gpu.generation", SelectorOperator::kLt, {"+6"}}}}),
+            kGen5, std::nullopt},
+        MismatchCase{
+            "AffinityLtNotAnInteger",
+            Affinity({{{"gpu.generation", SelectorOperator::kLt, {"6x"}}}}),
+            kGen5, "flavor gen5 doesn't match node affinity"},
+        MismatchCase{"AffinityGtOnANonIntegerLabel",
+                     Affinity({{{"gpu.model", SelectorOperator::kGt, {"1"}}}}),
+                     kA100, "flavor a100 doesn't match node affinity"}),
     [](const ::testing::TestParamInfo<MismatchCase>& info) {
       return info.param.name;
     });

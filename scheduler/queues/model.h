@@ -157,11 +157,12 @@ struct Cohort {
 // Workload (§1.8)
 
 // Required node affinity, as Kubernetes' NodeSelectorRequirement.
-enum class SelectorOperator { kIn, kNotIn, kExists, kDoesNotExist };
+enum class SelectorOperator { kIn, kNotIn, kExists, kDoesNotExist, kGt, kLt };
 
 struct SelectorRequirement {
   std::string key;
   SelectorOperator op = SelectorOperator::kIn;
+  // kGt and kLt: one integer, compared with the label's value as integers.
   std::vector<std::string> values;
 };
 
