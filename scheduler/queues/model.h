@@ -217,7 +217,13 @@ struct Workload {
   std::string uid;
   std::string job_uid;        // label kueue.x-k8s.io/job-uid
   std::string cluster_queue;  // resolved through its LocalQueue
+  std::string queue_name;     // spec.queueName: the LocalQueue; "" for none
   int32_t priority = 0;
+  // spec.priorityClassName: the WorkloadPriorityClass the priority came
+  // from; "" when none did.
+  std::string priority_class;
+  // spec.maximumExecutionTimeSeconds; unset: no limit.
+  std::optional<int32_t> maximum_execution_time_seconds;
   std::vector<PodSet> pod_sets;
   WorkloadTimes times;
   std::optional<Admission> admission;  // set while it holds quota
