@@ -685,10 +685,8 @@ absl::Status ConvertDocument(const YAML::Node& node, absl::string_view what,
   return too_big ? absl::ResourceExhaustedError(status.message()) : status;
 }
 
-}  // namespace
-
-absl::Status ParseManifestDocument(absl::string_view text, Message* message,
-                                   std::vector<std::string>* warnings) {
+// Reads the one non-empty document of `text`.
+absl::StatusOr<YAML::Node> ParseOneDocument(absl::string_view text) {
   if (absl::Status s = CheckSize(text); !s.ok()) return s;
   absl::StatusOr<std::vector<YAML::Node>> docs = ParseYaml(text);
   if (!docs.ok()) return docs.status();
@@ -700,7 +698,32 @@ absl::Status ParseManifestDocument(absl::string_view text, Message* message,
     return absl::InvalidArgumentError(
         absl::StrCat("expected exactly one document, got ", non_empty.size()));
   }
-  return ConvertDocument(non_empty[0], "document", message, warnings);
+  return non_empty[0];
+}
+
+}  // namespace
+
+absl::Status ParseManifestDocument(absl::string_view text, Message* message,
+                                   std::vector<std::string>* warnings) {
+  absl::StatusOr<YAML::Node> doc = ParseOneDocument(text);
+  if (!doc.ok()) return doc.status();
+  return ConvertDocument(*doc, "document", message, warnings);
+}
+
+absl::StatusOr<DocumentType> ReadDocumentType(absl::string_view text) {
+  absl::StatusOr<YAML::Node> doc = ParseOneDocument(text);
+  if (!doc.ok()) return doc.status();
+  DocumentType type;
+  if (!doc->IsMap()) return type;
+  for (const auto& entry : *doc) {
+    if (!entry.first.IsScalar() || !entry.second.IsScalar()) continue;
+    if (entry.first.Scalar() == "apiVersion") {
+      type.api_version = entry.second.Scalar();
+    } else if (entry.first.Scalar() == "kind") {
+      type.kind = entry.second.Scalar();
+    }
+  }
+  return type;
 }
 
 absl::StatusOr<std::vector<ManifestObject>> LoadManifest(

@@ -46,6 +46,19 @@ absl::Status ParseManifestDocument(absl::string_view text,
                                    google::protobuf::Message* message,
                                    std::vector<std::string>* warnings);
 
+// The apiVersion and kind of a document.
+struct DocumentType {
+  std::string api_version;
+  std::string kind;
+};
+
+// Reads the apiVersion and kind of the single YAML or JSON document in
+// `text` and nothing else, so that a caller can choose the message to parse
+// it into (ParseManifestDocument); each is empty when absent or not a
+// string. Fails as ParseManifestDocument does on text that is too large, is
+// not YAML or JSON, or is not exactly one document.
+absl::StatusOr<DocumentType> ReadDocumentType(absl::string_view text);
+
 }  // namespace jobset::api
 
 #endif  // JOBSET_API_MANIFEST_H_

@@ -557,5 +557,28 @@ TEST(ParseManifestDocumentTest, ParsesOneDocumentIntoAnyMessage) {
                        HasSubstr("exactly one document")));
 }
 
+TEST(ReadDocumentTypeTest, ReadsApiVersionAndKindOnly) {
+  absl::StatusOr<DocumentType> type = ReadDocumentType(
+      "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\n"
+      "spec: {anything: [goes]}\n");
+  ASSERT_THAT(type, IsOk());
+  EXPECT_EQ(type->api_version, "kueue.x-k8s.io/v1beta1");
+  EXPECT_EQ(type->kind, "ClusterQueue");
+
+  type = ReadDocumentType(R"({"kind": ["not", "a", "string"]})");
+  ASSERT_THAT(type, IsOk());
+  EXPECT_EQ(type->api_version, "");
+  EXPECT_EQ(type->kind, "");
+
+  EXPECT_THAT(ReadDocumentType("kind: [A"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("not valid YAML or JSON")));
+  EXPECT_THAT(ReadDocumentType("kind: A\n---\nkind: B\n"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("exactly one document, got 2")));
+  EXPECT_THAT(ReadDocumentType(std::string(kMaxManifestBytes + 1, ' ')),
+              StatusIs(absl::StatusCode::kResourceExhausted));
+}
+
 }  // namespace
 }  // namespace jobset::api

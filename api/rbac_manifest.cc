@@ -7,7 +7,6 @@
 #include "absl/strings/str_cat.h"
 #include "api/manifest.h"
 #include "common/quote.h"
-#include "yaml-cpp/yaml.h"
 
 namespace jobset::api {
 namespace {
@@ -48,17 +47,10 @@ absl::StatusOr<RbacObject> ParseRbacDocument(absl::string_view text) {
     return absl::ResourceExhaustedError(
         absl::StrCat("document is larger than ", kMaxManifestBytes, " bytes"));
   }
-  // The kind decides the message: peek at it; a document yaml-cpp cannot
-  // read gets ParseManifestDocument's message.
-  std::string kind;
-  try {
-    const YAML::Node root = YAML::Load(std::string(text));
-    if (root.IsMap() && root["kind"].IsScalar()) kind = root["kind"].Scalar();
-  } catch (const std::exception&) {
-    Role role;
-    absl::Status s = ParseManifestDocument(text, &role, nullptr);
-    if (!s.ok()) return s;
-  }
+  // The kind decides the message.
+  absl::StatusOr<DocumentType> type = ReadDocumentType(text);
+  if (!type.ok()) return type.status();
+  const std::string& kind = type->kind;
   RbacObject object;
   absl::Status s;
   if (kind == "Role" || kind == "ClusterRole") {
