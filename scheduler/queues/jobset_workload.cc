@@ -288,11 +288,11 @@ absl::StatusOr<Workload> WorkloadFor(
   const api::ObjectMeta& meta = jobset.metadata();
   const int rjobs = jobset.spec().replicated_jobs_size();
   if (rjobs > kMaxPodSets) {
-    api::FieldErrors errors;
-    errors.TooMany("spec.replicatedJobs", rjobs, kMaxPodSets);
-    return absl::InvalidArgumentError(
-        absl::StrCat(errors.errors().front().ToString(),
-                     " (a Kueue Workload holds one podSet per replicatedJob)"));
+    return Invalid(
+        "spec.replicatedJobs",
+        absl::StrCat("Too many: ", rjobs, ": must have at most ", kMaxPodSets,
+                     " items when queued by Kueue (one Workload "
+                     "podSet each)"));
   }
 
   Workload wl;
