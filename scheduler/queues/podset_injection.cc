@@ -58,7 +58,9 @@ api::Toleration ToApi(const Toleration& t) {
 // (tolerationSeconds is not compared).
 bool SameToleration(const api::Toleration& a, const api::Toleration& b) {
   auto op = [](const api::Toleration& t) -> absl::string_view {
-    return t.operator_().empty() ? "Equal" : t.operator_();
+    // Both arms string_view: a std::string temporary would dangle.
+    return t.operator_().empty() ? absl::string_view("Equal")
+                                 : absl::string_view(t.operator_());
   };
   return a.key() == b.key() && a.effect() == b.effect() && op(a) == op(b) &&
          a.value() == b.value();
