@@ -484,8 +484,8 @@ TEST_F(HostPathRaceTest, AHostPathThatDidNotExistIsNotBound) {
   std::vector<ScopedFd> held;
   EXPECT_THAT(ChildMountFor(m, &held).status(),
               StatusIs(absl::StatusCode::kNotFound,
-                       HasSubstr(absl::StrCat("volumeMounts[2]: hostPath ", x_,
-                                              "/later does not exist"))));
+                       HasSubstr(absl::StrCat("volumeMounts[2]: hostPath \"",
+                                              x_, "/later\" does not exist"))));
 }
 
 TEST(MaskedEtcFilesTest, NamesPasswordHashesAndHostKeysThatExist) {

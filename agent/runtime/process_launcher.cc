@@ -20,6 +20,7 @@
 #include "agent/runtime/oci_bundle.h"
 #include "agent/runtime/volumes.h"
 #include "common/log.h"
+#include "common/quote.h"
 
 namespace jobset::agent {
 namespace {
@@ -216,7 +217,7 @@ absl::StatusOr<ChildMount> ChildMountFor(const ContainerMount& mount,
   if (!mount.host_path) return child;
   if (mount.host_path_fd == nullptr) {
     return absl::NotFoundError(absl::StrCat(
-        "volumeMounts[", mount.index, "]: hostPath ", mount.source,
+        "volumeMounts[", mount.index, "]: hostPath ", Quote(mount.source),
         " does not exist (process mode binds only what exists when the "
         "container starts)"));
   }
@@ -228,7 +229,7 @@ absl::StatusOr<ChildMount> ChildMountFor(const ContainerMount& mount,
     // Before Linux 5.2 the child binds the path and compares what it got
     // with checked_fd.
     if (errno == ENOSYS) return child;
-    return absl::InternalError(absl::StrCat("hostPath ", mount.source,
+    return absl::InternalError(absl::StrCat("hostPath ", Quote(mount.source),
                                             ": open_tree: ", strerror(errno)));
   }
   child.tree_fd = tree.get();
@@ -510,7 +511,8 @@ absl::StatusOr<Launched> ProcessLauncher::Launch(const api::Container& spec,
           const ChildMount& m = setup.mounts[failure.detail];
           if (failure.err == ESTALE && m.checked_fd >= 0) {
             return absl::FailedPreconditionError(absl::StrCat(
-                "cannot mount hostPath ", m.source, " at ", m.destination,
+                "cannot mount hostPath ", Quote(m.source), " at ",
+                Quote(m.destination),
                 ": it no longer names the object checked (replaced since)"));
           }
           return absl::InternalError(absl::StrCat("cannot mount ", m.source,
