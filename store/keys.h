@@ -127,6 +127,27 @@ inline std::string ConfigMapKey(absl::string_view ns, absl::string_view name) {
   return absl::StrCat(kConfigMaps, ns, "/", name);
 }
 
+// Kueue's objects: "kueue/<plural>/<name>" for the cluster-scoped kinds
+// (resourceflavors, clusterqueues, cohorts, workloadpriorityclasses) and
+// "kueue/<plural>/<namespace>/<name>" for the namespaced ones (localqueues,
+// workloads) -> jobset::api::KueueObject (proto/kueue.proto), resourceVersion
+// left empty. `plural` is the RBAC resource name.
+inline constexpr absl::string_view kKueue = "kueue/";
+
+// Returns the prefix of every object of `plural` (in `ns` when it is not
+// empty: a namespaced kind's one namespace).
+inline std::string KueuePrefix(absl::string_view plural, absl::string_view ns) {
+  if (ns.empty()) return absl::StrCat(kKueue, plural, "/");
+  return absl::StrCat(kKueue, plural, "/", ns, "/");
+}
+
+// Returns the key of object `name` of `plural` (`ns` empty for a
+// cluster-scoped kind).
+inline std::string KueueKey(absl::string_view plural, absl::string_view ns,
+                            absl::string_view name) {
+  return absl::StrCat(KueuePrefix(plural, ns), name);
+}
+
 }  // namespace jobset::store::keys
 
 #endif  // JOBSET_STORE_KEYS_H_
