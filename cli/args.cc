@@ -104,9 +104,9 @@ const std::vector<CommandSpec>& Commands() {
   static const auto* commands = new std::vector<CommandSpec>{
       {"apply",
        "apply -f FILE|- [--dry-run]",
-       "Create or update JobSets, Namespaces and RBAC objects from a YAML or "
-       "JSON manifest (several documents allowed; upstream JobSet manifests "
-       "load unchanged).",
+       "Create or update JobSets, Namespaces, RBAC and Kueue objects from a "
+       "YAML or JSON manifest (several documents allowed; upstream JobSet and "
+       "Kueue manifests load unchanged).",
        {Valued("filename", 'f', "FILE", "manifest file, or - for stdin"),
         Switch("dry-run", '\0', "default and validate on the server only")},
        0,
@@ -117,9 +117,9 @@ const std::vector<CommandSpec>& Commands() {
        "[--type=T] | create secret docker-registry NAME --docker-server=S "
        "--docker-username=U --docker-password=P [--docker-email=E] | create "
        "configmap NAME [--from-literal=K=V] [--from-file=[K=]PATH]",
-       "Create JobSets, Namespaces, Secrets, ConfigMaps and RBAC objects from "
-       "a manifest, a Secret or ConfigMap from literals and files (as "
-       "kubectl's generators), or a user's bearer token (printed once).",
+       "Create JobSets, Namespaces, Secrets, ConfigMaps, RBAC and Kueue "
+       "objects from a manifest, a Secret or ConfigMap from literals and files "
+       "(as kubectl's generators), or a user's bearer token (printed once).",
        {Valued("filename", 'f', "FILE", "manifest file, or - for stdin"),
         Switch("dry-run", '\0', "default and validate on the server only"),
         Valued("groups", '\0', "GROUPS", "token: comma-separated groups"),
@@ -140,7 +140,8 @@ const std::vector<CommandSpec>& Commands() {
        3},
       {"get",
        "get jobsets|jobs|pods|nodes|events|namespaces|secrets|configmaps|"
-       "tokens|roles|"
+       "resourceflavors|clusterqueues|cohorts|localqueues|"
+       "workloadpriorityclasses|workloads|tokens|roles|"
        "rolebindings|clusterroles|clusterrolebindings [NAME] "
        "[-o json|yaml|name|wide|jsonpath=TEMPLATE] [-l SELECTOR] "
        "[--field-selector=SELECTOR] [--jobset NAME] [-w] [-A]",
@@ -162,22 +163,25 @@ const std::vector<CommandSpec>& Commands() {
        1,
        2},
       {"describe",
-       "describe jobset|node|secret|configmap NAME",
+       "describe jobset|node|secret|configmap|KUEUE-KIND NAME",
        "Show a JobSet in detail (conditions, replicated jobs, pods and their "
-       "nodes, why pods are pending, recent events) or a node (conditions, "
-       "taints, capacity, what its pods request).",
+       "nodes, why pods are pending, recent events), a node (conditions, "
+       "taints, capacity, what its pods request), or one of Kueue's objects "
+       "(resourceflavor, clusterqueue, cohort, localqueue, "
+       "workloadpriorityclass, workload: spec and status).",
        {},
        2,
        2},
       {"delete",
-       "delete jobset|namespace|secret|configmap|token|node NAME | delete "
+       "delete jobset|namespace|secret|configmap|token|node|KUEUE-KIND NAME | "
+       "delete "
        "jobsets --all|-l "
        "SELECTOR "
        "[-A] | delete -f FILE|-",
        "Delete a JobSet, a user's token, a node (its identity; the agent must "
-       "join again), every JobSet of the namespace (--all) or those a label "
-       "selector matches (-l), or the JobSets, Namespaces and RBAC objects "
-       "of a manifest.",
+       "join again), one of Kueue's objects, every JobSet of the namespace "
+       "(--all) or those a label selector matches (-l), or the objects of a "
+       "manifest.",
        {Valued("filename", 'f', "FILE", "manifest file, or - for stdin"),
         Switch("all", '\0', "jobsets: every JobSet of the namespace"),
         Valued("selector", 'l', "SELECTOR",

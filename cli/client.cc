@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "cli/client_internal.h"
 #include "common/grpc_status.h"
 #include "common/leader_redirect.h"
 #include "grpcpp/client_context.h"
@@ -31,10 +32,6 @@ constexpr int kMaxRestarts = 3;
 // of serving; the calls' back-off (cli/retry.h) paces the rest.
 constexpr int kInitialReconnectBackoffMs = 100;
 constexpr int kMaxReconnectBackoffMs = 1000;
-
-std::chrono::system_clock::time_point ToChrono(absl::Time t) {
-  return absl::ToChronoTime(t);
-}
 
 }  // namespace
 
@@ -114,6 +111,7 @@ std::shared_ptr<const Client::Stubs> Client::CurrentStubs() {
     stubs->nodes = api::NodeService::NewStub(channel);
     stubs->logs = api::PodLogService::NewStub(channel);
     stubs->access = api::AccessService::NewStub(channel);
+    stubs->kueue = api::KueueService::NewStub(channel);
     stubs_ = std::move(stubs);
   }
   return stubs_;
@@ -169,28 +167,6 @@ absl::Status Client::Convert(const grpc::Status& status,
                        " (an older jobsetd?): ", status.error_message()));
     default:
       return FromGrpcStatus(status);
-  }
-}
-
-template <typename Response, typename Call>
-absl::StatusOr<Response> Client::Unary(absl::string_view method, Call call,
-                                       Repeat repeat, bool* repeated) {
-  if (!replicas_.ok()) return replicas_.status();
-  // One deadline for the call, whichever replicas it takes to answer.
-  Attempts attempts(clock_, timeout_, repeat);
-  while (true) {
-    std::shared_ptr<const Stubs> stubs = CurrentStubs();
-    grpc::ClientContext context;
-    context.set_deadline(ToChrono(attempts.GrpcDeadline()));
-    Response response;
-    grpc::Status status = call(*stubs, &context, &response);
-    if (TryAgain(context, status, stubs->address, &attempts)) continue;
-    if (repeated != nullptr) *repeated = attempts.repeated_after_maybe_sent();
-    if (!status.ok()) {
-      return Convert(status, method, stubs->address,
-                     attempts.Note(status, method, replicas_->size()));
-    }
-    return response;
   }
 }
 
@@ -597,61 +573,15 @@ absl::StatusOr<api::AccessReviewResult> Client::ReviewAccess(
       });
 }
 
-template <typename Item, typename Open, typename OnItem>
-grpc::Status Client::ReadStream(absl::string_view method, absl::Time deadline,
-                                Open open, OnItem on_item, std::string* address,
-                                std::string* note) {
-  // Opening is retried within the call's timeout (or the stream's deadline,
-  // when sooner); the stream itself runs to its deadline.
-  // gRPC deadlines are real time: read through RealClock.
-  Attempts attempts(clock_,
-                    std::min(timeout_, deadline - RealClock::Get()->Now()),
-                    Repeat::kSafe);
-  while (true) {
-    std::shared_ptr<const Stubs> stubs = CurrentStubs();
-    *address = stubs->address;
-    grpc::ClientContext context;
-    if (deadline != absl::InfiniteFuture()) {
-      context.set_deadline(ToChrono(deadline));
-    }
-    std::unique_ptr<grpc::ClientReader<Item>> reader = open(*stubs, &context);
-    Item item;
-    bool delivered = false;
-    while (reader->Read(&item)) {
-      delivered = true;
-      if (!on_item(item)) {
-        context.TryCancel();
-        (void)reader->Finish();
-        return grpc::Status::OK;
-      }
-    }
-    grpc::Status status = reader->Finish();
-    // What was delivered is not delivered twice: only a stream that gave
-    // nothing is opened again elsewhere.
-    if (!delivered && TryAgain(context, status, stubs->address, &attempts)) {
-      continue;
-    }
-    if (!delivered) *note = attempts.Note(status, method, replicas_->size());
-    return status;
-  }
-}
-
 absl::Status Client::Watch(
     const api::WatchJobSetsRequest& request, absl::Time deadline,
     const std::function<bool(const api::WatchEvent&)>& on_event) {
-  if (!replicas_.ok()) return replicas_.status();
-  std::string address;
-  std::string note;
-  const grpc::Status status = ReadStream<api::WatchEvent>(
+  return WatchStream<api::WatchEvent>(
       "WatchJobSets", deadline,
       [&](const Stubs& s, grpc::ClientContext* c) {
         return s.jobsets->WatchJobSets(c, request);
       },
-      on_event, &address, &note);
-  if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
-    return absl::DeadlineExceededError("watch deadline passed");
-  }
-  return Convert(status, "WatchJobSets", address, note);
+      on_event);
 }
 
 absl::Status Client::SaveSnapshot(

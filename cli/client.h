@@ -20,6 +20,7 @@
 #include "proto/agent.grpc.pb.h"
 #include "proto/auth.grpc.pb.h"
 #include "proto/jobset_service.grpc.pb.h"
+#include "proto/kueue_service.grpc.pb.h"
 
 namespace jobset::cli {
 
@@ -132,6 +133,23 @@ class Client {
   absl::StatusOr<api::AccessReviewResult> ReviewAccess(
       const api::AccessReview& review);
 
+  // KueueService (proto/kueue_service.proto): Kueue's objects, the kind
+  // named by its Kind. An apply is sent again after an ambiguous failure
+  // unless create_only (a repeat would answer AlreadyExists for its own
+  // object); a delete is not.
+  absl::StatusOr<api::ApplyKueueObjectResponse> ApplyKueueObject(
+      const api::ApplyKueueObjectRequest& request);
+  absl::StatusOr<api::KueueObject> GetKueueObject(
+      const api::KueueObjectRef& ref);
+  absl::StatusOr<api::ListKueueObjectsResponse> ListKueueObjects(
+      const api::ListKueueObjectsRequest& request);
+  absl::StatusOr<api::KueueObject> DeleteKueueObject(
+      const api::KueueObjectRef& ref);
+  // Streams WatchKueueObjects events as Watch streams JobSets'.
+  absl::Status WatchKueueObjects(
+      const api::WatchKueueObjectsRequest& request, absl::Time deadline,
+      const std::function<bool(const api::KueueWatchEvent&)>& on_event);
+
   // Streams AccessService.SaveSnapshot's chunks to `on_chunk` until the
   // last one (or `on_chunk` returns false: then OK) or `deadline`.
   absl::Status SaveSnapshot(
@@ -174,6 +192,11 @@ class Client {
   grpc::Status ReadStream(absl::string_view method, absl::Time deadline,
                           Open open, OnItem on_item, std::string* address,
                           std::string* note);
+  // A watch: ReadStream until `deadline` (then kDeadlineExceeded, "watch
+  // deadline passed") or an error, converted as a unary call's.
+  template <typename Event, typename Open, typename OnEvent>
+  absl::Status WatchStream(absl::string_view method, absl::Time deadline,
+                           Open open, OnEvent on_event);
   // `note`: what the attempts tried, appended to a failover's error.
   absl::Status Convert(const grpc::Status& status, absl::string_view method,
                        absl::string_view address, absl::string_view note = "");
@@ -184,6 +207,7 @@ class Client {
     std::unique_ptr<api::NodeService::Stub> nodes;
     std::unique_ptr<api::PodLogService::Stub> logs;
     std::unique_ptr<api::AccessService::Stub> access;
+    std::unique_ptr<api::KueueService::Stub> kueue;
   };
   // The stubs for replicas_.current(), made when it changes.
   std::shared_ptr<const Stubs> CurrentStubs();

@@ -15,6 +15,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "proto/jobset_service.grpc.pb.h"
+#include "proto/kueue_service.grpc.pb.h"
 
 namespace jobset::cli {
 namespace {
@@ -85,16 +86,58 @@ class SteppingClock final : public Clock {
   std::vector<absl::Duration> waits_ ABSL_GUARDED_BY(mu_);
 };
 
+// KueueService on a replica: the leader answers GetKueueObject with the
+// name asked for and WatchKueueObjects with one event; a follower as
+// Replica's.
+class KueueReplica final : public api::KueueService::Service {
+ public:
+  explicit KueueReplica(std::string leader) : leader_(std::move(leader)) {}
+
+  grpc::Status GetKueueObject(grpc::ServerContext* context,
+                              const api::KueueObjectRef* ref,
+                              api::KueueObject* response) override {
+    if (grpc::Status s = Follow(context); !s.ok()) return s;
+    response->mutable_cluster_queue()->mutable_metadata()->set_name(
+        ref->name());
+    return grpc::Status::OK;
+  }
+  grpc::Status WatchKueueObjects(
+      grpc::ServerContext* context, const api::WatchKueueObjectsRequest*,
+      grpc::ServerWriter<api::KueueWatchEvent>* writer) override {
+    if (grpc::Status s = Follow(context); !s.ok()) return s;
+    api::KueueWatchEvent event;
+    event.set_type("ADDED");
+    event.mutable_object()->mutable_local_queue()->mutable_metadata()->set_name(
+        "q");
+    writer->Write(event);
+    return grpc::Status::OK;
+  }
+
+ private:
+  grpc::Status Follow(grpc::ServerContext* context) {
+    if (leader_ == "self") return grpc::Status::OK;
+    if (!leader_.empty()) {
+      context->AddTrailingMetadata(kLeaderMetadataKey, leader_);
+    }
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                        "jobsetd: this replica is a follower");
+  }
+
+  const std::string leader_;
+};
+
 struct Served {
-  explicit Served(std::string leader) : replica(std::move(leader)) {
+  explicit Served(std::string leader) : replica(leader), kueue(leader) {
     grpc::ServerBuilder builder;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
                              &port);
     builder.RegisterService(&replica);
+    builder.RegisterService(&kueue);
     server = builder.BuildAndStart();
   }
   std::string address() const { return absl::StrCat("127.0.0.1:", port); }
   Replica replica;
+  KueueReplica kueue;
   int port = 0;
   std::unique_ptr<grpc::Server> server;
 };
@@ -126,6 +169,40 @@ TEST(ClientReplicasTest, AFollowerSendsTheCallToTheLeader) {
   ASSERT_TRUE(GetNamed(client, "two").ok());
   EXPECT_EQ(follower.replica.calls(), 1);
   EXPECT_EQ(leader.replica.calls(), 2);
+}
+
+// KueueService's calls ride the same failover: a follower's redirect and
+// an unreachable replica, for a unary call and a stream.
+TEST(ClientReplicasTest, KueueCallsFollowTheLeaderToo) {
+  Served leader("self");
+  Served follower(leader.address());
+  Client client(absl::StrCat(ClosedPort(), ",", follower.address(), ",",
+                             leader.address()),
+                absl::Seconds(10));
+  api::KueueObjectRef ref;
+  ref.set_kind("ClusterQueue");
+  ref.set_name("research");
+  absl::StatusOr<api::KueueObject> got = client.GetKueueObject(ref);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->cluster_queue().metadata().name(), "research");
+  EXPECT_EQ(client.address(), leader.address());
+
+  Client watcher(absl::StrCat(follower.address(), ",", leader.address()),
+                 absl::Seconds(10));
+  std::vector<std::string> seen;
+  absl::Status watched = watcher.WatchKueueObjects(
+      api::WatchKueueObjectsRequest(), absl::InfiniteFuture(),
+      [&](const api::KueueWatchEvent& event) {
+        seen.push_back(absl::StrCat(
+            event.type(), " ", event.object().local_queue().metadata().name()));
+        return true;
+      });
+  ASSERT_TRUE(watched.ok()) << watched;
+  EXPECT_THAT(seen, ::testing::ElementsAre("ADDED q"));
+  // Unreachable: the same error as any call.
+  Client alone(ClosedPort(), absl::Milliseconds(300));
+  EXPECT_THAT(alone.GetKueueObject(ref).status().message(),
+              HasSubstr("cannot reach jobsetd"));
 }
 
 TEST(ClientReplicasTest, AnUnreachableReplicaIsPassedOver) {

@@ -4,7 +4,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "google/protobuf/message.h"
 #include "proto/agent.pb.h"
 #include "proto/cluster.pb.h"
 #include "proto/jobset.pb.h"
@@ -36,6 +38,21 @@ std::string DescribeSecret(const api::Secret& secret);
 // Renders `describe configmap` as kubectl does: metadata, each data key with
 // its value under a "----" rule, and binaryData keys with their sizes. Pure.
 std::string DescribeConfigMap(const api::ConfigMap& config_map);
+
+// Renders `describe` of a custom resource (Kueue's objects) as kubectl's
+// generic describer does: Name, Namespace, Labels, Annotations, then every
+// other field of the object's `-o json` form (ToJson with `api_version` and
+// `kind`) in key order, each key in words ("nominalQuota" -> "Nominal
+// Quota", "apiVersion" -> "API Version"; keys with other characters than
+// letters as they are), an object's fields a level (two spaces) deeper, a
+// list's items one after another, then `events` (Type Reason Age From
+// Message; "<none>"; none at all when null: they could not be read), the
+// "Key:<tab>value" lines aligned as kubectl's tabwriter aligns them. Pure.
+std::string DescribeResource(const google::protobuf::Message& object,
+                             absl::string_view api_version,
+                             absl::string_view kind,
+                             const std::vector<api::Event>* events,
+                             absl::Time now);
 
 }  // namespace jobset::cli
 

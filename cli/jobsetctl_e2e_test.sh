@@ -280,7 +280,7 @@ expect err "unknown flag: --bogus"
 run 2 get widgets
 expect err "unknown resource type"
 run 0 describe --help
-expect out "Usage: jobsetctl describe jobset|node|secret|configmap NAME"
+expect out "Usage: jobsetctl describe jobset|node|secret|configmap|KUEUE-KIND NAME"
 # An unreachable server is tried again (a failover) until the timeout.
 run 3 --server=127.0.0.1:1 --request-timeout=2s get jobsets
 expect err "cannot reach jobsetd at 127.0.0.1:1"

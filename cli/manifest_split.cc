@@ -7,6 +7,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "api/config_objects.h"
+#include "api/kueue_manifest.h"
 #include "api/manifest.h"
 #include "api/namespace_manifest.h"
 #include "api/rbac_manifest.h"
@@ -26,7 +27,7 @@ bool IsContent(absl::string_view line) {
   return !line.empty() && line[0] != '#';
 }
 
-enum class DocKind { kOther, kRbac, kNamespace, kSecret, kConfigMap };
+enum class DocKind { kOther, kRbac, kNamespace, kSecret, kConfigMap, kKueue };
 
 // What `text`, one document, is (by its top-level kind and apiVersion).
 DocKind KindOf(const std::string& text) {
@@ -48,6 +49,10 @@ DocKind KindOf(const std::string& text) {
     }
     if (api::IsConfigMapKind(version.Scalar(), kind.Scalar())) {
       return DocKind::kConfigMap;
+    }
+    if (api::IsKueueKind(kind.Scalar()) &&
+        absl::StartsWith(version.Scalar(), "kueue.x-k8s.io/")) {
+      return DocKind::kKueue;
     }
     return DocKind::kOther;
   } catch (const std::exception&) {
@@ -96,6 +101,7 @@ SplitDocuments SplitByKind(absl::string_view text) {
         kind == DocKind::kRbac        ? out.rbac
         : kind == DocKind::kNamespace ? out.namespaces
         : kind == DocKind::kSecret    ? out.secrets
+        : kind == DocKind::kKueue     ? out.kueue
                                       : out.config_maps;
     taken.push_back({document, chunk_text});
     // Blank it, keeping one null document and the line count.
@@ -111,7 +117,8 @@ SplitDocuments SplitByKind(absl::string_view text) {
     }
   }
   out.rest = out.rbac.empty() && out.namespaces.empty() &&
-                     out.secrets.empty() && out.config_maps.empty()
+                     out.secrets.empty() && out.config_maps.empty() &&
+                     out.kueue.empty()
                  ? std::string(text)
                  : absl::StrJoin(lines, "\n");
   return out;

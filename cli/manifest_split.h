@@ -28,6 +28,9 @@ struct SplitDocuments {
   // The v1 Secret and ConfigMap documents, likewise.
   std::vector<RbacDocument> secrets;
   std::vector<RbacDocument> config_maps;
+  // Kueue's documents (a Kueue kind of apiVersion kueue.x-k8s.io/...),
+  // likewise.
+  std::vector<RbacDocument> kueue;
 };
 
 // Splits YAML or JSON `text` at its "---" lines and finds each document's

@@ -45,6 +45,29 @@ TEST(SplitByKindTest, TakesOutSecretsAndConfigMaps) {
   EXPECT_EQ((*objects)[0].document, 2);
 }
 
+// Kueue's kinds of group kueue.x-k8s.io (any version: the reader checks
+// it) are taken out; a Kueue kind of another group is left for
+// LoadManifest to refuse.
+TEST(SplitByKindTest, TakesOutKueueDocuments) {
+  const std::string text = absl::StrCat(
+      "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\n"
+      "metadata: {name: f}\n---\n",
+      kJobSet,
+      "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\n"
+      "metadata: {name: cq}\n---\n"
+      "apiVersion: example.com/v1\nkind: LocalQueue\nmetadata: {name: q}\n");
+  SplitDocuments split = SplitByKind(text);
+  ASSERT_EQ(split.kueue.size(), 2u);
+  EXPECT_EQ(split.kueue[0].document, 1);
+  EXPECT_THAT(split.kueue[0].text, HasSubstr("kind: ResourceFlavor"));
+  EXPECT_EQ(split.kueue[1].document, 3);
+  EXPECT_THAT(split.kueue[1].text, HasSubstr("kind: ClusterQueue"));
+  absl::StatusOr<std::vector<api::ManifestObject>> objects =
+      api::LoadManifest(split.rest);
+  ASSERT_FALSE(objects.ok());
+  EXPECT_THAT(objects.status().message(), HasSubstr("document 4"));
+}
+
 TEST(SplitByKindTest, WithoutRbacTheTextIsUnchanged) {
   const std::string text = absl::StrCat("# c\n", kJobSet, "---\n", kJobSet);
   SplitDocuments split = SplitByKind(text);

@@ -15,10 +15,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/config_objects.h"
+#include "api/kueue_manifest.h"
 #include "api/manifest.h"
 #include "api/namespace_manifest.h"
 #include "api/rbac_manifest.h"
 #include "cli/cmd/verbs.h"
+#include "cli/kueue_output.h"
 #include "cli/manifest_split.h"
 #include "cli/ordered_pool.h"
 #include "common/quote.h"
@@ -46,11 +48,13 @@ absl::Status DefaultNamespace(const Context& ctx, api::ObjectMeta* meta) {
 }
 
 // One document of the file other than a JobSet (RBAC, Namespace, Secret,
-// ConfigMap): its kind, message and that message's metadata.
+// ConfigMap, Kueue's objects): its kind, message, that message's metadata
+// and the reader's warnings (fields jobsetd ignores).
 struct Document {
   const KindInfo* kind = nullptr;
   std::unique_ptr<google::protobuf::Message> object;
   api::ObjectMeta* meta = nullptr;
+  std::vector<std::string> warnings;
 };
 
 template <typename T>
@@ -61,6 +65,8 @@ Document MakeDocument(const KindInfo* kind, T object) {
   if constexpr (std::is_same_v<T, api::RbacObject>) {
     doc.meta = owned->has_role() ? owned->mutable_role()->mutable_metadata()
                                  : owned->mutable_binding()->mutable_metadata();
+  } else if constexpr (std::is_same_v<T, api::KueueObject>) {
+    doc.meta = MutableKueueMetadata(owned.get());
   } else {
     doc.meta = owned->mutable_metadata();
   }
@@ -175,7 +181,8 @@ int ApplyFile(const Context& ctx, FileMode mode) {
   // Document number -> the other objects, read (and Namespaces, Secrets and
   // ConfigMaps checked) before anything is sent.
   std::map<int, Document> ordered;
-  auto take = [&](const RbacDocument& doc, auto parsed) {
+  auto take = [&](const RbacDocument& doc, auto parsed,
+                  std::vector<std::string> warnings = {}) {
     if (!parsed.ok()) {
       *ctx.io.err << "error: " << shown << ": manifest document "
                   << doc.document << ": " << parsed.status().message() << "\n";
@@ -186,6 +193,8 @@ int ApplyFile(const Context& ctx, FileMode mode) {
     if constexpr (std::is_same_v<T, api::RbacObject>) {
       kind = FindKindOfManifest(parsed->has_role() ? parsed->role().kind()
                                                    : parsed->binding().kind());
+    } else if constexpr (std::is_same_v<T, api::KueueObject>) {
+      kind = FindKindOfManifest(KueueKind(*parsed));
     } else if constexpr (std::is_same_v<T, api::Namespace>) {
       kind = &KindNamed("namespaces");
     } else if constexpr (std::is_same_v<T, api::Secret>) {
@@ -199,6 +208,7 @@ int ApplyFile(const Context& ctx, FileMode mode) {
       return false;
     }
     ordered[doc.document] = MakeDocument(kind, *std::move(parsed));
+    ordered[doc.document].warnings = std::move(warnings);
     return true;
   };
   for (const RbacDocument& doc : split.rbac) {
@@ -227,6 +237,16 @@ int ApplyFile(const Context& ctx, FileMode mode) {
       if (absl::Status s = Validate(ctx, *cm); !s.ok()) cm = s;
     }
     if (!take(doc, std::move(cm))) return kExitApiError;
+  }
+  // Kueue's objects: defaulted and validated by jobsetd (the shape is
+  // checked here, before anything is sent).
+  for (const RbacDocument& doc : split.kueue) {
+    std::vector<std::string> warnings;
+    absl::StatusOr<api::KueueObject> parsed =
+        api::ParseKueueDocument(doc.text, &warnings);
+    if (!take(doc, std::move(parsed), std::move(warnings))) {
+      return kExitApiError;
+    }
   }
   if (objects->empty() && ordered.empty()) {
     *ctx.io.err << "error: no objects passed to " << verb << "\n";
@@ -287,6 +307,12 @@ int ApplyFile(const Context& ctx, FileMode mode) {
     flush_wave();
     for (; next != ordered.end() && next->first < document; ++next) {
       Document& doc = next->second;
+      if (mode != FileMode::kDelete) {
+        for (const std::string& warning : doc.warnings) {
+          *ctx.io.err << "Warning: " << doc.kind->Resource() << "/"
+                      << doc.meta->name() << ": " << warning << "\n";
+        }
+      }
       record(ApplyObject(ctx, *doc.kind, *doc.object, doc.meta, mode, dry_run));
     }
   };

@@ -1,6 +1,6 @@
-// Test doubles for the verbs' tests: JobSetService and AccessService fakes
-// served in the test's process, and a fixture that runs jobsetctl's Main
-// against them.
+// Test doubles for the verbs' tests: JobSetService, AccessService and
+// KueueService fakes served in the test's process, and a fixture that runs
+// jobsetctl's Main against them.
 #ifndef JOBSET_CLI_CMD_FAKE_SERVER_H_
 #define JOBSET_CLI_CMD_FAKE_SERVER_H_
 
@@ -9,11 +9,14 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "cli/commands.h"
@@ -25,6 +28,7 @@
 #include "gtest/gtest.h"
 #include "proto/auth.grpc.pb.h"
 #include "proto/jobset_service.grpc.pb.h"
+#include "proto/kueue_service.grpc.pb.h"
 
 namespace jobset::cli {
 
@@ -248,6 +252,177 @@ class FakeAccess final : public api::AccessService::Service {
   std::string peer_cn_ ABSL_GUARDED_BY(mu_);
 };
 
+// KueueService as jobsetd would answer, over a map: Apply creates, finds
+// an object unchanged (the same labels, annotations and spec) or replaces
+// it (status kept); a dry run stores nothing; an object named "bad-..." is
+// refused as invalid. A watch sends the kind's objects as ADDED, then the
+// first again as MODIFIED with one more pending workload, and ends.
+class FakeKueue final : public api::KueueService::Service {
+ public:
+  grpc::Status ApplyKueueObject(
+      grpc::ServerContext*, const api::ApplyKueueObjectRequest* request,
+      api::ApplyKueueObjectResponse* response) override {
+    api::KueueObject object = request->object();
+    const std::string key = KeyOf(object);
+    if (absl::StartsWith(Meta(object).name(), "bad-")) {
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          "spec.resourceGroups[0].coveredResources: Required "
+                          "value");
+    }
+    absl::MutexLock lock(&mu_);
+    applied_.push_back(object);
+    auto it = stored_.find(key);
+    if (it != stored_.end() && request->create_only()) {
+      return grpc::Status(grpc::StatusCode::ALREADY_EXISTS,
+                          absl::StrCat(key, " already exists"));
+    }
+    response->set_created(it == stored_.end());
+    if (it != stored_.end()) {
+      response->set_unchanged(Owned(it->second) == Owned(object));
+      CopyStatus(it->second, &object);
+    }
+    if (!request->dry_run()) stored_[key] = object;
+    *response->mutable_object() = object;
+    return grpc::Status::OK;
+  }
+
+  grpc::Status GetKueueObject(grpc::ServerContext*,
+                              const api::KueueObjectRef* ref,
+                              api::KueueObject* response) override {
+    absl::MutexLock lock(&mu_);
+    auto it = stored_.find(KeyOf(*ref));
+    if (it == stored_.end()) return NotFound(*ref);
+    *response = it->second;
+    return grpc::Status::OK;
+  }
+
+  grpc::Status ListKueueObjects(
+      grpc::ServerContext*, const api::ListKueueObjectsRequest* request,
+      api::ListKueueObjectsResponse* response) override {
+    absl::MutexLock lock(&mu_);
+    last_list_ = *request;
+    for (const api::KueueObject& o : Matching(*request)) {
+      *response->add_items() = o;
+    }
+    response->set_resource_version("7");
+    return grpc::Status::OK;
+  }
+
+  grpc::Status DeleteKueueObject(grpc::ServerContext*,
+                                 const api::KueueObjectRef* ref,
+                                 api::KueueObject* response) override {
+    absl::MutexLock lock(&mu_);
+    auto it = stored_.find(KeyOf(*ref));
+    if (it == stored_.end()) return NotFound(*ref);
+    *response = it->second;
+    stored_.erase(it);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status WatchKueueObjects(
+      grpc::ServerContext*, const api::WatchKueueObjectsRequest* request,
+      grpc::ServerWriter<api::KueueWatchEvent>* writer) override {
+    api::ListKueueObjectsRequest list;
+    list.set_kind(request->kind());
+    list.set_namespace_(request->namespace_());
+    list.set_all_namespaces(request->all_namespaces());
+    std::vector<api::KueueObject> objects;
+    {
+      absl::MutexLock lock(&mu_);
+      objects = Matching(list);
+    }
+    api::KueueWatchEvent event;
+    for (const api::KueueObject& o : objects) {
+      event.set_type("ADDED");
+      *event.mutable_object() = o;
+      writer->Write(event);
+    }
+    if (!objects.empty() && objects[0].has_cluster_queue()) {
+      event.set_type("MODIFIED");
+      *event.mutable_object() = objects[0];
+      api::ClusterQueue* cq = event.mutable_object()->mutable_cluster_queue();
+      cq->mutable_metadata()->set_resource_version("8");
+      cq->mutable_status()->set_pending_workloads(
+          cq->status().pending_workloads() + 1);
+      writer->Write(event);
+    }
+    return grpc::Status::OK;
+  }
+
+  std::vector<api::KueueObject> applied() {
+    absl::MutexLock lock(&mu_);
+    return applied_;
+  }
+  api::ListKueueObjectsRequest last_list() {
+    absl::MutexLock lock(&mu_);
+    return last_list_;
+  }
+  size_t stored() {
+    absl::MutexLock lock(&mu_);
+    return stored_.size();
+  }
+
+ private:
+  static const api::ObjectMeta& Meta(const api::KueueObject& o) {
+    const google::protobuf::Message& m = o.GetReflection()->GetMessage(
+        o, o.GetReflection()->GetOneofFieldDescriptor(
+               o, o.GetDescriptor()->FindOneofByName("object")));
+    return static_cast<const api::ObjectMeta&>(m.GetReflection()->GetMessage(
+        m, m.GetDescriptor()->FindFieldByName("metadata")));
+  }
+  static std::string Kind(const api::KueueObject& o) {
+    return o.GetReflection()
+        ->GetOneofFieldDescriptor(o,
+                                  o.GetDescriptor()->FindOneofByName("object"))
+        ->message_type()
+        ->name();
+  }
+  static std::string KeyOf(const api::KueueObject& o) {
+    return absl::StrCat(Kind(o), "/", Meta(o).namespace_(), "/",
+                        Meta(o).name());
+  }
+  static std::string KeyOf(const api::KueueObjectRef& ref) {
+    return absl::StrCat(ref.kind(), "/", ref.namespace_(), "/", ref.name());
+  }
+  // What apply owns, comparable: the object less its status.
+  static std::string Owned(api::KueueObject o) {
+    if (o.has_cluster_queue()) o.mutable_cluster_queue()->clear_status();
+    if (o.has_local_queue()) o.mutable_local_queue()->clear_status();
+    return o.DebugString();
+  }
+  static void CopyStatus(const api::KueueObject& from, api::KueueObject* to) {
+    if (from.has_cluster_queue() && to->has_cluster_queue()) {
+      *to->mutable_cluster_queue()->mutable_status() =
+          from.cluster_queue().status();
+    }
+  }
+  static grpc::Status NotFound(const api::KueueObjectRef& ref) {
+    return grpc::Status(
+        grpc::StatusCode::NOT_FOUND,
+        absl::StrCat(absl::AsciiStrToLower(ref.kind()), "s.kueue.x-k8s.io \"",
+                     ref.name(), "\" not found"));
+  }
+  std::vector<api::KueueObject> Matching(
+      const api::ListKueueObjectsRequest& request)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    std::vector<api::KueueObject> out;
+    for (const auto& [key, o] : stored_) {
+      if (Kind(o) != request.kind()) continue;
+      if (!request.all_namespaces() &&
+          Meta(o).namespace_() != request.namespace_()) {
+        continue;
+      }
+      out.push_back(o);
+    }
+    return out;
+  }
+
+  absl::Mutex mu_;
+  std::map<std::string, api::KueueObject> stored_ ABSL_GUARDED_BY(mu_);
+  std::vector<api::KueueObject> applied_ ABSL_GUARDED_BY(mu_);
+  api::ListKueueObjectsRequest last_list_ ABSL_GUARDED_BY(mu_);
+};
+
 class CommandsTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -257,6 +432,7 @@ class CommandsTest : public ::testing::Test {
                              &port);
     builder.RegisterService(&service_);
     builder.RegisterService(&access_);
+    builder.RegisterService(&kueue_);
     server_ = builder.BuildAndStart();
     ASSERT_NE(server_, nullptr);
     address_ = absl::StrCat("127.0.0.1:", port);
@@ -297,6 +473,7 @@ class CommandsTest : public ::testing::Test {
 
   FakeJobSets service_{5};
   FakeAccess access_;
+  FakeKueue kueue_;
   std::unique_ptr<grpc::Server> server_;
   std::string address_;
   std::ostringstream out_, err_;

@@ -109,7 +109,8 @@ TEST_F(CommandsTest, UnknownKindsNameTheKnownOnes) {
   Clear();
   EXPECT_EQ(Run({"describe", "pods", "p-0"}), kExitUsage);
   EXPECT_THAT(err_.str(), HasSubstr("\"describe\" supports jobsets, nodes, "
-                                    "secrets and configmaps, got \"pods\""));
+                                    "secrets, configmaps, resourceflavors, "));
+  EXPECT_THAT(err_.str(), HasSubstr("and workloads, got \"pods\""));
   Clear();
   EXPECT_EQ(Run({"get", "namespaces", "-w"}), kExitUsage);
   EXPECT_THAT(err_.str(), HasSubstr("-w/--watch does not apply to namespaces"));

@@ -109,19 +109,6 @@ absl::StatusOr<ListResult> ListChildren(Client& client,
   return result;
 }
 
-// A created/unchanged answer as an Applied.
-template <typename Response>
-absl::StatusOr<Applied> AppliedOf(const absl::StatusOr<Response>& response,
-                                  const std::string& name) {
-  if (!response.ok()) return response.status();
-  Applied applied;
-  applied.outcome = response->created()     ? Applied::kCreated
-                    : response->unchanged() ? Applied::kUnchanged
-                                            : Applied::kConfigured;
-  applied.name = name;
-  return applied;
-}
-
 // One of Role, ClusterRole, RoleBinding, ClusterRoleBinding.
 struct RbacKind {
   const char* kind;

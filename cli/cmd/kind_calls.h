@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "cli/client.h"
 #include "cli/cmd/kinds.h"
@@ -15,6 +16,19 @@
 // The Client calls the kinds table (kinds.cc) points at, by kind, with the
 // shapes of KindCalls. Internal to the table: verbs call them through it.
 namespace jobset::cli {
+
+// A created/unchanged answer (an Apply<Kind>Response) as an Applied.
+template <typename Response>
+absl::StatusOr<Applied> AppliedOf(const absl::StatusOr<Response>& response,
+                                  const std::string& name) {
+  if (!response.ok()) return response.status();
+  Applied applied;
+  applied.outcome = response->created()     ? Applied::kCreated
+                    : response->unchanged() ? Applied::kUnchanged
+                                            : Applied::kConfigured;
+  applied.name = name;
+  return applied;
+}
 
 // JobSets (JobSetService). ApplyJobSet replaces labels, annotations and
 // spec of one that exists (apply's "configure"); create_only creates.
@@ -125,6 +139,18 @@ std::vector<Row> RoleRows(const std::vector<Object>& objects, absl::Time now,
                           bool wide);
 std::vector<Row> RoleBindingRows(const std::vector<Object>& objects,
                                  absl::Time now, bool wide);
+
+// Kueue's objects (KueueService; kueue_calls.cc). ApplyKueueObject takes an
+// api::KueueObject of any of the six kinds (a cluster-scoped one's
+// namespace dropped, as the API server drops it); KueueCalls gives the
+// calls of the kind whose Kind is `kind` ("ClusterQueue"; none for another
+// word). describe prints the object as kubectl's generic describer does,
+// with the events of its namespace ("default" when cluster-scoped) that
+// regard it.
+absl::StatusOr<Applied> ApplyKueueObject(
+    Client& client, const google::protobuf::Message& message,
+    const ApplyOptions& options);
+KindCalls KueueCalls(absl::string_view kind);
 
 }  // namespace jobset::cli
 

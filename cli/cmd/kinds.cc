@@ -7,14 +7,19 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "api/defaults.h"
+#include "api/kueue_manifest.h"
 #include "cli/cmd/kind_calls.h"
+#include "cli/kueue_output.h"
 
 namespace jobset::cli {
 namespace {
 
 const std::vector<std::string> kNameAndNamespace = {"metadata.name",
                                                     "metadata.namespace"};
+const std::vector<std::string> kName = {"metadata.name"};
 constexpr char kRbacGroup[] = "rbac.authorization.k8s.io";
+// Field selectors on custom resources are metadata.name (and namespace).
+constexpr char kKueueGroup[] = "kueue.x-k8s.io";
 constexpr char kRbacVersion[] = "rbac.authorization.k8s.io/v1";
 
 // get's columns (cli/output.h), per kind.
@@ -48,6 +53,30 @@ std::vector<Row> SecretTable(const std::vector<Object>& o, absl::Time now,
 std::vector<Row> ConfigMapTable(const std::vector<Object>& o, absl::Time now,
                                 bool) {
   return ConfigMapRows(MessagesAs<api::ConfigMap>(o), now);
+}
+std::vector<Row> ResourceFlavorTable(const std::vector<Object>& o,
+                                     absl::Time now, bool) {
+  return ResourceFlavorRows(MessagesAs<api::ResourceFlavor>(o), now);
+}
+std::vector<Row> ClusterQueueTable(const std::vector<Object>& o, absl::Time,
+                                   bool wide) {
+  return ClusterQueueRows(MessagesAs<api::ClusterQueue>(o), wide);
+}
+std::vector<Row> CohortTable(const std::vector<Object>& o, absl::Time now,
+                             bool) {
+  return CohortRows(MessagesAs<api::Cohort>(o), now);
+}
+std::vector<Row> LocalQueueTable(const std::vector<Object>& o, absl::Time,
+                                 bool) {
+  return LocalQueueRows(MessagesAs<api::LocalQueue>(o));
+}
+std::vector<Row> WorkloadPriorityClassTable(const std::vector<Object>& o,
+                                            absl::Time, bool) {
+  return WorkloadPriorityClassRows(MessagesAs<api::WorkloadPriorityClass>(o));
+}
+std::vector<Row> WorkloadTable(const std::vector<Object>& o, absl::Time now,
+                               bool) {
+  return WorkloadRows(MessagesAs<api::Workload>(o), now);
 }
 std::vector<Row> TokenTable(const std::vector<Object>& o, absl::Time now,
                             bool) {
@@ -156,6 +185,66 @@ std::vector<KindInfo> MakeKinds() {
                  .remove = DeleteConfigMap,
                  .describe = DescribeConfigMapNamed},
        .rows = ConfigMapTable},
+      // Kueue's objects (KueueService), named as Kueue's CRDs name them.
+      {.plural = "resourceflavors",
+       .singular = "resourceflavor",
+       .aliases = {"flavor", "flavors", "rf", "resourceflavors.kueue.x-k8s.io"},
+       .namespaced = false,
+       .group = kKueueGroup,
+       .api_version = std::string(api::kKueueApiVersion),
+       .kind = "ResourceFlavor",
+       .get = {.fields = kName},
+       .calls = KueueCalls("ResourceFlavor"),
+       .rows = ResourceFlavorTable},
+      {.plural = "clusterqueues",
+       .singular = "clusterqueue",
+       .aliases = {"cq", "clusterqueues.kueue.x-k8s.io"},
+       .namespaced = false,
+       .group = kKueueGroup,
+       .api_version = std::string(api::kKueueApiVersion),
+       .kind = "ClusterQueue",
+       .get = {.fields = kName},
+       .calls = KueueCalls("ClusterQueue"),
+       .rows = ClusterQueueTable},
+      {.plural = "cohorts",
+       .singular = "cohort",
+       .aliases = {"co", "cohorts.kueue.x-k8s.io"},
+       .namespaced = false,
+       .group = kKueueGroup,
+       .api_version = std::string(api::kKueueApiVersion),
+       .kind = "Cohort",
+       .get = {.fields = kName},
+       .calls = KueueCalls("Cohort"),
+       .rows = CohortTable},
+      {.plural = "localqueues",
+       .singular = "localqueue",
+       .aliases = {"queue", "queues", "lq", "localqueues.kueue.x-k8s.io"},
+       .group = kKueueGroup,
+       .api_version = std::string(api::kKueueApiVersion),
+       .kind = "LocalQueue",
+       .get = {.fields = kNameAndNamespace},
+       .calls = KueueCalls("LocalQueue"),
+       .rows = LocalQueueTable},
+      {.plural = "workloadpriorityclasses",
+       .singular = "workloadpriorityclass",
+       .aliases = {"wpc", "workloadpriorityclasses.kueue.x-k8s.io"},
+       .namespaced = false,
+       .group = kKueueGroup,
+       .api_version = std::string(api::kKueueApiVersion),
+       .kind = "WorkloadPriorityClass",
+       .get = {.fields = kName},
+       .calls = KueueCalls("WorkloadPriorityClass"),
+       .rows = WorkloadPriorityClassTable},
+      {.plural = "workloads",
+       .singular = "workload",
+       .aliases = {"kwl", "kueueworkload", "kueueworkloads",
+                   "workloads.kueue.x-k8s.io"},
+       .group = kKueueGroup,
+       .api_version = std::string(api::kKueueApiVersion),
+       .kind = "Workload",
+       .get = {.fields = kNameAndNamespace},
+       .calls = KueueCalls("Workload"),
+       .rows = WorkloadTable},
       // jobsetd's users' tokens: no Kubernetes shape (-o json: TokenInfo).
       {.plural = "tokens",
        .singular = "token",

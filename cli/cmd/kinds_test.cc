@@ -41,6 +41,48 @@ TEST(KindsTest, KubectlAliases) {
   EXPECT_EQ(Plural("ConfigMap"), "configmaps");
 }
 
+// Kueue's CRD names: plural, singular, short names and the group-qualified
+// plural.
+TEST(KindsTest, KueueNamesAsItsCrds) {
+  EXPECT_EQ(Plural("flavor"), "resourceflavors");
+  EXPECT_EQ(Plural("rf"), "resourceflavors");
+  EXPECT_EQ(Plural("ResourceFlavor"), "resourceflavors");
+  EXPECT_EQ(Plural("cq"), "clusterqueues");
+  EXPECT_EQ(Plural("clusterqueues.kueue.x-k8s.io"), "clusterqueues");
+  EXPECT_EQ(Plural("co"), "cohorts");
+  EXPECT_EQ(Plural("queue"), "localqueues");
+  EXPECT_EQ(Plural("lq"), "localqueues");
+  EXPECT_EQ(Plural("wpc"), "workloadpriorityclasses");
+  EXPECT_EQ(Plural("kwl"), "workloads");
+  EXPECT_EQ(Plural("kueueworkloads"), "workloads");
+  EXPECT_EQ(Plural("Workload"), "workloads");
+  const KindInfo& cq = KindNamed("clusterqueues");
+  EXPECT_FALSE(cq.namespaced);
+  EXPECT_EQ(cq.Resource(), "clusterqueue.kueue.x-k8s.io");
+  EXPECT_EQ(cq.api_version, "kueue.x-k8s.io/v1beta1");
+  EXPECT_EQ(cq.kind, "ClusterQueue");
+  EXPECT_TRUE(KindNamed("localqueues").namespaced);
+  EXPECT_TRUE(KindNamed("workloads").namespaced);
+  EXPECT_FALSE(KindNamed("workloadpriorityclasses").namespaced);
+  for (const char* plural :
+       {"resourceflavors", "clusterqueues", "cohorts", "localqueues",
+        "workloadpriorityclasses", "workloads"}) {
+    const KindInfo& kind = KindNamed(plural);
+    EXPECT_EQ(kind.group, "kueue.x-k8s.io") << plural;
+    EXPECT_EQ(FindKindOfManifest(kind.kind), &kind) << plural;
+    EXPECT_NE(kind.calls.get, nullptr) << plural;
+    EXPECT_NE(kind.calls.watch, nullptr) << plural;
+    EXPECT_NE(kind.calls.apply, nullptr) << plural;
+    EXPECT_NE(kind.calls.describe, nullptr) << plural;
+  }
+  EXPECT_EQ(KindNamed("clusterqueues").rows({}, absl::UnixEpoch(), true)[0],
+            (Row{"NAME", "COHORT", "STRATEGY", "PENDING WORKLOADS",
+                 "ADMITTED WORKLOADS"}));
+  EXPECT_EQ(
+      KindNamed("workloads").rows({}, absl::UnixEpoch(), false)[0],
+      (Row{"NAME", "QUEUE", "RESERVED IN", "ADMITTED", "FINISHED", "AGE"}));
+}
+
 // Every name and alias is lower case, unique across the table, and resolves
 // to its own row.
 TEST(KindsTest, EveryNameResolvesToOneKind) {
@@ -57,7 +99,7 @@ TEST(KindsTest, EveryNameResolvesToOneKind) {
       EXPECT_EQ(FindKind(absl::AsciiStrToUpper(name)), &kind) << name;
     }
   }
-  EXPECT_EQ(owner.size(), 37u);
+  EXPECT_EQ(owner.size(), 67u);
 }
 
 // Each row is whole: a kind get can print has a list call and columns; the
@@ -116,11 +158,14 @@ TEST(KindsTest, FieldSelectorsAsKubernetes) {
 TEST(KindsTest, KindListJoinsInTableOrder) {
   EXPECT_EQ(
       KindList([](const KindInfo& k) { return k.calls.describe != nullptr; }),
-      "jobsets, nodes, secrets and configmaps");
+      "jobsets, nodes, secrets, configmaps, resourceflavors, clusterqueues, "
+      "cohorts, localqueues, workloadpriorityclasses and workloads");
   EXPECT_EQ(KindList([](const KindInfo& k) { return k.plural == "pods"; }),
             "pods");
   EXPECT_EQ(KindList([](const KindInfo& k) { return !k.namespaced; }, "or"),
-            "nodes, namespaces, tokens, clusterroles or clusterrolebindings");
+            "nodes, namespaces, resourceflavors, clusterqueues, cohorts, "
+            "workloadpriorityclasses, tokens, clusterroles or "
+            "clusterrolebindings");
 }
 
 }  // namespace
