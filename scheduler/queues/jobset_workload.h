@@ -70,17 +70,13 @@ int64_t PodsPerJob(const api::ReplicatedJob& rjob);
 // Returns one podSet per replicatedJob, in order (JS PodSets, §2.2-2.3):
 //   name      the replicatedJob's name, lower-cased;
 //   count     replicas (default 1) x PodsPerJob;
-//   requests  per pod, as Kubernetes' effective request with Kueue's
-//             adjustment: each container's limits fill its missing
-//             requests, then per resource
-//             max(sum over containers, max over init containers);
-//             cpu in milli-units, everything else in whole units rounded
-//             up (model.h), summed exactly before rounding;
-//   placement nodeSelector, required node affinity and tolerations.
-// The JobSet proto has no sidecar containers, pod overhead or pod-level
-// resources, so those terms of the formula are absent. Resources requested
-// as 0 are kept (they need no quota). LimitRange defaults are not applied
-// (jobsetd has no LimitRanges).
+//   requests, placement  PodSetFromTemplate() (api_objects.h) of the
+//             replicatedJob's pod template, as for a Workload's podSet:
+//             per-pod effective requests (limits fill missing requests;
+//             max(sum over containers, max over init containers)), cpu in
+//             milli-units, everything else in whole units rounded up;
+//             nodeSelector, required node affinity and tolerations.
+// LimitRange defaults are not applied (jobsetd has no LimitRanges).
 // Returns kInvalidArgument naming the field path for a malformed or
 // negative quantity, a total over 64 bits, a count outside 0..2^31-1, or a
 // toleration or affinity operator that is not Kubernetes'.

@@ -1,12 +1,8 @@
 #include "scheduler/queues/jobset_workload.h"
 
 #include <cstdint>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,11 +10,11 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "api/jobset_builder.h"
-#include "api/manifest.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "proto/jobset.pb.h"
 #include "scheduler/queues/flavor_assigner.h"
+#include "scheduler/queues/jobset_testdata.h"
 #include "scheduler/queues/model.h"
 #include "scheduler/queues/quota.h"
 #include "scheduler/queues/test_builders.h"
@@ -29,6 +25,7 @@ namespace {
 using ::jobset::api::testing::JobSetBuilder;
 using ::jobset::scheduler::queues::testing::ClusterQueueBuilder;
 using ::jobset::scheduler::queues::testing::Cpu;
+using ::jobset::scheduler::queues::testing::LoadTestData;
 using ::jobset::scheduler::queues::testing::Quota;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -45,24 +42,6 @@ api::PodSpec* MutablePod(api::JobSet* js, int rjob) {
       ->mutable_spec()
       ->mutable_template_()
       ->mutable_spec();
-}
-
-// Bazel's runfiles when run by `bazel test`, else the working directory.
-std::filesystem::path Runfiles() {
-  const char* srcdir = std::getenv("TEST_SRCDIR");
-  return srcdir == nullptr ? std::filesystem::current_path()
-                           : std::filesystem::path(srcdir) / "jobsetd";
-}
-
-api::JobSet LoadTestData(const std::string& file) {
-  std::ifstream in(Runfiles() / "scheduler" / "queues" / "testdata" / file);
-  std::stringstream text;
-  text << in.rdbuf();
-  absl::StatusOr<std::vector<api::ManifestObject>> objects =
-      api::LoadManifest(text.str());
-  EXPECT_TRUE(objects.ok()) << objects.status();
-  if (!objects.ok() || objects->size() != 1) return api::JobSet();
-  return objects->front().jobset;
 }
 
 // ---------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 #define JOBSET_SCHEDULER_QUEUES_MODEL_H_
 
 // The inputs of Kueue's admission core, as plain values: ResourceFlavors,
-// ClusterQueues, Cohorts and Workloads (kueue-semantics.md §1). A later change
+// ClusterQueues, Cohorts and Workloads (kueue-semantics.md §1). api_objects.h
 // converts the API objects into these; nothing here knows about protos.
 //
 // Quantities are int64 in one unit per resource: "cpu" in milli-cores

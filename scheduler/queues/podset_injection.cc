@@ -141,24 +141,6 @@ absl::Status Merge(const PodSetInfo& info, api::PodTemplateSpec* pod) {
   return absl::OkStatus();
 }
 
-api::PodTemplateSpec SaveTemplate(const api::PodTemplateSpec& pod) {
-  api::PodTemplateSpec out;
-  if (!pod.metadata().labels().empty()) {
-    *out.mutable_metadata()->mutable_labels() = pod.metadata().labels();
-  }
-  if (!pod.metadata().annotations().empty()) {
-    *out.mutable_metadata()->mutable_annotations() =
-        pod.metadata().annotations();
-  }
-  if (!pod.spec().node_selector().empty()) {
-    *out.mutable_spec()->mutable_node_selector() = pod.spec().node_selector();
-  }
-  if (!pod.spec().tolerations().empty()) {
-    *out.mutable_spec()->mutable_tolerations() = pod.spec().tolerations();
-  }
-  return out;
-}
-
 bool SameMap(const StringMap& a, const StringMap& b) {
   if (a.size() != b.size()) return false;
   for (const auto& [key, value] : a) {
@@ -212,6 +194,27 @@ bool RestoreTemplate(const api::PodTemplateSpec& saved,
 }
 
 }  // namespace
+
+api::PodTemplateSpec SaveTemplate(const api::PodTemplateSpec& pod_template) {
+  api::PodTemplateSpec out;
+  if (!pod_template.metadata().labels().empty()) {
+    *out.mutable_metadata()->mutable_labels() =
+        pod_template.metadata().labels();
+  }
+  if (!pod_template.metadata().annotations().empty()) {
+    *out.mutable_metadata()->mutable_annotations() =
+        pod_template.metadata().annotations();
+  }
+  if (!pod_template.spec().node_selector().empty()) {
+    *out.mutable_spec()->mutable_node_selector() =
+        pod_template.spec().node_selector();
+  }
+  if (!pod_template.spec().tolerations().empty()) {
+    *out.mutable_spec()->mutable_tolerations() =
+        pod_template.spec().tolerations();
+  }
+  return out;
+}
 
 SavedPodTemplates SaveTemplates(const api::JobSet& jobset) {
   SavedPodTemplates out;

@@ -51,6 +51,11 @@ using SavedPodTemplates = std::vector<api::PodTemplateSpec>;
 // Returns what Restore() would put back into `jobset` now.
 SavedPodTemplates SaveTemplates(const api::JobSet& jobset);
 
+// Returns the part of one pod template that Restore() puts back: its
+// metadata.labels, metadata.annotations, spec.nodeSelector and
+// spec.tolerations, nothing else set.
+api::PodTemplateSpec SaveTemplate(const api::PodTemplateSpec& pod_template);
+
 // Starts `jobset` with `admission` (RunWithPodSetsInfo): for the i-th
 // replicatedJob and the i-th podSet assignment, merges into the pod template
 //   nodeSelector  the nodeLabels of every flavor the assignment names (each

@@ -1,21 +1,17 @@
 #include "scheduler/queues/podset_injection.h"
 
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "api/jobset_builder.h"
-#include "api/manifest.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "proto/jobset.pb.h"
+#include "scheduler/queues/jobset_testdata.h"
 #include "scheduler/queues/model.h"
 
 namespace jobset::scheduler::queues {
@@ -23,6 +19,7 @@ namespace {
 
 using ::google::protobuf::util::MessageDifferencer;
 using ::jobset::api::testing::JobSetBuilder;
+using ::jobset::scheduler::queues::testing::LlmPretrain;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 using ::testing::Pair;
@@ -66,24 +63,6 @@ api::PodSpec* MutablePod(api::JobSet* js, int rjob) {
       ->mutable_spec()
       ->mutable_template_()
       ->mutable_spec();
-}
-
-std::filesystem::path Runfiles() {
-  const char* srcdir = std::getenv("TEST_SRCDIR");
-  return srcdir == nullptr ? std::filesystem::current_path()
-                           : std::filesystem::path(srcdir) / "jobsetd";
-}
-
-api::JobSet LlmPretrain() {
-  std::ifstream in(Runfiles() / "scheduler" / "queues" / "testdata" /
-                   "llm-pretrain.yaml");
-  std::stringstream text;
-  text << in.rdbuf();
-  absl::StatusOr<std::vector<api::ManifestObject>> objects =
-      api::LoadManifest(text.str());
-  EXPECT_TRUE(objects.ok()) << objects.status();
-  if (!objects.ok() || objects->size() != 1) return api::JobSet();
-  return objects->front().jobset;
 }
 
 // §8.5's admission: driver on on-demand, workers on gpu-h100.
