@@ -3,9 +3,9 @@
 
 namespace jobset::api {
 
-// Upstream JobSet's alpha feature gates. All are off by default, as upstream.
-// Validation reads them (what a spec may say) and so does the controller (what
-// it does with it).
+// Upstream JobSet's alpha feature gates, and Kueue's configuration switches
+// jobsetd honours. All are off by default, as upstream. Validation reads them
+// (what a spec may say) and so does the controller (what it does with it).
 struct Features {
   // Gate "RestartJob": allows the failure-policy actions RestartJob and
   // RestartJobAndIgnoreMaxRestarts.
@@ -16,6 +16,11 @@ struct Features {
   // Gate "ElasticJobSet": allows changing parallelism and completions of
   // Indexed ReplicatedJobs after creation.
   bool elastic_jobset = false;
+  // Kueue's manageJobsWithoutQueueName (jobsetd
+  // --manage_jobs_without_queue_name): JobSets without the
+  // kueue.x-k8s.io/queue-name label are held suspended too, with a Workload
+  // that is never admitted until a queue is named.
+  bool manage_jobs_without_queue_name = false;
 };
 
 }  // namespace jobset::api

@@ -102,6 +102,10 @@ ABSL_FLAG(int64_t, watch_history, 10'000,
 ABSL_FLAG(std::string, feature_gates, "RestartJob=true,InPlaceRestart=true",
           "Comma-separated Name=true|false of upstream JobSet feature gates: "
           "RestartJob, InPlaceRestart, ElasticJobSet");
+ABSL_FLAG(bool, manage_jobs_without_queue_name, false,
+          "Kueue's manageJobsWithoutQueueName: JobSets without the "
+          "kueue.x-k8s.io/queue-name label are held suspended too, with a "
+          "Workload that is admitted once a queue is named");
 ABSL_FLAG(absl::Duration, node_lost_timeout, absl::Seconds(10),
           "A node whose agent sends nothing for this long is declared lost: "
           "its pods fail with a DisruptionTarget condition (reason NodeLost) "
@@ -444,6 +448,8 @@ int Main() {
     JOBSET_LOG(ERROR) << error;
     return 2;
   }
+  options.features.manage_jobs_without_queue_name =
+      absl::GetFlag(FLAGS_manage_jobs_without_queue_name);
   if (absl::GetFlag(FLAGS_watch_history) < 1) {
     JOBSET_LOG(ERROR) << "--watch_history must be at least 1";
     return 2;

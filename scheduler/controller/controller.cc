@@ -73,6 +73,7 @@ void Controller::WatchStore(int64_t revision) {
   // Secrets and ConfigMaps are looked at between waits for JobSets (at
   // most kPoll late): only their keys are queued, never their values.
   int64_t config_revisions[2] = {revision, revision};
+  int64_t kueue_revision = revision;
   const absl::string_view config_prefixes[2] = {store::keys::kSecrets,
                                                 store::keys::kConfigMaps};
   while (true) {
@@ -93,6 +94,20 @@ void Controller::WatchStore(int64_t revision) {
       absl::MutexLock lock(&mu_);
       for (const store::Event& e : *changes)
         inputs_.push_back(ConfigChange{e.kv.key});
+    }
+    // Kueue's objects likewise, with their values (they are small and few
+    // beside JobSets); falling behind them reloads, as for JobSets.
+    absl::StatusOr<std::vector<store::Event>> kueue = store_->WaitForEvents(
+        store::keys::kKueue, kueue_revision, absl::InfinitePast(), 1000);
+    if (!kueue.ok()) {
+      absl::MutexLock lock(&mu_);
+      resync_ = true;
+      kueue_revision = store_->CurrentRevision();
+    } else if (!kueue->empty()) {
+      kueue_revision = kueue->back().kv.mod_revision;
+      absl::MutexLock lock(&mu_);
+      for (store::Event& e : *kueue)
+        inputs_.push_back(KueueChange{std::move(e)});
     }
     absl::StatusOr<std::vector<store::Event>> events = store_->WaitForEvents(
         store::keys::kJobSets, revision, RealDeadline(kPoll), 1000);
@@ -140,6 +155,8 @@ void Controller::Apply(Input& input) {
     } else {
       core_.OnConfigEvent(config->key);
     }
+  } else if (const auto* kueue = std::get_if<KueueChange>(&input)) {
+    core_.OnKueueEvent(kueue->event);
   } else {
     core_.OnJobSetEvent(std::get<store::Event>(input));
   }

@@ -56,8 +56,12 @@ class Controller final : public NodeSink {
   struct ConfigChange {
     std::string key;
   };
-  using Input =
-      std::variant<NodeInfo, PodReport, NodeLoss, store::Event, ConfigChange>;
+  // A change of a Kueue object (under kueue/), with its value.
+  struct KueueChange {
+    store::Event event;
+  };
+  using Input = std::variant<NodeInfo, PodReport, NodeLoss, store::Event,
+                             ConfigChange, KueueChange>;
 
   Controller(store::Store* store, AgentFleet* fleet, Clock* clock,
              ControllerCore::Options options);

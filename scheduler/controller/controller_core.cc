@@ -14,6 +14,7 @@
 #include "common/status_macros.h"
 #include "scheduler/controller/pass_metrics.h"
 #include "scheduler/controller/reconcile_pass.h"
+#include "scheduler/queues/jobset_workload.h"
 #include "scheduler/records/conditions.h"
 #include "scheduler/records/records.h"
 #include "store/decode.h"
@@ -40,7 +41,9 @@ ControllerCore::ControllerCore(store::Store* store, AgentFleet* fleet,
       features_(options.features),
       max_pods_per_attempt_(options.max_pods_per_attempt),
       applier_(store, fleet),
-      configs_(store) {
+      configs_(store),
+      queues_(store, {.manage_jobs_without_queue_name =
+                          options.features.manage_jobs_without_queue_name}) {
   observed_.metrics = options.metrics;
   events_.set_retention(options.event_retention);
 }
@@ -56,6 +59,7 @@ absl::StatusOr<int64_t> ControllerCore::Load() {
                         "interrupted";
   }
   JOBSET_ASSIGN_OR_RETURN(const int64_t revision, state_.Load(*store_));
+  JOBSET_RETURN_IF_ERROR(queues_.Load());
   for (auto& [key, t] : state_.jobsets()) {
     for (const auto& [name, job] : t.jobs) {
       for (const auto& [pod_name, pod] : job.pods) {
@@ -210,6 +214,7 @@ void ControllerCore::OnJobSetEvent(const store::Event& event) {
   if (parts.size() != 3) return;
   const std::string key = ControllerState::KeyOf(parts[1], parts[2]);
   TrackedJobSet* held = state_.Find(key);
+  queues_.Touch();
   if (event.type == store::Event::Type::kDelete) {
     if (held != nullptr) {
       held->deleted = true;
@@ -361,6 +366,9 @@ absl::Status ControllerCore::Pass() {
   for (std::string& key : state_.TakeOrphanKeys())
     writes.Delete(std::move(key));
   StoreDeferredDeletions(writes);
+  // Kueue's admissions and evictions, committed before the reconcile that
+  // starts and stops their pods.
+  JOBSET_RETURN_IF_ERROR(queues_.Run(state_, events_, now));
   for (auto& [key, t] : state_.jobsets()) {
     if (t.wake && *t.wake <= now) {
       state_.MarkDirty(key);
@@ -374,6 +382,18 @@ absl::Status ControllerCore::Pass() {
                           writes, now);
   const std::set<std::string> reconciled = state_.TakeDirty(kMaxJobSetsPerPass);
   for (const std::string& key : reconciled) reconcile.Reconcile(key);
+  // A managed JobSet that finished, or a suspended one (an evicted one's
+  // pods ending), may free or release quota: Kueue looks again next pass.
+  for (const std::string& key : reconciled) {
+    const TrackedJobSet* t = state_.Find(key);
+    if (t != nullptr &&
+        queues::IsManaged(t->jobset,
+                          features_.manage_jobs_without_queue_name) &&
+        (t->jobset.spec().suspend() || JobSetFinished(t->jobset))) {
+      queues_.Touch();
+      break;
+    }
+  }
   absl::flat_hash_map<const JobState*, std::string> serialized =
       PlaceAlongsidePreparing(writes, now);
   // Pods about to be sent take their Secrets and ConfigMaps now; those
@@ -423,7 +443,8 @@ absl::Status ControllerCore::Pass() {
 }
 
 std::optional<absl::Time> ControllerCore::NextWake() const {
-  if (state_.HasDirty() || !deferred_.empty()) return absl::InfinitePast();
+  if (state_.HasDirty() || !deferred_.empty() || queues_.dirty())
+    return absl::InfinitePast();
   std::optional<absl::Time> next = configs_.NextWake();
   for (const auto& [key, t] : state_.jobsets()) {
     if (t.wake && (!next || *t.wake < *next)) next = t.wake;

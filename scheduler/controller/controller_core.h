@@ -28,6 +28,7 @@
 #include "scheduler/controller/pass_writes.h"
 #include "scheduler/controller/placement_caches.h"
 #include "scheduler/controller/pod_configs.h"
+#include "scheduler/controller/queue_admission.h"
 #include "store/store.h"
 
 namespace jobset::scheduler {
@@ -93,6 +94,10 @@ class ControllerCore {
   // them fell behind).
   void RetryConfigs() { configs_.RetryAll(); }
 
+  // Takes a change under kueue/ (Kueue's objects; an echo of the
+  // controller's own Workload writes is recognised by revision).
+  void OnKueueEvent(const store::Event& event) { queues_.OnEvent(event); }
+
   // Runs one pass. Errors are the store's (or kAborted: the API kept
   // changing the pass's JobSets): nothing of the pass reached the fleet,
   // but memory is ahead of the store, so the caller must rebuild the core
@@ -115,6 +120,11 @@ class ControllerCore {
                              const std::string& name) const;
   std::vector<JobSetEvent> Events(const std::string& ns,
                                   const std::string& name) const;
+  // The Workload of JobSet `ns`/`name` (Kueue manages it), or null.
+  const api::Workload* WorkloadOf(const std::string& ns,
+                                  const std::string& name) const {
+    return queues_.WorkloadOf(state_, ns, name);
+  }
   int64_t stale_reports() const { return observed_.stale_reports; }
 
  private:
@@ -152,6 +162,7 @@ class ControllerCore {
   EventLog events_;
   DeferredJobDeletions deferred_;
   PodConfigs configs_;
+  QueueAdmission queues_;
   // What the core reports about itself.
   struct Observed {
     ControllerMetrics* metrics = nullptr;         // May be null.

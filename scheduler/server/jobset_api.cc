@@ -17,6 +17,8 @@
 #include "common/status_macros.h"
 #include "common/uid.h"
 #include "google/protobuf/util/message_differencer.h"
+#include "scheduler/queues/jobset_update_rules.h"
+#include "scheduler/queues/jobset_workload.h"
 #include "scheduler/records/constants.h"
 #include "scheduler/records/records.h"
 #include "scheduler/server/namespace_api.h"
@@ -359,6 +361,14 @@ absl::StatusOr<JobSetApi::CreateResult> JobSetApi::Create(api::JobSet jobset,
     meta->set_name(absl::StrCat(meta->generate_name(), NameSuffix()));
   JOBSET_RETURN_IF_ERROR(
       api::ValidateJobSetCreate(jobset, features_, limits_.spec));
+  JOBSET_RETURN_IF_ERROR(queues::ValidateKueueJobSetCreate(
+      jobset, {.manage_jobs_without_queue_name =
+                   features_.manage_jobs_without_queue_name}));
+  // Kueue's webhook: a JobSet it manages is created suspended; the
+  // controller starts it when its Workload is admitted
+  // (scheduler/controller/queue_admission.h).
+  if (queues::IsManaged(jobset, features_.manage_jobs_without_queue_name))
+    jobset.mutable_spec()->set_suspend(true);
   JOBSET_ASSIGN_OR_RETURN(std::vector<std::string> warnings,
                           AdmitPodSecurity(&jobset));
   meta->set_uid(NewUid());
@@ -483,6 +493,19 @@ absl::StatusOr<api::JobSet> JobSetApi::Update(const api::JobSet& request,
   api::SetJobSetDefaults(&updated);
   JOBSET_RETURN_IF_ERROR(
       api::ValidateJobSetUpdate(old, updated, features_, limits_.spec));
+  // Read only where Kueue's rules look at it: the queue-name label removed.
+  bool default_queue = false;
+  if (!queues::QueueName(old).empty() && queues::QueueName(updated).empty()) {
+    JOBSET_ASSIGN_OR_RETURN(
+        std::optional<store::KeyValue> kv,
+        store_->Get(store::keys::KueueKey("localqueues", ns, "default")));
+    default_queue = kv.has_value();
+  }
+  JOBSET_RETURN_IF_ERROR(queues::ValidateKueueJobSetUpdate(
+      old, updated,
+      {.manage_jobs_without_queue_name =
+           features_.manage_jobs_without_queue_name,
+       .default_local_queue_exists = default_queue}));
   if (MessageDifferencer::Equals(old, updated)) return old;  // A no-op.
   // As Kubernetes re-checks a pod only when its spec changes, an update that
   // leaves every pod template as it was (suspend, labels, ...) is not

@@ -88,6 +88,52 @@ TEST_F(JobSetApiTest, CreateDefaultsAndStampsServerFields) {
   EXPECT_TRUE(MessageDifferencer::Equals(*got, created->jobset));
 }
 
+// Kueue's webhook: a JobSet labelled for a queue is stored suspended (the
+// controller starts it once admitted); an unlabelled one is left alone;
+// Kueue's label rules refuse a bad one, and the queue may not change while
+// it runs.
+TEST_F(JobSetApiTest, KueueManagedJobSetsAreCreatedSuspended) {
+  JobSet queued = MustCreate(JobSetBuilder("queued")
+                                 .Label("kueue.x-k8s.io/queue-name", "team-a")
+                                 .Replicated("workers", 1)
+                                 .Build());
+  EXPECT_TRUE(queued.spec().suspend());
+  JobSet plain =
+      MustCreate(JobSetBuilder("plain").Replicated("workers", 1).Build());
+  EXPECT_FALSE(plain.spec().suspend());
+
+  auto bad =
+      api_.Create(JobSetBuilder("bad")
+                      .Label("kueue.x-k8s.io/queue-name", "team-a")
+                      .Label("kueue.x-k8s.io/max-exec-time-seconds", "1h")
+                      .Replicated("workers", 1)
+                      .Build(),
+                  false);
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad.status().message(),
+              HasSubstr("kueue.x-k8s.io/max-exec-time-seconds"));
+
+  // Running (as the controller stores it once admitted), its queue is fixed.
+  queued.mutable_spec()->set_suspend(false);
+  ASSERT_THAT(store_
+                  .Commit(store::Batch().Put(
+                      store::keys::JobSetKey("default", "queued"),
+                      [&] {
+                        JobSet stored = queued;
+                        stored.mutable_metadata()->clear_resource_version();
+                        return stored.SerializeAsString();
+                      }()))
+                  .status(),
+              IsOk());
+  JobSet moved = queued;
+  moved.mutable_metadata()->clear_resource_version();
+  (*moved.mutable_metadata()->mutable_labels())["kueue.x-k8s.io/queue-name"] =
+      "team-b";
+  auto updated = api_.Update(moved, false);
+  EXPECT_EQ(updated.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(updated.status().message(), HasSubstr("field is immutable"));
+}
+
 TEST_F(JobSetApiTest, CreateIsIdempotentForTheSameSpec) {
   JobSet js = JobSetBuilder("train").Replicated("workers", 2).Build();
   JobSet first = MustCreate(js);
