@@ -37,6 +37,12 @@ constexpr ResourceInfo kResources[] = {
     {"rolebindings", kRbacGroup, false},
     {"clusterroles", kRbacGroup, true},
     {"clusterrolebindings", kRbacGroup, true},
+    {"resourceflavors", kKueueGroup, true},
+    {"clusterqueues", kKueueGroup, true},
+    {"cohorts", kKueueGroup, true},
+    {"localqueues", kKueueGroup, false},
+    {"workloadpriorityclasses", kKueueGroup, true},
+    {"workloads", kKueueGroup, false},
 };
 
 // "pods/log" is known as "pods".

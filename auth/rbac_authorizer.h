@@ -23,6 +23,8 @@ inline constexpr absl::string_view kRbacGroup = "rbac.authorization.k8s.io";
 inline constexpr absl::string_view kRbacApiVersion =
     "rbac.authorization.k8s.io/v1";
 inline constexpr absl::string_view kJobSetGroup = "jobset.x-k8s.io";
+// Kueue's objects (scheduler/server/kueue_api.h).
+inline constexpr absl::string_view kKueueGroup = "kueue.x-k8s.io";
 // Groups every authenticated caller is in, and the one cluster-admin is
 // bound to (as in Kubernetes).
 inline constexpr absl::string_view kAuthenticatedGroup = "system:authenticated";
@@ -56,12 +58,16 @@ struct Attributes {
 };
 
 // The API group of each resource jobsetd serves: jobsets in
-// jobset.x-k8s.io; jobs in batch; pods, events, nodes in core; tokens and
-// snapshots in jobset.x-k8s.io; roles, rolebindings, clusterroles,
-// clusterrolebindings in kRbacGroup. Empty for an unknown resource.
+// jobset.x-k8s.io; jobs in batch; pods, events, secrets, configmaps, nodes,
+// namespaces in core; tokens and snapshots in jobset.x-k8s.io; roles,
+// rolebindings, clusterroles, clusterrolebindings in kRbacGroup;
+// resourceflavors, clusterqueues, cohorts, localqueues,
+// workloadpriorityclasses, workloads in kKueueGroup. Empty for an unknown
+// resource.
 std::string ApiGroupOf(absl::string_view resource);
-// Whether the resource is cluster-scoped (nodes, tokens, snapshots,
-// clusterroles, clusterrolebindings).
+// Whether the resource is cluster-scoped (nodes, namespaces, tokens,
+// snapshots, clusterroles, clusterrolebindings, resourceflavors,
+// clusterqueues, cohorts, workloadpriorityclasses).
 bool IsClusterScoped(absl::string_view resource);
 // The resource of an RBAC kind: "roles" for Role, ..., "clusterrolebindings"
 // for ClusterRoleBinding; empty for any other kind.

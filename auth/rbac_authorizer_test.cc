@@ -52,6 +52,12 @@ TEST(ApiGroupOfTest, EveryResourceJobsetdServes) {
       {"rolebindings", "rbac.authorization.k8s.io", false},
       {"clusterroles", "rbac.authorization.k8s.io", true},
       {"clusterrolebindings", "rbac.authorization.k8s.io", true},
+      {"resourceflavors", "kueue.x-k8s.io", true},
+      {"clusterqueues", "kueue.x-k8s.io", true},
+      {"cohorts", "kueue.x-k8s.io", true},
+      {"localqueues", "kueue.x-k8s.io", false},
+      {"workloadpriorityclasses", "kueue.x-k8s.io", true},
+      {"workloads", "kueue.x-k8s.io", false},
       {"widgets", "", false},
       {"", "", false},
   };

@@ -64,6 +64,10 @@ std::vector<api::RbacObject> BuiltInObjects() {
       // As in Kubernetes, every built-in role below cluster-admin reads
       // Namespaces and none writes them.
       Rule(kRead, {""}, {"namespaces"}),
+      // Kueue's objects: every built-in role reads them all.
+      Rule(kRead, {kKueueGroup},
+           {"resourceflavors", "clusterqueues", "cohorts", "localqueues",
+            "workloadpriorityclasses", "workloads"}),
   };
   // edit: view, plus writes on jobsets, configmaps and secrets (which it
   // may also read: as in Kubernetes, edit is not meant to be safe from
@@ -76,6 +80,11 @@ std::vector<api::RbacObject> BuiltInObjects() {
   // in: a RoleBinding confines it there).
   std::vector<api::PolicyRule> admin = edit;
   admin.push_back(Rule(kReadWrite, {kRbacGroup}, {"roles", "rolebindings"}));
+  // And the LocalQueues of its namespace, which point its users at a
+  // ClusterQueue. Quota (ClusterQueues, ResourceFlavors, Cohorts) and
+  // priorities are the cluster's, Workloads jobsetd's: below cluster-admin
+  // no built-in role writes them.
+  admin.push_back(Rule(kWrite, {kKueueGroup}, {"localqueues"}));
 
   api::PolicyRule all_urls;
   all_urls.add_verbs("*");

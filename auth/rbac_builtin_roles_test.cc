@@ -201,6 +201,85 @@ TEST(BuiltInRolesTest, OnlyClusterAdminSavesSnapshots) {
   EXPECT_TRUE(policy.Allows(U("b"), save));
 }
 
+// Kueue's objects (kueue.x-k8s.io): every built-in role reads all six;
+// admin writes the LocalQueues of its namespace; quota, priorities and
+// Workloads are written by cluster-admin (and jobsetd) only.
+TEST(BuiltInRolesTest, KueueObjects) {
+  RbacPolicy policy;
+  for (absl::string_view role : {"view", "edit", "admin"}) {
+    ASSERT_TRUE(policy
+                    .Put(RoleBinding("team-a", absl::StrCat("ns-", role),
+                                     "ClusterRole", role, {User(role)}))
+                    .ok());
+    ASSERT_TRUE(policy
+                    .Put(ClusterRoleBinding(absl::StrCat("all-", role), role,
+                                            {User(absl::StrCat("all-", role))}))
+                    .ok());
+  }
+  ASSERT_TRUE(
+      policy.Put(ClusterRoleBinding("root", "cluster-admin", {User("root")}))
+          .ok());
+  const absl::string_view cluster_scoped[] = {
+      "resourceflavors", "clusterqueues", "cohorts", "workloadpriorityclasses"};
+  for (absl::string_view resource : cluster_scoped) {
+    EXPECT_EQ(ApiGroupOf(resource), kKueueGroup) << resource;
+    EXPECT_TRUE(IsClusterScoped(resource)) << resource;
+  }
+  for (absl::string_view resource : {"localqueues", "workloads"}) {
+    EXPECT_EQ(ApiGroupOf(resource), kKueueGroup) << resource;
+    EXPECT_FALSE(IsClusterScoped(resource)) << resource;
+  }
+  auto kueue = [](absl::string_view verb, absl::string_view resource,
+                  absl::string_view ns = "", absl::string_view name = "") {
+    Attributes a = Req(verb, resource, ns, name);
+    EXPECT_EQ(a.api_group, kKueueGroup) << resource;
+    return a;
+  };
+  for (absl::string_view role : {"view", "edit", "admin"}) {
+    const std::string everywhere = absl::StrCat("all-", role);
+    for (absl::string_view verb : {"get", "list", "watch"}) {
+      // The cluster-scoped kinds: bound cluster-wide only.
+      for (absl::string_view resource : cluster_scoped) {
+        EXPECT_TRUE(policy.Allows(U(everywhere), kueue(verb, resource)))
+            << everywhere << " " << verb << " " << resource;
+        EXPECT_FALSE(policy.Allows(U(role), kueue(verb, resource)))
+            << role << " " << verb << " " << resource;
+      }
+      for (absl::string_view resource : {"localqueues", "workloads"}) {
+        EXPECT_TRUE(policy.Allows(U(role), kueue(verb, resource, "team-a")))
+            << role << " " << verb << " " << resource;
+        EXPECT_FALSE(policy.Allows(U(role), kueue(verb, resource, "team-b")))
+            << role << " " << verb << " " << resource;
+        EXPECT_TRUE(policy.Allows(U(everywhere), kueue(verb, resource, "")))
+            << everywhere << " " << verb << " " << resource;
+      }
+    }
+    for (absl::string_view verb :
+         {"create", "update", "patch", "delete", "deletecollection"}) {
+      for (absl::string_view resource : cluster_scoped) {
+        EXPECT_FALSE(policy.Allows(U(everywhere), kueue(verb, resource, "", "x")))
+            << everywhere << " " << verb << " " << resource;
+        EXPECT_TRUE(policy.Allows(U("root"), kueue(verb, resource, "", "x")))
+            << verb << " " << resource;
+      }
+      EXPECT_FALSE(policy.Allows(U(everywhere),
+                                 kueue(verb, "workloads", "team-a", "w")))
+          << everywhere << " " << verb;
+      EXPECT_FALSE(policy.Allows(U(role), kueue(verb, "workloads", "team-a", "w")))
+          << role << " " << verb;
+      EXPECT_TRUE(policy.Allows(U("root"), kueue(verb, "workloads", "team-a", "w")))
+          << verb;
+      // LocalQueues: admin's, in the namespace it is bound in.
+      EXPECT_EQ(policy.Allows(U(role), kueue(verb, "localqueues", "team-a", "q")),
+                role == "admin")
+          << role << " " << verb;
+      EXPECT_FALSE(
+          policy.Allows(U(role), kueue(verb, "localqueues", "team-b", "q")))
+          << role << " " << verb;
+    }
+  }
+}
+
 TEST(BuiltInRolesTest, SystemMastersIsClusterAdmin) {
   RbacPolicy policy;
   std::string reason;
@@ -264,7 +343,7 @@ TEST(BuiltInRolesTest, CannotBeReplacedOrRemoved) {
             absl::StatusCode::kInvalidArgument);
   // Still in force.
   EXPECT_TRUE(policy.Allows(U("a", {"system:masters"}), Req("list", "nodes")));
-  EXPECT_EQ(RulesOf(policy, "ClusterRole", "view").size(), 5u);
+  EXPECT_EQ(RulesOf(policy, "ClusterRole", "view").size(), 6u);
   // Objects of the same names in other kinds or namespaces are not built in.
   EXPECT_TRUE(policy
                   .Put(RoleBinding("team-a", "cluster-admin", "ClusterRole",

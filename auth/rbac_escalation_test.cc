@@ -42,8 +42,9 @@ TEST(CheckCanGrantTest, EditUserCannotBindClusterAdmin) {
             "attempting to grant RBAC permissions not currently held:\n"
             "{APIGroups:[\"*\"], Resources:[\"*\"], Verbs:[\"*\"]}\n"
             "{NonResourceURLs:[\"*\"], Verbs:[\"*\"]}");
-  // Nor admin, which adds roles and rolebindings: every missing permission
-  // is named, the verbs of each resource on one line, as Kubernetes does.
+  // Nor admin, which adds roles, rolebindings and writes of localqueues:
+  // every missing permission is named, the verbs of each resource on one
+  // line, as Kubernetes does.
   s = policy.CheckCanGrant(U("u"), "team-a",
                            RulesOf(policy, "ClusterRole", "admin"), "bind");
   EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied);
@@ -51,6 +52,9 @@ TEST(CheckCanGrantTest, EditUserCannotBindClusterAdmin) {
       s.message(),
       "user \"u\" (groups=[\"system:authenticated\"]) is attempting to "
       "grant RBAC permissions not currently held:\n"
+      "{APIGroups:[\"kueue.x-k8s.io\"], Resources:[\"localqueues\"], "
+      "Verbs:[\"create\" \"update\" \"patch\" \"delete\" "
+      "\"deletecollection\"]}\n"
       "{APIGroups:[\"rbac.authorization.k8s.io\"], "
       "Resources:[\"rolebindings\"], Verbs:[\"get\" \"list\" \"watch\" "
       "\"create\" \"update\" \"patch\" \"delete\" \"deletecollection\"]}\n"
