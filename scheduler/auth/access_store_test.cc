@@ -4,6 +4,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "auth/tokens.h"
 #include "common/status_matchers.h"
@@ -370,6 +371,44 @@ TEST_F(AccessStoreTest, RbacObjectsAreCheckedStoredAndReloaded) {
   Reload();
   EXPECT_FALSE(access_->Allows(v, list));
   EXPECT_THAT(access_->ListRbac("RoleBinding", "team-a"), IsEmpty());
+}
+
+// Built-in roles are the binary's, never the store's: a cluster upgraded
+// from a version whose view knew no Kueue objects (or that somehow stored
+// its own view) gets the new rules at its next start.
+TEST_F(AccessStoreTest, BuiltInRolesComeFromTheBinaryAfterAnUpgrade) {
+  ASSERT_THAT(access_->PutRbac(ViewBinding("team-a", "v")).status(), IsOk());
+  api::RbacObject old_view;
+  api::Role* role = old_view.mutable_role();
+  role->set_api_version("rbac.authorization.k8s.io/v1");
+  role->set_kind("ClusterRole");
+  role->mutable_metadata()->set_name("view");
+  api::PolicyRule* rule = role->add_rules();
+  rule->add_verbs("get");
+  rule->add_api_groups("jobset.x-k8s.io");
+  rule->add_resources("jobsets");
+  ASSERT_THAT(store_
+                  .Commit(store::Batch().Put("rbac/ClusterRole//view",
+                                             old_view.SerializeAsString()))
+                  .status(),
+              IsOk());
+  Reload();
+  auth::UserInfo v{.name = "v", .groups = {"system:authenticated"}};
+  for (absl::string_view verb : {"get", "list", "watch"}) {
+    EXPECT_TRUE(access_->Allows(v, {.verb = std::string(verb),
+                                    .api_group = "kueue.x-k8s.io",
+                                    .resource = "localqueues",
+                                    .namespace_ = "team-a"}))
+        << verb;
+  }
+  EXPECT_TRUE(access_->Allows(v, {.verb = "list",
+                                  .api_group = "jobset.x-k8s.io",
+                                  .resource = "jobsets",
+                                  .namespace_ = "team-a"}));
+  EXPECT_FALSE(access_->Allows(v, {.verb = "create",
+                                   .api_group = "kueue.x-k8s.io",
+                                   .resource = "localqueues",
+                                   .namespace_ = "team-a"}));
 }
 
 TEST_F(AccessStoreTest, AStoredRecordThatDoesNotDecodeIsSkipped) {

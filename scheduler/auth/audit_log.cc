@@ -27,9 +27,11 @@ std::string Timestamp(absl::Time t) {
 }
 
 // The version kube-apiserver serves each group at (the JobSet API's is
-// api/defaults.h's kApiVersion).
+// api/defaults.h's kApiVersion; Kueue's, the one jobsetd stores,
+// api/kueue_manifest.h's kKueueApiVersion).
 absl::string_view VersionOf(absl::string_view group) {
   if (group == "jobset.x-k8s.io") return "v1alpha2";
+  if (group == "kueue.x-k8s.io") return "v1beta1";
   return "v1";  // core, batch, rbac.authorization.k8s.io
 }
 

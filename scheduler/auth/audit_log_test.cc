@@ -181,6 +181,17 @@ TEST(AuditLogTest, RequestUriIsKubeApiserversPath) {
                                   .name = "system:node/x"}),
             "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/"
             "system:node%2Fx");
+  EXPECT_EQ(AuditLog::RequestUri({.verb = "update",
+                                  .api_group = "kueue.x-k8s.io",
+                                  .resource = "clusterqueues",
+                                  .name = "research"}),
+            "/apis/kueue.x-k8s.io/v1beta1/clusterqueues/research");
+  EXPECT_EQ(AuditLog::RequestUri({.verb = "watch",
+                                  .api_group = "kueue.x-k8s.io",
+                                  .resource = "localqueues",
+                                  .namespace_ = "team-a"}),
+            "/apis/kueue.x-k8s.io/v1beta1/namespaces/team-a/localqueues?"
+            "watch=true");
 }
 
 TEST(AuditLogTest, GrpcCodesMapToKubeApiserversHttpStatus) {
