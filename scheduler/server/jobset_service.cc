@@ -1,18 +1,15 @@
 #include "scheduler/server/jobset_service.h"
 
-#include <optional>
 #include <utility>
 
 #include "auth/rbac.h"
 #include "common/clock.h"
 #include "common/grpc_status.h"
 #include "common/version.h"
+#include "scheduler/server/watch_stream.h"
 
 namespace jobset::scheduler {
 namespace {
-
-// How often a watch looks up from waiting to notice cancellation.
-constexpr absl::Duration kWatchPoll = absl::Milliseconds(200);
 
 // Copies an OK result into `response`; returns the status as gRPC's.
 template <typename T>
@@ -110,29 +107,9 @@ grpc::Status JobSetServiceImpl::WatchJobSets(
       Attrs("watch", "jobsets",
             Namespace(request->namespace_(), request->all_namespaces())));
   if (!caller.ok()) return ToGrpcStatus(caller.status());
-  // Per user, a bounded number of streams at once (each holds a thread).
-  std::optional<StreamLimiter::Slot> slot;
-  if (streams_ != nullptr) {
-    absl::StatusOr<StreamLimiter::Slot> taken =
-        streams_->Acquire(caller->user.name);
-    if (!taken.ok()) return ToGrpcStatus(taken.status());
-    slot.emplace(*std::move(taken));
-  }
-  absl::StatusOr<JobSetApi::Watch> watch = api_->StartWatch(*request);
-  if (!watch.ok()) return ToGrpcStatus(watch.status());
-  while (!context->IsCancelled() && !shutting_down_) {
-    // A deleted or expired token (or node) ends the watch within a poll.
-    if (absl::Status valid = auth_->StillValid(*caller); !valid.ok()) {
-      return ToGrpcStatus(valid);
-    }
-    absl::StatusOr<std::vector<api::WatchEvent>> events =
-        watch->Next(RealDeadline(kWatchPoll));
-    if (!events.ok()) return ToGrpcStatus(events.status());
-    for (const api::WatchEvent& event : *events) {
-      if (!writer->Write(event)) return grpc::Status::OK;  // Client went away.
-    }
-  }
-  return grpc::Status::OK;
+  return ServeWatch(
+      context, *auth_, *caller, streams_, shutting_down_,
+      [&] { return api_->StartWatch(*request); }, writer);
 }
 
 grpc::Status JobSetServiceImpl::SuspendJobSet(

@@ -19,8 +19,10 @@ Server::Server(store::Store* store, const Options& options)
       namespaces_(store, options.clock),
       secrets_(store, options.clock),
       config_maps_(store, options.clock),
+      kueue_(store, options.clock),
       service_(&api_, &namespaces_, &secrets_, &config_maps_, options.auth,
-               options.streams) {}
+               options.streams),
+      kueue_service_(&kueue_, options.auth, options.streams) {}
 
 std::shared_ptr<grpc::ServerCredentials> Server::Credentials(
     const ClusterPki* tls) {
@@ -66,6 +68,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const Options& options,
   // silently share the port (and split the traffic) with the first.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.RegisterService(&server->service_);
+  builder.RegisterService(&server->kueue_service_);
   for (grpc::Service* service : options.services)
     builder.RegisterService(service);
   std::vector<
@@ -94,6 +97,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const Options& options,
       server->grpc_server_->GetHealthCheckService();
   health->SetServingStatus(true);
   health->SetServingStatus(api::JobSetService::service_full_name(), true);
+  health->SetServingStatus(api::KueueService::service_full_name(), true);
   return server;
 }
 
@@ -101,6 +105,7 @@ void Server::Shutdown(absl::Time deadline) {
   if (grpc_server_ == nullptr || shut_down_.exchange(true)) return;
   grpc_server_->GetHealthCheckService()->SetServingStatus(false);
   service_.Shutdown();
+  kueue_service_.Shutdown();
   if (end_streams_) end_streams_();
   grpc_server_->Shutdown(absl::ToChronoTime(deadline));
   grpc_server_->Wait();

@@ -18,15 +18,17 @@
 #include "scheduler/metrics.h"
 #include "scheduler/server/jobset_api.h"
 #include "scheduler/server/jobset_service.h"
+#include "scheduler/server/kueue_api.h"
+#include "scheduler/server/kueue_service.h"
 #include "scheduler/server/namespace_api.h"
 #include "scheduler/server/stream_limiter.h"
 #include "store/store.h"
 
 namespace jobset::scheduler {
 
-// jobsetd's front door, assembled: the store, the JobSet API over it, and a
-// gRPC server with JobSetService, the standard health service and (insecure
-// mode only) server reflection. The binary (jobsetd_main.cc) and in-process
+// jobsetd's front door, assembled: the store, the JobSet and Kueue APIs over
+// it, and a gRPC server with JobSetService, KueueService, the standard
+// health service and (insecure mode only) server reflection. The binary (jobsetd_main.cc) and in-process
 // tests both start one. Thread-safe.
 class Server {
  public:
@@ -117,7 +119,9 @@ class Server {
   NamespaceApi namespaces_;
   SecretApi secrets_;
   ConfigMapApi config_maps_;
+  KueueApi kueue_;
   JobSetServiceImpl service_;
+  KueueServiceImpl kueue_service_;
   std::unique_ptr<grpc::Server> grpc_server_;
   std::string address_;
   std::atomic<bool> shut_down_ = false;

@@ -23,6 +23,7 @@
 #include "gtest/gtest.h"
 #include "proto/agent.grpc.pb.h"
 #include "proto/jobset_service.grpc.pb.h"
+#include "proto/kueue_service.grpc.pb.h"
 #include "scheduler/auth/insecure_auth_for_test.h"
 #include "store/memory_store.h"
 
@@ -202,6 +203,40 @@ TEST_F(ServerTest, WatchStreamsChangesUntilShutdown) {
   stopper.join();
 }
 
+// KueueService is served beside JobSetService, and Shutdown ends its watches
+// as it ends theirs.
+TEST_F(ServerTest, KueueServiceIsServedUntilShutdown) {
+  auto kueue = api::KueueService::NewStub(channel_);
+  api::ApplyKueueObjectRequest apply;
+  api::LocalQueue* lq = apply.mutable_object()->mutable_local_queue();
+  lq->mutable_metadata()->set_name("lq");
+  lq->mutable_spec()->set_cluster_queue("research");
+  api::ApplyKueueObjectResponse applied;
+  grpc::ClientContext apply_context;
+  ASSERT_TRUE(kueue->ApplyKueueObject(&apply_context, apply, &applied).ok());
+  EXPECT_TRUE(applied.created());
+  EXPECT_EQ(applied.object().local_queue().metadata().namespace_(), "default");
+
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::seconds(30));
+  api::WatchKueueObjectsRequest watch;
+  watch.set_kind("LocalQueue");
+  watch.set_resource_version("0");
+  auto reader = kueue->WatchKueueObjects(&context, watch);
+  api::KueueWatchEvent event;
+  ASSERT_TRUE(reader->Read(&event));
+  EXPECT_EQ(event.type(), "ADDED");
+  EXPECT_EQ(event.object().local_queue().metadata().name(), "lq");
+
+  std::thread stopper(
+      [&] { server_->Shutdown(absl::Now() + absl::Seconds(20)); });
+  EXPECT_FALSE(reader->Read(&event));
+  // Ended by the service (OK), not cancelled at the drain's deadline.
+  EXPECT_TRUE(reader->Finish().ok());
+  stopper.join();
+}
+
 TEST_F(ServerTest, WatchFromAnInvalidVersionIsRefused) {
   grpc::ClientContext context;
   api::WatchJobSetsRequest request;
@@ -227,7 +262,8 @@ TEST_F(ServerTest, GetVersionAnswersWithTheBuildsVersion) {
 
 TEST_F(ServerTest, HealthServiceReportsServing) {
   // grpc.health.v1.HealthCheckRequest{service} -> HealthCheckResponse{status}.
-  for (const std::string service : {"", "jobset.api.JobSetService"}) {
+  for (const std::string service :
+       {"", "jobset.api.JobSetService", "jobset.api.KueueService"}) {
     std::string request;
     if (!service.empty()) {
       request = absl::StrCat(
@@ -258,6 +294,7 @@ TEST_F(ServerTest, ReflectionListsTheServices) {
   grpc::ByteBuffer response;
   ASSERT_TRUE(stream->Read(&response));
   EXPECT_THAT(ToString(response), AllOf(HasSubstr("jobset.api.JobSetService"),
+                                        HasSubstr("jobset.api.KueueService"),
                                         HasSubstr("grpc.health.v1.Health")));
   EXPECT_TRUE(stream->Finish().ok());
 }

@@ -1,0 +1,122 @@
+#include "scheduler/server/kueue_service.h"
+
+#include <string>
+#include <utility>
+
+#include "auth/rbac.h"
+#include "common/grpc_status.h"
+#include "common/status_macros.h"
+#include "scheduler/server/watch_stream.h"
+
+namespace jobset::scheduler {
+namespace {
+
+// Copies an OK result into `response`; returns the status as gRPC's.
+template <typename T>
+grpc::Status Reply(absl::StatusOr<T> result, T* response) {
+  if (!result.ok()) return ToGrpcStatus(result.status());
+  *response = *std::move(result);
+  return grpc::Status::OK;
+}
+
+// The RBAC request for `verb` on `kind`: its resource in kueue.x-k8s.io, in
+// the namespace a request names ("default" when empty, none with
+// `all_namespaces`) for a namespaced kind, at the cluster scope otherwise.
+auth::Attributes Attrs(absl::string_view verb, const KueueKind& kind,
+                       absl::string_view ns, absl::string_view name = "",
+                       bool all_namespaces = false) {
+  std::string scope;
+  if (kind.namespaced && !all_namespaces) {
+    scope = ns.empty() ? "default" : std::string(ns);
+  }
+  return {.verb = std::string(verb),
+          .api_group = std::string(kKueueApiGroup),
+          .resource = std::string(kind.resource),
+          .namespace_ = std::move(scope),
+          .name = std::string(name)};
+}
+
+}  // namespace
+
+absl::StatusOr<const KueueKind*> KueueServiceImpl::KindOf(
+    const grpc::ServerContext& context, absl::string_view kind) const {
+  absl::StatusOr<const KueueKind*> found = KueueKindNamed(kind);
+  if (found.ok()) return found;
+  // Nothing is authorized about a kind that is none; only who asks.
+  JOBSET_RETURN_IF_ERROR(auth_->Authenticate(context).status());
+  return found;
+}
+
+grpc::Status KueueServiceImpl::ApplyKueueObject(
+    grpc::ServerContext* context, const api::ApplyKueueObjectRequest* request,
+    api::ApplyKueueObjectResponse* response) {
+  const KueueKind* kind = FindKueueKind(request->object().object_case());
+  if (kind == nullptr) {
+    // KueueApi says what is missing, to an authenticated caller.
+    if (absl::StatusOr<Caller> caller = auth_->Authenticate(*context);
+        !caller.ok()) {
+      return ToGrpcStatus(caller.status());
+    }
+    return Reply(api_->Apply(*request), response);
+  }
+  const api::ObjectMeta& meta = KueueObjectMeta(request->object());
+  // As ApplySecret: authorized before anything is read, so without knowing
+  // whether it exists: create_only needs "create"; an apply, which creates
+  // or updates, needs both "create" and "update".
+  JOBSET_AUTHORIZE_OR_RETURN(
+      auth_, context, Attrs("create", *kind, meta.namespace_(), meta.name()));
+  if (!request->create_only()) {
+    JOBSET_AUTHORIZE_OR_RETURN(
+        auth_, context, Attrs("update", *kind, meta.namespace_(), meta.name()));
+  }
+  return Reply(api_->Apply(*request), response);
+}
+
+grpc::Status KueueServiceImpl::GetKueueObject(
+    grpc::ServerContext* context, const api::KueueObjectRef* request,
+    api::KueueObject* response) {
+  absl::StatusOr<const KueueKind*> kind = KindOf(*context, request->kind());
+  if (!kind.ok()) return ToGrpcStatus(kind.status());
+  JOBSET_AUTHORIZE_OR_RETURN(
+      auth_, context,
+      Attrs("get", **kind, request->namespace_(), request->name()));
+  return Reply(api_->Get(*request), response);
+}
+
+grpc::Status KueueServiceImpl::ListKueueObjects(
+    grpc::ServerContext* context, const api::ListKueueObjectsRequest* request,
+    api::ListKueueObjectsResponse* response) {
+  absl::StatusOr<const KueueKind*> kind = KindOf(*context, request->kind());
+  if (!kind.ok()) return ToGrpcStatus(kind.status());
+  JOBSET_AUTHORIZE_OR_RETURN(auth_, context,
+                             Attrs("list", **kind, request->namespace_(), "",
+                                   request->all_namespaces()));
+  return Reply(api_->List(*request), response);
+}
+
+grpc::Status KueueServiceImpl::DeleteKueueObject(
+    grpc::ServerContext* context, const api::KueueObjectRef* request,
+    api::KueueObject* response) {
+  absl::StatusOr<const KueueKind*> kind = KindOf(*context, request->kind());
+  if (!kind.ok()) return ToGrpcStatus(kind.status());
+  JOBSET_AUTHORIZE_OR_RETURN(
+      auth_, context,
+      Attrs("delete", **kind, request->namespace_(), request->name()));
+  return Reply(api_->Delete(*request), response);
+}
+
+grpc::Status KueueServiceImpl::WatchKueueObjects(
+    grpc::ServerContext* context, const api::WatchKueueObjectsRequest* request,
+    grpc::ServerWriter<api::KueueWatchEvent>* writer) {
+  absl::StatusOr<const KueueKind*> kind = KindOf(*context, request->kind());
+  if (!kind.ok()) return ToGrpcStatus(kind.status());
+  absl::StatusOr<Caller> caller = auth_->Authorize(
+      context, Attrs("watch", **kind, request->namespace_(), "",
+                     request->all_namespaces()));
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  return ServeWatch(
+      context, *auth_, *caller, streams_, shutting_down_,
+      [&] { return api_->StartWatch(*request); }, writer);
+}
+
+}  // namespace jobset::scheduler

@@ -1,0 +1,68 @@
+#ifndef JOBSET_SCHEDULER_SERVER_KUEUE_SERVICE_H_
+#define JOBSET_SCHEDULER_SERVER_KUEUE_SERVICE_H_
+
+#include <atomic>
+
+#include "proto/kueue_service.grpc.pb.h"
+#include "scheduler/auth/request_auth.h"
+#include "scheduler/server/kueue_api.h"
+#include "scheduler/server/stream_limiter.h"
+
+namespace jobset::scheduler {
+
+// The gRPC KueueService (proto/kueue_service.proto): each handler
+// authorizes the call as JobSetServiceImpl does (RBAC in kueue.x-k8s.io on
+// the kind's resource, "resourceflavors" ... "workloads", in the request's
+// namespace for LocalQueues and Workloads, at the cluster scope for the
+// rest; Apply needs "create", and "update" too unless create_only), then
+// calls KueueApi. A request that names no kind jobsetd knows is
+// INVALID_ARGUMENT, answered to an authenticated caller only. Thread-safe.
+class KueueServiceImpl final : public api::KueueService::Service {
+ public:
+  // Every call is authorized by `auth` (which must outlive it) first. A
+  // watch takes a slot of its user from `streams` (null: no limit; must
+  // outlive it).
+  KueueServiceImpl(KueueApi* api, const RequestAuth* auth,
+                   StreamLimiter* streams = nullptr)
+      : api_(api), auth_(auth), streams_(streams) {}
+
+  // Ends open watches (they return OK) so that the server can drain.
+  void Shutdown() { shutting_down_ = true; }
+
+  grpc::Status ApplyKueueObject(
+      grpc::ServerContext* context,
+      const api::ApplyKueueObjectRequest* request,
+      api::ApplyKueueObjectResponse* response) override;
+  grpc::Status GetKueueObject(grpc::ServerContext* context,
+                              const api::KueueObjectRef* request,
+                              api::KueueObject* response) override;
+  grpc::Status ListKueueObjects(
+      grpc::ServerContext* context,
+      const api::ListKueueObjectsRequest* request,
+      api::ListKueueObjectsResponse* response) override;
+  grpc::Status DeleteKueueObject(grpc::ServerContext* context,
+                                 const api::KueueObjectRef* request,
+                                 api::KueueObject* response) override;
+  // As WatchJobSets: a slot of the caller's stream limit for as long as it
+  // lasts; ends when the client goes, the server shuts down, or the
+  // caller's credential is revoked or expires (within a poll).
+  grpc::Status WatchKueueObjects(
+      grpc::ServerContext* context,
+      const api::WatchKueueObjectsRequest* request,
+      grpc::ServerWriter<api::KueueWatchEvent>* writer) override;
+
+ private:
+  // The kind named by a request, or the status to answer: an unknown kind
+  // is INVALID_ARGUMENT once the caller is authenticated.
+  absl::StatusOr<const KueueKind*> KindOf(const grpc::ServerContext& context,
+                                          absl::string_view kind) const;
+
+  KueueApi* const api_;
+  const RequestAuth* const auth_;
+  StreamLimiter* const streams_;
+  std::atomic<bool> shutting_down_ = false;
+};
+
+}  // namespace jobset::scheduler
+
+#endif  // JOBSET_SCHEDULER_SERVER_KUEUE_SERVICE_H_
