@@ -1,0 +1,356 @@
+// The admission cycles (kueue-semantics.md §3, §4): the cycle's input built
+// from the held objects (LocalQueue, ClusterQueue and namespaceSelector
+// resolved here, with Kueue's messages when they fail), the cycles run
+// until one admits nothing, and each decision applied: admissions,
+// evictions, QuotaReserved False reasons, parking and sticky heads.
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
+#include "api/label_selector.h"
+#include "common/log.h"
+#include "scheduler/controller/queue_stage.h"
+#include "scheduler/queues/api_objects.h"
+#include "scheduler/queues/podset_injection.h"
+#include "scheduler/records/conditions.h"
+#include "store/decode.h"
+
+namespace jobset::scheduler {
+namespace {
+
+// Kubernetes' label on every Namespace.
+constexpr absl::string_view kNamespaceNameLabel = "kubernetes.io/metadata.name";
+// QuotaReserved's reason for what the cycle never sees (no such LocalQueue
+// or ClusterQueue, a namespace the ClusterQueue does not select).
+constexpr absl::string_view kReasonInadmissible = "Inadmissible";
+
+// A LabelSelectorSpec over `labels` (matchLabels and matchExpressions,
+// ANDed); an empty one selects everything.
+bool Selects(const api::LabelSelectorSpec& selector,
+             const google::protobuf::Map<std::string, std::string>& labels) {
+  for (const auto& [key, value] : selector.match_labels()) {
+    auto it = labels.find(key);
+    if (it == labels.end() || it->second != value) return false;
+  }
+  for (const api::LabelSelectorRequirement& r : selector.match_expressions()) {
+    api::LabelSelector::Requirement req;
+    req.key = r.key();
+    req.values.assign(r.values().begin(), r.values().end());
+    std::sort(req.values.begin(), req.values.end());
+    if (r.operator_() == "In") {
+      req.op = api::LabelSelector::Operator::kIn;
+    } else if (r.operator_() == "NotIn") {
+      req.op = api::LabelSelector::Operator::kNotIn;
+    } else if (r.operator_() == "Exists") {
+      req.op = api::LabelSelector::Operator::kExists;
+    } else if (r.operator_() == "DoesNotExist") {
+      req.op = api::LabelSelector::Operator::kDoesNotExist;
+    } else {
+      return false;  // validation refuses it; a stored one selects nothing
+    }
+    if (!req.Matches(labels)) return false;
+  }
+  return true;
+}
+}  // namespace
+
+queues::FlavorIndex QueueAdmission::Stage::Flavors() const {
+  queues::FlavorIndex flavors;
+  for (const auto& [key, held] : qa_.objects_) {
+    if (!held.object.has_resource_flavor()) continue;
+    absl::StatusOr<queues::ResourceFlavor> f =
+        queues::FlavorFromApi(held.object.resource_flavor());
+    if (f.ok()) flavors[f->name] = *std::move(f);
+  }
+  return flavors;
+}
+
+// The labels of Namespace `ns` as a ClusterQueue's namespaceSelector
+// reads them (every Namespace carries kubernetes.io/metadata.name).
+const google::protobuf::Map<std::string, std::string>&
+QueueAdmission::Stage::NamespaceLabels(const std::string& ns) {
+  auto [it, fresh] = namespace_labels_.try_emplace(ns);
+  if (fresh) {
+    absl::StatusOr<std::optional<store::KeyValue>> kv =
+        qa_.store_->Get(store::keys::NamespaceKey(ns));
+    if (kv.ok() && kv->has_value()) {
+      absl::StatusOr<api::Namespace> object =
+          store::DecodeValue<api::Namespace>(**kv);
+      if (object.ok()) it->second = object->metadata().labels();
+    }
+    it->second[std::string(kNamespaceNameLabel)] = ns;
+  }
+  return it->second;
+}
+
+// Writes a pending Workload's QuotaReserved False, when it differs.
+void QueueAdmission::Stage::Pending(const std::string& wl_key,
+                                    absl::string_view reason,
+                                    absl::string_view message) {
+  const api::Workload* wl = Current(wl_key);
+  const api::Condition* c =
+      FindCondition(wl->status().conditions(), kWorkloadQuotaReserved);
+  if (c != nullptr && c->status() == "False" && c->reason() == reason &&
+      c->message() == message) {
+    return;
+  }
+  SetCondition(Edit(wl_key)->mutable_status()->mutable_conditions(),
+               kWorkloadQuotaReserved, false, reason, message, now_);
+}
+
+// The admission core's model of Workload `wl` (at `key`) in ClusterQueue
+// `cq`; converted once per stored revision (a held, unchanged Workload's
+// is kept with it), since pod templates are costly to read.
+absl::StatusOr<queues::Workload> QueueAdmission::Stage::Model(
+    const std::string& key, const api::Workload& wl, const std::string& cq) {
+  auto held = qa_.objects_.find(key);
+  const bool cacheable = !staged_.contains(key) && held != qa_.objects_.end();
+  if (!cacheable) return queues::WorkloadFromApi(wl, cq);
+  if (held->second.model == nullptr) {
+    held->second.model =
+        std::make_shared<const absl::StatusOr<queues::Workload>>(
+            queues::WorkloadFromApi(wl, ""));
+  }
+  absl::StatusOr<queues::Workload> model = *held->second.model;
+  if (model.ok()) model->cluster_queue = cq;
+  return model;
+}
+
+absl::Status QueueAdmission::Stage::BuildInput(queues::CycleInput& in) {
+  for (const auto& [key, held] : qa_.objects_) {
+    const api::KueueObject& o = held.object;
+    if (o.has_resource_flavor()) {
+      absl::StatusOr<queues::ResourceFlavor> f =
+          queues::FlavorFromApi(o.resource_flavor());
+      if (f.ok()) in.flavors.push_back(*std::move(f));
+    } else if (o.has_cohort()) {
+      absl::StatusOr<queues::Cohort> c = queues::CohortFromApi(o.cohort());
+      if (c.ok()) in.cohorts.push_back(*std::move(c));
+    } else if (o.has_cluster_queue()) {
+      absl::StatusOr<queues::ClusterQueue> cq =
+          queues::ClusterQueueFromApi(o.cluster_queue());
+      if (!cq.ok()) {
+        JOBSET_LOG(WARNING)
+            << "queues: " << key << " set aside: " << cq.status().message();
+        continue;
+      }
+      queues::PendingQueue queue;
+      queue.cluster_queue = cq->name;
+      if (auto s = qa_.sticky_.find(cq->name); s != qa_.sticky_.end())
+        queue.sticky_uid = s->second;
+      in.pending.push_back(std::move(queue));
+      pending_index_[cq->name] = in.pending.size() - 1;
+      in.cluster_queues.push_back(*std::move(cq));
+    }
+  }
+  // Workloads: the held ones (those staged for deletion are skipped by
+  // Current), then those created by this stage.
+  auto add = [&](const std::string& key) {
+    const api::Workload* wl = Current(key);
+    if (wl == nullptr) return;
+    if (IsConditionTrue(wl->status().conditions(), kWorkloadFinished)) return;
+    if (wl->status().has_admission()) {
+      absl::StatusOr<queues::Workload> m =
+          Model(key, *wl, wl->status().admission().cluster_queue());
+      if (m.ok()) in.admitted.push_back(*std::move(m));
+      return;
+    }
+    if (wl->spec().has_active() && !wl->spec().active()) return;
+    const std::string& ns = wl->metadata().namespace_();
+    const std::string& lq = wl->spec().queue_name();
+    if (lq.empty()) return;  // never admitted until a queue is set
+    auto lq_it = local_queues_.find(absl::StrCat(ns, "/", lq));
+    if (lq_it == local_queues_.end()) {
+      Pending(key, kReasonInadmissible,
+              absl::StrCat("LocalQueue ", lq, " doesn't exist"));
+      return;
+    }
+    const std::string& cq_name = lq_it->second->spec().cluster_queue();
+    auto cq_it = cluster_queues_.find(cq_name);
+    auto index = pending_index_.find(cq_name);
+    if (cq_it == cluster_queues_.end() || index == pending_index_.end()) {
+      Pending(key, kReasonInadmissible,
+              absl::StrCat("ClusterQueue ", cq_name, " doesn't exist"));
+      return;
+    }
+    if (lq_it->second->spec().stop_policy() == "Hold" ||
+        lq_it->second->spec().stop_policy() == "HoldAndDrain") {
+      Pending(key, kReasonInadmissible,
+              absl::StrCat("LocalQueue ", lq, " is inactive"));
+      return;
+    }
+    const api::ClusterQueueSpec& spec = cq_it->second->spec();
+    if (!spec.has_namespace_selector() ||
+        !Selects(spec.namespace_selector(), NamespaceLabels(ns))) {
+      Pending(key, kReasonInadmissible,
+              "Workload namespace doesn't match ClusterQueue selector");
+      return;
+    }
+    absl::StatusOr<queues::Workload> m = Model(key, *wl, cq_name);
+    if (!m.ok()) {
+      Pending(key, kReasonInadmissible, m.status().message());
+      return;
+    }
+    queues::PendingWorkload p;
+    p.workload = *std::move(m);
+    p.parked = qa_.parked_.contains(ShortKey(*wl));
+    in.pending[index->second].workloads.push_back(std::move(p));
+    store_keys_[ShortKey(*wl)] = key;
+  };
+  const std::string prefix = store::keys::KueuePrefix(kWorkloads, "");
+  for (auto it = qa_.objects_.lower_bound(prefix);
+       it != qa_.objects_.end() && absl::StartsWith(it->first, prefix); ++it)
+    add(it->first);
+  for (const auto& [key, object] : staged_) {
+    if (absl::StartsWith(key, prefix) && !qa_.objects_.contains(key)) add(key);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status QueueAdmission::Stage::Cycles() {
+  if (capacity_changed_) qa_.parked_.clear();
+  queues::CycleInput& in = in_;
+  JOBSET_RETURN_IF_ERROR(BuildInput(in));
+  for (int cycle = 0; cycle < qa_.options_.max_cycles; ++cycle) {
+    absl::StatusOr<queues::CycleResult> result = queues::RunCycle(in, now_);
+    if (!result.ok()) {
+      JOBSET_LOG(ERROR) << "queues: cycle refused its input: "
+                        << result.status().message();
+      return absl::OkStatus();
+    }
+    bool progressed = false;
+    for (const queues::Decision& d : result->decisions) {
+      progressed |= Apply(d, in);
+    }
+    if (!progressed) break;
+  }
+  return absl::OkStatus();
+}
+
+// The pending queue of ClusterQueue `cq` in `in`, or null.
+queues::PendingQueue* QueueAdmission::Stage::QueueOf(queues::CycleInput& in,
+                                                     const std::string& cq) {
+  auto it = pending_index_.find(cq);
+  return it == pending_index_.end() ? nullptr : &in.pending[it->second];
+}
+
+// The pending entry of the workload with `uid` in ClusterQueue `cq`.
+std::vector<queues::PendingWorkload>::iterator
+QueueAdmission::Stage::FindPending(queues::PendingQueue& q,
+                                   const std::string& uid) {
+  return std::find_if(
+      q.workloads.begin(), q.workloads.end(),
+      [&](const queues::PendingWorkload& p) { return p.workload.uid == uid; });
+}
+
+// Applies one decision; returns whether the next cycle may decide
+// something new.
+bool QueueAdmission::Stage::Apply(const queues::Decision& d,
+                                  queues::CycleInput& in) {
+  auto key_it = store_keys_.find(d.workload);
+  if (key_it == store_keys_.end()) return false;
+  const std::string& wl_key = key_it->second;
+  switch (d.kind) {
+    case queues::DecisionKind::kAdmit: {
+      queues::PendingQueue* q = QueueOf(in, d.cluster_queue);
+      if (q == nullptr || !d.admission.has_value()) return false;
+      auto it = FindPending(*q, d.uid);
+      if (it == q->workloads.end()) return false;
+      queues::Workload w = std::move(it->workload);
+      q->workloads.erase(it);
+      if (q->sticky_uid == d.uid) {
+        q->sticky_uid.clear();
+        qa_.sticky_.erase(d.cluster_queue);
+      }
+      Admit(wl_key, *d.admission);
+      w.admission = d.admission;
+      w.times.quota_reserved = now_;
+      in.admitted.push_back(std::move(w));
+      return true;
+    }
+    case queues::DecisionKind::kPreempt: {
+      for (const queues::Victim& v : d.victims) {
+        if (!v.already_evicted) Evict(v);
+      }
+      Pending(wl_key, d.outcome.reason, d.outcome.message);
+      if (d.outcome.sticky) {
+        qa_.sticky_[d.cluster_queue] = d.uid;
+        if (queues::PendingQueue* q = QueueOf(in, d.cluster_queue))
+          q->sticky_uid = d.uid;
+      }
+      // Stays pending; the victims' quota counts until their pods end.
+      return false;
+    }
+    case queues::DecisionKind::kPending:
+      Pending(wl_key, d.outcome.reason, d.outcome.message);
+      if (d.outcome.requeue == queues::Requeue::kPark) {
+        qa_.parked_.insert(d.workload);
+        if (queues::PendingQueue* q = QueueOf(in, d.cluster_queue)) {
+          if (auto it = FindPending(*q, d.uid); it != q->workloads.end())
+            it->parked = true;
+        }
+      }
+      return false;
+  }
+  return false;
+}
+
+void QueueAdmission::Stage::Admit(const std::string& wl_key,
+                                  const queues::Admission& admission) {
+  api::Workload* w = Edit(wl_key);
+  *w->mutable_status()->mutable_admission() = queues::AdmissionToApi(admission);
+  auto* conditions = w->mutable_status()->mutable_conditions();
+  SetCondition(
+      conditions, kWorkloadQuotaReserved, true, "QuotaReserved",
+      absl::StrCat("Quota reserved in ClusterQueue ", admission.cluster_queue),
+      now_);
+  SetCondition(conditions, kWorkloadAdmitted, true, "Admitted",
+               "The workload is admitted", now_);
+  UpdateCondition(conditions, kWorkloadEvicted, false, "QuotaReserved",
+                  "Previously: evicted", now_);
+  UpdateCondition(conditions, kWorkloadRequeued, false, "QuotaReserved",
+                  "Quota reserved", now_);
+  // Its JobSet starts in the same commit.
+  const std::string job_uid =
+      w->metadata().labels().contains(std::string(queues::kJobUidLabel))
+          ? w->metadata().labels().at(std::string(queues::kJobUidLabel))
+          : "";
+  for (auto& [key, t] : state_.jobsets()) {
+    if (!t.deleted && t.jobset.metadata().uid() == job_uid &&
+        !job_uid.empty()) {
+      Start(t, *w);
+      break;
+    }
+  }
+}
+
+void QueueAdmission::Stage::Evict(const queues::Victim& v) {
+  auto key_it = store_keys_.find(v.workload);
+  std::string wl_key;
+  if (key_it != store_keys_.end()) {
+    wl_key = key_it->second;
+  } else {
+    std::vector<std::string> parts = absl::StrSplit(v.workload, '/');
+    if (parts.size() != 2) return;
+    wl_key = WorkloadStoreKey(parts[0], parts[1]);
+  }
+  if (Current(wl_key) == nullptr) return;
+  api::Workload* w = Edit(wl_key);
+  auto* conditions = w->mutable_status()->mutable_conditions();
+  SetCondition(conditions, kWorkloadEvicted, true, "Preempted", v.message,
+               now_);
+  SetCondition(conditions, kWorkloadPreempted, true, v.reason, v.message, now_);
+  UpdateCondition(conditions, kWorkloadAdmitted, false, "Preempted", v.message,
+                  now_);
+  auto uid = w->metadata().labels().find(std::string(queues::kJobUidLabel));
+  if (uid == w->metadata().labels().end()) return;
+  for (auto& [key, t] : state_.jobsets()) {
+    if (t.deleted || t.jobset.metadata().uid() != uid->second) continue;
+    queues::Restore(queues::SavedTemplatesOf(*w), EditJobSet(t));
+    Event(key, "Normal", "Stopped", v.message);
+    break;
+  }
+}
+
+}  // namespace jobset::scheduler

@@ -1,0 +1,210 @@
+// The JobSet integration (kueue-semantics.md §2.4): a Workload for each
+// JobSet Kueue manages, Finished when the JobSet ends, deleted with it; the
+// JobSet started with its admission's flavors, stopped when it runs
+// unadmitted or is evicted, and the evicted Workload's quota released once
+// its pods have ended.
+#include <utility>
+
+#include "common/uid.h"
+#include "scheduler/controller/job_reconcile.h"
+#include "scheduler/controller/queue_stage.h"
+#include "scheduler/queues/api_objects.h"
+#include "scheduler/queues/jobset_workload.h"
+#include "scheduler/queues/podset_injection.h"
+#include "scheduler/records/conditions.h"
+
+namespace jobset::scheduler {
+namespace {
+
+// QuotaReserved's reason once an evicted Workload gave its quota back.
+constexpr absl::string_view kReasonPending = "Pending";
+
+google::protobuf::Timestamp ToTimestamp(absl::Time t) {
+  google::protobuf::Timestamp ts;
+  ts.set_seconds(absl::ToUnixSeconds(t));
+  return ts;
+}
+// Whether any pod of `t` was placed and has not ended: what an evicted
+// Workload's quota waits for.
+bool HasLivePods(const TrackedJobSet& t) {
+  for (const auto& [name, job] : t.jobs) {
+    for (const auto& [pod_name, pod] : job.pods) {
+      if (OnNode(pod) && !PodFinished(pod)) return true;
+    }
+  }
+  return false;
+}
+bool Reserved(const api::Workload& wl) {
+  return wl.status().has_admission() &&
+         IsConditionTrue(wl.status().conditions(), kWorkloadQuotaReserved);
+}
+}  // namespace
+
+void QueueAdmission::Stage::Integrate(const std::string& key,
+                                      TrackedJobSet& t) {
+  if (t.deleted) return;
+  const api::JobSet& js = t.jobset;
+  live_job_uids_.insert(js.metadata().uid());
+  if (!queues::IsManaged(js, qa_.options_.manage_jobs_without_queue_name))
+    return;
+  const std::string wl_name = queues::WorkloadName(js);
+  const std::string wl_key =
+      WorkloadStoreKey(js.metadata().namespace_(), wl_name);
+  const api::Workload* wl = Current(wl_key);
+  bool succeeded = false;
+  const bool finished = JobSetFinished(js, &succeeded);
+  if (wl == nullptr) {
+    if (finished) return;
+    if (!js.spec().suspend()) {
+      // Running, not admitted: stopped (JF "Not admitted by cluster
+      // queue"); created suspended, this happens only when a JobSet was
+      // stored before Kueue managed it.
+      EditJobSet(t)->mutable_spec()->set_suspend(true);
+      Event(key, "Normal", "Stopped", "Not admitted by cluster queue");
+    }
+    CreateWorkload(key, t, wl_key);
+    return;
+  }
+  if (IsConditionTrue(wl->status().conditions(), kWorkloadFinished)) return;
+  if (finished) {
+    api::Workload* w = Edit(wl_key);
+    UpdateCondition(w->mutable_status()->mutable_conditions(),
+                    kWorkloadFinished, true, succeeded ? "Succeeded" : "Failed",
+                    succeeded ? "Job finished successfully" : "Job failed",
+                    now_);
+    capacity_changed_ = true;
+    return;
+  }
+  const bool reserved = Reserved(*wl);
+  const bool evicted =
+      IsConditionTrue(wl->status().conditions(), kWorkloadEvicted);
+  if (reserved && evicted) {
+    if (!JobSetNow(t).spec().suspend()) {
+      queues::Restore(queues::SavedTemplatesOf(*wl), EditJobSet(t));
+    }
+    if (!HasLivePods(t)) ReleaseEvicted(wl_key);
+    return;
+  }
+  if (!reserved && !JobSetNow(t).spec().suspend()) {
+    queues::Restore(queues::SavedTemplatesOf(*wl), EditJobSet(t));
+    Event(key, "Normal", "Stopped", "Not admitted by cluster queue");
+    return;
+  }
+  if (reserved && JobSetNow(t).spec().suspend()) {
+    // Admitted but suspended (its start did not land, or someone
+    // suspended it): started again, as Kueue's reconciler does.
+    Start(t, *wl);
+    return;
+  }
+  if (!reserved) {
+    // Pending: follow the queue-name label (§2.4 step 7).
+    const std::string queue = queues::QueueName(js);
+    if (wl->spec().queue_name() != queue) {
+      Edit(wl_key)->mutable_spec()->set_queue_name(queue);
+      qa_.parked_.erase(ShortKey(*wl));
+    }
+  }
+}
+
+void QueueAdmission::Stage::CreateWorkload(const std::string& key,
+                                           const TrackedJobSet& t,
+                                           const std::string& wl_key) {
+  const api::JobSet& js = t.jobset;
+  const std::string cq =
+      ClusterQueueOf(js.metadata().namespace_(), queues::QueueName(js));
+  absl::StatusOr<queues::Workload> model = queues::WorkloadFor(
+      js, cq, [&](absl::string_view name) -> std::optional<int32_t> {
+        auto it = priority_classes_.find(std::string(name));
+        if (it == priority_classes_.end()) return std::nullopt;
+        return it->second;
+      });
+  if (!model.ok()) {
+    // Kept suspended; told once (a priority class may appear later).
+    if (qa_.warned_.insert(key).second) {
+      Event(key, "Warning",
+            model.status().code() == absl::StatusCode::kNotFound
+                ? queues::kReasonWorkloadPriorityClassNotFound
+                : "FailedToCreateWorkload",
+            std::string(model.status().message()));
+    }
+    return;
+  }
+  qa_.warned_.erase(key);
+  absl::StatusOr<api::Workload> wl = queues::WorkloadObjectFor(js, *model);
+  if (!wl.ok()) {
+    if (qa_.warned_.insert(key).second) {
+      Event(key, "Warning", "FailedToCreateWorkload",
+            std::string(wl.status().message()));
+    }
+    return;
+  }
+  api::ObjectMeta* meta = wl->mutable_metadata();
+  meta->set_uid(NewUid());
+  meta->set_generation(1);
+  *meta->mutable_creation_timestamp() = ToTimestamp(now_);
+  api::KueueObject object;
+  *object.mutable_workload() = *std::move(wl);
+  staged_[wl_key] = std::move(object);
+  Event(key, "Normal", "CreatedWorkload",
+        absl::StrCat("Created Workload: ", js.metadata().namespace_(), "/",
+                     meta->name()));
+}
+
+// Injects the admission into the JobSet and unsuspends it.
+void QueueAdmission::Stage::Start(TrackedJobSet& t, const api::Workload& wl) {
+  queues::FlavorIndex flavors = Flavors();
+  absl::StatusOr<queues::Workload> model =
+      queues::WorkloadFromApi(wl, wl.status().admission().cluster_queue());
+  if (!model.ok() || !model->admission.has_value()) return;
+  api::JobSet copy = JobSetNow(t);
+  // Templates back to the Workload's copies first: a template holding an
+  // earlier admission's selectors would conflict with a new flavor.
+  queues::Restore(queues::SavedTemplatesOf(wl), &copy);
+  absl::StatusOr<queues::SavedPodTemplates> started =
+      queues::Inject(*model->admission, wl.spec().queue_name(), flavors, &copy);
+  if (!started.ok()) {
+    if (started.status().code() == absl::StatusCode::kFailedPrecondition) {
+      api::Workload* w = Edit(
+          WorkloadStoreKey(wl.metadata().namespace_(), wl.metadata().name()));
+      UpdateCondition(w->mutable_status()->mutable_conditions(),
+                      kWorkloadFinished, true, "FailedToStart",
+                      started.status().message(), now_);
+      capacity_changed_ = true;
+    }
+    // kNotFound (a flavor went away): tried again at the next change.
+    return;
+  }
+  *EditJobSet(t) = std::move(copy);
+  Event(t.key, "Normal", "Started",
+        absl::StrCat("Admitted by clusterQueue ",
+                     wl.status().admission().cluster_queue()));
+}
+
+// An evicted Workload whose pods are gone gives its quota back and
+// queues again (§2.4 step 6).
+void QueueAdmission::Stage::ReleaseEvicted(const std::string& wl_key) {
+  api::Workload* w = Edit(wl_key);
+  auto* conditions = w->mutable_status()->mutable_conditions();
+  const api::Condition* evicted = FindCondition(*conditions, kWorkloadEvicted);
+  const std::string reason = evicted->reason();
+  const std::string message = evicted->message();
+  w->mutable_status()->clear_admission();
+  UpdateCondition(conditions, kWorkloadQuotaReserved, false, kReasonPending,
+                  message, now_);
+  UpdateCondition(conditions, kWorkloadAdmitted, false, "NoReservation",
+                  "The workload has no reservation", now_);
+  SetCondition(conditions, kWorkloadRequeued, true, reason, message, now_);
+  capacity_changed_ = true;
+}
+
+// Workloads of JobSets that are gone (Kueue's owner reference).
+void QueueAdmission::Stage::DeleteOrphans() {
+  for (const auto& [uid, key] : by_job_uid_) {
+    if (live_job_uids_.contains(uid)) continue;
+    if (Current(key) == nullptr) continue;
+    staged_[key] = std::nullopt;
+    capacity_changed_ = true;
+  }
+}
+
+}  // namespace jobset::scheduler

@@ -1,0 +1,200 @@
+#ifndef JOBSET_SCHEDULER_CONTROLLER_QUEUE_STAGE_H_
+#define JOBSET_SCHEDULER_CONTROLLER_QUEUE_STAGE_H_
+
+// One QueueAdmission::Run (queue_admission.h), internal to it: what the run
+// read from the held objects, what it decided, and the commit. Its parts are
+// defined by what they decide, one file each:
+//   queue_admission.cc    reading the held objects, and the one commit;
+//   queue_integration.cc  the JobSet integration (kueue-semantics §2.4):
+//                         Workloads created, finished, deleted; JobSets
+//                         started, stopped, released after an eviction;
+//   queue_cycles.cc       the admission cycles (§3, §4): the input built from
+//                         the objects, each decision applied;
+//   queue_status.cc       ClusterQueue and LocalQueue status (§5).
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "common/status_macros.h"
+#include "proto/jobset.pb.h"
+#include "proto/kueue.pb.h"
+#include "scheduler/controller/controller_state.h"
+#include "scheduler/controller/event_log.h"
+#include "scheduler/controller/queue_admission.h"
+#include "scheduler/queues/cycle.h"
+#include "scheduler/queues/flavor_assigner.h"
+#include "scheduler/queues/model.h"
+#include "store/keys.h"
+
+namespace jobset::scheduler {
+
+// The RBAC plural of Workloads: their keys are kueue/workloads/<ns>/<name>.
+inline constexpr absl::string_view kWorkloads = "workloads";
+
+// Returns the store key of Workload `ns`/`name`.
+inline std::string WorkloadStoreKey(absl::string_view ns,
+                                    absl::string_view name) {
+  return store::keys::KueueKey(kWorkloads, ns, name);
+}
+
+// Returns "<ns>/<name>" of `wl`, as the admission core names workloads.
+inline std::string ShortKey(const api::Workload& wl) {
+  return absl::StrCat(wl.metadata().namespace_(), "/", wl.metadata().name());
+}
+
+class QueueAdmission::Stage {
+ public:
+  Stage(QueueAdmission& qa, ControllerState& state, EventLog& events,
+        absl::Time now)
+      : qa_(qa), state_(state), events_(events), now_(now) {}
+
+  absl::Status Run() {
+    IndexObjects();
+    for (auto& [key, t] : state_.jobsets()) Integrate(key, t);
+    DeleteOrphans();
+    JOBSET_RETURN_IF_ERROR(Cycles());
+    QueueStatuses();
+    return Commit();
+  }
+
+ private:
+  // ---- Reading ----
+
+  void IndexObjects();
+
+  // The Workload at `key` as this stage has it (staged over held), or null.
+  const api::Workload* Current(const std::string& key) const;
+
+  // A copy of the Workload at `key` staged for writing.
+  api::Workload* Edit(const std::string& key);
+
+  // A copy of JobSet `t` staged for writing.
+  api::JobSet* EditJobSet(TrackedJobSet& t);
+  const api::JobSet& JobSetNow(const TrackedJobSet& t) const;
+
+  void Event(const std::string& jobset_key, absl::string_view type,
+             absl::string_view reason, std::string message);
+
+  // The ClusterQueue a LocalQueue `ns`/`lq` points at; "" when there is no
+  // such LocalQueue.
+  std::string ClusterQueueOf(absl::string_view ns, absl::string_view lq) const;
+
+  // ---- The JobSet integration (§2.4) ----
+
+  void Integrate(const std::string& key, TrackedJobSet& t);
+
+  void CreateWorkload(const std::string& key, const TrackedJobSet& t,
+                      const std::string& wl_key);
+
+  // Injects the admission into the JobSet and unsuspends it.
+  void Start(TrackedJobSet& t, const api::Workload& wl);
+
+  // An evicted Workload whose pods are gone gives its quota back and
+  // queues again (§2.4 step 6).
+  void ReleaseEvicted(const std::string& wl_key);
+
+  // Workloads of JobSets that are gone (Kueue's owner reference).
+  void DeleteOrphans();
+
+  // ---- The cycles (§3) ----
+
+  queues::FlavorIndex Flavors() const;
+
+  // The labels of Namespace `ns` as a ClusterQueue's namespaceSelector
+  // reads them (every Namespace carries kubernetes.io/metadata.name).
+  const google::protobuf::Map<std::string, std::string>& NamespaceLabels(
+      const std::string& ns);
+
+  // Writes a pending Workload's QuotaReserved False, when it differs.
+  void Pending(const std::string& wl_key, absl::string_view reason,
+               absl::string_view message);
+
+  // The admission core's model of Workload `wl` (at `key`) in ClusterQueue
+  // `cq`; converted once per stored revision (a held, unchanged Workload's
+  // is kept with it), since pod templates are costly to read.
+  absl::StatusOr<queues::Workload> Model(const std::string& key,
+                                         const api::Workload& wl,
+                                         const std::string& cq);
+
+  absl::Status BuildInput(queues::CycleInput& in);
+
+  absl::Status Cycles();
+
+  // The pending queue of ClusterQueue `cq` in `in`, or null.
+  queues::PendingQueue* QueueOf(queues::CycleInput& in, const std::string& cq);
+
+  // The pending entry of the workload with `uid` in ClusterQueue `cq`.
+  std::vector<queues::PendingWorkload>::iterator FindPending(
+      queues::PendingQueue& q, const std::string& uid);
+
+  // Applies one decision; returns whether the next cycle may decide
+  // something new.
+  bool Apply(const queues::Decision& d, queues::CycleInput& in);
+
+  void Admit(const std::string& wl_key, const queues::Admission& admission);
+
+  void Evict(const queues::Victim& v);
+
+  // ---- ClusterQueue and LocalQueue status (§5) ----
+
+  // Counts and usage of one queue.
+  struct QueueTally {
+    int32_t pending = 0;
+    int32_t reserving = 0;
+    queues::FlavorResourceQuantities usage;
+  };
+
+  // Writes each ClusterQueue's and LocalQueue's status where it changed:
+  // pendingWorkloads (queued and inadmissible), reservingWorkloads and
+  // admittedWorkloads (the same here: jobsetd has no admission checks),
+  // what they hold by flavor and resource, and the Active condition.
+  void QueueStatuses();
+
+  // Stages `object` with `status` when it differs from the held one.
+  template <typename Status>
+  void StageStatus(const std::string& key, const api::KueueObject& object,
+                   const Status& status);
+
+  // ---- The commit ----
+
+  absl::Status Commit();
+
+  void FlushEvents();
+
+  QueueAdmission& qa_;
+  ControllerState& state_;
+  EventLog& events_;
+  const absl::Time now_;
+  // Read from the held objects.
+  std::map<std::string, std::string> by_job_uid_;               // -> store key
+  std::map<std::string, const api::LocalQueue*> local_queues_;  // "ns/name"
+  std::map<std::string, const api::ClusterQueue*> cluster_queues_;
+  std::map<std::string, int32_t> priority_classes_;
+  std::map<std::string, google::protobuf::Map<std::string, std::string>>
+      namespace_labels_;
+  std::set<std::string> live_job_uids_;
+  // The cycle's: pending entry per ClusterQueue, store key per "ns/name".
+  std::map<std::string, size_t> pending_index_;
+  std::map<std::string, std::string> store_keys_;
+  // The last cycle's input, as the cycles left it.
+  queues::CycleInput in_;
+  // Decided: Kueue objects (nullopt: delete) and JobSets to write.
+  std::map<std::string, std::optional<api::KueueObject>> staged_;
+  std::map<std::string, api::JobSet> jobsets_;
+  std::vector<std::pair<std::string, JobSetEvent>> pending_events_;
+  bool capacity_changed_ = false;
+};
+
+}  // namespace jobset::scheduler
+
+#endif  // JOBSET_SCHEDULER_CONTROLLER_QUEUE_STAGE_H_

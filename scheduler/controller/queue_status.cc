@@ -1,0 +1,132 @@
+// ClusterQueue and LocalQueue status (kueue-semantics.md §5), from the
+// cycle's input as the cycles left it, written where it changed.
+#include <algorithm>
+#include <type_traits>
+#include <utility>
+
+#include "scheduler/controller/queue_stage.h"
+#include "scheduler/records/conditions.h"
+
+namespace jobset::scheduler {
+
+// Writes each ClusterQueue's and LocalQueue's status where it changed:
+// pendingWorkloads (queued and inadmissible), reservingWorkloads and
+// admittedWorkloads (the same here: jobsetd has no admission checks),
+// what they hold by flavor and resource, and the Active condition.
+void QueueAdmission::Stage::QueueStatuses() {
+  std::map<std::string, QueueTally> by_cq;
+  std::map<std::string, QueueTally> by_lq;  // "ns/name"
+  for (const queues::PendingQueue& q : in_.pending) {
+    for (const queues::PendingWorkload& p : q.workloads) {
+      ++by_cq[q.cluster_queue].pending;
+      ++by_lq[absl::StrCat(p.workload.namespace_name, "/",
+                           p.workload.queue_name)]
+            .pending;
+    }
+  }
+  for (const queues::Workload& w : in_.admitted) {
+    const queues::FlavorResourceQuantities usage = queues::AdmittedUsage(w);
+    for (QueueTally* t :
+         {&by_cq[w.admission->cluster_queue],
+          &by_lq[absl::StrCat(w.namespace_name, "/", w.queue_name)]}) {
+      ++t->reserving;
+      for (const auto& [fr, v] : usage) t->usage[fr] += v;
+    }
+  }
+  const queues::FlavorIndex flavors = Flavors();
+  for (const queues::ClusterQueue& cq : in_.cluster_queues) {
+    const std::string key = store::keys::KueueKey("clusterqueues", "", cq.name);
+    auto held = qa_.objects_.find(key);
+    if (held == qa_.objects_.end()) continue;
+    const QueueTally& tally = by_cq[cq.name];
+    api::ClusterQueueStatus status =
+        held->second.object.cluster_queue().status();
+    status.set_pending_workloads(tally.pending);
+    status.set_reserving_workloads(tally.reserving);
+    status.set_admitted_workloads(tally.reserving);
+    status.clear_flavors_reservation();
+    for (const queues::ResourceGroup& group : cq.resource_groups) {
+      for (const queues::FlavorQuotas& fq : group.flavors) {
+        api::FlavorUsage* fu = status.add_flavors_reservation();
+        fu->set_name(fq.name);
+        for (const queues::ResourceQuota& rq : fq.resources) {
+          auto it = tally.usage.find({fq.name, rq.name});
+          const int64_t total = it == tally.usage.end() ? 0 : it->second;
+          api::ResourceUsage* ru = fu->add_resources();
+          ru->set_name(rq.name);
+          ru->set_total(queues::FormatQuantity(rq.name, total));
+          ru->set_borrowed(queues::FormatQuantity(
+              rq.name, std::max<int64_t>(0, total - rq.nominal_quota)));
+        }
+      }
+    }
+    *status.mutable_flavors_usage() = status.flavors_reservation();
+    const queues::ActiveCondition active =
+        queues::ClusterQueueActive(cq, flavors, /*in_cohort_cycle=*/false);
+    SetCondition(status.mutable_conditions(), "Active", active.active,
+                 active.reason, active.message, now_);
+    StageStatus(key, held->second.object, status);
+  }
+  for (const auto& [lq_key, lq] : local_queues_) {
+    const std::string key = store::keys::KueueKey(
+        "localqueues", lq->metadata().namespace_(), lq->metadata().name());
+    auto held = qa_.objects_.find(key);
+    if (held == qa_.objects_.end()) continue;
+    const QueueTally& tally = by_lq[lq_key];
+    api::LocalQueueStatus status = lq->status();
+    status.set_pending_workloads(tally.pending);
+    status.set_reserving_workloads(tally.reserving);
+    status.set_admitted_workloads(tally.reserving);
+    status.clear_flavors_reservation();
+    std::map<std::string, api::LocalQueueFlavorUsage*> by_flavor;
+    for (const auto& [fr, v] : tally.usage) {
+      api::LocalQueueFlavorUsage*& fu = by_flavor[fr.flavor];
+      if (fu == nullptr) {
+        fu = status.add_flavors_reservation();
+        fu->set_name(fr.flavor);
+      }
+      api::LocalQueueResourceUsage* ru = fu->add_resources();
+      ru->set_name(fr.resource);
+      ru->set_total(queues::FormatQuantity(fr.resource, v));
+    }
+    *status.mutable_flavor_usage() = status.flavors_reservation();
+    const bool stopped = lq->spec().stop_policy() == "Hold" ||
+                         lq->spec().stop_policy() == "HoldAndDrain";
+    const bool cq_exists = cluster_queues_.contains(lq->spec().cluster_queue());
+    SetCondition(status.mutable_conditions(), "Active", cq_exists && !stopped,
+                 stopped     ? "Stopped"
+                 : cq_exists ? "Ready"
+                             : "ClusterQueueDoesNotExist",
+                 stopped     ? "LocalQueue is stopped"
+                 : cq_exists ? "Can submit new workloads to localQueue"
+                             : "Can't submit new workloads to clusterQueue",
+                 now_);
+    StageStatus(key, held->second.object, status);
+  }
+}
+
+// Stages `object` with `status` when it differs from the held one.
+template <typename Status>
+void QueueAdmission::Stage::StageStatus(const std::string& key,
+                                        const api::KueueObject& object,
+                                        const Status& status) {
+  api::KueueObject copy = object;
+  if (copy.has_cluster_queue()) {
+    if constexpr (std::is_same_v<Status, api::ClusterQueueStatus>) {
+      if (copy.cluster_queue().status().SerializeAsString() ==
+          status.SerializeAsString())
+        return;
+      *copy.mutable_cluster_queue()->mutable_status() = status;
+    }
+  } else if (copy.has_local_queue()) {
+    if constexpr (std::is_same_v<Status, api::LocalQueueStatus>) {
+      if (copy.local_queue().status().SerializeAsString() ==
+          status.SerializeAsString())
+        return;
+      *copy.mutable_local_queue()->mutable_status() = status;
+    }
+  }
+  staged_[key] = std::move(copy);
+}
+
+}  // namespace jobset::scheduler
