@@ -38,13 +38,17 @@ auth::Attributes Attrs(absl::string_view verb, const KueueKind& kind,
 
 }  // namespace
 
-absl::StatusOr<const KueueKind*> KueueServiceImpl::KindOf(
-    const grpc::ServerContext& context, absl::string_view kind) const {
+absl::StatusOr<auth::Attributes> KueueServiceImpl::AttrsOf(
+    const grpc::ServerContext& context, absl::string_view verb,
+    absl::string_view kind, absl::string_view ns, absl::string_view name,
+    bool all_namespaces) const {
   absl::StatusOr<const KueueKind*> found = KueueKindNamed(kind);
-  if (found.ok()) return found;
-  // Nothing is authorized about a kind that is none; only who asks.
-  JOBSET_RETURN_IF_ERROR(auth_->Authenticate(context).status());
-  return found;
+  if (!found.ok()) {
+    // Nothing is authorized about a kind that is none; only who asks.
+    JOBSET_RETURN_IF_ERROR(auth_->Authenticate(context).status());
+    return found.status();
+  }
+  return Attrs(verb, **found, ns, name, all_namespaces);
 }
 
 grpc::Status KueueServiceImpl::ApplyKueueObject(
@@ -75,44 +79,43 @@ grpc::Status KueueServiceImpl::ApplyKueueObject(
 grpc::Status KueueServiceImpl::GetKueueObject(
     grpc::ServerContext* context, const api::KueueObjectRef* request,
     api::KueueObject* response) {
-  absl::StatusOr<const KueueKind*> kind = KindOf(*context, request->kind());
-  if (!kind.ok()) return ToGrpcStatus(kind.status());
-  JOBSET_AUTHORIZE_OR_RETURN(
-      auth_, context,
-      Attrs("get", **kind, request->namespace_(), request->name()));
+  absl::StatusOr<auth::Attributes> attrs = AttrsOf(
+      *context, "get", request->kind(), request->namespace_(), request->name());
+  if (!attrs.ok()) return ToGrpcStatus(attrs.status());
+  JOBSET_AUTHORIZE_OR_RETURN(auth_, context, *attrs);
   return Reply(api_->Get(*request), response);
 }
 
 grpc::Status KueueServiceImpl::ListKueueObjects(
     grpc::ServerContext* context, const api::ListKueueObjectsRequest* request,
     api::ListKueueObjectsResponse* response) {
-  absl::StatusOr<const KueueKind*> kind = KindOf(*context, request->kind());
-  if (!kind.ok()) return ToGrpcStatus(kind.status());
-  JOBSET_AUTHORIZE_OR_RETURN(auth_, context,
-                             Attrs("list", **kind, request->namespace_(), "",
-                                   request->all_namespaces()));
+  absl::StatusOr<auth::Attributes> attrs =
+      AttrsOf(*context, "list", request->kind(), request->namespace_(), "",
+              request->all_namespaces());
+  if (!attrs.ok()) return ToGrpcStatus(attrs.status());
+  JOBSET_AUTHORIZE_OR_RETURN(auth_, context, *attrs);
   return Reply(api_->List(*request), response);
 }
 
 grpc::Status KueueServiceImpl::DeleteKueueObject(
     grpc::ServerContext* context, const api::KueueObjectRef* request,
     api::KueueObject* response) {
-  absl::StatusOr<const KueueKind*> kind = KindOf(*context, request->kind());
-  if (!kind.ok()) return ToGrpcStatus(kind.status());
-  JOBSET_AUTHORIZE_OR_RETURN(
-      auth_, context,
-      Attrs("delete", **kind, request->namespace_(), request->name()));
+  absl::StatusOr<auth::Attributes> attrs =
+      AttrsOf(*context, "delete", request->kind(), request->namespace_(),
+              request->name());
+  if (!attrs.ok()) return ToGrpcStatus(attrs.status());
+  JOBSET_AUTHORIZE_OR_RETURN(auth_, context, *attrs);
   return Reply(api_->Delete(*request), response);
 }
 
 grpc::Status KueueServiceImpl::WatchKueueObjects(
     grpc::ServerContext* context, const api::WatchKueueObjectsRequest* request,
     grpc::ServerWriter<api::KueueWatchEvent>* writer) {
-  absl::StatusOr<const KueueKind*> kind = KindOf(*context, request->kind());
-  if (!kind.ok()) return ToGrpcStatus(kind.status());
-  absl::StatusOr<Caller> caller = auth_->Authorize(
-      context, Attrs("watch", **kind, request->namespace_(), "",
-                     request->all_namespaces()));
+  absl::StatusOr<auth::Attributes> attrs =
+      AttrsOf(*context, "watch", request->kind(), request->namespace_(), "",
+              request->all_namespaces());
+  if (!attrs.ok()) return ToGrpcStatus(attrs.status());
+  absl::StatusOr<Caller> caller = auth_->Authorize(context, *attrs);
   if (!caller.ok()) return ToGrpcStatus(caller.status());
   return ServeWatch(
       context, *auth_, *caller, streams_, shutting_down_,

@@ -3,6 +3,10 @@
 
 #include <atomic>
 
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "auth/rbac.h"
+
 #include "proto/kueue_service.grpc.pb.h"
 #include "scheduler/auth/request_auth.h"
 #include "scheduler/server/kueue_api.h"
@@ -52,10 +56,15 @@ class KueueServiceImpl final : public api::KueueService::Service {
       grpc::ServerWriter<api::KueueWatchEvent>* writer) override;
 
  private:
-  // The kind named by a request, or the status to answer: an unknown kind
+  // The RBAC request of `verb` on the object (or, without a name, the
+  // collection) a request names, or the status to answer: an unknown kind
   // is INVALID_ARGUMENT once the caller is authenticated.
-  absl::StatusOr<const KueueKind*> KindOf(const grpc::ServerContext& context,
-                                          absl::string_view kind) const;
+  absl::StatusOr<auth::Attributes> AttrsOf(const grpc::ServerContext& context,
+                                           absl::string_view verb,
+                                           absl::string_view kind,
+                                           absl::string_view ns,
+                                           absl::string_view name,
+                                           bool all_namespaces = false) const;
 
   KueueApi* const api_;
   const RequestAuth* const auth_;
