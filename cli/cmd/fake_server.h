@@ -255,8 +255,9 @@ class FakeAccess final : public api::AccessService::Service {
 // KueueService as jobsetd would answer, over a map: Apply creates, finds
 // an object unchanged (the same labels, annotations and spec) or replaces
 // it (status kept); a dry run stores nothing; an object named "bad-..." is
-// refused as invalid. A watch sends the kind's objects as ADDED, then the
-// first again as MODIFIED with one more pending workload, and ends.
+// refused as invalid. The first watch changes the first ClusterQueue (one
+// more pending workload, resourceVersion 8), sends it MODIFIED and ends
+// OUT_OF_RANGE, as jobsetd after falling behind; later ones send nothing.
 class FakeKueue final : public api::KueueService::Service {
  public:
   grpc::Status ApplyKueueObject(
@@ -322,31 +323,23 @@ class FakeKueue final : public api::KueueService::Service {
   grpc::Status WatchKueueObjects(
       grpc::ServerContext*, const api::WatchKueueObjectsRequest* request,
       grpc::ServerWriter<api::KueueWatchEvent>* writer) override {
-    api::ListKueueObjectsRequest list;
-    list.set_kind(request->kind());
-    list.set_namespace_(request->namespace_());
-    list.set_all_namespaces(request->all_namespaces());
-    std::vector<api::KueueObject> objects;
-    {
-      absl::MutexLock lock(&mu_);
-      objects = Matching(list);
-    }
-    api::KueueWatchEvent event;
-    for (const api::KueueObject& o : objects) {
-      event.set_type("ADDED");
-      *event.mutable_object() = o;
-      writer->Write(event);
-    }
-    if (!objects.empty() && objects[0].has_cluster_queue()) {
-      event.set_type("MODIFIED");
-      *event.mutable_object() = objects[0];
-      api::ClusterQueue* cq = event.mutable_object()->mutable_cluster_queue();
+    absl::MutexLock lock(&mu_);
+    if (changed_) return grpc::Status::OK;
+    changed_ = true;
+    for (auto& [key, o] : stored_) {
+      if (Kind(o) != request->kind() || !o.has_cluster_queue()) continue;
+      api::ClusterQueue* cq = o.mutable_cluster_queue();
       cq->mutable_metadata()->set_resource_version("8");
       cq->mutable_status()->set_pending_workloads(
           cq->status().pending_workloads() + 1);
+      api::KueueWatchEvent event;
+      event.set_type("MODIFIED");
+      *event.mutable_object() = o;
       writer->Write(event);
+      break;
     }
-    return grpc::Status::OK;
+    return grpc::Status(grpc::StatusCode::OUT_OF_RANGE,
+                        "revision 7 is compacted: list again");
   }
 
   std::vector<api::KueueObject> applied() {
@@ -421,6 +414,7 @@ class FakeKueue final : public api::KueueService::Service {
   std::map<std::string, api::KueueObject> stored_ ABSL_GUARDED_BY(mu_);
   std::vector<api::KueueObject> applied_ ABSL_GUARDED_BY(mu_);
   api::ListKueueObjectsRequest last_list_ ABSL_GUARDED_BY(mu_);
+  bool changed_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 class CommandsTest : public ::testing::Test {

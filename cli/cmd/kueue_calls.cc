@@ -90,11 +90,23 @@ absl::StatusOr<ListResult> ListKueue(Client& client,
   return result;
 }
 
+// KueueService's watch without a resourceVersion starts from now: the
+// current objects are listed first (as ADDED), as WatchJobSets sends them,
+// and watched from the list's revision.
 template <const KueueKindInfo& K>
 absl::Status WatchKueue(
     Client& client, const ListOptions& options,
     const std::string& resource_version, absl::Time deadline,
     const std::function<bool(const std::string&, const Object&)>& on_event) {
+  std::string from = resource_version;
+  if (from.empty()) {
+    absl::StatusOr<ListResult> listed = ListKueue<K>(client, options);
+    if (!listed.ok()) return listed.status();
+    for (const Object& object : listed->items) {
+      if (!on_event("ADDED", object)) return absl::OkStatus();
+    }
+    from = listed->resource_version;
+  }
   api::WatchKueueObjectsRequest request;
   request.set_kind(K.kind);
   if (K.namespaced) {
@@ -102,7 +114,7 @@ absl::Status WatchKueue(
     request.set_all_namespaces(options.all_namespaces);
   }
   request.set_label_selector(options.label_selector);
-  request.set_resource_version(resource_version);
+  request.set_resource_version(from);
   return client.WatchKueueObjects(
       request, deadline, [&](const api::KueueWatchEvent& event) {
         absl::StatusOr<Object> object = ToObject(event.object());

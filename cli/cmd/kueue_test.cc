@@ -175,7 +175,8 @@ TEST_F(KueueTest, GetInEveryShape) {
             "error: clusterqueues.kueue.x-k8s.io \"missing\" not found\n");
 }
 
-// -w lists, then follows the watch; a change is shown once.
+// -w lists, then follows the watch; after OUT_OF_RANGE it lists again and
+// shows only what it has not shown.
 TEST_F(KueueTest, GetWatchFollowsChanges) {
   ASSERT_EQ(Run({"apply", "-f", file_}), kExitOk) << err_.str();
   Clear();
