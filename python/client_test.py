@@ -337,6 +337,52 @@ class ClientTest(unittest.TestCase):
         self.client.delete_config_map("py-settings")
         self.assertEqual(self.client.list_config_maps(), [])
 
+    def test_kueue_objects(self):
+        # kueue-semantics.md §8.1-8.4 as they are.
+        manifests = os.environ["KUEUE_MANIFESTS"]
+        for name in ("flavors.yaml", "cluster-queue.yaml",
+                     "local-queue-and-priority-classes.yaml"):
+            for obj, warnings in jobset.load_kueue_manifest(
+                    os.path.join(manifests, name)):
+                self.assertEqual(warnings, [])
+                self.assertTrue(self.client.apply_kueue_object(obj).created)
+        self.assertTrue(self.client.apply_kueue_object(obj).unchanged)
+        cq = self.client.get_kueue_object("ClusterQueue", "research")
+        self.assertEqual(cq.spec.cohort, "ml-org")
+        self.assertEqual(cq.spec.queueing_strategy, "BestEffortFIFO")
+        self.assertEqual(sorted(f.metadata.name for f in
+                                self.client.list_kueue_objects("rf")),
+                         ["gpu-h100", "on-demand", "spot"])
+        self.assertEqual([q.metadata.name for q in
+                          self.client.list_kueue_objects(
+                              "LocalQueue", namespace="research")],
+                         ["research-queue"])
+        self.assertEqual(self.client.list_kueue_objects("LocalQueue"), [])
+        self.assertEqual(self.client.get_kueue_object("wpc", "flagship").value,
+                         10000)
+        # Listed first, then changes (jobsetd may write its status).
+        events = [(t, o.metadata.name) for t, o in
+                  self.client.watch_kueue_objects("cq", timeout=1)]
+        self.assertEqual(events[0], ("ADDED", "research"))
+        self.assertEqual({name for _, name in events}, {"research"})
+        with self.assertRaises(jobset.InvalidError) as caught:
+            self.client.apply_kueue_object({
+                "apiVersion": "kueue.x-k8s.io/v1beta1",
+                "kind": "ClusterQueue", "metadata": {"name": "py-bad"},
+                "spec": {"queueingStrategy": "Sometimes"}})
+        self.assertIn("spec.queueingStrategy", caught.exception.message)
+        for kind, name, ns in (("LocalQueue", "research-queue", "research"),
+                               ("ClusterQueue", "research", None),
+                               ("WorkloadPriorityClass", "flagship", None),
+                               ("WorkloadPriorityClass", "experiment", None),
+                               ("ResourceFlavor", "on-demand", None),
+                               ("ResourceFlavor", "spot", None),
+                               ("ResourceFlavor", "gpu-h100", None)):
+            self.assertEqual(self.client.delete_kueue_object(
+                kind, name, namespace=ns).metadata.name, name)
+        with self.assertRaises(jobset.NotFoundError):
+            self.client.get_kueue_object("cq", "research")
+
     def test_unreachable_server_names_the_address(self):
         with jobset.Client("127.0.0.1:1", timeout=5) as client:
             with self.assertRaises(jobset.UnavailableError) as caught:

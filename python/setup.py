@@ -34,7 +34,8 @@ PROTO_PY = os.environ.get("JOBSET_PROTO_PY", "")
 PROTO_PY = os.path.abspath(PROTO_PY) if PROTO_PY else ""
 REPO = os.path.dirname(HERE)
 # The same list as _PROTOS in python/BUILD.
-PROTOS = ["agent", "auth", "cluster", "jobset", "jobset_service", "k8s", "options"]
+PROTOS = ["agent", "auth", "cluster", "jobset", "jobset_service", "k8s", "kueue",
+          "kueue_service", "options"]
 GENERATED = [p + "_pb2.py" for p in PROTOS] + [p + "_pb2_grpc.py" for p in PROTOS]
 _FROM_PROTO = re.compile(r"^(\s*)from proto import ", re.MULTILINE)
 

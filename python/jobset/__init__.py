@@ -14,11 +14,13 @@ from jobset.errors import (ApiError, ConditionNotMetError, ConfigError,
                            Forbidden, InvalidError, JobSetError,
                            ManifestError, NotFoundError, Unauthenticated,
                            UnavailableError, WaitTimeoutError)
+from jobset.kueue import load as load_kueue_manifest
 from jobset.manifest import load as load_manifest
 
 __all__ = [
     "ApiError", "ApplyResult", "Client", "ConditionNotMetError",
     "ConfigError", "Forbidden", "InvalidError", "JobSetError",
     "ManifestError", "NotFoundError", "Unauthenticated", "UnavailableError",
-    "WaitTimeoutError", "condition", "load_manifest", "to_dict",
+    "WaitTimeoutError", "condition", "load_kueue_manifest", "load_manifest",
+    "to_dict",
 ]

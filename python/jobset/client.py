@@ -14,6 +14,7 @@ from google.protobuf import json_format
 from google.protobuf import duration_pb2
 
 from jobset import config as _config
+from jobset import kueue as _kueue
 from jobset import manifest as _manifest
 from jobset import replicas as _replicas
 from jobset.errors import (ApiError, ConditionNotMetError, NotFoundError,
@@ -24,6 +25,7 @@ from proto import auth_pb2
 from proto import auth_pb2_grpc
 from proto import jobset_service_pb2 as service_pb2
 from proto import jobset_service_pb2_grpc as service_grpc
+from proto import kueue_service_pb2_grpc
 
 DEFAULT_SERVER = "127.0.0.1:7070"
 # Seconds a call may take, retries included. A failover takes up to the
@@ -79,7 +81,7 @@ def condition(jobset, condition_type):
     return None
 
 
-class Client:
+class Client(_kueue.KueueCalls):
     """A connection to jobsetd.
 
     Every call has a deadline (`timeout` seconds, retries included; None:
@@ -856,6 +858,7 @@ class _Stubs:
         self.nodes = agent_pb2_grpc.NodeServiceStub(channel)
         self.access = auth_pb2_grpc.AccessServiceStub(channel)
         self.logs = agent_pb2_grpc.PodLogServiceStub(channel)
+        self.kueue = kueue_service_pb2_grpc.KueueServiceStub(channel)
 
 
 def _named(items, name, resource, address):

@@ -127,15 +127,31 @@ def _normalize(value, message_descriptor, path, errors, warnings):
     return out
 
 
+def fill(message, document, what="manifest", errors=None, check=None):
+    """Reads `document` (an upstream dict) into `message` as this module
+    reads JobSets; returns the warnings. `errors`: ones found already;
+    `check`, called when the fields read, may add more. Raises
+    ManifestError naming every bad field path."""
+    errors, warnings = list(errors or []), []
+    normalized = _normalize(document, message.DESCRIPTOR, "", errors,
+                            warnings)
+    if not errors and check is not None:
+        check(errors)
+    if errors:
+        raise ManifestError(f"{what} is invalid: " + "; ".join(errors))
+    try:
+        json_format.ParseDict(normalized, message)
+    except json_format.ParseError as e:
+        raise ManifestError(f"{what} is invalid: {e}") from e
+    return warnings
+
+
 def jobset_from_dict(document, what="manifest"):
     """Returns (JobSet proto, warnings) for one upstream JobSet dict.
 
     Raises ManifestError naming every bad field path.
     """
-    errors, warnings = [], []
-    normalized = _normalize(document, jobset_pb2.JobSet.DESCRIPTOR, "",
-                            errors, warnings)
-    if not errors:
+    def check(errors):
         if document.get("kind") != KIND:
             errors.append(f"kind: Unsupported value: {document.get('kind')!r}:"
                           f" supported values: \"{KIND}\"")
@@ -143,41 +159,43 @@ def jobset_from_dict(document, what="manifest"):
             errors.append(f"apiVersion: Unsupported value: "
                           f"{document.get('apiVersion')!r}: supported values:"
                           f" \"{API_VERSION}\"")
-    if errors:
-        raise ManifestError(f"{what} is invalid: " + "; ".join(errors))
+
     message = jobset_pb2.JobSet()
-    try:
-        json_format.ParseDict(normalized, message)
-    except json_format.ParseError as e:
-        raise ManifestError(f"{what} is invalid: {e}") from e
-    return message, warnings
+    return message, fill(message, document, what, check=check)
 
 
-def load(manifest):
-    """Reads JobSets from `manifest`: a dict, a list of dicts, YAML/JSON text
-    (several documents allowed) or the path of a file holding it.
-
-    Returns a list of (JobSet proto, warnings). Raises ManifestError.
-    """
+def documents(manifest):
+    """The documents (dicts; None for an empty one) of `manifest`: a dict,
+    a list of dicts, YAML/JSON text (several documents allowed) or the path
+    of a file holding it. Raises ManifestError for text that does not
+    parse."""
     if isinstance(manifest, dict):
-        documents = [manifest]
+        docs = [manifest]
     elif isinstance(manifest, list):
-        documents = manifest
+        docs = manifest
     elif isinstance(manifest, (str, os.PathLike)):
         text = str(manifest) if not isinstance(manifest, os.PathLike) else None
         if text is None or ("\n" not in text and os.path.isfile(text)):
             with open(manifest, encoding="utf-8") as f:
                 text = f.read()
         try:
-            documents = list(yaml.safe_load_all(text))
+            docs = list(yaml.safe_load_all(text))
         except yaml.YAMLError as e:
             raise ManifestError(f"manifest is not valid YAML or JSON: {e}") \
                 from e
     else:
         raise TypeError("manifest must be a dict, a list of dicts, YAML text "
                         f"or a file path, not {type(manifest).__name__}")
+    return docs
+
+
+def load(manifest):
+    """Reads JobSets from `manifest` (as documents() takes it).
+
+    Returns a list of (JobSet proto, warnings). Raises ManifestError.
+    """
     result = []
-    for i, document in enumerate(documents, start=1):
+    for i, document in enumerate(documents(manifest), start=1):
         if document is None:
             continue
         result.append(jobset_from_dict(document, f"manifest document {i}"))
