@@ -34,29 +34,18 @@ namespace {
 using ::google::protobuf::FieldDescriptor;
 using ::google::protobuf::Message;
 using ::google::protobuf::util::MessageDifferencer;
+using ::jobset::api::FindKueueKind;
+using ::jobset::api::FindKueueKindByResource;
+using ::jobset::api::KueueKind;
+using ::jobset::api::KueueKindNamed;
+using ::jobset::api::KueueObjectMeta;
+using ::jobset::api::MutableKueueObjectMeta;
+using ::jobset::api::kKueueApiGroup;
 
 // Attempts of a read-modify-write before giving up with ABORTED.
 constexpr int kMaxAttempts = 5;
 // Events a watch asks the store for at once.
 constexpr size_t kWatchBatch = 500;
-
-constexpr KueueKind kKinds[] = {
-    {"ResourceFlavor", "resourceflavors", false,
-     api::KueueObject::kResourceFlavor},
-    {"ClusterQueue", "clusterqueues", false, api::KueueObject::kClusterQueue},
-    {"Cohort", "cohorts", false, api::KueueObject::kCohort},
-    {"LocalQueue", "localqueues", true, api::KueueObject::kLocalQueue},
-    {"WorkloadPriorityClass", "workloadpriorityclasses", false,
-     api::KueueObject::kWorkloadPriorityClass},
-    {"Workload", "workloads", true, api::KueueObject::kWorkload},
-};
-
-const KueueKind* FindByResource(absl::string_view resource) {
-  for (const KueueKind& kind : kKinds) {
-    if (kind.resource == resource) return &kind;
-  }
-  return nullptr;
-}
 
 // The message the oneof holds, or null.
 const Message* Held(const api::KueueObject& object) {
@@ -272,45 +261,6 @@ absl::StatusOr<std::string> ScopePrefix(const KueueKind& kind,
 
 }  // namespace
 
-absl::Span<const KueueKind> KueueKinds() { return kKinds; }
-
-const KueueKind* FindKueueKind(absl::string_view kind) {
-  for (const KueueKind& k : kKinds) {
-    if (k.kind == kind) return &k;
-  }
-  return nullptr;
-}
-
-const KueueKind* FindKueueKind(api::KueueObject::ObjectCase object_case) {
-  for (const KueueKind& k : kKinds) {
-    if (k.object_case == object_case) return &k;
-  }
-  return nullptr;
-}
-
-absl::StatusOr<const KueueKind*> KueueKindNamed(absl::string_view kind) {
-  if (const KueueKind* found = FindKueueKind(kind)) return found;
-  std::vector<std::string> supported;
-  for (const KueueKind& k : kKinds) supported.push_back(Quote(k.kind));
-  return absl::InvalidArgumentError(
-      absl::StrCat("kind: Unsupported value: ", Quote(kind.substr(0, 64)),
-                   ": supported values: ", absl::StrJoin(supported, ", ")));
-}
-
-const api::ObjectMeta& KueueObjectMeta(const api::KueueObject& object) {
-  const Message* held = Held(object);
-  if (held == nullptr) return api::ObjectMeta::default_instance();
-  return static_cast<const api::ObjectMeta&>(
-      held->GetReflection()->GetMessage(*held, FieldOf(*held, "metadata")));
-}
-
-api::ObjectMeta* MutableKueueObjectMeta(api::KueueObject* object) {
-  Message* held = MutableHeld(object);
-  JOBSET_CHECK(held != nullptr) << "a KueueObject that holds no object";
-  return static_cast<api::ObjectMeta*>(
-      held->GetReflection()->MutableMessage(held, FieldOf(*held, "metadata")));
-}
-
 std::string KueueObjectKey(const api::KueueObject& object) {
   const KueueKind* kind = FindKueueKind(object.object_case());
   JOBSET_CHECK(kind != nullptr) << "a KueueObject that holds no object";
@@ -330,7 +280,7 @@ absl::StatusOr<api::KueueObject> DecodeKueueObject(const store::KeyValue& kv) {
   if (absl::ConsumePrefix(&rest, store::keys::kKueue)) {
     const size_t slash = rest.find('/');
     if (slash != absl::string_view::npos) {
-      kind = FindByResource(rest.substr(0, slash));
+      kind = FindKueueKindByResource(rest.substr(0, slash));
       rest.remove_prefix(slash + 1);
     }
   }
@@ -373,7 +323,9 @@ absl::StatusOr<api::ApplyKueueObjectResponse> KueueApi::Apply(
   const KueueKind* kind = FindKueueKind(given.object_case());
   if (kind == nullptr) {
     std::vector<std::string> kinds;
-    for (const KueueKind& k : kKinds) kinds.push_back(std::string(k.kind));
+    for (const KueueKind& k : api::KueueKinds()) {
+      kinds.push_back(std::string(k.kind));
+    }
     return absl::InvalidArgumentError(absl::StrCat(
         "object: Required value: one of ", absl::StrJoin(kinds, ", ")));
   }

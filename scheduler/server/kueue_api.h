@@ -9,7 +9,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "absl/types/span.h"
+#include "api/kueue_kinds.h"
 #include "api/label_selector.h"
 #include "common/clock.h"
 #include "proto/kueue.pb.h"
@@ -18,33 +18,9 @@
 
 namespace jobset::scheduler {
 
-// Kueue's API group: the RBAC group of its resources and the group in
-// Kubernetes' messages (`clusterqueues.kueue.x-k8s.io "cq" not found`).
-inline constexpr absl::string_view kKueueApiGroup = "kueue.x-k8s.io";
-
-// One of Kueue's six kinds as jobsetd serves it.
-struct KueueKind {
-  absl::string_view kind;      // "ClusterQueue"
-  absl::string_view resource;  // "clusterqueues": RBAC resource, key segment
-  bool namespaced;             // LocalQueue and Workload only
-  api::KueueObject::ObjectCase object_case;
-};
-
-// The six kinds: ResourceFlavor, ClusterQueue, Cohort, LocalQueue,
-// WorkloadPriorityClass, Workload, in that order.
-absl::Span<const KueueKind> KueueKinds();
-// The kind named `kind` ("ClusterQueue"), or null.
-const KueueKind* FindKueueKind(absl::string_view kind);
-// The kind of the oneof case, or null (OBJECT_NOT_SET).
-const KueueKind* FindKueueKind(api::KueueObject::ObjectCase object_case);
-// FindKueueKind, or kInvalidArgument in Kubernetes' words:
-//   kind: Unsupported value: "Foo": supported values: "ResourceFlavor", ...
-absl::StatusOr<const KueueKind*> KueueKindNamed(absl::string_view kind);
-
-// The metadata of the object `object` holds (an empty one when none).
-const api::ObjectMeta& KueueObjectMeta(const api::KueueObject& object);
-// The same, to change; `object` must hold an object.
-api::ObjectMeta* MutableKueueObjectMeta(api::KueueObject* object);
+// The kinds (KueueKind, FindKueueKind, KueueKindNamed) and the metadata of
+// whichever object a KueueObject holds (KueueObjectMeta) are
+// api/kueue_kinds.h's.
 
 // The store key of `object` (store/keys.h KueueKey; a cluster-scoped kind's
 // namespace is not part of it); `object` must hold an object.
@@ -149,7 +125,7 @@ class KueueApi {
  private:
   // Checks KueueLimits for writing `bytes` at `key` of `kind` in `ns`
   // (`replacing` the stored object there, or creating one).
-  absl::Status CheckBounds(const KueueKind& kind, absl::string_view ns,
+  absl::Status CheckBounds(const api::KueueKind& kind, absl::string_view ns,
                            absl::string_view name, const std::string& key,
                            size_t bytes, bool replacing);
 

@@ -86,7 +86,7 @@ api::ListKueueObjectsRequest ListOf(absl::string_view kind,
 std::vector<std::string> Names(const api::ListKueueObjectsResponse& list) {
   std::vector<std::string> names;
   for (const api::KueueObject& item : list.items()) {
-    const api::ObjectMeta& meta = KueueObjectMeta(item);
+    const api::ObjectMeta& meta = api::KueueObjectMeta(item);
     names.push_back(absl::StrCat(meta.namespace_(), "/", meta.name()));
   }
   return names;
@@ -111,40 +111,6 @@ class KueueApiTest : public ::testing::Test {
   FakeClock clock_;
   KueueApi api_{&store_, &clock_};
 };
-
-TEST(KueueKindsTest, OneTableOfTheSixKinds) {
-  struct Want {
-    absl::string_view kind, resource;
-    bool namespaced;
-  };
-  const Want want[] = {
-      {"ResourceFlavor", "resourceflavors", false},
-      {"ClusterQueue", "clusterqueues", false},
-      {"Cohort", "cohorts", false},
-      {"LocalQueue", "localqueues", true},
-      {"WorkloadPriorityClass", "workloadpriorityclasses", false},
-      {"Workload", "workloads", true},
-  };
-  ASSERT_EQ(KueueKinds().size(), 6u);
-  for (size_t i = 0; i < KueueKinds().size(); ++i) {
-    const KueueKind& kind = KueueKinds()[i];
-    EXPECT_EQ(kind.kind, want[i].kind);
-    EXPECT_EQ(kind.resource, want[i].resource);
-    EXPECT_EQ(kind.namespaced, want[i].namespaced) << kind.kind;
-    EXPECT_EQ(FindKueueKind(kind.kind), &kind);
-    EXPECT_EQ(FindKueueKind(kind.object_case), &kind);
-  }
-  EXPECT_EQ(FindKueueKind("ClusterQueue")->object_case,
-            api::KueueObject::kClusterQueue);
-  EXPECT_EQ(FindKueueKind("clusterqueue"), nullptr);
-  EXPECT_EQ(FindKueueKind(api::KueueObject::OBJECT_NOT_SET), nullptr);
-  EXPECT_THAT(KueueKindNamed("Queue").status(),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       "kind: Unsupported value: \"Queue\": supported values: "
-                       "\"ResourceFlavor\", \"ClusterQueue\", \"Cohort\", "
-                       "\"LocalQueue\", \"WorkloadPriorityClass\", "
-                       "\"Workload\""));
-}
 
 TEST_F(KueueApiTest, CreateStoresMetadataAndSpecWithDefaults) {
   clock_.SetTime(absl::FromUnixSeconds(1'700'000'123));
@@ -792,7 +758,7 @@ std::vector<std::string> Events(KueueApi::Watch& watch) {
   std::vector<std::string> out;
   for (const api::KueueWatchEvent& e : events.value_or(
            std::vector<api::KueueWatchEvent>())) {
-    const api::ObjectMeta& meta = KueueObjectMeta(e.object());
+    const api::ObjectMeta& meta = api::KueueObjectMeta(e.object());
     out.push_back(absl::StrCat(e.type(), " ", meta.namespace_(), "/",
                                meta.name()));
   }

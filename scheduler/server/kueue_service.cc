@@ -22,7 +22,7 @@ grpc::Status Reply(absl::StatusOr<T> result, T* response) {
 // The RBAC request for `verb` on `kind`: its resource in kueue.x-k8s.io, in
 // the namespace a request names ("default" when empty, none with
 // `all_namespaces`) for a namespaced kind, at the cluster scope otherwise.
-auth::Attributes Attrs(absl::string_view verb, const KueueKind& kind,
+auth::Attributes Attrs(absl::string_view verb, const api::KueueKind& kind,
                        absl::string_view ns, absl::string_view name = "",
                        bool all_namespaces = false) {
   std::string scope;
@@ -30,7 +30,7 @@ auth::Attributes Attrs(absl::string_view verb, const KueueKind& kind,
     scope = ns.empty() ? "default" : std::string(ns);
   }
   return {.verb = std::string(verb),
-          .api_group = std::string(kKueueApiGroup),
+          .api_group = std::string(api::kKueueApiGroup),
           .resource = std::string(kind.resource),
           .namespace_ = std::move(scope),
           .name = std::string(name)};
@@ -42,7 +42,7 @@ absl::StatusOr<auth::Attributes> KueueServiceImpl::AttrsOf(
     const grpc::ServerContext& context, absl::string_view verb,
     absl::string_view kind, absl::string_view ns, absl::string_view name,
     bool all_namespaces) const {
-  absl::StatusOr<const KueueKind*> found = KueueKindNamed(kind);
+  absl::StatusOr<const api::KueueKind*> found = api::KueueKindNamed(kind);
   if (!found.ok()) {
     // Nothing is authorized about a kind that is none; only who asks.
     JOBSET_RETURN_IF_ERROR(auth_->Authenticate(context).status());
@@ -54,7 +54,7 @@ absl::StatusOr<auth::Attributes> KueueServiceImpl::AttrsOf(
 grpc::Status KueueServiceImpl::ApplyKueueObject(
     grpc::ServerContext* context, const api::ApplyKueueObjectRequest* request,
     api::ApplyKueueObjectResponse* response) {
-  const KueueKind* kind = FindKueueKind(request->object().object_case());
+  const api::KueueKind* kind = api::FindKueueKind(request->object().object_case());
   if (kind == nullptr) {
     // KueueApi says what is missing, to an authenticated caller.
     if (absl::StatusOr<Caller> caller = auth_->Authenticate(*context);
@@ -63,7 +63,7 @@ grpc::Status KueueServiceImpl::ApplyKueueObject(
     }
     return Reply(api_->Apply(*request), response);
   }
-  const api::ObjectMeta& meta = KueueObjectMeta(request->object());
+  const api::ObjectMeta& meta = api::KueueObjectMeta(request->object());
   // As ApplySecret: authorized before anything is read, so without knowing
   // whether it exists: create_only needs "create"; an apply, which creates
   // or updates, needs both "create" and "update".

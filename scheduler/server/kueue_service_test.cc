@@ -200,7 +200,7 @@ class KueueServiceTest : public ::testing::Test {
     if (!status.ok()) return FromGrpcStatus(status);
     std::vector<std::string> names;
     for (const api::KueueObject& item : response.items()) {
-      const api::ObjectMeta& meta = KueueObjectMeta(item);
+      const api::ObjectMeta& meta = api::KueueObjectMeta(item);
       names.push_back(absl::StrCat(meta.namespace_(), "/", meta.name()));
     }
     return names;
@@ -230,9 +230,9 @@ class KueueServiceTest : public ::testing::Test {
 
 // The service's attributes and the authorizer's table agree on every kind.
 TEST(KueueKindsRbacTest, EachKindIsItsResourceInKueuesGroup) {
-  EXPECT_EQ(auth::kKueueGroup, kKueueApiGroup);
-  for (const KueueKind& kind : KueueKinds()) {
-    EXPECT_EQ(auth::ApiGroupOf(kind.resource), kKueueApiGroup) << kind.kind;
+  EXPECT_EQ(auth::kKueueGroup, api::kKueueApiGroup);
+  for (const api::KueueKind& kind : api::KueueKinds()) {
+    EXPECT_EQ(auth::ApiGroupOf(kind.resource), api::kKueueApiGroup) << kind.kind;
     EXPECT_EQ(auth::IsClusterScoped(kind.resource), !kind.namespaced)
         << kind.kind;
   }
@@ -388,7 +388,7 @@ TEST_F(KueueServiceTest, UnknownKindsAndStrangers) {
 std::string NextEvent(grpc::ClientReader<api::KueueWatchEvent>* reader) {
   api::KueueWatchEvent event;
   if (!reader->Read(&event)) return "(ended)";
-  const api::ObjectMeta& meta = KueueObjectMeta(event.object());
+  const api::ObjectMeta& meta = api::KueueObjectMeta(event.object());
   return absl::StrCat(event.type(), " ", meta.namespace_(), "/", meta.name());
 }
 
