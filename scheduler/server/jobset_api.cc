@@ -17,8 +17,10 @@
 #include "common/status_macros.h"
 #include "common/uid.h"
 #include "google/protobuf/util/message_differencer.h"
+#include "scheduler/queues/api_objects.h"
 #include "scheduler/queues/jobset_update_rules.h"
 #include "scheduler/queues/jobset_workload.h"
+#include "scheduler/queues/podset_injection.h"
 #include "scheduler/records/constants.h"
 #include "scheduler/records/records.h"
 #include "scheduler/server/namespace_api.h"
@@ -459,6 +461,38 @@ absl::StatusOr<api::ListJobSetsResponse> JobSetApi::List(
   return response;
 }
 
+absl::Status JobSetApi::KeepKueueFields(const api::JobSet& old,
+                                        api::JobSet* updated) {
+  if (!queues::IsManaged(old, features_.manage_jobs_without_queue_name))
+    return absl::OkStatus();
+  updated->mutable_spec()->set_suspend(old.spec().suspend());
+  JOBSET_ASSIGN_OR_RETURN(std::optional<store::KeyValue> kv,
+                          store_->Get(store::keys::KueueKey(
+                              "workloads", old.metadata().namespace_(),
+                              queues::WorkloadName(old))));
+  if (!kv.has_value()) return absl::OkStatus();
+  absl::StatusOr<api::KueueObject> workload =
+      store::DecodeValue<api::KueueObject>(*kv);
+  if (!workload.ok()) return absl::OkStatus();  // the controller reports it
+  // What the templates were before Kueue injected its flavors.
+  api::JobSet restored = old;
+  queues::Restore(queues::SavedTemplatesOf(workload->workload()), &restored);
+  auto* rjobs = updated->mutable_spec()->mutable_replicated_jobs();
+  for (int i = 0; i < rjobs->size() && i < old.spec().replicated_jobs_size();
+       ++i) {
+    const api::PodTemplateSpec& before =
+        restored.spec().replicated_jobs(i).template_().spec().template_();
+    api::PodTemplateSpec* sent = rjobs->Mutable(i)
+                                     ->mutable_template_()
+                                     ->mutable_spec()
+                                     ->mutable_template_();
+    if (MessageDifferencer::Equals(*sent, before)) {
+      *sent = old.spec().replicated_jobs(i).template_().spec().template_();
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<api::JobSet> JobSetApi::Update(const api::JobSet& request,
                                               bool dry_run) {
   JOBSET_RETURN_IF_ERROR(CheckSize(request));
@@ -491,6 +525,7 @@ absl::StatusOr<api::JobSet> JobSetApi::Update(const api::JobSet& request,
     meta->set_uid(request.metadata().uid());
   *updated.mutable_spec() = request.spec();
   api::SetJobSetDefaults(&updated);
+  JOBSET_RETURN_IF_ERROR(KeepKueueFields(old, &updated));
   JOBSET_RETURN_IF_ERROR(
       api::ValidateJobSetUpdate(old, updated, features_, limits_.spec));
   // Read only where Kueue's rules look at it: the queue-name label removed.

@@ -170,6 +170,12 @@ class JobSetApi {
 
   store::Store* const store_;
   Clock* const clock_;
+  // For a JobSet Kueue manages, what Kueue owns stays as stored in
+  // `updated` (as kubectl apply's merge keeps fields a manifest does not
+  // set): spec.suspend, and each pod template the request sends as it was
+  // before Kueue injected its admission's flavors (the Workload's copy).
+  absl::Status KeepKueueFields(const api::JobSet& old, api::JobSet* updated);
+
   const api::Features features_;
   const Limits limits_;
   JobSetCounter counter_;

@@ -19,6 +19,8 @@
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "proto/cluster.pb.h"
+#include "proto/kueue.pb.h"
+#include "scheduler/queues/jobset_workload.h"
 #include "scheduler/records/constants.h"
 #include "scheduler/records/records.h"
 #include "scheduler/server/namespace_api.h"
@@ -132,6 +134,63 @@ TEST_F(JobSetApiTest, KueueManagedJobSetsAreCreatedSuspended) {
   auto updated = api_.Update(moved, false);
   EXPECT_EQ(updated.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(updated.status().message(), HasSubstr("field is immutable"));
+}
+
+// Applying the same manifest again to a JobSet Kueue admitted leaves it as
+// it is: suspend and the flavor Kueue injected are Kueue's, as kubectl
+// apply's merge keeps what a manifest does not set.
+TEST_F(JobSetApiTest, ReapplyingAKueueAdmittedJobSetKeepsWhatKueueSet) {
+  const JobSet manifest = JobSetBuilder("queued")
+                              .Label("kueue.x-k8s.io/queue-name", "team-a")
+                              .Replicated("workers", 1)
+                              .Build();
+  JobSet created = MustCreate(manifest);
+  // The controller's admission: the Workload keeps the template as it was,
+  // the JobSet runs with the flavor's nodeSelector.
+  api::KueueObject workload;
+  api::PodSet* pod_set =
+      workload.mutable_workload()->mutable_spec()->add_pod_sets();
+  pod_set->set_name("workers");
+  *pod_set->mutable_template_() =
+      created.spec().replicated_jobs(0).template_().spec().template_();
+  ASSERT_THAT(store_
+                  .Commit(store::Batch().Put(
+                      store::keys::KueueKey("workloads", "default",
+                                            queues::WorkloadName(created)),
+                      workload.SerializeAsString()))
+                  .status(),
+              IsOk());
+  JobSet admitted = created;
+  admitted.mutable_spec()->set_suspend(false);
+  (*admitted.mutable_spec()
+        ->mutable_replicated_jobs(0)
+        ->mutable_template_()
+        ->mutable_spec()
+        ->mutable_template_()
+        ->mutable_spec()
+        ->mutable_node_selector())["pool"] = "h100";
+  admitted.mutable_metadata()->clear_resource_version();
+  ASSERT_THAT(store_
+                  .Commit(store::Batch().Put(
+                      store::keys::JobSetKey("default", "queued"),
+                      admitted.SerializeAsString()))
+                  .status(),
+              IsOk());
+
+  JobSet again = manifest;
+  again.mutable_metadata()->set_namespace_("default");
+  auto updated = api_.Update(again, false);
+  ASSERT_THAT(updated.status(), IsOk());
+  EXPECT_FALSE(updated->spec().suspend());
+  EXPECT_EQ(updated->spec()
+                .replicated_jobs(0)
+                .template_()
+                .spec()
+                .template_()
+                .spec()
+                .node_selector()
+                .at("pool"),
+            "h100");
 }
 
 TEST_F(JobSetApiTest, CreateIsIdempotentForTheSameSpec) {
