@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "api/defaults.h"
 #include "api/kueue_defaults.h"
@@ -25,15 +26,20 @@ namespace {
 using ::jobset::testing::IsOk;
 using ::testing::ElementsAre;
 
-std::string ReadTestData(absl::string_view name) {
+// Returns the repository's file `path`.
+std::string ReadFile(const std::string& path) {
   const char* srcdir = std::getenv("TEST_SRCDIR");
   const std::filesystem::path root =
       srcdir == nullptr ? std::filesystem::current_path()
                         : std::filesystem::path(srcdir) / "jobsetd";
-  std::ifstream in(root / "api" / "testdata" / "kueue" / std::string(name));
+  std::ifstream in(root / path);
   std::stringstream buffer;
   buffer << in.rdbuf();
   return buffer.str();
+}
+
+std::string ReadTestData(absl::string_view name) {
+  return ReadFile(absl::StrCat("api/testdata/kueue/", name));
 }
 
 // The documents of a multi-document file.
@@ -61,10 +67,12 @@ absl::Status Validate(const KueueObject& object) {
   return absl::InternalError("no object");
 }
 
-// Parses, defaults and validates every document of `file`.
-std::vector<KueueObject> LoadExample(absl::string_view file) {
+// Parses, defaults and validates every document of `file` (of
+// api/testdata/kueue, or `text` when given).
+std::vector<KueueObject> LoadExample(absl::string_view file,
+                                     std::string text = "") {
   std::vector<KueueObject> objects;
-  const std::string text = ReadTestData(file);
+  if (text.empty()) text = ReadTestData(file);
   EXPECT_FALSE(text.empty()) << file;
   for (const std::string& doc : Documents(text)) {
     std::vector<std::string> warnings;
@@ -143,6 +151,28 @@ TEST(KueueExamplesTest, QueuedJobSetLoadsUnchanged) {
   EXPECT_THAT(ValidateJobSetCreate(jobset), IsOk());
   EXPECT_EQ(jobset.metadata().labels().at("kueue.x-k8s.io/queue-name"),
             "research-queue");
+}
+
+// tools/demo --queues' manifests (examples/queues) load as they are.
+TEST(KueueExamplesTest, QueuesDemoLoadsUnchanged) {
+  const std::vector<KueueObject> setup =
+      LoadExample("setup.yaml", ReadFile("examples/queues/setup.yaml"));
+  ASSERT_EQ(setup.size(), 5u);
+  EXPECT_EQ(setup[1].cluster_queue().spec().cohort(), "research");
+  EXPECT_EQ(setup[4].local_queue().spec().cluster_queue(), "team-b");
+  for (const char* file : {"examples/queues/team-a-deadline.yaml",
+                           "examples/queues/team-b-sweep.yaml"}) {
+    absl::StatusOr<std::vector<ManifestObject>> objects =
+        LoadManifest(ReadFile(file));
+    ASSERT_THAT(objects, IsOk()) << file;
+    ASSERT_EQ(objects->size(), 1u) << file;
+    JobSet& jobset = (*objects)[0].jobset;
+    SetJobSetDefaults(&jobset);
+    EXPECT_THAT(ValidateJobSetCreate(jobset), IsOk()) << file;
+    EXPECT_TRUE(
+        jobset.metadata().labels().contains("kueue.x-k8s.io/queue-name"))
+        << file;
+  }
 }
 
 }  // namespace
