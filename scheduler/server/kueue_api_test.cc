@@ -1,116 +1,23 @@
 #include "scheduler/server/kueue_api.h"
 
-#include <memory>
-#include <optional>
-#include <string>
-#include <tuple>
-#include <vector>
-
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_replace.h"
-#include "absl/strings/string_view.h"
-#include "absl/time/time.h"
-#include "api/kueue_manifest.h"
-#include "common/clock.h"
-#include "common/status_matchers.h"
-#include "gmock/gmock.h"
-#include "gtest/gtest.h"
-#include "store/forwarding_store.h"
-#include "store/keys.h"
-#include "store/memory_store.h"
+#include "scheduler/server/kueue_api_test_fixture.h"
 
 namespace jobset::scheduler {
 namespace {
+
+using kueue_api_test::kClusterQueue;
+using kueue_api_test::KueueApiTest;
+using kueue_api_test::ListOf;
+using kueue_api_test::LocalQueue;
+using kueue_api_test::Names;
+using kueue_api_test::Parse;
+using kueue_api_test::Ref;
+using kueue_api_test::Request;
 
 using ::jobset::testing::IsOk;
 using ::jobset::testing::StatusIs;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-constexpr char kClusterQueue[] = R"(apiVersion: kueue.x-k8s.io/v1beta1
-kind: ClusterQueue
-metadata: {name: research, labels: {team: ml}}
-spec:
-  cohort: org
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [cpu, nvidia.com/gpu]
-    flavors:
-    - name: h100
-      resources:
-      - {name: cpu, nominalQuota: 96}
-      - {name: nvidia.com/gpu, nominalQuota: 16, borrowingLimit: 8}
-)";
-
-api::KueueObject Parse(absl::string_view manifest) {
-  absl::StatusOr<api::KueueObject> object = api::ParseKueueDocument(manifest);
-  EXPECT_THAT(object.status(), IsOk()) << manifest;
-  return object.value_or(api::KueueObject());
-}
-
-api::ApplyKueueObjectRequest Request(absl::string_view manifest) {
-  api::ApplyKueueObjectRequest request;
-  *request.mutable_object() = Parse(manifest);
-  return request;
-}
-
-std::string LocalQueue(absl::string_view name, absl::string_view ns,
-                       absl::string_view extra = "") {
-  return absl::StrCat(
-      "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\n",
-      "metadata: {name: ", name,
-      ns.empty() ? std::string() : absl::StrCat(", namespace: ", ns), extra,
-      "}\nspec: {clusterQueue: research}\n");
-}
-
-api::KueueObjectRef Ref(absl::string_view kind, absl::string_view name,
-                        absl::string_view ns = "") {
-  api::KueueObjectRef ref;
-  ref.set_kind(std::string(kind));
-  ref.set_namespace_(std::string(ns));
-  ref.set_name(std::string(name));
-  return ref;
-}
-
-api::ListKueueObjectsRequest ListOf(absl::string_view kind,
-                                    absl::string_view ns = "",
-                                    bool all = false) {
-  api::ListKueueObjectsRequest request;
-  request.set_kind(std::string(kind));
-  request.set_namespace_(std::string(ns));
-  request.set_all_namespaces(all);
-  return request;
-}
-
-// "<namespace>/<name>" of each item, as listed.
-std::vector<std::string> Names(const api::ListKueueObjectsResponse& list) {
-  std::vector<std::string> names;
-  for (const api::KueueObject& item : list.items()) {
-    const api::ObjectMeta& meta = api::KueueObjectMeta(item);
-    names.push_back(absl::StrCat(meta.namespace_(), "/", meta.name()));
-  }
-  return names;
-}
-
-class KueueApiTest : public ::testing::Test {
- protected:
-  // Writes `object` at its key as the controller does (status and all).
-  void PutStored(const api::KueueObject& object) {
-    ASSERT_THAT(store_.Commit(store::Batch().Put(KueueObjectKey(object),
-                                                 EncodeKueueObject(object))),
-                IsOk());
-  }
-
-  std::optional<store::KeyValue> Raw(const std::string& key) {
-    absl::StatusOr<std::optional<store::KeyValue>> kv = store_.Get(key);
-    EXPECT_THAT(kv.status(), IsOk());
-    return kv.value_or(std::nullopt);
-  }
-
-  store::MemoryStore store_{/*history_events=*/100};
-  FakeClock clock_;
-  KueueApi api_{&store_, &clock_};
-};
 
 TEST_F(KueueApiTest, CreateStoresMetadataAndSpecWithDefaults) {
   clock_.SetTime(absl::FromUnixSeconds(1'700'000'123));
@@ -193,10 +100,11 @@ TEST_F(KueueApiTest, ApplyAgainIsUnchangedAndGenerationCountsSpecChanges) {
   const api::ObjectMeta& meta = spec->object().cluster_queue().metadata();
   EXPECT_EQ(meta.generation(), 2);
   EXPECT_EQ(meta.uid(), uid);
-  EXPECT_EQ(meta.creation_timestamp().seconds(),
-            created->object().cluster_queue().metadata()
-                .creation_timestamp()
-                .seconds());
+  EXPECT_EQ(meta.creation_timestamp().seconds(), created->object()
+                                                     .cluster_queue()
+                                                     .metadata()
+                                                     .creation_timestamp()
+                                                     .seconds());
   EXPECT_EQ(api_.Get(Ref("ClusterQueue", "research"))
                 ->cluster_queue()
                 .spec()
@@ -324,9 +232,9 @@ spec:
        "applies objects by name (generateName is not supported)"},
   };
   for (const auto& c : cases) {
-    EXPECT_THAT(api_.Apply(Request(c.manifest)),
-                StatusIs(absl::StatusCode::kInvalidArgument,
-                         HasSubstr(c.message)))
+    EXPECT_THAT(
+        api_.Apply(Request(c.manifest)),
+        StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(c.message)))
         << c.name;
   }
   EXPECT_THAT(api_.Apply(api::ApplyKueueObjectRequest()),
@@ -337,17 +245,16 @@ spec:
   EXPECT_EQ(store_.CurrentRevision(), 0);
 
   // As Kueue, a LocalQueue may name no ClusterQueue yet.
-  EXPECT_THAT(
-      api_.Apply(Request("apiVersion: kueue.x-k8s.io/v1beta1\n"
-                         "kind: LocalQueue\nmetadata: {name: lq}\n")),
-      IsOk());
+  EXPECT_THAT(api_.Apply(Request("apiVersion: kueue.x-k8s.io/v1beta1\n"
+                                 "kind: LocalQueue\nmetadata: {name: lq}\n")),
+              IsOk());
 }
 
 TEST_F(KueueApiTest, StatusIsJobsetdsAndKeptAcrossApply) {
   // A client's status on create is not taken.
-  absl::StatusOr<api::ApplyKueueObjectResponse> created =
-      api_.Apply(Request(absl::StrCat(
-          kClusterQueue, "status: {pendingWorkloads: 7, admittedWorkloads: 3}\n")));
+  absl::StatusOr<api::ApplyKueueObjectResponse> created = api_.Apply(Request(
+      absl::StrCat(kClusterQueue,
+                   "status: {pendingWorkloads: 7, admittedWorkloads: 3}\n")));
   ASSERT_THAT(created, IsOk());
   EXPECT_FALSE(created->object().cluster_queue().has_status());
   absl::StatusOr<api::KueueObject> got =
@@ -362,8 +269,8 @@ TEST_F(KueueApiTest, StatusIsJobsetdsAndKeptAcrossApply) {
   PutStored(with_status);
 
   // Apply with another status and a new spec: the controller's stays.
-  std::string changed = absl::StrCat(kClusterQueue,
-                                     "status: {pendingWorkloads: 99}\n");
+  std::string changed =
+      absl::StrCat(kClusterQueue, "status: {pendingWorkloads: 99}\n");
   changed.replace(changed.find("nominalQuota: 96"), 16, "nominalQuota: 50");
   absl::StatusOr<api::ApplyKueueObjectResponse> applied =
       api_.Apply(Request(changed));
@@ -382,8 +289,9 @@ TEST_F(KueueApiTest, StatusIsJobsetdsAndKeptAcrossApply) {
             "50");
 
   // A status alone is no change.
-  absl::StatusOr<api::ApplyKueueObjectResponse> same = api_.Apply(Request(
-      absl::StrReplaceAll(changed, {{"pendingWorkloads: 99", "pendingWorkloads: 1"}})));
+  absl::StatusOr<api::ApplyKueueObjectResponse> same =
+      api_.Apply(Request(absl::StrReplaceAll(
+          changed, {{"pendingWorkloads: 99", "pendingWorkloads: 1"}})));
   ASSERT_THAT(same, IsOk());
   EXPECT_TRUE(same->unchanged());
   EXPECT_EQ(same->object().cluster_queue().status().pending_workloads(), 2);
@@ -394,9 +302,10 @@ TEST_F(KueueApiTest, UpdateRulesAreCheckedAgainstTheStoredObject) {
   ASSERT_THAT(api_.Apply(Request(LocalQueue("lq", "team"))), IsOk());
   const int64_t revision = store_.CurrentRevision();
   EXPECT_THAT(
-      api_.Apply(Request(
-          "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\n"
-          "metadata: {name: lq, namespace: team}\nspec: {clusterQueue: other}\n")),
+      api_.Apply(
+          Request("apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\n"
+                  "metadata: {name: lq, namespace: team}\nspec: {clusterQueue: "
+                  "other}\n")),
       StatusIs(absl::StatusCode::kInvalidArgument,
                "LocalQueue \"lq\" is invalid: spec.clusterQueue: Invalid "
                "value: \"string\": field is immutable"));
@@ -470,8 +379,8 @@ spec:
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("queueName is immutable while workload "
                                  "quota reserved")));
-  EXPECT_THAT(api_.Apply(Request(absl::StrReplaceAll(
-                  in_r, {{"cpu: \"2\"", "cpu: \"3\""}}))),
+  EXPECT_THAT(api_.Apply(Request(
+                  absl::StrReplaceAll(in_r, {{"cpu: \"2\"", "cpu: \"3\""}}))),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("spec.podSets.0: Invalid value: \"object\": "
                                  "field is immutable")));
@@ -498,9 +407,9 @@ TEST_F(KueueApiTest, NamespacesDefaultedAndClearedByScope) {
                        "localqueues.kueue.x-k8s.io \"lq\" not found"));
 
   // A cluster-scoped kind's namespace is cleared, as the API server does.
-  absl::StatusOr<api::ApplyKueueObjectResponse> cohort = api_.Apply(Request(
-      "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Cohort\n"
-      "metadata: {name: org, namespace: team}\n"));
+  absl::StatusOr<api::ApplyKueueObjectResponse> cohort =
+      api_.Apply(Request("apiVersion: kueue.x-k8s.io/v1beta1\nkind: Cohort\n"
+                         "metadata: {name: org, namespace: team}\n"));
   ASSERT_THAT(cohort, IsOk());
   EXPECT_EQ(cohort->object().cohort().metadata().namespace_(), "");
   EXPECT_TRUE(Raw(store::keys::KueueKey("cohorts", "", "org")).has_value());
@@ -561,8 +470,8 @@ TEST_F(KueueApiTest, DeleteReturnsTheLastState) {
   EXPECT_EQ(deleted->cluster_queue().kind(), "ClusterQueue");
   EXPECT_EQ(deleted->cluster_queue().metadata().resource_version(),
             absl::StrCat(store_.CurrentRevision()));
-  EXPECT_FALSE(Raw(store::keys::KueueKey("clusterqueues", "", "research"))
-                   .has_value());
+  EXPECT_FALSE(
+      Raw(store::keys::KueueKey("clusterqueues", "", "research")).has_value());
   EXPECT_THAT(api_.Delete(Ref("ClusterQueue", "research")),
               StatusIs(absl::StatusCode::kNotFound,
                        "clusterqueues.kueue.x-k8s.io \"research\" not found"));
@@ -582,258 +491,5 @@ TEST_F(KueueApiTest, DeleteReturnsTheLastState) {
 }
 
 // Stored values are not trusted: a bad one is DATA_LOSS naming its key.
-TEST_F(KueueApiTest, CorruptStoredValuesAreDataLoss) {
-  const std::string garbage_key =
-      store::keys::KueueKey("clusterqueues", "", "garbage");
-  ASSERT_THAT(store_.Commit(store::Batch().Put(garbage_key, "\xff\xff\xff")),
-              IsOk());
-  EXPECT_THAT(api_.Get(Ref("ClusterQueue", "garbage")),
-              StatusIs(absl::StatusCode::kDataLoss,
-                       HasSubstr("\"kueue/clusterqueues/garbage\"")));
-  EXPECT_THAT(api_.List(ListOf("ClusterQueue")),
-              StatusIs(absl::StatusCode::kDataLoss,
-                       HasSubstr("kueue/clusterqueues/garbage")));
-  EXPECT_THAT(
-      api_.Apply(Request(absl::StrReplaceAll(
-          kClusterQueue, {{"name: research", "name: garbage"}}))),
-      StatusIs(absl::StatusCode::kDataLoss));
-  EXPECT_THAT(api_.Delete(Ref("ClusterQueue", "garbage")),
-              StatusIs(absl::StatusCode::kDataLoss));
-
-  // A well-formed value of another kind, or of another name, at a key.
-  api::KueueObject lq = Parse(LocalQueue("x", "team"));
-  const std::string wrong_kind =
-      store::keys::KueueKey("clusterqueues", "", "x");
-  ASSERT_THAT(store_.Commit(store::Batch().Put(wrong_kind,
-                                                EncodeKueueObject(lq))),
-              IsOk());
-  EXPECT_THAT(api_.Get(Ref("ClusterQueue", "x")),
-              StatusIs(absl::StatusCode::kDataLoss,
-                       HasSubstr("\"kueue/clusterqueues/x\" (revision ")));
-  api::KueueObject other = Parse(LocalQueue("other", "team"));
-  ASSERT_THAT(store_.Commit(store::Batch().Put(
-                  store::keys::KueueKey("localqueues", "team", "lq"),
-                  EncodeKueueObject(other))),
-              IsOk());
-  EXPECT_THAT(api_.Get(Ref("LocalQueue", "lq", "team")),
-              StatusIs(absl::StatusCode::kDataLoss,
-                       HasSubstr("is not the LocalQueue its key names")));
-}
-
-TEST_F(KueueApiTest, BoundsNameTheLimit) {
-  KueueApi small(&store_, &clock_,
-                 {.max_objects_per_scope = 2,
-                  .max_bytes_per_scope = 1000,
-                  .max_object_bytes = 600});
-  ASSERT_THAT(small.Apply(Request(LocalQueue("a", "team"))), IsOk());
-  ASSERT_THAT(small.Apply(Request(LocalQueue("b", "team"))), IsOk());
-  EXPECT_THAT(small.Apply(Request(LocalQueue("c", "team"))),
-              StatusIs(absl::StatusCode::kResourceExhausted,
-                       "localqueues.kueue.x-k8s.io \"c\": namespace \"team\" "
-                       "has 2 LocalQueue objects, the most jobsetd keeps per "
-                       "namespace (2)"));
-  // Replacing one is no new one; another namespace has its own count.
-  EXPECT_THAT(small.Apply(Request(LocalQueue("b", "team", ", labels: {x: y}"))),
-              IsOk());
-  EXPECT_THAT(small.Apply(Request(LocalQueue("c", "other"))), IsOk());
-
-  const std::string big_label = std::string(500, 'v');
-  EXPECT_THAT(
-      small.Apply(Request(absl::StrCat(
-          "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Cohort\n"
-          "metadata: {name: big, annotations: {a: ", big_label, "}}\n"))),
-      IsOk());
-  // Replacing it counts its new bytes in place of its old ones.
-  EXPECT_THAT(
-      small.Apply(Request(absl::StrCat(
-          "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Cohort\n"
-          "metadata: {name: big, annotations: {a: ", std::string(500, 'w'),
-          "}}\n"))),
-      IsOk());
-  EXPECT_THAT(
-      small.Apply(Request(absl::StrCat(
-          "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Cohort\n"
-          "metadata: {name: big2, annotations: {a: ", big_label, "}}\n"))),
-      StatusIs(absl::StatusCode::kResourceExhausted,
-               HasSubstr("the Cohort objects of the cluster would take ")));
-  EXPECT_THAT(
-      small.Apply(Request(absl::StrCat(
-          "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Cohort\n"
-          "metadata: {name: huge, annotations: {a: ", std::string(700, 'v'),
-          "}}\n"))),
-      StatusIs(absl::StatusCode::kResourceExhausted,
-               HasSubstr("more than jobsetd keeps for one Kueue object "
-                         "(600)")));
-  EXPECT_THAT(api_.Get(Ref("Cohort", "huge")),
-              StatusIs(absl::StatusCode::kNotFound));
-}
-
-TEST_F(KueueApiTest, ResourceVersionMakesApplyConditional) {
-  absl::StatusOr<api::ApplyKueueObjectResponse> created =
-      api_.Apply(Request(LocalQueue("lq", "team")));
-  ASSERT_THAT(created, IsOk());
-  const std::string rv =
-      created->object().local_queue().metadata().resource_version();
-  ASSERT_THAT(api_.Apply(Request(LocalQueue("lq", "team", ", labels: {a: b}"))),
-              IsOk());
-  // Stale.
-  EXPECT_THAT(
-      api_.Apply(Request(LocalQueue(
-          "lq", "team", absl::StrCat(", resourceVersion: \"", rv, "\"")))),
-      StatusIs(absl::StatusCode::kAborted,
-               "Operation cannot be fulfilled on localqueues.kueue.x-k8s.io "
-               "\"lq\": the object has been modified; please apply your "
-               "changes to the latest version and try again"));
-  // Current.
-  const std::string now = absl::StrCat(store_.CurrentRevision());
-  EXPECT_THAT(
-      api_.Apply(Request(LocalQueue(
-          "lq", "team", absl::StrCat(", resourceVersion: \"", now, "\"")))),
-      IsOk());
-  // None stored.
-  EXPECT_THAT(api_.Apply(Request(LocalQueue(
-                  "new", "team", ", resourceVersion: \"1\""))),
-              StatusIs(absl::StatusCode::kNotFound));
-  EXPECT_THAT(api_.Apply(Request(LocalQueue(
-                  "lq", "team", ", resourceVersion: \"x\""))),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("metadata.resourceVersion")));
-}
-
-// A store where another writer changes the key between each read and the
-// commit that follows it, `times` times.
-class RacingStore : public store::ForwardingStore {
- public:
-  RacingStore(store::Store* inner, int times)
-      : ForwardingStore(inner), times_(times) {}
-
-  absl::StatusOr<int64_t> Commit(const store::Batch& batch) override {
-    if (times_ > 0 && !batch.empty()) {
-      --times_;
-      // The other writer bumps the object's revision.
-      const store::Batch::Op& op = batch.ops()[0];
-      absl::StatusOr<std::optional<store::KeyValue>> kv = inner()->Get(op.key);
-      if (kv.ok() && kv->has_value()) {
-        EXPECT_THAT(inner()->Commit(store::Batch().Put(op.key, (*kv)->value)),
-                    IsOk());
-      }
-    }
-    return inner()->Commit(batch);
-  }
-  int times_;
-};
-
-TEST_F(KueueApiTest, LostRacesAreRetriedThenAborted) {
-  ASSERT_THAT(api_.Apply(Request(LocalQueue("lq", "team"))), IsOk());
-  RacingStore twice(&store_, 2);
-  KueueApi racing(&twice, &clock_);
-  absl::StatusOr<api::ApplyKueueObjectResponse> applied =
-      racing.Apply(Request(LocalQueue("lq", "team", ", labels: {a: b}")));
-  ASSERT_THAT(applied, IsOk());
-  EXPECT_EQ(twice.times_, 0);
-  EXPECT_EQ(api_.Get(Ref("LocalQueue", "lq", "team"))
-                ->local_queue()
-                .metadata()
-                .labels()
-                .at("a"),
-            "b");
-
-  RacingStore always(&store_, 100);
-  KueueApi losing(&always, &clock_);
-  EXPECT_THAT(
-      losing.Apply(Request(LocalQueue("lq", "team", ", labels: {a: c}"))),
-      StatusIs(absl::StatusCode::kAborted,
-               "applying LocalQueue \"lq\" kept conflicting; try again"));
-  EXPECT_THAT(losing.Delete(Ref("LocalQueue", "lq", "team")),
-              StatusIs(absl::StatusCode::kAborted,
-                       "deleting LocalQueue \"lq\" kept conflicting; try "
-                       "again"));
-  EXPECT_THAT(api_.Get(Ref("LocalQueue", "lq", "team")), IsOk());
-}
-
-std::vector<std::string> Events(KueueApi::Watch& watch) {
-  absl::StatusOr<std::vector<api::KueueWatchEvent>> events =
-      watch.Next(absl::Now());
-  EXPECT_THAT(events.status(), IsOk());
-  std::vector<std::string> out;
-  for (const api::KueueWatchEvent& e : events.value_or(
-           std::vector<api::KueueWatchEvent>())) {
-    const api::ObjectMeta& meta = api::KueueObjectMeta(e.object());
-    out.push_back(absl::StrCat(e.type(), " ", meta.namespace_(), "/",
-                               meta.name()));
-  }
-  return out;
-}
-
-api::WatchKueueObjectsRequest WatchOf(absl::string_view kind,
-                                      absl::string_view ns = "",
-                                      absl::string_view rv = "") {
-  api::WatchKueueObjectsRequest request;
-  request.set_kind(std::string(kind));
-  request.set_namespace_(std::string(ns));
-  request.set_resource_version(std::string(rv));
-  return request;
-}
-
-TEST_F(KueueApiTest, WatchStreamsChangesOfOneKindAndScope) {
-  ASSERT_THAT(api_.Apply(Request(LocalQueue("before", "team"))), IsOk());
-  absl::StatusOr<KueueApi::Watch> team =
-      api_.StartWatch(WatchOf("LocalQueue", "team"));
-  ASSERT_THAT(team, IsOk());
-  api::WatchKueueObjectsRequest gold_request = WatchOf("LocalQueue");
-  gold_request.set_all_namespaces(true);
-  gold_request.set_label_selector("tier=gold");
-  absl::StatusOr<KueueApi::Watch> gold = api_.StartWatch(gold_request);
-  ASSERT_THAT(gold, IsOk());
-  absl::StatusOr<KueueApi::Watch> cqs =
-      api_.StartWatch(WatchOf("ClusterQueue"));
-  ASSERT_THAT(cqs, IsOk());
-
-  ASSERT_THAT(api_.Apply(Request(LocalQueue("lq", "team"))), IsOk());
-  ASSERT_THAT(api_.Apply(Request(LocalQueue("lq", "team", ", labels: {tier: gold}"))),
-              IsOk());
-  ASSERT_THAT(api_.Apply(Request(LocalQueue("g", "other", ", labels: {tier: gold}"))),
-              IsOk());
-  ASSERT_THAT(api_.Apply(Request(kClusterQueue)), IsOk());
-  ASSERT_THAT(api_.Delete(Ref("LocalQueue", "lq", "team")), IsOk());
-
-  // From now: what was there before is not replayed.
-  EXPECT_THAT(Events(*team), ElementsAre("ADDED team/lq", "MODIFIED team/lq",
-                                         "DELETED team/lq"));
-  EXPECT_THAT(Events(*team), ElementsAre());
-  EXPECT_THAT(Events(*gold), ElementsAre("MODIFIED team/lq", "ADDED other/g",
-                                         "DELETED team/lq"));
-  EXPECT_THAT(Events(*cqs), ElementsAre("ADDED /research"));
-
-  // From a List's resourceVersion.
-  absl::StatusOr<api::ListKueueObjectsResponse> listed =
-      api_.List(ListOf("ClusterQueue"));
-  ASSERT_THAT(listed, IsOk());
-  absl::StatusOr<KueueApi::Watch> from_list =
-      api_.StartWatch(WatchOf("ClusterQueue", "", listed->resource_version()));
-  ASSERT_THAT(from_list, IsOk());
-  ASSERT_THAT(api_.Delete(Ref("ClusterQueue", "research")), IsOk());
-  EXPECT_THAT(Events(*from_list), ElementsAre("DELETED /research"));
-
-  EXPECT_THAT(api_.StartWatch(WatchOf("Queue")).status(),
-              StatusIs(absl::StatusCode::kInvalidArgument));
-  EXPECT_THAT(api_.StartWatch(WatchOf("ClusterQueue", "", "soon")).status(),
-              StatusIs(absl::StatusCode::kInvalidArgument));
-}
-
-TEST(KueueWatchTest, CompactedHistoryIsOutOfRange) {
-  store::MemoryStore store(/*history_events=*/2);
-  FakeClock clock;
-  KueueApi api(&store, &clock);
-  for (const char* name : {"a", "b", "c", "d"}) {
-    ASSERT_THAT(api.Apply(Request(LocalQueue(name, "team"))), IsOk());
-  }
-  absl::StatusOr<KueueApi::Watch> watch =
-      api.StartWatch(WatchOf("LocalQueue", "team", "1"));
-  ASSERT_THAT(watch, IsOk());
-  EXPECT_THAT(watch->Next(absl::Now()).status(),
-              StatusIs(absl::StatusCode::kOutOfRange));
-}
-
 }  // namespace
 }  // namespace jobset::scheduler
