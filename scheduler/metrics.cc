@@ -1,6 +1,7 @@
 #include "scheduler/metrics.h"
 
 #include <algorithm>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -27,6 +28,22 @@ Histogram::BucketBoundaries LatencyBuckets() {
 Histogram::BucketBoundaries StageBuckets() {
   return {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
           0.1,    0.25,    0.5,    1,     2.5,    5,     10,   30,    120};
+}
+
+// Seconds, from 1 s to about 3 hours: Kueue's buckets for waiting times
+// (1, then 2.5 doubling).
+Histogram::BucketBoundaries WaitBuckets() {
+  Histogram::BucketBoundaries b = {1};
+  for (double v = 2.5; b.size() < 14; v *= 2) b.push_back(v);
+  return b;
+}
+
+// The label every Kueue metric carries: only the leader runs the
+// controller.
+const prometheus::Labels& KueueLabels() {
+  static const prometheus::Labels* const kLabels =
+      new prometheus::Labels{{"replica_role", "leader"}};
+  return *kLabels;
 }
 
 // gRPC's status code names, as grpc_code labels usually read.
@@ -158,7 +175,119 @@ SchedulerMetrics::SchedulerMetrics()
                        .Name("jobsetd_grpc_request_duration_seconds")
                        .Help("gRPC call durations by method (streams: their "
                              "whole life)")
-                       .Register(*registry)) {}
+                       .Register(*registry)),
+      kueue_pending(BuildGauge()
+                        .Name("kueue_pending_workloads")
+                        .Help("Pending workloads by cluster_queue and status: "
+                              "active (in the queue), inadmissible")
+                        .Labels(KueueLabels())
+                        .Register(*registry)),
+      kueue_reserving(BuildGauge()
+                          .Name("kueue_reserving_active_workloads")
+                          .Help("Workloads holding quota, by cluster_queue")
+                          .Labels(KueueLabels())
+                          .Register(*registry)),
+      kueue_admitted_active(
+          BuildGauge()
+              .Name("kueue_admitted_active_workloads")
+              .Help("Admitted workloads not finished, by cluster_queue")
+              .Labels(KueueLabels())
+              .Register(*registry)),
+      kueue_cluster_queue_status(
+          BuildGauge()
+              .Name("kueue_cluster_queue_status")
+              .Help("1 for the status of each cluster_queue: pending, active, "
+                    "terminated")
+              .Labels(KueueLabels())
+              .Register(*registry)),
+      kueue_resource_reservation(
+          BuildGauge()
+              .Name("kueue_cluster_queue_resource_reservation")
+              .Help("Quota reserved in a cluster_queue, by flavor and resource")
+              .Labels(KueueLabels())
+              .Register(*registry)),
+      kueue_resource_usage(BuildGauge()
+                               .Name("kueue_cluster_queue_resource_usage")
+                               .Help("Quota used by admitted workloads in a "
+                                     "cluster_queue, by flavor and resource")
+                               .Labels(KueueLabels())
+                               .Register(*registry)),
+      kueue_nominal_quota(
+          BuildGauge()
+              .Name("kueue_cluster_queue_nominal_quota")
+              .Help("Nominal quota of a cluster_queue, by flavor and resource")
+              .Labels(KueueLabels())
+              .Register(*registry)),
+      kueue_borrowing_limit(BuildGauge()
+                                .Name("kueue_cluster_queue_borrowing_limit")
+                                .Help("Borrowing limit of a cluster_queue, by "
+                                      "flavor and resource (+Inf: none)")
+                                .Labels(KueueLabels())
+                                .Register(*registry)),
+      kueue_lending_limit(BuildGauge()
+                              .Name("kueue_cluster_queue_lending_limit")
+                              .Help("Lending limit of a cluster_queue, by "
+                                    "flavor and resource (+Inf: none)")
+                              .Labels(KueueLabels())
+                              .Register(*registry)),
+      kueue_quota_reserved(BuildCounter()
+                               .Name("kueue_quota_reserved_workloads_total")
+                               .Help("Workloads that reserved quota, by "
+                                     "cluster_queue and priority_class")
+                               .Labels(KueueLabels())
+                               .Register(*registry)),
+      kueue_admitted(
+          BuildCounter()
+              .Name("kueue_admitted_workloads_total")
+              .Help("Workloads admitted, by cluster_queue and priority_class")
+              .Labels(KueueLabels())
+              .Register(*registry)),
+      kueue_finished(
+          BuildCounter()
+              .Name("kueue_finished_workloads_total")
+              .Help("Workloads finished, by cluster_queue and priority_class")
+              .Labels(KueueLabels())
+              .Register(*registry)),
+      kueue_evicted(BuildCounter()
+                        .Name("kueue_evicted_workloads_total")
+                        .Help("Workloads evicted, by cluster_queue, reason and "
+                              "underlying_cause")
+                        .Labels(KueueLabels())
+                        .Register(*registry)),
+      kueue_preempted(
+          BuildCounter()
+              .Name("kueue_preempted_workloads_total")
+              .Help(
+                  "Workloads preempted, by preempting_cluster_queue and reason")
+              .Labels(KueueLabels())
+              .Register(*registry)),
+      kueue_admission_attempts(
+          BuildCounter()
+              .Name("kueue_admission_attempts_total")
+              .Help("Admission attempts (one queue stage run's cycles), by "
+                    "result: success, inadmissible")
+              .Labels(KueueLabels())
+              .Register(*registry)),
+      kueue_attempt_seconds(
+          BuildHistogram()
+              .Name("kueue_admission_attempt_duration_seconds")
+              .Help("Duration of an admission attempt, by result")
+              .Labels(KueueLabels())
+              .Register(*registry)),
+      kueue_quota_reserved_wait_seconds(
+          BuildHistogram()
+              .Name("kueue_quota_reserved_wait_time_seconds")
+              .Help("From a workload's creation or last requeue to its quota "
+                    "reservation")
+              .Labels(KueueLabels())
+              .Register(*registry)),
+      kueue_admission_wait_seconds(
+          BuildHistogram()
+              .Name("kueue_admission_wait_time_seconds")
+              .Help(
+                  "From a workload's creation or last requeue to its admission")
+              .Labels(KueueLabels())
+              .Register(*registry)) {}
 
 namespace {
 
@@ -265,6 +394,120 @@ void PrometheusControllerMetrics::Gauges(
   for (const auto& [phase, n] : pods_by_phase)
     metrics_->pods.Add({{"phase", phase}}).Set(static_cast<double>(n));
   metrics_->pending.Set(static_cast<double>(pending));
+}
+
+void PrometheusControllerMetrics::QueueGauges(
+    const std::vector<ClusterQueueGauges>& cluster_queues) {
+  std::set<GaugeSeries> now;
+  auto set = [&](prometheus::Family<prometheus::Gauge>& family,
+                 const prometheus::Labels& labels, double value) {
+    prometheus::Gauge& gauge = family.Add(labels);
+    gauge.Set(value);
+    now.insert({&family, &gauge});
+  };
+  SchedulerMetrics& m = *metrics_;
+  for (const ClusterQueueGauges& cq : cluster_queues) {
+    set(m.kueue_pending, {{"cluster_queue", cq.name}, {"status", "active"}},
+        static_cast<double>(cq.pending_active));
+    set(m.kueue_pending,
+        {{"cluster_queue", cq.name}, {"status", "inadmissible"}},
+        static_cast<double>(cq.pending_inadmissible));
+    set(m.kueue_reserving, {{"cluster_queue", cq.name}},
+        static_cast<double>(cq.reserving));
+    set(m.kueue_admitted_active, {{"cluster_queue", cq.name}},
+        static_cast<double>(cq.admitted));
+    for (const char* status :
+         {kClusterQueuePending, kClusterQueueActive, kClusterQueueTerminated}) {
+      set(m.kueue_cluster_queue_status,
+          {{"cluster_queue", cq.name}, {"status", status}},
+          cq.status == status ? 1 : 0);
+    }
+    for (const ClusterQueueGauges::Resource& r : cq.resources) {
+      const prometheus::Labels labels = {{"cohort", cq.cohort},
+                                         {"cluster_queue", cq.name},
+                                         {"flavor", r.flavor},
+                                         {"resource", r.resource}};
+      set(m.kueue_resource_reservation, labels, r.reservation);
+      set(m.kueue_resource_usage, labels, r.usage);
+      set(m.kueue_nominal_quota, labels, r.nominal_quota);
+      set(m.kueue_borrowing_limit, labels, r.borrowing_limit);
+      set(m.kueue_lending_limit, labels, r.lending_limit);
+    }
+  }
+  absl::MutexLock lock(&mu_);
+  for (const GaugeSeries& old : queue_series_) {
+    if (!now.contains(old)) old.first->Remove(old.second);
+  }
+  queue_series_ = std::move(now);
+}
+
+namespace {
+
+// Counts one Workload of `cluster_queue` and `priority_class` in `counter`
+// and observes its wait in `wait`.
+void CountWithWait(prometheus::Family<prometheus::Counter>& counter,
+                   prometheus::Family<Histogram>& wait,
+                   absl::string_view cluster_queue,
+                   absl::string_view priority_class, absl::Duration waited) {
+  const prometheus::Labels labels = {
+      {"cluster_queue", std::string(cluster_queue)},
+      {"priority_class", std::string(priority_class)}};
+  counter.Add(labels).Increment();
+  wait.Add(labels, WaitBuckets())
+      .Observe(std::max(0.0, absl::ToDoubleSeconds(waited)));
+}
+
+}  // namespace
+
+void PrometheusControllerMetrics::WorkloadQuotaReserved(
+    absl::string_view cluster_queue, absl::string_view priority_class,
+    absl::Duration waited) {
+  CountWithWait(metrics_->kueue_quota_reserved,
+                metrics_->kueue_quota_reserved_wait_seconds, cluster_queue,
+                priority_class, waited);
+}
+
+void PrometheusControllerMetrics::WorkloadAdmitted(
+    absl::string_view cluster_queue, absl::string_view priority_class,
+    absl::Duration waited) {
+  CountWithWait(metrics_->kueue_admitted,
+                metrics_->kueue_admission_wait_seconds, cluster_queue,
+                priority_class, waited);
+}
+
+void PrometheusControllerMetrics::WorkloadEvicted(
+    absl::string_view cluster_queue, absl::string_view reason,
+    absl::string_view underlying_cause) {
+  metrics_->kueue_evicted
+      .Add({{"cluster_queue", std::string(cluster_queue)},
+            {"reason", std::string(reason)},
+            {"underlying_cause", std::string(underlying_cause)}})
+      .Increment();
+}
+
+void PrometheusControllerMetrics::WorkloadPreempted(
+    absl::string_view preempting_cluster_queue, absl::string_view reason) {
+  metrics_->kueue_preempted
+      .Add({{"preempting_cluster_queue", std::string(preempting_cluster_queue)},
+            {"reason", std::string(reason)}})
+      .Increment();
+}
+
+void PrometheusControllerMetrics::WorkloadFinished(
+    absl::string_view cluster_queue, absl::string_view priority_class) {
+  metrics_->kueue_finished
+      .Add({{"cluster_queue", std::string(cluster_queue)},
+            {"priority_class", std::string(priority_class)}})
+      .Increment();
+}
+
+void PrometheusControllerMetrics::AdmissionAttempt(bool admitted,
+                                                   absl::Duration took) {
+  const prometheus::Labels labels = {
+      {"result", admitted ? "success" : "inadmissible"}};
+  metrics_->kueue_admission_attempts.Add(labels).Increment();
+  metrics_->kueue_attempt_seconds.Add(labels, LatencyBuckets())
+      .Observe(absl::ToDoubleSeconds(took));
 }
 
 }  // namespace jobset::scheduler

@@ -3,9 +3,13 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "grpcpp/support/server_interceptor.h"
 #include "prometheus/counter.h"
 #include "prometheus/family.h"
@@ -57,6 +61,35 @@ struct SchedulerMetrics {
   prometheus::Family<prometheus::Counter>& grpc_requests;
   prometheus::Family<prometheus::Histogram>& grpc_seconds;
 
+  // Kueue's, with Kueue's names and labels, each also labelled
+  // replica_role="leader" (only the leader runs the controller).
+  // Gauges by cluster_queue (pending also by status: active, inadmissible).
+  prometheus::Family<prometheus::Gauge>& kueue_pending;
+  prometheus::Family<prometheus::Gauge>& kueue_reserving;
+  prometheus::Family<prometheus::Gauge>& kueue_admitted_active;
+  // 1 for a ClusterQueue's status (pending, active, terminated), 0 else.
+  prometheus::Family<prometheus::Gauge>& kueue_cluster_queue_status;
+  // By cohort, cluster_queue, flavor, resource; in base units.
+  prometheus::Family<prometheus::Gauge>& kueue_resource_reservation;
+  prometheus::Family<prometheus::Gauge>& kueue_resource_usage;
+  prometheus::Family<prometheus::Gauge>& kueue_nominal_quota;
+  prometheus::Family<prometheus::Gauge>& kueue_borrowing_limit;
+  prometheus::Family<prometheus::Gauge>& kueue_lending_limit;
+  // By cluster_queue and priority_class.
+  prometheus::Family<prometheus::Counter>& kueue_quota_reserved;
+  prometheus::Family<prometheus::Counter>& kueue_admitted;
+  prometheus::Family<prometheus::Counter>& kueue_finished;
+  // By cluster_queue, reason, underlying_cause.
+  prometheus::Family<prometheus::Counter>& kueue_evicted;
+  // By preempting_cluster_queue, reason.
+  prometheus::Family<prometheus::Counter>& kueue_preempted;
+  // By result (success, inadmissible).
+  prometheus::Family<prometheus::Counter>& kueue_admission_attempts;
+  prometheus::Family<prometheus::Histogram>& kueue_attempt_seconds;
+  // By cluster_queue and priority_class.
+  prometheus::Family<prometheus::Histogram>& kueue_quota_reserved_wait_seconds;
+  prometheus::Family<prometheus::Histogram>& kueue_admission_wait_seconds;
+
   // Observes `took` `pods` times in stage `stage` of pod_startup_seconds.
   void PodStage(absl::string_view stage, absl::Duration took, int64_t pods);
 };
@@ -82,9 +115,32 @@ class PrometheusControllerMetrics final : public ControllerMetrics {
   void Gauges(const std::map<std::string, int64_t>& jobsets_by_state,
               const std::map<std::string, int64_t>& pods_by_phase,
               int64_t pending) override;
+  void QueueGauges(
+      const std::vector<ClusterQueueGauges>& cluster_queues) override;
+  void WorkloadQuotaReserved(absl::string_view cluster_queue,
+                             absl::string_view priority_class,
+                             absl::Duration waited) override;
+  void WorkloadAdmitted(absl::string_view cluster_queue,
+                        absl::string_view priority_class,
+                        absl::Duration waited) override;
+  void WorkloadEvicted(absl::string_view cluster_queue,
+                       absl::string_view reason,
+                       absl::string_view underlying_cause) override;
+  void WorkloadPreempted(absl::string_view preempting_cluster_queue,
+                         absl::string_view reason) override;
+  void WorkloadFinished(absl::string_view cluster_queue,
+                        absl::string_view priority_class) override;
+  void AdmissionAttempt(bool admitted, absl::Duration took) override;
 
  private:
+  using GaugeSeries =
+      std::pair<prometheus::Family<prometheus::Gauge>*, prometheus::Gauge*>;
+
   SchedulerMetrics* const metrics_;
+  absl::Mutex mu_;
+  // The series the last QueueGauges set: those it does not set again (a
+  // ClusterQueue deleted, a flavor or cohort changed) are removed.
+  std::set<GaugeSeries> queue_series_ ABSL_GUARDED_BY(mu_);
 };
 
 // Counts and times every gRPC call by method and status code.

@@ -43,7 +43,8 @@ ControllerCore::ControllerCore(store::Store* store, AgentFleet* fleet,
       applier_(store, fleet),
       configs_(store),
       queues_(store, {.manage_jobs_without_queue_name =
-                          options.features.manage_jobs_without_queue_name}) {
+                          options.features.manage_jobs_without_queue_name,
+                      .metrics = options.metrics}) {
   observed_.metrics = options.metrics;
   events_.set_retention(options.event_retention);
 }

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
@@ -27,6 +28,38 @@ inline constexpr char kStageSentToReceived[] = "sent_to_received";
 inline constexpr char kStageReceivedToStarted[] = "received_to_started";
 inline constexpr char kStageStartedToReported[] = "started_to_reported";
 inline constexpr char kStageReportedToCommitted[] = "reported_to_committed";
+
+// Kueue's cluster_queue_status values (kueue_cluster_queue_status).
+inline constexpr char kClusterQueuePending[] = "pending";  // inactive
+inline constexpr char kClusterQueueActive[] = "active";
+inline constexpr char kClusterQueueTerminated[] = "terminated";
+
+// One ClusterQueue as Kueue's gauges show it after a queue stage's run
+// (docs/metrics.md, kueue_*).
+struct ClusterQueueGauges {
+  // One (flavor, resource) of its quota, in Kubernetes' base units: cpu in
+  // cores, memory in bytes, anything else in its own unit (a count).
+  struct Resource {
+    std::string flavor;
+    std::string resource;
+    double nominal_quota = 0;
+    double borrowing_limit = 0;  // +Inf when unset (unlimited)
+    double lending_limit = 0;    // +Inf when unset (lends everything)
+    double reservation = 0;      // reserved by workloads
+    double usage = 0;            // held by admitted workloads
+  };
+  std::string name;
+  std::string cohort;  // "" for none
+  std::string status;  // kClusterQueuePending, kClusterQueueActive
+  // Pending workloads in the cycle's heap, and those that are not: parked
+  // (BestEffortFIFO's inadmissible set) or held back before the cycle (a
+  // stopped LocalQueue, a namespace the ClusterQueue does not select).
+  int64_t pending_active = 0;
+  int64_t pending_inadmissible = 0;
+  int64_t reserving = 0;  // holding quota (evicted ones until released)
+  int64_t admitted = 0;   // the same: jobsetd has no admission checks
+  std::vector<Resource> resources;
+};
 
 class ControllerMetrics {
  public:
@@ -63,6 +96,39 @@ class ControllerMetrics {
   virtual void Gauges(const std::map<std::string, int64_t>& jobsets_by_state,
                       const std::map<std::string, int64_t>& pods_by_phase,
                       int64_t pending) = 0;
+
+  // Kueue's metrics, reported by the queue stage only once its commit
+  // succeeded (a failed or ABORTED commit reports nothing). Empty by
+  // default, so that a fake need not implement them.
+
+  // Sets the gauges of every ClusterQueue in `cluster_queues`; those of a
+  // ClusterQueue not listed (deleted) go away.
+  virtual void QueueGauges(
+      const std::vector<ClusterQueueGauges>& /*cluster_queues*/) {}
+  // A Workload with priority class `priority_class` ("" for none) reserved
+  // quota in `cluster_queue`, `waited` after its creation or last requeue.
+  virtual void WorkloadQuotaReserved(absl::string_view /*cluster_queue*/,
+                                     absl::string_view /*priority_class*/,
+                                     absl::Duration /*waited*/) {}
+  // The same Workload admitted (at once: no admission checks).
+  virtual void WorkloadAdmitted(absl::string_view /*cluster_queue*/,
+                                absl::string_view /*priority_class*/,
+                                absl::Duration /*waited*/) {}
+  // A Workload admitted in `cluster_queue` evicted for `reason` (Preempted,
+  // ...), with `underlying_cause` ("" for none).
+  virtual void WorkloadEvicted(absl::string_view /*cluster_queue*/,
+                               absl::string_view /*reason*/,
+                               absl::string_view /*underlying_cause*/) {}
+  // A Workload preempted for one in `preempting_cluster_queue`, for
+  // `reason` (InClusterQueue, InCohortReclamation, ...).
+  virtual void WorkloadPreempted(absl::string_view /*preempting_cluster_queue*/,
+                                 absl::string_view /*reason*/) {}
+  // A Workload of `cluster_queue` finished (Finished True).
+  virtual void WorkloadFinished(absl::string_view /*cluster_queue*/,
+                                absl::string_view /*priority_class*/) {}
+  // One queue stage run's admission cycles took `took`; `admitted`: they
+  // admitted at least one Workload (result success, else inadmissible).
+  virtual void AdmissionAttempt(bool /*admitted*/, absl::Duration /*took*/) {}
 };
 
 }  // namespace jobset::scheduler

@@ -98,6 +98,7 @@ std::string QueueAdmission::Stage::ClusterQueueOf(absl::string_view ns,
 absl::Status QueueAdmission::Stage::Commit() {
   if (staged_.empty() && jobsets_.empty()) {
     FlushEvents();
+    ReportMetrics();
     return absl::OkStatus();
   }
   store::Batch batch;
@@ -149,6 +150,7 @@ absl::Status QueueAdmission::Stage::Commit() {
     state_.MarkDirty(key);
   }
   FlushEvents();
+  ReportMetrics();
   return absl::OkStatus();
 }
 

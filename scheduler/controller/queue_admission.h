@@ -41,6 +41,7 @@
 #include "absl/time/time.h"
 #include "proto/jobset.pb.h"
 #include "proto/kueue.pb.h"
+#include "scheduler/controller/controller_metrics.h"
 #include "scheduler/controller/controller_state.h"
 #include "scheduler/controller/event_log.h"
 #include "scheduler/queues/model.h"
@@ -70,6 +71,8 @@ class QueueAdmission {
     // Workload per ClusterQueue); the rest wait for the next pass, which
     // comes at once.
     int max_cycles = 64;
+    // Where Kueue's metrics go (docs/metrics.md); may be null.
+    ControllerMetrics* metrics = nullptr;
   };
 
   QueueAdmission(store::Store* store, Options options);

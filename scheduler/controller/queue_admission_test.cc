@@ -2,11 +2,13 @@
 // a fake fleet: a labelled JobSet is held suspended until its Workload is
 // admitted, starts with its flavor injected, gives its quota back when it
 // finishes, is preempted (suspended, not failed) by a higher priority, and
-// nothing is admitted twice across a restart.
+// nothing is admitted twice across a restart. Kueue's metrics follow, and
+// a commit the store refuses counts nothing.
 #include "scheduler/controller/queue_admission.h"
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,8 +22,10 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "scheduler/controller/controller_core.h"
+#include "scheduler/controller/controller_metrics.h"
 #include "scheduler/records/conditions.h"
 #include "scheduler/records/constants.h"
+#include "store/forwarding_store.h"
 #include "store/keys.h"
 #include "store/memory_store.h"
 
@@ -32,6 +36,7 @@ using ::jobset::api::JobSet;
 using ::jobset::api::testing::JobSetBuilder;
 using ::jobset::testing::IsOk;
 using ::testing::Contains;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::SizeIs;
@@ -47,6 +52,80 @@ class Fleet : public AgentFleet {
   }
   std::map<std::string, api::Pod> running;  // By uid.
   std::vector<std::pair<std::string, std::string>> stopped;
+};
+
+// Kueue's metrics as the queue stage reports them, as lines
+// ("admitted <cq> <priority class>", ...), and the last gauges.
+class FakeMetrics : public ControllerMetrics {
+ public:
+  void FencedReport() override {}
+  void Placed(absl::Duration) override {}
+  void Finished(const std::string&, const std::string&, bool) override {}
+  void Restarted(absl::string_view, absl::string_view, int64_t) override {}
+  void SubmittedToRunning(absl::Duration) override {}
+  void RestartedToRunning(absl::Duration) override {}
+  void PodStage(absl::string_view, absl::Duration, int64_t) override {}
+  void Rejected(absl::string_view) override {}
+  void Gauges(const std::map<std::string, int64_t>&,
+              const std::map<std::string, int64_t>&, int64_t) override {}
+
+  void QueueGauges(const std::vector<ClusterQueueGauges>& cqs) override {
+    gauges = cqs;
+  }
+  void WorkloadQuotaReserved(absl::string_view cq, absl::string_view pc,
+                             absl::Duration waited) override {
+    events.push_back(absl::StrCat("reserved ", cq, " ", pc));
+    waits.push_back(waited);
+  }
+  void WorkloadAdmitted(absl::string_view cq, absl::string_view pc,
+                        absl::Duration waited) override {
+    events.push_back(absl::StrCat("admitted ", cq, " ", pc));
+    waits.push_back(waited);
+  }
+  void WorkloadEvicted(absl::string_view cq, absl::string_view reason,
+                       absl::string_view cause) override {
+    events.push_back(absl::StrCat("evicted ", cq, " ", reason, " ", cause));
+  }
+  void WorkloadPreempted(absl::string_view cq,
+                         absl::string_view reason) override {
+    events.push_back(absl::StrCat("preempted ", cq, " ", reason));
+  }
+  void WorkloadFinished(absl::string_view cq, absl::string_view pc) override {
+    events.push_back(absl::StrCat("finished ", cq, " ", pc));
+  }
+  void AdmissionAttempt(bool admitted, absl::Duration) override {
+    events.push_back(admitted ? "attempt success" : "attempt inadmissible");
+  }
+
+  // The gauges of ClusterQueue `name` last reported, if any.
+  std::optional<ClusterQueueGauges> Of(const std::string& name) const {
+    for (const ClusterQueueGauges& g : gauges) {
+      if (g.name == name) return g;
+    }
+    return std::nullopt;
+  }
+
+  std::vector<std::string> events;
+  std::vector<absl::Duration> waits;  // reserved and admitted, in order
+  std::vector<ClusterQueueGauges> gauges;
+};
+
+// The fixture's store as the controller sees it: it refuses the next
+// commit with `refuse_next`, once.
+class GatedStore : public store::ForwardingStore {
+ public:
+  using ForwardingStore::ForwardingStore;
+
+  absl::StatusOr<int64_t> Commit(const store::Batch& batch) override {
+    if (refuse_next.has_value()) {
+      absl::Status refused(*refuse_next, "refused by the test");
+      refuse_next.reset();
+      return refused;
+    }
+    return ForwardingStore::Commit(batch);
+  }
+
+  std::optional<absl::StatusCode> refuse_next;
 };
 
 constexpr char kSetup[] = R"(
@@ -126,8 +205,9 @@ class QueueAdmissionTest : public ::testing::Test {
   QueueAdmissionTest() { Restart(); }
 
   void Restart() {
-    core_ = std::make_unique<ControllerCore>(&store_, &fleet_, &clock_,
-                                             ControllerCore::Options{});
+    core_ = std::make_unique<ControllerCore>(
+        &gate_, &fleet_, &clock_,
+        ControllerCore::Options{.metrics = &metrics_});
     ASSERT_THAT(core_->Load().status(), IsOk());
     core_->SetNode(Node("node-0", "h100"));
     core_->SetNode(Node("node-1", "a100"));
@@ -262,6 +342,8 @@ class QueueAdmissionTest : public ::testing::Test {
   }
 
   store::MemoryStore store_;
+  GatedStore gate_{&store_};
+  FakeMetrics metrics_;
   Fleet fleet_;
   FakeClock clock_{absl::FromUnixSeconds(1'700'000'000)};
   std::unique_ptr<ControllerCore> core_;
@@ -328,7 +410,27 @@ TEST_F(QueueAdmissionTest, OverQuotaWaitsWithKueuesReasonUntilQuotaIsFreed) {
   api::KueueObject lq = Stored("localqueues", "default", "lq");
   EXPECT_EQ(lq.local_queue().status().pending_workloads(), 1);
   EXPECT_EQ(lq.local_queue().status().reserving_workloads(), 1);
+  // Kueue's gauges say the same: the second waits parked (BestEffortFIFO's
+  // inadmissible set, after NoFit), the first holds 6 of 8 cpus.
+  std::optional<ClusterQueueGauges> gauges = metrics_.Of("cq");
+  ASSERT_TRUE(gauges.has_value());
+  EXPECT_EQ(gauges->status, kClusterQueueActive);
+  EXPECT_EQ(gauges->pending_active, 0);
+  EXPECT_EQ(gauges->pending_inadmissible, 1);
+  EXPECT_EQ(gauges->reserving, 1);
+  EXPECT_EQ(gauges->admitted, 1);
+  ASSERT_THAT(gauges->resources, SizeIs(1));
+  EXPECT_EQ(gauges->resources[0].flavor, "h100");
+  EXPECT_EQ(gauges->resources[0].resource, "cpu");
+  EXPECT_EQ(gauges->resources[0].nominal_quota, 8);  // cores
+  EXPECT_EQ(gauges->resources[0].usage, 6);
+  EXPECT_EQ(gauges->resources[0].reservation, 6);
+  EXPECT_EQ(gauges->resources[0].borrowing_limit, INFINITY);
+  EXPECT_THAT(metrics_.events,
+              ElementsAre("reserved cq ", "admitted cq ", "attempt success",
+                          "attempt inadmissible"));
 
+  clock_.Advance(absl::Seconds(10));
   ReportAll("first", "Running");
   Settle();
   ReportAll("first", "Succeeded");
@@ -337,6 +439,53 @@ TEST_F(QueueAdmissionTest, OverQuotaWaitsWithKueuesReasonUntilQuotaIsFreed) {
       IsConditionTrue(WorkloadOf("first").status().conditions(), "Finished"));
   EXPECT_FALSE(Suspended("second"));
   EXPECT_THAT(RunningPodsOf("second"), SizeIs(2));
+  // The first finished, the second admitted 10 s after its creation.
+  EXPECT_THAT(metrics_.events,
+              ElementsAre("reserved cq ", "admitted cq ", "attempt success",
+                          "attempt inadmissible", "finished cq ",
+                          "reserved cq ", "admitted cq ", "attempt success"));
+  EXPECT_THAT(metrics_.waits,
+              ElementsAre(absl::ZeroDuration(), absl::ZeroDuration(),
+                          absl::Seconds(10), absl::Seconds(10)));
+  gauges = metrics_.Of("cq");
+  ASSERT_TRUE(gauges.has_value());
+  EXPECT_EQ(gauges->pending_active + gauges->pending_inadmissible, 0);
+  EXPECT_EQ(gauges->reserving, 1);
+  EXPECT_EQ(gauges->resources[0].usage, 4);
+}
+
+TEST_F(QueueAdmissionTest, ACommitTheStoreRefusesCountsNothing) {
+  SetUpQueues();
+  Submit(Queued("train", 1), "uid-train");
+  // The stage's commit (the Workload, its admission, the unsuspend) is the
+  // pass's first: ABORTED, as when the API changed the JobSet meanwhile.
+  gate_.refuse_next = absl::StatusCode::kAborted;
+  ASSERT_THAT(core_->Pass(), IsOk());
+  EXPECT_TRUE(Suspended("train"));
+  EXPECT_THAT(metrics_.events, IsEmpty());
+  EXPECT_THAT(metrics_.gauges, IsEmpty());
+
+  // Decided again at the next pass, and counted once.
+  Settle();
+  EXPECT_FALSE(Suspended("train"));
+  EXPECT_THAT(metrics_.events,
+              ElementsAre("reserved cq ", "admitted cq ", "attempt success"));
+
+  // A store error: the pass fails, nothing is counted; the reload (here a
+  // restart) decides it again.
+  Submit(Queued("next", 1), "uid-next");
+  gate_.refuse_next = absl::StatusCode::kUnavailable;
+  EXPECT_FALSE(core_->Pass().ok());
+  EXPECT_THAT(metrics_.events, SizeIs(3));
+  Restart();
+  Settle();
+  EXPECT_FALSE(Suspended("next"));
+  EXPECT_THAT(metrics_.events,
+              ElementsAre("reserved cq ", "admitted cq ", "attempt success",
+                          "reserved cq ", "admitted cq ", "attempt success"));
+  std::optional<ClusterQueueGauges> gauges = metrics_.Of("cq");
+  ASSERT_TRUE(gauges.has_value());
+  EXPECT_EQ(gauges->reserving, 2);
 }
 
 TEST_F(QueueAdmissionTest, MissingLocalQueueIsNamed) {
@@ -404,11 +553,19 @@ TEST_F(QueueAdmissionTest, HigherPrioritySuspendsTheLowerWhichRequeues) {
   EXPECT_EQ(preempted->reason(), "InClusterQueue");
   EXPECT_TRUE(Suspended("high"));
   EXPECT_THAT(fleet_.stopped, SizeIs(3));
+  // Counted once: the eviction in the victim's queue, the preemption for
+  // the preemptor's; the high one waits, not yet admitted.
+  EXPECT_THAT(metrics_.events, Contains("evicted cq Preempted ").Times(1));
+  EXPECT_THAT(metrics_.events,
+              Contains("preempted cq InClusterQueue").Times(1));
+  EXPECT_THAT(metrics_.events, Contains("admitted cq high").Times(0));
 
   ConfirmStops();
   Settle();
   EXPECT_FALSE(Suspended("high"));
   EXPECT_THAT(RunningPodsOf("high"), SizeIs(3));
+  EXPECT_THAT(metrics_.events, Contains("admitted cq high").Times(1));
+  EXPECT_THAT(metrics_.events, Contains("evicted cq Preempted ").Times(1));
   // Suspended, not failed: its restarts are untouched, and it waits again.
   const api::JobSet* low = core_->FindJobSet("default", "low");
   EXPECT_EQ(low->status().restarts(), 0);
@@ -425,6 +582,8 @@ TEST_F(QueueAdmissionTest, HigherPrioritySuspendsTheLowerWhichRequeues) {
   Settle();
   EXPECT_FALSE(Suspended("low"));
   EXPECT_THAT(RunningPodsOf("low"), SizeIs(3));
+  EXPECT_THAT(metrics_.events, Contains("finished cq high").Times(1));
+  EXPECT_THAT(metrics_.events, Contains("admitted cq ").Times(2));
 }
 
 TEST_F(QueueAdmissionTest, ARestartAdmitsNothingTwice) {

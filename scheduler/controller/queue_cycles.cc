@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "api/label_selector.h"
+#include "common/clock.h"
 #include "common/log.h"
 #include "scheduler/controller/queue_stage.h"
 #include "scheduler/queues/api_objects.h"
@@ -52,6 +53,20 @@ bool Selects(const api::LabelSelectorSpec& selector,
     if (!req.Matches(labels)) return false;
   }
   return true;
+}
+
+absl::Time FromTimestamp(const google::protobuf::Timestamp& ts) {
+  return absl::FromUnixSeconds(ts.seconds()) + absl::Nanoseconds(ts.nanos());
+}
+
+// When `wl` last started waiting (Kueue's queuedWaitTime): its last
+// requeue, else its creation.
+absl::Time QueuedSince(const api::Workload& wl) {
+  const api::Condition* requeued =
+      FindCondition(wl.status().conditions(), kWorkloadRequeued);
+  if (requeued != nullptr && requeued->status() == "True")
+    return FromTimestamp(requeued->last_transition_time());
+  return FromTimestamp(wl.metadata().creation_timestamp());
 }
 }  // namespace
 
@@ -174,6 +189,9 @@ absl::Status QueueAdmission::Stage::BuildInput(queues::CycleInput& in) {
               absl::StrCat("ClusterQueue ", cq_name, " doesn't exist"));
       return;
     }
+    // From here on it waits in ClusterQueue cq_name, in the cycle's heap or
+    // held back before it (inadmissible).
+    ++held_back_[cq_name];
     if (lq_it->second->spec().stop_policy() == "Hold" ||
         lq_it->second->spec().stop_policy() == "HoldAndDrain") {
       Pending(key, kReasonInadmissible,
@@ -195,6 +213,7 @@ absl::Status QueueAdmission::Stage::BuildInput(queues::CycleInput& in) {
     queues::PendingWorkload p;
     p.workload = *std::move(m);
     p.parked = qa_.parked_.contains(ShortKey(*wl));
+    --held_back_[cq_name];
     in.pending[index->second].workloads.push_back(std::move(p));
     store_keys_[ShortKey(*wl)] = key;
   };
@@ -212,18 +231,30 @@ absl::Status QueueAdmission::Stage::Cycles() {
   if (capacity_changed_) qa_.parked_.clear();
   queues::CycleInput& in = in_;
   JOBSET_RETURN_IF_ERROR(BuildInput(in));
+  // One admission attempt (kueue_admission_attempts_total) is this run's
+  // cycles, when they had a head to decide on.
+  const Stopwatch took;
+  bool attempted = false;
+  bool admitted = false;
   for (int cycle = 0; cycle < qa_.options_.max_cycles; ++cycle) {
     absl::StatusOr<queues::CycleResult> result = queues::RunCycle(in, now_);
     if (!result.ok()) {
       JOBSET_LOG(ERROR) << "queues: cycle refused its input: "
                         << result.status().message();
-      return absl::OkStatus();
+      break;
     }
     bool progressed = false;
     for (const queues::Decision& d : result->decisions) {
+      attempted = true;
+      admitted |= d.kind == queues::DecisionKind::kAdmit;
       progressed |= Apply(d, in);
     }
     if (!progressed) break;
+  }
+  if (attempted) {
+    Measure([admitted, took = took.Elapsed()](ControllerMetrics& m) {
+      m.AdmissionAttempt(admitted, took);
+    });
   }
   return absl::OkStatus();
 }
@@ -271,7 +302,7 @@ bool QueueAdmission::Stage::Apply(const queues::Decision& d,
     }
     case queues::DecisionKind::kPreempt: {
       for (const queues::Victim& v : d.victims) {
-        if (!v.already_evicted) Evict(v);
+        if (!v.already_evicted) Evict(v, d.cluster_queue);
       }
       Pending(wl_key, d.outcome.reason, d.outcome.message);
       if (d.outcome.sticky) {
@@ -298,6 +329,13 @@ bool QueueAdmission::Stage::Apply(const queues::Decision& d,
 
 void QueueAdmission::Stage::Admit(const std::string& wl_key,
                                   const queues::Admission& admission) {
+  const api::Workload* before = Current(wl_key);
+  Measure([cq = admission.cluster_queue,
+           priority_class = before->spec().priority_class_name(),
+           waited = now_ - QueuedSince(*before)](ControllerMetrics& m) {
+    m.WorkloadQuotaReserved(cq, priority_class, waited);
+    m.WorkloadAdmitted(cq, priority_class, waited);
+  });
   api::Workload* w = Edit(wl_key);
   *w->mutable_status()->mutable_admission() = queues::AdmissionToApi(admission);
   auto* conditions = w->mutable_status()->mutable_conditions();
@@ -325,7 +363,8 @@ void QueueAdmission::Stage::Admit(const std::string& wl_key,
   }
 }
 
-void QueueAdmission::Stage::Evict(const queues::Victim& v) {
+void QueueAdmission::Stage::Evict(const queues::Victim& v,
+                                  const std::string& preempting_cq) {
   auto key_it = store_keys_.find(v.workload);
   std::string wl_key;
   if (key_it != store_keys_.end()) {
@@ -335,7 +374,13 @@ void QueueAdmission::Stage::Evict(const queues::Victim& v) {
     if (parts.size() != 2) return;
     wl_key = WorkloadStoreKey(parts[0], parts[1]);
   }
-  if (Current(wl_key) == nullptr) return;
+  const api::Workload* victim = Current(wl_key);
+  if (victim == nullptr) return;
+  Measure([cq = MetricQueueOf(*victim), preempting_cq,
+           reason = v.reason](ControllerMetrics& m) {
+    m.WorkloadEvicted(cq, "Preempted", "");
+    m.WorkloadPreempted(preempting_cq, reason);
+  });
   api::Workload* w = Edit(wl_key);
   auto* conditions = w->mutable_status()->mutable_conditions();
   SetCondition(conditions, kWorkloadEvicted, true, "Preempted", v.message,

@@ -67,6 +67,11 @@ void QueueAdmission::Stage::Integrate(const std::string& key,
   }
   if (IsConditionTrue(wl->status().conditions(), kWorkloadFinished)) return;
   if (finished) {
+    Measure([cq = MetricQueueOf(*wl),
+             priority_class =
+                 wl->spec().priority_class_name()](ControllerMetrics& m) {
+      if (!cq.empty()) m.WorkloadFinished(cq, priority_class);
+    });
     api::Workload* w = Edit(wl_key);
     UpdateCondition(w->mutable_status()->mutable_conditions(),
                     kWorkloadFinished, true, succeeded ? "Succeeded" : "Failed",
@@ -164,6 +169,11 @@ void QueueAdmission::Stage::Start(TrackedJobSet& t, const api::Workload& wl) {
       queues::Inject(*model->admission, wl.spec().queue_name(), flavors, &copy);
   if (!started.ok()) {
     if (started.status().code() == absl::StatusCode::kFailedPrecondition) {
+      Measure([cq = wl.status().admission().cluster_queue(),
+               priority_class =
+                   wl.spec().priority_class_name()](ControllerMetrics& m) {
+        m.WorkloadFinished(cq, priority_class);
+      });
       api::Workload* w = Edit(
           WorkloadStoreKey(wl.metadata().namespace_(), wl.metadata().name()));
       UpdateCondition(w->mutable_status()->mutable_conditions(),
@@ -195,6 +205,15 @@ void QueueAdmission::Stage::ReleaseEvicted(const std::string& wl_key) {
                   "The workload has no reservation", now_);
   SetCondition(conditions, kWorkloadRequeued, true, reason, message, now_);
   capacity_changed_ = true;
+}
+
+// The ClusterQueue a Workload's counters name: its admission's, else its
+// LocalQueue's; "" when it has neither.
+std::string QueueAdmission::Stage::MetricQueueOf(
+    const api::Workload& wl) const {
+  if (wl.status().has_admission())
+    return wl.status().admission().cluster_queue();
+  return ClusterQueueOf(wl.metadata().namespace_(), wl.spec().queue_name());
 }
 
 // Workloads of JobSets that are gone (Kueue's owner reference).

@@ -13,6 +13,7 @@
 //   queue_status.cc       ClusterQueue and LocalQueue status (§5).
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -28,6 +29,7 @@
 #include "common/status_macros.h"
 #include "proto/jobset.pb.h"
 #include "proto/kueue.pb.h"
+#include "scheduler/controller/controller_metrics.h"
 #include "scheduler/controller/controller_state.h"
 #include "scheduler/controller/event_log.h"
 #include "scheduler/controller/queue_admission.h"
@@ -143,13 +145,15 @@ class QueueAdmission::Stage {
 
   void Admit(const std::string& wl_key, const queues::Admission& admission);
 
-  void Evict(const queues::Victim& v);
+  // Evicts `v` for a Workload of ClusterQueue `preempting_cq`.
+  void Evict(const queues::Victim& v, const std::string& preempting_cq);
 
   // ---- ClusterQueue and LocalQueue status (§5) ----
 
   // Counts and usage of one queue.
   struct QueueTally {
     int32_t pending = 0;
+    int32_t parked = 0;  // of `pending`, in the inadmissible set
     int32_t reserving = 0;
     queues::FlavorResourceQuantities usage;
   };
@@ -170,6 +174,22 @@ class QueueAdmission::Stage {
   absl::Status Commit();
 
   void FlushEvents();
+
+  // ---- Kueue's metrics: measured during the run, reported after ----
+
+  // Keeps `measure` for ReportMetrics (dropped without metrics).
+  void Measure(std::function<void(ControllerMetrics&)> measure) {
+    if (qa_.options_.metrics != nullptr)
+      measured_.push_back(std::move(measure));
+  }
+
+  // The ClusterQueue a Workload's counters name: its admission's, else its
+  // LocalQueue's; "" when it has neither.
+  std::string MetricQueueOf(const api::Workload& wl) const;
+
+  // Reports the gauges and what was measured: called once the commit
+  // succeeded (or when there was nothing to commit).
+  void ReportMetrics();
 
   QueueAdmission& qa_;
   ControllerState& state_;
@@ -193,6 +213,12 @@ class QueueAdmission::Stage {
   std::map<std::string, api::JobSet> jobsets_;
   std::vector<std::pair<std::string, JobSetEvent>> pending_events_;
   bool capacity_changed_ = false;
+  // Pending Workloads held back before the cycle, by ClusterQueue (a
+  // stopped LocalQueue, a namespace not selected, a model that failed).
+  std::map<std::string, int64_t> held_back_;
+  // Kueue's metrics of this run (QueueStatuses' gauges, Measure's events).
+  std::vector<ClusterQueueGauges> queue_gauges_;
+  std::vector<std::function<void(ControllerMetrics&)>> measured_;
 };
 
 }  // namespace jobset::scheduler

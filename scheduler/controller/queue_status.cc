@@ -1,6 +1,8 @@
 // ClusterQueue and LocalQueue status (kueue-semantics.md §5), from the
 // cycle's input as the cycles left it, written where it changed.
 #include <algorithm>
+#include <limits>
+#include <optional>
 #include <type_traits>
 #include <utility>
 
@@ -8,6 +10,21 @@
 #include "scheduler/records/conditions.h"
 
 namespace jobset::scheduler {
+namespace {
+
+// `value` of `resource` (queues' units) in Kubernetes' base unit, as Kueue's
+// gauges report it: cpu in cores, everything else as it is.
+double BaseUnits(absl::string_view resource, int64_t value) {
+  return resource == queues::kCpu ? static_cast<double>(value) / 1000
+                                  : static_cast<double>(value);
+}
+
+double LimitOrInf(absl::string_view resource,
+                  const std::optional<int64_t>& limit) {
+  return limit.has_value() ? BaseUnits(resource, *limit)
+                           : std::numeric_limits<double>::infinity();
+}
+}  // namespace
 
 // Writes each ClusterQueue's and LocalQueue's status where it changed:
 // pendingWorkloads (queued and inadmissible), reservingWorkloads and
@@ -18,7 +35,9 @@ void QueueAdmission::Stage::QueueStatuses() {
   std::map<std::string, QueueTally> by_lq;  // "ns/name"
   for (const queues::PendingQueue& q : in_.pending) {
     for (const queues::PendingWorkload& p : q.workloads) {
-      ++by_cq[q.cluster_queue].pending;
+      QueueTally& t = by_cq[q.cluster_queue];
+      ++t.pending;
+      if (p.parked) ++t.parked;
       ++by_lq[absl::StrCat(p.workload.namespace_name, "/",
                            p.workload.queue_name)]
             .pending;
@@ -66,6 +85,33 @@ void QueueAdmission::Stage::QueueStatuses() {
     SetCondition(status.mutable_conditions(), "Active", active.active,
                  active.reason, active.message, now_);
     StageStatus(key, held->second.object, status);
+    ClusterQueueGauges& g = queue_gauges_.emplace_back();
+    g.name = cq.name;
+    g.cohort = cq.cohort;
+    g.status = active.active ? kClusterQueueActive : kClusterQueuePending;
+    auto held_back = held_back_.find(cq.name);
+    g.pending_active = tally.pending - tally.parked;
+    g.pending_inadmissible =
+        tally.parked + (held_back == held_back_.end() ? 0 : held_back->second);
+    g.reserving = tally.reserving;
+    g.admitted = tally.reserving;
+    for (const queues::ResourceGroup& group : cq.resource_groups) {
+      for (const queues::FlavorQuotas& fq : group.flavors) {
+        for (const queues::ResourceQuota& rq : fq.resources) {
+          auto it = tally.usage.find({fq.name, rq.name});
+          const double used = BaseUnits(
+              rq.name, it == tally.usage.end() ? int64_t{0} : it->second);
+          g.resources.push_back(
+              {.flavor = fq.name,
+               .resource = rq.name,
+               .nominal_quota = BaseUnits(rq.name, rq.nominal_quota),
+               .borrowing_limit = LimitOrInf(rq.name, rq.borrowing_limit),
+               .lending_limit = LimitOrInf(rq.name, rq.lending_limit),
+               .reservation = used,
+               .usage = used});
+        }
+      }
+    }
   }
   for (const auto& [lq_key, lq] : local_queues_) {
     const std::string key = store::keys::KueueKey(
@@ -103,6 +149,15 @@ void QueueAdmission::Stage::QueueStatuses() {
                  now_);
     StageStatus(key, held->second.object, status);
   }
+}
+
+// Reports the gauges and what was measured: called once the commit
+// succeeded (or when there was nothing to commit).
+void QueueAdmission::Stage::ReportMetrics() {
+  ControllerMetrics* metrics = qa_.options_.metrics;
+  if (metrics == nullptr) return;
+  metrics->QueueGauges(queue_gauges_);
+  for (const auto& measure : measured_) measure(*metrics);
 }
 
 // Stages `object` with `status` when it differs from the held one.
