@@ -584,6 +584,15 @@ TEST_F(QueueAdmissionTest, HigherPrioritySuspendsTheLowerWhichRequeues) {
   EXPECT_THAT(RunningPodsOf("low"), SizeIs(3));
   EXPECT_THAT(metrics_.events, Contains("finished cq high").Times(1));
   EXPECT_THAT(metrics_.events, Contains("admitted cq ").Times(2));
+  // Its eviction is history, as Kueue writes it on a new reservation.
+  for (absl::string_view type : {"Evicted", "Preempted"}) {
+    const api::Condition* c = Condition("low", type);
+    ASSERT_NE(c, nullptr) << type;
+    EXPECT_EQ(c->status(), "False") << type;
+    EXPECT_EQ(c->reason(), "QuotaReserved") << type;
+    EXPECT_THAT(c->message(), ::testing::StartsWith("Previously: Preempted to"))
+        << type;
+  }
 }
 
 TEST_F(QueueAdmissionTest, ARestartAdmitsNothingTwice) {

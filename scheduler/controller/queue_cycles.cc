@@ -68,6 +68,7 @@ absl::Time QueuedSince(const api::Workload& wl) {
     return FromTimestamp(requeued->last_transition_time());
   return FromTimestamp(wl.metadata().creation_timestamp());
 }
+
 }  // namespace
 
 queues::FlavorIndex QueueAdmission::Stage::Flavors() const {
@@ -345,8 +346,15 @@ void QueueAdmission::Stage::Admit(const std::string& wl_key,
       now_);
   SetCondition(conditions, kWorkloadAdmitted, true, "Admitted",
                "The workload is admitted", now_);
-  UpdateCondition(conditions, kWorkloadEvicted, false, "QuotaReserved",
-                  "Previously: evicted", now_);
+  // An eviction and its preemption are history now (Kueue's
+  // SetQuotaReservation): False, reason QuotaReserved, "Previously: " and
+  // what they said.
+  for (absl::string_view type : {kWorkloadEvicted, kWorkloadPreempted}) {
+    const api::Condition* c = FindCondition(*conditions, type);
+    if (c == nullptr || c->status() != "True") continue;
+    const std::string message = absl::StrCat("Previously: ", c->message());
+    UpdateCondition(conditions, type, false, "QuotaReserved", message, now_);
+  }
   UpdateCondition(conditions, kWorkloadRequeued, false, "QuotaReserved",
                   "Quota reserved", now_);
   // Its JobSet starts in the same commit.

@@ -24,6 +24,7 @@ google::protobuf::Timestamp ToTimestamp(absl::Time t) {
   ts.set_seconds(absl::ToUnixSeconds(t));
   return ts;
 }
+
 // Whether any pod of `t` was placed and has not ended: what an evicted
 // Workload's quota waits for.
 bool HasLivePods(const TrackedJobSet& t) {
@@ -34,10 +35,12 @@ bool HasLivePods(const TrackedJobSet& t) {
   }
   return false;
 }
+
 bool Reserved(const api::Workload& wl) {
   return wl.status().has_admission() &&
          IsConditionTrue(wl.status().conditions(), kWorkloadQuotaReserved);
 }
+
 }  // namespace
 
 void QueueAdmission::Stage::Integrate(const std::string& key,
