@@ -257,21 +257,25 @@ TEST(BuiltInRolesTest, KueueObjects) {
     for (absl::string_view verb :
          {"create", "update", "patch", "delete", "deletecollection"}) {
       for (absl::string_view resource : cluster_scoped) {
-        EXPECT_FALSE(policy.Allows(U(everywhere), kueue(verb, resource, "", "x")))
+        EXPECT_FALSE(
+            policy.Allows(U(everywhere), kueue(verb, resource, "", "x")))
             << everywhere << " " << verb << " " << resource;
         EXPECT_TRUE(policy.Allows(U("root"), kueue(verb, resource, "", "x")))
             << verb << " " << resource;
       }
-      EXPECT_FALSE(policy.Allows(U(everywhere),
-                                 kueue(verb, "workloads", "team-a", "w")))
+      EXPECT_FALSE(
+          policy.Allows(U(everywhere), kueue(verb, "workloads", "team-a", "w")))
           << everywhere << " " << verb;
-      EXPECT_FALSE(policy.Allows(U(role), kueue(verb, "workloads", "team-a", "w")))
+      EXPECT_FALSE(
+          policy.Allows(U(role), kueue(verb, "workloads", "team-a", "w")))
           << role << " " << verb;
-      EXPECT_TRUE(policy.Allows(U("root"), kueue(verb, "workloads", "team-a", "w")))
+      EXPECT_TRUE(
+          policy.Allows(U("root"), kueue(verb, "workloads", "team-a", "w")))
           << verb;
       // LocalQueues: admin's, in the namespace it is bound in.
-      EXPECT_EQ(policy.Allows(U(role), kueue(verb, "localqueues", "team-a", "q")),
-                role == "admin")
+      EXPECT_EQ(
+          policy.Allows(U(role), kueue(verb, "localqueues", "team-a", "q")),
+          role == "admin")
           << role << " " << verb;
       EXPECT_FALSE(
           policy.Allows(U(role), kueue(verb, "localqueues", "team-b", "q")))

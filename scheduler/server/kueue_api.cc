@@ -36,11 +36,11 @@ using ::google::protobuf::Message;
 using ::google::protobuf::util::MessageDifferencer;
 using ::jobset::api::FindKueueKind;
 using ::jobset::api::FindKueueKindByResource;
+using ::jobset::api::kKueueApiGroup;
 using ::jobset::api::KueueKind;
 using ::jobset::api::KueueKindNamed;
 using ::jobset::api::KueueObjectMeta;
 using ::jobset::api::MutableKueueObjectMeta;
-using ::jobset::api::kKueueApiGroup;
 
 // Attempts of a read-modify-write before giving up with ABORTED.
 constexpr int kMaxAttempts = 5;
@@ -49,8 +49,9 @@ constexpr size_t kWatchBatch = 500;
 
 // The message the oneof holds, or null.
 const Message* Held(const api::KueueObject& object) {
-  const FieldDescriptor* field = object.GetReflection()->GetOneofFieldDescriptor(
-      object, object.GetDescriptor()->oneof_decl(0));
+  const FieldDescriptor* field =
+      object.GetReflection()->GetOneofFieldDescriptor(
+          object, object.GetDescriptor()->oneof_decl(0));
   if (field == nullptr) return nullptr;
   return &object.GetReflection()->GetMessage(object, field);
 }
@@ -109,7 +110,8 @@ bool SameSpec(const api::KueueObject& a, const api::KueueObject& b) {
   api::KueueObject y = b;
   for (api::KueueObject* object : {&x, &y}) {
     Message* held = MutableHeld(object);
-    for (absl::string_view field : {"api_version", "kind", "metadata", "status"}) {
+    for (absl::string_view field :
+         {"api_version", "kind", "metadata", "status"}) {
       ClearField(held, field);
     }
   }
@@ -189,8 +191,7 @@ absl::Status Conflict(const KueueKind& kind, absl::string_view name) {
 
 absl::Status KeptConflicting(absl::string_view verb, const KueueKind& kind,
                              absl::string_view name) {
-  return absl::AbortedError(absl::StrCat(verb, " ", kind.kind, " ",
-                                         Quote(name),
+  return absl::AbortedError(absl::StrCat(verb, " ", kind.kind, " ", Quote(name),
                                          " kept conflicting; try again"));
 }
 
@@ -227,10 +228,10 @@ absl::Status CheckName(const KueueKind& kind, absl::string_view name) {
   }
   if (std::vector<std::string> bad = api::IsDns1123Subdomain(name);
       !bad.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(kind.kind, " ", Quote(name.substr(0, 64)),
-                     " is invalid: metadata.name: Invalid value: ",
-                     Quote(name.substr(0, 64)), ": ", absl::StrJoin(bad, "; ")));
+    return absl::InvalidArgumentError(absl::StrCat(
+        kind.kind, " ", Quote(name.substr(0, 64)),
+        " is invalid: metadata.name: Invalid value: ",
+        Quote(name.substr(0, 64)), ": ", absl::StrJoin(bad, "; ")));
   }
   return absl::OkStatus();
 }
@@ -265,9 +266,8 @@ std::string KueueObjectKey(const api::KueueObject& object) {
   const KueueKind* kind = FindKueueKind(object.object_case());
   JOBSET_CHECK(kind != nullptr) << "a KueueObject that holds no object";
   const api::ObjectMeta& meta = KueueObjectMeta(object);
-  return store::keys::KueueKey(kind->resource,
-                               kind->namespaced ? meta.namespace_() : "",
-                               meta.name());
+  return store::keys::KueueKey(
+      kind->resource, kind->namespaced ? meta.namespace_() : "", meta.name());
 }
 
 absl::StatusOr<api::KueueObject> DecodeKueueObject(const store::KeyValue& kv) {
@@ -402,8 +402,8 @@ absl::StatusOr<api::ApplyKueueObjectResponse> KueueApi::Apply(
       response.set_created(true);
     }
     const std::string value = EncodeKueueObject(object);
-    JOBSET_RETURN_IF_ERROR(CheckBounds(*kind, ns, name, key, value.size(),
-                                       existing.has_value()));
+    JOBSET_RETURN_IF_ERROR(
+        CheckBounds(*kind, ns, name, key, value.size(), existing.has_value()));
     Stamp(*kind, &object);
     if (request.dry_run()) {
       if (existing.has_value()) {
@@ -558,19 +558,19 @@ absl::Status KueueApi::CheckBounds(const KueueKind& kind, absl::string_view ns,
   }
   int count = 0;
   int64_t total = static_cast<int64_t>(bytes);
-  JOBSET_RETURN_IF_ERROR(store::ScanAll(
-      *store_, store::keys::KueuePrefix(kind.resource, ns),
-      [&](const store::KeyValue& kv) {
-        if (replacing && kv.key == key) return absl::OkStatus();
-        ++count;
-        total += static_cast<int64_t>(kv.value.size());
-        return absl::OkStatus();
-      }));
+  JOBSET_RETURN_IF_ERROR(
+      store::ScanAll(*store_, store::keys::KueuePrefix(kind.resource, ns),
+                     [&](const store::KeyValue& kv) {
+                       if (replacing && kv.key == key) return absl::OkStatus();
+                       ++count;
+                       total += static_cast<int64_t>(kv.value.size());
+                       return absl::OkStatus();
+                     }));
   if (!replacing && count >= limits_.max_objects_per_scope) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        what, scope, " has ", count, " ", kind.kind,
-        " objects, the most jobsetd keeps per ", per, " (",
-        limits_.max_objects_per_scope, ")"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat(what, scope, " has ", count, " ", kind.kind,
+                     " objects, the most jobsetd keeps per ", per, " (",
+                     limits_.max_objects_per_scope, ")"));
   }
   if (total > limits_.max_bytes_per_scope) {
     return absl::ResourceExhaustedError(absl::StrCat(

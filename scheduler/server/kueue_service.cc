@@ -54,7 +54,8 @@ absl::StatusOr<auth::Attributes> KueueServiceImpl::AttrsOf(
 grpc::Status KueueServiceImpl::ApplyKueueObject(
     grpc::ServerContext* context, const api::ApplyKueueObjectRequest* request,
     api::ApplyKueueObjectResponse* response) {
-  const api::KueueKind* kind = api::FindKueueKind(request->object().object_case());
+  const api::KueueKind* kind =
+      api::FindKueueKind(request->object().object_case());
   if (kind == nullptr) {
     // KueueApi says what is missing, to an authenticated caller.
     if (absl::StatusOr<Caller> caller = auth_->Authenticate(*context);

@@ -6,7 +6,6 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "auth/rbac.h"
-
 #include "proto/kueue_service.grpc.pb.h"
 #include "scheduler/auth/request_auth.h"
 #include "scheduler/server/kueue_api.h"
@@ -34,15 +33,13 @@ class KueueServiceImpl final : public api::KueueService::Service {
   void Shutdown() { shutting_down_ = true; }
 
   grpc::Status ApplyKueueObject(
-      grpc::ServerContext* context,
-      const api::ApplyKueueObjectRequest* request,
+      grpc::ServerContext* context, const api::ApplyKueueObjectRequest* request,
       api::ApplyKueueObjectResponse* response) override;
   grpc::Status GetKueueObject(grpc::ServerContext* context,
                               const api::KueueObjectRef* request,
                               api::KueueObject* response) override;
   grpc::Status ListKueueObjects(
-      grpc::ServerContext* context,
-      const api::ListKueueObjectsRequest* request,
+      grpc::ServerContext* context, const api::ListKueueObjectsRequest* request,
       api::ListKueueObjectsResponse* response) override;
   grpc::Status DeleteKueueObject(grpc::ServerContext* context,
                                  const api::KueueObjectRef* request,

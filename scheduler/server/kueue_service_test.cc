@@ -98,11 +98,10 @@ class KueueServiceTest : public ::testing::Test {
         AccessStore::Load(&access_store_);
     ASSERT_THAT(access.status(), IsOk());
     access_ = *std::move(access);
-    audit_path_ = absl::StrCat(::testing::TempDir(), "/audit-",
-                               ::testing::UnitTest::GetInstance()
-                                   ->current_test_info()
-                                   ->name(),
-                               ".log");
+    audit_path_ = absl::StrCat(
+        ::testing::TempDir(), "/audit-",
+        ::testing::UnitTest::GetInstance()->current_test_info()->name(),
+        ".log");
     std::remove(audit_path_.c_str());
     absl::StatusOr<std::unique_ptr<AuditLog>> audit =
         AuditLog::Open(audit_path_, /*audit_reads=*/false, &clock_);
@@ -110,7 +109,8 @@ class KueueServiceTest : public ::testing::Test {
     audit_ = *std::move(audit);
     auth_ = std::make_unique<RequestAuth>(RequestAuth::Options{
         .access = access_.get(), .clock = &clock_, .audit = audit_.get()});
-    service_ = std::make_unique<KueueServiceImpl>(&api_, auth_.get(), &streams_);
+    service_ =
+        std::make_unique<KueueServiceImpl>(&api_, auth_.get(), &streams_);
 
     grpc::ServerBuilder builder;
     int port = 0;
@@ -174,7 +174,8 @@ class KueueServiceTest : public ::testing::Test {
   absl::StatusOr<api::KueueObject> Get(const std::string& token,
                                        const api::KueueObjectRef& ref) {
     api::KueueObject response;
-    grpc::Status status = stub_->GetKueueObject(As(token).get(), ref, &response);
+    grpc::Status status =
+        stub_->GetKueueObject(As(token).get(), ref, &response);
     if (!status.ok()) return FromGrpcStatus(status);
     return response;
   }
@@ -232,7 +233,8 @@ class KueueServiceTest : public ::testing::Test {
 TEST(KueueKindsRbacTest, EachKindIsItsResourceInKueuesGroup) {
   EXPECT_EQ(auth::kKueueGroup, api::kKueueApiGroup);
   for (const api::KueueKind& kind : api::KueueKinds()) {
-    EXPECT_EQ(auth::ApiGroupOf(kind.resource), api::kKueueApiGroup) << kind.kind;
+    EXPECT_EQ(auth::ApiGroupOf(kind.resource), api::kKueueApiGroup)
+        << kind.kind;
     EXPECT_EQ(auth::IsClusterScoped(kind.resource), !kind.namespaced)
         << kind.kind;
   }
@@ -250,12 +252,12 @@ TEST_F(KueueServiceTest, ViewReadsButCannotApplyAClusterQueue) {
                        "the cluster scope"));
   EXPECT_EQ(store_.CurrentRevision(), 0);
   // The refusal is audited as kube-apiserver would record it.
-  EXPECT_THAT(AuditText(),
-              AllOf(HasSubstr("\"requestURI\":\"/apis/kueue.x-k8s.io/v1beta1/"
-                              "clusterqueues\""),
-                    HasSubstr("\"verb\":\"create\""),
-                    HasSubstr("\"username\":\"alice\""),
-                    HasSubstr("\"code\":403")));
+  EXPECT_THAT(
+      AuditText(),
+      AllOf(HasSubstr("\"requestURI\":\"/apis/kueue.x-k8s.io/v1beta1/"
+                      "clusterqueues\""),
+            HasSubstr("\"verb\":\"create\""),
+            HasSubstr("\"username\":\"alice\""), HasSubstr("\"code\":403")));
 
   ASSERT_THAT(Apply(root_, Request(kClusterQueue)), IsOk());
   EXPECT_THAT(AuditText(), HasSubstr("\"username\":\"root\""));
@@ -263,7 +265,8 @@ TEST_F(KueueServiceTest, ViewReadsButCannotApplyAClusterQueue) {
       Get(alice, Ref("ClusterQueue", "research"));
   ASSERT_THAT(got, IsOk());
   EXPECT_EQ(got->cluster_queue().spec().queueing_strategy(), "BestEffortFIFO");
-  EXPECT_THAT(List(alice, "ClusterQueue"), IsOkAndHolds(ElementsAre("/research")));
+  EXPECT_THAT(List(alice, "ClusterQueue"),
+              IsOkAndHolds(ElementsAre("/research")));
   EXPECT_THAT(Delete(alice, Ref("ClusterQueue", "research")),
               StatusIs(absl::StatusCode::kPermissionDenied,
                        HasSubstr("cannot delete resource \"clusterqueues\"")));
@@ -294,11 +297,12 @@ TEST_F(KueueServiceTest, AdminOfANamespaceAppliesItsLocalQueuesOnly) {
                                  "scope")));
   // Quota is not a namespace admin's, whatever namespace the request names.
   api::ApplyKueueObjectRequest cq = Request(kClusterQueue);
-  cq.mutable_object()->mutable_cluster_queue()->mutable_metadata()->set_namespace_(
-      "a");
-  EXPECT_THAT(Apply(bob, cq),
-              StatusIs(absl::StatusCode::kPermissionDenied,
-                       HasSubstr("at the cluster scope")));
+  cq.mutable_object()
+      ->mutable_cluster_queue()
+      ->mutable_metadata()
+      ->set_namespace_("a");
+  EXPECT_THAT(Apply(bob, cq), StatusIs(absl::StatusCode::kPermissionDenied,
+                                       HasSubstr("at the cluster scope")));
   EXPECT_THAT(Get(bob, Ref("ClusterQueue", "research", "a")),
               StatusIs(absl::StatusCode::kPermissionDenied));
   ASSERT_THAT(Delete(bob, Ref("LocalQueue", "lq", "a")), IsOk());
@@ -412,10 +416,11 @@ TEST_F(KueueServiceTest, WatchStreamsUntilTheTokenGoes) {
   EXPECT_EQ(NextEvent(second.get()), "(ended)");
   grpc::Status refused = second->Finish();
   EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
-  EXPECT_THAT(refused.error_message(), HasSubstr("user \"erin\" has 1 streams"));
+  EXPECT_THAT(refused.error_message(),
+              HasSubstr("user \"erin\" has 1 streams"));
 
-  ASSERT_THAT(Apply(root_, Request(absl::StrCat(
-                                  kClusterQueue, "  stopPolicy: Hold\n"))),
+  ASSERT_THAT(Apply(root_, Request(absl::StrCat(kClusterQueue,
+                                                "  stopPolicy: Hold\n"))),
               IsOk());
   EXPECT_EQ(NextEvent(reader.get()), "MODIFIED /research");
 

@@ -28,8 +28,8 @@ namespace jobset::scheduler {
 
 // jobsetd's front door, assembled: the store, the JobSet and Kueue APIs over
 // it, and a gRPC server with JobSetService, KueueService, the standard
-// health service and (insecure mode only) server reflection. The binary (jobsetd_main.cc) and in-process
-// tests both start one. Thread-safe.
+// health service and (insecure mode only) server reflection. The binary
+// (jobsetd_main.cc) and in-process tests both start one. Thread-safe.
 class Server {
  public:
   // gRPC refuses larger requests with RESOURCE_EXHAUSTED (the default of
