@@ -96,13 +96,13 @@ void Controller::WatchStore(int64_t revision) {
         inputs_.push_back(ConfigChange{e.kv.key});
     }
     // Kueue's objects likewise, with their values (they are small and few
-    // beside JobSets); falling behind them reloads, as for JobSets.
+    // beside JobSets). Falling behind them (no Kueue change for longer than
+    // the watch history holds) reads them all again, not the whole state.
     absl::StatusOr<std::vector<store::Event>> kueue = store_->WaitForEvents(
         store::keys::kKueue, kueue_revision, absl::InfinitePast(), 1000);
     if (!kueue.ok()) {
-      absl::MutexLock lock(&mu_);
-      resync_ = true;
       kueue_revision = store_->CurrentRevision();
+      Enqueue(KueueChange{});
     } else if (!kueue->empty()) {
       kueue_revision = kueue->back().kv.mod_revision;
       absl::MutexLock lock(&mu_);

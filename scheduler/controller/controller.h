@@ -56,7 +56,8 @@ class Controller final : public NodeSink {
   struct ConfigChange {
     std::string key;
   };
-  // A change of a Kueue object (under kueue/), with its value.
+  // A change of a Kueue object (under kueue/), with its value; an empty key:
+  // the watch of them fell behind, read them all again.
   struct KueueChange {
     store::Event event;
   };

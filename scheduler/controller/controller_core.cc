@@ -215,8 +215,8 @@ void ControllerCore::OnJobSetEvent(const store::Event& event) {
   if (parts.size() != 3) return;
   const std::string key = ControllerState::KeyOf(parts[1], parts[2]);
   TrackedJobSet* held = state_.Find(key);
-  queues_.Touch();
   if (event.type == store::Event::Type::kDelete) {
+    queues_.Touch();  // its Workload goes with it
     if (held != nullptr) {
       held->deleted = true;
       state_.MarkDirty(key);
@@ -226,6 +226,7 @@ void ControllerCore::OnJobSetEvent(const store::Event& event) {
   if (held != nullptr && event.kv.mod_revision <= held->revision) {
     return;  // Our own write, or older than what we hold.
   }
+  queues_.Touch();  // a JobSet Kueue may manage, or its labels, changed
   absl::StatusOr<api::JobSet> js = store::DecodeValue<api::JobSet>(event.kv);
   if (!js.ok()) return;  // The API never writes garbage; Load reports it.
   TrackedJobSet& t = state_.Track(key);
@@ -234,6 +235,19 @@ void ControllerCore::OnJobSetEvent(const store::Event& event) {
   t.revision = event.kv.mod_revision;
   t.deleted = false;
   state_.MarkDirty(key);
+}
+
+void ControllerCore::OnKueueEvent(const store::Event& event) {
+  if (!event.kv.key.empty()) {
+    queues_.OnEvent(event);
+    return;
+  }
+  if (absl::Status s = queues_.Load(); !s.ok()) {
+    // The next failed pass reloads everything; until then the queues keep
+    // what they held.
+    JOBSET_LOG(ERROR) << "controller: reading Kueue's objects again failed: "
+                      << s;
+  }
 }
 
 void ControllerCore::OnPodReport(const PodReport& report) {

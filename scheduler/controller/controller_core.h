@@ -96,7 +96,8 @@ class ControllerCore {
 
   // Takes a change under kueue/ (Kueue's objects; an echo of the
   // controller's own Workload writes is recognised by revision).
-  void OnKueueEvent(const store::Event& event) { queues_.OnEvent(event); }
+  // An empty key: the watch fell behind; every Kueue object is read again.
+  void OnKueueEvent(const store::Event& event);
 
   // Runs one pass. Errors are the store's (or kAborted: the API kept
   // changing the pass's JobSets): nothing of the pass reached the fleet,
