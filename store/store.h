@@ -32,6 +32,14 @@ struct Event {
   KeyValue kv;  // For kDelete, the last value; mod_revision is the delete's.
 };
 
+// Returns the Kubernetes watch event type of `event`: "DELETED", "ADDED"
+// (the key's first revision) or "MODIFIED".
+inline const char* WatchEventType(const Event& event) {
+  if (event.type == Event::Type::kDelete) return "DELETED";
+  return event.kv.create_revision == event.kv.mod_revision ? "ADDED"
+                                                           : "MODIFIED";
+}
+
 // A set of puts and deletes applied atomically by Store::Commit. Each
 // operation may carry a compare-and-swap condition on the key's current
 // mod_revision. Thread-compatible.

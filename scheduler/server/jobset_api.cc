@@ -724,13 +724,7 @@ absl::StatusOr<std::vector<api::WatchEvent>> JobSetApi::Watch::Next(
     JOBSET_ASSIGN_OR_RETURN(api::JobSet jobset, DecodeJobSet(event.kv));
     if (!selector_.Matches(jobset.metadata().labels())) continue;
     api::WatchEvent& out_event = out.emplace_back();
-    if (event.type == store::Event::Type::kDelete) {
-      out_event.set_type("DELETED");
-    } else if (event.kv.create_revision == event.kv.mod_revision) {
-      out_event.set_type("ADDED");
-    } else {
-      out_event.set_type("MODIFIED");
-    }
+    out_event.set_type(store::WatchEventType(event));
     *out_event.mutable_object() = std::move(jobset);
   }
   return out;

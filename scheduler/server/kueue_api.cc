@@ -529,13 +529,7 @@ absl::StatusOr<std::vector<api::KueueWatchEvent>> KueueApi::Watch::Next(
                             DecodeKueueObject(event.kv));
     if (!selector_.Matches(KueueObjectMeta(object).labels())) continue;
     api::KueueWatchEvent& out_event = out.emplace_back();
-    if (event.type == store::Event::Type::kDelete) {
-      out_event.set_type("DELETED");
-    } else if (event.kv.create_revision == event.kv.mod_revision) {
-      out_event.set_type("ADDED");
-    } else {
-      out_event.set_type("MODIFIED");
-    }
+    out_event.set_type(store::WatchEventType(event));
     *out_event.mutable_object() = std::move(object);
   }
   return out;
