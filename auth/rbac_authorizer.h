@@ -25,6 +25,10 @@ inline constexpr absl::string_view kRbacApiVersion =
 inline constexpr absl::string_view kJobSetGroup = "jobset.x-k8s.io";
 // Kueue's objects (scheduler/server/kueue_api.h).
 inline constexpr absl::string_view kKueueGroup = "kueue.x-k8s.io";
+// Kueue's visibility API: clusterqueues/pendingworkloads and
+// localqueues/pendingworkloads ("get").
+inline constexpr absl::string_view kVisibilityGroup =
+    "visibility.kueue.x-k8s.io";
 // Groups every authenticated caller is in, and the one cluster-admin is
 // bound to (as in Kubernetes).
 inline constexpr absl::string_view kAuthenticatedGroup = "system:authenticated";

@@ -68,6 +68,10 @@ std::vector<api::RbacObject> BuiltInObjects() {
       Rule(kRead, {kKueueGroup},
            {"resourceflavors", "clusterqueues", "cohorts", "localqueues",
             "workloadpriorityclasses", "workloads"}),
+      // And Kueue's visibility API: who waits, in what order (a
+      // RoleBinding grants the LocalQueues' of its namespace only).
+      Rule({"get"}, {kVisibilityGroup},
+           {"clusterqueues/pendingworkloads", "localqueues/pendingworkloads"}),
   };
   // edit: view, plus writes on jobsets, configmaps and secrets (which it
   // may also read: as in Kubernetes, edit is not meant to be safe from

@@ -281,6 +281,29 @@ TEST(BuiltInRolesTest, KueueObjects) {
           policy.Allows(U(role), kueue(verb, "localqueues", "team-b", "q")))
           << role << " " << verb;
     }
+    // Kueue's visibility API: a LocalQueue's pending Workloads in the
+    // namespace bound, a ClusterQueue's bound cluster-wide.
+    auto visibility = [](absl::string_view resource, absl::string_view ns,
+                         absl::string_view name) {
+      return Attributes{.verb = "get",
+                        .api_group = std::string(kVisibilityGroup),
+                        .resource = std::string(resource),
+                        .subresource = "pendingworkloads",
+                        .namespace_ = std::string(ns),
+                        .name = std::string(name)};
+    };
+    EXPECT_TRUE(
+        policy.Allows(U(role), visibility("localqueues", "team-a", "q")));
+    EXPECT_FALSE(
+        policy.Allows(U(role), visibility("localqueues", "team-b", "q")));
+    EXPECT_FALSE(policy.Allows(U(role), visibility("clusterqueues", "", "cq")));
+    EXPECT_TRUE(
+        policy.Allows(U(everywhere), visibility("clusterqueues", "", "cq")));
+    EXPECT_FALSE(policy.Allows(
+        U(everywhere), Attributes{.verb = "list",
+                                  .api_group = std::string(kVisibilityGroup),
+                                  .resource = "clusterqueues",
+                                  .subresource = "pendingworkloads"}));
   }
 }
 
@@ -347,7 +370,7 @@ TEST(BuiltInRolesTest, CannotBeReplacedOrRemoved) {
             absl::StatusCode::kInvalidArgument);
   // Still in force.
   EXPECT_TRUE(policy.Allows(U("a", {"system:masters"}), Req("list", "nodes")));
-  EXPECT_EQ(RulesOf(policy, "ClusterRole", "view").size(), 6u);
+  EXPECT_EQ(RulesOf(policy, "ClusterRole", "view").size(), 7u);
   // Objects of the same names in other kinds or namespaces are not built in.
   EXPECT_TRUE(policy
                   .Put(RoleBinding("team-a", "cluster-admin", "ClusterRole",

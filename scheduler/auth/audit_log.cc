@@ -32,6 +32,7 @@ std::string Timestamp(absl::Time t) {
 absl::string_view VersionOf(absl::string_view group) {
   if (group == "jobset.x-k8s.io") return "v1alpha2";
   if (group == "kueue.x-k8s.io") return "v1beta1";
+  if (group == "visibility.kueue.x-k8s.io") return "v1beta1";
   return "v1";  // core, batch, rbac.authorization.k8s.io
 }
 

@@ -409,21 +409,6 @@ bool IsTrue(const api::Condition* c) {
   return c != nullptr && c->status() == "True";
 }
 
-// GetQueueOrderTimestamp with requeuingStrategy.timestamp Eviction and
-// PrioritySortingWithinCohort on (Kueue's defaults; jobsetd has no Kueue
-// Configuration to change them).
-absl::Time QueueOrderTime(const api::Workload& wl) {
-  const api::Condition* evicted =
-      FindCondition(wl.status().conditions(), kEvicted);
-  if (IsTrue(evicted) && (evicted->reason() == kPodsReadyTimeout ||
-                          evicted->reason() == kAdmissionCheck)) {
-    return ToTime(evicted->last_transition_time());
-  }
-  return wl.metadata().has_creation_timestamp()
-             ? ToTime(wl.metadata().creation_timestamp())
-             : absl::UnixEpoch();
-}
-
 absl::StatusOr<Admission> ConvertAdmission(const api::Admission& in,
                                            const std::vector<PodSet>& pod_sets,
                                            absl::string_view path) {
@@ -493,6 +478,18 @@ absl::Status ReadReclaimable(const api::WorkloadStatus& status,
 }
 
 }  // namespace
+
+absl::Time QueueOrderTime(const api::Workload& wl) {
+  const api::Condition* evicted =
+      FindCondition(wl.status().conditions(), kEvicted);
+  if (IsTrue(evicted) && (evicted->reason() == kPodsReadyTimeout ||
+                          evicted->reason() == kAdmissionCheck)) {
+    return ToTime(evicted->last_transition_time());
+  }
+  return wl.metadata().has_creation_timestamp()
+             ? ToTime(wl.metadata().creation_timestamp())
+             : absl::UnixEpoch();
+}
 
 absl::StatusOr<int64_t> ResourceValue(absl::string_view resource,
                                       absl::string_view quantity,

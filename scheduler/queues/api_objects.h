@@ -21,6 +21,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "proto/jobset.pb.h"
 #include "proto/k8s.pb.h"
 #include "proto/kueue.pb.h"
@@ -84,6 +85,14 @@ absl::StatusOr<ClusterQueue> ClusterQueueFromApi(const api::ClusterQueue& cq);
 // resourceGroups. fairSharing is not read.
 absl::StatusOr<Cohort> CohortFromApi(const api::Cohort& cohort);
 
+// Returns Kueue's GetQueueOrderTimestamp of `workload` with its defaults
+// (requeuingStrategy.timestamp Eviction, PrioritySortingWithinCohort on;
+// jobsetd has no Kueue Configuration to change them): the
+// lastTransitionTime of an Evicted condition True with reason
+// PodsReadyTimeout or AdmissionCheck, else metadata.creationTimestamp (the
+// Unix epoch when unset).
+absl::Time QueueOrderTime(const api::Workload& workload);
+
 // Returns the Workload the core reads for `workload`, queued in
 // `cluster_queue` (what the caller resolved from its LocalQueue; "" when
 // none):
@@ -104,15 +113,8 @@ absl::StatusOr<Cohort> CohortFromApi(const api::Cohort& cohort);
 //                              podSet's, as Kueue reads it);
 //   evicted                    an Evicted condition True while
 //                              status.admission is set;
-//   times.queue_order          Kueue's GetQueueOrderTimestamp with its
-//                              default requeuingStrategy.timestamp Eviction
-//                              (§3.1, §3.6): the lastTransitionTime of an
-//                              Evicted condition True with reason
-//                              PodsReadyTimeout or AdmissionCheck, else
-//                              metadata.creationTimestamp (the Unix epoch
-//                              when unset). A preempted workload keeps its
-//                              creation time (PrioritySortingWithinCohort
-//                              is on);
+//   times.queue_order          QueueOrderTime (§3.1, §3.6): a preempted
+//                              workload keeps its creation time;
 //   times.quota_reserved       the lastTransitionTime of QuotaReserved when
 //                              it is True and has one, else unset (§4.2);
 //   times.last_restart, times.not_preemptible_before  left default: the

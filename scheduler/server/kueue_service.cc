@@ -6,6 +6,7 @@
 #include "auth/rbac.h"
 #include "common/grpc_status.h"
 #include "common/status_macros.h"
+#include "scheduler/server/kueue_visibility.h"
 #include "scheduler/server/watch_stream.h"
 
 namespace jobset::scheduler {
@@ -121,6 +122,28 @@ grpc::Status KueueServiceImpl::WatchKueueObjects(
   return ServeWatch(
       context, *auth_, *caller, streams_, shutting_down_,
       [&] { return api_->StartWatch(*request); }, writer);
+}
+
+grpc::Status KueueServiceImpl::ListPendingWorkloads(
+    grpc::ServerContext* context,
+    const api::ListPendingWorkloadsRequest* request,
+    api::PendingWorkloadsSummary* response) {
+  // Kueue's roles name these: a ClusterQueue's list at the cluster scope, a
+  // LocalQueue's in its namespace. A request naming both or neither is
+  // authorized as the ClusterQueue form, then refused.
+  auth::Attributes attrs = {.verb = "get",
+                            .api_group = std::string(auth::kVisibilityGroup),
+                            .resource = "clusterqueues",
+                            .subresource = "pendingworkloads",
+                            .name = request->cluster_queue()};
+  if (request->cluster_queue().empty() && !request->local_queue().empty()) {
+    attrs.resource = "localqueues";
+    attrs.namespace_ =
+        request->namespace_().empty() ? "default" : request->namespace_();
+    attrs.name = request->local_queue();
+  }
+  JOBSET_AUTHORIZE_OR_RETURN(auth_, context, attrs);
+  return Reply(scheduler::ListPendingWorkloads(*api_, *request), response);
 }
 
 }  // namespace jobset::scheduler

@@ -51,6 +51,13 @@ class KueueServiceImpl final : public api::KueueService::Service {
       grpc::ServerContext* context,
       const api::WatchKueueObjectsRequest* request,
       grpc::ServerWriter<api::KueueWatchEvent>* writer) override;
+  // Kueue's visibility API (kueue_visibility.h): "get" on
+  // clusterqueues/pendingworkloads or localqueues/pendingworkloads (in the
+  // request's namespace) in API group visibility.kueue.x-k8s.io.
+  grpc::Status ListPendingWorkloads(
+      grpc::ServerContext* context,
+      const api::ListPendingWorkloadsRequest* request,
+      api::PendingWorkloadsSummary* response) override;
 
  private:
   // The RBAC request of `verb` on the object (or, without a name, the

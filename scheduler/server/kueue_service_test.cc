@@ -451,5 +451,134 @@ TEST_F(KueueServiceTest, ShutdownEndsWatches) {
   EXPECT_TRUE(reader->Finish().ok());
 }
 
+// Kueue's visibility API: the pending Workloads of a ClusterQueue or a
+// LocalQueue, by priority then creation, with both positions.
+class PendingWorkloadsTest : public KueueServiceTest {
+ protected:
+  void SetUp() override {
+    KueueServiceTest::SetUp();
+    ASSERT_THAT(Apply(root_, Request(kClusterQueue)).status(), IsOk());
+    for (const char* ns : {"a", "b"}) {
+      ASSERT_THAT(Apply(root_, Request(LocalQueue("q", ns))).status(), IsOk());
+    }
+    AddWorkload("a", "first", 0);
+    AddWorkload("b", "urgent", 100);
+    AddWorkload("a", "second", 0);
+    AddWorkload("b", "later", 0);
+  }
+
+  void AddWorkload(absl::string_view ns, absl::string_view name, int priority) {
+    clock_.Advance(absl::Seconds(1));
+    api::ApplyKueueObjectRequest request = Request(kWorkload);
+    api::Workload* wl = request.mutable_object()->mutable_workload();
+    wl->mutable_metadata()->set_namespace_(std::string(ns));
+    wl->mutable_metadata()->set_name(std::string(name));
+    wl->mutable_spec()->set_priority(priority);
+    ASSERT_THAT(Apply(root_, request).status(), IsOk());
+  }
+
+  absl::StatusOr<std::vector<std::string>> Pending(
+      const std::string& token, const api::ListPendingWorkloadsRequest& r) {
+    api::PendingWorkloadsSummary response;
+    grpc::Status status =
+        stub_->ListPendingWorkloads(As(token).get(), r, &response);
+    if (!status.ok()) return FromGrpcStatus(status);
+    std::vector<std::string> items;
+    for (const api::PendingWorkload& p : response.items()) {
+      EXPECT_EQ(p.cluster_queue(), "research");
+      EXPECT_EQ(p.local_queue_name(), "q");
+      items.push_back(absl::StrCat(
+          p.metadata().namespace_(), "/", p.metadata().name(), " ",
+          p.position_in_cluster_queue(), " ", p.position_in_local_queue()));
+    }
+    return items;
+  }
+
+  static api::ListPendingWorkloadsRequest OfClusterQueue(absl::string_view cq,
+                                                         int64_t limit = 0,
+                                                         int64_t offset = 0) {
+    api::ListPendingWorkloadsRequest r;
+    r.set_cluster_queue(std::string(cq));
+    r.set_limit(limit);
+    r.set_offset(offset);
+    return r;
+  }
+  static api::ListPendingWorkloadsRequest OfLocalQueue(absl::string_view ns,
+                                                       absl::string_view lq) {
+    api::ListPendingWorkloadsRequest r;
+    r.set_namespace_(std::string(ns));
+    r.set_local_queue(std::string(lq));
+    return r;
+  }
+};
+
+TEST_F(PendingWorkloadsTest, InTheClusterQueuesOrderWithPositions) {
+  EXPECT_THAT(Pending(root_, OfClusterQueue("research")),
+              IsOkAndHolds(ElementsAre("b/urgent 0 0", "a/first 1 0",
+                                       "a/second 2 1", "b/later 3 1")));
+  EXPECT_THAT(Pending(root_, OfClusterQueue("research", 2, 1)),
+              IsOkAndHolds(ElementsAre("a/first 1 0", "a/second 2 1")));
+  EXPECT_THAT(Pending(root_, OfLocalQueue("a", "q")),
+              IsOkAndHolds(ElementsAre("a/first 1 0", "a/second 2 1")));
+  // Admitted, it no longer waits: the others move up.
+  api::KueueObject first = *Get(root_, Ref("Workload", "first", "a"));
+  first.mutable_workload()
+      ->mutable_status()
+      ->mutable_admission()
+      ->set_cluster_queue("research");
+  ASSERT_THAT(store_.Commit(store::Batch().Put(KueueObjectKey(first),
+                                               EncodeKueueObject(first))),
+              IsOk());
+  EXPECT_THAT(Pending(root_, OfLocalQueue("a", "q")),
+              IsOkAndHolds(ElementsAre("a/second 1 0")));
+}
+
+TEST_F(PendingWorkloadsTest, RefusesWhatItCannotAnswer) {
+  api::ListPendingWorkloadsRequest both = OfClusterQueue("research");
+  both.set_local_queue("q");
+  EXPECT_THAT(Pending(root_, both),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "name exactly one of cluster_queue (\"research\") and "
+                       "local_queue (\"q\")"));
+  EXPECT_THAT(Pending(root_, api::ListPendingWorkloadsRequest()),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(Pending(root_, OfClusterQueue("research", 10001)),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("limit: Invalid value: 10001")));
+  EXPECT_THAT(Pending(root_, OfClusterQueue("research", 0, -1)),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("offset: Invalid value: -1")));
+  EXPECT_THAT(Pending(root_, OfClusterQueue("nope")),
+              StatusIs(absl::StatusCode::kNotFound,
+                       "clusterqueues.kueue.x-k8s.io \"nope\" not found"));
+  EXPECT_THAT(Pending(root_, OfLocalQueue("a", "nope")),
+              StatusIs(absl::StatusCode::kNotFound,
+                       "localqueues.kueue.x-k8s.io \"nope\" not found"));
+}
+
+TEST_F(PendingWorkloadsTest, ANamespacesViewerSeesItsLocalQueuesOnly) {
+  Bind(auth::testing::RoleBinding("a", "alice-view", "ClusterRole", "view",
+                                  {auth::testing::User("alice")}));
+  const std::string alice = Token("alice");
+  EXPECT_THAT(Pending(alice, OfLocalQueue("a", "q")),
+              IsOkAndHolds(ElementsAre("a/first 1 0", "a/second 2 1")));
+  EXPECT_THAT(Pending(alice, OfLocalQueue("b", "q")),
+              StatusIs(absl::StatusCode::kPermissionDenied,
+                       HasSubstr("cannot get resource "
+                                 "\"localqueues/pendingworkloads\" in API "
+                                 "group \"visibility.kueue.x-k8s.io\" in the "
+                                 "namespace \"b\"")));
+  EXPECT_THAT(Pending(alice, OfClusterQueue("research")),
+              StatusIs(absl::StatusCode::kPermissionDenied));
+  EXPECT_THAT(AuditText(),
+              HasSubstr("\"requestURI\":\"/apis/visibility.kueue.x-k8s.io/"
+                        "v1beta1/clusterqueues/research/pendingworkloads\""));
+  // Bound cluster-wide, view reads the ClusterQueue's list.
+  Bind(auth::testing::ClusterRoleBinding("viewers", "view",
+                                         {auth::testing::User("alice")}));
+  EXPECT_THAT(Pending(alice, OfClusterQueue("research")),
+              IsOkAndHolds(::testing::SizeIs(4)));
+}
+
 }  // namespace
 }  // namespace jobset::scheduler
