@@ -7,9 +7,11 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "api/field_errors.h"
 #include "api/kueue_validation_internal.h"
 #include "api/metadata_validation.h"
@@ -539,6 +541,17 @@ void CheckWorkloadPriorityClass(const WorkloadPriorityClass& wpc,
   if (!wpc.has_value()) errors->Required("value");
 }
 
+// jobsetd's kMinimumRuntimeAnnotation, after Kueue's own checks.
+void CheckMinimumRuntime(const ObjectMeta& meta, FieldErrors* errors) {
+  auto it = meta.annotations().find(std::string(kMinimumRuntimeAnnotation));
+  if (it == meta.annotations().end() || MinimumRuntime(meta).ok()) return;
+  errors->Invalid(
+      absl::StrCat("metadata.annotations[", kMinimumRuntimeAnnotation, "]"),
+      it->second,
+      "must be a duration from 0 to 168h, such as \"30m\" (jobsetd's "
+      "minimum runtime before preemption)");
+}
+
 }  // namespace
 
 absl::Status ValidateResourceFlavor(const ResourceFlavor& rf) {
@@ -560,6 +573,7 @@ absl::Status ValidateClusterQueue(const ClusterQueue& cq) {
   FieldErrors errors;
   ValidateMeta(cq.metadata(), /*namespaced=*/false, &errors);
   CheckClusterQueue(cq, &errors);
+  CheckMinimumRuntime(cq.metadata(), &errors);
   return errors.ToStatus(ObjectName("ClusterQueue", cq.metadata()));
 }
 
@@ -568,6 +582,7 @@ absl::Status ValidateClusterQueueUpdate(const ClusterQueue& old_cq,
   FieldErrors errors;
   ValidateMetaUpdate(old_cq.metadata(), new_cq.metadata(), &errors);
   CheckClusterQueue(new_cq, &errors);
+  CheckMinimumRuntime(new_cq.metadata(), &errors);
   return errors.ToStatus(ObjectName("ClusterQueue", new_cq.metadata()));
 }
 
@@ -605,6 +620,7 @@ absl::Status ValidateWorkloadPriorityClass(const WorkloadPriorityClass& wpc) {
   FieldErrors errors;
   ValidateMeta(wpc.metadata(), /*namespaced=*/false, &errors);
   CheckWorkloadPriorityClass(wpc, &errors);
+  CheckMinimumRuntime(wpc.metadata(), &errors);
   return errors.ToStatus(ObjectName("WorkloadPriorityClass", wpc.metadata()));
 }
 
@@ -614,8 +630,22 @@ absl::Status ValidateWorkloadPriorityClassUpdate(
   FieldErrors errors;
   ValidateMetaUpdate(old_wpc.metadata(), new_wpc.metadata(), &errors);
   CheckWorkloadPriorityClass(new_wpc, &errors);
+  CheckMinimumRuntime(new_wpc.metadata(), &errors);
   return errors.ToStatus(
       ObjectName("WorkloadPriorityClass", new_wpc.metadata()));
+}
+
+absl::StatusOr<absl::Duration> MinimumRuntime(const ObjectMeta& meta) {
+  auto it = meta.annotations().find(std::string(kMinimumRuntimeAnnotation));
+  if (it == meta.annotations().end()) return absl::ZeroDuration();
+  absl::Duration d;
+  if (!absl::ParseDuration(it->second, &d) || d < absl::ZeroDuration() ||
+      d > kMaxMinimumRuntime || d == absl::InfiniteDuration()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(kMinimumRuntimeAnnotation, ": ", Quote(it->second),
+                     " is not a duration from 0 to 168h"));
+  }
+  return d;
 }
 
 }  // namespace jobset::api

@@ -2,6 +2,9 @@
 #define JOBSET_API_KUEUE_VALIDATION_H_
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "proto/kueue.pb.h"
 
 // Kueue's validation of its six kinds (kueue-semantics.md §1), in Kueue's and
@@ -42,6 +45,20 @@
 // elastic workloads are not checked (jobsetd ignores those fields).
 
 namespace jobset::api {
+
+// jobsetd's addition to Kueue (kueue#477, KEP-9876; not Kueue's): a
+// ClusterQueue or WorkloadPriorityClass annotated
+//   jobsetd.io/minimum-runtime: "30m"
+// promises the Workloads it admits (or gives their priority) that long
+// after their quota reservation before any preemption may take them. A Go
+// duration ("90s", "1h30m"), 0 to 7 days; checked at apply (step 3).
+inline constexpr absl::string_view kMinimumRuntimeAnnotation =
+    "jobsetd.io/minimum-runtime";
+inline constexpr absl::Duration kMaxMinimumRuntime = absl::Hours(24 * 7);
+
+// The annotation's duration on `meta`: zero when absent; kInvalidArgument
+// naming the annotation and the value when it is not a duration in range.
+absl::StatusOr<absl::Duration> MinimumRuntime(const ObjectMeta& meta);
 
 absl::Status ValidateResourceFlavor(const ResourceFlavor& rf);
 // Also: spec.topologyName may not change or be removed once set.

@@ -556,3 +556,44 @@ TEST(ValidateWorkloadPriorityClassTest, ValueIsRequired) {
 
 }  // namespace
 }  // namespace jobset::api
+
+namespace jobset::api {
+namespace {
+
+// jobsetd's minimum runtime annotation: a duration, on ClusterQueues and
+// WorkloadPriorityClasses.
+TEST(MinimumRuntimeTest, ADurationFromZeroToAWeek) {
+  auto meta = [](absl::string_view value) {
+    ObjectMeta m;
+    (*m.mutable_annotations())[std::string(kMinimumRuntimeAnnotation)] =
+        std::string(value);
+    return m;
+  };
+  EXPECT_EQ(*MinimumRuntime(ObjectMeta()), absl::ZeroDuration());
+  EXPECT_EQ(*MinimumRuntime(meta("1h30m")), absl::Minutes(90));
+  EXPECT_EQ(*MinimumRuntime(meta("0s")), absl::ZeroDuration());
+  EXPECT_EQ(*MinimumRuntime(meta("168h")), absl::Hours(168));
+  for (absl::string_view bad : {"", "ten", "-1m", "169h", "inf", "30"}) {
+    EXPECT_EQ(MinimumRuntime(meta(bad)).status().code(),
+              absl::StatusCode::kInvalidArgument)
+        << bad;
+  }
+  EXPECT_EQ(Check("ClusterQueue",
+                  "metadata: {name: cq, annotations: "
+                  "{jobsetd.io/minimum-runtime: soon}}\nspec: {}"),
+            "ClusterQueue \"cq\" is invalid: "
+            "metadata.annotations[jobsetd.io/minimum-runtime]: Invalid value: "
+            "\"soon\": must be a duration from 0 to 168h, such as \"30m\" "
+            "(jobsetd's minimum runtime before preemption)");
+  EXPECT_EQ(Check("WorkloadPriorityClass",
+                  "metadata: {name: low, annotations: "
+                  "{jobsetd.io/minimum-runtime: 10m}}\nvalue: 10"),
+            kOk);
+  EXPECT_THAT(Check("WorkloadPriorityClass",
+                    "metadata: {name: low, annotations: "
+                    "{jobsetd.io/minimum-runtime: 10x}}\nvalue: 10"),
+              ::testing::HasSubstr("Invalid value: \"10x\""));
+}
+
+}  // namespace
+}  // namespace jobset::api

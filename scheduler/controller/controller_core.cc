@@ -461,6 +461,9 @@ std::optional<absl::Time> ControllerCore::NextWake() const {
   if (state_.HasDirty() || !deferred_.empty() || queues_.dirty())
     return absl::InfinitePast();
   std::optional<absl::Time> next = configs_.NextWake();
+  if (std::optional<absl::Time> q = queues_.NextWake();
+      q && (!next || *q < *next))
+    next = q;
   for (const auto& [key, t] : state_.jobsets()) {
     if (t.wake && (!next || *t.wake < *next)) next = t.wake;
   }

@@ -114,6 +114,10 @@ struct AttemptTiming {
   std::optional<absl::Time> accepted;
   std::optional<absl::Time> restart_decided;
   bool first_running_seen = false;
+  // When status.restarts last grew (kept; in memory, so unknown after the
+  // controller restarts): Kueue's preemption prefers the victim that loses
+  // the least work since then.
+  std::optional<absl::Time> last_restart;
 };
 
 // Everything the controller holds about one JobSet.

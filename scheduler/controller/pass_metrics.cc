@@ -37,6 +37,7 @@ void RecordReconcile(ControllerMetrics& metrics, TrackedJobSet& t,
     metrics.Restarted("RestartJobSet", reason,
                       after.restarts() - before.restarts());
     t.timing.restart_decided = now;
+    t.timing.last_restart = now;
   }
   if (JobRestarts(after) > JobRestarts(before)) {
     metrics.Restarted("RestartJob", reason,

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "api/kueue_validation.h"
 #include "common/log.h"
 #include "scheduler/controller/queue_stage.h"
 #include "scheduler/queues/api_objects.h"
@@ -36,8 +37,17 @@ void QueueAdmission::Stage::IndexObjects() {
     } else if (o.has_workload_priority_class()) {
       const api::WorkloadPriorityClass& c = o.workload_priority_class();
       if (c.has_value()) priority_classes_[c.metadata().name()] = c.value();
+      if (absl::StatusOr<absl::Duration> d = api::MinimumRuntime(c.metadata());
+          d.ok() && *d > absl::ZeroDuration()) {
+        class_runtimes_[c.metadata().name()] = *d;
+      }
     } else if (o.has_cluster_queue()) {
-      cluster_queues_[o.cluster_queue().metadata().name()] = &o.cluster_queue();
+      const api::ClusterQueue& cq = o.cluster_queue();
+      cluster_queues_[cq.metadata().name()] = &cq;
+      if (absl::StatusOr<absl::Duration> d = api::MinimumRuntime(cq.metadata());
+          d.ok() && *d > absl::ZeroDuration()) {
+        queue_runtimes_[cq.metadata().name()] = *d;
+      }
     }
   }
 }
@@ -201,6 +211,13 @@ void QueueAdmission::OnEvent(const store::Event& event) {
 
 absl::Status QueueAdmission::Run(ControllerState& state, EventLog& events,
                                  absl::Time now) {
+  // A minimum runtime ended: a preemption it held back may go ahead now
+  // (parked preemptors come back, as on any capacity change).
+  if (wake_.has_value() && *wake_ <= now) {
+    wake_.reset();
+    parked_.clear();
+    dirty_ = true;
+  }
   if (!dirty_) return absl::OkStatus();
   dirty_ = false;
   Stage stage(*this, state, events, now);

@@ -89,6 +89,9 @@ class QueueAdmission {
   // looks again at the next pass.
   void Touch() { dirty_ = true; }
   bool dirty() const { return dirty_; }
+  // When Run() must look again though nothing changed (a minimum runtime
+  // that held a preemption back ends); nullopt: on changes only.
+  std::optional<absl::Time> NextWake() const { return wake_; }
 
   // The stage described above, at `now`. Changed JobSets are updated in
   // `state` (object and revision) and marked dirty; events are queued in
@@ -126,6 +129,7 @@ class QueueAdmission {
   // JobSets told once that their priority class does not exist.
   std::set<std::string> warned_;
   bool dirty_ = true;
+  std::optional<absl::Time> wake_;
 };
 
 }  // namespace jobset::scheduler

@@ -17,6 +17,7 @@
 #include "api/jobset_builder.h"
 #include "api/kueue_defaults.h"
 #include "api/kueue_manifest.h"
+#include "api/kueue_validation.h"
 #include "common/clock.h"
 #include "common/status_matchers.h"
 #include "gmock/gmock.h"
@@ -638,6 +639,61 @@ TEST_F(QueueAdmissionTest, DeletingTheJobSetDeletesItsWorkload) {
       store_.Get(store::keys::KueueKey("workloads", "default", name));
   ASSERT_TRUE(kv.ok());
   EXPECT_FALSE(kv->has_value());
+}
+
+}  // namespace
+}  // namespace jobset::scheduler
+
+namespace jobset::scheduler {
+namespace {
+
+// jobsetd's minimum runtime (api::kMinimumRuntimeAnnotation): the victim's
+// WorkloadPriorityClass promises it 10 minutes from its admission; a
+// higher-priority JobSet waits until they have passed, then preempts.
+TEST_F(QueueAdmissionTest, AMinimumRuntimeHoldsPreemptionBackUntilItEnds) {
+  SetUpQueues("LowerPriority");
+  ApplyKueue(kHighPriority);
+  api::KueueObject low_class;  // in code: see ApplyKueue's tsan note
+  api::WorkloadPriorityClass* c = low_class.mutable_workload_priority_class();
+  c->mutable_metadata()->set_name("low");
+  c->set_value(10);
+  (*c->mutable_metadata()
+        ->mutable_annotations())[std::string(api::kMinimumRuntimeAnnotation)] =
+      "10m";
+  ApplyKueue(low_class);
+  const absl::Time admitted = clock_.Now();
+  JobSet low = Queued("low", 3);
+  (*low.mutable_metadata()->mutable_labels())["kueue.x-k8s.io/priority-class"] =
+      "low";
+  Submit(low, "uid-low");
+  Settle();
+  ReportAll("low", "Running");
+  Settle();
+  ASSERT_THAT(RunningPodsOf("low"), SizeIs(3));
+
+  clock_.Advance(absl::Minutes(4));
+  JobSet high = Queued("high", 3);
+  (*high.mutable_metadata()
+        ->mutable_labels())["kueue.x-k8s.io/priority-class"] = "high";
+  Submit(high, "uid-high");
+  Settle();
+  EXPECT_FALSE(Suspended("low"));
+  EXPECT_TRUE(Suspended("high"));
+  EXPECT_THAT(fleet_.stopped, IsEmpty());
+  EXPECT_EQ(Condition("low", "Preempted"), nullptr);
+  // The controller looks again when the promise ends, and not before.
+  EXPECT_EQ(core_->NextWake(), admitted + absl::Minutes(10));
+
+  clock_.Advance(absl::Minutes(6));
+  Settle();
+  EXPECT_TRUE(Suspended("low"));
+  const api::Condition* preempted = Condition("low", "Preempted");
+  ASSERT_NE(preempted, nullptr);
+  EXPECT_EQ(preempted->reason(), "InClusterQueue");
+  EXPECT_THAT(fleet_.stopped, SizeIs(3));
+  ConfirmStops();
+  Settle();
+  EXPECT_FALSE(Suspended("high"));
 }
 
 }  // namespace

@@ -169,7 +169,10 @@ absl::Status QueueAdmission::Stage::BuildInput(queues::CycleInput& in) {
     if (wl->status().has_admission()) {
       absl::StatusOr<queues::Workload> m =
           Model(key, *wl, wl->status().admission().cluster_queue());
-      if (m.ok()) in.admitted.push_back(*std::move(m));
+      if (m.ok()) {
+        SetPreemptionTimes(*m);
+        in.admitted.push_back(*std::move(m));
+      }
       return;
     }
     if (wl->spec().has_active() && !wl->spec().active()) return;
@@ -228,6 +231,27 @@ absl::Status QueueAdmission::Stage::BuildInput(queues::CycleInput& in) {
   return absl::OkStatus();
 }
 
+void QueueAdmission::Stage::SetPreemptionTimes(queues::Workload& m) {
+  if (auto t = restarts_.find(m.job_uid); t != restarts_.end()) {
+    m.times.last_restart = t->second;
+  }
+  absl::Duration runtime = absl::ZeroDuration();
+  if (auto q = queue_runtimes_.find(m.cluster_queue);
+      q != queue_runtimes_.end()) {
+    runtime = q->second;
+  }
+  if (auto c = class_runtimes_.find(m.priority_class);
+      c != class_runtimes_.end()) {
+    runtime = std::max(runtime, c->second);
+  }
+  if (runtime == absl::ZeroDuration() || !m.times.quota_reserved.has_value())
+    return;
+  m.times.not_preemptible_before = *m.times.quota_reserved + runtime;
+  if (m.times.not_preemptible_before > now_ &&
+      (!protected_until_ || m.times.not_preemptible_before < *protected_until_))
+    protected_until_ = m.times.not_preemptible_before;
+}
+
 absl::Status QueueAdmission::Stage::Cycles() {
   if (capacity_changed_) qa_.parked_.clear();
   queues::CycleInput& in = in_;
@@ -256,6 +280,11 @@ absl::Status QueueAdmission::Stage::Cycles() {
     Measure([admitted, took = took.Elapsed()](ControllerMetrics& m) {
       m.AdmissionAttempt(admitted, took);
     });
+  }
+  // While something waits, look again when the first minimum runtime ends.
+  qa_.wake_.reset();
+  for (const queues::PendingQueue& q : in.pending) {
+    if (!q.workloads.empty()) qa_.wake_ = protected_until_;
   }
   return absl::OkStatus();
 }

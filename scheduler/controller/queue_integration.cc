@@ -48,6 +48,8 @@ void QueueAdmission::Stage::Integrate(const std::string& key,
   if (t.deleted) return;
   const api::JobSet& js = t.jobset;
   live_job_uids_.insert(js.metadata().uid());
+  if (t.timing.last_restart)
+    restarts_[js.metadata().uid()] = *t.timing.last_restart;
   if (!queues::IsManaged(js, qa_.options_.manage_jobs_without_queue_name))
     return;
   const std::string wl_name = queues::WorkloadName(js);

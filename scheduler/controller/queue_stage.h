@@ -130,6 +130,12 @@ class QueueAdmission::Stage {
 
   absl::Status BuildInput(queues::CycleInput& in);
 
+  // Sets jobsetd's two preemption times on admitted Workload `m` (its
+  // JobSet's last restart; its minimum runtime, the longer of its
+  // ClusterQueue's and its WorkloadPriorityClass's
+  // api::kMinimumRuntimeAnnotation, from its quota reservation).
+  void SetPreemptionTimes(queues::Workload& m);
+
   absl::Status Cycles();
 
   // The pending queue of ClusterQueue `cq` in `in`, or null.
@@ -200,9 +206,18 @@ class QueueAdmission::Stage {
   std::map<std::string, const api::LocalQueue*> local_queues_;  // "ns/name"
   std::map<std::string, const api::ClusterQueue*> cluster_queues_;
   std::map<std::string, int32_t> priority_classes_;
+  // Minimum runtimes (api::kMinimumRuntimeAnnotation) of ClusterQueues and
+  // WorkloadPriorityClasses that give one, by name.
+  std::map<std::string, absl::Duration> queue_runtimes_;
+  std::map<std::string, absl::Duration> class_runtimes_;
+  // The earliest end of a minimum runtime that protects an admitted
+  // Workload now.
+  std::optional<absl::Time> protected_until_;
   std::map<std::string, google::protobuf::Map<std::string, std::string>>
       namespace_labels_;
   std::set<std::string> live_job_uids_;
+  // When each JobSet (by uid) last restarted, where the controller saw it.
+  std::map<std::string, absl::Time> restarts_;
   // The cycle's: pending entry per ClusterQueue, store key per "ns/name".
   std::map<std::string, size_t> pending_index_;
   std::map<std::string, std::string> store_keys_;
