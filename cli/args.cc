@@ -144,8 +144,12 @@ const std::vector<CommandSpec>& Commands() {
        "workloadpriorityclasses|workloads|tokens|roles|"
        "rolebindings|clusterroles|clusterrolebindings [NAME] "
        "[-o json|yaml|name|wide|jsonpath=TEMPLATE] [-l SELECTOR] "
-       "[--field-selector=SELECTOR] [--jobset NAME] [-w] [-A]",
-       "Show resources as a table, or as JSON/YAML/names/JSONPath with -o.",
+       "[--field-selector=SELECTOR] [--jobset NAME] [-w] [-A] | get "
+       "pendingworkloads --clusterqueue CQ|--localqueue LQ [--limit N] "
+       "[--offset N] [-o ...]",
+       "Show resources as a table, or as JSON/YAML/names/JSONPath with -o; "
+       "pendingworkloads: Kueue's queue of a ClusterQueue or LocalQueue, "
+       "with each Workload's 0-based position.",
        {Valued("output", 'o', "FORMAT",
                "json, yaml, name, wide or jsonpath=TEMPLATE"),
         Switch("all-namespaces", 'A', "every namespace"),
@@ -159,13 +163,22 @@ const std::vector<CommandSpec>& Commands() {
                "after listing, stream changes (jobs, pods, nodes and events "
                "are polled every second)"),
         Valued("timeout", '\0', "DURATION",
-               "stop watching after this long (default: until interrupted)")},
+               "stop watching after this long (default: until interrupted)"),
+        Valued("clusterqueue", '\0', "CQ",
+               "pendingworkloads: those of this ClusterQueue"),
+        Valued("localqueue", '\0', "LQ",
+               "pendingworkloads: those of this LocalQueue (of -n's "
+               "namespace)"),
+        Valued("limit", '\0', "N",
+               "pendingworkloads: at most N (0: 1000; at most 10000)"),
+        Valued("offset", '\0', "N", "pendingworkloads: skip the first N")},
        1,
        2},
       {"describe",
        "describe jobset|node|secret|configmap|KUEUE-KIND NAME",
        "Show a JobSet in detail (conditions, replicated jobs, pods and their "
-       "nodes, why pods are pending, recent events), a node (conditions, "
+       "nodes, why pods are pending, its Kueue Workload and place in the "
+       "queue, recent events), a node (conditions, "
        "taints, capacity, what its pods request), or one of Kueue's objects "
        "(resourceflavor, clusterqueue, cohort, localqueue, "
        "workloadpriorityclass, workload: spec and status).",

@@ -145,6 +145,11 @@ class Client {
       const api::ListKueueObjectsRequest& request);
   absl::StatusOr<api::KueueObject> DeleteKueueObject(
       const api::KueueObjectRef& ref);
+  // Kueue's visibility API: the Workloads pending in a ClusterQueue, or in
+  // a LocalQueue of a namespace, in the order they are offered, with their
+  // positions (one page: the request's limit and offset).
+  absl::StatusOr<api::PendingWorkloadsSummary> ListPendingWorkloads(
+      const api::ListPendingWorkloadsRequest& request);
   // Streams WatchKueueObjects events as Watch streams JobSets'.
   absl::Status WatchKueueObjects(
       const api::WatchKueueObjectsRequest& request, absl::Time deadline,

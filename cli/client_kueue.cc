@@ -47,6 +47,15 @@ absl::StatusOr<api::KueueObject> Client::DeleteKueueObject(
       Repeat::kUnsafe);
 }
 
+absl::StatusOr<api::PendingWorkloadsSummary> Client::ListPendingWorkloads(
+    const api::ListPendingWorkloadsRequest& request) {
+  return Unary<api::PendingWorkloadsSummary>(
+      "KueueService.ListPendingWorkloads",
+      [&](const Stubs& s, grpc::ClientContext* c, auto* r) {
+        return s.kueue->ListPendingWorkloads(c, request, r);
+      });
+}
+
 absl::Status Client::WatchKueueObjects(
     const api::WatchKueueObjectsRequest& request, absl::Time deadline,
     const std::function<bool(const api::KueueWatchEvent&)>& on_event) {

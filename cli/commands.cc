@@ -110,6 +110,7 @@ int Main(const std::vector<std::string>& args, const Environment& env,
   if (invocation->command->verb == "completion") {
     std::vector<std::string> types;
     for (const KindInfo& kind : Kinds()) types.push_back(kind.plural);
+    types.push_back("pendingworkloads");  // get's (cmd/pending_workloads.cc).
     absl::StatusOr<std::string> script =
         CompletionScript(invocation->args[0], Commands(), types);
     if (!script.ok()) {

@@ -190,7 +190,8 @@ std::string DescribeNode(const api::Node& node, absl::Time now) {
 std::string DescribeJobSet(const api::JobSet& jobset,
                            const std::vector<api::Pod>& pods,
                            const std::vector<api::Event>& events,
-                           absl::Time now, int max_events) {
+                           absl::string_view kueue_section, absl::Time now,
+                           int max_events) {
   const api::ObjectMeta& meta = jobset.metadata();
   const api::JobSetSpec& spec = jobset.spec();
   const api::JobSetStatus& status = jobset.status();
@@ -305,6 +306,8 @@ std::string DescribeJobSet(const api::JobSet& jobset,
                       "\n");
     }
   }
+
+  absl::StrAppend(&out, kueue_section);
 
   std::vector<Row> event_rows = {{"TYPE", "REASON", "AGE", "FROM", "MESSAGE"}};
   const size_t first = events.size() > static_cast<size_t>(max_events)

@@ -238,7 +238,8 @@ std::string DescribeResource(const google::protobuf::Message& object,
                              absl::string_view api_version,
                              absl::string_view kind,
                              const std::vector<api::Event>* events,
-                             absl::Time now) {
+                             absl::Time now,
+                             const std::vector<std::string>& extra_lines) {
   google::protobuf::Struct content;
   // ToJson writes JSON: it parses.
   (void)google::protobuf::util::JsonStringToMessage(
@@ -272,6 +273,7 @@ std::string DescribeResource(const google::protobuf::Message& object,
           {".metadata.name", ".metadata.namespace", ".metadata.labels",
            ".metadata.annotations"},
           &lines);
+  lines.insert(lines.end(), extra_lines.begin(), extra_lines.end());
   if (events != nullptr) {
     if (events->empty()) {
       lines.push_back("Events:\t<none>");

@@ -66,7 +66,7 @@ TEST(DescribeJobSetTest, ShowsCountsPodsPendingReasonsAndEvents) {
       {running,
        PendingPod("train-workers-1-0", "0/4 nodes: 4 insufficient gpu"),
        PendingPod("train-workers-1-1", "0/4 nodes: 4 insufficient gpu")},
-      events, kNow);
+      events, "", kNow);
   EXPECT_THAT(text, HasSubstr("Name:           train\n"));
   EXPECT_THAT(text, HasSubstr("Restarts:       1 (1 of maxRestarts 3)"));
   EXPECT_THAT(text, HasSubstr("StartupPolicyCompleted   True"));
@@ -85,7 +85,7 @@ TEST(DescribeJobSetTest, ShowsCountsPodsPendingReasonsAndEvents) {
 TEST(DescribeJobSetTest, EmptySectionsSayNone) {
   api::JobSet js;
   js.mutable_metadata()->set_name("empty");
-  const std::string text = DescribeJobSet(js, {}, {}, kNow);
+  const std::string text = DescribeJobSet(js, {}, {}, "", kNow);
   EXPECT_THAT(text, HasSubstr("Conditions:\n  <none>\n"));
   EXPECT_THAT(text, HasSubstr("Pods:\n  <none>\n"));
   EXPECT_THAT(text, HasSubstr("Events:\n  <none>\n"));

@@ -2,7 +2,8 @@
 # jobsetctl against a real jobsetd with Kueue's objects: kueue-semantics.md
 # §8's manifests (api/testdata/kueue) applied unchanged, one file at a time
 # and then all in one file with the JobSet they queue; get of every kind as a
-# table and -o yaml; describe; -w; a refused object; delete by name and -f.
+# table and -o yaml; describe; -w; a refused object; the queued JobSet's
+# pending Workload (get pendingworkloads, describe); delete by name and -f.
 # Usage: jobsetctl_kueue_e2e_test.sh JOBSETCTL JOBSETD MANIFEST...
 set -uo pipefail
 
@@ -148,6 +149,37 @@ workloadpriorityclass.kueue.x-k8s.io/flagship unchanged
 jobset.jobset.x-k8s.io/llm-pretrain created"
 run 0 get jobsets -n research -o name
 expect out "jobset.jobset.x-k8s.io/llm-pretrain"
+
+# Why it is pending: namespace research lacks the ClusterQueue's label, so its
+# Workload waits, inadmissible, at the head of both queues.
+for _ in $(seq 1 100); do
+  "$jobsetctl" get pendingworkloads --clusterqueue research -o name 2>/dev/null |
+    grep -q . && break
+  sleep 0.1
+done
+run 0 get pendingworkloads --clusterqueue research -o wide
+expect out "POSITION IN CLUSTERQUEUE   POSITION IN LOCALQUEUE"
+expect out "research-queue   50         0                          0"
+expect out "Inadmissible   Workload namespace doesn't match ClusterQueue selector"
+run 0 get pendingworkloads -n research --localqueue research-queue -o yaml
+expect out "kind: PendingWorkloadsSummary"
+expect out "positionInLocalQueue: 0"
+run 0 get pendingworkloads -n research --localqueue research-queue -o name
+workload=${out#workload.kueue.x-k8s.io/}
+[[ "$out" == workload.kueue.x-k8s.io/jobset-llm-pretrain-* ]] ||
+  { echo "FAIL: get pendingworkloads -o name: $out"; failures=$((failures + 1)); }
+run 1 get pendingworkloads --clusterqueue missing
+expect err "not found"
+run 2 get pendingworkloads -n research
+expect err "exactly one of --clusterqueue CQ and --localqueue LQ"
+run 0 describe jobset llm-pretrain -n research
+expect out "Kueue:"
+expect out "  Workload:      $workload"
+expect out "  Queue:         research-queue (ClusterQueue research)"
+expect out "  State:         Pending, position 0 in ClusterQueue research, 0 in LocalQueue research-queue"
+expect out "  Reason:        Inadmissible: Workload namespace doesn't match ClusterQueue selector"
+run 0 describe workload "$workload" -n research
+expect out "Position In Cluster Queue:  0"
 
 # delete by name, then the file.
 run 0 delete cohort ml-org

@@ -1,6 +1,10 @@
 #include "cli/kueue_output.h"
 
+#include <utility>
+
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/json_quote.h"
 #include "google/protobuf/descriptor.h"
 
 namespace jobset::cli {
@@ -146,6 +150,64 @@ std::vector<Row> WorkloadRows(const std::vector<api::Workload>& workloads,
                     Age(wl.metadata(), now)});
   }
   return rows;
+}
+
+std::vector<Row> PendingWorkloadRows(
+    const api::PendingWorkloadsSummary& summary, absl::Time now, bool wide) {
+  Row header = {"NAMESPACE",
+                "NAME",
+                "LOCALQUEUE",
+                "PRIORITY",
+                "POSITION IN CLUSTERQUEUE",
+                "POSITION IN LOCALQUEUE",
+                "AGE"};
+  if (wide) header.insert(header.end(), {"CLUSTERQUEUE", "REASON", "MESSAGE"});
+  std::vector<Row> rows = {header};
+  for (const api::PendingWorkload& w : summary.items()) {
+    Row row = {w.metadata().namespace_(),
+               w.metadata().name(),
+               w.local_queue_name(),
+               absl::StrCat(w.priority()),
+               absl::StrCat(w.position_in_cluster_queue()),
+               absl::StrCat(w.position_in_local_queue()),
+               Age(w.metadata(), now)};
+    if (wide) {
+      row.insert(row.end(), {w.cluster_queue(), w.reason(), w.message()});
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::string PendingWorkloadsDocument(
+    const api::PendingWorkloadsSummary& summary, bool yaml) {
+  // Written field by field: protobuf's JSON leaves out a 0, which Kueue's
+  // type writes (position 0 is the head of the queue).
+  std::vector<std::string> items;
+  for (const api::PendingWorkload& w : summary.items()) {
+    std::string item = absl::StrCat(
+        "{\"metadata\": ", ToJson(w.metadata()),
+        ", \"priority\": ", w.priority(),
+        ", \"localQueueName\": ", JsonQuote(w.local_queue_name()),
+        ", \"positionInClusterQueue\": ", w.position_in_cluster_queue(),
+        ", \"positionInLocalQueue\": ", w.position_in_local_queue());
+    // jobsetd's additions, left out when empty as protobuf's JSON does.
+    auto addition = [&item](const char* key, const std::string& value) {
+      if (!value.empty()) {
+        absl::StrAppend(&item, ", \"", key, "\": ", JsonQuote(value));
+      }
+    };
+    addition("clusterQueue", w.cluster_queue());
+    addition("reason", w.reason());
+    addition("message", w.message());
+    items.push_back(absl::StrCat(item, "}"));
+  }
+  return FormatJsonDocument(
+      absl::StrCat("{\"apiVersion\": ", JsonQuote(kKueueVisibilityApiVersion),
+                   ", \"kind\": \"PendingWorkloadsSummary\", \"metadata\": {}, "
+                   "\"items\": [",
+                   absl::StrJoin(items, ", "), "]}"),
+      yaml);
 }
 
 }  // namespace jobset::cli

@@ -8,10 +8,12 @@
 #include "cli/output.h"
 #include "google/protobuf/message.h"
 #include "proto/kueue.pb.h"
+#include "proto/kueue_service.pb.h"
 
 // `get`'s tables of Kueue's objects, with the columns Kueue's CRDs give
 // kubectl (additionalPrinterColumns; the "priority 1" ones only with -o
-// wide), and access to the one object a KueueObject holds. Pure.
+// wide), and access to the one object a KueueObject holds; Kueue's pending
+// workloads (its visibility API) as a table and as their document. Pure.
 namespace jobset::cli {
 
 // The object `object` holds (a ClusterQueue, ...); null when it holds none.
@@ -41,6 +43,25 @@ std::vector<Row> WorkloadPriorityClassRows(
 // status of the condition of that type).
 std::vector<Row> WorkloadRows(const std::vector<api::Workload>& workloads,
                               absl::Time now);
+
+// Kueue's visibility API, whose PendingWorkloadsSummary get pendingworkloads
+// prints.
+inline constexpr char kKueueVisibilityApiVersion[] =
+    "visibility.kueue.x-k8s.io/v1beta1";
+
+// NAMESPACE NAME LOCALQUEUE PRIORITY POSITION IN CLUSTERQUEUE POSITION IN
+// LOCALQUEUE AGE (positions 0-based, as Kueue's); `wide` adds CLUSTERQUEUE
+// REASON MESSAGE (why each waits: its QuotaReserved condition).
+std::vector<Row> PendingWorkloadRows(
+    const api::PendingWorkloadsSummary& summary, absl::Time now, bool wide);
+
+// The summary in Kueue's shape, as JSON (`yaml` false) or YAML: apiVersion
+// visibility.kueue.x-k8s.io/v1beta1, kind PendingWorkloadsSummary, an empty
+// metadata and the items, each with its metadata, priority, localQueueName,
+// positionInClusterQueue and positionInLocalQueue (written when 0, as Kueue
+// writes them), then jobsetd's clusterQueue, reason and message when set.
+std::string PendingWorkloadsDocument(
+    const api::PendingWorkloadsSummary& summary, bool yaml);
 
 }  // namespace jobset::cli
 

@@ -10,6 +10,8 @@ namespace jobset::cli {
 namespace {
 
 using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
 
 const absl::Time kNow = absl::FromUnixSeconds(1'700'000'000);
 
@@ -126,6 +128,95 @@ TEST(KueueOutputTest, KueueObjectAccess) {
   EXPECT_EQ(KueueKind(object), "Workload");
   EXPECT_EQ(MutableKueueMetadata(&object),
             object.mutable_workload()->mutable_metadata());
+}
+
+api::PendingWorkloadsSummary TwoPending() {
+  api::PendingWorkloadsSummary summary;
+  api::PendingWorkload* first = summary.add_items();
+  SetMeta(first->mutable_metadata(), "jobset-sweep-1a2b3", absl::Minutes(3));
+  first->mutable_metadata()->set_namespace_("team-b");
+  first->set_local_queue_name("team-b-queue");
+  first->set_cluster_queue("team-b");
+  first->set_reason("Pending");
+  first->set_message("insufficient unused quota for cpu");
+  api::PendingWorkload* second = summary.add_items();
+  SetMeta(second->mutable_metadata(), "jobset-eval-9z8y7", absl::Seconds(40));
+  second->mutable_metadata()->set_namespace_("team-b");
+  second->set_priority(-5);
+  second->set_local_queue_name("team-b-queue");
+  second->set_position_in_cluster_queue(1);
+  second->set_position_in_local_queue(1);
+  second->set_cluster_queue("team-b");
+  return summary;
+}
+
+TEST(KueueOutputTest, PendingWorkloadColumnsWithKueuesNames) {
+  EXPECT_EQ(FormatTable(PendingWorkloadRows(TwoPending(), kNow, false)),
+            "NAMESPACE   NAME                 LOCALQUEUE     PRIORITY   "
+            "POSITION IN CLUSTERQUEUE   POSITION IN LOCALQUEUE   AGE\n"
+            "team-b      jobset-sweep-1a2b3   team-b-queue   0          0"
+            "                          0                        3m\n"
+            "team-b      jobset-eval-9z8y7    team-b-queue   -5         1"
+            "                          1                        40s\n");
+  const std::vector<Row> wide = PendingWorkloadRows(TwoPending(), kNow, true);
+  ASSERT_EQ(wide.size(), 3u);
+  EXPECT_THAT(std::vector<std::string>(wide[0].begin() + 7, wide[0].end()),
+              ElementsAre("CLUSTERQUEUE", "REASON", "MESSAGE"));
+  EXPECT_THAT(
+      std::vector<std::string>(wide[1].begin() + 7, wide[1].end()),
+      ElementsAre("team-b", "Pending", "insufficient unused quota for cpu"));
+  EXPECT_THAT(std::vector<std::string>(wide[2].begin() + 7, wide[2].end()),
+              ElementsAre("team-b", "", ""));
+}
+
+// Kueue's PendingWorkloadsSummary: its positions and priority written when
+// 0, jobsetd's additions only when set.
+TEST(KueueOutputTest, PendingWorkloadsDocumentInKueuesShape) {
+  api::PendingWorkloadsSummary summary = TwoPending();
+  summary.mutable_items()->RemoveLast();
+  EXPECT_EQ(PendingWorkloadsDocument(summary, /*yaml=*/false),
+            R"({
+    "apiVersion": "visibility.kueue.x-k8s.io/v1beta1",
+    "kind": "PendingWorkloadsSummary",
+    "metadata": {},
+    "items": [
+        {
+            "metadata": {
+                "name": "jobset-sweep-1a2b3",
+                "namespace": "team-b",
+                "creationTimestamp": "2023-11-14T22:10:20Z"
+            },
+            "priority": 0,
+            "localQueueName": "team-b-queue",
+            "positionInClusterQueue": 0,
+            "positionInLocalQueue": 0,
+            "clusterQueue": "team-b",
+            "reason": "Pending",
+            "message": "insufficient unused quota for cpu"
+        }
+    ]
+}
+)");
+  const std::string yaml =
+      PendingWorkloadsDocument(TwoPending(), /*yaml=*/true);
+  EXPECT_THAT(yaml, StartsWith("apiVersion: visibility.kueue.x-k8s.io/v1beta1\n"
+                               "kind: PendingWorkloadsSummary\n"
+                               "metadata: {}\n"
+                               "items:\n"
+                               "  - metadata:\n"
+                               "      name: jobset-sweep-1a2b3\n"));
+  EXPECT_THAT(yaml, HasSubstr("    priority: -5\n"
+                              "    localQueueName: team-b-queue\n"
+                              "    positionInClusterQueue: 1\n"
+                              "    positionInLocalQueue: 1\n"
+                              "    clusterQueue: team-b\n"));
+  EXPECT_EQ(PendingWorkloadsDocument({}, false),
+            "{\n"
+            "    \"apiVersion\": \"visibility.kueue.x-k8s.io/v1beta1\",\n"
+            "    \"kind\": \"PendingWorkloadsSummary\",\n"
+            "    \"metadata\": {},\n"
+            "    \"items\": []\n"
+            "}\n");
 }
 
 }  // namespace

@@ -849,4 +849,8 @@ std::string ToList(const std::vector<const google::protobuf::Message*>& items,
   return Render(list, yaml);
 }
 
+std::string FormatJsonDocument(absl::string_view json, bool yaml) {
+  return Render(YAML::Load(std::string(json)), yaml);
+}
+
 }  // namespace jobset::cli

@@ -102,6 +102,12 @@ std::string ToList(const std::vector<const google::protobuf::Message*>& items,
                    absl::string_view api_version, absl::string_view kind,
                    bool yaml);
 
+// Returns the JSON object `json` as ToJson (`yaml` false) or ToYaml lay an
+// object out, its keys in the order `json` has them: for documents that are
+// no one message (Kueue's PendingWorkloadsSummary). `json` must be valid
+// JSON (text the caller wrote).
+std::string FormatJsonDocument(absl::string_view json, bool yaml);
+
 }  // namespace jobset::cli
 
 #endif  // JOBSET_CLI_OUTPUT_H_

@@ -66,6 +66,9 @@ int Delete(const Context& ctx) {
   if (ctx.invocation.Has("all") || ctx.invocation.Has("selector")) {
     return DeleteSelected(ctx);
   }
+  if (!args.empty() && NamesPendingWorkloads(args[0])) {
+    return PendingWorkloadsReadOnly(ctx);
+  }
   if (args.size() == 1 && FindKind(args[0]) != nullptr) {
     return Usage(ctx, "resource(s) were provided, but no name was specified");
   }

@@ -8,6 +8,9 @@
 namespace jobset::cli {
 
 int Describe(const Context& ctx) {
+  if (NamesPendingWorkloads(ctx.invocation.args[0])) {
+    return PendingWorkloadsReadOnly(ctx);
+  }
   const KindInfo* kind = FindKind(ctx.invocation.args[0]);
   if (kind == nullptr || kind->calls.describe == nullptr) {
     return Usage(ctx, absl::StrCat("\"describe\" supports ",

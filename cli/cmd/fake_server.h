@@ -13,11 +13,13 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "cli/commands.h"
 #include "common/clock.h"
@@ -47,7 +49,10 @@ inline api::JobSet NamedJobSet(const std::string& name, int64_t version) {
 
 // Serves `jobsets` two per page, and watches as jobsetd would after falling
 // behind: a watch from a resourceVersion sends one change and then ends with
-// OUT_OF_RANGE; one without lists (ADDED) and sends one more change.
+// OUT_OF_RANGE; one without lists (ADDED) and sends one more change. A
+// JobSet given to Put is what GetJobSet answers for its name, and its pods
+// and events list empty (describe's calls); other lists of pods and events
+// stay unimplemented.
 class FakeJobSets final : public api::JobSetService::Service {
  public:
   explicit FakeJobSets(int count) {
@@ -101,8 +106,23 @@ class FakeJobSets final : public api::JobSetService::Service {
   grpc::Status GetJobSet(grpc::ServerContext*,
                          const api::GetJobSetRequest* request,
                          api::JobSet* response) override {
-    *response = NamedJobSet(request->name(), 10);
+    absl::MutexLock lock(&mu_);
+    auto it = put_.find(request->name());
+    *response =
+        it == put_.end() ? NamedJobSet(request->name(), 10) : it->second;
     return grpc::Status::OK;
+  }
+
+  grpc::Status ListPods(grpc::ServerContext*,
+                        const api::ListPodsRequest* request,
+                        api::ListPodsResponse*) override {
+    return Children(request->jobset());
+  }
+
+  grpc::Status ListEvents(grpc::ServerContext*,
+                          const api::ListEventsRequest* request,
+                          api::ListEventsResponse*) override {
+    return Children(request->jobset());
   }
 
   grpc::Status DeleteJobSet(grpc::ServerContext*,
@@ -133,13 +153,24 @@ class FakeJobSets final : public api::JobSetService::Service {
     absl::MutexLock lock(&mu_);
     return deleted_;
   }
+  void Put(api::JobSet jobset) {
+    absl::MutexLock lock(&mu_);
+    put_[jobset.metadata().name()] = std::move(jobset);
+  }
 
  private:
+  grpc::Status Children(const std::string& jobset) {
+    absl::MutexLock lock(&mu_);
+    if (put_.contains(jobset)) return grpc::Status::OK;
+    return grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "not in the fake");
+  }
+
   std::vector<api::JobSet> jobsets_;
   absl::Mutex mu_;
   int list_calls_ ABSL_GUARDED_BY(mu_) = 0;
   api::ListJobSetsRequest last_list_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> deleted_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, api::JobSet> put_ ABSL_GUARDED_BY(mu_);
 };
 
 // AccessService as jobsetd would answer, recording what it was sent and
@@ -255,9 +286,12 @@ class FakeAccess final : public api::AccessService::Service {
 // KueueService as jobsetd would answer, over a map: Apply creates, finds
 // an object unchanged (the same labels, annotations and spec) or replaces
 // it (status kept); a dry run stores nothing; an object named "bad-..." is
-// refused as invalid. The first watch changes the first ClusterQueue (one
-// more pending workload, resourceVersion 8), sends it MODIFIED and ends
-// OUT_OF_RANGE, as jobsetd after falling behind; later ones send nothing.
+// refused as invalid; lists apply "key=value" label selectors. The first
+// watch changes the first ClusterQueue (one more pending workload,
+// resourceVersion 8), sends it MODIFIED and ends OUT_OF_RANGE, as jobsetd
+// after falling behind; later ones send nothing. ListPendingWorkloads
+// answers the entries SetPending gave of the queue asked for, after offset
+// and up to limit (0: 1000). Fail makes a method answer a status instead.
 class FakeKueue final : public api::KueueService::Service {
  public:
   grpc::Status ApplyKueueObject(
@@ -302,6 +336,9 @@ class FakeKueue final : public api::KueueService::Service {
       api::ListKueueObjectsResponse* response) override {
     absl::MutexLock lock(&mu_);
     last_list_ = *request;
+    if (auto it = failures_.find("ListKueueObjects"); it != failures_.end()) {
+      return it->second;
+    }
     for (const api::KueueObject& o : Matching(*request)) {
       *response->add_items() = o;
     }
@@ -342,6 +379,51 @@ class FakeKueue final : public api::KueueService::Service {
                         "revision 7 is compacted: list again");
   }
 
+  grpc::Status ListPendingWorkloads(
+      grpc::ServerContext*, const api::ListPendingWorkloadsRequest* request,
+      api::PendingWorkloadsSummary* response) override {
+    absl::MutexLock lock(&mu_);
+    pending_requests_.push_back(*request);
+    if (auto it = failures_.find("ListPendingWorkloads");
+        it != failures_.end()) {
+      return it->second;
+    }
+    const int64_t limit = request->limit() == 0 ? 1000 : request->limit();
+    int64_t skipped = 0;
+    for (const api::PendingWorkload& w : pending_.items()) {
+      const bool asked =
+          request->cluster_queue().empty()
+              ? w.local_queue_name() == request->local_queue() &&
+                    w.metadata().namespace_() == request->namespace_()
+              : w.cluster_queue() == request->cluster_queue();
+      if (!asked || skipped++ < request->offset()) continue;
+      if (response->items_size() == limit) break;
+      *response->add_items() = w;
+    }
+    return grpc::Status::OK;
+  }
+
+  void Put(const api::KueueObject& object) {
+    absl::MutexLock lock(&mu_);
+    stored_[KeyOf(object)] = object;
+  }
+  void SetPending(const api::PendingWorkloadsSummary& pending) {
+    absl::MutexLock lock(&mu_);
+    pending_ = pending;
+  }
+  // Makes `method` answer `status`; OK makes it answer again.
+  void Fail(const std::string& method, const grpc::Status& status) {
+    absl::MutexLock lock(&mu_);
+    if (status.ok()) {
+      failures_.erase(method);
+    } else {
+      failures_[method] = status;
+    }
+  }
+  std::vector<api::ListPendingWorkloadsRequest> pending_requests() {
+    absl::MutexLock lock(&mu_);
+    return pending_requests_;
+  }
   std::vector<api::KueueObject> applied() {
     absl::MutexLock lock(&mu_);
     return applied_;
@@ -389,6 +471,18 @@ class FakeKueue final : public api::KueueService::Service {
           from.cluster_queue().status();
     }
   }
+  // Whether `meta` has every "key=value" of `selector`.
+  static bool HasLabels(const api::ObjectMeta& meta,
+                        const std::string& selector) {
+    for (absl::string_view pair :
+         absl::StrSplit(selector, ',', absl::SkipEmpty())) {
+      std::pair<std::string, std::string> kv =
+          absl::StrSplit(pair, absl::MaxSplits('=', 1));
+      auto it = meta.labels().find(kv.first);
+      if (it == meta.labels().end() || it->second != kv.second) return false;
+    }
+    return true;
+  }
   static grpc::Status NotFound(const api::KueueObjectRef& ref) {
     return grpc::Status(
         grpc::StatusCode::NOT_FOUND,
@@ -405,6 +499,7 @@ class FakeKueue final : public api::KueueService::Service {
           Meta(o).namespace_() != request.namespace_()) {
         continue;
       }
+      if (!HasLabels(Meta(o), request.label_selector())) continue;
       out.push_back(o);
     }
     return out;
@@ -415,6 +510,10 @@ class FakeKueue final : public api::KueueService::Service {
   std::vector<api::KueueObject> applied_ ABSL_GUARDED_BY(mu_);
   api::ListKueueObjectsRequest last_list_ ABSL_GUARDED_BY(mu_);
   bool changed_ ABSL_GUARDED_BY(mu_) = false;
+  api::PendingWorkloadsSummary pending_ ABSL_GUARDED_BY(mu_);
+  std::vector<api::ListPendingWorkloadsRequest> pending_requests_
+      ABSL_GUARDED_BY(mu_);
+  std::map<std::string, grpc::Status> failures_ ABSL_GUARDED_BY(mu_);
 };
 
 class CommandsTest : public ::testing::Test {

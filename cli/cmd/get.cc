@@ -44,6 +44,12 @@ int CheckFlags(const Context& ctx, const KindInfo& kind,
                const std::string& name) {
   const Invocation& inv = ctx.invocation;
   const std::string& type = kind.plural;
+  for (const char* flag : {"clusterqueue", "localqueue", "limit", "offset"}) {
+    if (inv.Has(flag)) {
+      return Usage(
+          ctx, absl::StrCat("--", flag, " applies to pendingworkloads only"));
+    }
+  }
   if (inv.Has("watch") && kind.calls.watch == nullptr && !kind.get.poll_watch) {
     return Usage(ctx, absl::StrCat("-w/--watch does not apply to ", type));
   }
@@ -98,6 +104,10 @@ absl::Status FilterByName(const KindInfo& kind, const std::string& name,
 }  // namespace
 
 int Get(const Context& ctx) {
+  if (NamesPendingWorkloads(ctx.invocation.args[0])) {
+    if (int code = CheckOutput(ctx); code != kExitOk) return code;
+    return GetPendingWorkloads(ctx);
+  }
   const KindInfo* kind = FindKind(ctx.invocation.args[0]);
   if (kind == nullptr) {
     return Usage(

@@ -292,7 +292,7 @@ absl::StatusOr<std::string> DescribeJobSetNamed(Client& client,
       *jobset,
       std::vector<api::Pod>(pods->items().begin(), pods->items().end()),
       std::vector<api::Event>(events->items().begin(), events->items().end()),
-      now);
+      DescribeKueueSection(LookUpKueue(client, *jobset)), now);
 }
 
 // ---- nodes (NodeService) ----

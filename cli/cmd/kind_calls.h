@@ -10,6 +10,7 @@
 #include "absl/time/time.h"
 #include "cli/client.h"
 #include "cli/cmd/kinds.h"
+#include "cli/describe.h"
 #include "cli/output.h"
 #include "google/protobuf/message.h"
 
@@ -151,6 +152,17 @@ absl::StatusOr<Applied> ApplyKueueObject(
     Client& client, const google::protobuf::Message& message,
     const ApplyOptions& options);
 KindCalls KueueCalls(absl::string_view kind);
+
+// How Kueue holds a JobSet or a Workload, for describe (kueue_lookup.cc).
+// LookUpKueue reads the JobSet's queue-name label, the Workload labelled
+// kueue.x-k8s.io/job-uid=<its uid> in its namespace and, when that waits for
+// quota, FindPendingPosition: its entry among its LocalQueue's pending
+// Workloads (ListPendingWorkloads in the LocalQueue form, page by page).
+// Neither fails: a call that does (PERMISSION_DENIED, UNIMPLEMENTED from an
+// older jobsetd, ...) is recorded in what they return.
+KueueLookup LookUpKueue(Client& client, const api::JobSet& jobset);
+PendingPosition FindPendingPosition(Client& client,
+                                    const api::Workload& workload);
 
 }  // namespace jobset::cli
 

@@ -131,7 +131,8 @@ absl::Status DeleteKueue(Client& client, const std::string& ns,
 
 // The object with its events: those of its namespace ("default" for a
 // cluster-scoped one, where Kubernetes records them) regarding it. Events
-// that cannot be listed leave the section out, as kubectl does.
+// that cannot be listed leave the section out, as kubectl does. A Workload
+// waiting for quota gets its positions in its queues.
 template <const KueueKindInfo& K>
 absl::StatusOr<std::string> DescribeKueue(Client& client, const std::string& ns,
                                           const std::string& name,
@@ -155,8 +156,14 @@ absl::StatusOr<std::string> DescribeKueue(Client& client, const std::string& ns,
       if (event.regarding() == regarding) events.push_back(event);
     }
   }
+  // A Workload's place in its queues follows its status.
+  std::vector<std::string> position;
+  if (got->has_workload()) {
+    position = PendingPositionLines(
+        got->workload(), FindPendingPosition(client, got->workload()));
+  }
   return DescribeResource(*message, api::kKueueApiVersion, K.kind,
-                          listed.ok() ? &events : nullptr, now);
+                          listed.ok() ? &events : nullptr, now, position);
 }
 
 template <const KueueKindInfo& K>

@@ -33,6 +33,13 @@ int ApplyObject(const Context& ctx, const KindInfo& kind,
 // get.cc
 int Get(const Context& ctx);
 
+// pending_workloads.cc: get pendingworkloads (Kueue's visibility API), which
+// get routes there by NamesPendingWorkloads; the verbs that take a kind
+// refuse it with PendingWorkloadsReadOnly (a usage error).
+bool NamesPendingWorkloads(absl::string_view word);
+int GetPendingWorkloads(const Context& ctx);
+int PendingWorkloadsReadOnly(const Context& ctx);
+
 // watch.cc: watch [jobsets] [NAME]; get -w.
 int Watch(const Context& ctx);
 // Streams the kind's watch (calls.watch) from `resource_version` as table
