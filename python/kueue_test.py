@@ -183,6 +183,19 @@ class FakeKueue(kueue_service_pb2_grpc.KueueServiceServicer):
             context.abort(grpc.StatusCode.NOT_FOUND, "not found")
         return obj
 
+    def ListPendingWorkloads(self, request, context):
+        with self.lock:
+            self.requests.append(request)
+        if request.cluster_queue == "missing":
+            context.abort(grpc.StatusCode.NOT_FOUND,
+                          'clusterqueues.kueue.x-k8s.io "missing" not found')
+        return kueue_service_pb2.PendingWorkloadsSummary(items=[
+            kueue_service_pb2.PendingWorkload(
+                local_queue_name="team-b-queue", cluster_queue="team-b",
+                position_in_cluster_queue=i, position_in_local_queue=i,
+                reason="Pending")
+            for i in range(2)])
+
     def WatchKueueObjects(self, request, context):
         with self.lock:
             self.requests.append(request)
@@ -261,6 +274,53 @@ class ClientTest(unittest.TestCase):
         with self.assertRaises(jobset.NotFoundError):
             self.client.get_kueue_object("cq", "none", namespace="x")
         self.assertEqual(self.fake.requests[-1].namespace, "")
+
+
+    def test_list_pending_workloads_of_a_cluster_or_local_queue(self):
+        items = self.client.list_pending_workloads("team-b")
+        self.assertEqual([(w.position_in_cluster_queue, w.cluster_queue)
+                          for w in items], [(0, "team-b"), (1, "team-b")])
+        self.assertIsInstance(items[0], kueue_service_pb2.PendingWorkload)
+        sent = self.fake.requests[-1]
+        self.assertEqual((sent.cluster_queue, sent.local_queue,
+                          sent.namespace, sent.limit, sent.offset),
+                         ("team-b", "", "", 0, 0))
+        self.client.list_pending_workloads(local_queue="team-b-queue",
+                                           limit=10, offset=5)
+        sent = self.fake.requests[-1]
+        # The LocalQueue of the client's namespace, unless one is given.
+        self.assertEqual((sent.cluster_queue, sent.local_queue,
+                          sent.namespace, sent.limit, sent.offset),
+                         ("", "team-b-queue", "team", 10, 5))
+        self.client.list_pending_workloads(local_queue="q",
+                                           namespace="team-b")
+        self.assertEqual(self.fake.requests[-1].namespace, "team-b")
+        with self.assertRaises(jobset.NotFoundError):
+            self.client.list_pending_workloads("missing")
+
+    def test_list_pending_workloads_checks_its_arguments(self):
+        cases = [
+            ({}, "exactly one of cluster_queue and local_queue"),
+            ({"cluster_queue": "cq", "local_queue": "lq"},
+             "exactly one of cluster_queue and local_queue"),
+            ({"cluster_queue": "", "local_queue": ""},
+             "exactly one of cluster_queue and local_queue"),
+            ({"cluster_queue": "cq", "namespace": "team"},
+             "namespace applies to local_queue only"),
+            ({"cluster_queue": "cq", "limit": -1},
+             "limit must be a whole number, 0 or more; got -1"),
+            ({"local_queue": "lq", "offset": "5"},
+             "offset must be a whole number, 0 or more; got '5'"),
+        ]
+        for kwargs, message in cases:
+            with self.subTest(kwargs=kwargs):
+                with self.assertRaises(ValueError) as caught:
+                    self.client.list_pending_workloads(**kwargs)
+                self.assertIn(message, str(caught.exception))
+        # local_queue is keyword-only: a second positional is refused.
+        with self.assertRaises(TypeError):
+            self.client.list_pending_workloads("cq", "lq")
+        self.assertEqual(self.fake.requests, [])
 
 
 if __name__ == "__main__":

@@ -279,6 +279,40 @@ class KueueCalls:
                                  self._kueue_ref(kind, name, namespace),
                                  stub="kueue", idempotent=False))
 
+    def list_pending_workloads(self, cluster_queue=None, *, local_queue=None,
+                               namespace=None, limit=0, offset=0):
+        """Kueue's visibility API (visibility.kueue.x-k8s.io/v1beta1): the
+        Workloads waiting for quota in `cluster_queue`, or in `local_queue`
+        of `namespace` (default: the client's), in the order the
+        ClusterQueue offers them. Returns PendingWorkload protos: metadata,
+        priority, local_queue_name, position_in_cluster_queue and
+        position_in_local_queue (0-based, as Kueue's), and jobsetd's
+        cluster_queue, reason and message (why each waits); at most `limit`
+        (0: Kueue's default, 1000; jobsetd allows 10000) after skipping
+        `offset`. ValueError unless exactly one of cluster_queue and
+        local_queue is given, for a namespace with cluster_queue, or a
+        limit or offset that is not a whole number, 0 or more."""
+        if bool(cluster_queue) == bool(local_queue):
+            raise ValueError(
+                "give exactly one of cluster_queue and local_queue")
+        if cluster_queue and namespace:
+            raise ValueError("namespace applies to local_queue only: a "
+                             "ClusterQueue is cluster-scoped")
+        for name, value in (("limit", limit), ("offset", offset)):
+            if (not isinstance(value, int) or isinstance(value, bool) or
+                    value < 0):
+                raise ValueError(
+                    f"{name} must be a whole number, 0 or more; got {value!r}")
+        request = kueue_service_pb2.ListPendingWorkloadsRequest(
+            limit=limit, offset=offset)
+        if cluster_queue:
+            request.cluster_queue = cluster_queue
+        else:
+            request.local_queue = local_queue
+            request.namespace = self._ns(namespace)
+        return list(self._call("ListPendingWorkloads", request,
+                               stub="kueue").items)
+
     def watch_kueue_objects(self, kind, namespace=None, all_namespaces=False,
                             label_selector="", resource_version="",
                             timeout=None):
