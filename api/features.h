@@ -1,11 +1,32 @@
 #ifndef JOBSET_API_FEATURES_H_
 #define JOBSET_API_FEATURES_H_
 
+#include <cstdint>
+
+#include "absl/time/time.h"
+
 namespace jobset::api {
 
+// Kueue's waitForPodsReady (kueue-semantics.md §3.6; on by default since
+// Kueue v0.19, with these defaults): an admitted Workload whose pods are not
+// all ready (or succeeded) within `timeout` of its admission, or within
+// `recovery_timeout` of one failing after they all were, is evicted with
+// reason PodsReadyTimeout and queued again after
+// min(backoff_base_seconds * 2^(n-1), backoff_max_seconds) for its n-th
+// time; past `backoff_limit_count` (-1: no limit) it is deactivated.
+struct WaitForPodsReady {
+  bool enable = true;
+  absl::Duration timeout = absl::Minutes(30);
+  absl::Duration recovery_timeout = absl::Minutes(30);
+  int32_t backoff_base_seconds = 60;
+  int32_t backoff_max_seconds = 3600;
+  int32_t backoff_limit_count = -1;
+};
+
 // Upstream JobSet's alpha feature gates, and Kueue's configuration switches
-// jobsetd honours. All are off by default, as upstream. Validation reads them
-// (what a spec may say) and so does the controller (what it does with it).
+// jobsetd honours. The gates are off by default, as upstream; Kueue's
+// switches have Kueue's defaults. Validation reads them (what a spec may
+// say) and so does the controller (what it does with it).
 struct Features {
   // Gate "RestartJob": allows the failure-policy actions RestartJob and
   // RestartJobAndIgnoreMaxRestarts.
@@ -21,6 +42,8 @@ struct Features {
   // kueue.x-k8s.io/queue-name label are held suspended too, with a Workload
   // that is never admitted until a queue is named.
   bool manage_jobs_without_queue_name = false;
+  // Kueue's waitForPodsReady (jobsetd --wait_for_pods_ready and kin).
+  WaitForPodsReady wait_for_pods_ready = {};
 };
 
 }  // namespace jobset::api

@@ -106,6 +106,23 @@ ABSL_FLAG(bool, manage_jobs_without_queue_name, false,
           "Kueue's manageJobsWithoutQueueName: JobSets without the "
           "kueue.x-k8s.io/queue-name label are held suspended too, with a "
           "Workload that is admitted once a queue is named");
+ABSL_FLAG(bool, wait_for_pods_ready, true,
+          "Kueue's waitForPodsReady (on by default, as in Kueue since v0.19): "
+          "an admitted JobSet whose pods are not all ready in time is "
+          "evicted (PodsReadyTimeout) and queued again after a backoff");
+ABSL_FLAG(absl::Duration, wait_for_pods_ready_timeout, absl::Minutes(30),
+          "Kueue's waitForPodsReady.timeout: from admission to all pods ready");
+ABSL_FLAG(absl::Duration, wait_for_pods_ready_recovery_timeout,
+          absl::ZeroDuration(),
+          "Kueue's waitForPodsReady.recoveryTimeout: from a pod failing after "
+          "all were ready to all ready again; 0: the timeout");
+ABSL_FLAG(int32_t, requeuing_backoff_base_seconds, 60,
+          "Kueue's requeuingStrategy.backoffBaseSeconds");
+ABSL_FLAG(int32_t, requeuing_backoff_max_seconds, 3600,
+          "Kueue's requeuingStrategy.backoffMaxSeconds");
+ABSL_FLAG(int32_t, requeuing_backoff_limit_count, -1,
+          "Kueue's requeuingStrategy.backoffLimitCount: evictions for "
+          "PodsReadyTimeout before the Workload is deactivated; -1: no limit");
 ABSL_FLAG(absl::Duration, node_lost_timeout, absl::Seconds(10),
           "A node whose agent sends nothing for this long is declared lost: "
           "its pods fail with a DisruptionTarget condition (reason NodeLost) "
@@ -350,6 +367,38 @@ bool ParseFeatureGates(const std::string& text, api::Features* features,
   return true;
 }
 
+// Kueue's waitForPodsReady from --wait_for_pods_ready and kin; false with
+// `error` naming a flag out of range.
+bool WaitForPodsReadyFromFlags(api::WaitForPodsReady* config,
+                               std::string* error) {
+  config->enable = absl::GetFlag(FLAGS_wait_for_pods_ready);
+  config->timeout = absl::GetFlag(FLAGS_wait_for_pods_ready_timeout);
+  const absl::Duration recovery =
+      absl::GetFlag(FLAGS_wait_for_pods_ready_recovery_timeout);
+  config->recovery_timeout =
+      recovery == absl::ZeroDuration() ? config->timeout : recovery;
+  config->backoff_base_seconds =
+      absl::GetFlag(FLAGS_requeuing_backoff_base_seconds);
+  config->backoff_max_seconds =
+      absl::GetFlag(FLAGS_requeuing_backoff_max_seconds);
+  config->backoff_limit_count =
+      absl::GetFlag(FLAGS_requeuing_backoff_limit_count);
+  if (config->timeout <= absl::ZeroDuration() ||
+      recovery < absl::ZeroDuration()) {
+    *error =
+        "--wait_for_pods_ready_timeout must be positive and "
+        "--wait_for_pods_ready_recovery_timeout 0 or more";
+  } else if (config->backoff_base_seconds < 1 ||
+             config->backoff_max_seconds < config->backoff_base_seconds) {
+    *error =
+        "--requeuing_backoff_base_seconds must be 1 or more and "
+        "--requeuing_backoff_max_seconds at least as much";
+  } else if (config->backoff_limit_count < -1) {
+    *error = "--requeuing_backoff_limit_count must be -1 (no limit) or more";
+  }
+  return error->empty();
+}
+
 // Campaigns for leadership among the replicas on `etcd`, answering every
 // call on `*listen` with a redirect to the leader meanwhile. Returns -1 once
 // this replica leads (with `*listen` set to the address it bound, for the
@@ -450,6 +499,11 @@ int Main() {
   }
   options.features.manage_jobs_without_queue_name =
       absl::GetFlag(FLAGS_manage_jobs_without_queue_name);
+  if (!WaitForPodsReadyFromFlags(&options.features.wait_for_pods_ready,
+                                 &error)) {
+    JOBSET_LOG(ERROR) << error;
+    return 2;
+  }
   if (absl::GetFlag(FLAGS_watch_history) < 1) {
     JOBSET_LOG(ERROR) << "--watch_history must be at least 1";
     return 2;

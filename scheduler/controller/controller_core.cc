@@ -42,9 +42,11 @@ ControllerCore::ControllerCore(store::Store* store, AgentFleet* fleet,
       max_pods_per_attempt_(options.max_pods_per_attempt),
       applier_(store, fleet),
       configs_(store),
-      queues_(store, {.manage_jobs_without_queue_name =
-                          options.features.manage_jobs_without_queue_name,
-                      .metrics = options.metrics}) {
+      queues_(store,
+              {.manage_jobs_without_queue_name =
+                   options.features.manage_jobs_without_queue_name,
+               .wait_for_pods_ready = options.features.wait_for_pods_ready,
+               .metrics = options.metrics}) {
   observed_.metrics = options.metrics;
   events_.set_retention(options.event_retention);
 }
@@ -397,17 +399,9 @@ absl::Status ControllerCore::Pass() {
                           writes, now);
   const std::set<std::string> reconciled = state_.TakeDirty(kMaxJobSetsPerPass);
   for (const std::string& key : reconciled) reconcile.Reconcile(key);
-  // A managed JobSet that finished, or a suspended one (an evicted one's
-  // pods ending), may free or release quota: Kueue looks again next pass.
   for (const std::string& key : reconciled) {
-    const TrackedJobSet* t = state_.Find(key);
-    if (t != nullptr &&
-        queues::IsManaged(t->jobset,
-                          features_.manage_jobs_without_queue_name) &&
-        (t->jobset.spec().suspend() || JobSetFinished(t->jobset))) {
-      queues_.Touch();
-      break;
-    }
+    if (const TrackedJobSet* t = state_.Find(key); t != nullptr)
+      queues_.Reconciled(state_, *t);
   }
   absl::flat_hash_map<const JobState*, std::string> serialized =
       PlaceAlongsidePreparing(writes, now);

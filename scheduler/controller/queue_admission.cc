@@ -224,6 +224,26 @@ absl::Status QueueAdmission::Run(ControllerState& state, EventLog& events,
   return stage.Run();
 }
 
+void QueueAdmission::Reconciled(const ControllerState& state,
+                                const TrackedJobSet& t) {
+  if (dirty_ ||
+      !queues::IsManaged(t.jobset, options_.manage_jobs_without_queue_name))
+    return;
+  if (t.jobset.spec().suspend() || JobSetFinished(t.jobset)) {
+    dirty_ = true;
+    return;
+  }
+  if (!options_.wait_for_pods_ready.enable) return;
+  const api::Workload* wl = WorkloadOf(state, t.jobset.metadata().namespace_(),
+                                       t.jobset.metadata().name());
+  if (wl == nullptr || !wl->status().has_admission()) return;
+  const bool ready =
+      IsConditionTrue(wl->status().conditions(), kWorkloadPodsReady);
+  const api::Condition* said =
+      FindCondition(wl->status().conditions(), kWorkloadPodsReady);
+  if (said == nullptr || ready != JobSetPodsReady(t.jobset)) dirty_ = true;
+}
+
 const api::Workload* QueueAdmission::FindWorkload(
     const std::string& ns, const std::string& name) const {
   auto it = objects_.find(WorkloadStoreKey(ns, name));

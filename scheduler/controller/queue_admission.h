@@ -39,6 +39,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "api/features.h"
 #include "proto/jobset.pb.h"
 #include "proto/kueue.pb.h"
 #include "scheduler/controller/controller_metrics.h"
@@ -56,10 +57,20 @@ inline constexpr absl::string_view kWorkloadEvicted = "Evicted";
 inline constexpr absl::string_view kWorkloadPreempted = "Preempted";
 inline constexpr absl::string_view kWorkloadRequeued = "Requeued";
 inline constexpr absl::string_view kWorkloadFinished = "Finished";
+inline constexpr absl::string_view kWorkloadPodsReady = "PodsReady";
+// PodsReady False's reason before the pods were first all ready, and its
+// message (Kueue's generatePodsReadyCondition).
+inline constexpr absl::string_view kWaitForStart = "WaitForStart";
+inline constexpr absl::string_view kNotReadyMessage =
+    "Not all pods are ready or succeeded";
 
 // Returns whether `jobset` has ended (its Completed or Failed condition is
 // True), and in `succeeded` (when not null) whether it completed.
 bool JobSetFinished(const api::JobSet& jobset, bool* succeeded = nullptr);
+
+// Kueue's JobSet PodsReady: as many Jobs ready or succeeded as the JobSet
+// has (the sum of its replicas), by its status (queue_pods_ready.cc).
+bool JobSetPodsReady(const api::JobSet& jobset);
 
 class QueueAdmission {
  public:
@@ -67,6 +78,8 @@ class QueueAdmission {
     // Kueue's manageJobsWithoutQueueName (jobsetd
     // --manage_jobs_without_queue_name).
     bool manage_jobs_without_queue_name = false;
+    // Kueue's waitForPodsReady (queue_pods_ready.cc).
+    api::WaitForPodsReady wait_for_pods_ready = {};
     // The most admission cycles one Run() runs (each admits at most one
     // Workload per ClusterQueue); the rest wait for the next pass, which
     // comes at once.
@@ -88,6 +101,11 @@ class QueueAdmission {
   // Something Run() reads changed (a JobSet, a pod's end, a node): Run()
   // looks again at the next pass.
   void Touch() { dirty_ = true; }
+  // A JobSet the reconcile just looked at: Run() looks again at the next
+  // pass where Kueue may act on it (a managed one that finished, or is
+  // suspended and may release its quota as its pods end; one whose pods'
+  // readiness is not what its Workload's PodsReady says).
+  void Reconciled(const ControllerState& state, const TrackedJobSet& t);
   bool dirty() const { return dirty_; }
   // When Run() must look again though nothing changed (a minimum runtime
   // that held a preemption back ends); nullopt: on changes only.

@@ -55,10 +55,6 @@ bool Selects(const api::LabelSelectorSpec& selector,
   return true;
 }
 
-absl::Time FromTimestamp(const google::protobuf::Timestamp& ts) {
-  return absl::FromUnixSeconds(ts.seconds()) + absl::Nanoseconds(ts.nanos());
-}
-
 // When `wl` last started waiting (Kueue's queuedWaitTime): its last
 // requeue, else its creation.
 absl::Time QueuedSince(const api::Workload& wl) {
@@ -217,6 +213,7 @@ absl::Status QueueAdmission::Stage::BuildInput(queues::CycleInput& in) {
     queues::PendingWorkload p;
     p.workload = *std::move(m);
     p.parked = qa_.parked_.contains(ShortKey(*wl));
+    p.requeue_at = Backoff(key, *wl);
     --held_back_[cq_name];
     in.pending[index->second].workloads.push_back(std::move(p));
     store_keys_[ShortKey(*wl)] = key;
@@ -282,9 +279,8 @@ absl::Status QueueAdmission::Stage::Cycles() {
     });
   }
   // While something waits, look again when the first minimum runtime ends.
-  qa_.wake_.reset();
   for (const queues::PendingQueue& q : in.pending) {
-    if (!q.workloads.empty()) qa_.wake_ = protected_until_;
+    if (!q.workloads.empty() && protected_until_) WakeAt(*protected_until_);
   }
   return absl::OkStatus();
 }
@@ -386,6 +382,9 @@ void QueueAdmission::Stage::Admit(const std::string& wl_key,
   }
   UpdateCondition(conditions, kWorkloadRequeued, false, "QuotaReserved",
                   "Quota reserved", now_);
+  // waitForPodsReady's timeout runs from now.
+  if (qa_.options_.wait_for_pods_ready.enable)
+    WakeAt(now_ + qa_.options_.wait_for_pods_ready.timeout);
   // Its JobSet starts in the same commit.
   const std::string job_uid =
       w->metadata().labels().contains(std::string(queues::kJobUidLabel))

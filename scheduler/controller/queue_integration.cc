@@ -19,12 +19,6 @@ namespace {
 // QuotaReserved's reason once an evicted Workload gave its quota back.
 constexpr absl::string_view kReasonPending = "Pending";
 
-google::protobuf::Timestamp ToTimestamp(absl::Time t) {
-  google::protobuf::Timestamp ts;
-  ts.set_seconds(absl::ToUnixSeconds(t));
-  return ts;
-}
-
 // Whether any pod of `t` was placed and has not ended: what an evicted
 // Workload's quota waits for.
 bool HasLivePods(const TrackedJobSet& t) {
@@ -104,6 +98,10 @@ void QueueAdmission::Stage::Integrate(const std::string& key,
     // Admitted but suspended (its start did not land, or someone
     // suspended it): started again, as Kueue's reconciler does.
     Start(t, *wl);
+    return;
+  }
+  if (reserved) {
+    WaitForPodsReady(t, wl_key);
     return;
   }
   if (!reserved) {
@@ -208,7 +206,15 @@ void QueueAdmission::Stage::ReleaseEvicted(const std::string& wl_key) {
                   message, now_);
   UpdateCondition(conditions, kWorkloadAdmitted, false, "NoReservation",
                   "The workload has no reservation", now_);
-  SetCondition(conditions, kWorkloadRequeued, true, reason, message, now_);
+  // Requeued at once, but not while a backoff runs or once deactivated.
+  const bool backing_off =
+      w->status().requeue_state().has_requeue_at() &&
+      FromTimestamp(w->status().requeue_state().requeue_at()) > now_;
+  const bool inactive = w->spec().has_active() && !w->spec().active();
+  SetCondition(conditions, kWorkloadRequeued, !backing_off && !inactive, reason,
+               message, now_);
+  UpdateCondition(conditions, kWorkloadPodsReady, false, kWaitForStart,
+                  kNotReadyMessage, now_);
   capacity_changed_ = true;
 }
 

@@ -10,7 +10,9 @@
 //                         started, stopped, released after an eviction;
 //   queue_cycles.cc       the admission cycles (§3, §4): the input built from
 //                         the objects, each decision applied;
-//   queue_status.cc       ClusterQueue and LocalQueue status (§5).
+//   queue_status.cc       ClusterQueue and LocalQueue status (§5);
+//   queue_pods_ready.cc   waitForPodsReady (§3.6): PodsReady, the timeout's
+//                         eviction, the requeue backoff.
 
 #include <cstdint>
 #include <functional>
@@ -49,6 +51,16 @@ inline std::string WorkloadStoreKey(absl::string_view ns,
   return store::keys::KueueKey(kWorkloads, ns, name);
 }
 
+inline absl::Time FromTimestamp(const google::protobuf::Timestamp& ts) {
+  return absl::FromUnixSeconds(ts.seconds()) + absl::Nanoseconds(ts.nanos());
+}
+// Whole seconds, as Kubernetes' metav1.Time.
+inline google::protobuf::Timestamp ToTimestamp(absl::Time t) {
+  google::protobuf::Timestamp ts;
+  ts.set_seconds(absl::ToUnixSeconds(t));
+  return ts;
+}
+
 // Returns "<ns>/<name>" of `wl`, as the admission core names workloads.
 inline std::string ShortKey(const api::Workload& wl) {
   return absl::StrCat(wl.metadata().namespace_(), "/", wl.metadata().name());
@@ -66,6 +78,7 @@ class QueueAdmission::Stage {
     DeleteOrphans();
     JOBSET_RETURN_IF_ERROR(Cycles());
     QueueStatuses();
+    qa_.wake_ = wake_;
     return Commit();
   }
 
@@ -154,6 +167,29 @@ class QueueAdmission::Stage {
   // Evicts `v` for a Workload of ClusterQueue `preempting_cq`.
   void Evict(const queues::Victim& v, const std::string& preempting_cq);
 
+  // ---- waitForPodsReady (§3.6) ----
+
+  // An admitted Workload whose JobSet runs: its PodsReady condition as
+  // Kueue writes it, and its eviction once the timeout passed.
+  void WaitForPodsReady(TrackedJobSet& t, const std::string& wl_key);
+
+  // Evicts the Workload at `wl_key` for PodsReadyTimeout (`cause`:
+  // WaitForStart or WaitForRecovery): its requeueState's count and
+  // requeueAt, or past backoffLimitCount its deactivation; its JobSet
+  // suspended with its templates restored.
+  void EvictNotReady(TrackedJobSet& t, const std::string& wl_key,
+                     absl::string_view cause);
+
+  // A pending Workload's requeueAt (InfinitePast when none); once it has
+  // passed, the Requeued condition its eviction set False turns True
+  // (BackoffFinished).
+  absl::Time Backoff(const std::string& wl_key, const api::Workload& wl);
+
+  // The next Run() comes at `t` at the latest (QueueAdmission::NextWake).
+  void WakeAt(absl::Time t) {
+    if (!wake_ || t < *wake_) wake_ = t;
+  }
+
   // ---- ClusterQueue and LocalQueue status (§5) ----
 
   // Counts and usage of one queue.
@@ -213,6 +249,8 @@ class QueueAdmission::Stage {
   // The earliest end of a minimum runtime that protects an admitted
   // Workload now.
   std::optional<absl::Time> protected_until_;
+  // When the next Run() must come though nothing changed (WakeAt).
+  std::optional<absl::Time> wake_;
   std::map<std::string, google::protobuf::Map<std::string, std::string>>
       namespace_labels_;
   std::set<std::string> live_job_uids_;
