@@ -41,10 +41,16 @@ State StateOf(const api::Workload& workload) {
   if (IsTrue(finished)) return {"Finished", finished};
   const api::Condition* evicted = FindCondition(workload, "Evicted");
   if (IsTrue(evicted)) {
-    return {evicted->reason().empty()
-                ? "Evicted"
-                : absl::StrCat("Evicted (", evicted->reason(), ")"),
-            evicted};
+    const std::string why = evicted->reason().empty()
+                                ? ""
+                                : absl::StrCat(" (", evicted->reason(), ")");
+    // Its quota given back, it waits again: why it waits is the news.
+    const api::Condition* reserved = FindCondition(workload, "QuotaReserved");
+    if (!workload.status().has_admission() && reserved != nullptr &&
+        !reserved->message().empty()) {
+      return {absl::StrCat("Pending after eviction", why), reserved};
+    }
+    return {absl::StrCat("Evicted", why), evicted};
   }
   const api::Condition* admitted = FindCondition(workload, "Admitted");
   if (IsTrue(admitted)) return {"Admitted", admitted};

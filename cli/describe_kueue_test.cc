@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "cli/describe.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -97,7 +98,17 @@ TEST(DescribeKueueTest, EvictedSaysWhyAndWhereItWaitsAgain) {
                "Preempted to accommodate a workload (UID: u-9) due to "
                "reclamation within the cohort");
   lookup.position.entry = Entry(2, 1);
-  const std::string text = DescribeKueueSection(lookup);
+  // Its quota given back, it waits again, and why is the news.
+  std::string text = DescribeKueueSection(lookup);
+  EXPECT_THAT(text, HasSubstr("  State:         Pending after eviction "
+                              "(Preempted), position 2 in ClusterQueue "
+                              "team-b, 1 in LocalQueue team-b-queue\n"));
+  EXPECT_THAT(text, HasSubstr(absl::StrCat(
+                        "  Reason:        Pending: ", kQuotaMessage, "\n")));
+  // While its pods stop it still holds the quota: the eviction is the news.
+  lookup.workload->mutable_status()->mutable_admission()->set_cluster_queue(
+      "team-b");
+  text = DescribeKueueSection(lookup);
   EXPECT_THAT(text, HasSubstr("  State:         Evicted (Preempted), position "
                               "2 in ClusterQueue team-b, 1 in LocalQueue "
                               "team-b-queue\n"));
