@@ -258,20 +258,43 @@ absl::Status QueueAdmission::Stage::Cycles() {
   const Stopwatch took;
   bool attempted = false;
   bool admitted = false;
-  for (int cycle = 0; cycle < qa_.options_.max_cycles; ++cycle) {
-    absl::StatusOr<queues::CycleResult> result = queues::RunCycle(in, now_);
+  // One snapshot for the run's cycles: each admission Apply appends to
+  // in.admitted is added to it, where the snapshot refers to it; room for
+  // every pending Workload keeps those from moving.
+  size_t waiting = 0;
+  for (const queues::PendingQueue& q : in.pending)
+    waiting += q.workloads.size();
+  in.admitted.reserve(in.admitted.size() + waiting);
+  absl::StatusOr<queues::ClusterState> snapshot = queues::ClusterState::Build(
+      in.flavors, in.cohorts, in.cluster_queues, in.admitted);
+  for (int cycle = 0; snapshot.ok() && cycle < qa_.options_.max_cycles;
+       ++cycle) {
+    absl::StatusOr<queues::CycleResult> result =
+        queues::RunCycle(in, *snapshot, now_);
     if (!result.ok()) {
-      JOBSET_LOG(ERROR) << "queues: cycle refused its input: "
-                        << result.status().message();
+      snapshot = result.status();
       break;
     }
+    const queues::Workload* const held = in.admitted.data();
+    const size_t before = in.admitted.size();
     bool progressed = false;
     for (const queues::Decision& d : result->decisions) {
       attempted = true;
       admitted |= d.kind == queues::DecisionKind::kAdmit;
       progressed |= Apply(d, in);
     }
+    if (in.admitted.data() != held) {
+      snapshot = queues::ClusterState::Build(in.flavors, in.cohorts,
+                                             in.cluster_queues, in.admitted);
+    } else {
+      for (size_t i = before; i < in.admitted.size(); ++i)
+        snapshot->AddAdmitted(in.admitted[i]);
+    }
     if (!progressed) break;
+  }
+  if (!snapshot.ok()) {
+    JOBSET_LOG(ERROR) << "queues: cycle refused its input: "
+                      << snapshot.status().message();
   }
   if (attempted) {
     Measure([admitted, took = took.Elapsed()](ControllerMetrics& m) {

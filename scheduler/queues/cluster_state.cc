@@ -30,15 +30,17 @@ absl::StatusOr<ClusterState> ClusterState::Build(
   for (const ClusterQueue& cq : cluster_queues) {
     state.cluster_queues_[cq.name] = &cq;
   }
-  for (const Workload& w : admitted) {
-    if (!w.admission.has_value()) continue;
-    const std::string& cq = w.admission->cluster_queue;
-    AdmittedWorkload a{&w, state.tree_.ClusterQueueNode(cq), AdmittedUsage(w)};
-    if (a.cq == QuotaTree::kNoNode) continue;
-    state.AddUsage(a);
-    state.admitted_[cq].push_back(std::move(a));
-  }
+  for (const Workload& w : admitted) state.AddAdmitted(w);
   return state;
+}
+
+void ClusterState::AddAdmitted(const Workload& w) {
+  if (!w.admission.has_value()) return;
+  const std::string& cq = w.admission->cluster_queue;
+  AdmittedWorkload a{&w, tree_.ClusterQueueNode(cq), AdmittedUsage(w)};
+  if (a.cq == QuotaTree::kNoNode) return;
+  AddUsage(a);
+  admitted_[cq].push_back(std::move(a));
 }
 
 const ClusterQueue* ClusterState::FindClusterQueue(

@@ -49,6 +49,12 @@ class ClusterState {
   // Returns the workloads admitted to ClusterQueue `name`, in input order.
   const std::vector<AdmittedWorkload>& Admitted(absl::string_view name) const;
 
+  // Adds `w` (admission set), admitted after Build, as Build would have
+  // added it last: its usage, and its place at the end of its
+  // ClusterQueue's workloads. Left out as Build leaves it out when its
+  // ClusterQueue is not in the snapshot. `w` must outlive the state.
+  void AddAdmitted(const Workload& w);
+
   // Removes or re-adds an admitted workload's usage (simulation only).
   void RemoveUsage(const AdmittedWorkload& w) {
     tree_.RemoveUsage(w.cq, w.usage);

@@ -112,7 +112,7 @@ class Cycle {
     }
     for (const PreemptionTarget& t : e.targets) preempted_.insert(t.victim);
     const QuotaTree::NodeId node = state_.tree().ClusterQueueNode(e.cq->name);
-    state_.tree().AddUsage(node, e.assignment.usage);
+    Book(node, e.assignment.usage);
     if (mode == AssignmentMode::kPreempt) {
       SetPending(e, RequeueReason::kPendingPreemption,
                  kReasonWaitingForPreemptedWorkloads,
@@ -132,6 +132,14 @@ class Cycle {
     }
     e.decision.kind = DecisionKind::kAdmit;
     e.decision.admission = e.assignment.ToAdmission(e.cq->name);
+  }
+
+  // Takes back what the cycle booked, last first (QuotaTree's RemoveUsage
+  // undoes the AddUsage just before it exactly).
+  void Unbook() {
+    for (auto it = booked_.rbegin(); it != booked_.rend(); ++it)
+      state_.tree().RemoveUsage(it->first, it->second);
+    booked_.clear();
   }
 
  private:
@@ -180,13 +188,21 @@ class Cycle {
       } else {
         reserve = std::min(usage, quota.nominal_quota - used);
       }
-      if (reserve > 0) tree.AddUsage(node, fr, reserve);
+      if (reserve > 0) Book(node, {{fr, reserve}});
     }
+  }
+
+  // Adds `usage` at `node` for the rest of the cycle (Unbook).
+  void Book(QuotaTree::NodeId node, FlavorResourceQuantities usage) {
+    state_.tree().AddUsage(node, usage);
+    booked_.emplace_back(node, std::move(usage));
   }
 
   ClusterState& state_;
   const absl::Time now_;
   std::set<const AdmittedWorkload*> preempted_;
+  // What Process and ReserveUnreclaimable added to the snapshot, in order.
+  std::vector<std::pair<QuotaTree::NodeId, FlavorResourceQuantities>> booked_;
 };
 
 // makeClassicalIterator's order, made total by queue name and UID.
@@ -212,6 +228,11 @@ absl::StatusOr<CycleResult> RunCycle(const CycleInput& input, absl::Time now) {
   absl::StatusOr<ClusterState> state = ClusterState::Build(
       input.flavors, input.cohorts, input.cluster_queues, input.admitted);
   if (!state.ok()) return state.status();
+  return RunCycle(input, *state, now);
+}
+
+absl::StatusOr<CycleResult> RunCycle(const CycleInput& input,
+                                     ClusterState& state, absl::Time now) {
   absl::flat_hash_set<std::string> seen;
   std::vector<Entry> entries;
   for (const PendingQueue& queue : input.pending) {
@@ -224,7 +245,7 @@ absl::StatusOr<CycleResult> RunCycle(const CycleInput& input, absl::Time now) {
     if (!head.has_value()) continue;
     Entry e;
     e.workload = &queue.workloads[*head].workload;
-    e.cq = state->FindClusterQueue(queue.cluster_queue);
+    e.cq = state.FindClusterQueue(queue.cluster_queue);
     if (e.cq != nullptr) e.strategy = e.cq->queueing_strategy;
     e.decision.workload = WorkloadKey(*e.workload);
     e.decision.uid = e.workload->uid;
@@ -232,7 +253,7 @@ absl::StatusOr<CycleResult> RunCycle(const CycleInput& input, absl::Time now) {
     entries.push_back(std::move(e));
   }
 
-  Cycle cycle(*state, now);
+  Cycle cycle(state, now);
   std::vector<Entry*> nominated;
   std::vector<Entry*> inadmissible;
   for (Entry& e : entries) {
@@ -249,6 +270,7 @@ absl::StatusOr<CycleResult> RunCycle(const CycleInput& input, absl::Time now) {
   for (Entry* e : inadmissible) {
     result.decisions.push_back(std::move(e->decision));
   }
+  cycle.Unbook();
   return result;
 }
 

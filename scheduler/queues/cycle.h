@@ -26,6 +26,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "scheduler/queues/cluster_state.h"
 #include "scheduler/queues/flavor_assigner.h"
 #include "scheduler/queues/model.h"
 #include "scheduler/queues/queue_order.h"
@@ -95,6 +96,17 @@ struct CycleResult {
 // I/O and reads no clock: the same input and `now` give the same decisions.
 // Thread-compatible.
 absl::StatusOr<CycleResult> RunCycle(const CycleInput& input, absl::Time now);
+
+// Runs one cycle as above on `state`, the snapshot the caller keeps across
+// the cycles of a run instead of one built per cycle: ClusterState::Build of
+// `input`'s flavors, cohorts, ClusterQueues and admitted workloads, with
+// ClusterState::AddAdmitted of each admission the caller has appended to
+// `input.admitted` since (where it must not move). Returns with `state`'s
+// usage as it found it: what the cycle books for its heads (admissions,
+// preemptors, reservations) is taken back, so the same decisions come as
+// from RunCycle(input, now). Thread-compatible.
+absl::StatusOr<CycleResult> RunCycle(const CycleInput& input,
+                                     ClusterState& state, absl::Time now);
 
 // A ClusterQueue's Active condition (SC/clusterqueue.go inactiveReason).
 struct ActiveCondition {

@@ -8,6 +8,7 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "scheduler/queues/cluster_state.h"
 #include "scheduler/queues/flavor_assigner.h"
 #include "scheduler/queues/model.h"
 #include "scheduler/queues/queue_order.h"
@@ -99,6 +100,22 @@ TEST_P(RunCycleTest, Decisions) {
   std::vector<std::string> got;
   for (const Decision& d : result->decisions) got.push_back(Line(d));
   EXPECT_EQ(got, GetParam().want);
+}
+
+// On a snapshot kept across cycles, a cycle decides as on its own and takes
+// back what it booked: run twice on one snapshot, it decides the same twice.
+TEST_P(RunCycleTest, KeptSnapshotDecidesAlikeAndIsLeftAsFound) {
+  const CycleInput& input = GetParam().input;
+  absl::StatusOr<ClusterState> state = ClusterState::Build(
+      input.flavors, input.cohorts, input.cluster_queues, input.admitted);
+  ASSERT_TRUE(state.ok()) << state.status();
+  for (int run = 0; run < 2; ++run) {
+    absl::StatusOr<CycleResult> result = RunCycle(input, *state, kT0);
+    ASSERT_TRUE(result.ok()) << result.status();
+    std::vector<std::string> got;
+    for (const Decision& d : result->decisions) got.push_back(Line(d));
+    EXPECT_EQ(got, GetParam().want) << "run " << run;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -246,6 +263,56 @@ TEST(RunCycleTest, ParkedAndBackingOffHeadsAreNotOffered) {
   ASSERT_TRUE(result.ok());
   ASSERT_EQ(result->decisions.size(), 1u);
   EXPECT_EQ(result->decisions[0].workload, "default/next");
+}
+
+// A run's cycles on one snapshot, each admission added to it as the caller
+// appends it, decide as cycles that build their own.
+TEST(RunCycleTest, KeptSnapshotFollowsTheAdmissionsAdded) {
+  CycleInput input = Input(
+      {Cq("cq-a", "team", 8).Build(), Cq("cq-b", "team", 4).Build()}, {},
+      {Queue("cq-a", {Job("a1", "cq-a", 4, 0), Job("a2", "cq-a", 4, 1),
+                      Job("a3", "cq-a", 4, 2)}),
+       Queue("cq-b", {Job("b1", "cq-b", 3, 3), Job("b2", "cq-b", 3, 4)})});
+  input.admitted.reserve(8);
+  CycleInput fresh = input;
+  absl::StatusOr<ClusterState> state = ClusterState::Build(
+      input.flavors, input.cohorts, input.cluster_queues, input.admitted);
+  ASSERT_TRUE(state.ok());
+  std::vector<std::string> kept_lines;
+  std::vector<std::string> fresh_lines;
+  // Admits each decision's head into `in` (and `kept`, when given).
+  auto apply = [](const CycleResult& r, CycleInput& in, ClusterState* kept,
+                  std::vector<std::string>& lines) {
+    for (const Decision& d : r.decisions) {
+      lines.push_back(Line(d));
+      if (d.kind != DecisionKind::kAdmit) continue;
+      for (PendingQueue& q : in.pending) {
+        for (auto it = q.workloads.begin(); it != q.workloads.end(); ++it) {
+          if (it->workload.uid != d.uid) continue;
+          Workload w = std::move(it->workload);
+          q.workloads.erase(it);
+          w.admission = d.admission;
+          in.admitted.push_back(std::move(w));
+          if (kept != nullptr) kept->AddAdmitted(in.admitted.back());
+          break;
+        }
+      }
+    }
+  };
+  for (int cycle = 0; cycle < 4; ++cycle) {
+    absl::StatusOr<CycleResult> k = RunCycle(input, *state, kT0);
+    absl::StatusOr<CycleResult> f = RunCycle(fresh, kT0);
+    ASSERT_TRUE(k.ok() && f.ok());
+    apply(*k, input, &*state, kept_lines);
+    apply(*f, fresh, nullptr, fresh_lines);
+  }
+  EXPECT_EQ(kept_lines, fresh_lines);
+  EXPECT_THAT(kept_lines,
+              ::testing::Contains(
+                  "b2 pending WaitingForQuota: Workload no longer fits after "
+                  "processing another workload"));
+  EXPECT_THAT(kept_lines, ::testing::Contains("b2 admit").Times(0));
+  EXPECT_EQ(input.admitted.size(), 3u);  // a1, a2, b1
 }
 
 TEST(RunCycleTest, RejectsTwoEntriesForOneQueue) {
