@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """End-to-end bench: a secure jobsetd and N jobset-agents as real processes on 127.0.0.1.
 
-  tools/bench e2e [--nodes 64] [--runs N] [--only B1,B3,B5,B6] [--b1-sizes 16,64] [--b3-jobs 1000]
+  tools/bench e2e [--nodes 64] [--runs N] [--only B1,B3,B5,B6,Q,P] [--b1-sizes 16,64] [--b3-jobs 1000]
                   [--jobsetd-flag F]... [--agent-flag F]...
   /usr/bin/python3 tools/bench_e2e.py --bin DIR ...      (DIR: a bazel-bin holding the four binaries)
 
@@ -12,6 +12,10 @@ Measures (every pod appends "KIND <date +%s.%N> ATTEMPT INDEX" to the file named
   B5     gang of 16, maxRestarts 1: pod 0 of attempt 0 exits 1 once all run -> all of attempt 1 running;
          once with restartStrategy Recreate and once with InPlaceRestart (the same pods, in place)
   B6     gang of 4: kill -9 of the agent under pod 1 -> all of attempt 1 running (10 s node-lost timeout)
+  Q      B1 of 16 without and with a Kueue LocalQueue, in turns, and the difference (issue 41)
+  P      a high-priority gang of 16 (at most --nodes) preempts a low-priority one in a ClusterQueue
+         that holds one: the high one's apply -> its pods running; the victims get SIGTERM (grace
+         2 s) and exit 1 s later, as a checkpoint would take
   RSS    VmHWM of jobsetd and of agent node-1 at the end of the run
 Everything started here is stopped when it returns (also on Ctrl-C or an error): JobSets deleted,
 then the agents and jobsetd by PID (SIGTERM, SIGKILL after 10 s), then any process left whose
@@ -94,7 +98,8 @@ def quote(s):
     return json.dumps(s)  # a JSON string is a valid YAML double-quoted scalar
 
 
-def jobset_manifest(name, replicas, script, cpu, mark, max_restarts=0, in_place=False):
+def jobset_manifest(name, replicas, script, cpu, mark, max_restarts=0, in_place=False, labels=None,
+                    grace=None):
     """One JobSet, one ReplicatedJob of `replicas` one-pod Jobs running `sh -c script`.
 
     in_place: restartStrategy InPlaceRestart (upstream's rules: backoffLimit MaxInt32), and
@@ -109,10 +114,13 @@ def jobset_manifest(name, replicas, script, cpu, mark, max_restarts=0, in_place=
         "              - name: INDEX",
         f"                valueFrom: {{fieldRef: {{fieldPath: \"metadata.annotations['{ANNOTATION}/job-index']\"}}}}",
     ])
+    label_text = "".join(f"\n    {k}: {quote(v)}" for k, v in (labels or {}).items())
+    meta_labels = f"\n  labels:{label_text}" if labels else ""
+    grace_line = f"\n            terminationGracePeriodSeconds: {grace}" if grace is not None else ""
     return f"""apiVersion: jobset.x-k8s.io/v1alpha2
 kind: JobSet
 metadata:
-  name: {name}
+  name: {name}{meta_labels}
 spec:
   failurePolicy: {{maxRestarts: {max_restarts}{", restartStrategy: InPlaceRestart" if in_place else ""}}}
   replicatedJobs:
@@ -125,7 +133,7 @@ spec:
         backoffLimit: {2147483647 if in_place else 0}
         template:
           spec:
-            restartPolicy: Never
+            restartPolicy: Never{grace_line}
             volumes:
             - {{name: marks, hostPath: {{path: {quote(marks)}}}}}
             containers:
@@ -156,6 +164,43 @@ if [ "$ATTEMPT" = 0 ]; then
 fi"""
 B6_SCRIPT = STAMP + """
 if [ "$ATTEMPT" = 0 ]; then exec sleep 300; fi"""
+# A preemption victim: on SIGTERM it "writes its checkpoint" (marks "term", 1 s) and exits.
+VICTIM_SCRIPT = """trap 'echo "term $(date +%s.%N) $ATTEMPT $INDEX" >> "$MARK"; sleep 1; exit 0' TERM
+""" + STAMP + """
+sleep 300 & wait $!"""
+VICTIM_GRACE_S = 2
+
+# Kueue's objects for Q and P (issue 41): one flavor; ClusterQueue "bench" with quota for every
+# node (Q), ClusterQueue "preempt" with quota for P's one-node pods and preemption within it;
+# a LocalQueue for each in namespace default; priority classes low and high.
+def kueue_setup(nodes, preempt_pods):
+    def cq(name, cpu):
+        return f"""apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {{name: {name}}}
+spec:
+  namespaceSelector: {{}}
+  preemption: {{withinClusterQueue: LowerPriority}}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors: [{{name: default, resources: [{{name: cpu, nominalQuota: {cpu}}}]}}]
+"""
+    docs = ["apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: {name: default}\n",
+            cq("bench", nodes * CPU_PER_NODE), cq("preempt", preempt_pods * CPU_PER_NODE)]
+    for q in ("bench", "preempt"):
+        docs.append(f"apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\n"
+                    f"metadata: {{name: {q}, namespace: default}}\nspec: {{clusterQueue: {q}}}\n")
+    for pc, value in (("low", 0), ("high", 1000)):
+        docs.append(f"apiVersion: kueue.x-k8s.io/v1beta1\nkind: WorkloadPriorityClass\n"
+                    f"metadata: {{name: {pc}}}\nvalue: {value}\n")
+    return "---\n".join(docs)
+
+
+def queued(queue, priority_class=None):
+    labels = {"kueue.x-k8s.io/queue-name": queue}
+    if priority_class:
+        labels["kueue.x-k8s.io/priority-class"] = priority_class
+    return labels
 
 
 STAGES = ("created_to_bound", "bound_to_sent", "sent_to_received", "received_to_started",
@@ -285,7 +330,9 @@ class Cluster:
     def idle(self):
         """Deletes every JobSet and waits until no agent holds a pod; restarts killed agents."""
         for name in self.ctl("get", "jobsets", "-o", "name", check=False).stdout.split():
-            self.ctl("delete", "jobset", name.split("/")[-1], check=False)
+            r = self.ctl("delete", "jobset", name.split("/")[-1], check=False)
+            if r.returncode != 0:
+                say(f"idle: delete {name}: exit {r.returncode}: {r.stderr.strip()[:300]}")
         dead = [n for n, p in self.agents.items() if p.poll() is not None]
         if dead:
             kill_strays(os.path.join(self.scratch, "marks"),
@@ -365,6 +412,37 @@ class Bench:
         t0, _, _ = self.c.apply(name, jobset_manifest(name, n, GANG_SCRIPT, CPU_PER_NODE, self.mark(name)))
         stamps = until(f"{n} pods of {name} running", 120, marks_of(self.mark(name), n))
         return {f"B1 gang N={n}, apply -> all running": max(stamps) - t0}
+
+    def q(self, n, run):
+        """B1 of N without and with a LocalQueue (Kueue's admission first), in turns."""
+        out = {}
+        for kind in (("unqueued", "queued") if run % 2 == 0 else ("queued", "unqueued")):
+            name = f"q-{kind}-n{n}-r{run}"
+            labels = queued("bench") if kind == "queued" else None
+            t0, _, _ = self.c.apply(name, jobset_manifest(name, n, GANG_SCRIPT, CPU_PER_NODE, self.mark(name),
+                                                          labels=labels))
+            stamps = until(f"{n} pods of {name} running", 120, marks_of(self.mark(name), n))
+            out[f"Q B1 gang N={n} {kind}, apply -> all running"] = max(stamps) - t0
+            self.c.idle()
+        out[f"Q queued - unqueued, N={n}"] = (out[f"Q B1 gang N={n} queued, apply -> all running"] -
+                                               out[f"Q B1 gang N={n} unqueued, apply -> all running"])
+        return out
+
+    def p(self, n, run):
+        """A high-priority gang of N preempts a running low-priority one of N in a ClusterQueue that
+        holds one of them: the high one's apply -> its pods all running, against the victim's
+        grace period + 1 s (the victims write a "checkpoint" for 1 s on SIGTERM)."""
+        low, high = f"p-low-r{run}", f"p-high-r{run}"
+        self.c.apply(low, jobset_manifest(low, n, VICTIM_SCRIPT, CPU_PER_NODE, self.mark(low),
+                                          labels=queued("preempt", "low"), grace=VICTIM_GRACE_S))
+        until(f"{n} pods of {low} running", 120, marks_of(self.mark(low), n))
+        t0, _, _ = self.c.apply(high, jobset_manifest(high, n, GANG_SCRIPT, CPU_PER_NODE, self.mark(high),
+                                                      labels=queued("preempt", "high")))
+        stamps = until(f"{n} pods of {high} running", 120, marks_of(self.mark(high), n))
+        terms = until(f"{n} victims' checkpoints", 10, marks_of(self.mark(low), n, "term"))
+        return {f"P preemption N={n} (victim grace {VICTIM_GRACE_S} s), preemptor apply -> all running":
+                max(stamps) - t0,
+                f"P preemptor apply -> last victim SIGTERM, N={n}": max(terms) - t0}
 
     def b3(self, jobs, run):
         names = [f"b3-r{run}-{i:04d}" for i in range(jobs)]
@@ -465,7 +543,7 @@ def main():
     ap.add_argument("--bin", required=True, help="bazel-bin holding jobsetd, jobset-agent, the shim, jobsetctl")
     ap.add_argument("--nodes", type=int, default=64)
     ap.add_argument("--runs", type=int, default=3, help="runs of every measure (default 3)")
-    ap.add_argument("--only", default="B1,B3,B5,B6")
+    ap.add_argument("--only", default="B1,B3,B5,B6", help="B1,B3,B5,B6 and Q,P (Kueue's queues)")
     ap.add_argument("--b1-sizes", default="16,64", help="gang sizes; those above --nodes are left out")
     ap.add_argument("--b3-jobs", type=int, default=1000)
     ap.add_argument("--jobsetd-flag", action="append", default=[], help="one more jobsetd flag (repeatable)")
@@ -474,9 +552,9 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep the scratch folder (every process's log)")
     args = ap.parse_args()
     only = {w.strip() for w in args.only.split(",") if w.strip()}
-    unknown = only - {"B1", "B3", "B5", "B6"}
+    unknown = only - {"B1", "B3", "B5", "B6", "Q", "P"}
     if unknown or not only:
-        ap.error(f"--only takes B1,B3,B5,B6; got {args.only!r}")
+        ap.error(f"--only takes B1,B3,B5,B6,Q,P; got {args.only!r}")
     if args.nodes < 1 or args.nodes > 60000 or args.runs < 1 or args.runs > 100 or not 1 <= args.b3_jobs <= 10000:
         ap.error("--nodes 1..60000, --runs 1..100, --b3-jobs 1..10000")
     try:
@@ -505,6 +583,13 @@ def main():
             n5 = min(16, args.nodes)
             bench.measure(f"B5 N={n5}", args.runs, lambda r: bench.b5(n5, r))
             bench.measure(f"B5 N={n5} in place", args.runs, lambda r: bench.b5(n5, r, in_place=True))
+        nq = min(16, args.nodes)
+        if only & {"Q", "P"}:
+            cluster.apply("kueue-setup", kueue_setup(args.nodes, nq))
+        if "Q" in only:
+            bench.measure(f"Q N={nq}", args.runs, lambda r: bench.q(nq, r))
+        if "P" in only:
+            bench.measure(f"P N={nq}", args.runs, lambda r: bench.p(nq, r))
         if "B6" in only:
             if args.nodes >= 5:
                 bench.measure("B6 N=4", args.runs, lambda r: bench.b6(4, r))

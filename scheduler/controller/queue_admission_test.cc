@@ -369,3 +369,45 @@ TEST_F(QueueAdmissionTest, AMinimumRuntimeHoldsPreemptionBackUntilItEnds) {
 
 }  // namespace
 }  // namespace jobset::scheduler
+
+namespace jobset::scheduler {
+namespace {
+
+// A preempted JobSet deleted just as its preemptor finishes is not started
+// again: its pods never run after the delete.
+TEST_F(QueueAdmissionTest, ADeletedVictimIsNotAdmittedAgain) {
+  SetUpQueues("LowerPriority");
+  ApplyKueue(kHighPriority);
+  Submit(Queued("low", 3), "uid-low");
+  Settle();
+  ReportAll("low", "Running");
+  Settle();
+  JobSet high = Queued("high", 3);
+  (*high.mutable_metadata()
+        ->mutable_labels())["kueue.x-k8s.io/priority-class"] = "high";
+  Submit(high, "uid-high");
+  Settle();
+  ConfirmStops();
+  Settle();
+  ReportAll("high", "Running");
+  Settle();
+  ASSERT_THAT(RunningPodsOf("low"), ::testing::IsEmpty());
+  // The preemptor ends; the victim is admitted again and started, and is
+  // deleted as its pods start: they are told to stop.
+  ReportAll("high", "Succeeded");
+  Settle();
+  ASSERT_THAT(RunningPodsOf("low"), SizeIs(3));
+  fleet_.stopped.clear();
+  const std::string key = store::keys::JobSetKey("default", "low");
+  ASSERT_THAT(store_.Commit(store::Batch().Delete(key)).status(), IsOk());
+  store::Event e;
+  e.type = store::Event::Type::kDelete;
+  e.kv.key = key;
+  core_->OnJobSetEvent(e);
+  Settle();
+  Settle();
+  EXPECT_THAT(fleet_.stopped, SizeIs(3));
+}
+
+}  // namespace
+}  // namespace jobset::scheduler
