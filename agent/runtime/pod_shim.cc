@@ -280,7 +280,11 @@ void PodShim::BeginStop(absl::Duration grace, absl::Time now) {
     launcher_->Terminate(c->spec, c->pid);
     c->probe.Kill();
   }
-  tree_.SignalAll(SIGTERM);
+  // One SIGTERM, as the kubelet sends: the launcher's to each container
+  // (its process group; runc's to its pid 1). Signalling the pod's whole
+  // tree too would deliver it again (two or three times), which re-runs or
+  // interrupts a handler writing a checkpoint. What outlives the grace
+  // period, including processes that left the group, gets SIGKILL.
   if (grace <= absl::ZeroDuration()) KillEverything();
 }
 

@@ -615,6 +615,34 @@ TEST_P(RuntimeContractTest, StopSendsTermFirst) {
   EXPECT_EQ(s.container_statuses(0).signal(), oci() ? SIGKILL : SIGTERM);
 }
 
+// As the kubelet does, a stop sends the container's process one SIGTERM: a
+// handler that writes a checkpoint is not interrupted or run twice (issue
+// 41: preemption that respects checkpoints).
+TEST_P(RuntimeContractTest, StopSendsOneTerm) {
+  if (fake()) GTEST_SKIP() << "needs a real process to receive SIGTERM";
+  if (geteuid() != 0) GTEST_SKIP() << "namespaces need root";
+  ASSERT_THAT(
+      Start(PodBuilder("checkpoints")
+                .Container("main", {"/bin/sh", "-c",
+                                    "trap 'echo term; sleep 0.5; echo saved; "
+                                    "exit 0' TERM; echo started; "
+                                    "sleep 600 & wait $!"})
+                .Grace(5)),
+      IsOk());
+  ASSERT_THAT(
+      WaitForPod(*runtime_, "checkpoints", IsRunning, kTimeout).status(),
+      IsOk());
+  ASSERT_TRUE(WaitLog("checkpoints", "main", "started"));
+  ASSERT_THAT(runtime_->Stop("checkpoints", absl::Seconds(5)), IsOk());
+  api::PodStatus s = WaitFinal("checkpoints");
+  const std::string log = Log("checkpoints", "main");
+  EXPECT_EQ(std::vector<std::string>(absl::StrSplit(log, "term")).size(), 2u)
+      << log;
+  EXPECT_THAT(log, HasSubstr("saved"));
+  // Ended by its own exit 0 within the grace period, not by SIGKILL.
+  EXPECT_EQ(s.container_statuses(0).exit_code(), 0) << s.DebugString();
+}
+
 TEST_P(RuntimeContractTest, HostnameAndHosts) {
   if (fake())
     GTEST_SKIP()
