@@ -151,7 +151,8 @@ absl::Status QueueAdmission::Stage::Commit() {
       qa_.objects_.erase(key);
       continue;
     }
-    qa_.objects_[key] = Held{*std::move(object), *revision, nullptr};
+    qa_.objects_[key] =
+        Held{*std::move(object), *revision, nullptr, std::nullopt};
   }
   for (auto& [key, js] : jobsets_) {
     TrackedJobSet* t = state_.Find(key);
@@ -186,7 +187,8 @@ absl::Status QueueAdmission::Load() {
               << " does not decode; left out: " << o.status().message();
           return absl::OkStatus();
         }
-        objects_[kv.key] = Held{*std::move(o), kv.mod_revision, nullptr};
+        objects_[kv.key] =
+            Held{*std::move(o), kv.mod_revision, nullptr, std::nullopt};
         return absl::OkStatus();
       });
 }
@@ -206,7 +208,8 @@ void QueueAdmission::OnEvent(const store::Event& event) {
   absl::StatusOr<api::KueueObject> o =
       store::DecodeValue<api::KueueObject>(event.kv);
   if (!o.ok()) return;  // the API never writes garbage; Load reports it
-  objects_[event.kv.key] = Held{*std::move(o), event.kv.mod_revision, nullptr};
+  objects_[event.kv.key] =
+      Held{*std::move(o), event.kv.mod_revision, nullptr, std::nullopt};
 }
 
 absl::Status QueueAdmission::Run(ControllerState& state, EventLog& events,

@@ -131,6 +131,9 @@ class QueueAdmission {
     int64_t revision = 0;
     // A Workload's model for the admission core, made when first needed.
     std::shared_ptr<const absl::StatusOr<queues::Workload>> model;
+    // Whether a Workload's Finished condition is True, read when first
+    // needed: each run asks it of every Workload.
+    std::optional<bool> finished;
   };
   class Stage;  // One Run's decisions (queue_admission.cc).
 

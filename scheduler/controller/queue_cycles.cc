@@ -115,16 +115,15 @@ void QueueAdmission::Stage::Pending(const std::string& wl_key,
 // `cq`; converted once per stored revision (a held, unchanged Workload's
 // is kept with it), since pod templates are costly to read.
 absl::StatusOr<queues::Workload> QueueAdmission::Stage::Model(
-    const std::string& key, const api::Workload& wl, const std::string& cq) {
-  auto held = qa_.objects_.find(key);
-  const bool cacheable = !staged_.contains(key) && held != qa_.objects_.end();
-  if (!cacheable) return queues::WorkloadFromApi(wl, cq);
-  if (held->second.model == nullptr) {
-    held->second.model =
-        std::make_shared<const absl::StatusOr<queues::Workload>>(
-            queues::WorkloadFromApi(wl, ""));
+    const std::string& key, Held* held, const api::Workload& wl,
+    const std::string& cq) {
+  if (held == nullptr || staged_.contains(key))
+    return queues::WorkloadFromApi(wl, cq);
+  if (held->model == nullptr) {
+    held->model = std::make_shared<const absl::StatusOr<queues::Workload>>(
+        queues::WorkloadFromApi(wl, ""));
   }
-  absl::StatusOr<queues::Workload> model = *held->second.model;
+  absl::StatusOr<queues::Workload> model = *held->model;
   if (model.ok()) model->cluster_queue = cq;
   return model;
 }
@@ -157,14 +156,28 @@ absl::Status QueueAdmission::Stage::BuildInput(queues::CycleInput& in) {
     }
   }
   // Workloads: the held ones (those staged for deletion are skipped by
-  // Current), then those created by this stage.
-  auto add = [&](const std::string& key) {
-    const api::Workload* wl = Current(key);
+  // Current), then those created by this stage. `held` is the held object
+  // at `key`, or null.
+  std::string lq_key;  // one buffer for every LocalQueue looked up
+  auto add = [&](const std::string& key, Held* held) {
+    const bool as_held = held != nullptr && !staged_.contains(key);
+    const api::Workload* wl = !as_held ? Current(key)
+                              : held->object.has_workload()
+                                  ? &held->object.workload()
+                                  : nullptr;
     if (wl == nullptr) return;
-    if (IsConditionTrue(wl->status().conditions(), kWorkloadFinished)) return;
+    if (!as_held) {
+      if (IsConditionTrue(wl->status().conditions(), kWorkloadFinished)) return;
+    } else {
+      if (!held->finished.has_value()) {
+        held->finished =
+            IsConditionTrue(wl->status().conditions(), kWorkloadFinished);
+      }
+      if (*held->finished) return;
+    }
     if (wl->status().has_admission()) {
       absl::StatusOr<queues::Workload> m =
-          Model(key, *wl, wl->status().admission().cluster_queue());
+          Model(key, held, *wl, wl->status().admission().cluster_queue());
       if (m.ok()) {
         SetPreemptionTimes(*m);
         in.admitted.push_back(*std::move(m));
@@ -175,7 +188,8 @@ absl::Status QueueAdmission::Stage::BuildInput(queues::CycleInput& in) {
     const std::string& ns = wl->metadata().namespace_();
     const std::string& lq = wl->spec().queue_name();
     if (lq.empty()) return;  // never admitted until a queue is set
-    auto lq_it = local_queues_.find(absl::StrCat(ns, "/", lq));
+    lq_key.assign(ns).append("/").append(lq);
+    auto lq_it = local_queues_.find(lq_key);
     if (lq_it == local_queues_.end()) {
       Pending(key, kReasonInadmissible,
               absl::StrCat("LocalQueue ", lq, " doesn't exist"));
@@ -205,25 +219,27 @@ absl::Status QueueAdmission::Stage::BuildInput(queues::CycleInput& in) {
               "Workload namespace doesn't match ClusterQueue selector");
       return;
     }
-    absl::StatusOr<queues::Workload> m = Model(key, *wl, cq_name);
+    absl::StatusOr<queues::Workload> m = Model(key, held, *wl, cq_name);
     if (!m.ok()) {
       Pending(key, kReasonInadmissible, m.status().message());
       return;
     }
+    std::string short_key = ShortKey(*wl);
     queues::PendingWorkload p;
     p.workload = *std::move(m);
-    p.parked = qa_.parked_.contains(ShortKey(*wl));
+    p.parked = qa_.parked_.contains(short_key);
     p.requeue_at = Backoff(key, *wl);
     --held_back_[cq_name];
     in.pending[index->second].workloads.push_back(std::move(p));
-    store_keys_[ShortKey(*wl)] = key;
+    store_keys_[std::move(short_key)] = key;
   };
   const std::string prefix = store::keys::KueuePrefix(kWorkloads, "");
   for (auto it = qa_.objects_.lower_bound(prefix);
        it != qa_.objects_.end() && absl::StartsWith(it->first, prefix); ++it)
-    add(it->first);
+    add(it->first, &it->second);
   for (const auto& [key, object] : staged_) {
-    if (absl::StartsWith(key, prefix) && !qa_.objects_.contains(key)) add(key);
+    if (absl::StartsWith(key, prefix) && !qa_.objects_.contains(key))
+      add(key, nullptr);
   }
   return absl::OkStatus();
 }
@@ -252,6 +268,9 @@ void QueueAdmission::Stage::SetPreemptionTimes(queues::Workload& m) {
 absl::Status QueueAdmission::Stage::Cycles() {
   if (capacity_changed_) qa_.parked_.clear();
   queues::CycleInput& in = in_;
+  // Room for every Workload among the admitted: the cycles' admissions
+  // join them there without moving those before (below).
+  in.admitted.reserve(qa_.objects_.size() + staged_.size());
   JOBSET_RETURN_IF_ERROR(BuildInput(in));
   // One admission attempt (kueue_admission_attempts_total) is this run's
   // cycles, when they had a head to decide on.

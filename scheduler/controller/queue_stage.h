@@ -134,10 +134,11 @@ class QueueAdmission::Stage {
   void Pending(const std::string& wl_key, absl::string_view reason,
                absl::string_view message);
 
-  // The admission core's model of Workload `wl` (at `key`) in ClusterQueue
-  // `cq`; converted once per stored revision (a held, unchanged Workload's
-  // is kept with it), since pod templates are costly to read.
-  absl::StatusOr<queues::Workload> Model(const std::string& key,
+  // The admission core's model of Workload `wl` (at `key`, held as `held`
+  // or null) in ClusterQueue `cq`; converted once per stored revision (a
+  // held, unchanged Workload's is kept with it), since pod templates are
+  // costly to read.
+  absl::StatusOr<queues::Workload> Model(const std::string& key, Held* held,
                                          const api::Workload& wl,
                                          const std::string& cq);
 

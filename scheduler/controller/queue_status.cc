@@ -33,21 +33,25 @@ double LimitOrInf(absl::string_view resource,
 void QueueAdmission::Stage::QueueStatuses() {
   std::map<std::string, QueueTally> by_cq;
   std::map<std::string, QueueTally> by_lq;  // "ns/name"
+  // The LocalQueue of `w` in by_lq, its key built in one buffer (this
+  // runs for every Workload).
+  std::string lq_key;
+  auto lq_tally = [&](const queues::Workload& w) -> QueueTally& {
+    lq_key.assign(w.namespace_name).append("/").append(w.queue_name);
+    return by_lq[lq_key];
+  };
   for (const queues::PendingQueue& q : in_.pending) {
+    if (q.workloads.empty()) continue;
+    QueueTally& t = by_cq[q.cluster_queue];
     for (const queues::PendingWorkload& p : q.workloads) {
-      QueueTally& t = by_cq[q.cluster_queue];
       ++t.pending;
       if (p.parked) ++t.parked;
-      ++by_lq[absl::StrCat(p.workload.namespace_name, "/",
-                           p.workload.queue_name)]
-            .pending;
+      ++lq_tally(p.workload).pending;
     }
   }
   for (const queues::Workload& w : in_.admitted) {
     const queues::FlavorResourceQuantities usage = queues::AdmittedUsage(w);
-    for (QueueTally* t :
-         {&by_cq[w.admission->cluster_queue],
-          &by_lq[absl::StrCat(w.namespace_name, "/", w.queue_name)]}) {
+    for (QueueTally* t : {&by_cq[w.admission->cluster_queue], &lq_tally(w)}) {
       ++t->reserving;
       for (const auto& [fr, v] : usage) t->usage[fr] += v;
     }
