@@ -65,6 +65,14 @@ absl::Time QueuedSince(const api::Workload& wl) {
   return FromTimestamp(wl.metadata().creation_timestamp());
 }
 
+// The store key of Workload "<ns>/<name>", as the admission core names
+// it; "" for a malformed name.
+std::string StoreKeyOf(absl::string_view workload) {
+  std::vector<absl::string_view> parts = absl::StrSplit(workload, '/');
+  if (parts.size() != 2) return "";
+  return WorkloadStoreKey(parts[0], parts[1]);
+}
+
 }  // namespace
 
 queues::FlavorIndex QueueAdmission::Stage::Flavors() const {
@@ -205,9 +213,9 @@ absl::Status QueueAdmission::Stage::BuildInput(queues::CycleInput& in) {
     }
     // From here on it waits in ClusterQueue cq_name, in the cycle's heap or
     // held back before it (inadmissible).
-    ++held_back_[cq_name];
     if (lq_it->second->spec().stop_policy() == "Hold" ||
         lq_it->second->spec().stop_policy() == "HoldAndDrain") {
+      ++held_back_[cq_name];
       Pending(key, kReasonInadmissible,
               absl::StrCat("LocalQueue ", lq, " is inactive"));
       return;
@@ -215,23 +223,22 @@ absl::Status QueueAdmission::Stage::BuildInput(queues::CycleInput& in) {
     const api::ClusterQueueSpec& spec = cq_it->second->spec();
     if (!spec.has_namespace_selector() ||
         !Selects(spec.namespace_selector(), NamespaceLabels(ns))) {
+      ++held_back_[cq_name];
       Pending(key, kReasonInadmissible,
               "Workload namespace doesn't match ClusterQueue selector");
       return;
     }
     absl::StatusOr<queues::Workload> m = Model(key, held, *wl, cq_name);
     if (!m.ok()) {
+      ++held_back_[cq_name];
       Pending(key, kReasonInadmissible, m.status().message());
       return;
     }
-    std::string short_key = ShortKey(*wl);
     queues::PendingWorkload p;
     p.workload = *std::move(m);
-    p.parked = qa_.parked_.contains(short_key);
+    p.parked = !qa_.parked_.empty() && qa_.parked_.contains(ShortKey(*wl));
     p.requeue_at = Backoff(key, *wl);
-    --held_back_[cq_name];
     in.pending[index->second].workloads.push_back(std::move(p));
-    store_keys_[std::move(short_key)] = key;
   };
   const std::string prefix = store::keys::KueuePrefix(kWorkloads, "");
   for (auto it = qa_.objects_.lower_bound(prefix);
@@ -347,9 +354,8 @@ QueueAdmission::Stage::FindPending(queues::PendingQueue& q,
 // something new.
 bool QueueAdmission::Stage::Apply(const queues::Decision& d,
                                   queues::CycleInput& in) {
-  auto key_it = store_keys_.find(d.workload);
-  if (key_it == store_keys_.end()) return false;
-  const std::string& wl_key = key_it->second;
+  const std::string wl_key = StoreKeyOf(d.workload);
+  if (Current(wl_key) == nullptr) return false;
   switch (d.kind) {
     case queues::DecisionKind::kAdmit: {
       queues::PendingQueue* q = QueueOf(in, d.cluster_queue);
@@ -443,15 +449,7 @@ void QueueAdmission::Stage::Admit(const std::string& wl_key,
 
 void QueueAdmission::Stage::Evict(const queues::Victim& v,
                                   const std::string& preempting_cq) {
-  auto key_it = store_keys_.find(v.workload);
-  std::string wl_key;
-  if (key_it != store_keys_.end()) {
-    wl_key = key_it->second;
-  } else {
-    std::vector<std::string> parts = absl::StrSplit(v.workload, '/');
-    if (parts.size() != 2) return;
-    wl_key = WorkloadStoreKey(parts[0], parts[1]);
-  }
+  const std::string wl_key = StoreKeyOf(v.workload);
   const api::Workload* victim = Current(wl_key);
   if (victim == nullptr) return;
   Measure([cq = MetricQueueOf(*victim), preempting_cq,

@@ -257,9 +257,8 @@ class QueueAdmission::Stage {
   std::set<std::string> live_job_uids_;
   // When each JobSet (by uid) last restarted, where the controller saw it.
   std::map<std::string, absl::Time> restarts_;
-  // The cycle's: pending entry per ClusterQueue, store key per "ns/name".
+  // The cycle's pending entry per ClusterQueue.
   std::map<std::string, size_t> pending_index_;
-  std::map<std::string, std::string> store_keys_;
   // The last cycle's input, as the cycles left it.
   queues::CycleInput in_;
   // Decided: Kueue objects (nullopt: delete) and JobSets to write.

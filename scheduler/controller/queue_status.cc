@@ -169,21 +169,27 @@ template <typename Status>
 void QueueAdmission::Stage::StageStatus(const std::string& key,
                                         const api::KueueObject& object,
                                         const Status& status) {
+  // Compared before the object is copied: most queues' status is as held.
+  if (object.has_cluster_queue()) {
+    if constexpr (std::is_same_v<Status, api::ClusterQueueStatus>) {
+      if (object.cluster_queue().status().SerializeAsString() ==
+          status.SerializeAsString())
+        return;
+    }
+  } else if (object.has_local_queue()) {
+    if constexpr (std::is_same_v<Status, api::LocalQueueStatus>) {
+      if (object.local_queue().status().SerializeAsString() ==
+          status.SerializeAsString())
+        return;
+    }
+  }
   api::KueueObject copy = object;
   if (copy.has_cluster_queue()) {
-    if constexpr (std::is_same_v<Status, api::ClusterQueueStatus>) {
-      if (copy.cluster_queue().status().SerializeAsString() ==
-          status.SerializeAsString())
-        return;
+    if constexpr (std::is_same_v<Status, api::ClusterQueueStatus>)
       *copy.mutable_cluster_queue()->mutable_status() = status;
-    }
   } else if (copy.has_local_queue()) {
-    if constexpr (std::is_same_v<Status, api::LocalQueueStatus>) {
-      if (copy.local_queue().status().SerializeAsString() ==
-          status.SerializeAsString())
-        return;
+    if constexpr (std::is_same_v<Status, api::LocalQueueStatus>)
       *copy.mutable_local_queue()->mutable_status() = status;
-    }
   }
   staged_[key] = std::move(copy);
 }
