@@ -14,14 +14,18 @@
 //     blocking of pending workloads is scenario 26's);
 //   28 namespaceSelector (checked before this core);
 //   29 missing WorkloadPriorityClass, 30 manageJobsWithoutQueueName,
-//   31 default LocalQueue, 32 queue-name changes, 38 too many
-//     replicatedJobs (JobSet -> Workload conversion and validation);
-//   33 the PodsReady timeout itself and 37 maximum execution time (timers in
-//     the controller); 33's backoff (requeueAt keeps a workload out of the
-//     heap) is covered below.
+//   31 default LocalQueue (scheduler/server/jobset_api_test's
+//     TheDefaultLocalQueueTakesUnlabelledJobSets), 32 queue-name changes,
+//     38 too many replicatedJobs (JobSet -> Workload conversion and
+//     validation);
+//   33 the PodsReady timeout itself (scheduler/controller's
+//     queue_pods_ready_test) and 37 maximum execution time (timers in the
+//     controller); 33's backoff (requeueAt keeps a workload out of the heap)
+//     is covered below.
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -68,15 +72,16 @@ class World {
   void Submit(Workload w) {
     Queue(w.cluster_queue)
         .workloads.push_back(
-            PendingWorkload{std::move(w), false, absl::InfinitePast()});
+            PendingWorkload{std::make_shared<const Workload>(std::move(w)),
+                            false, absl::InfinitePast()});
   }
 
   // Adds a workload that already holds quota on `flavor`, reserved at kT0,
   // before the world's first cycle.
   void Running(Workload w, std::string flavor = "default") {
     const std::string cq = w.cluster_queue;
-    input_.admitted.push_back(
-        WorkloadBuilder(std::move(w)).AdmittedOn(cq, flavor, kT0).Build());
+    input_.admitted.push_back(std::make_shared<const Workload>(
+        WorkloadBuilder(std::move(w)).AdmittedOn(cq, flavor, kT0).Build()));
   }
 
   // Runs one cycle, applies its decisions, returns them by workload name.
@@ -98,7 +103,7 @@ class World {
   void Finish(const std::string& name) {
     auto it = FindAdmitted(name);
     ASSERT_NE(it, input_.admitted.end()) << name;
-    const std::string cq = it->admission->cluster_queue;
+    const std::string cq = (*it)->admission->cluster_queue;
     input_.admitted.erase(it);
     CapacityChanged(cq);
   }
@@ -106,12 +111,13 @@ class World {
   // The evicted workloads' JobSets stopped: their quota is released and
   // they requeue at their original queue-order time.
   void StopVictims() {
-    std::vector<Workload> keep;
-    for (Workload& w : input_.admitted) {
-      if (!w.evicted) {
-        keep.push_back(std::move(w));
+    std::vector<std::shared_ptr<const Workload>> keep;
+    for (std::shared_ptr<const Workload>& held : input_.admitted) {
+      if (!held->evicted) {
+        keep.push_back(std::move(held));
         continue;
       }
+      Workload w = *held;
       const std::string cq = w.admission->cluster_queue;
       w.evicted = false;
       w.admission.reset();
@@ -130,20 +136,30 @@ class World {
   }
 
   CycleInput& input() { return input_; }
+
+  // Admitted workload `i`, copied to be changed: the copy replaces it.
+  Workload& EditAdmitted(size_t i) {
+    auto w = std::make_shared<Workload>(*input_.admitted[i]);
+    Workload& edited = *w;
+    input_.admitted[i] = std::move(w);
+    return edited;
+  }
   absl::Time now() const { return now_; }
 
   const Workload* Admitted(const std::string& name) const {
     auto it = std::find_if(input_.admitted.begin(), input_.admitted.end(),
-                           [&](const Workload& w) { return w.name == name; });
-    return it == input_.admitted.end() ? nullptr : &*it;
+                           [&](const std::shared_ptr<const Workload>& w) {
+                             return w->name == name;
+                           });
+    return it == input_.admitted.end() ? nullptr : it->get();
   }
 
   // Returns the quota ClusterQueue `cq` holds on (flavor, cpu), in cpus.
   int64_t CpuUsage(const std::string& cq, const std::string& flavor) const {
     int64_t total = 0;
-    for (const Workload& w : input_.admitted) {
-      if (w.admission->cluster_queue != cq) continue;
-      auto usage = AdmittedUsage(w);
+    for (const std::shared_ptr<const Workload>& w : input_.admitted) {
+      if (w->admission->cluster_queue != cq) continue;
+      auto usage = AdmittedUsage(*w);
       total += usage[FlavorResource{flavor, "cpu"}];
     }
     return total / 1000;
@@ -158,9 +174,12 @@ class World {
     return input_.pending.back();
   }
 
-  std::vector<Workload>::iterator FindAdmitted(const std::string& name) {
+  std::vector<std::shared_ptr<const Workload>>::iterator FindAdmitted(
+      const std::string& name) {
     return std::find_if(input_.admitted.begin(), input_.admitted.end(),
-                        [&](const Workload& w) { return w.name == name; });
+                        [&](const std::shared_ptr<const Workload>& w) {
+                          return w->name == name;
+                        });
   }
 
   void CapacityChanged(const std::string& cq) {
@@ -176,22 +195,23 @@ class World {
     PendingQueue& queue = Queue(d.cluster_queue);
     auto it = std::find_if(
         queue.workloads.begin(), queue.workloads.end(),
-        [&](const PendingWorkload& p) { return p.workload.uid == d.uid; });
+        [&](const PendingWorkload& p) { return p.workload->uid == d.uid; });
     ASSERT_NE(it, queue.workloads.end()) << d.workload;
     if (queue.sticky_uid == d.uid) queue.sticky_uid.clear();
     switch (d.kind) {
       case DecisionKind::kAdmit: {
-        Workload w = std::move(it->workload);
+        auto w = std::make_shared<Workload>(*it->workload);
         queue.workloads.erase(it);
-        w.admission = d.admission;
-        w.times.quota_reserved = now_;
+        w->admission = d.admission;
+        w->times.quota_reserved = now_;
         input_.admitted.push_back(std::move(w));
         return;
       }
       case DecisionKind::kPreempt:
         for (const Victim& v : d.victims) {
-          for (Workload& w : input_.admitted) {
-            if (w.uid == v.uid) w.evicted = true;
+          for (size_t i = 0; i < input_.admitted.size(); ++i) {
+            if (input_.admitted[i]->uid == v.uid)
+              EditAdmitted(i).evicted = true;
           }
         }
         break;
@@ -432,9 +452,9 @@ TEST(ScenariosTest, MinimalSet) {  // §6 scenario 13
   world.Running(J("a", "cq-solo", 6, 0, 10));
   world.Running(J("b", "cq-solo", 1, 0, 1));
   world.Running(J("c", "cq-solo", 1, 0, 1));
-  world.input().admitted[0].times.quota_reserved = kT0;  // A oldest
-  world.input().admitted[1].times.quota_reserved = kT0 + absl::Minutes(1);
-  world.input().admitted[2].times.quota_reserved = kT0 + absl::Minutes(2);
+  world.EditAdmitted(0).times.quota_reserved = kT0;  // A oldest
+  world.EditAdmitted(1).times.quota_reserved = kT0 + absl::Minutes(1);
+  world.EditAdmitted(2).times.quota_reserved = kT0 + absl::Minutes(2);
   world.Submit(J("p", "cq-solo", 6, 0, 100));
   auto d = world.Cycle();
   ASSERT_EQ(d["p"].kind, DecisionKind::kPreempt);
@@ -640,7 +660,7 @@ TEST(ScenariosTest, EarlyRelease) {  // §6 scenario 35
   world.Running(J("a", "cq-solo", 2));
   world.Submit(J("next", "cq-solo", 1));
   EXPECT_EQ(world.Cycle()["next"].kind, DecisionKind::kPending);
-  world.input().admitted[0].pod_sets[0].reclaimable = 1;  // one Job done
+  world.EditAdmitted(0).pod_sets[0].reclaimable = 1;  // one Job done
   world.Unpark();
   EXPECT_EQ(world.Cycle()["next"].kind, DecisionKind::kAdmit);
 }

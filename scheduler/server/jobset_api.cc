@@ -363,6 +363,17 @@ absl::StatusOr<JobSetApi::CreateResult> JobSetApi::Create(api::JobSet jobset,
     meta->set_name(absl::StrCat(meta->generate_name(), NameSuffix()));
   JOBSET_RETURN_IF_ERROR(
       api::ValidateJobSetCreate(jobset, features_, limits_.spec));
+  // Kueue's LocalQueueDefaulting (on by default): an unlabelled JobSet in a
+  // namespace with a LocalQueue named "default" is queued there.
+  if (queues::QueueName(jobset).empty()) {
+    JOBSET_ASSIGN_OR_RETURN(std::optional<store::KeyValue> default_queue,
+                            store_->Get(store::keys::KueueKey(
+                                "localqueues", meta->namespace_(), "default")));
+    if (default_queue.has_value()) {
+      (*meta->mutable_labels())[std::string(queues::kQueueNameLabel)] =
+          "default";
+    }
+  }
   JOBSET_RETURN_IF_ERROR(queues::ValidateKueueJobSetCreate(
       jobset, {.manage_jobs_without_queue_name =
                    features_.manage_jobs_without_queue_name}));

@@ -136,6 +136,34 @@ TEST_F(JobSetApiTest, KueueManagedJobSetsAreCreatedSuspended) {
   EXPECT_THAT(updated.status().message(), HasSubstr("field is immutable"));
 }
 
+// Kueue's LocalQueueDefaulting (§6 scenario 31): with a LocalQueue named
+// "default" in its namespace, an unlabelled JobSet is queued there, and the
+// label cannot be removed later; elsewhere it runs unmanaged.
+TEST_F(JobSetApiTest, TheDefaultLocalQueueTakesUnlabelledJobSets) {
+  ASSERT_THAT(store_
+                  .Commit(store::Batch().Put(
+                      store::keys::KueueKey("localqueues", "team-a", "default"),
+                      "stored LocalQueue"))
+                  .status(),
+              IsOk());
+  JobSet queued = MustCreate(
+      JobSetBuilder("queued").Namespace("team-a").Replicated("w", 1).Build());
+  EXPECT_EQ(queued.metadata().labels().at("kueue.x-k8s.io/queue-name"),
+            "default");
+  EXPECT_TRUE(queued.spec().suspend());
+  JobSet elsewhere =
+      MustCreate(JobSetBuilder("elsewhere").Replicated("w", 1).Build());
+  EXPECT_FALSE(
+      elsewhere.metadata().labels().contains("kueue.x-k8s.io/queue-name"));
+  EXPECT_FALSE(elsewhere.spec().suspend());
+  JobSet unlabelled = queued;
+  unlabelled.mutable_metadata()->clear_resource_version();
+  unlabelled.mutable_metadata()->mutable_labels()->erase(
+      "kueue.x-k8s.io/queue-name");
+  EXPECT_EQ(api_.Update(unlabelled, false).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 // Applying the same manifest again to a JobSet Kueue admitted leaves it as
 // it is: suspend and the flavor Kueue injected are Kueue's, as kubectl
 // apply's merge keeps what a manifest does not set.
