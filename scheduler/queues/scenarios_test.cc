@@ -5,23 +5,22 @@
 // JobSets stopped, parked heads return when capacity in their cohort tree
 // changes.
 //
-// Not here, because the controller or the API layer decides them:
-//   21 eviction keeps the JobSet's restart count and template (controller);
-//   22, 23, 24 LocalQueues, missing or pointing nowhere (queue resolution
-//     happens before this core; a missing ClusterQueue is covered by
-//     cycle_test's MissingQueue with SCH's "not found" wording);
-//   27 HoldAndDrain evicting admitted workloads (workload controller; its
-//     blocking of pending workloads is scenario 26's);
-//   28 namespaceSelector (checked before this core);
-//   29 missing WorkloadPriorityClass, 30 manageJobsWithoutQueueName,
-//   31 default LocalQueue (scheduler/server/jobset_api_test's
-//     TheDefaultLocalQueueTakesUnlabelledJobSets), 32 queue-name changes,
-//     38 too many replicatedJobs (JobSet -> Workload conversion and
-//     validation);
-//   33 the PodsReady timeout itself (scheduler/controller's
-//     queue_pods_ready_test) and 37 maximum execution time (timers in the
-//     controller); 33's backoff (requeueAt keeps a workload out of the heap)
-//     is covered below.
+// Not here, because the controller or the API layer decides them (where
+// they are tested instead):
+//   21 eviction keeps the JobSet's restart count and template, 34 completion
+//     (scheduler/controller/queue_admission_test);
+//   22, 23, 24 LocalQueues missing or pointing nowhere, 25 a missing flavor,
+//     26 Hold, 28 namespaceSelector, 29 a missing WorkloadPriorityClass,
+//     30 manageJobsWithoutQueueName, 32 a queue-name change
+//     (scheduler/controller/queue_scenarios_test; 23 also
+//     queue_admission_test's MissingLocalQueueIsNamed, a missing
+//     ClusterQueue also cycle_test's MissingQueue);
+//   27 HoldAndDrain evicting admitted workloads (not built yet);
+//   31 default LocalQueue (scheduler/server/jobset_api_test), 38 too many
+//     replicatedJobs (JobSet -> Workload validation, jobset_update_rules_test);
+//   33 the PodsReady timeout (scheduler/controller/queue_pods_ready_test;
+//     its backoff keeping a workload out of the heap is covered below);
+//   37 maximum execution time (not built yet).
 
 #include <algorithm>
 #include <map>
