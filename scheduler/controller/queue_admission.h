@@ -129,7 +129,9 @@ class QueueAdmission {
   struct Held {
     api::KueueObject object;
     int64_t revision = 0;
-    // A Workload's model for the admission core, made when first needed.
+    // A Workload's model for the admission core, made when first needed,
+    // in the ClusterQueue it was last asked for; the cycles' input shares
+    // it (QueueAdmission::Stage::Model).
     std::shared_ptr<const absl::StatusOr<queues::Workload>> model;
     // Whether a Workload's Finished condition is True, read when first
     // needed: each run asks it of every Workload.

@@ -122,18 +122,27 @@ void QueueAdmission::Stage::Pending(const std::string& wl_key,
 // The admission core's model of Workload `wl` (at `key`) in ClusterQueue
 // `cq`; converted once per stored revision (a held, unchanged Workload's
 // is kept with it), since pod templates are costly to read.
-absl::StatusOr<queues::Workload> QueueAdmission::Stage::Model(
-    const std::string& key, Held* held, const api::Workload& wl,
-    const std::string& cq) {
-  if (held == nullptr || staged_.contains(key))
-    return queues::WorkloadFromApi(wl, cq);
-  if (held->model == nullptr) {
-    held->model = std::make_shared<const absl::StatusOr<queues::Workload>>(
-        queues::WorkloadFromApi(wl, ""));
+absl::StatusOr<std::shared_ptr<const queues::Workload>>
+QueueAdmission::Stage::Model(const std::string& key, Held* held,
+                             const api::Workload& wl, const std::string& cq) {
+  if (held == nullptr || staged_.contains(key)) {
+    absl::StatusOr<queues::Workload> model = queues::WorkloadFromApi(wl, cq);
+    if (!model.ok()) return model.status();
+    return std::make_shared<const queues::Workload>(*std::move(model));
   }
-  absl::StatusOr<queues::Workload> model = *held->model;
-  if (model.ok()) model->cluster_queue = cq;
-  return model;
+  if (held->model == nullptr ||
+      (held->model->ok() && (*held->model)->cluster_queue != cq)) {
+    // Converted once per revision; copied again only when its LocalQueue
+    // now points at another ClusterQueue.
+    absl::StatusOr<queues::Workload> model =
+        held->model == nullptr ? queues::WorkloadFromApi(wl, "") : *held->model;
+    if (model.ok()) model->cluster_queue = cq;
+    held->model = std::make_shared<const absl::StatusOr<queues::Workload>>(
+        std::move(model));
+  }
+  if (!held->model->ok()) return held->model->status();
+  // Shares the held model's ownership.
+  return std::shared_ptr<const queues::Workload>(held->model, &**held->model);
 }
 
 absl::Status QueueAdmission::Stage::BuildInput(queues::CycleInput& in) {
@@ -184,7 +193,7 @@ absl::Status QueueAdmission::Stage::BuildInput(queues::CycleInput& in) {
       if (*held->finished) return;
     }
     if (wl->status().has_admission()) {
-      absl::StatusOr<queues::Workload> m =
+      absl::StatusOr<std::shared_ptr<const queues::Workload>> m =
           Model(key, held, *wl, wl->status().admission().cluster_queue());
       if (m.ok()) {
         SetPreemptionTimes(*m);
@@ -228,7 +237,8 @@ absl::Status QueueAdmission::Stage::BuildInput(queues::CycleInput& in) {
               "Workload namespace doesn't match ClusterQueue selector");
       return;
     }
-    absl::StatusOr<queues::Workload> m = Model(key, held, *wl, cq_name);
+    absl::StatusOr<std::shared_ptr<const queues::Workload>> m =
+        Model(key, held, *wl, cq_name);
     if (!m.ok()) {
       ++held_back_[cq_name];
       Pending(key, kReasonInadmissible, m.status().message());
@@ -251,48 +261,52 @@ absl::Status QueueAdmission::Stage::BuildInput(queues::CycleInput& in) {
   return absl::OkStatus();
 }
 
-void QueueAdmission::Stage::SetPreemptionTimes(queues::Workload& m) {
-  if (auto t = restarts_.find(m.job_uid); t != restarts_.end()) {
-    m.times.last_restart = t->second;
+void QueueAdmission::Stage::SetPreemptionTimes(
+    std::shared_ptr<const queues::Workload>& m) {
+  queues::WorkloadTimes times = m->times;
+  if (auto t = restarts_.find(m->job_uid); t != restarts_.end()) {
+    times.last_restart = t->second;
   }
   absl::Duration runtime = absl::ZeroDuration();
-  if (auto q = queue_runtimes_.find(m.cluster_queue);
+  if (auto q = queue_runtimes_.find(m->cluster_queue);
       q != queue_runtimes_.end()) {
     runtime = q->second;
   }
-  if (auto c = class_runtimes_.find(m.priority_class);
+  if (auto c = class_runtimes_.find(m->priority_class);
       c != class_runtimes_.end()) {
     runtime = std::max(runtime, c->second);
   }
-  if (runtime == absl::ZeroDuration() || !m.times.quota_reserved.has_value())
+  if (runtime != absl::ZeroDuration() && times.quota_reserved.has_value()) {
+    times.not_preemptible_before = *times.quota_reserved + runtime;
+    if (times.not_preemptible_before > now_ &&
+        (!protected_until_ || times.not_preemptible_before < *protected_until_))
+      protected_until_ = times.not_preemptible_before;
+  }
+  if (times.last_restart == m->times.last_restart &&
+      times.not_preemptible_before == m->times.not_preemptible_before)
     return;
-  m.times.not_preemptible_before = *m.times.quota_reserved + runtime;
-  if (m.times.not_preemptible_before > now_ &&
-      (!protected_until_ || m.times.not_preemptible_before < *protected_until_))
-    protected_until_ = m.times.not_preemptible_before;
+  auto changed = std::make_shared<queues::Workload>(*m);
+  changed->times = times;
+  m = std::move(changed);
 }
 
 absl::Status QueueAdmission::Stage::Cycles() {
   if (capacity_changed_) qa_.parked_.clear();
   queues::CycleInput& in = in_;
-  // Room for every Workload among the admitted: the cycles' admissions
-  // join them there without moving those before (below).
-  in.admitted.reserve(qa_.objects_.size() + staged_.size());
   JOBSET_RETURN_IF_ERROR(BuildInput(in));
   // One admission attempt (kueue_admission_attempts_total) is this run's
   // cycles, when they had a head to decide on.
   const Stopwatch took;
   bool attempted = false;
   bool admitted = false;
-  // One snapshot for the run's cycles: each admission Apply appends to
-  // in.admitted is added to it, where the snapshot refers to it; room for
-  // every pending Workload keeps those from moving.
-  size_t waiting = 0;
-  for (const queues::PendingQueue& q : in.pending)
-    waiting += q.workloads.size();
-  in.admitted.reserve(in.admitted.size() + waiting);
-  absl::StatusOr<queues::ClusterState> snapshot = queues::ClusterState::Build(
-      in.flavors, in.cohorts, in.cluster_queues, in.admitted);
+  // One snapshot for the run's cycles, each admission Apply appends to
+  // in.admitted added to it.
+  absl::StatusOr<queues::ClusterState> snapshot =
+      queues::ClusterState::Build(in.flavors, in.cohorts, in.cluster_queues);
+  if (snapshot.ok()) {
+    for (const std::shared_ptr<const queues::Workload>& w : in.admitted)
+      snapshot->AddAdmitted(*w);
+  }
   for (int cycle = 0; snapshot.ok() && cycle < qa_.options_.max_cycles;
        ++cycle) {
     absl::StatusOr<queues::CycleResult> result =
@@ -301,7 +315,6 @@ absl::Status QueueAdmission::Stage::Cycles() {
       snapshot = result.status();
       break;
     }
-    const queues::Workload* const held = in.admitted.data();
     const size_t before = in.admitted.size();
     bool progressed = false;
     for (const queues::Decision& d : result->decisions) {
@@ -309,13 +322,8 @@ absl::Status QueueAdmission::Stage::Cycles() {
       admitted |= d.kind == queues::DecisionKind::kAdmit;
       progressed |= Apply(d, in);
     }
-    if (in.admitted.data() != held) {
-      snapshot = queues::ClusterState::Build(in.flavors, in.cohorts,
-                                             in.cluster_queues, in.admitted);
-    } else {
-      for (size_t i = before; i < in.admitted.size(); ++i)
-        snapshot->AddAdmitted(in.admitted[i]);
-    }
+    for (size_t i = before; i < in.admitted.size(); ++i)
+      snapshot->AddAdmitted(*in.admitted[i]);
     if (!progressed) break;
   }
   if (!snapshot.ok()) {
@@ -347,7 +355,7 @@ QueueAdmission::Stage::FindPending(queues::PendingQueue& q,
                                    const std::string& uid) {
   return std::find_if(
       q.workloads.begin(), q.workloads.end(),
-      [&](const queues::PendingWorkload& p) { return p.workload.uid == uid; });
+      [&](const queues::PendingWorkload& p) { return p.workload->uid == uid; });
 }
 
 // Applies one decision; returns whether the next cycle may decide
@@ -362,15 +370,15 @@ bool QueueAdmission::Stage::Apply(const queues::Decision& d,
       if (q == nullptr || !d.admission.has_value()) return false;
       auto it = FindPending(*q, d.uid);
       if (it == q->workloads.end()) return false;
-      queues::Workload w = std::move(it->workload);
+      auto w = std::make_shared<queues::Workload>(*it->workload);
       q->workloads.erase(it);
       if (q->sticky_uid == d.uid) {
         q->sticky_uid.clear();
         qa_.sticky_.erase(d.cluster_queue);
       }
       Admit(wl_key, *d.admission);
-      w.admission = d.admission;
-      w.times.quota_reserved = now_;
+      w->admission = d.admission;
+      w->times.quota_reserved = now_;
       in.admitted.push_back(std::move(w));
       return true;
     }

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -136,11 +137,12 @@ class QueueAdmission::Stage {
 
   // The admission core's model of Workload `wl` (at `key`, held as `held`
   // or null) in ClusterQueue `cq`; converted once per stored revision (a
-  // held, unchanged Workload's is kept with it), since pod templates are
-  // costly to read.
-  absl::StatusOr<queues::Workload> Model(const std::string& key, Held* held,
-                                         const api::Workload& wl,
-                                         const std::string& cq);
+  // held, unchanged Workload's is kept with it and shared, not copied,
+  // while its ClusterQueue stays the same), since pod templates are costly
+  // to read and 50,000 models costly to copy.
+  absl::StatusOr<std::shared_ptr<const queues::Workload>> Model(
+      const std::string& key, Held* held, const api::Workload& wl,
+      const std::string& cq);
 
   absl::Status BuildInput(queues::CycleInput& in);
 
@@ -148,7 +150,8 @@ class QueueAdmission::Stage {
   // JobSet's last restart; its minimum runtime, the longer of its
   // ClusterQueue's and its WorkloadPriorityClass's
   // api::kMinimumRuntimeAnnotation, from its quota reservation).
-  void SetPreemptionTimes(queues::Workload& m);
+  // A shared model is copied only where its times change.
+  void SetPreemptionTimes(std::shared_ptr<const queues::Workload>& m);
 
   absl::Status Cycles();
 

@@ -46,12 +46,12 @@ void QueueAdmission::Stage::QueueStatuses() {
     for (const queues::PendingWorkload& p : q.workloads) {
       ++t.pending;
       if (p.parked) ++t.parked;
-      ++lq_tally(p.workload).pending;
+      ++lq_tally(*p.workload).pending;
     }
   }
-  for (const queues::Workload& w : in_.admitted) {
-    const queues::FlavorResourceQuantities usage = queues::AdmittedUsage(w);
-    for (QueueTally* t : {&by_cq[w.admission->cluster_queue], &lq_tally(w)}) {
+  for (const std::shared_ptr<const queues::Workload>& w : in_.admitted) {
+    const queues::FlavorResourceQuantities usage = queues::AdmittedUsage(*w);
+    for (QueueTally* t : {&by_cq[w->admission->cluster_queue], &lq_tally(*w)}) {
       ++t->reserving;
       for (const auto& [fr, v] : usage) t->usage[fr] += v;
     }

@@ -18,6 +18,15 @@ absl::StatusOr<ClusterState> ClusterState::Build(
     absl::Span<const ResourceFlavor> flavors, absl::Span<const Cohort> cohorts,
     absl::Span<const ClusterQueue> cluster_queues,
     absl::Span<const Workload> admitted) {
+  absl::StatusOr<ClusterState> state = Build(flavors, cohorts, cluster_queues);
+  if (!state.ok()) return state.status();
+  for (const Workload& w : admitted) state->AddAdmitted(w);
+  return state;
+}
+
+absl::StatusOr<ClusterState> ClusterState::Build(
+    absl::Span<const ResourceFlavor> flavors, absl::Span<const Cohort> cohorts,
+    absl::Span<const ClusterQueue> cluster_queues) {
   absl::StatusOr<QuotaTree> tree = QuotaTree::Build(cohorts, cluster_queues);
   if (!tree.ok()) return tree.status();
   ClusterState state(*std::move(tree));
@@ -30,7 +39,6 @@ absl::StatusOr<ClusterState> ClusterState::Build(
   for (const ClusterQueue& cq : cluster_queues) {
     state.cluster_queues_[cq.name] = &cq;
   }
-  for (const Workload& w : admitted) state.AddAdmitted(w);
   return state;
 }
 

@@ -40,6 +40,11 @@ class ClusterState {
       absl::Span<const Cohort> cohorts,
       absl::Span<const ClusterQueue> cluster_queues,
       absl::Span<const Workload> admitted);
+  // The same without admitted workloads; add them with AddAdmitted.
+  static absl::StatusOr<ClusterState> Build(
+      absl::Span<const ResourceFlavor> flavors,
+      absl::Span<const Cohort> cohorts,
+      absl::Span<const ClusterQueue> cluster_queues);
 
   QuotaTree& tree() { return tree_; }
   const QuotaTree& tree() const { return tree_; }

@@ -225,9 +225,11 @@ bool ProcessBefore(const Entry& a, const Entry& b) {
 }  // namespace
 
 absl::StatusOr<CycleResult> RunCycle(const CycleInput& input, absl::Time now) {
-  absl::StatusOr<ClusterState> state = ClusterState::Build(
-      input.flavors, input.cohorts, input.cluster_queues, input.admitted);
+  absl::StatusOr<ClusterState> state =
+      ClusterState::Build(input.flavors, input.cohorts, input.cluster_queues);
   if (!state.ok()) return state.status();
+  for (const std::shared_ptr<const Workload>& w : input.admitted)
+    state->AddAdmitted(*w);
   return RunCycle(input, *state, now);
 }
 
@@ -244,7 +246,7 @@ absl::StatusOr<CycleResult> RunCycle(const CycleInput& input,
     const std::optional<size_t> head = Head(queue, now);
     if (!head.has_value()) continue;
     Entry e;
-    e.workload = &queue.workloads[*head].workload;
+    e.workload = queue.workloads[*head].workload.get();
     e.cq = state.FindClusterQueue(queue.cluster_queue);
     if (e.cq != nullptr) e.strategy = e.cq->queueing_strategy;
     e.decision.workload = WorkloadKey(*e.workload);

@@ -20,6 +20,7 @@
 // The caller applies the decisions: writes admissions and evictions, moves
 // heads back, parks, unparks (QueuesToUnpark) and runs the next cycle.
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,8 +45,9 @@ struct CycleInput {
   std::vector<ResourceFlavor> flavors;
   std::vector<Cohort> cohorts;
   std::vector<ClusterQueue> cluster_queues;
-  // Workloads holding quota (admission set), those being evicted included.
-  std::vector<Workload> admitted;
+  // Workloads holding quota (admission set), those being evicted included;
+  // shared as the pending ones are (queue_order.h).
+  std::vector<std::shared_ptr<const Workload>> admitted;
   // The pending workloads, one entry per ClusterQueue.
   std::vector<PendingQueue> pending;
 };
@@ -101,7 +103,7 @@ absl::StatusOr<CycleResult> RunCycle(const CycleInput& input, absl::Time now);
 // the cycles of a run instead of one built per cycle: ClusterState::Build of
 // `input`'s flavors, cohorts, ClusterQueues and admitted workloads, with
 // ClusterState::AddAdmitted of each admission the caller has appended to
-// `input.admitted` since (where it must not move). Returns with `state`'s
+// `input.admitted` since. Returns with `state`'s
 // usage as it found it: what the cycle books for its heads (admissions,
 // preemptors, reservations) is taken back, so the same decisions come as
 // from RunCycle(input, now). Thread-compatible.

@@ -1,5 +1,6 @@
 #include "scheduler/queues/cycle.h"
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -55,18 +56,32 @@ PendingQueue Queue(std::string cq, std::vector<Workload> workloads) {
   q.cluster_queue = std::move(cq);
   for (Workload& w : workloads) {
     q.workloads.push_back(
-        PendingWorkload{std::move(w), false, absl::InfinitePast()});
+        PendingWorkload{std::make_shared<const Workload>(std::move(w)), false,
+                        absl::InfinitePast()});
   }
   return q;
 }
 
 CycleInput Input(std::vector<ClusterQueue> cqs, std::vector<Workload> admitted,
                  std::vector<PendingQueue> pending) {
-  return CycleInput{{ResourceFlavor{"default", {}, {}, {}}},
-                    {},
-                    std::move(cqs),
-                    std::move(admitted),
-                    std::move(pending)};
+  CycleInput in{{ResourceFlavor{"default", {}, {}, {}}},
+                {},
+                std::move(cqs),
+                {},
+                std::move(pending)};
+  for (Workload& w : admitted)
+    in.admitted.push_back(std::make_shared<const Workload>(std::move(w)));
+  return in;
+}
+
+// The snapshot of `input` that a run of cycles keeps.
+absl::StatusOr<ClusterState> Snapshot(const CycleInput& input) {
+  absl::StatusOr<ClusterState> state =
+      ClusterState::Build(input.flavors, input.cohorts, input.cluster_queues);
+  if (state.ok()) {
+    for (const auto& w : input.admitted) state->AddAdmitted(*w);
+  }
+  return state;
 }
 
 // A decision in one line: "<name> <kind> <reason>: <message>".
@@ -106,8 +121,7 @@ TEST_P(RunCycleTest, Decisions) {
 // back what it booked: run twice on one snapshot, it decides the same twice.
 TEST_P(RunCycleTest, KeptSnapshotDecidesAlikeAndIsLeftAsFound) {
   const CycleInput& input = GetParam().input;
-  absl::StatusOr<ClusterState> state = ClusterState::Build(
-      input.flavors, input.cohorts, input.cluster_queues, input.admitted);
+  absl::StatusOr<ClusterState> state = Snapshot(input);
   ASSERT_TRUE(state.ok()) << state.status();
   for (int run = 0; run < 2; ++run) {
     absl::StatusOr<CycleResult> result = RunCycle(input, *state, kT0);
@@ -273,10 +287,8 @@ TEST(RunCycleTest, KeptSnapshotFollowsTheAdmissionsAdded) {
       {Queue("cq-a", {Job("a1", "cq-a", 4, 0), Job("a2", "cq-a", 4, 1),
                       Job("a3", "cq-a", 4, 2)}),
        Queue("cq-b", {Job("b1", "cq-b", 3, 3), Job("b2", "cq-b", 3, 4)})});
-  input.admitted.reserve(8);
   CycleInput fresh = input;
-  absl::StatusOr<ClusterState> state = ClusterState::Build(
-      input.flavors, input.cohorts, input.cluster_queues, input.admitted);
+  absl::StatusOr<ClusterState> state = Snapshot(input);
   ASSERT_TRUE(state.ok());
   std::vector<std::string> kept_lines;
   std::vector<std::string> fresh_lines;
@@ -288,12 +300,12 @@ TEST(RunCycleTest, KeptSnapshotFollowsTheAdmissionsAdded) {
       if (d.kind != DecisionKind::kAdmit) continue;
       for (PendingQueue& q : in.pending) {
         for (auto it = q.workloads.begin(); it != q.workloads.end(); ++it) {
-          if (it->workload.uid != d.uid) continue;
-          Workload w = std::move(it->workload);
+          if (it->workload->uid != d.uid) continue;
+          auto w = std::make_shared<Workload>(*it->workload);
           q.workloads.erase(it);
-          w.admission = d.admission;
+          w->admission = d.admission;
           in.admitted.push_back(std::move(w));
-          if (kept != nullptr) kept->AddAdmitted(in.admitted.back());
+          if (kept != nullptr) kept->AddAdmitted(*in.admitted.back());
           break;
         }
       }

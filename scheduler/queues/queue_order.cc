@@ -41,8 +41,8 @@ std::vector<size_t> HeapOrder(const PendingQueue& queue, absl::Time now) {
     if (!p.parked && p.requeue_at <= now) order.push_back(i);
   }
   std::sort(order.begin(), order.end(), [&queue](size_t a, size_t b) {
-    const Workload& wa = queue.workloads[a].workload;
-    const Workload& wb = queue.workloads[b].workload;
+    const Workload& wa = *queue.workloads[a].workload;
+    const Workload& wb = *queue.workloads[b].workload;
     const bool sticky_a =
         !queue.sticky_uid.empty() && wa.uid == queue.sticky_uid;
     const bool sticky_b =

@@ -19,6 +19,7 @@
 // capacity changed while its cycle ran; the caller knows those events.
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,7 +32,9 @@
 namespace jobset::scheduler::queues {
 
 struct PendingWorkload {
-  Workload workload;
+  // Shared, not copied: a caller that keeps its models between cycles and
+  // runs hands them to each without copying them.
+  std::shared_ptr<const Workload> workload;
   // In the inadmissible set: not offered until the caller clears it.
   bool parked = false;
   // requeueState.requeueAt: not offered before (backoff after eviction).

@@ -1,6 +1,7 @@
 #include "scheduler/queues/queue_order.h"
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -23,10 +24,11 @@ using ::testing::IsEmpty;
 using ::testing::Optional;
 
 PendingWorkload Pending(std::string uid, int32_t priority, int minute) {
-  return PendingWorkload{WorkloadBuilder(uid)
-                             .Priority(priority)
-                             .QueuedAt(kT0 + absl::Minutes(minute))
-                             .Build(),
+  return PendingWorkload{std::make_shared<const Workload>(
+                             WorkloadBuilder(uid)
+                                 .Priority(priority)
+                                 .QueuedAt(kT0 + absl::Minutes(minute))
+                                 .Build()),
                          false, absl::InfinitePast()};
 }
 
