@@ -87,6 +87,26 @@ int64_t PodsPerJob(const api::ReplicatedJob& rjob) {
   return std::min(parallelism, completions);
 }
 
+std::vector<api::ReclaimablePod> ReclaimablePods(const api::JobSet& jobset) {
+  std::vector<api::ReclaimablePod> out;
+  for (const api::ReplicatedJob& rjob : jobset.spec().replicated_jobs()) {
+    for (const api::ReplicatedJobStatus& status :
+         jobset.status().replicated_jobs_status()) {
+      if (status.name() != rjob.name()) continue;
+      const int64_t replicas = rjob.has_replicas() ? rjob.replicas() : 1;
+      if (status.succeeded() <= 0 || status.succeeded() > replicas) break;
+      api::ReclaimablePod pod;
+      pod.set_name(absl::AsciiStrToLower(rjob.name()));
+      pod.set_count(static_cast<int32_t>(
+          std::min<int64_t>(status.succeeded() * PodsPerJob(rjob),
+                            std::numeric_limits<int32_t>::max())));
+      out.push_back(std::move(pod));
+      break;
+    }
+  }
+  return out;
+}
+
 absl::StatusOr<std::vector<PodSet>> PodSetsFor(const api::JobSet& jobset) {
   std::vector<PodSet> out;
   const auto& rjobs = jobset.spec().replicated_jobs();

@@ -22,6 +22,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "proto/jobset.pb.h"
+#include "proto/kueue.pb.h"
 #include "scheduler/queues/model.h"
 
 namespace jobset::scheduler::queues {
@@ -66,6 +67,13 @@ std::string WorkloadName(const api::JobSet& jobset);
 // PodsCountPerReplica): min(parallelism, completions), parallelism defaulting
 // to 1 and completions to parallelism.
 int64_t PodsPerJob(const api::ReplicatedJob& rjob);
+
+// Returns Kueue's status.reclaimablePods for `jobset` (JS ReclaimablePods;
+// kueue-semantics §6 scenario 35): for each replicatedJob whose status
+// counts 0 < succeeded <= replicas Jobs, its podSet's name and succeeded x
+// PodsPerJob, in spec order: the quota of pods that finished is given back
+// while the rest run.
+std::vector<api::ReclaimablePod> ReclaimablePods(const api::JobSet& jobset);
 
 // Returns one podSet per replicatedJob, in order (JS PodSets, §2.2-2.3):
 //   name      the replicatedJob's name, lower-cased;

@@ -588,3 +588,47 @@ TEST(Reference85Test, AdmissionInResearch) {
 
 }  // namespace
 }  // namespace jobset::scheduler::queues
+
+namespace jobset::scheduler::queues {
+namespace {
+
+// §6 scenario 35: Jobs that succeeded give their pods' quota back while the
+// rest of the JobSet runs.
+TEST(ReclaimablePodsTest, SucceededJobsTimesTheirPods) {
+  api::JobSet js = api::testing::JobSetBuilder("train")
+                       .Replicated("Leader", 1)
+                       .Replicated("workers", 4)
+                       .Build();
+  js.mutable_spec()
+      ->mutable_replicated_jobs(1)
+      ->mutable_template_()
+      ->mutable_spec()
+      ->set_parallelism(2);
+  js.mutable_spec()
+      ->mutable_replicated_jobs(1)
+      ->mutable_template_()
+      ->mutable_spec()
+      ->set_completions(2);
+  EXPECT_TRUE(ReclaimablePods(js).empty());  // no status yet
+  api::ReplicatedJobStatus* leader =
+      js.mutable_status()->add_replicated_jobs_status();
+  leader->set_name("Leader");
+  api::ReplicatedJobStatus* workers =
+      js.mutable_status()->add_replicated_jobs_status();
+  workers->set_name("workers");
+  workers->set_succeeded(3);
+  std::vector<api::ReclaimablePod> got = ReclaimablePods(js);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].name(), "workers");
+  EXPECT_EQ(got[0].count(), 6);
+  leader->set_succeeded(1);
+  got = ReclaimablePods(js);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].name(), "leader");  // the podSet's name, lower-cased
+  EXPECT_EQ(got[0].count(), 1);
+  workers->set_succeeded(5);  // more than replicas: not trusted
+  EXPECT_EQ(ReclaimablePods(js).size(), 1u);
+}
+
+}  // namespace
+}  // namespace jobset::scheduler::queues
