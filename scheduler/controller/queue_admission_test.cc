@@ -411,3 +411,82 @@ TEST_F(QueueAdmissionTest, ADeletedVictimIsNotAdmittedAgain) {
 
 }  // namespace
 }  // namespace jobset::scheduler
+
+namespace jobset::scheduler {
+namespace {
+
+// A ClusterQueue of flavor h100 with `cpus` of nominal quota, in `cohort`
+// ("" for none).
+std::string CohortQueueYaml(const std::string& name, const std::string& cohort,
+                            int cpus) {
+  return absl::StrCat(
+      R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata:
+  name: )",
+      name, R"(
+spec:
+  namespaceSelector: {}
+)",
+      cohort.empty() ? "" : absl::StrCat("  cohort: ", cohort, "\n"),
+      R"(  resourceGroups:
+  - coveredResources: ["cpu"]
+    flavors:
+    - name: h100
+      resources:
+      - name: cpu
+        nominalQuota: )",
+      cpus, "\n");
+}
+
+std::string LocalQueueYaml(const std::string& name, const std::string& cq) {
+  return absl::StrCat(R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata:
+  name: )",
+                      name, R"(
+  namespace: default
+spec:
+  clusterQueue: )",
+                      cq, "\n");
+}
+
+// A held Workload's model is shared between runs while its ClusterQueue
+// stays the one it was made for; its LocalQueue pointed elsewhere, it is
+// made again for the new one. Two heads alike but for their ClusterQueue's
+// name compete for the last 2 cpus of their cohort: the first by name
+// wins, which it only does if x's model names a-cq, not the z-cq it waited
+// in before.
+TEST_F(QueueAdmissionTest, AModelFollowsItsLocalQueueToAnotherClusterQueue) {
+  ApplyKueue(H100Flavor());
+  ApplyKueue(CohortQueueYaml("z-cq", "", 0));
+  ApplyKueue(CohortQueueYaml("a-cq", "team", 0));
+  ApplyKueue(CohortQueueYaml("m-cq", "team", 0));
+  ApplyKueue(CohortQueueYaml("lender", "team", 0));
+  ApplyKueue(LocalQueueYaml("lq-x", "z-cq"));
+  ApplyKueue(LocalQueueYaml("lq-m", "m-cq"));
+  for (const std::string name : {"x", "m"}) {
+    JobSet js = Queued(name, 1);
+    (*js.mutable_metadata()->mutable_labels())["kueue.x-k8s.io/queue-name"] =
+        "lq-" + name;
+    Submit(js, "uid-" + name);
+  }
+  Settle();
+  // A second run makes and keeps x's model, in z-cq (nothing to write).
+  ApplyKueue(LocalQueueYaml("lq-m", "m-cq"));
+  Settle();
+  ASSERT_TRUE(Suspended("x"));
+  ASSERT_TRUE(Suspended("m"));
+
+  ApplyKueue(LocalQueueYaml("lq-x", "a-cq"));
+  ApplyKueue(CohortQueueYaml("lender", "team", 2));
+  Settle();
+  EXPECT_FALSE(Suspended("x"));
+  EXPECT_TRUE(Suspended("m"));
+  EXPECT_EQ(WorkloadOf("x").status().admission().cluster_queue(), "a-cq");
+}
+
+}  // namespace
+}  // namespace jobset::scheduler
