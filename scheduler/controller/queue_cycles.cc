@@ -176,6 +176,48 @@ absl::Status QueueAdmission::Stage::BuildInput(queues::CycleInput& in) {
   // Current), then those created by this stage. `held` is the held object
   // at `key`, or null.
   std::string lq_key;  // one buffer for every LocalQueue looked up
+  // Where a LocalQueue's pending Workloads go, resolved once per run for
+  // all of them: its ClusterQueue's pending entry, or why they wait before
+  // the cycle (inadmissible).
+  struct Route {
+    std::string cq_name;
+    size_t index = 0;
+    std::string inadmissible;  // "" when they reach the cycle
+    bool waits_in_cq = false;  // held back in cq_name (the queues' status)
+  };
+  std::map<std::string, Route> routes;  // by "ns/lq"
+  auto route = [&](const std::string& ns, const std::string& lq) {
+    Route to;
+    auto lq_it = local_queues_.find(absl::StrCat(ns, "/", lq));
+    if (lq_it == local_queues_.end()) {
+      to.inadmissible = absl::StrCat("LocalQueue ", lq, " doesn't exist");
+      return to;
+    }
+    to.cq_name = lq_it->second->spec().cluster_queue();
+    auto cq_it = cluster_queues_.find(to.cq_name);
+    auto index = pending_index_.find(to.cq_name);
+    if (cq_it == cluster_queues_.end() || index == pending_index_.end()) {
+      to.inadmissible =
+          absl::StrCat("ClusterQueue ", to.cq_name, " doesn't exist");
+      return to;
+    }
+    to.index = index->second;
+    // From here on they wait in ClusterQueue cq_name, in the cycle's heap
+    // or held back before it (inadmissible).
+    to.waits_in_cq = true;
+    if (lq_it->second->spec().stop_policy() == "Hold" ||
+        lq_it->second->spec().stop_policy() == "HoldAndDrain") {
+      to.inadmissible = absl::StrCat("LocalQueue ", lq, " is inactive");
+      return to;
+    }
+    const api::ClusterQueueSpec& spec = cq_it->second->spec();
+    if (!spec.has_namespace_selector() ||
+        !Selects(spec.namespace_selector(), NamespaceLabels(ns))) {
+      to.inadmissible =
+          "Workload namespace doesn't match ClusterQueue selector";
+    }
+    return to;
+  };
   auto add = [&](const std::string& key, Held* held) {
     const bool as_held = held != nullptr && !staged_.contains(key);
     const api::Workload* wl = !as_held ? Current(key)
@@ -206,37 +248,16 @@ absl::Status QueueAdmission::Stage::BuildInput(queues::CycleInput& in) {
     const std::string& lq = wl->spec().queue_name();
     if (lq.empty()) return;  // never admitted until a queue is set
     lq_key.assign(ns).append("/").append(lq);
-    auto lq_it = local_queues_.find(lq_key);
-    if (lq_it == local_queues_.end()) {
-      Pending(key, kReasonInadmissible,
-              absl::StrCat("LocalQueue ", lq, " doesn't exist"));
+    auto [r, fresh] = routes.try_emplace(lq_key);
+    if (fresh) r->second = route(ns, lq);
+    const Route& to = r->second;
+    if (!to.inadmissible.empty()) {
+      if (to.waits_in_cq) ++held_back_[to.cq_name];
+      Pending(key, kReasonInadmissible, to.inadmissible);
       return;
     }
-    const std::string& cq_name = lq_it->second->spec().cluster_queue();
-    auto cq_it = cluster_queues_.find(cq_name);
-    auto index = pending_index_.find(cq_name);
-    if (cq_it == cluster_queues_.end() || index == pending_index_.end()) {
-      Pending(key, kReasonInadmissible,
-              absl::StrCat("ClusterQueue ", cq_name, " doesn't exist"));
-      return;
-    }
-    // From here on it waits in ClusterQueue cq_name, in the cycle's heap or
-    // held back before it (inadmissible).
-    if (lq_it->second->spec().stop_policy() == "Hold" ||
-        lq_it->second->spec().stop_policy() == "HoldAndDrain") {
-      ++held_back_[cq_name];
-      Pending(key, kReasonInadmissible,
-              absl::StrCat("LocalQueue ", lq, " is inactive"));
-      return;
-    }
-    const api::ClusterQueueSpec& spec = cq_it->second->spec();
-    if (!spec.has_namespace_selector() ||
-        !Selects(spec.namespace_selector(), NamespaceLabels(ns))) {
-      ++held_back_[cq_name];
-      Pending(key, kReasonInadmissible,
-              "Workload namespace doesn't match ClusterQueue selector");
-      return;
-    }
+    const std::string& cq_name = to.cq_name;
+    const size_t index = to.index;
     absl::StatusOr<std::shared_ptr<const queues::Workload>> m =
         Model(key, held, *wl, cq_name);
     if (!m.ok()) {
@@ -248,7 +269,7 @@ absl::Status QueueAdmission::Stage::BuildInput(queues::CycleInput& in) {
     p.workload = *std::move(m);
     p.parked = !qa_.parked_.empty() && qa_.parked_.contains(ShortKey(*wl));
     p.requeue_at = Backoff(key, *wl);
-    in.pending[index->second].workloads.push_back(std::move(p));
+    in.pending[index].workloads.push_back(std::move(p));
   };
   const std::string prefix = store::keys::KueuePrefix(kWorkloads, "");
   for (auto it = qa_.objects_.lower_bound(prefix);

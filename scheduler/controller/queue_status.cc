@@ -34,11 +34,19 @@ void QueueAdmission::Stage::QueueStatuses() {
   std::map<std::string, QueueTally> by_cq;
   std::map<std::string, QueueTally> by_lq;  // "ns/name"
   // The LocalQueue of `w` in by_lq, its key built in one buffer (this
-  // runs for every Workload).
+  // runs for every Workload); looked up again only when it is not the
+  // previous Workload's (a ClusterQueue's pending ones mostly share one).
   std::string lq_key;
+  QueueTally* last = nullptr;
+  const queues::Workload* last_of = nullptr;
   auto lq_tally = [&](const queues::Workload& w) -> QueueTally& {
-    lq_key.assign(w.namespace_name).append("/").append(w.queue_name);
-    return by_lq[lq_key];
+    if (last == nullptr || w.queue_name != last_of->queue_name ||
+        w.namespace_name != last_of->namespace_name) {
+      lq_key.assign(w.namespace_name).append("/").append(w.queue_name);
+      last = &by_lq[lq_key];
+    }
+    last_of = &w;
+    return *last;
   };
   for (const queues::PendingQueue& q : in_.pending) {
     if (q.workloads.empty()) continue;
