@@ -236,10 +236,15 @@ void QueueAdmission::Reconciled(const ControllerState& state,
     dirty_ = true;
     return;
   }
-  if (!options_.wait_for_pods_ready.enable) return;
   const api::Workload* wl = WorkloadOf(state, t.jobset.metadata().namespace_(),
                                        t.jobset.metadata().name());
   if (wl == nullptr || !wl->status().has_admission()) return;
+  // Jobs that succeeded give their quota back (reclaimablePods).
+  if (!SameReclaimable(queues::ReclaimablePods(t.jobset), *wl)) {
+    dirty_ = true;
+    return;
+  }
+  if (!options_.wait_for_pods_ready.enable) return;
   const bool ready =
       IsConditionTrue(wl->status().conditions(), kWorkloadPodsReady);
   const api::Condition* said =

@@ -58,6 +58,9 @@ inline constexpr absl::string_view kWorkloadPreempted = "Preempted";
 inline constexpr absl::string_view kWorkloadRequeued = "Requeued";
 inline constexpr absl::string_view kWorkloadFinished = "Finished";
 inline constexpr absl::string_view kWorkloadPodsReady = "PodsReady";
+// Evicted's reasons when a stopPolicy HoldAndDrain drains a queue.
+inline constexpr absl::string_view kClusterQueueStopped = "ClusterQueueStopped";
+inline constexpr absl::string_view kLocalQueueStopped = "LocalQueueStopped";
 // PodsReady False's reason before the pods were first all ready, and its
 // message (Kueue's generatePodsReadyCondition).
 inline constexpr absl::string_view kWaitForStart = "WaitForStart";

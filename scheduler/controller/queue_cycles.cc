@@ -491,6 +491,7 @@ void QueueAdmission::Stage::Evict(const queues::Victim& v,
   SetCondition(conditions, kWorkloadEvicted, true, "Preempted", v.message,
                now_);
   SetCondition(conditions, kWorkloadPreempted, true, v.reason, v.message, now_);
+  AccumulateExecution(w);
   UpdateCondition(conditions, kWorkloadAdmitted, false, "Preempted", v.message,
                   now_);
   auto uid = w->metadata().labels().find(std::string(queues::kJobUidLabel));

@@ -101,10 +101,13 @@ void QueueAdmission::Stage::Integrate(const std::string& key,
     return;
   }
   if (reserved) {
+    if (Drain(t, wl_key, *wl) || MaximumExecutionTime(t, wl_key, *wl)) return;
+    Reclaim(t, wl_key, *wl);
     WaitForPodsReady(t, wl_key);
     return;
   }
   if (!reserved) {
+    Restarted(wl_key, *wl);
     // Pending: follow the queue-name label (§2.4 step 7).
     const std::string queue = queues::QueueName(js);
     if (wl->spec().queue_name() != queue) {
@@ -201,21 +204,106 @@ void QueueAdmission::Stage::ReleaseEvicted(const std::string& wl_key) {
   const api::Condition* evicted = FindCondition(*conditions, kWorkloadEvicted);
   const std::string reason = evicted->reason();
   const std::string message = evicted->message();
+  AccumulateExecution(w);
   w->mutable_status()->clear_admission();
+  w->mutable_status()->clear_reclaimable_pods();
   UpdateCondition(conditions, kWorkloadQuotaReserved, false, kReasonPending,
                   message, now_);
   UpdateCondition(conditions, kWorkloadAdmitted, false, "NoReservation",
                   "The workload has no reservation", now_);
-  // Requeued at once, but not while a backoff runs or once deactivated.
+  // Requeued at once, but not while a backoff runs, once deactivated, or
+  // while the queue that drained it is stopped.
   const bool backing_off =
       w->status().requeue_state().has_requeue_at() &&
       FromTimestamp(w->status().requeue_state().requeue_at()) > now_;
   const bool inactive = w->spec().has_active() && !w->spec().active();
-  SetCondition(conditions, kWorkloadRequeued, !backing_off && !inactive, reason,
-               message, now_);
+  const bool stopped =
+      reason == kClusterQueueStopped || reason == kLocalQueueStopped;
+  SetCondition(conditions, kWorkloadRequeued,
+               !backing_off && !inactive && !stopped, reason, message, now_);
   UpdateCondition(conditions, kWorkloadPodsReady, false, kWaitForStart,
                   kNotReadyMessage, now_);
   capacity_changed_ = true;
+}
+
+namespace {
+
+bool Stopped(absl::string_view stop_policy) {
+  return stop_policy == "Hold" || stop_policy == "HoldAndDrain";
+}
+
+}  // namespace
+
+bool QueueAdmission::Stage::Drain(TrackedJobSet& t, const std::string& wl_key,
+                                  const api::Workload& wl) {
+  auto cq = cluster_queues_.find(wl.status().admission().cluster_queue());
+  if (cq != cluster_queues_.end() &&
+      cq->second->spec().stop_policy() == "HoldAndDrain") {
+    Stop(t, wl_key, kClusterQueueStopped, "The ClusterQueue is stopped", "");
+    return true;
+  }
+  auto lq = local_queues_.find(
+      absl::StrCat(wl.metadata().namespace_(), "/", wl.spec().queue_name()));
+  if (lq != local_queues_.end() &&
+      lq->second->spec().stop_policy() == "HoldAndDrain") {
+    Stop(t, wl_key, kLocalQueueStopped, "The LocalQueue is stopped", "");
+    return true;
+  }
+  return false;
+}
+
+void QueueAdmission::Stage::Restarted(const std::string& wl_key,
+                                      const api::Workload& wl) {
+  const api::Condition* requeued =
+      FindCondition(wl.status().conditions(), kWorkloadRequeued);
+  if (requeued == nullptr || requeued->status() != "False") return;
+  const std::string lq_key =
+      absl::StrCat(wl.metadata().namespace_(), "/", wl.spec().queue_name());
+  if (requeued->reason() == kClusterQueueStopped) {
+    auto cq = cluster_queues_.find(
+        ClusterQueueOf(wl.metadata().namespace_(), wl.spec().queue_name()));
+    if (cq == cluster_queues_.end() ||
+        Stopped(cq->second->spec().stop_policy()))
+      return;
+    SetCondition(Edit(wl_key)->mutable_status()->mutable_conditions(),
+                 kWorkloadRequeued, true, "ClusterQueueRestarted",
+                 "The ClusterQueue was restarted after being stopped", now_);
+  } else if (requeued->reason() == kLocalQueueStopped) {
+    auto lq = local_queues_.find(lq_key);
+    if (lq == local_queues_.end() || Stopped(lq->second->spec().stop_policy()))
+      return;
+    SetCondition(Edit(wl_key)->mutable_status()->mutable_conditions(),
+                 kWorkloadRequeued, true, "LocalQueueRestarted",
+                 "The LocalQueue was restarted after being stopped", now_);
+  }
+}
+
+void QueueAdmission::Stage::Reclaim(const TrackedJobSet& t,
+                                    const std::string& wl_key,
+                                    const api::Workload& wl) {
+  const std::vector<api::ReclaimablePod> now =
+      queues::ReclaimablePods(JobSetNow(t));
+  if (SameReclaimable(now, wl)) return;
+  api::Workload* w = Edit(wl_key);
+  w->mutable_status()->clear_reclaimable_pods();
+  for (const api::ReclaimablePod& pod : now)
+    *w->mutable_status()->add_reclaimable_pods() = pod;
+  capacity_changed_ = true;
+}
+
+void QueueAdmission::Stage::Stop(TrackedJobSet& t, const std::string& wl_key,
+                                 absl::string_view reason,
+                                 absl::string_view message,
+                                 absl::string_view cause) {
+  api::Workload* w = Edit(wl_key);
+  SetCondition(w->mutable_status()->mutable_conditions(), kWorkloadEvicted,
+               true, reason, message, now_);
+  Measure([cq = MetricQueueOf(*w), reason = std::string(reason),
+           cause = std::string(cause)](ControllerMetrics& m) {
+    m.WorkloadEvicted(cq, reason, cause);
+  });
+  queues::Restore(queues::SavedTemplatesOf(*w), EditJobSet(t));
+  Event(t.key, "Normal", "Stopped", std::string(message));
 }
 
 // The ClusterQueue a Workload's counters name: its admission's, else its

@@ -116,12 +116,7 @@ void QueueAdmission::Stage::EvictNotReady(TrackedJobSet& t,
         config.backoff_max_seconds);
     *requeue->mutable_requeue_at() = ToTimestamp(now_ + absl::Seconds(backoff));
   }
-  SetCondition(w->mutable_status()->mutable_conditions(), kWorkloadEvicted,
-               true, reason, message, now_);
-  Measure([cq = MetricQueueOf(*w), reason, cause = std::string(cause)](
-              ControllerMetrics& m) { m.WorkloadEvicted(cq, reason, cause); });
-  queues::Restore(queues::SavedTemplatesOf(*w), EditJobSet(t));
-  Event(t.key, "Normal", "Stopped", message);
+  Stop(t, wl_key, reason, message, cause);
 }
 
 absl::Time QueueAdmission::Stage::Backoff(const std::string& wl_key,

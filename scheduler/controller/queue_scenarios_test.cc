@@ -1,7 +1,9 @@
 // kueue-semantics.md §6's scenarios that the controller decides (those of
 // the pure core are scheduler/queues/scenarios_test.cc): queues missing or
-// pointing nowhere, a missing flavor, stopPolicy Hold, a missing priority
-// class, a queue change while pending.
+// pointing nowhere, a missing flavor, stopPolicy Hold and HoldAndDrain, a
+// namespace not selected, a missing priority class, unlabelled JobSets
+// managed, a queue change while pending, early release, maximum execution
+// time.
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -224,6 +226,111 @@ TEST_F(ScenariosTest, ManageJobsWithoutQueueName) {
   Settle();
   EXPECT_EQ(WorkloadOf("plain").spec().queue_name(), "lq");
   EXPECT_FALSE(Suspended("plain"));
+}
+
+// 27: stopPolicy HoldAndDrain evicts what its queue admitted; None again
+// requeues and readmits it.
+TEST_F(ScenariosTest, HoldAndDrainEvictsAndRestarts) {
+  SetUpQueues();
+  Submit(Queued("running", 2), "uid-running");
+  Settle();
+  ReportAll("running", "Running");
+  Settle();
+  std::string drained = ClusterQueueYaml("Never");
+  drained.replace(drained.find("  namespaceSelector"), 0,
+                  "  stopPolicy: HoldAndDrain\n");
+  ApplyKueue(drained);
+  Settle();
+  EXPECT_TRUE(Suspended("running"));
+  const api::Condition* evicted = Condition("running", "Evicted");
+  ASSERT_NE(evicted, nullptr);
+  EXPECT_EQ(evicted->reason(), "ClusterQueueStopped");
+  EXPECT_EQ(evicted->message(), "The ClusterQueue is stopped");
+  EXPECT_THAT(fleet_.stopped, SizeIs(2));
+  ConfirmStops();
+  Settle();
+  EXPECT_FALSE(WorkloadOf("running").status().has_admission());
+  EXPECT_EQ(Condition("running", "Requeued")->status(), "False");
+  EXPECT_EQ(Condition("running", "Requeued")->reason(), "ClusterQueueStopped");
+  ApplyKueue(ClusterQueueYaml("Never"));
+  Settle();
+  EXPECT_FALSE(Suspended("running"));
+  EXPECT_EQ(Condition("running", "Requeued")->reason(), "QuotaReserved");
+
+  // On a LocalQueue: that queue's Workloads only.
+  std::string lq_drained = kLocalQueue;
+  lq_drained += "  stopPolicy: HoldAndDrain\n";
+  ApplyKueue(lq_drained);
+  Settle();
+  EXPECT_TRUE(Suspended("running"));
+  EXPECT_EQ(Condition("running", "Evicted")->reason(), "LocalQueueStopped");
+  ConfirmStops();
+  Settle();
+  ApplyKueue(kLocalQueue);
+  Settle();
+  EXPECT_FALSE(Suspended("running"));
+}
+
+// 35: a Job that succeeded gives its pods' quota back while the JobSet
+// runs: a JobSet waiting for that quota is admitted.
+TEST_F(ScenariosTest, SucceededJobsReleaseTheirQuotaEarly) {
+  SetUpQueues();
+  Submit(Queued("big", 4), "uid-big");  // 8 cpus: the whole quota
+  Settle();
+  ReportAll("big", "Running");
+  Settle();
+  Submit(Queued("next", 1), "uid-next");
+  Settle();
+  ASSERT_TRUE(Suspended("next"));
+  // One of big's pods (one Job) succeeds.
+  const api::Pod first = RunningPodsOf("big").front();
+  PodReport r;
+  r.node = first.spec().node_name();
+  r.pod_uid = first.metadata().uid();
+  r.status.set_phase("Succeeded");
+  api::ContainerStatus* c = r.status.add_container_statuses();
+  c->set_name("main");
+  c->set_flat_state("terminated");
+  core_->OnPodReport(r);
+  fleet_.running.erase(first.metadata().uid());
+  Settle();
+  Settle();
+  ASSERT_EQ(WorkloadOf("big").status().reclaimable_pods_size(), 1);
+  EXPECT_EQ(WorkloadOf("big").status().reclaimable_pods(0).name(), "workers");
+  EXPECT_EQ(WorkloadOf("big").status().reclaimable_pods(0).count(), 1);
+  EXPECT_FALSE(Suspended("next"));
+  EXPECT_FALSE(Suspended("big"));
+}
+
+// 37: kueue.x-k8s.io/max-exec-time-seconds: admitted that long, the
+// Workload is deactivated and its JobSet stopped, and stays so.
+TEST_F(ScenariosTest, MaximumExecutionTime) {
+  SetUpQueues();
+  JobSet limited = Queued("limited", 1);
+  (*limited.mutable_metadata()
+        ->mutable_labels())["kueue.x-k8s.io/max-exec-time-seconds"] = "60";
+  Submit(limited, "uid-limited");
+  Settle();
+  ASSERT_FALSE(Suspended("limited"));
+  ReportAll("limited", "Running");
+  Settle();
+  EXPECT_EQ(core_->NextWake(), clock_.Now() + absl::Seconds(60));
+  clock_.Advance(absl::Seconds(60));
+  Settle();
+  EXPECT_TRUE(Suspended("limited"));
+  EXPECT_FALSE(WorkloadOf("limited").spec().active());
+  const api::Condition* evicted = Condition("limited", "Evicted");
+  ASSERT_NE(evicted, nullptr);
+  EXPECT_EQ(evicted->reason(), "DeactivatedDueToMaximumExecutionTimeExceeded");
+  ConfirmStops();
+  Settle();
+  EXPECT_EQ(
+      WorkloadOf("limited").status().accumulated_past_exexcution_time_seconds(),
+      60);
+  clock_.Advance(absl::Hours(1));
+  Settle();
+  EXPECT_TRUE(Suspended("limited"));
+  EXPECT_FALSE(WorkloadOf("limited").status().has_admission());
 }
 
 }  // namespace

@@ -12,7 +12,8 @@
 //                         the objects, each decision applied;
 //   queue_status.cc       ClusterQueue and LocalQueue status (§5);
 //   queue_pods_ready.cc   waitForPodsReady (§3.6): PodsReady, the timeout's
-//                         eviction, the requeue backoff.
+//                         eviction, the requeue backoff;
+//   queue_execution_time.cc  maximumExecutionTimeSeconds (scenario 37).
 
 #include <cstdint>
 #include <functional>
@@ -60,6 +61,19 @@ inline google::protobuf::Timestamp ToTimestamp(absl::Time t) {
   google::protobuf::Timestamp ts;
   ts.set_seconds(absl::ToUnixSeconds(t));
   return ts;
+}
+
+// Whether `wl`'s status.reclaimablePods is `pods`.
+inline bool SameReclaimable(const std::vector<api::ReclaimablePod>& pods,
+                            const api::Workload& wl) {
+  if (static_cast<int>(pods.size()) != wl.status().reclaimable_pods_size())
+    return false;
+  for (size_t i = 0; i < pods.size(); ++i) {
+    const api::ReclaimablePod& held = wl.status().reclaimable_pods(i);
+    if (held.name() != pods[i].name() || held.count() != pods[i].count())
+      return false;
+  }
+  return true;
 }
 
 // Returns "<ns>/<name>" of `wl`, as the admission core names workloads.
@@ -121,6 +135,41 @@ class QueueAdmission::Stage {
 
   // Workloads of JobSets that are gone (Kueue's owner reference).
   void DeleteOrphans();
+
+  // Kueue's stopPolicy HoldAndDrain: an admitted Workload of a stopped
+  // ClusterQueue or LocalQueue is evicted (ClusterQueueStopped,
+  // LocalQueueStopped); returns whether it was.
+  bool Drain(TrackedJobSet& t, const std::string& wl_key,
+             const api::Workload& wl);
+
+  // A drained, pending Workload whose queue runs again: Requeued True
+  // (ClusterQueueRestarted, LocalQueueRestarted).
+  void Restarted(const std::string& wl_key, const api::Workload& wl);
+
+  // An admitted Workload's status.reclaimablePods follows its JobSet's
+  // succeeded Jobs (queues::ReclaimablePods): their quota is given back.
+  void Reclaim(const TrackedJobSet& t, const std::string& wl_key,
+               const api::Workload& wl);
+
+  // Evicts the Workload at `wl_key` (Evicted True `reason`, `message`;
+  // kueue_evicted_workloads_total with `cause`) and suspends its JobSet `t`
+  // with its templates restored. Its quota is released once its pods end
+  // (ReleaseEvicted).
+  void Stop(TrackedJobSet& t, const std::string& wl_key,
+            absl::string_view reason, absl::string_view message,
+            absl::string_view cause);
+
+  // ---- Maximum execution time (§6 scenario 37), queue_execution_time.cc
+
+  // Deactivates an admitted Workload past its maximumExecutionTimeSeconds
+  // (its JobSet stopped); returns whether it did. Else wakes at the end.
+  bool MaximumExecutionTime(TrackedJobSet& t, const std::string& wl_key,
+                            const api::Workload& wl);
+
+  // Adds the time since its admission to an admitted Workload's
+  // accumulatedPastExexcutionTimeSeconds; called as its Admitted turns
+  // False.
+  void AccumulateExecution(api::Workload* w);
 
   // ---- The cycles (§3) ----
 

@@ -10,17 +10,16 @@
 //   21 eviction keeps the JobSet's restart count and template, 34 completion
 //     (scheduler/controller/queue_admission_test);
 //   22, 23, 24 LocalQueues missing or pointing nowhere, 25 a missing flavor,
-//     26 Hold, 28 namespaceSelector, 29 a missing WorkloadPriorityClass,
-//     30 manageJobsWithoutQueueName, 32 a queue-name change
+//     26 Hold, 27 HoldAndDrain, 28 namespaceSelector, 29 a missing
+//     WorkloadPriorityClass, 30 manageJobsWithoutQueueName, 32 a queue-name
+//     change, 35 early release, 37 maximum execution time
 //     (scheduler/controller/queue_scenarios_test; 23 also
 //     queue_admission_test's MissingLocalQueueIsNamed, a missing
 //     ClusterQueue also cycle_test's MissingQueue);
-//   27 HoldAndDrain evicting admitted workloads (not built yet);
 //   31 default LocalQueue (scheduler/server/jobset_api_test), 38 too many
 //     replicatedJobs (JobSet -> Workload validation, jobset_update_rules_test);
 //   33 the PodsReady timeout (scheduler/controller/queue_pods_ready_test;
-//     its backoff keeping a workload out of the heap is covered below);
-//   37 maximum execution time (not built yet).
+//     its backoff keeping a workload out of the heap is covered below).
 
 #include <algorithm>
 #include <map>
