@@ -245,11 +245,12 @@ void QueueAdmission::Reconciled(const ControllerState& state,
     return;
   }
   if (!options_.wait_for_pods_ready.enable) return;
-  const bool ready =
-      IsConditionTrue(wl->status().conditions(), kWorkloadPodsReady);
   const api::Condition* said =
       FindCondition(wl->status().conditions(), kWorkloadPodsReady);
-  if (said == nullptr || ready != JobSetPodsReady(t.jobset)) dirty_ = true;
+  if (said == nullptr ||
+      (said->status() == "True") != JobSetPodsReady(t.jobset)) {
+    dirty_ = true;
+  }
 }
 
 const api::Workload* QueueAdmission::FindWorkload(

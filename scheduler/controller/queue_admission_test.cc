@@ -312,12 +312,6 @@ TEST_F(QueueAdmissionTest, DeletingTheJobSetDeletesItsWorkload) {
   EXPECT_FALSE(kv->has_value());
 }
 
-}  // namespace
-}  // namespace jobset::scheduler
-
-namespace jobset::scheduler {
-namespace {
-
 // jobsetd's minimum runtime (api::kMinimumRuntimeAnnotation): the victim's
 // WorkloadPriorityClass promises it 10 minutes from its admission; a
 // higher-priority JobSet waits until they have passed, then preempts.
@@ -367,12 +361,6 @@ TEST_F(QueueAdmissionTest, AMinimumRuntimeHoldsPreemptionBackUntilItEnds) {
   EXPECT_FALSE(Suspended("high"));
 }
 
-}  // namespace
-}  // namespace jobset::scheduler
-
-namespace jobset::scheduler {
-namespace {
-
 // A preempted JobSet deleted just as its preemptor finishes is not started
 // again: its pods never run after the delete.
 TEST_F(QueueAdmissionTest, ADeletedVictimIsNotAdmittedAgain) {
@@ -408,12 +396,6 @@ TEST_F(QueueAdmissionTest, ADeletedVictimIsNotAdmittedAgain) {
   Settle();
   EXPECT_THAT(fleet_.stopped, SizeIs(3));
 }
-
-}  // namespace
-}  // namespace jobset::scheduler
-
-namespace jobset::scheduler {
-namespace {
 
 // A ClusterQueue of flavor h100 with `cpus` of nominal quota, in `cohort`
 // ("" for none).
