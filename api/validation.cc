@@ -17,6 +17,7 @@
 #include "absl/types/span.h"
 #include "api/metadata_validation.h"
 #include "api/names.h"
+#include "api/resilience_annotations.h"
 #include "api/template_validation.h"
 #include "google/protobuf/map.h"
 #include "google/protobuf/repeated_ptr_field.h"
@@ -148,6 +149,9 @@ void ValidateObjectMeta(const ObjectMeta& meta, const Limits& limits,
                  limits.max_label_bytes);
   ValidateAnnotations(meta.annotations(), "metadata.annotations", errors,
                       limits.max_annotation_bytes);
+  // jobsetd's addition: the resilience annotations' values.
+  ValidateResilienceAnnotations(meta.annotations(), "metadata.annotations",
+                                errors);
 }
 
 // Validates apiVersion and kind when set (SetJobSetDefaults fills them in).
@@ -892,6 +896,8 @@ absl::Status ValidateJobSetUpdate(const JobSet& old_jobset,
                  limits.max_label_bytes);
   ValidateAnnotations(new_meta.annotations(), "metadata.annotations", &errors,
                       limits.max_annotation_bytes);
+  ValidateResilienceAnnotations(new_meta.annotations(), "metadata.annotations",
+                                &errors);
 
   const JobSetSpec& old_spec = old_jobset.spec();
   const JobSetSpec& new_spec = new_jobset.spec();

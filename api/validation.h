@@ -34,8 +34,10 @@ namespace jobset::api {
 //     gated strategies and actions, the coordinator exists and its endpoint
 //     is a valid label value, the subdomain is a DNS-1035 label, managedBy a
 //     domain-prefixed path;
-//   - jobsetd's own rules: volumeClaimPolicies are not supported, and each
-//     ReplicatedJob's Job template must pass ValidateJobTemplate;
+//   - jobsetd's own rules: volumeClaimPolicies are not supported, each
+//     ReplicatedJob's Job template must pass ValidateJobTemplate, and the
+//     resilience annotations must be valid (resilience_annotations.h; on
+//     update too);
 //   - jobsetd's `limits` (validation_limits.h): pods and Jobs per attempt,
 //     containers, init containers, volumes, env vars, ports, command bytes,
 //     label and annotation bytes.
