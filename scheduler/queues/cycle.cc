@@ -50,7 +50,8 @@ struct Entry {
 
 class Cycle {
  public:
-  Cycle(ClusterState& state, absl::Time now) : state_(state), now_(now) {}
+  Cycle(ClusterState& state, const FairSharing* fair_sharing, absl::Time now)
+      : state_(state), fair_sharing_(fair_sharing), now_(now) {}
 
   // Returns whether the head was nominated; otherwise its decision is set.
   bool Nominate(Entry& e) {
@@ -69,13 +70,14 @@ class Cycle {
       return false;
     }
     auto oracle = [this, &e](const FlavorResource& fr, int64_t quantity) {
-      return SimulatePreemption(*e.workload, *e.cq, fr, quantity, state_, now_);
+      return SimulatePreemption(*e.workload, *e.cq, fair_sharing_, fr, quantity,
+                                state_, now_);
     };
-    e.assignment =
-        AssignFlavors(w, *e.cq, state_.flavors(), state_.tree(), oracle);
+    e.assignment = AssignFlavors(w, *e.cq, state_.flavors(), state_.tree(),
+                                 oracle, fair_sharing_ != nullptr);
     if (e.assignment.Mode() == AssignmentMode::kPreempt) {
       e.targets = GetTargets(Preemptor{&w, e.cq, e.assignment.NeedPreemption(),
-                                       e.assignment.usage},
+                                       e.assignment.usage, fair_sharing_},
                              state_, now_);
     }
     return true;
@@ -199,6 +201,7 @@ class Cycle {
   }
 
   ClusterState& state_;
+  const FairSharing* const fair_sharing_;  // null: classical
   const absl::Time now_;
   std::set<const AdmittedWorkload*> preempted_;
   // What Process and ReserveUnreclaimable added to the snapshot, in order.
@@ -255,7 +258,9 @@ absl::StatusOr<CycleResult> RunCycle(const CycleInput& input,
     entries.push_back(std::move(e));
   }
 
-  Cycle cycle(state, now);
+  Cycle cycle(state,
+              input.fair_sharing.has_value() ? &*input.fair_sharing : nullptr,
+              now);
   std::vector<Entry*> nominated;
   std::vector<Entry*> inadmissible;
   for (Entry& e : entries) {
@@ -265,9 +270,27 @@ absl::StatusOr<CycleResult> RunCycle(const CycleInput& input,
       nominated.begin(), nominated.end(),
       [](const Entry* a, const Entry* b) { return ProcessBefore(*a, *b); });
   CycleResult result;
-  for (Entry* e : nominated) {
-    cycle.Process(*e);
-    result.decisions.push_back(std::move(e->decision));
+  if (input.fair_sharing.has_value()) {
+    // Each head processed changes the shares the next tournament sees.
+    std::vector<FairSharingHead> heads;
+    for (const Entry* e : nominated) {
+      heads.push_back(FairSharingHead{
+          state.tree().ClusterQueueNode(e->cq->name), &e->assignment.usage,
+          e->workload->priority, e->workload->times.queue_order});
+    }
+    std::vector<bool> done(heads.size(), false);
+    for (size_t next = NextFairSharingHead(state.tree(), heads, done);
+         next < heads.size();
+         next = NextFairSharingHead(state.tree(), heads, done)) {
+      done[next] = true;
+      cycle.Process(*nominated[next]);
+      result.decisions.push_back(std::move(nominated[next]->decision));
+    }
+  } else {
+    for (Entry* e : nominated) {
+      cycle.Process(*e);
+      result.decisions.push_back(std::move(e->decision));
+    }
   }
   for (Entry* e : inadmissible) {
     result.decisions.push_back(std::move(e->decision));

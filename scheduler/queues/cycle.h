@@ -8,7 +8,8 @@
 //      inadmissible; else assign flavors and, if it needs preemption, find
 //      the targets.
 //   4. Order the nominated: no borrowing before borrowing, then priority,
-//      then queue-order timestamp.
+//      then queue-order timestamp; with fair sharing, each next one is the
+//      winner of its cohort tree's tournament (fair_sharing.h).
 //   5. Process them on the shared snapshot, adding each admission's usage
 //      at once so quota is never booked twice: NoFit is requeued; Preempt
 //      without targets is requeued (reserving the quota it could use unless
@@ -28,6 +29,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "scheduler/queues/cluster_state.h"
+#include "scheduler/queues/fair_sharing.h"
 #include "scheduler/queues/flavor_assigner.h"
 #include "scheduler/queues/model.h"
 #include "scheduler/queues/queue_order.h"
@@ -50,6 +52,9 @@ struct CycleInput {
   std::vector<std::shared_ptr<const Workload>> admitted;
   // The pending workloads, one entry per ClusterQueue.
   std::vector<PendingQueue> pending;
+  // Set: fair sharing (fair_sharing.h) orders the heads, and preemption
+  // follows its strategies (fair_preemption.h).
+  std::optional<FairSharing> fair_sharing;
 };
 
 enum class DecisionKind {

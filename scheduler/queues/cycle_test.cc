@@ -68,7 +68,8 @@ CycleInput Input(std::vector<ClusterQueue> cqs, std::vector<Workload> admitted,
                 {},
                 std::move(cqs),
                 {},
-                std::move(pending)};
+                std::move(pending),
+                std::nullopt};
   for (Workload& w : admitted)
     in.admitted.push_back(std::make_shared<const Workload>(std::move(w)));
   return in;

@@ -194,11 +194,12 @@ struct GroupResult {
 class Assigner {
  public:
   Assigner(const ClusterQueue& cq, const FlavorIndex& flavors,
-           const QuotaTree& tree, PreemptionOracle oracle)
+           const QuotaTree& tree, PreemptionOracle oracle, bool fair_sharing)
       : cq_(cq),
         flavors_(flavors),
         tree_(tree),
         oracle_(oracle),
+        fair_sharing_(fair_sharing),
         node_(tree.ClusterQueueNode(cq.name)) {}
 
   Assignment Run(const Workload& workload) {
@@ -345,11 +346,14 @@ class Assigner {
         "insufficient unused quota for ", fr.resource, " in flavor ", fr.flavor,
         ", ", FormatQuantity(fr.resource, val - available), " more needed"));
     status.no_fit_reason = std::string(kReasonWaitingForQuota);
-    const bool borrow_within_cohort =
+    // canPreemptWhileBorrowing.
+    const bool preempt_while_borrowing =
         cq_.preemption.borrow_within_cohort.policy !=
-        BorrowWithinCohortPolicy::kNever;
+            BorrowWithinCohortPolicy::kNever ||
+        (fair_sharing_ &&
+         cq_.preemption.reclaim_within_cohort != PreemptionPolicy::kNever);
     if (tree_.Quota(node_, fr).nominal_quota >= val || fit.below_root ||
-        borrow_within_cohort) {
+        preempt_while_borrowing) {
       const PreemptionSimulation sim = oracle_(fr, val);
       status.no_fit_reason.clear();
       return GranularMode{FromPossibility(sim.possibility), sim.borrow_after};
@@ -361,6 +365,7 @@ class Assigner {
   const FlavorIndex& flavors_;
   const QuotaTree& tree_;
   PreemptionOracle oracle_;
+  const bool fair_sharing_;
   const QuotaTree::NodeId node_;
 };
 
@@ -455,8 +460,8 @@ ResourceQuantities PodSetRequests(const PodSet& pod_set,
 
 Assignment AssignFlavors(const Workload& workload, const ClusterQueue& cq,
                          const FlavorIndex& flavors, const QuotaTree& tree,
-                         PreemptionOracle oracle) {
-  return Assigner(cq, flavors, tree, oracle).Run(workload);
+                         PreemptionOracle oracle, bool fair_sharing) {
+  return Assigner(cq, flavors, tree, oracle, fair_sharing).Run(workload);
 }
 
 }  // namespace jobset::scheduler::queues

@@ -112,10 +112,11 @@ ResourceQuantities PodSetRequests(const PodSet& pod_set,
 
 // Assigns a flavor to every resource of every podSet of `workload` in
 // ClusterQueue `cq`, against the quota in `tree`; `oracle` simulates
-// preemption where quota is short. Pure apart from `oracle`; reads no clock.
+// preemption where quota is short (with `fair_sharing`, also while borrowing
+// when reclaimWithinCohort allows). Pure apart from `oracle`; reads no clock.
 Assignment AssignFlavors(const Workload& workload, const ClusterQueue& cq,
                          const FlavorIndex& flavors, const QuotaTree& tree,
-                         PreemptionOracle oracle);
+                         PreemptionOracle oracle, bool fair_sharing);
 
 }  // namespace jobset::scheduler::queues
 

@@ -94,8 +94,8 @@ TEST_P(AssignFlavorsTest, ModeFlavorsAndKueueMessage) {
   const FlavorIndex flavors =
       Flavors({Plain("default"), Plain("on-demand"), Plain("spot")});
   auto oracle = [&c](const FlavorResource&, int64_t) { return c.oracle; };
-  const Assignment a =
-      AssignFlavors(c.workload, c.cqs.front(), flavors, *tree, oracle);
+  const Assignment a = AssignFlavors(c.workload, c.cqs.front(), flavors, *tree,
+                                     oracle, /*fair_sharing=*/false);
   EXPECT_EQ(a.Mode(), c.mode);
   ASSERT_FALSE(a.pod_sets.empty());
   std::map<std::string, std::string> got;
@@ -315,7 +315,7 @@ TEST(AssignFlavorsTest, FlavorResultsAndAdmission) {
   auto oracle = [](const FlavorResource&, int64_t) { return kNoCandidates; };
   const Assignment a = AssignFlavors(
       WorkloadBuilder("j1").PodSet("w", 4, {{"cpu", Cpu(1)}}).Build(), cq,
-      Flavors({Plain("default")}), *tree, oracle);
+      Flavors({Plain("default")}), *tree, oracle, /*fair_sharing=*/false);
   ASSERT_EQ(a.Mode(), AssignmentMode::kFit);
   EXPECT_THAT(a.usage,
               ElementsAre(Pair(FlavorResource{"default", "cpu"}, Cpu(4)),
@@ -343,8 +343,8 @@ TEST(AssignFlavorsTest, PreemptModeNamesTheResourcesToPreempt) {
     asked.push_back(quantity);
     return kCanPreempt;
   };
-  const Assignment a =
-      AssignFlavors(J(3), cq, Flavors({Plain("default")}), *tree, oracle);
+  const Assignment a = AssignFlavors(J(3), cq, Flavors({Plain("default")}),
+                                     *tree, oracle, /*fair_sharing=*/false);
   EXPECT_EQ(a.Mode(), AssignmentMode::kPreempt);
   EXPECT_THAT(a.NeedPreemption(),
               ElementsAre(FlavorResource{"default", "cpu"}));

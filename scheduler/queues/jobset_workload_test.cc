@@ -564,7 +564,8 @@ TEST(Reference85Test, AdmissionInResearch) {
   auto oracle = [](const FlavorResource&, int64_t) {
     return PreemptionSimulation{};
   };
-  const Assignment a = AssignFlavors(*wl, research, flavors, *tree, oracle);
+  const Assignment a = AssignFlavors(*wl, research, flavors, *tree, oracle,
+                                     /*fair_sharing=*/false);
   ASSERT_EQ(a.Mode(), AssignmentMode::kFit) << a.Message();
   const Admission admission = a.ToAdmission("research");
   ASSERT_EQ(admission.pod_set_assignments.size(), 2u);

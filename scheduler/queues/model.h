@@ -142,6 +142,8 @@ struct ClusterQueue {
   ClusterQueuePreemption preemption;
   FlavorFungibility flavor_fungibility;
   StopPolicy stop_policy = StopPolicy::kNone;
+  // spec.fairSharing.weight (fair sharing only): 0 = always last.
+  double fair_weight = 1.0;
 };
 
 // A Cohort object. A cohort named by a ClusterQueue or as a parent but with
@@ -151,6 +153,7 @@ struct Cohort {
   std::string parent;  // "" for a root
   // An extra shared pool; limits apply only with a parent.
   std::vector<ResourceGroup> resource_groups;
+  double fair_weight = 1.0;  // spec.fairSharing.weight
 };
 
 // ---------------------------------------------------------------------------

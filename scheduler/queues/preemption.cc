@@ -11,6 +11,8 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "scheduler/queues/cluster_state.h"
+#include "scheduler/queues/fair_preemption.h"
+#include "scheduler/queues/fair_sharing.h"
 #include "scheduler/queues/flavor_assigner.h"
 #include "scheduler/queues/model.h"
 #include "scheduler/queues/quota.h"
@@ -110,51 +112,27 @@ class Classical {
         state_.RemoveUsage(*c.workload);
         targets.push_back({c.workload, std::string(ReasonOf(c.variant))});
         if (Fits(borrowing)) {
-          FillBack(targets, borrowing);
-          Restore(targets);
+          FillBack(p_, targets, state_, borrowing);
+          RestoreTargets(targets, state_);
           return targets;
         }
       }
-      Restore(targets);
+      RestoreTargets(targets, state_);
     }
     return {};
   }
 
  private:
-  bool UsesResources(const AdmittedWorkload& w) const {
-    for (const auto& [fr, v] : w.usage) {
-      if (p_.need_preemption.contains(fr)) return true;
-    }
-    return false;
-  }
-
   bool SatisfiesPolicy(const Workload& candidate, bool same_queue) const {
-    const PreemptionPolicy policy =
+    return queues::SatisfiesPolicy(
+        *p_.workload, candidate,
         same_queue ? p_.cq->preemption.within_cluster_queue
-                   : p_.cq->preemption.reclaim_within_cohort;
-    const int32_t incoming = p_.workload->priority;
-    switch (policy) {
-      case PreemptionPolicy::kNever:
-        return false;
-      case PreemptionPolicy::kLowerPriority:
-        return incoming > candidate.priority;
-      case PreemptionPolicy::kLowerOrNewerEqualPriority:
-        return incoming > candidate.priority ||
-               (incoming == candidate.priority &&
-                p_.workload->times.queue_order < candidate.times.queue_order);
-      case PreemptionPolicy::kAny:
-        return true;
-    }
-    return false;
+                   : p_.cq->preemption.reclaim_within_cohort);
   }
 
   Variant Classify(const AdmittedWorkload& w, bool advantage) const {
     const Workload& candidate = *w.workload;
-    if (!UsesResources(w)) return Variant::kNever;
-    // Beyond Kueue: a minimum runtime protects a running workload.
-    if (!candidate.evicted && candidate.times.not_preemptible_before > now_) {
-      return Variant::kNever;
-    }
+    if (!MayBeCandidate(w, p_.need_preemption, now_)) return Variant::kNever;
     const bool same_queue = w.cq == node_;
     if (!SatisfiesPolicy(candidate, same_queue)) return Variant::kNever;
     if (same_queue) return Variant::kWithinClusterQueue;
@@ -232,13 +210,8 @@ class Classical {
     return true;
   }
 
-  // workloadFits.
   bool Fits(bool allow_borrowing) const {
-    for (const auto& [fr, v] : p_.requests) {
-      if (!allow_borrowing && tree_.BorrowingWith(node_, fr, v)) return false;
-      if (v > tree_.Available(node_, fr)) return false;
-    }
-    return true;
+    return PreemptorFits(p_, tree_, allow_borrowing);
   }
 
   // queueUnderNominalInResourcesNeedingPreemption.
@@ -249,25 +222,6 @@ class Classical {
       }
     }
     return true;
-  }
-
-  // fillBackWorkloads: re-adds, newest removal first but skipping the last,
-  // every target the preemptor does not need gone. Keeps Kueue's O(1)
-  // removal (the last target moves into the gap), and so its output order.
-  void FillBack(std::vector<PreemptionTarget>& targets, bool borrowing) {
-    for (int i = static_cast<int>(targets.size()) - 2; i >= 0; --i) {
-      state_.AddUsage(*targets[i].victim);
-      if (Fits(borrowing)) {
-        targets[i] = std::move(targets.back());
-        targets.pop_back();
-      } else {
-        state_.RemoveUsage(*targets[i].victim);
-      }
-    }
-  }
-
-  void Restore(const std::vector<PreemptionTarget>& targets) {
-    for (const PreemptionTarget& t : targets) state_.AddUsage(*t.victim);
   }
 
   const Preemptor& p_;
@@ -283,7 +237,7 @@ absl::string_view HumanReadable(absl::string_view reason) {
   if (reason == kInCohortReclaimWhileBorrowing) {
     return "reclamation within the cohort while borrowing";
   }
-  if (reason == "InCohortFairSharing") return "Fair Sharing within the cohort";
+  if (reason == kInCohortFairSharing) return "Fair Sharing within the cohort";
   return "UNKNOWN";
 }
 
@@ -292,6 +246,70 @@ absl::string_view OrUnknown(absl::string_view s) {
 }
 
 }  // namespace
+
+bool SatisfiesPolicy(const Workload& preemptor, const Workload& candidate,
+                     PreemptionPolicy policy) {
+  switch (policy) {
+    case PreemptionPolicy::kNever:
+      return false;
+    case PreemptionPolicy::kLowerPriority:
+      return preemptor.priority > candidate.priority;
+    case PreemptionPolicy::kLowerOrNewerEqualPriority:
+      return preemptor.priority > candidate.priority ||
+             (preemptor.priority == candidate.priority &&
+              preemptor.times.queue_order < candidate.times.queue_order);
+    case PreemptionPolicy::kAny:
+      return true;
+  }
+  return false;
+}
+
+bool MayBeCandidate(const AdmittedWorkload& candidate,
+                    const std::set<FlavorResource>& need_preemption,
+                    absl::Time now) {
+  const Workload& w = *candidate.workload;
+  // Beyond Kueue: a minimum runtime protects a running workload.
+  if (!w.evicted && w.times.not_preemptible_before > now) return false;
+  for (const auto& [fr, v] : candidate.usage) {
+    if (need_preemption.contains(fr)) return true;
+  }
+  return false;
+}
+
+bool PreemptorFits(const Preemptor& p, const QuotaTree& tree,
+                   bool allow_borrowing) {
+  const NodeId node = tree.ClusterQueueNode(p.cq->name);
+  for (const auto& [fr, v] : p.requests) {
+    if (!allow_borrowing && tree.BorrowingWith(node, fr, v)) return false;
+    if (v > tree.Available(node, fr)) return false;
+  }
+  return true;
+}
+
+void FillBack(const Preemptor& p, std::vector<PreemptionTarget>& targets,
+              ClusterState& state, bool allow_borrowing) {
+  // Keeps Kueue's O(1) removal (the last target moves into the gap), and so
+  // its output order.
+  for (int i = static_cast<int>(targets.size()) - 2; i >= 0; --i) {
+    state.AddUsage(*targets[i].victim);
+    if (PreemptorFits(p, state.tree(), allow_borrowing)) {
+      targets[i] = std::move(targets.back());
+      targets.pop_back();
+    } else {
+      state.RemoveUsage(*targets[i].victim);
+    }
+  }
+}
+
+void RemoveTargets(const std::vector<PreemptionTarget>& targets,
+                   ClusterState& state) {
+  for (const PreemptionTarget& t : targets) state.RemoveUsage(*t.victim);
+}
+
+void RestoreTargets(const std::vector<PreemptionTarget>& targets,
+                    ClusterState& state) {
+  for (const PreemptionTarget& t : targets) state.AddUsage(*t.victim);
+}
 
 bool CandidateLess(const Workload& a, const Workload& b, absl::string_view cq,
                    absl::Time now) {
@@ -308,15 +326,19 @@ bool CandidateLess(const Workload& a, const Workload& b, absl::string_view cq,
 
 std::vector<PreemptionTarget> GetTargets(const Preemptor& preemptor,
                                          ClusterState& state, absl::Time now) {
+  if (preemptor.fair_sharing != nullptr) {
+    return FairPreemptions(preemptor, state, now);
+  }
   return Classical(preemptor, state, now).Run();
 }
 
 PreemptionSimulation SimulatePreemption(const Workload& workload,
                                         const ClusterQueue& cq,
+                                        const FairSharing* fair_sharing,
                                         const FlavorResource& fr,
                                         int64_t quantity, ClusterState& state,
                                         absl::Time now) {
-  const Preemptor p{&workload, &cq, {fr}, {{fr, quantity}}};
+  const Preemptor p{&workload, &cq, {fr}, {{fr, quantity}}, fair_sharing};
   const std::vector<PreemptionTarget> targets = GetTargets(p, state, now);
   QuotaTree& tree = state.tree();
   const NodeId node = tree.ClusterQueueNode(cq.name);
@@ -324,10 +346,10 @@ PreemptionSimulation SimulatePreemption(const Workload& workload,
     return {PreemptionPossibility::kNoCandidates,
             tree.LowestSubtreeThatFits(node, fr, quantity).height};
   }
-  for (const PreemptionTarget& t : targets) state.RemoveUsage(*t.victim);
+  RemoveTargets(targets, state);
   const int borrow_after =
       tree.LowestSubtreeThatFits(node, fr, quantity).height;
-  for (const PreemptionTarget& t : targets) state.AddUsage(*t.victim);
+  RestoreTargets(targets, state);
   for (const PreemptionTarget& t : targets) {
     if (t.victim->cq == node) {
       return {PreemptionPossibility::kPreempt, borrow_after};

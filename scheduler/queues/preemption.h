@@ -35,6 +35,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "scheduler/queues/cluster_state.h"
+#include "scheduler/queues/fair_sharing.h"
 #include "scheduler/queues/flavor_assigner.h"
 #include "scheduler/queues/model.h"
 
@@ -53,12 +54,27 @@ struct PreemptionTarget {
 
 // What the preemptor needs: its workload, ClusterQueue, the (flavor,
 // resource) pairs assigned in Preempt mode, and everything it will use.
+// With `fair_sharing`, fair_preemption.h chooses the targets.
 struct Preemptor {
   const Workload* workload = nullptr;
   const ClusterQueue* cq = nullptr;
   std::set<FlavorResource> need_preemption;
   FlavorResourceQuantities requests;
+  const FairSharing* fair_sharing = nullptr;
 };
+
+// Returns whether `candidate` may be preempted by the preemptor under
+// `policy` (SatisfiesPreemptionPolicy): priority, and queue order for
+// LowerOrNewerEqualPriority.
+bool SatisfiesPolicy(const Workload& preemptor, const Workload& candidate,
+                     PreemptionPolicy policy);
+
+// Returns whether `candidate` may be a candidate at all: it uses one of
+// `need_preemption`, and (beyond Kueue) its minimum runtime is over or it
+// is already being evicted.
+bool MayBeCandidate(const AdmittedWorkload& candidate,
+                    const std::set<FlavorResource>& need_preemption,
+                    absl::Time now);
 
 // Returns whether candidate `a` is preempted before `b`: already evicted
 // first; other ClusterQueues before the preemptor's `cq`; lower priority;
@@ -67,7 +83,8 @@ bool CandidateLess(const Workload& a, const Workload& b, absl::string_view cq,
                    absl::Time now);
 
 // Returns the workloads to preempt so that the preemptor fits, or none if
-// no allowed set makes it fit. `state` is used for simulation and restored.
+// no allowed set makes it fit: classical preemption, or fair sharing's when
+// the preemptor carries it. `state` is used for simulation and restored.
 std::vector<PreemptionTarget> GetTargets(const Preemptor& preemptor,
                                          ClusterState& state, absl::Time now);
 
@@ -76,9 +93,27 @@ std::vector<PreemptionTarget> GetTargets(const Preemptor& preemptor,
 // ClusterQueue, or reclaim from others, with the borrowing level after.
 PreemptionSimulation SimulatePreemption(const Workload& workload,
                                         const ClusterQueue& cq,
+                                        const FairSharing* fair_sharing,
                                         const FlavorResource& fr,
                                         int64_t quantity, ClusterState& state,
                                         absl::Time now);
+
+// workloadFits: whether the preemptor's requests are available in its
+// ClusterQueue as `tree` stands, within its quota unless `allow_borrowing`.
+bool PreemptorFits(const Preemptor& p, const QuotaTree& tree,
+                   bool allow_borrowing);
+
+// fillBackWorkloads: with `targets` removed from `state`, re-adds them,
+// newest removal first but skipping the last, wherever the preemptor still
+// fits; drops those from `targets`, whose usage stays removed.
+void FillBack(const Preemptor& p, std::vector<PreemptionTarget>& targets,
+              ClusterState& state, bool allow_borrowing);
+
+// Removes or re-adds every target's usage in `state`.
+void RemoveTargets(const std::vector<PreemptionTarget>& targets,
+                   ClusterState& state);
+void RestoreTargets(const std::vector<PreemptionTarget>& targets,
+                    ClusterState& state);
 
 // Returns the Evicted / Preempted condition message: "Preempted to
 // accommodate a workload (UID: <uid>, JobUID: <job>) due to <why>;

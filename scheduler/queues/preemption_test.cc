@@ -299,16 +299,16 @@ TEST(SimulatePreemptionTest, PreemptReclaimOrNoCandidates) {
   const Workload low = WorkloadBuilder("p").Priority(0).Queue("cq-a").Build();
   // cq-a runs 4 of its 8, cq-b borrows the other 4.
   // 4 more: cq-a's own quota, lent to cq-b: reclaim.
-  const PreemptionSimulation reclaim =
-      SimulatePreemption(low, cqs[0], kCpuDefault, Cpu(4), *state, kT0);
+  const PreemptionSimulation reclaim = SimulatePreemption(
+      low, cqs[0], nullptr, kCpuDefault, Cpu(4), *state, kT0);
   EXPECT_EQ(reclaim.possibility, PreemptionPossibility::kReclaim);
   EXPECT_EQ(reclaim.borrow_after, 0);
   // 8: cq-b's loan and the lower-priority "own" must both go.
-  const PreemptionSimulation preempt =
-      SimulatePreemption(high, cqs[0], kCpuDefault, Cpu(8), *state, kT0);
+  const PreemptionSimulation preempt = SimulatePreemption(
+      high, cqs[0], nullptr, kCpuDefault, Cpu(8), *state, kT0);
   EXPECT_EQ(preempt.possibility, PreemptionPossibility::kPreempt);
-  const PreemptionSimulation none =
-      SimulatePreemption(low, cqs[1], kCpuDefault, Cpu(8), *state, kT0);
+  const PreemptionSimulation none = SimulatePreemption(
+      low, cqs[1], nullptr, kCpuDefault, Cpu(8), *state, kT0);
   EXPECT_EQ(none.possibility, PreemptionPossibility::kNoCandidates);
 }
 

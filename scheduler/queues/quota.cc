@@ -62,6 +62,7 @@ absl::StatusOr<QuotaTree> QuotaTree::Build(
     }
     const NodeId node = cohort_node(cohort.name);
     AddQuotas(cohort.resource_groups, tree.nodes_[node].quotas);
+    tree.nodes_[node].fair_weight = cohort.fair_weight;
     if (!cohort.parent.empty()) {
       const NodeId parent = cohort_node(cohort.parent);
       tree.nodes_[node].parent = parent;
@@ -80,6 +81,7 @@ absl::StatusOr<QuotaTree> QuotaTree::Build(
     tree.nodes_.emplace_back();
     tree.nodes_.back().name = cq.name;
     tree.nodes_.back().is_cq = true;
+    tree.nodes_.back().fair_weight = cq.fair_weight;
     AddQuotas(cq.resource_groups, tree.nodes_[node].quotas);
     if (!cq.cohort.empty()) tree.nodes_[node].parent = cohort_node(cq.cohort);
   }
@@ -142,6 +144,11 @@ QuotaTree::NodeId QuotaTree::ClusterQueueNode(absl::string_view name) const {
 QuotaTree::NodeId QuotaTree::CohortNode(absl::string_view name) const {
   auto it = cohort_index_.find(name);
   return it == cohort_index_.end() ? kNoNode : it->second;
+}
+
+QuotaTree::NodeId QuotaTree::Root(NodeId node) const {
+  while (nodes_[node].parent != kNoNode) node = nodes_[node].parent;
+  return node;
 }
 
 std::string QuotaTree::Path(NodeId node) const {

@@ -74,6 +74,11 @@ class QuotaTree {
   const std::vector<NodeId>& ChildClusterQueues(NodeId node) const {
     return nodes_[node].child_cqs;
   }
+  // Returns the root of the node's tree (the node itself without a parent).
+  NodeId Root(NodeId node) const;
+  // spec.fairSharing.weight of the ClusterQueue or Cohort (1 when a cohort
+  // has no object).
+  double FairWeight(NodeId node) const { return nodes_[node].fair_weight; }
   // Returns whether the node's cohort chain runs into a cycle.
   bool InCycle(NodeId node) const { return nodes_[node].in_cycle; }
   // Returns "/<root>/.../<name>" as Kueue's preemption messages print it.
@@ -85,6 +90,10 @@ class QuotaTree {
   // The node's own quota for `fr`; nominal 0 and no limits if not listed.
   const ResourceQuota& Quota(NodeId node, const FlavorResource& fr) const;
   int64_t SubtreeQuota(NodeId node, const FlavorResource& fr) const;
+  // Every (flavor, resource) of the node's subtree, zeros included.
+  const FlavorResourceQuantities& SubtreeQuotas(NodeId node) const {
+    return nodes_[node].subtree_quota;
+  }
   int64_t Usage(NodeId node, const FlavorResource& fr) const;
   int64_t LocalQuota(NodeId node, const FlavorResource& fr) const;
   int64_t LocalAvailable(NodeId node, const FlavorResource& fr) const;
@@ -119,6 +128,7 @@ class QuotaTree {
     std::string name;
     bool is_cq = false;
     bool in_cycle = false;
+    double fair_weight = 1.0;
     NodeId parent = kNoNode;
     std::vector<NodeId> child_cohorts;
     std::vector<NodeId> child_cqs;

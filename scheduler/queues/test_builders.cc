@@ -87,6 +87,11 @@ ClusterQueueBuilder& ClusterQueueBuilder::Stop(StopPolicy policy) {
   return *this;
 }
 
+ClusterQueueBuilder& ClusterQueueBuilder::FairWeight(double weight) {
+  cq_.fair_weight = weight;
+  return *this;
+}
+
 WorkloadBuilder::WorkloadBuilder(std::string name) {
   workload_.namespace_name = "default";
   workload_.uid = name;

@@ -48,6 +48,7 @@ class ClusterQueueBuilder {
   ClusterQueueBuilder& WhenCanBorrow(FungibilityPolicy policy);
   ClusterQueueBuilder& WhenCanPreempt(FungibilityPolicy policy);
   ClusterQueueBuilder& Stop(StopPolicy policy);
+  ClusterQueueBuilder& FairWeight(double weight);
 
   ClusterQueue Build() const { return cq_; }
 
