@@ -2,6 +2,8 @@
 #define JOBSET_API_FEATURES_H_
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "absl/time/time.h"
 
@@ -21,6 +23,18 @@ struct WaitForPodsReady {
   int32_t backoff_base_seconds = 60;
   int32_t backoff_max_seconds = 3600;
   int32_t backoff_limit_count = -1;
+};
+
+// Kueue's fairSharing configuration (kueue-semantics.md §4.5), off by
+// default as in Kueue: ClusterQueues of a cohort share by dominant resource
+// share and their weights, in admission order and in preemption.
+struct FairSharingConfig {
+  bool enable = false;
+  // Kueue's preemptionStrategies, in order; its default is both. Allowed:
+  // LessThanOrEqualToFinalShare, LessThanInitialShare, or the two in this
+  // order.
+  std::vector<std::string> preemption_strategies = {
+      "LessThanOrEqualToFinalShare", "LessThanInitialShare"};
 };
 
 // Upstream JobSet's alpha feature gates, and Kueue's configuration switches
@@ -44,6 +58,8 @@ struct Features {
   bool manage_jobs_without_queue_name = false;
   // Kueue's waitForPodsReady (jobsetd --wait_for_pods_ready and kin).
   WaitForPodsReady wait_for_pods_ready = {};
+  // Kueue's fairSharing (jobsetd --fair_sharing and kin).
+  FairSharingConfig fair_sharing = {};
 };
 
 }  // namespace jobset::api

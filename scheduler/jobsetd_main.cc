@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
@@ -22,6 +23,7 @@
 #include "api/names.h"
 #include "api/pod_security.h"
 #include "common/log.h"
+#include "common/quote.h"
 #include "prometheus/exposer.h"
 #include "scheduler/agents/agent_hub.h"
 #include "scheduler/agents/agent_service.h"
@@ -123,6 +125,15 @@ ABSL_FLAG(int32_t, requeuing_backoff_max_seconds, 3600,
 ABSL_FLAG(int32_t, requeuing_backoff_limit_count, -1,
           "Kueue's requeuingStrategy.backoffLimitCount: evictions for "
           "PodsReadyTimeout before the Workload is deactivated; -1: no limit");
+ABSL_FLAG(bool, fair_sharing, false,
+          "Kueue's fairSharing: ClusterQueues of a cohort are admitted and "
+          "preempted by their dominant resource share over their "
+          "fairSharing.weight instead of by priority alone");
+ABSL_FLAG(std::string, fair_sharing_preemption_strategies,
+          "LessThanOrEqualToFinalShare,LessThanInitialShare",
+          "Kueue's fairSharing.preemptionStrategies, in order: "
+          "LessThanOrEqualToFinalShare, LessThanInitialShare, or both in "
+          "this order");
 ABSL_FLAG(absl::Duration, node_lost_timeout, absl::Seconds(10),
           "A node whose agent sends nothing for this long is declared lost: "
           "its pods fail with a DisruptionTarget condition (reason NodeLost) "
@@ -367,6 +378,28 @@ bool ParseFeatureGates(const std::string& text, api::Features* features,
   return true;
 }
 
+// Kueue's fairSharing from --fair_sharing and its strategies; false with
+// `error` naming a combination Kueue's configuration refuses.
+bool FairSharingFromFlags(api::FairSharingConfig* config, std::string* error) {
+  config->enable = absl::GetFlag(FLAGS_fair_sharing);
+  const std::string flag =
+      absl::GetFlag(FLAGS_fair_sharing_preemption_strategies);
+  config->preemption_strategies = absl::StrSplit(flag, ',');
+  const std::vector<std::vector<std::string>> allowed = {
+      {"LessThanOrEqualToFinalShare"},
+      {"LessThanInitialShare"},
+      {"LessThanOrEqualToFinalShare", "LessThanInitialShare"}};
+  if (std::find(allowed.begin(), allowed.end(),
+                config->preemption_strategies) != allowed.end()) {
+    return true;
+  }
+  *error = absl::StrCat(
+      "--fair_sharing_preemption_strategies: ", Quote(flag),
+      " is not LessThanOrEqualToFinalShare, LessThanInitialShare or "
+      "LessThanOrEqualToFinalShare,LessThanInitialShare");
+  return false;
+}
+
 // Kueue's waitForPodsReady from --wait_for_pods_ready and kin; false with
 // `error` naming a flag out of range.
 bool WaitForPodsReadyFromFlags(api::WaitForPodsReady* config,
@@ -500,7 +533,8 @@ int Main() {
   options.features.manage_jobs_without_queue_name =
       absl::GetFlag(FLAGS_manage_jobs_without_queue_name);
   if (!WaitForPodsReadyFromFlags(&options.features.wait_for_pods_ready,
-                                 &error)) {
+                                 &error) ||
+      !FairSharingFromFlags(&options.features.fair_sharing, &error)) {
     JOBSET_LOG(ERROR) << error;
     return 2;
   }

@@ -230,6 +230,22 @@ SchedulerMetrics::SchedulerMetrics()
                                     "flavor and resource (+Inf: none)")
                               .Labels(KueueLabels())
                               .Register(*registry)),
+      kueue_cluster_queue_weighted_share(
+          BuildGauge()
+              .Name("kueue_cluster_queue_weighted_share")
+              .Help("With fair sharing: a cluster_queue's usage above its "
+                    "nominal quota per 1000 of what its cohort could lend, "
+                    "for its dominant resource, divided by its weight (NaN: "
+                    "weight 0 while borrowing)")
+              .Labels(KueueLabels())
+              .Register(*registry)),
+      kueue_cohort_weighted_share(
+          BuildGauge()
+              .Name("kueue_cohort_weighted_share")
+              .Help("With fair sharing: the same for a cohort within its "
+                    "parent")
+              .Labels(KueueLabels())
+              .Register(*registry)),
       kueue_quota_reserved(BuildCounter()
                                .Name("kueue_quota_reserved_workloads_total")
                                .Help("Workloads that reserved quota, by "
@@ -397,7 +413,8 @@ void PrometheusControllerMetrics::Gauges(
 }
 
 void PrometheusControllerMetrics::QueueGauges(
-    const std::vector<ClusterQueueGauges>& cluster_queues) {
+    const std::vector<ClusterQueueGauges>& cluster_queues,
+    const std::vector<CohortGauges>& cohorts) {
   std::set<GaugeSeries> now;
   auto set = [&](prometheus::Family<prometheus::Gauge>& family,
                  const prometheus::Labels& labels, double value) {
@@ -433,6 +450,15 @@ void PrometheusControllerMetrics::QueueGauges(
       set(m.kueue_borrowing_limit, labels, r.borrowing_limit);
       set(m.kueue_lending_limit, labels, r.lending_limit);
     }
+    if (cq.weighted_share.has_value()) {
+      set(m.kueue_cluster_queue_weighted_share,
+          {{"cluster_queue", cq.name}, {"cohort", cq.cohort}},
+          *cq.weighted_share);
+    }
+  }
+  for (const CohortGauges& cohort : cohorts) {
+    set(m.kueue_cohort_weighted_share, {{"cohort", cohort.name}},
+        cohort.weighted_share);
   }
   absl::MutexLock lock(&mu_);
   for (const GaugeSeries& old : queue_series_) {

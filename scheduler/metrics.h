@@ -75,6 +75,8 @@ struct SchedulerMetrics {
   prometheus::Family<prometheus::Gauge>& kueue_nominal_quota;
   prometheus::Family<prometheus::Gauge>& kueue_borrowing_limit;
   prometheus::Family<prometheus::Gauge>& kueue_lending_limit;
+  prometheus::Family<prometheus::Gauge>& kueue_cluster_queue_weighted_share;
+  prometheus::Family<prometheus::Gauge>& kueue_cohort_weighted_share;
   // By cluster_queue and priority_class.
   prometheus::Family<prometheus::Counter>& kueue_quota_reserved;
   prometheus::Family<prometheus::Counter>& kueue_admitted;
@@ -115,8 +117,8 @@ class PrometheusControllerMetrics final : public ControllerMetrics {
   void Gauges(const std::map<std::string, int64_t>& jobsets_by_state,
               const std::map<std::string, int64_t>& pods_by_phase,
               int64_t pending) override;
-  void QueueGauges(
-      const std::vector<ClusterQueueGauges>& cluster_queues) override;
+  void QueueGauges(const std::vector<ClusterQueueGauges>& cluster_queues,
+                   const std::vector<CohortGauges>& cohorts) override;
   void WorkloadQuotaReserved(absl::string_view cluster_queue,
                              absl::string_view priority_class,
                              absl::Duration waited) override;

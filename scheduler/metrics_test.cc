@@ -83,7 +83,7 @@ ClusterQueueGauges TeamA() {
 TEST(KueueMetricsTest, QueueGaugesCarryKueuesNamesAndLabels) {
   SchedulerMetrics metrics;
   PrometheusControllerMetrics exported(&metrics);
-  exported.QueueGauges({TeamA()});
+  exported.QueueGauges({TeamA()}, {});
 
   const Labels cq = {{"cluster_queue", "cq-a"}, {"replica_role", "leader"}};
   auto with = [&](Labels more) {
@@ -124,6 +124,31 @@ TEST(KueueMetricsTest, QueueGaugesCarryKueuesNamesAndLabels) {
   }
 }
 
+TEST(KueueMetricsTest, WeightedSharesWithFairSharing) {
+  SchedulerMetrics metrics;
+  PrometheusControllerMetrics exported(&metrics);
+  ClusterQueueGauges a = TeamA();
+  exported.QueueGauges({a}, {});
+  const Labels cq = {{"cluster_queue", "cq-a"},
+                     {"cohort", "team"},
+                     {"replica_role", "leader"}};
+  EXPECT_EQ(Value(metrics, "kueue_cluster_queue_weighted_share", cq),
+            std::nullopt)
+      << "not without fair sharing";
+  a.weighted_share = 250;
+  exported.QueueGauges({a}, {CohortGauges{"team", 12.5}});
+  EXPECT_THAT(Value(metrics, "kueue_cluster_queue_weighted_share", cq),
+              Optional(250));
+  EXPECT_THAT(Value(metrics, "kueue_cohort_weighted_share",
+                    {{"cohort", "team"}, {"replica_role", "leader"}}),
+              Optional(12.5));
+  exported.QueueGauges({a}, {});
+  EXPECT_EQ(Value(metrics, "kueue_cohort_weighted_share",
+                  {{"cohort", "team"}, {"replica_role", "leader"}}),
+            std::nullopt)
+      << "a deleted cohort's gauge goes";
+}
+
 TEST(KueueMetricsTest, GaugesOfADeletedClusterQueueAreRemoved) {
   SchedulerMetrics metrics;
   PrometheusControllerMetrics exported(&metrics);
@@ -131,13 +156,13 @@ TEST(KueueMetricsTest, GaugesOfADeletedClusterQueueAreRemoved) {
   b.name = "cq-b";
   b.status = kClusterQueuePending;
   b.resources.push_back({.flavor = "spot", .resource = "cpu"});
-  exported.QueueGauges({TeamA(), b});
+  exported.QueueGauges({TeamA(), b}, {});
   EXPECT_EQ(SeriesCount(metrics, "kueue_pending_workloads"), 4);
   EXPECT_EQ(SeriesCount(metrics, "kueue_cluster_queue_nominal_quota"), 3);
 
   // cq-a is deleted; cq-b's flavor is renamed: only what is set now stays.
   b.resources[0].flavor = "on-demand";
-  exported.QueueGauges({b});
+  exported.QueueGauges({b}, {});
   EXPECT_EQ(SeriesCount(metrics, "kueue_pending_workloads"), 2);
   EXPECT_EQ(SeriesCount(metrics, "kueue_reserving_active_workloads"), 1);
   EXPECT_EQ(SeriesCount(metrics, "kueue_cluster_queue_status"), 3);
@@ -162,7 +187,7 @@ TEST(KueueMetricsTest, GaugesOfADeletedClusterQueueAreRemoved) {
                      {"replica_role", "leader"}}),
               Optional(1));
 
-  exported.QueueGauges({});
+  exported.QueueGauges({}, {});
   EXPECT_EQ(SeriesCount(metrics, "kueue_pending_workloads"), 0);
   EXPECT_EQ(SeriesCount(metrics, "kueue_cluster_queue_lending_limit"), 0);
 }

@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -46,6 +47,8 @@ ABSL_FLAG(int, finish, 100, "Phase 2: Workloads finished per round");
 ABSL_FLAG(int, rounds, 50, "Phase 2: rounds");
 ABSL_FLAG(std::string, store, "rocksdb", "rocksdb (in --data_dir) or memory");
 ABSL_FLAG(bool, fsync, true, "fsync the store's commits");
+ABSL_FLAG(bool, fair_sharing, false,
+          "Admit with Kueue's fair sharing (jobsetd --fair_sharing)");
 ABSL_FLAG(std::string, data_dir, "/tmp/jobsetd-admission-bench",
           "Store directory (wiped)");
 
@@ -169,12 +172,16 @@ int Run() {
   Setup(*store, cqs, absl::GetFlag(FLAGS_cohorts), workloads, quota);
   std::printf(
       "%d ClusterQueues in %d cohorts, %d pending Workloads, quota "
-      "for %d of each queue's %d; store %s fsync %s\n",
+      "for %d of each queue's %d; store %s fsync %s fair sharing %s\n",
       cqs, absl::GetFlag(FLAGS_cohorts), workloads, quota, per_cq,
       absl::GetFlag(FLAGS_store).c_str(),
-      absl::GetFlag(FLAGS_fsync) ? "on" : "off");
+      absl::GetFlag(FLAGS_fsync) ? "on" : "off",
+      absl::GetFlag(FLAGS_fair_sharing) ? "on" : "off");
 
-  QueueAdmission queues(store.get(), {.max_cycles = 64});
+  std::optional<queues::FairSharing> fair_sharing;
+  if (absl::GetFlag(FLAGS_fair_sharing)) fair_sharing = queues::FairSharing{};
+  QueueAdmission queues(store.get(),
+                        {.fair_sharing = fair_sharing, .max_cycles = 64});
   ControllerState state;
   EventLog events;
   if (absl::Status s = queues.Load(); !s.ok()) JOBSET_LOG(FATAL) << s;

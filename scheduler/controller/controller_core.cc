@@ -46,6 +46,7 @@ ControllerCore::ControllerCore(store::Store* store, AgentFleet* fleet,
               {.manage_jobs_without_queue_name =
                    options.features.manage_jobs_without_queue_name,
                .wait_for_pods_ready = options.features.wait_for_pods_ready,
+               .fair_sharing = FairSharingOf(options.features.fair_sharing),
                .metrics = options.metrics}) {
   observed_.metrics = options.metrics;
   events_.set_retention(options.event_retention);

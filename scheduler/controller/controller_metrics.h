@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,15 @@ struct ClusterQueueGauges {
   int64_t reserving = 0;  // holding quota (evicted ones until released)
   int64_t admitted = 0;   // the same: jobsetd has no admission checks
   std::vector<Resource> resources;
+  // With fair sharing: its dominant resource share (NaN for weight 0 while
+  // borrowing, as Kueue reports +Inf).
+  std::optional<double> weighted_share;
+};
+
+// A Cohort's gauges (fair sharing only).
+struct CohortGauges {
+  std::string name;
+  double weighted_share = 0;  // as ClusterQueueGauges'
 };
 
 class ControllerMetrics {
@@ -101,10 +111,11 @@ class ControllerMetrics {
   // succeeded (a failed or ABORTED commit reports nothing). Empty by
   // default, so that a fake need not implement them.
 
-  // Sets the gauges of every ClusterQueue in `cluster_queues`; those of a
-  // ClusterQueue not listed (deleted) go away.
+  // Sets the gauges of every ClusterQueue in `cluster_queues` and Cohort in
+  // `cohorts`; those of one not listed (deleted) go away.
   virtual void QueueGauges(
-      const std::vector<ClusterQueueGauges>& /*cluster_queues*/) {}
+      const std::vector<ClusterQueueGauges>& /*cluster_queues*/,
+      const std::vector<CohortGauges>& /*cohorts*/) {}
   // A Workload with priority class `priority_class` ("" for none) reserved
   // quota in `cluster_queue`, `waited` after its creation or last requeue.
   virtual void WorkloadQuotaReserved(absl::string_view /*cluster_queue*/,

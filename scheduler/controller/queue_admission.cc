@@ -169,6 +169,21 @@ void QueueAdmission::Stage::FlushEvents() {
   for (auto& [key, e] : pending_events_) events_.Queue(key, std::move(e));
 }
 
+std::optional<queues::FairSharing> FairSharingOf(
+    const api::FairSharingConfig& config) {
+  if (!config.enable) return std::nullopt;
+  queues::FairSharing out;
+  if (config.preemption_strategies.empty()) return out;
+  out.preemption_strategies.clear();
+  for (const std::string& s : config.preemption_strategies) {
+    out.preemption_strategies.push_back(
+        s == "LessThanInitialShare"
+            ? queues::FairSharing::Strategy::kLessThanInitialShare
+            : queues::FairSharing::Strategy::kLessThanOrEqualToFinalShare);
+  }
+  return out;
+}
+
 QueueAdmission::QueueAdmission(store::Store* store, Options options)
     : store_(store), options_(options) {}
 

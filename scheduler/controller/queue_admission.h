@@ -45,6 +45,7 @@
 #include "scheduler/controller/controller_metrics.h"
 #include "scheduler/controller/controller_state.h"
 #include "scheduler/controller/event_log.h"
+#include "scheduler/queues/fair_sharing.h"
 #include "scheduler/queues/model.h"
 #include "store/store.h"
 
@@ -75,6 +76,11 @@ bool JobSetFinished(const api::JobSet& jobset, bool* succeeded = nullptr);
 // has (the sum of its replicas), by its status (queue_pods_ready.cc).
 bool JobSetPodsReady(const api::JobSet& jobset);
 
+// Kueue's fairSharing configuration as the admission core reads it; nullopt
+// when off. Strategies are as validated by jobsetd's flags.
+std::optional<queues::FairSharing> FairSharingOf(
+    const api::FairSharingConfig& config);
+
 class QueueAdmission {
  public:
   struct Options {
@@ -83,6 +89,8 @@ class QueueAdmission {
     bool manage_jobs_without_queue_name = false;
     // Kueue's waitForPodsReady (queue_pods_ready.cc).
     api::WaitForPodsReady wait_for_pods_ready = {};
+    // Kueue's fairSharing; unset: off (classical order and preemption).
+    std::optional<queues::FairSharing> fair_sharing;
     // The most admission cycles one Run() runs (each admits at most one
     // Workload per ClusterQueue); the rest wait for the next pass, which
     // comes at once.

@@ -63,8 +63,10 @@ class FakeMetrics : public ControllerMetrics {
   void Gauges(const std::map<std::string, int64_t>&,
               const std::map<std::string, int64_t>&, int64_t) override {}
 
-  void QueueGauges(const std::vector<ClusterQueueGauges>& cqs) override {
+  void QueueGauges(const std::vector<ClusterQueueGauges>& cqs,
+                   const std::vector<CohortGauges>& cohort_gauges) override {
     gauges = cqs;
+    cohorts = cohort_gauges;
   }
   void WorkloadQuotaReserved(absl::string_view cq, absl::string_view pc,
                              absl::Duration waited) override {
@@ -102,6 +104,7 @@ class FakeMetrics : public ControllerMetrics {
   std::vector<std::string> events;
   std::vector<absl::Duration> waits;  // reserved and admitted, in order
   std::vector<ClusterQueueGauges> gauges;
+  std::vector<CohortGauges> cohorts;
 };
 
 // The fixture's store as the controller sees it: it refuses the next
@@ -233,6 +236,9 @@ class QueueAdmissionTest : public ::testing::Test {
     } else if (o->has_workload_priority_class()) {
       plural = "workloadpriorityclasses";
       name = o->workload_priority_class().metadata().name();
+    } else if (o->has_cohort()) {
+      plural = "cohorts";
+      name = o->cohort().metadata().name();
     }
     const std::string key = store::keys::KueueKey(plural, ns, name);
     ASSERT_THAT(

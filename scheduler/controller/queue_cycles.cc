@@ -146,6 +146,7 @@ QueueAdmission::Stage::Model(const std::string& key, Held* held,
 }
 
 absl::Status QueueAdmission::Stage::BuildInput(queues::CycleInput& in) {
+  in.fair_sharing = qa_.options_.fair_sharing;
   for (const auto& [key, held] : qa_.objects_) {
     const api::KueueObject& o = held.object;
     if (o.has_resource_flavor()) {

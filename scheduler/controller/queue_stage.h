@@ -258,6 +258,11 @@ class QueueAdmission::Stage {
   // admittedWorkloads (the same here: jobsetd has no admission checks),
   // what they hold by flavor and resource, and the Active condition.
   void QueueStatuses();
+  // With fair sharing: the quota tree with the admitted usage, for the
+  // shares in ClusterQueue and Cohort status; nullopt without.
+  std::optional<queues::QuotaTree> SharesTree() const;
+  // Writes each Cohort's status.fairSharing where it changed.
+  void CohortStatuses(const std::optional<queues::QuotaTree>& tree);
 
   // Stages `object` with `status` when it differs from the held one.
   template <typename Status>
@@ -323,6 +328,7 @@ class QueueAdmission::Stage {
   std::map<std::string, int64_t> held_back_;
   // Kueue's metrics of this run (QueueStatuses' gauges, Measure's events).
   std::vector<ClusterQueueGauges> queue_gauges_;
+  std::vector<CohortGauges> cohort_gauges_;
   std::vector<std::function<void(ControllerMetrics&)>> measured_;
 };
 

@@ -1,6 +1,7 @@
 // ClusterQueue and LocalQueue status (kueue-semantics.md §5), from the
 // cycle's input as the cycles left it, written where it changed.
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <optional>
 #include <type_traits>
@@ -24,7 +25,54 @@ double LimitOrInf(absl::string_view resource,
   return limit.has_value() ? BaseUnits(resource, *limit)
                            : std::numeric_limits<double>::infinity();
 }
+
+// Sets status.fairSharing from the node's share (cleared without fair
+// sharing, as Kueue does) and returns the gauge's value: the precise share,
+// NaN for +Inf.
+template <typename Status>
+std::optional<double> SetShare(const std::optional<queues::QuotaTree>& tree,
+                               queues::QuotaTree::NodeId node, Status& status) {
+  if (!tree.has_value() || node == queues::QuotaTree::kNoNode) {
+    status.clear_fair_sharing();
+    return std::nullopt;
+  }
+  const queues::Drs share = queues::DominantResourceShare(*tree, node);
+  status.mutable_fair_sharing()->set_weighted_share(
+      share.RoundedWeightedShare());
+  const double precise = share.PreciseWeightedShare();
+  return std::isinf(precise) ? std::numeric_limits<double>::quiet_NaN()
+                             : precise;
+}
 }  // namespace
+
+std::optional<queues::QuotaTree> QueueAdmission::Stage::SharesTree() const {
+  if (!in_.fair_sharing.has_value()) return std::nullopt;
+  absl::StatusOr<queues::QuotaTree> tree =
+      queues::QuotaTree::Build(in_.cohorts, in_.cluster_queues);
+  if (!tree.ok()) return std::nullopt;
+  for (const std::shared_ptr<const queues::Workload>& w : in_.admitted) {
+    const queues::QuotaTree::NodeId node =
+        tree->ClusterQueueNode(w->admission->cluster_queue);
+    if (node != queues::QuotaTree::kNoNode)
+      tree->AddUsage(node, queues::AdmittedUsage(*w));
+  }
+  return *std::move(tree);
+}
+
+void QueueAdmission::Stage::CohortStatuses(
+    const std::optional<queues::QuotaTree>& tree) {
+  for (const queues::Cohort& cohort : in_.cohorts) {
+    const std::string key = store::keys::KueueKey("cohorts", "", cohort.name);
+    auto held = qa_.objects_.find(key);
+    if (held == qa_.objects_.end()) continue;
+    api::CohortStatus status = held->second.object.cohort().status();
+    const std::optional<double> share = SetShare(
+        tree, tree ? tree->CohortNode(cohort.name) : queues::QuotaTree::kNoNode,
+        status);
+    StageStatus(key, held->second.object, status);
+    if (share.has_value()) cohort_gauges_.push_back({cohort.name, *share});
+  }
+}
 
 // Writes each ClusterQueue's and LocalQueue's status where it changed:
 // pendingWorkloads (queued and inadmissible), reservingWorkloads and
@@ -65,6 +113,8 @@ void QueueAdmission::Stage::QueueStatuses() {
     }
   }
   const queues::FlavorIndex flavors = Flavors();
+  const std::optional<queues::QuotaTree> tree = SharesTree();
+  CohortStatuses(tree);
   for (const queues::ClusterQueue& cq : in_.cluster_queues) {
     const std::string key = store::keys::KueueKey("clusterqueues", "", cq.name);
     auto held = qa_.objects_.find(key);
@@ -92,6 +142,10 @@ void QueueAdmission::Stage::QueueStatuses() {
       }
     }
     *status.mutable_flavors_usage() = status.flavors_reservation();
+    const std::optional<double> share = SetShare(
+        tree,
+        tree ? tree->ClusterQueueNode(cq.name) : queues::QuotaTree::kNoNode,
+        status);
     const queues::ActiveCondition active =
         queues::ClusterQueueActive(cq, flavors, /*in_cohort_cycle=*/false);
     SetCondition(status.mutable_conditions(), "Active", active.active,
@@ -107,6 +161,7 @@ void QueueAdmission::Stage::QueueStatuses() {
         tally.parked + (held_back == held_back_.end() ? 0 : held_back->second);
     g.reserving = tally.reserving;
     g.admitted = tally.reserving;
+    g.weighted_share = share;
     for (const queues::ResourceGroup& group : cq.resource_groups) {
       for (const queues::FlavorQuotas& fq : group.flavors) {
         for (const queues::ResourceQuota& rq : fq.resources) {
@@ -168,7 +223,7 @@ void QueueAdmission::Stage::QueueStatuses() {
 void QueueAdmission::Stage::ReportMetrics() {
   ControllerMetrics* metrics = qa_.options_.metrics;
   if (metrics == nullptr) return;
-  metrics->QueueGauges(queue_gauges_);
+  metrics->QueueGauges(queue_gauges_, cohort_gauges_);
   for (const auto& measure : measured_) measure(*metrics);
 }
 
@@ -184,6 +239,12 @@ void QueueAdmission::Stage::StageStatus(const std::string& key,
           status.SerializeAsString())
         return;
     }
+  } else if (object.has_cohort()) {
+    if constexpr (std::is_same_v<Status, api::CohortStatus>) {
+      if (object.cohort().status().SerializeAsString() ==
+          status.SerializeAsString())
+        return;
+    }
   } else if (object.has_local_queue()) {
     if constexpr (std::is_same_v<Status, api::LocalQueueStatus>) {
       if (object.local_queue().status().SerializeAsString() ==
@@ -195,6 +256,9 @@ void QueueAdmission::Stage::StageStatus(const std::string& key,
   if (copy.has_cluster_queue()) {
     if constexpr (std::is_same_v<Status, api::ClusterQueueStatus>)
       *copy.mutable_cluster_queue()->mutable_status() = status;
+  } else if (copy.has_cohort()) {
+    if constexpr (std::is_same_v<Status, api::CohortStatus>)
+      *copy.mutable_cohort()->mutable_status() = status;
   } else if (copy.has_local_queue()) {
     if constexpr (std::is_same_v<Status, api::LocalQueueStatus>)
       *copy.mutable_local_queue()->mutable_status() = status;

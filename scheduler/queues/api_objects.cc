@@ -540,6 +540,16 @@ absl::StatusOr<ResourceFlavor> FlavorFromApi(
   return out;
 }
 
+// spec.fairSharing.weight as a number: 1 when unset. Read in thousandths,
+// so a weight below 0.001 (Kueue allows down to 1e-9) counts as 0.001.
+absl::StatusOr<double> FairWeight(const api::FairSharing& fair_sharing) {
+  if (fair_sharing.weight().empty()) return 1.0;
+  absl::StatusOr<int64_t> milli =
+      ParseMilli(fair_sharing.weight(), "spec.fairSharing.weight");
+  if (!milli.ok()) return milli.status();
+  return static_cast<double>(*milli) / 1000.0;
+}
+
 absl::StatusOr<ClusterQueue> ClusterQueueFromApi(const api::ClusterQueue& cq) {
   const api::ClusterQueueSpec& spec = cq.spec();
   ClusterQueue out;
@@ -572,6 +582,10 @@ absl::StatusOr<ClusterQueue> ClusterQueueFromApi(const api::ClusterQueue& cq) {
       spec.stop_policy(), "spec.stopPolicy", kStopPolicies);
   if (!stop.ok()) return stop.status();
   out.stop_policy = *stop;
+
+  absl::StatusOr<double> weight = FairWeight(spec.fair_sharing());
+  if (!weight.ok()) return weight.status();
+  out.fair_weight = *weight;
   return out;
 }
 
@@ -583,6 +597,9 @@ absl::StatusOr<Cohort> CohortFromApi(const api::Cohort& cohort) {
       cohort.spec().resource_groups(), "spec.resourceGroups");
   if (!groups.ok()) return groups.status();
   out.resource_groups = *std::move(groups);
+  absl::StatusOr<double> weight = FairWeight(cohort.spec().fair_sharing());
+  if (!weight.ok()) return weight.status();
+  out.fair_weight = *weight;
   return out;
 }
 

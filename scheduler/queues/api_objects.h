@@ -77,12 +77,12 @@ absl::StatusOr<ResourceFlavor> FlavorFromApi(const api::ResourceFlavor& flavor);
 // and limits in model.h's units), preemption (withinClusterQueue,
 // reclaimWithinCohort, borrowWithinCohort with maxPriorityThreshold),
 // flavorFungibility (v1beta1's Borrow and Preempt read as MayStopSearch)
-// and stopPolicy. namespaceSelector and fairSharing are not read: the
-// caller checks a workload's namespace before it reaches the core.
+// stopPolicy and fairSharing.weight (in thousandths). namespaceSelector is
+// not read: the caller checks a workload's namespace before the core.
 absl::StatusOr<ClusterQueue> ClusterQueueFromApi(const api::ClusterQueue& cq);
 
 // Returns the Cohort named metadata.name with spec's parentName and
-// resourceGroups. fairSharing is not read.
+// resourceGroups and fairSharing.weight.
 absl::StatusOr<Cohort> CohortFromApi(const api::Cohort& cohort);
 
 // Returns Kueue's GetQueueOrderTimestamp of `workload` with its defaults

@@ -310,6 +310,27 @@ TEST(ClusterQueueFromApiTest, EmptyEnumerationsReadAsTheDefaults) {
   EXPECT_EQ(cq->flavor_fungibility.when_can_preempt,
             FungibilityPolicy::kTryNextFlavor);
   EXPECT_EQ(cq->stop_policy, StopPolicy::kNone);
+  EXPECT_EQ(cq->fair_weight, 1.0);
+}
+
+TEST(ClusterQueueFromApiTest, FairSharingWeight) {
+  absl::StatusOr<ClusterQueue> cq =
+      ClusterQueueFromApi(Parse<api::ClusterQueue>(
+          R"pb(metadata { name: "q" }
+               spec { fair_sharing { weight: "1500m" } })pb"));
+  ASSERT_TRUE(cq.ok()) << cq.status();
+  EXPECT_EQ(cq->fair_weight, 1.5);
+  cq = ClusterQueueFromApi(Parse<api::ClusterQueue>(
+      R"pb(metadata { name: "q" }
+           spec { fair_sharing { weight: "0" } })pb"));
+  ASSERT_TRUE(cq.ok()) << cq.status();
+  EXPECT_EQ(cq->fair_weight, 0.0);
+  ExpectInvalid(
+      ClusterQueueFromApi(Parse<api::ClusterQueue>(
+                              R"pb(metadata { name: "q" }
+                                   spec { fair_sharing { weight: "x" } })pb"))
+          .status(),
+      "spec.fairSharing.weight: quantity \"x\" is malformed");
 }
 
 struct SpellingCase {
@@ -569,6 +590,12 @@ TEST(CohortFromApiTest, RootWithoutQuota) {
   EXPECT_EQ(cohort->name, "company");
   EXPECT_EQ(cohort->parent, "");
   EXPECT_TRUE(cohort->resource_groups.empty());
+  EXPECT_EQ(cohort->fair_weight, 1.0);
+  cohort = CohortFromApi(
+      Parse<api::Cohort>(R"pb(metadata { name: "c" }
+                              spec { fair_sharing { weight: "2" } })pb"));
+  ASSERT_TRUE(cohort.ok()) << cohort.status();
+  EXPECT_EQ(cohort->fair_weight, 2.0);
 }
 
 TEST(CohortFromApiTest, BadQuotaNamesTheField) {
