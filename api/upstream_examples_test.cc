@@ -59,8 +59,7 @@ std::vector<std::string> YamlFiles(const std::filesystem::path& dir) {
 // The feature gates jobsetd runs with: upstream's, plus RestartJob, which two
 // upstream examples (failure-policy-restartjob*) need, and InPlaceRestart
 // (examples/slices-restart-in-place.yaml).
-constexpr Features kJobsetdFeatures{.restart_job = true,
-                                    .in_place_restart = true};
+const Features kJobsetdFeatures{.restart_job = true, .in_place_restart = true};
 
 // Loads, defaults and validates every JobSet in `text`, and admits it at
 // jobsetd's default Pod Security level (baseline).
