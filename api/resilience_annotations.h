@@ -53,9 +53,9 @@ absl::string_view StragglerActionName(StragglerAction action);
 // turn the detection off; the others carry their defaults.
 struct ResilienceSpec {
   // Hang detection, when set: (0, kMaxProgressTimeout].
-  std::optional<absl::Duration> progress_timeout;
+  std::optional<absl::Duration> progress_timeout{};
   // Straggler detection, when set: in (0, 1).
-  std::optional<double> straggler_threshold;
+  std::optional<double> straggler_threshold{};
   // Meaningful with straggler_threshold: [kMinStragglerWindow,
   // kMaxStragglerWindow].
   absl::Duration straggler_window = kDefaultStragglerWindow;
