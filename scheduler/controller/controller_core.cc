@@ -40,6 +40,7 @@ ControllerCore::ControllerCore(store::Store* store, AgentFleet* fleet,
       clock_(clock),
       features_(options.features),
       max_pods_per_attempt_(options.max_pods_per_attempt),
+      progress_(options.progress),
       applier_(store, fleet),
       configs_(store),
       queues_(store,
@@ -395,9 +396,10 @@ absl::Status ControllerCore::Pass() {
   }
   // Reconciling may mark JobSets dirty again (placement, conflicts): those
   // wait for the next pass.
-  ReconcilePass reconcile({state_, gangs_, requirements_, events_, deferred_,
-                           observed_.metrics, features_, max_pods_per_attempt_},
-                          writes, now);
+  ReconcilePass reconcile(
+      {state_, gangs_, requirements_, events_, deferred_, observed_.metrics,
+       features_, max_pods_per_attempt_, progress_},
+      writes, now);
   const std::set<std::string> reconciled = state_.TakeDirty(kMaxJobSetsPerPass);
   for (const std::string& key : reconciled) reconcile.Reconcile(key);
   for (const std::string& key : reconciled) {

@@ -28,6 +28,7 @@
 #include "scheduler/controller/pass_writes.h"
 #include "scheduler/controller/placement_caches.h"
 #include "scheduler/controller/pod_configs.h"
+#include "scheduler/controller/progress_source.h"
 #include "scheduler/controller/queue_admission.h"
 #include "store/store.h"
 
@@ -52,6 +53,9 @@ class ControllerCore {
     // The most pods one attempt of a JobSet may have: a JobSet over it
     // fails with reason TooManyPods instead of being expanded.
     int64_t max_pods_per_attempt = kDefaultMaxPodsPerAttempt;
+    // Pods' training progress for hang detection (null: none). It must
+    // outlive the core.
+    const ProgressSource* progress = nullptr;
   };
   ControllerCore(store::Store* store, AgentFleet* fleet, Clock* clock,
                  Options options);
@@ -148,6 +152,7 @@ class ControllerCore {
   Clock* const clock_;
   const api::Features features_;
   const int64_t max_pods_per_attempt_;
+  const ProgressSource* const progress_;
   // JobSets (by key) whose records the store refused, with its error: the
   // next Load fails them. They survive Load, as does what follows.
   std::map<std::string, std::string> refused_;

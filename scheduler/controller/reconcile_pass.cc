@@ -90,6 +90,7 @@ void ReconcilePass::ReconcileOne(TrackedJobSet& t) {
 
   const api::JobSetStatus before = t.jobset.status();
   FailIfUnrunnable(t);
+  CheckProgress(t);
   std::vector<JobSetEvent> decided;  // This reconcile's events (metrics).
   for (int round = 0; round < kMaxReconcileRounds; ++round) {
     ReconcileJobs(t);

@@ -13,6 +13,7 @@
 #include "scheduler/controller/pass_metrics.h"
 #include "scheduler/controller/pass_writes.h"
 #include "scheduler/controller/placement_caches.h"
+#include "scheduler/controller/progress_source.h"
 
 namespace jobset::scheduler {
 
@@ -28,6 +29,8 @@ struct PassParts {
   api::Features features;
   // The most pods one attempt may have; a JobSet over it fails.
   int64_t max_pods_per_attempt;
+  // Pods' training progress (hang detection); may be null.
+  const ProgressSource* progress = nullptr;
 };
 
 // The JobSet and Job layers of one pass, applied to the controller's state:
@@ -54,6 +57,9 @@ class ReconcilePass {
   // Fails `t` instead of expanding it when it cannot run: t.fail is set, or
   // its attempt has more pods than the limit. Returns whether it failed it.
   bool FailIfUnrunnable(TrackedJobSet& t);
+  // Hang detection (progress_checks.cc): fails a Job of a stalled attempt
+  // with reason ProgressStalled, or sets t.wake for the next look.
+  void CheckProgress(TrackedJobSet& t);
   // The Job layer, over the Jobs in t.dirty_jobs.
   void ReconcileJobs(TrackedJobSet& t);
   // Creates `job`'s pods of completion indexes `indexes` (-1: NonIndexed).

@@ -1,0 +1,189 @@
+// Hang detection as the controller runs it (progress_checks.cc): a JobSet
+// annotated jobsetd.io/progress-timeout whose pods stop advancing fails one
+// Job with reason ProgressStalled, and its failure policy restarts it.
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "api/defaults.h"
+#include "api/jobset_builder.h"
+#include "common/clock.h"
+#include "common/status_matchers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "scheduler/controller/controller_core.h"
+#include "scheduler/records/constants.h"
+#include "store/keys.h"
+#include "store/memory_store.h"
+
+namespace jobset::scheduler {
+namespace {
+
+using ::jobset::api::JobSet;
+using ::jobset::api::testing::JobSetBuilder;
+using ::jobset::testing::IsOk;
+using ::testing::HasSubstr;
+using ::testing::SizeIs;
+
+class Fleet : public AgentFleet {
+ public:
+  void Run(Assignment order) override { running[order.uid()] = order.Pod(); }
+  void Stop(const std::string&, const std::string& uid) override {
+    running.erase(uid);
+  }
+  void Release(const std::string&, const std::string& uid) override {
+    running.erase(uid);
+  }
+  std::map<std::string, api::Pod> running;  // By uid.
+};
+
+// Progress by pod uid, as the hub's table would hold it.
+class FakeProgress : public ProgressSource {
+ public:
+  std::optional<resilience::PodProgress> Of(
+      const std::string& uid) const override {
+    auto it = pods.find(uid);
+    if (it == pods.end()) return std::nullopt;
+    return it->second;
+  }
+  void Advance(const std::string& uid, int64_t step, absl::Time at) {
+    resilience::PodProgress& p = pods[uid];
+    p.step = step;
+    p.advanced_at = at;
+    p.reported_at = at;
+  }
+  std::map<std::string, resilience::PodProgress> pods;
+};
+
+class ProgressChecksTest : public ::testing::Test {
+ protected:
+  ProgressChecksTest() {
+    core_ = std::make_unique<ControllerCore>(
+        &store_, &fleet_, &clock_,
+        ControllerCore::Options{.progress = &progress_});
+    EXPECT_THAT(core_->Load().status(), IsOk());
+    for (int i = 0; i < 2; ++i) {
+      NodeInfo n;
+      n.name = absl::StrCat("node-", i);
+      n.address = absl::StrCat("10.0.0.", i + 1);
+      n.allocatable.cpu_millis = 16'000;
+      n.allocatable.memory_bytes = int64_t{64} << 30;
+      core_->SetNode(n);
+    }
+  }
+
+  void Submit(JobSet js) {
+    api::SetJobSetDefaults(&js);
+    js.mutable_metadata()->set_uid("js-uid");
+    const std::string key =
+        store::keys::JobSetKey("default", js.metadata().name());
+    ASSERT_THAT(
+        store_.Commit(store::Batch().Put(key, js.SerializeAsString())).status(),
+        IsOk());
+    store::Event e;
+    e.kv = **store_.Get(key);
+    core_->OnJobSetEvent(e);
+  }
+
+  // Runs the passes due by now.
+  void Settle() {
+    for (int i = 0; i < 20; ++i) {
+      ASSERT_THAT(core_->Pass(), IsOk());
+      std::optional<absl::Time> next = core_->NextWake();
+      if (!next || *next > clock_.Now()) return;
+    }
+    FAIL() << "the controller never settled";
+  }
+
+  void RunAll() {
+    for (const auto& [uid, pod] : fleet_.running) {
+      PodReport r;
+      r.node = pod.spec().node_name();
+      r.pod_uid = uid;
+      r.status.set_phase("Running");
+      core_->OnPodReport(r);
+    }
+  }
+
+  const api::JobSet& Get() { return *core_->FindJobSet("default", "train"); }
+
+  store::MemoryStore store_;
+  FakeClock clock_;
+  Fleet fleet_;
+  FakeProgress progress_;
+  std::unique_ptr<ControllerCore> core_;
+};
+
+JobSet Train(const std::string& timeout) {
+  JobSetBuilder b("train");
+  b.Replicated("workers", 2)
+      .RestartPolicy("workers", "Never")
+      .BackoffLimit("workers", 0)
+      .FailurePolicy(3);
+  if (!timeout.empty()) b.Annotation("jobsetd.io/progress-timeout", timeout);
+  return b.Build();
+}
+
+TEST_F(ProgressChecksTest, AStalledAttemptFailsWithProgressStalled) {
+  Submit(Train("1m"));
+  Settle();
+  RunAll();
+  Settle();
+  ASSERT_THAT(fleet_.running, SizeIs(2));
+  const std::map<std::string, api::Pod> first = fleet_.running;
+  int64_t step = 7;
+  for (const auto& [uid, pod] : first)
+    progress_.Advance(uid, step++, clock_.Now());
+
+  // Within the timeout: nothing; the controller wakes when it ends.
+  clock_.Advance(absl::Seconds(59));
+  Settle();
+  EXPECT_EQ(Get().status().restarts(), 0);
+  std::optional<absl::Time> wake = core_->NextWake();
+  ASSERT_TRUE(wake.has_value());
+  EXPECT_LE(*wake, clock_.Now() + absl::Seconds(1));
+
+  clock_.Advance(absl::Seconds(1));
+  Settle();
+  EXPECT_EQ(Get().status().restarts(), 1) << Get().DebugString();
+  bool event = false;
+  for (const JobSetEvent& e : core_->Events("default", "train")) {
+    if (e.reason == "ProgressStalled") {
+      event = true;
+      EXPECT_THAT(e.message, HasSubstr("at step 7"));
+    }
+  }
+  EXPECT_TRUE(event);
+}
+
+TEST_F(ProgressChecksTest, ProgressKeepsItRunning) {
+  Submit(Train("1m"));
+  Settle();
+  RunAll();
+  Settle();
+  for (int minute = 1; minute <= 5; ++minute) {
+    for (const auto& [uid, pod] : fleet_.running)
+      progress_.Advance(uid, minute * 100, clock_.Now());
+    clock_.Advance(absl::Seconds(50));
+    Settle();
+  }
+  EXPECT_EQ(Get().status().restarts(), 0);
+}
+
+// A trainer that never reports is never judged; nor is a JobSet without
+// the annotation.
+TEST_F(ProgressChecksTest, NoStepNoAnnotationNoVerdict) {
+  Submit(Train("1m"));
+  Settle();
+  RunAll();
+  Settle();
+  clock_.Advance(absl::Minutes(10));
+  Settle();
+  EXPECT_EQ(Get().status().restarts(), 0);
+}
+
+}  // namespace
+}  // namespace jobset::scheduler
