@@ -20,6 +20,7 @@
 #include "agent/runtime/cri/pod_worker.h"
 #include "agent/runtime/pod_files.h"
 #include "agent/runtime/pod_input.h"
+#include "agent/runtime/progress_dir.h"
 #include "agent/runtime/volumes.h"
 #include "common/clock.h"
 #include "common/log.h"
@@ -121,6 +122,11 @@ void CriRuntime::TakeUp(const std::string& uid) {
   pods_[uid] = std::move(worker);
 }
 
+std::string CriRuntime::ProgressDir(const std::string& uid) const {
+  if (!ValidPodUid(uid)) return "";
+  return ProgressDirOf(PodDir(uid));
+}
+
 absl::Status CriRuntime::Start(const api::PodAssignment& assignment) {
   if (absl::Status s = CheckAssignment(assignment); !s.ok()) return s;
   const std::string& uid = assignment.pod().metadata().uid();
@@ -140,6 +146,9 @@ absl::Status CriRuntime::Start(const api::PodAssignment& assignment) {
   api::PodAssignment recorded = assignment;
   absl::Status s = MakeDirIfMissing(logs);
   if (s.ok()) s = PrepareEmptyDirs(dir, assignment.pod().spec());
+  if (s.ok()) s = MakeProgressDir(dir, assignment.pod().spec());
+  SetProgressEnv(ProgressFileInPod(dir, /*mounted=*/true),
+                 recorded.mutable_pod()->mutable_spec());
   if (s.ok()) {
     s = PrepareConfigVolumes(dir, assignment.pod().spec(),
                              assignment.config_volumes());

@@ -87,6 +87,9 @@ class CriRuntime : public Runtime {
       const google::protobuf::RepeatedPtrField<api::HostEntry>& hosts) override;
   std::string LogPath(const std::string& uid,
                       const std::string& container) const override;
+  // <work_dir>/pods/<uid>/progress, made by Start and mounted at
+  // /var/run/jobset/progress in every container (progress_dir.h).
+  std::string ProgressDir(const std::string& uid) const override;
   bool CriLogFormat() const override { return true; }
   // kUnimplemented for a lease: the CRI runtime keeps pods running while the
   // agent is down, and nothing of the agent's outlives it to stop them.

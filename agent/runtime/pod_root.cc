@@ -385,6 +385,20 @@ absl::StatusOr<std::unique_ptr<PodRoot>> PodRoot::Build(
       !s.ok()) {
     return s;
   }
+  // The progress directory, at its own path ($JOBSET_PROGRESS_FILE's);
+  // nothing there runs.
+  if (struct stat progress; !spec.progress_dir.empty() &&
+                            lstat(spec.progress_dir.c_str(), &progress) == 0 &&
+                            S_ISDIR(progress.st_mode)) {
+    if (absl::Status s = MakeBeneath(r, spec.progress_dir, false); !s.ok())
+      return s;
+    if (absl::Status s = BindWithAttrs(
+            spec.progress_dir, root->Path(spec.progress_dir),
+            MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+        !s.ok()) {
+      return s;
+    }
+  }
   for (const auto& [inside, file] : spec.mount_points) {
     (void)MakeBeneath(r, inside, file);  // else the container fails
   }

@@ -58,6 +58,9 @@ struct PodRootSpec {
   std::string pod_dir;     // <work_dir>/pods/<uid>: its work/ is bound in
   std::string work_dir;    // the agent's: hidden even where a bind covers it
   std::string hosts_file;  // bound at /etc/hosts
+  // The pod's progress directory (progress_dir.h), bound read-write at its
+  // own path as the work dir is, where it exists; "": none.
+  std::string progress_dir;
   // The pod's accelerators' device nodes (AcceleratorDevices): the only
   // device nodes in its /dev beside null, zero, full, random, urandom, tty.
   std::vector<AcceleratorDevice> devices;

@@ -18,6 +18,7 @@
 #include "agent/runtime/pod_files.h"
 #include "agent/runtime/pod_input.h"
 #include "agent/runtime/process_launcher.h"
+#include "agent/runtime/progress_dir.h"
 #include "agent/runtime/runc_launcher.h"
 #include "agent/runtime/volumes.h"
 #include "api/quantity.h"
@@ -128,6 +129,7 @@ absl::Status SetUpRoot(const PodShimOptions& options, PodSetup* pod) {
   spec.pod_dir = options.pod_dir;
   spec.work_dir = WorkDirOf(options.pod_dir);
   spec.hosts_file = absl::StrCat(options.pod_dir, "/", kHostsFile);
+  spec.progress_dir = ProgressDirOf(options.pod_dir);
   spec.devices = AcceleratorDevices(pod->assignment.devices(),
                                     options.accelerators.dev_root);
   spec.mount_points = MountPoints(pod->assignment.pod().spec());

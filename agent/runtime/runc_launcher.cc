@@ -20,6 +20,7 @@
 #include "agent/runtime/oci_bundle.h"
 #include "agent/runtime/pod_files.h"
 #include "agent/runtime/process_launcher.h"
+#include "agent/runtime/progress_dir.h"
 #include "agent/runtime/security_context.h"
 #include "agent/runtime/sub_path.h"
 #include "agent/runtime/volumes.h"
@@ -237,6 +238,12 @@ absl::Status RuncLauncher::WriteBundle(const api::Container& spec,
   }
   for (const AcceleratorMount& m : accelerators.mounts) {
     oci.mounts.push_back({m.host_path, m.container_path, m.read_only});
+  }
+  // The progress directory (the agent made it when it started the pod), last
+  // so that no volume shadows it.
+  const std::string progress = ProgressDirOf(options_.pod_dir);
+  if (struct stat st; stat(progress.c_str(), &st) == 0) {
+    oci.mounts.push_back({progress, kProgressMountPath, false});
   }
   mkdir(absl::StrCat(options_.pod_dir, "/oci").c_str(), 0700);
   mkdir(Bundle(spec).c_str(), 0700);

@@ -106,6 +106,15 @@ class Runtime {
   // (agent/runtime/cri/cri_log.h); false: raw output.
   virtual bool CriLogFormat() const { return false; }
 
+  // The host directory where pod `uid`'s containers write their progress
+  // (docs/agent.md, "Progress heartbeats": $JOBSET_PROGRESS_FILE names a
+  // file in it as they see it): "" if the runtime gives pods none or the
+  // uid is not valid. The pod may write anything there; its reader trusts
+  // nothing of it and follows no link (agent/progress_file.h).
+  virtual std::string ProgressDir(const std::string& /*uid*/) const {
+    return "";
+  }
+
   // Where container `container` of pod `uid` writes its output: "" if the
   // runtime keeps none, the uid or the name is not valid, the container is
   // not one of the pod's, or no log was written.

@@ -444,6 +444,13 @@ TEST_P(RuntimeContractTest, EnvIsExactlyTheContainers) {
                         .Env("EMPTY", "")),
               IsOk());
   EXPECT_EQ(WaitFinal("env").phase(), "Succeeded");
+  // Every runtime adds the progress file's path as the container sees it
+  // (docs/agent.md, "Progress heartbeats").
+  const std::string progress =
+      Counted("env", absl::StrCat("JOBSET_PROGRESS_FILE=",
+                                  oci() || cri() ? "/var/run/jobset/progress"
+                                                 : runtime_->ProgressDir("env"),
+                                  "/progress"));
   if (cri()) {
     // Kubernetes' semantics: the image's env (PATH=/bin), then the
     // container's over it, then what the runtime adds (HOSTNAME; HOME when
@@ -452,13 +459,14 @@ TEST_P(RuntimeContractTest, EnvIsExactlyTheContainers) {
     EXPECT_TRUE(absl::StartsWith(log, Counted("env", "PATH=/bin"))) << log;
     EXPECT_THAT(log, HasSubstr(Counted("env", "A=1") +
                                Counted("env", "SPACED=x y $HOME") +
-                               Counted("env", "EMPTY=")));
+                               Counted("env", "EMPTY=") + progress));
     for (absl::string_view line : absl::StrSplit(log, '\n')) {
       if (line.empty() || line == "end") continue;
       const bool known = absl::StrContains(line, ":PATH=") ||
                          absl::StrContains(line, ":A=") ||
                          absl::StrContains(line, ":SPACED=") ||
                          absl::StrContains(line, ":EMPTY=") ||
+                         absl::StrContains(line, ":JOBSET_PROGRESS_FILE=") ||
                          absl::StrContains(line, ":HOSTNAME=") ||
                          absl::StrContains(line, ":HOME=");
       EXPECT_TRUE(known) << line;
@@ -469,7 +477,7 @@ TEST_P(RuntimeContractTest, EnvIsExactlyTheContainers) {
   // sets none, as Docker and Kubernetes do; nothing else is added.
   EXPECT_EQ(Log("env", "main"),
             Counted("env", "A=1") + Counted("env", "SPACED=x y $HOME") +
-                Counted("env", "EMPTY=") +
+                Counted("env", "EMPTY=") + progress +
                 (oci() ? Counted("env", "HOME=/") : "") + "end\n");
 }
 
@@ -1749,6 +1757,29 @@ TEST_P(SecurityContextTest, FsGroupOwnsTheEmptyDir) {
   ASSERT_EQ(stat((VolumeDir("fsgroup", "data") + "/f").c_str(), &st), 0);
   EXPECT_EQ(st.st_uid, 1000u);
   EXPECT_EQ(st.st_gid, 2000u);  // the setgid directory's group
+}
+
+// Progress heartbeats (docs/agent.md): a container of another user than
+// root, its root read-only, writes $JOBSET_PROGRESS_FILE (each mode shows the
+// file at its own path), which lands in the pod's own progress directory on
+// the host, Runtime::ProgressDir.
+TEST_P(SecurityContextTest, WritesItsProgressFileToThePodsDirectory) {
+  api::PodAssignment a =
+      PodBuilder("progress")
+          .Container("main", Busybox("echo 'step=7 checkpoint_step=5' > "
+                                     "\"$JOBSET_PROGRESS_FILE\""))
+          .Build();
+  ContainerSc(a, 0)->set_run_as_user(1234);
+  ContainerSc(a, 0)->set_read_only_root_filesystem(true);
+  ASSERT_THAT(StartAssignment(a), IsOk());
+  api::PodStatus s = WaitFinal("progress");
+  EXPECT_EQ(s.phase(), "Succeeded") << s.message() << Log("progress", "main");
+  const std::string dir = runtime_->ProgressDir("progress");
+  EXPECT_EQ(dir, work_dir_ + "/pods/progress/progress");
+  absl::StatusOr<std::string> line = ReadFileToString(dir + "/progress");
+  ASSERT_THAT(line.status(), IsOk());
+  EXPECT_EQ(*line, "step=7 checkpoint_step=5\n");
+  EXPECT_EQ(runtime_->ProgressDir("../escape"), "");
 }
 
 TEST_P(SecurityContextTest, MemoryEmptyDirIsASizedTmpfsAtDevShm) {

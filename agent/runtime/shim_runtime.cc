@@ -26,6 +26,7 @@
 #include "agent/runtime/cgroups.h"
 #include "agent/runtime/pod_files.h"
 #include "agent/runtime/pod_input.h"
+#include "agent/runtime/progress_dir.h"
 #include "api/pod_phase.h"
 #include "common/log.h"
 #include "common/status_macros.h"
@@ -257,6 +258,11 @@ std::string ShimRuntime::LogPath(const std::string& uid,
   return path;
 }
 
+std::string ShimRuntime::ProgressDir(const std::string& uid) const {
+  if (!ValidPodUid(uid)) return "";
+  return ProgressDirOf(PodDir(uid));
+}
+
 absl::Status ShimRuntime::Start(const api::PodAssignment& assignment) {
   const std::string& uid = assignment.pod().metadata().uid();
   // Before any path is built or file written from it.
@@ -274,6 +280,12 @@ absl::Status ShimRuntime::Start(const api::PodAssignment& assignment) {
   WatchPod(uid);
   JOBSET_RETURN_IF_ERROR(FsyncDir(absl::StrCat(options_.work_dir, "/pods")));
   JOBSET_RETURN_IF_ERROR(MakeDirIfMissing(LogsDir(uid)));
+  // The progress directory, made here (by the agent, not the pod's shim):
+  // the agent reads it, and every container is told where it sees it.
+  JOBSET_RETURN_IF_ERROR(MakeProgressDir(dir, assignment.pod().spec()));
+  api::PodAssignment recorded = assignment;
+  SetProgressEnv(ProgressFileInPod(dir, options_.mode == Mode::kOci),
+                 recorded.mutable_pod()->mutable_spec());
   // The lock is taken before the intent is written and handed to the shim:
   // from now on "lock free and no final status" means the pod's supervisor is
   // gone, whether it ever started or not.
@@ -289,7 +301,7 @@ absl::Status ShimRuntime::Start(const api::PodAssignment& assignment) {
     return absl::InternalError(absl::StrCat("flock ", lock_path));
   }
   absl::Status s =
-      WriteProtoAtomic(absl::StrCat(dir, "/", kAssignmentFile), assignment);
+      WriteProtoAtomic(absl::StrCat(dir, "/", kAssignmentFile), recorded);
   if (s.ok()) s = SpawnShim(uid, lock_fd);
   close(lock_fd);
   return s;

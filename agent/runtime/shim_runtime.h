@@ -70,6 +70,8 @@ class ShimRuntime : public Runtime {
   std::vector<PodState> List() override;
   std::string LogPath(const std::string& uid,
                       const std::string& container) const override;
+  // <work_dir>/pods/<uid>/progress, made by Start (progress_dir.h).
+  std::string ProgressDir(const std::string& uid) const override;
   // The lease lives in <work_dir>/lease: its content is the lease in
   // milliseconds, its mtime the last renewal. Every shim checks it.
   absl::Status UpdateHosts(

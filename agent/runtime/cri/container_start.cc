@@ -1,6 +1,7 @@
 #include "agent/runtime/cri/container_start.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include "agent/runtime/container_lifecycle.h"
 #include "agent/runtime/cri/cri_config.h"
 #include "agent/runtime/pod_files.h"
+#include "agent/runtime/progress_dir.h"
 #include "agent/runtime/sub_path.h"
 #include "agent/runtime/volumes.h"
 #include "common/log.h"
@@ -115,6 +117,10 @@ StartOutcome ContainerStarter::Start(CriContainer& c, absl::Time now) {
     return outcome;
   };
   if (!mount_error.ok()) return failed("StartError", mount_error.message());
+  // Last, so that no volume shadows it (a pod from before it has none).
+  if (struct stat st; stat(ProgressDirOf(pod_dir_).c_str(), &st) == 0) {
+    mounts.push_back({ProgressDirOf(pod_dir_), kProgressMountPath, false});
+  }
   absl::StatusOr<AcceleratorSetup> accelerators =
       AcceleratorSetupFor(assignment_.devices(), accelerators_);
   if (!accelerators.ok()) {
