@@ -29,7 +29,12 @@ Agent::Agent(Options options, Runtime* runtime, Clock* clock)
     : options_(std::move(options)),
       runtime_(runtime),
       clock_(clock),
+      progress_clock_(
+          options_.progress_clock != nullptr ? options_.progress_clock : clock),
       reporter_(options_.metrics),
+      progress_(ProgressWatcher::Options{
+          .interval = options_.progress_report_interval,
+          .metrics = options_.metrics}),
       lease_(options_.lease, runtime, clock),
       pods_(PodSet::Options{.gpu_capacity =
                                 PodSet::GpuCapacity(options_.registration),
@@ -51,6 +56,7 @@ Agent::Agent(Options options, Runtime* runtime, Clock* clock)
               .hello_sent =
                   [this](const api::AgentMessage& hello) {
                     reporter_.HelloSent(hello);
+                    progress_.Resend();
                     lease_.StreamOpened();
                   },
               .heard = [this](absl::Time now) { lease_.Heard(now); },
@@ -157,6 +163,8 @@ void Agent::Tick() {
   lease_.Enforce(now, pods);
   pods_.FinishRestarts(pods);
   reporter_.Record(pods);
+  // Read while disconnected too: the rates need every reading.
+  progress_.Read(ProgressPods(pods), progress_clock_->Now());
   if (options_.metrics != nullptr)
     options_.metrics->connected.Set(welcomed ? 1 : 0);
   if (!welcomed) return;
@@ -164,6 +172,26 @@ void Agent::Tick() {
       std::move(pods), runtime_->TakeEvents(), now,
       [this](const std::string& uid) { return pods_.AttemptRunning(uid); },
       [this](const api::AgentMessage& msg) { return stream_.Send(msg); });
+  progress_.Report(
+      progress_clock_->Now(),
+      [this](const api::AgentMessage& msg) { return stream_.Send(msg); });
+}
+
+std::vector<ProgressWatcher::Pod> Agent::ProgressPods(
+    const std::vector<PodState>& pods) {
+  std::vector<ProgressWatcher::Pod> out;
+  out.reserve(pods.size());
+  for (const PodState& pod : pods) {
+    ProgressWatcher::Pod p;
+    p.uid = pod.uid;
+    p.dir = runtime_->ProgressDir(pod.uid);
+    p.attempt = pods_.AttemptRunning(pod.uid);
+    // A container restarted runs its training anew (from a checkpoint).
+    for (const api::ContainerStatus& c : pod.status.container_statuses())
+      p.restarts += c.restart_count();
+    out.push_back(std::move(p));
+  }
+  return out;
 }
 
 }  // namespace jobset::agent

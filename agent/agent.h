@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
@@ -16,6 +17,7 @@
 #include "agent/metrics.h"
 #include "agent/pod_reporter.h"
 #include "agent/pod_set.h"
+#include "agent/progress_watcher.h"
 #include "agent/runtime/runtime.h"
 #include "agent/scheduler_stream.h"
 #include "common/clock.h"
@@ -34,6 +36,7 @@ namespace jobset::agent {
 //   PodSet           the desired pod set: start, stop, release, GPUs, and
 //                    the in-place restart barrier (RestartBarrier)
 //   PodReporter      what jobsetd was told: status reports, launch timings
+//   ProgressWatcher  pods' progress heartbeats, read and reported
 //   SchedulerLease   pods stop once jobsetd is not heard from (--lease)
 //   ReadLogChunk     log serving; LogSweeper, released pods' log retention
 //
@@ -72,6 +75,12 @@ class Agent {
     // certificate was revoked (its message); the agent stops connecting
     // (pods keep running). Null: none.
     std::function<void(const std::string& message)> on_revoked;
+    // Pods' progress heartbeats (progress_watcher.h): the least time between
+    // two reads, and reports, of one pod's progress
+    // (--progress_report_interval); and the clock their rates and ages are
+    // measured by (jobset-agent: a monotonic one; null: the agent's).
+    absl::Duration progress_report_interval = absl::Seconds(1);
+    Clock* progress_clock = nullptr;
   };
 
   // Reads the time from `clock` (RealClock::Get() in jobset-agent); the
@@ -103,11 +112,16 @@ class Agent {
   void OnMessage(const api::SchedulerMessage& msg);
   void TickLoop();
   void Tick();
+  // The runtime's `pods` as the progress watcher needs them.
+  std::vector<ProgressWatcher::Pod> ProgressPods(
+      const std::vector<PodState>& pods);
 
   const Options options_;
   Runtime* const runtime_;
   Clock* const clock_;
+  Clock* const progress_clock_;
   PodReporter reporter_;
+  ProgressWatcher progress_;
   SchedulerLease lease_;
   PodSet pods_;
   LogSweeper logs_;  // used only from the tick thread

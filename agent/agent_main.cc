@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -26,6 +27,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "agent/agent.h"
 #include "agent/host.h"
@@ -131,6 +133,10 @@ ABSL_FLAG(int64_t, default_pod_uid, jobset::agent::kDefaultPodUid,
           "image names a non-root USER, which it runs as, as under kubelet); "
           "0: such containers run as the agent's user (process) or root, as "
           "before issue 40");
+ABSL_FLAG(absl::Duration, progress_report_interval, absl::Seconds(1),
+          "the least time between two reads, and reports to jobsetd, of one "
+          "pod's progress file ($JOBSET_PROGRESS_FILE: progress heartbeats, "
+          "docs/agent.md)");
 
 namespace jobset::agent {
 namespace {
@@ -141,6 +147,21 @@ namespace {
 constexpr absl::Duration kRevokedExitDelay = absl::Seconds(10);
 // jobset-agent's exit status when jobsetd revoked the node's certificate.
 constexpr int kRevokedExit = 3;
+
+// CLOCK_MONOTONIC as a Clock: what pods' progress rates and ages are measured
+// by, so that a step of the wall clock (NTP) changes neither.
+class MonotonicClock final : public Clock {
+ public:
+  absl::Time Now() const override {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return absl::UnixEpoch() + absl::DurationFromTimespec(ts);
+  }
+  void SleepUntil(absl::Time deadline) override {
+    const absl::Duration left = deadline - Now();
+    if (left > absl::ZeroDuration()) absl::SleepFor(left);
+  }
+};
 
 int Fail(const std::string& message) {
   JOBSET_LOG(ERROR) << message;
@@ -190,6 +211,16 @@ int Main(const char* argv0) {
       Replicas::Parse("--scheduler", options.scheduler);
   if (!replicas.ok()) return Fail(std::string(replicas.status().message()));
   options.lease = absl::GetFlag(FLAGS_lease);
+  options.progress_report_interval =
+      absl::GetFlag(FLAGS_progress_report_interval);
+  if (options.progress_report_interval <= absl::ZeroDuration()) {
+    return Fail(
+        absl::StrCat("--progress_report_interval: ",
+                     absl::FormatDuration(options.progress_report_interval),
+                     " is not positive"));
+  }
+  static MonotonicClock* const monotonic = new MonotonicClock;
+  options.progress_clock = monotonic;
   api::NodeRegistration& r = options.registration;
   std::string name = absl::GetFlag(FLAGS_node_name);
   if (name.empty()) {

@@ -52,6 +52,18 @@ AgentMetrics::AgentMetrics()
                     .Help("1 while the agent holds a welcomed stream to "
                           "jobsetd, else 0 (its health)")
                     .Register(*registry)
-                    .Add({})) {}
+                    .Add({})),
+      progress_rejected(
+          BuildCounter()
+              .Name("jobset_agent_progress_rejected_total")
+              .Help("Pods' progress inputs ignored, by reason (too_long, "
+                    "malformed, negative, out_of_range, decreasing, "
+                    "checkpoint_after_step, not_a_file, unreadable)")
+              .Register(*registry)),
+      progress_reports(BuildCounter()
+                           .Name("jobset_agent_progress_reports_total")
+                           .Help("Pod progress reports sent to jobsetd")
+                           .Register(*registry)
+                           .Add({})) {}
 
 }  // namespace jobset::agent

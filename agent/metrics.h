@@ -24,6 +24,10 @@ struct AgentMetrics {
   prometheus::Counter& reattached;
   // The agent's health: 1 while it holds a welcomed stream to jobsetd.
   prometheus::Gauge& connected;
+  // Progress heartbeats (progress_watcher.h): inputs ignored, by reason
+  // (progress_file.h's ProgressRejectName), and reports sent.
+  prometheus::Family<prometheus::Counter>& progress_rejected;
+  prometheus::Counter& progress_reports;
 };
 
 }  // namespace jobset::agent
