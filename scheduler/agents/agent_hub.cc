@@ -89,6 +89,8 @@ void AgentHub::Release(const std::string& node, const std::string& pod_uid) {
   stages_.Forget(pod_uid);
   absl::MutexLock lock(&mu_);
   desired_.Release(node, pod_uid);
+  // Under the lock, with the desired set: no report of it is taken after.
+  progress_.Forget(pod_uid);
   NodeEntry* entry = registry_.Find(node);
   if (entry != nullptr && entry->session) {
     api::SchedulerMessage msg;
@@ -178,6 +180,8 @@ absl::StatusOr<std::shared_ptr<AgentHub::Session>> AgentHub::Connect(
 
 void AgentHub::Forward(const std::string& node, const Assignment& desired,
                        const api::PodReport& report) {
+  // Before CheckPodReport, which sets the status it checks.
+  const bool has_status = report.has_status();
   api::PodReport checked = report;
   if (std::optional<Refusal> refusal =
           CheckPodReport(desired.job->spec().template_().spec(), checked)) {
@@ -186,6 +190,20 @@ void AgentHub::Forward(const std::string& node, const Assignment& desired,
                          refusal->detail));
     return;
   }
+  if (checked.has_progress()) {
+    // A bad progress is dropped alone; the status still counts.
+    if (std::optional<Refusal> refusal = CheckPodProgress(checked.progress())) {
+      Refused(refusal->reason,
+              absl::StrCat("node ", node, ", pod ", desired.uid(), ": ",
+                           refusal->detail));
+    } else {
+      progress_.Update(node, desired.uid(), checked.in_place_restart_attempt(),
+                       checked.progress(), options_.clock->Now());
+    }
+  }
+  // Progress alone is not the controller's: it would make a pass of every
+  // report, every second per pod.
+  if (!has_status) return;
   PodReport forwarded{node,
                       std::move(*checked.mutable_pod_uid()),
                       checked.status(),
@@ -273,6 +291,8 @@ void AgentHub::Disconnect(Session* session) {
     NodeEntry* entry = registry_.Find(session->node());
     if (entry != nullptr && entry->session.get() == session) {
       closing = std::move(entry->session);
+      // Its agent says it again after its next Hello.
+      progress_.ForgetNode(session->node());
     }
   }
   session->Detach();
@@ -305,6 +325,7 @@ std::vector<std::string> AgentHub::CheckLiveness() {
         closing.push_back(std::move(s));
       }
       lost.push_back(name);
+      progress_.ForgetNode(name);
       if (options_.metrics != nullptr) options_.metrics->nodes_lost.Increment();
       notifier_.LoseNode(
           name, "NodeLost",
@@ -435,6 +456,7 @@ absl::StatusOr<api::Node> AgentHub::Remove(const std::string& name) {
             .status());
     node = DescribeLocked(*entry);
     session = registry_.Erase(name);
+    progress_.ForgetNode(name);
     notifier_.LoseNode(name, "DeletionByPodGC",
                        absl::StrCat("node ", name, " was deleted"));
     UpdateNodeGauge();

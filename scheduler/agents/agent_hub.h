@@ -20,6 +20,7 @@
 #include "scheduler/agents/log_requests.h"
 #include "scheduler/agents/node_notifier.h"
 #include "scheduler/agents/node_registry.h"
+#include "scheduler/agents/pod_progress_table.h"
 #include "scheduler/agents/refusals.h"
 #include "scheduler/agents/session.h"
 #include "scheduler/controller/agent_fleet.h"
@@ -136,6 +137,11 @@ class AgentHub final : public AgentFleet {
                                         int64_t offset, int32_t max_bytes,
                                         absl::Duration timeout);
 
+  // The latest progress of each current pod (pod_progress_table.h): what
+  // the agents report of their pods' training steps, for the controller's
+  // hang and straggler detection. Lives as long as the hub.
+  const PodProgressTable& progress() const { return progress_; }
+
   // Reports about pods not assigned to the reporting node.
   int64_t fenced_reports();
   // Reports and registrations refused (agent_input.h: over a limit, or
@@ -146,7 +152,9 @@ class AgentHub final : public AgentFleet {
   AgentHub(store::Store* store, Options options, NodeRegistry registry);
 
   // Checks `report` of `desired`, a pod of `node` (CheckPodReport), and
-  // queues it for the sink, or refuses it.
+  // queues it for the sink, or refuses it. Its progress, checked apart
+  // (CheckPodProgress), goes to the progress table; a report of progress
+  // alone (no status) goes nowhere else.
   void Forward(const std::string& node, const Assignment& desired,
                const api::PodReport& report) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Refused(absl::string_view reason, absl::string_view detail)
@@ -168,13 +176,15 @@ class AgentHub final : public AgentFleet {
   // Thread-safe parts, each with its own lock, taken after mu_ (or alone):
   LaunchStages stages_;
   LogRequests log_requests_;
+  PodProgressTable progress_;
   NodeNotifier notifier_;  // Delivers with no lock of the hub's held.
 
   // Guards the registry, the desired sets and the counts. Taken after the
   // notifier's delivery lock (a sink may call the AgentFleet methods) and
   // before every other lock of the hub's parts; see README.md.
   absl::Mutex mu_ ABSL_ACQUIRED_AFTER(notifier_.deliver_mu_)
-      ABSL_ACQUIRED_BEFORE(notifier_.mu_, log_requests_.mu_, stages_.mu_);
+      ABSL_ACQUIRED_BEFORE(notifier_.mu_, log_requests_.mu_, stages_.mu_,
+                           progress_.mu_);
   NodeRegistry registry_ ABSL_GUARDED_BY(mu_);
   DesiredSets desired_ ABSL_GUARDED_BY(mu_);
   Refusals refusals_ ABSL_GUARDED_BY(mu_);

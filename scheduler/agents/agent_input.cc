@@ -1,6 +1,7 @@
 #include "scheduler/agents/agent_input.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <vector>
 
@@ -243,6 +244,43 @@ std::optional<Refusal> CheckPodReport(const api::PodSpec& spec,
   if (auto r = CheckLaunch(report.launch())) return r;
   return CheckContainers("status.initContainerStatuses", spec.init_containers(),
                          status.mutable_init_container_statuses());
+}
+
+std::optional<Refusal> CheckPodProgress(const api::PodProgress& p) {
+  if (p.has_step() && (p.step() < 0 || p.step() > kMaxProgressStep)) {
+    return Refusal{"progress_step",
+                   absl::StrCat("progress.step: ", p.step(), " (0 to ",
+                                kMaxProgressStep, " allowed)")};
+  }
+  const int64_t step = p.has_step() ? p.step() : 0;
+  if (p.checkpoint_step() < 0 || p.checkpoint_step() > step) {
+    return Refusal{
+        "progress_checkpoint",
+        absl::StrCat("progress.checkpointStep: ", p.checkpoint_step(),
+                     " (0 to the step, ", step, ", allowed)")};
+  }
+  const double rate = p.steps_per_second();
+  if (!std::isfinite(rate) || rate < 0 || rate > kMaxProgressStepsPerSecond) {
+    return Refusal{"progress_rate",
+                   absl::StrCat("progress.stepsPerSecond: ", rate, " (0 to ",
+                                kMaxProgressStepsPerSecond, " allowed)")};
+  }
+  const google::protobuf::Duration& d = p.since_last_advance();
+  const int64_t max_seconds = absl::ToInt64Seconds(kMaxProgressAge);
+  if (d.seconds() < 0 || d.nanos() < 0 || d.nanos() > 999'999'999 ||
+      d.seconds() > max_seconds ||
+      (d.seconds() == max_seconds && d.nanos() > 0)) {
+    return Refusal{
+        "progress_age",
+        absl::StrCat("progress.sinceLastAdvance: ", d.seconds(), " s ",
+                     d.nanos(), " ns (0 to ", max_seconds, " s allowed)")};
+  }
+  if (p.rejected_lines() < 0) {
+    return Refusal{"progress_rejected_lines",
+                   absl::StrCat("progress.rejectedLines: ", p.rejected_lines(),
+                                " (not negative)")};
+  }
+  return std::nullopt;
 }
 
 absl::Status ValidateRegistration(const api::NodeRegistration& r) {

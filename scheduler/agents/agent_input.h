@@ -45,6 +45,15 @@ inline constexpr size_t kMaxEventMessageBytes = 1024;
 // zero to this; receivedToStarted at most receivedToReported.
 inline constexpr absl::Duration kMaxLaunchDuration = absl::Hours(24);
 
+// A pod's progress (PodReport.progress, our addition; docs/agent.md,
+// "Progress heartbeats"): its step and checkpoint step from 0 to
+// kMaxProgressStep (the checkpoint at most the step), its rate finite, from 0
+// to kMaxProgressStepsPerSecond, its sinceLastAdvance a valid Duration from 0
+// to kMaxProgressAge, its rejectedLines not negative.
+inline constexpr int64_t kMaxProgressStep = int64_t{1} << 62;
+inline constexpr double kMaxProgressStepsPerSecond = 1e9;
+inline constexpr absl::Duration kMaxProgressAge = absl::Hours(24 * 366);
+
 // A report whose pod uid is longer than this is refused (no pod has one).
 inline constexpr size_t kMaxPodUidBytes = 128;
 
@@ -106,6 +115,13 @@ struct Refusal {
 // most one each. Returns why it is refused, or nothing when it may be used.
 std::optional<Refusal> CheckPodReport(const api::PodSpec& spec,
                                       api::PodReport& report);
+
+// Checks an agent's report of a pod's progress against the limits above.
+// Returns why it is refused ("progress_step", "progress_checkpoint",
+// "progress_rate", "progress_age", "progress_rejected_lines"; `detail`
+// names the field), or nothing. A refused progress is dropped alone: the
+// report's status still counts.
+std::optional<Refusal> CheckPodProgress(const api::PodProgress& progress);
 
 // Checks a node registration: name a DNS-1123 subdomain, address an IP
 // literal, labels valid Kubernetes labels, taints valid, capacity valid

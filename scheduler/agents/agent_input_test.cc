@@ -2,7 +2,9 @@
 // refused, registrations refused naming the field.
 #include "scheduler/agents/agent_input.h"
 
+#include <cmath>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -349,6 +351,78 @@ TEST(DropRestrictedLabelsTest, DropsOnlyTheNodeRestrictionAndJobsetdPrefixes) {
   EXPECT_TRUE(r.labels().contains("kubernetes.io/arch"));
   EXPECT_TRUE(r.labels().contains("example.jobsetd.io/x"));
   EXPECT_THAT(DropRestrictedLabels(r), IsEmpty());
+}
+
+// Our addition: a pod's progress, each limit named; a refusal is the
+// progress's alone (the hub keeps the status: agent_hub_progress_test).
+TEST(CheckPodProgressTest, EachLimit) {
+  auto good = [] {
+    api::PodProgress p;
+    p.set_step(100);
+    p.set_checkpoint_step(90);
+    p.set_steps_per_second(12.5);
+    p.mutable_since_last_advance()->set_seconds(3);
+    p.set_rejected_lines(2);
+    return p;
+  };
+  EXPECT_EQ(CheckPodProgress(good()), std::nullopt);
+  EXPECT_EQ(CheckPodProgress(api::PodProgress()), std::nullopt);  // no step
+  api::PodProgress max = good();
+  max.set_step(kMaxProgressStep);
+  max.set_steps_per_second(kMaxProgressStepsPerSecond);
+  max.mutable_since_last_advance()->set_seconds(
+      absl::ToInt64Seconds(kMaxProgressAge));
+  EXPECT_EQ(CheckPodProgress(max), std::nullopt);
+  struct Case {
+    std::string reason;
+    std::string field;
+    std::function<void(api::PodProgress&)> spoil;
+  };
+  const std::vector<Case> cases = {
+      {"progress_step", "progress.step",
+       [](api::PodProgress& p) { p.set_step(-1); }},
+      {"progress_step", "progress.step",
+       [](api::PodProgress& p) { p.set_step(kMaxProgressStep + 1); }},
+      {"progress_checkpoint", "progress.checkpointStep",
+       [](api::PodProgress& p) { p.set_checkpoint_step(101); }},
+      {"progress_checkpoint", "progress.checkpointStep",
+       [](api::PodProgress& p) { p.set_checkpoint_step(-5); }},
+      {"progress_checkpoint", "progress.checkpointStep",
+       [](api::PodProgress& p) { p.clear_step(); }},
+      {"progress_rate", "progress.stepsPerSecond",
+       [](api::PodProgress& p) { p.set_steps_per_second(-0.5); }},
+      {"progress_rate", "progress.stepsPerSecond",
+       [](api::PodProgress& p) { p.set_steps_per_second(2e9); }},
+      {"progress_rate", "progress.stepsPerSecond",
+       [](api::PodProgress& p) { p.set_steps_per_second(std::nan("")); }},
+      {"progress_rate", "progress.stepsPerSecond",
+       [](api::PodProgress& p) {
+         p.set_steps_per_second(std::numeric_limits<double>::infinity());
+       }},
+      {"progress_age", "progress.sinceLastAdvance",
+       [](api::PodProgress& p) {
+         p.mutable_since_last_advance()->set_seconds(-1);
+       }},
+      {"progress_age", "progress.sinceLastAdvance",
+       [](api::PodProgress& p) {
+         p.mutable_since_last_advance()->set_nanos(1'000'000'000);
+       }},
+      {"progress_age", "progress.sinceLastAdvance",
+       [](api::PodProgress& p) {
+         p.mutable_since_last_advance()->set_seconds(
+             absl::ToInt64Seconds(kMaxProgressAge) + 1);
+       }},
+      {"progress_rejected_lines", "progress.rejectedLines",
+       [](api::PodProgress& p) { p.set_rejected_lines(-1); }},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    api::PodProgress p = good();
+    cases[i].spoil(p);
+    std::optional<Refusal> r = CheckPodProgress(p);
+    ASSERT_TRUE(r.has_value()) << i;
+    EXPECT_EQ(r->reason, cases[i].reason) << i;
+    EXPECT_THAT(r->detail, HasSubstr(cases[i].field)) << i;
+  }
 }
 
 }  // namespace
