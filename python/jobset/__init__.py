@@ -16,11 +16,12 @@ from jobset.errors import (ApiError, ConditionNotMetError, ConfigError,
                            UnavailableError, WaitTimeoutError)
 from jobset.kueue import load as load_kueue_manifest
 from jobset.manifest import load as load_manifest
+from jobset import progress  # jobset.progress.report(step=...)
 
 __all__ = [
     "ApiError", "ApplyResult", "Client", "ConditionNotMetError",
     "ConfigError", "Forbidden", "InvalidError", "JobSetError",
     "ManifestError", "NotFoundError", "Unauthenticated", "UnavailableError",
     "WaitTimeoutError", "condition", "load_kueue_manifest", "load_manifest",
-    "to_dict",
+    "progress", "to_dict",
 ]
