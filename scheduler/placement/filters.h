@@ -33,6 +33,9 @@ inline constexpr absl::string_view kHeldDomainReason =
     "node(s) were in a topology domain held by another job";
 inline constexpr absl::string_view kBusyDomainReason =
     "node(s) were in a topology domain in use by another job";
+// A node the JobSet must not use (PlacementRequest::excluded_nodes).
+inline constexpr absl::string_view kExcludedReason =
+    "node(s) were excluded for this JobSet (straggler)";
 
 // Returns whether the toleration tolerates the taint (Kubernetes'
 // ToleratesTaint): the effects match or the toleration's is unset; the keys

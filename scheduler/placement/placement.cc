@@ -125,6 +125,7 @@ class Placer {
   // What this placement has used so far.
   std::vector<int64_t> remaining_;     // per node and resource
   std::vector<int32_t> holder_;        // per node: request Job holding it
+  std::vector<bool> excluded_;         // per node: request.excluded_nodes
   std::vector<int32_t> jobs_on_node_;  // per node: kNoJob, Job, several
   absl::flat_hash_map<NodeId, std::vector<HostPort>> ports_;
   absl::flat_hash_map<const Topology*, std::vector<uint8_t>> taken_;
@@ -182,6 +183,10 @@ void Placer::Prepare() {
   }
   holder_.assign(num_nodes, kNoJob);
   jobs_on_node_.assign(num_nodes, kNoJob);
+  excluded_.assign(num_nodes, false);
+  for (const std::string& name : request_.excluded_nodes) {
+    if (std::optional<NodeId> h = cluster_.FindNode(name)) excluded_[*h] = true;
+  }
 
   const std::optional<int> pods_resource = cluster_.FindResource(kPods);
   absl::flat_hash_map<const PodRequirements*, int> template_index;
@@ -263,7 +268,10 @@ bool Placer::HeldByOther(const JobState& job, NodeId h) const {
 }
 
 int64_t Placer::RawRoom(Template& t, NodeId h, int64_t limit) {
-  if (!t.missing_resource.empty() || !PassesRecordFilters(t, h)) return 0;
+  if (excluded_[h] || !t.missing_resource.empty() ||
+      !PassesRecordFilters(t, h)) {
+    return 0;
+  }
   if (!t.requirements->host_ports.empty()) {
     auto it = ports_.find(h);
     if (it != ports_.end() &&
@@ -542,6 +550,10 @@ std::string Placer::Explain(const JobState& job) {
     if (!key.empty() &&
         (job.exclusive == nullptr || job.exclusive->domain_of_node[h] < 0)) {
       ++reasons[absl::StrCat("node(s) didn't have the topology label ", key)];
+      continue;
+    }
+    if (excluded_[h]) {
+      ++reasons[std::string(kExcludedReason)];
       continue;
     }
     const NodeVerdict verdict = CheckNode(cluster_.node(h), *t.requirements);

@@ -39,6 +39,9 @@ struct PlacementRequest {
   // as upstream scopes them.
   int32_t priority = 0;
   std::vector<JobRequest> jobs;
+  // Nodes this JobSet must not use (jobsetd's straggler replacement): they
+  // take none of its pods. Names not in the snapshot are ignored.
+  std::vector<std::string> excluded_nodes;
 };
 
 struct JobPlacement {

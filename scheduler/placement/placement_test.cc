@@ -17,6 +17,7 @@ namespace jobset::scheduler::placement {
 namespace {
 
 using ::jobset::testing::StatusIs;
+using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::Eq;
 using testing::GpuNode;
@@ -27,6 +28,7 @@ using testing::JobSetRequest;
 using testing::kGpu;
 using testing::kPool;
 using testing::MustBuild;
+using ::testing::Not;
 using testing::SliceCluster;
 
 std::shared_ptr<const PodRequirements> Share(PodRequirements requirements) {
@@ -263,6 +265,26 @@ TEST(PlaceTest, KubernetesStyleMessageCountsEveryNode) {
   EXPECT_EQ(p.rejections[0].reason,
             "0/16 nodes are available: 8 Insufficient nvidia.com/gpu, 8 "
             "node(s) didn't match Pod's node affinity/selector.");
+}
+
+// A JobSet's excluded nodes (a straggler's) take none of its pods, spread
+// or exclusive, and the rejection counts them.
+TEST(PlaceTest, ExcludedNodesTakeNoPod) {
+  ClusterSnapshot cluster = MustBuild(SliceCluster(8, 4));
+  PlacementRequest spread = JobSetRequest("w", 1, 4, GpuPod(8), "");
+  ASSERT_THAT(MustPlace(cluster, spread).jobs[0].nodes, Contains("node-00000"))
+      << "the node it would take otherwise";
+  spread.excluded_nodes = {"node-00000", "no-such-node"};
+  Placement p = MustPlace(cluster, spread);
+  ASSERT_TRUE(p.placed()) << p.RejectionSummary();
+  EXPECT_THAT(p.jobs[0].nodes, Not(Contains("node-00000")));
+
+  PlacementRequest exclusive = JobSetRequest("w", 2, 4, GpuPod(8));
+  exclusive.excluded_nodes = {"node-00005"};
+  p = MustPlace(cluster, exclusive);
+  ASSERT_FALSE(p.placed()) << "one slice of the two lost a node";
+  EXPECT_THAT(p.RejectionSummary(),
+              HasSubstr("1 node(s) were excluded for this JobSet (straggler)"));
 }
 
 // ---------------------------------------------------------------------------
