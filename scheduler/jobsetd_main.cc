@@ -713,7 +713,7 @@ int Main() {
        .max_age = absl::GetFlag(FLAGS_event_max_age)},
       // The controller checks the API's pod limit again, for JobSets stored
       // under a higher one (they fail with TooManyPods).
-      options.api_limits.spec.max_pods_per_jobset);
+      options.api_limits.spec.max_pods_per_jobset, &hub.progress());
   if (!controller.ok()) {
     JOBSET_LOG(ERROR) << controller.status();
     return 1;

@@ -121,12 +121,15 @@ class AgentE2eTest : public ::testing::Test {
   // Creates `js` with the test's directory mounted at its own path in every
   // container: a process-mode pod sees the host's system directories only
   // (agent/runtime/pod_root.h), and writes what the test reads here.
-  void Create(const api::JobSet& js) {
+  // Without `mount_test_dir`, nothing is mounted: the test's directory
+  // holds the agents' work dirs, and a hostPath over a pod's own directory
+  // would hide what the agent binds there (its progress directory).
+  void Create(const api::JobSet& js, bool mount_test_dir = true) {
     grpc::ClientContext ctx;
     ctx.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
     api::CreateJobSetRequest req;
     *req.mutable_jobset() = js;
-    MountHostDir(req.mutable_jobset(), dir_);
+    if (mount_test_dir) MountHostDir(req.mutable_jobset(), dir_);
     api::CreateJobSetResponse resp;
     grpc::Status s = stub_->CreateJobSet(&ctx, req, &resp);
     ASSERT_TRUE(s.ok()) << s.error_message();
@@ -360,6 +363,23 @@ TEST_F(AgentE2eTest, ALostNodeRestartsTheJobSetElsewhereAndItsPodsAreStopped) {
   StartAgent(victim, victim == "node-a" ? 2 : 3);
   EXPECT_TRUE(Eventually([&] { return PodsOn(victim).empty(); }));
   EXPECT_EQ(Get("lost").status().restarts(), 1);
+}
+
+// Hang detection (jobsetd.io/progress-timeout): attempt 0's pods write a
+// few steps to $JOBSET_PROGRESS_FILE and hang; jobsetd fails the attempt
+// with ProgressStalled and attempt 1, which finishes, runs.
+TEST_F(AgentE2eTest, AHungGangIsRestartedFromItsProgress) {
+  StartAgent("node-a", 2);
+  StartAgent("node-b", 3);
+  JobSetBuilder b = ShellJobSet(
+      "hang", 2,
+      "for i in 1 2 3; do echo step=$i >> \"$JOBSET_PROGRESS_FILE\"; "
+      "sleep 0.3; done; [ \"$JOBSET_RESTART_ATTEMPT\" -ge 1 ] && exit 0; "
+      "sleep 300");
+  b.FailurePolicy(2).Annotation("jobsetd.io/progress-timeout", "3s");
+  Create(b.Build(), /*mount_test_dir=*/false);
+  ASSERT_TRUE(Finished("hang", "Completed")) << Get("hang").DebugString();
+  EXPECT_EQ(Get("hang").status().restarts(), 1);
 }
 
 TEST_F(AgentE2eTest, ASchedulerOutageIsNotAFailure) {

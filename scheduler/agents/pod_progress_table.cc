@@ -79,4 +79,19 @@ size_t PodProgressTable::size() const {
   return pods_.size();
 }
 
+std::optional<resilience::PodProgress> PodProgressTable::Of(
+    const std::string& pod_uid) const {
+  std::optional<PodProgressEntry> e = Get(pod_uid);
+  if (!e.has_value()) return std::nullopt;
+  resilience::PodProgress p;
+  p.step = e->step;
+  if (e->checkpoint_step > 0) p.checkpoint_step = e->checkpoint_step;
+  if (e->step.has_value()) {
+    p.advanced_at = e->AdvancedAt();
+    p.steps_per_second = e->steps_per_second;
+  }
+  p.reported_at = e->received_at;
+  return p;
+}
+
 }  // namespace jobset::scheduler

@@ -12,6 +12,8 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "proto/agent.pb.h"
+#include "scheduler/controller/progress_source.h"
+#include "scheduler/resilience/progress.h"
 
 namespace jobset::scheduler {
 
@@ -50,7 +52,7 @@ struct PodProgressEntry {
 // (the agent reports it again after its next Hello). In memory only, never
 // stored: it changes every second per pod. Thread-safe; its lock is a leaf
 // (taken under the hub's, never the other way).
-class PodProgressTable {
+class PodProgressTable : public ProgressSource {
  public:
   // Records `progress` of pod `pod_uid` on `node`, received at
   // `received_at`, over what the table held of the pod.
@@ -64,6 +66,9 @@ class PodProgressTable {
 
   // The pod's latest progress; nullopt when none is known.
   std::optional<PodProgressEntry> Get(const std::string& pod_uid) const;
+  // The same as the controller reads it (a checkpoint step of 0 is none).
+  std::optional<resilience::PodProgress> Of(
+      const std::string& pod_uid) const override;
   // Every entry, by pod uid (a copy).
   absl::flat_hash_map<std::string, PodProgressEntry> Snapshot() const;
   size_t size() const;

@@ -45,6 +45,27 @@ TEST(PodProgressTableTest, KeepsTheLatestOfEachPod) {
   EXPECT_EQ(table.size(), 1u);
 }
 
+// The controller's view (ProgressSource): the advance on jobsetd's clock,
+// no checkpoint for 0, nothing advanced before the first step.
+TEST(PodProgressTableTest, AsTheControllerReadsIt) {
+  PodProgressTable table;
+  EXPECT_EQ(table.Of("a"), std::nullopt);
+  table.Update("n1", "a", 0, Progress(10, 3), kNow);
+  std::optional<resilience::PodProgress> a = table.Of("a");
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->step, 10);
+  EXPECT_EQ(a->checkpoint_step, 5);
+  EXPECT_EQ(a->advanced_at, kNow - absl::Seconds(3));
+  EXPECT_EQ(a->steps_per_second, 4.5);
+  EXPECT_EQ(a->reported_at, kNow);
+  table.Update("n1", "b", 0, api::PodProgress(), kNow);
+  std::optional<resilience::PodProgress> b = table.Of("b");
+  ASSERT_TRUE(b.has_value());
+  EXPECT_EQ(b->step, std::nullopt);
+  EXPECT_EQ(b->checkpoint_step, std::nullopt);
+  EXPECT_EQ(b->advanced_at, absl::InfinitePast());
+}
+
 TEST(PodProgressTableTest, NoStepYet) {
   PodProgressTable table;
   api::PodProgress p;

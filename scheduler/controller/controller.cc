@@ -30,13 +30,15 @@ Controller::Controller(store::Store* store, AgentFleet* fleet, Clock* clock,
 absl::StatusOr<std::unique_ptr<Controller>> Controller::Start(
     store::Store* store, AgentFleet* fleet, Clock* clock,
     api::Features features, ControllerMetrics* metrics,
-    EventRetention retention, int64_t max_pods_per_attempt) {
+    EventRetention retention, int64_t max_pods_per_attempt,
+    const ProgressSource* progress) {
   auto controller = absl::WrapUnique(
       new Controller(store, fleet, clock,
                      {.features = features,
                       .metrics = metrics,
                       .event_retention = retention,
-                      .max_pods_per_attempt = max_pods_per_attempt}));
+                      .max_pods_per_attempt = max_pods_per_attempt,
+                      .progress = progress}));
   absl::StatusOr<int64_t> revision = controller->core_.Load();
   if (!revision.ok()) return revision.status();
   controller->core_.Announce();

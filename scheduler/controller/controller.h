@@ -32,7 +32,8 @@ class Controller final : public NodeSink {
       store::Store* store, AgentFleet* fleet, Clock* clock,
       api::Features features, ControllerMetrics* metrics = nullptr,
       EventRetention retention = {},
-      int64_t max_pods_per_attempt = kDefaultMaxPodsPerAttempt);
+      int64_t max_pods_per_attempt = kDefaultMaxPodsPerAttempt,
+      const ProgressSource* progress = nullptr);
 
   // Stops both threads (a pass in progress completes).
   ~Controller() override;
