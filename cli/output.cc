@@ -613,7 +613,22 @@ ContainerStateOf StateOf(const api::ContainerStatus& c) {
 
 }  // namespace
 
+// The STATUS column without jobsetd's additions.
+std::string PodPhaseText(const api::Pod& pod);
+
 std::string PodStatusText(const api::Pod& pod) {
+  std::string text = PodPhaseText(pod);
+  // jobsetd's straggler detection (our addition): a pod flagged slower than
+  // its gang says so, as a cordoned node's status does.
+  for (const api::Condition& c : pod.status().conditions()) {
+    if (c.type() == "Straggler" && c.status() == "True") {
+      absl::StrAppend(&text, ",Straggler");
+    }
+  }
+  return text;
+}
+
+std::string PodPhaseText(const api::Pod& pod) {
   const api::PodStatus& status = pod.status();
   if (status.phase() == "Failed" || status.phase() == "Running" ||
       status.phase() == "Pending") {

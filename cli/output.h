@@ -78,7 +78,8 @@ std::vector<Row> ConfigMapRows(const std::vector<api::ConfigMap>& config_maps,
                                absl::Time now);
 
 // Returns a pod's STATUS column: the reason of a waiting or failed container
-// ("OOMKilled", "Error"), the pod's reason, else its phase.
+// ("OOMKilled", "Error"), the pod's reason, else its phase; ",Straggler"
+// after it while jobsetd flags the pod a straggler (our addition).
 std::string PodStatusText(const api::Pod& pod);
 
 // Returns the `message` in Kubernetes' JSON shape: protobuf's JSON mapping

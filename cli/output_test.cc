@@ -116,6 +116,17 @@ TEST(PodStatusTextTest, ReadsTheContainerStateAndTheOldFlatForm) {
   EXPECT_EQ(PodStatusText(flat), "OOMKilled");
 }
 
+TEST(PodStatusTextTest, AStragglerSaysSo) {
+  api::Pod pod;
+  pod.mutable_status()->set_phase("Running");
+  api::Condition* c = pod.mutable_status()->add_conditions();
+  c->set_type("Straggler");
+  c->set_status("True");
+  EXPECT_EQ(PodStatusText(pod), "Running,Straggler");
+  c->set_status("False");
+  EXPECT_EQ(PodStatusText(pod), "Running");
+}
+
 TEST(PodRowsTest, ReadyStatusRestartsNode) {
   api::Pod running;
   running.mutable_metadata()->set_name("p0");
