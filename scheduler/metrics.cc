@@ -144,6 +144,13 @@ SchedulerMetrics::SchedulerMetrics()
                                "reporting node, or not current: ignored")
                          .Register(*registry)
                          .Add({})),
+      stragglers(BuildCounter()
+                     .Name("jobsetd_stragglers_total")
+                     .Help("Pods flagged as stragglers: slower than "
+                           "jobsetd.io/straggler-threshold x their gang's "
+                           "median step rate for the window")
+                     .Register(*registry)
+                     .Add({})),
       refused_reports(BuildCounter()
                           .Name("jobsetd_refused_agent_messages_total")
                           .Help("Agent reports and registrations refused "
@@ -343,6 +350,10 @@ GrpcMetricsInterceptorFactory::CreateServerInterceptor(
 
 void PrometheusControllerMetrics::FencedReport() {
   metrics_->fenced_reports.Increment();
+}
+
+void PrometheusControllerMetrics::StragglerFlagged() {
+  metrics_->stragglers.Increment();
 }
 
 void PrometheusControllerMetrics::Rejected(absl::string_view reason) {

@@ -50,6 +50,7 @@ struct SchedulerMetrics {
   prometheus::Family<prometheus::Gauge>& nodes;
   prometheus::Counter& nodes_lost;
   prometheus::Counter& fenced_reports;
+  prometheus::Counter& stragglers;
   // Agent reports and registrations the hub refused, by reason
   // (scheduler/agents/report_limits.h).
   prometheus::Family<prometheus::Counter>& refused_reports;
@@ -111,6 +112,7 @@ class PrometheusControllerMetrics final : public ControllerMetrics {
                  int64_t n) override;
   void SubmittedToRunning(absl::Duration took) override;
   void RestartedToRunning(absl::Duration took) override;
+  void StragglerFlagged() override;
   void PodStage(absl::string_view stage, absl::Duration took,
                 int64_t pods) override;
   void Rejected(absl::string_view reason) override;

@@ -107,6 +107,9 @@ class ControllerMetrics {
                       const std::map<std::string, int64_t>& pods_by_phase,
                       int64_t pending) = 0;
 
+  // A pod was flagged a straggler (jobsetd.io/straggler-threshold).
+  virtual void StragglerFlagged() {}
+
   // Kueue's metrics, reported by the queue stage only once its commit
   // succeeded (a failed or ABORTED commit reports nothing). Empty by
   // default, so that a fake need not implement them.

@@ -23,6 +23,7 @@
 #include "scheduler/controller/job_reconcile.h"
 #include "scheduler/controller/node_sink.h"
 #include "scheduler/controller/pod_events.h"
+#include "scheduler/resilience/straggler_detector.h"
 #include "store/store.h"
 
 namespace jobset::scheduler {
@@ -147,6 +148,11 @@ struct TrackedJobSet {
   std::optional<Failure> fail;
   GangState gang;
   AttemptTiming timing;
+  // Straggler detection's memory between passes (progress_checks.cc), and
+  // the nodes its Replace action took from this JobSet: placement gives
+  // them none of its pods. In memory only: a jobsetd restart forgets both.
+  resilience::StragglerState stragglers;
+  std::set<std::string> excluded_nodes;
 
   // Queues `job` for the Job layer.
   void MarkJobDirty(JobState& job);

@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -31,13 +32,15 @@ using ::testing::SizeIs;
 class Fleet : public AgentFleet {
  public:
   void Run(Assignment order) override { running[order.uid()] = order.Pod(); }
-  void Stop(const std::string&, const std::string& uid) override {
+  void Stop(const std::string& node, const std::string& uid) override {
     running.erase(uid);
+    stopped.push_back({node, uid});
   }
   void Release(const std::string&, const std::string& uid) override {
     running.erase(uid);
   }
   std::map<std::string, api::Pod> running;  // By uid.
+  std::vector<std::pair<std::string, std::string>> stopped;
 };
 
 // Progress by pod uid, as the hub's table would hold it.
@@ -49,11 +52,13 @@ class FakeProgress : public ProgressSource {
     if (it == pods.end()) return std::nullopt;
     return it->second;
   }
-  void Advance(const std::string& uid, int64_t step, absl::Time at) {
+  void Advance(const std::string& uid, int64_t step, absl::Time at,
+               double rate = 1) {
     resilience::PodProgress& p = pods[uid];
     p.step = step;
     p.advanced_at = at;
     p.reported_at = at;
+    p.steps_per_second = rate;
   }
   std::map<std::string, resilience::PodProgress> pods;
 };
@@ -108,6 +113,18 @@ class ProgressChecksTest : public ::testing::Test {
     }
   }
 
+  // The stopped pods report they were killed.
+  void ConfirmStops() {
+    for (const auto& [node, uid] : std::exchange(fleet_.stopped, {})) {
+      PodReport r;
+      r.node = node;
+      r.pod_uid = uid;
+      r.status.set_phase("Failed");
+      r.status.set_reason("Killed");
+      core_->OnPodReport(r);
+    }
+  }
+
   const api::JobSet& Get() { return *core_->FindJobSet("default", "train"); }
 
   store::MemoryStore store_;
@@ -117,9 +134,9 @@ class ProgressChecksTest : public ::testing::Test {
   std::unique_ptr<ControllerCore> core_;
 };
 
-JobSet Train(const std::string& timeout) {
+JobSet Train(const std::string& timeout, int replicas = 2) {
   JobSetBuilder b("train");
-  b.Replicated("workers", 2)
+  b.Replicated("workers", replicas)
       .RestartPolicy("workers", "Never")
       .BackoffLimit("workers", 0)
       .FailurePolicy(3);
@@ -183,6 +200,75 @@ TEST_F(ProgressChecksTest, NoStepNoAnnotationNoVerdict) {
   clock_.Advance(absl::Minutes(10));
   Settle();
   EXPECT_EQ(Get().status().restarts(), 0);
+}
+
+// Four pods; the one on `slow_node` runs at 4 steps/s, the others at 10:
+// below 0.7 x the median for the 20 s window, it is flagged.
+class StragglerTest : public ProgressChecksTest {
+ protected:
+  void Start(const std::string& action) {
+    JobSet js = Train("", 4);
+    (*js.mutable_metadata()
+          ->mutable_annotations())["jobsetd.io/straggler-threshold"] = "0.7";
+    (*js.mutable_metadata()
+          ->mutable_annotations())["jobsetd.io/straggler-window"] = "20s";
+    if (!action.empty()) {
+      (*js.mutable_metadata()
+            ->mutable_annotations())["jobsetd.io/straggler-action"] = action;
+    }
+    Submit(js);
+    Settle();
+    RunAll();
+    Settle();
+    ASSERT_THAT(fleet_.running, SizeIs(4));
+    slow_ = fleet_.running.begin()->first;
+    slow_node_ = fleet_.running.begin()->second.spec().node_name();
+  }
+  // Every pod reports its rate now; then `seconds` pass.
+  void Report(int seconds) {
+    for (const auto& [uid, pod] : fleet_.running)
+      progress_.Advance(uid, 100, clock_.Now(), uid == slow_ ? 4 : 10);
+    clock_.Advance(absl::Seconds(seconds));
+    Settle();
+  }
+  bool Flagged() {
+    for (const api::Pod& pod : core_->Pods("default", "train")) {
+      if (pod.metadata().uid() != slow_) continue;
+      for (const api::Condition& c : pod.status().conditions())
+        if (c.type() == "Straggler" && c.status() == "True") return true;
+    }
+    return false;
+  }
+  std::string slow_;
+  std::string slow_node_;
+};
+
+TEST_F(StragglerTest, ASlowPodIsFlaggedAfterItsWindow) {
+  Start("");
+  Report(10);  // first seen below at +10 s
+  Report(10);
+  EXPECT_FALSE(Flagged()) << "within the window";
+  Report(10);
+  Report(10);  // +40 s: below for the whole window
+  EXPECT_TRUE(Flagged());
+  EXPECT_EQ(Get().status().restarts(), 0) << "Flag only";
+  int events = 0;
+  for (const JobSetEvent& e : core_->Events("default", "train"))
+    events += e.reason == "Straggler";
+  EXPECT_EQ(events, 1);
+}
+
+TEST_F(StragglerTest, ReplaceRestartsTheGangWithoutItsNode) {
+  Start("Replace");
+  for (int i = 0; i < 4; ++i) Report(10);
+  EXPECT_EQ(Get().status().restarts(), 1);
+  ConfirmStops();
+  Settle();
+  RunAll();
+  Settle();
+  ASSERT_THAT(fleet_.running, SizeIs(4));
+  for (const auto& [uid, pod] : fleet_.running)
+    EXPECT_NE(pod.spec().node_name(), slow_node_) << pod.metadata().name();
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "absl/time/time.h"
 #include "api/features.h"
+#include "api/resilience_annotations.h"
 #include "scheduler/controller/controller_metrics.h"
 #include "scheduler/controller/controller_state.h"
 #include "scheduler/controller/event_log.h"
@@ -57,9 +58,27 @@ class ReconcilePass {
   // Fails `t` instead of expanding it when it cannot run: t.fail is set, or
   // its attempt has more pods than the limit. Returns whether it failed it.
   bool FailIfUnrunnable(TrackedJobSet& t);
-  // Hang detection (progress_checks.cc): fails a Job of a stalled attempt
-  // with reason ProgressStalled, or sets t.wake for the next look.
+  // Hang and straggler detection (progress_checks.cc): fails a Job of a
+  // stalled attempt (ProgressStalled), flags stragglers (and with Replace
+  // fails their Job, reason Straggler, their node excluded), and sets
+  // t.wake for the next look.
   void CheckProgress(TrackedJobSet& t);
+  // The current attempt's pods on nodes: their progress, records and Jobs.
+  struct AttemptPods {
+    std::vector<resilience::PodProgress> progress;
+    std::vector<api::PodRecord*> pods;
+    std::vector<JobState*> jobs;
+  };
+  // Returns whether it failed the attempt.
+  bool CheckHang(TrackedJobSet& t, const AttemptPods& attempt,
+                 absl::Duration timeout);
+  void CheckStragglers(TrackedJobSet& t, const AttemptPods& attempt,
+                       const api::ResilienceSpec& spec);
+  // Fails `job` (FailureTarget and Failed) with `reason`, with an event.
+  void FailJobFor(TrackedJobSet& t, JobState& job, absl::string_view reason,
+                  const std::string& message);
+  // Sets t.wake to `at` if sooner (InfiniteFuture: no change).
+  void Wake(TrackedJobSet& t, absl::Time at);
   // The Job layer, over the Jobs in t.dirty_jobs.
   void ReconcileJobs(TrackedJobSet& t);
   // Creates `job`'s pods of completion indexes `indexes` (-1: NonIndexed).
