@@ -35,7 +35,7 @@ PROTO_PY = os.path.abspath(PROTO_PY) if PROTO_PY else ""
 REPO = os.path.dirname(HERE)
 # The same list as _PROTOS in python/BUILD.
 PROTOS = ["agent", "auth", "cluster", "jobset", "jobset_service", "k8s", "kueue",
-          "kueue_service", "options"]
+          "kueue_service", "options", "resilience"]
 GENERATED = [p + "_pb2.py" for p in PROTOS] + [p + "_pb2_grpc.py" for p in PROTOS]
 _FROM_PROTO = re.compile(r"^(\s*)from proto import ", re.MULTILINE)
 

@@ -23,6 +23,7 @@
 #include "scheduler/controller/job_reconcile.h"
 #include "scheduler/controller/node_sink.h"
 #include "scheduler/controller/pod_events.h"
+#include "scheduler/resilience/goodput_ledger.h"
 #include "scheduler/resilience/straggler_detector.h"
 #include "store/store.h"
 
@@ -153,6 +154,9 @@ struct TrackedJobSet {
   // them none of its pods. In memory only: a jobsetd restart forgets both.
   resilience::StragglerState stragglers;
   std::set<std::string> excluded_nodes;
+  // Its goodput (goodput_tracking.cc), read from status.goodput when first
+  // needed and written back there.
+  std::optional<resilience::GoodputLedger> goodput;
 
   // Queues `job` for the Job layer.
   void MarkJobDirty(JobState& job);

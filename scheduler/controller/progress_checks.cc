@@ -83,6 +83,14 @@ bool ReconcilePass::CheckHang(TrackedJobSet& t, const AttemptPods& attempt,
                               absl::Duration timeout) {
   const resilience::HangVerdict verdict =
       resilience::DetectHang(attempt.progress, timeout, now_);
+  if (verdict.armed) FeedProgress(t, attempt, verdict.last_progress);
+  if (verdict.stalled) {
+    resilience::GoodputTransition stalled;
+    stalled.event = resilience::GoodputEvent::kProgressStalled;
+    stalled.time = now_;
+    stalled.last_progress = verdict.last_progress;
+    FeedGoodput(t, stalled);
+  }
   if (!verdict.stalled) {
     Wake(t, verdict.armed ? verdict.next_check
                           : now_ + std::min(kUnarmedRecheck, timeout));
@@ -100,6 +108,21 @@ bool ReconcilePass::CheckHang(TrackedJobSet& t, const AttemptPods& attempt,
   FailJobFor(t, *attempt.jobs[first], resilience::kProgressStalledReason,
              verdict.message);
   return true;
+}
+
+void ReconcilePass::FeedProgress(TrackedJobSet& t, const AttemptPods& attempt,
+                                 absl::Time last_progress) {
+  resilience::GoodputTransition advanced;
+  advanced.event = resilience::GoodputEvent::kProgressAdvanced;
+  advanced.time = last_progress;
+  for (const resilience::PodProgress& p : attempt.progress) {
+    advanced.step = std::max(advanced.step, p.step.value_or(0));
+    if (p.checkpoint_step.has_value()) {
+      advanced.checkpoint_step =
+          std::max(advanced.checkpoint_step.value_or(0), *p.checkpoint_step);
+    }
+  }
+  FeedGoodput(t, advanced);
 }
 
 void ReconcilePass::CheckStragglers(TrackedJobSet& t,

@@ -83,6 +83,8 @@ class ProgressChecksTest : public ::testing::Test {
   void Submit(JobSet js) {
     api::SetJobSetDefaults(&js);
     js.mutable_metadata()->set_uid("js-uid");
+    js.mutable_metadata()->mutable_creation_timestamp()->set_seconds(
+        absl::ToUnixSeconds(clock_.Now()));
     const std::string key =
         store::keys::JobSetKey("default", js.metadata().name());
     ASSERT_THAT(
@@ -109,6 +111,9 @@ class ProgressChecksTest : public ::testing::Test {
       r.node = pod.spec().node_name();
       r.pod_uid = uid;
       r.status.set_phase("Running");
+      api::Condition* ready = r.status.add_conditions();
+      ready->set_type("Ready");
+      ready->set_status("True");
       core_->OnPodReport(r);
     }
   }
@@ -200,6 +205,40 @@ TEST_F(ProgressChecksTest, NoStepNoAnnotationNoVerdict) {
   clock_.Advance(absl::Minutes(10));
   Settle();
   EXPECT_EQ(Get().status().restarts(), 0);
+}
+
+absl::Duration Seconds(const google::protobuf::Duration& d) {
+  return absl::Seconds(d.seconds()) + absl::Nanoseconds(d.nanos());
+}
+
+// A scripted run: 10 s to start, a hang, a restart; the goodput in status
+// adds up to the wall time, and the attempts say why the first one ended.
+TEST_F(ProgressChecksTest, GoodputAddsUpAndKeepsTheAttempts) {
+  const absl::Time submitted = clock_.Now();
+  Submit(Train("1m"));
+  Settle();
+  clock_.Advance(absl::Seconds(10));
+  RunAll();
+  Settle();
+  for (const auto& [uid, pod] : fleet_.running)
+    progress_.Advance(uid, 50, clock_.Now());
+  clock_.Advance(absl::Seconds(61));
+  Settle();
+  ASSERT_EQ(Get().status().restarts(), 1);
+  const api::GoodputStatus& g = Get().status().goodput();
+  ASSERT_TRUE(g.has_phase_since()) << Get().status().DebugString();
+  const absl::Duration accounted =
+      Seconds(g.queued()) + Seconds(g.starting()) + Seconds(g.productive()) +
+      Seconds(g.stalled()) + Seconds(g.restarting());
+  const absl::Time phase_since =
+      absl::FromUnixSeconds(g.phase_since().seconds()) +
+      absl::Nanoseconds(g.phase_since().nanos());
+  EXPECT_EQ(accounted, phase_since - submitted);
+  EXPECT_EQ(g.phase(), "Restarting");
+  EXPECT_GE(Seconds(g.stalled()), absl::Seconds(60));
+  ASSERT_EQ(g.attempts_size(), 2);
+  EXPECT_EQ(g.attempts(0).reason(), "ProgressStalled");
+  EXPECT_EQ(g.attempts(0).last_step(), 50);
 }
 
 // Four pods; the one on `slow_node` runs at 4 steps/s, the others at 10:

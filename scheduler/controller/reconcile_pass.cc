@@ -155,6 +155,7 @@ void ReconcilePass::ReconcileOne(TrackedJobSet& t) {
     }
     if (!changed && t.dirty_jobs.empty()) break;
   }
+  TrackGoodput(t, before);
   if (parts_.metrics != nullptr) {
     RecordReconcile(*parts_.metrics, t, before, decided, now_);
   }

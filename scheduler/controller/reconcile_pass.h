@@ -74,11 +74,22 @@ class ReconcilePass {
                  absl::Duration timeout);
   void CheckStragglers(TrackedJobSet& t, const AttemptPods& attempt,
                        const api::ResilienceSpec& spec);
+  // Feeds the gang's progress (highest step, latest checkpoint, advanced at
+  // `last_progress`) to t's goodput.
+  void FeedProgress(TrackedJobSet& t, const AttemptPods& attempt,
+                    absl::Time last_progress);
   // Fails `job` (FailureTarget and Failed) with `reason`, with an event.
   void FailJobFor(TrackedJobSet& t, JobState& job, absl::string_view reason,
                   const std::string& message);
   // Sets t.wake to `at` if sooner (InfiniteFuture: no change).
   void Wake(TrackedJobSet& t, absl::Time at);
+  // Goodput (goodput_tracking.cc): t's ledger (from status.goodput, or new);
+  // what this reconcile changed since `before`, fed to it; a progress
+  // transition fed to it; the ledger written to status.goodput if changed.
+  resilience::GoodputLedger& Goodput(TrackedJobSet& t);
+  void TrackGoodput(TrackedJobSet& t, const api::JobSetStatus& before);
+  void FeedGoodput(TrackedJobSet& t, const resilience::GoodputTransition& tr);
+  void StoreGoodput(TrackedJobSet& t);
   // The Job layer, over the Jobs in t.dirty_jobs.
   void ReconcileJobs(TrackedJobSet& t);
   // Creates `job`'s pods of completion indexes `indexes` (-1: NonIndexed).
