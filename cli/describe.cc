@@ -4,7 +4,9 @@
 #include <map>
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "cli/output.h"
@@ -90,6 +92,60 @@ void Metadata(const api::ObjectMeta& meta, std::string* out) {
   Field("Namespace", meta.namespace_(), out);
   Field("Labels", Pairs(meta.labels()), out);
   Field("Annotations", Pairs(meta.annotations()), out);
+}
+
+absl::Duration ToDuration(const google::protobuf::Duration& d) {
+  return absl::Seconds(d.seconds()) + absl::Nanoseconds(d.nanos());
+}
+
+// jobsetd's goodput (docs/resilience.md; our addition): where the wall time
+// went, and the restart attempts. The stored durations stop at phase_since:
+// the current phase gets the time since.
+void Goodput(const api::GoodputStatus& g, absl::Time now, std::string* out) {
+  if (!g.has_submitted()) return;
+  std::vector<std::pair<std::string, absl::Duration>> phases = {
+      {"Queued", ToDuration(g.queued())},
+      {"Starting", ToDuration(g.starting())},
+      {"Productive", ToDuration(g.productive())},
+      {"Stalled", ToDuration(g.stalled())},
+      {"Restarting", ToDuration(g.restarting())}};
+  const absl::Time since = ToTime(g.phase_since());
+  absl::Duration wall = absl::ZeroDuration();
+  for (auto& [name, took] : phases) {
+    if (name == g.phase() && since != absl::InfinitePast() && now > since) {
+      took += now - since;
+    }
+    wall += took;
+  }
+  std::vector<std::string> parts;
+  for (const auto& [name, took] : phases) {
+    parts.push_back(absl::StrCat(absl::AsciiStrToLower(name), " ",
+                                 FormatAge(now - took, now)));
+  }
+  const double ratio = wall > absl::ZeroDuration()
+                           ? absl::FDivDuration(phases[2].second, wall)
+                           : 0;
+  Field("Goodput",
+        absl::StrCat(absl::StrFormat("%.1f%%", 100 * ratio), " of ",
+                     FormatAge(now - wall, now), " (", g.phase(), "; ",
+                     absl::StrJoin(parts, ", "), "); ", g.lost_steps(),
+                     " steps redone"),
+        out);
+  std::vector<Row> rows = {{"ATTEMPT", "STARTED", "ENDED", "REASON",
+                            "FIRST FAILED", "NODE", "EXIT CODES", "LAST STEP"}};
+  for (const api::AttemptRecord& a : g.attempts()) {
+    rows.push_back(
+        {absl::StrCat(a.index()),
+         absl::StrCat(FormatAge(ToTime(a.start()), now), " ago"),
+         a.has_end() ? absl::StrCat(FormatAge(ToTime(a.end()), now), " ago")
+                     : "<running>",
+         a.reason().empty() ? "<none>" : a.reason(),
+         a.first_failed_pod().empty() ? "<none>" : a.first_failed_pod(),
+         a.first_failed_node().empty() ? "<none>" : a.first_failed_node(),
+         a.exit_codes().empty() ? "<none>" : absl::StrJoin(a.exit_codes(), ","),
+         a.has_last_step() ? absl::StrCat(a.last_step()) : "<none>"});
+  }
+  Section("Attempts", rows, out);
 }
 
 }  // namespace
@@ -307,6 +363,7 @@ std::string DescribeJobSet(const api::JobSet& jobset,
     }
   }
 
+  Goodput(status.goodput(), now, &out);
   absl::StrAppend(&out, kueue_section);
 
   std::vector<Row> event_rows = {{"TYPE", "REASON", "AGE", "FROM", "MESSAGE"}};

@@ -92,6 +92,44 @@ TEST(DescribeJobSetTest, EmptySectionsSayNone) {
   EXPECT_THAT(text, Not(HasSubstr("Pending:")));
 }
 
+// jobsetd's goodput: the current phase gets the time since phase_since,
+// and each attempt says why it ended.
+TEST(DescribeJobSetTest, GoodputAndAttempts) {
+  api::JobSet js;
+  js.mutable_metadata()->set_name("train");
+  api::GoodputStatus* g = js.mutable_status()->mutable_goodput();
+  g->mutable_submitted()->set_seconds(1'700'000'000 - 100);
+  g->set_phase("Productive");
+  g->mutable_phase_since()->set_seconds(1'700'000'000 - 40);
+  g->mutable_queued()->set_seconds(10);
+  g->mutable_starting()->set_seconds(10);
+  g->mutable_productive()->set_seconds(20);
+  g->mutable_stalled()->set_seconds(15);
+  g->mutable_restarting()->set_seconds(5);
+  g->set_lost_steps(12);
+  api::AttemptRecord* a = g->add_attempts();
+  a->mutable_start()->set_seconds(1'700'000'000 - 90);
+  a->mutable_end()->set_seconds(1'700'000'000 - 60);
+  a->set_reason("ProgressStalled");
+  a->set_first_failed_pod("train-workers-1-0");
+  a->set_first_failed_node("node-b");
+  a->add_exit_codes(137);
+  a->set_last_step(40);
+  a = g->add_attempts();
+  a->set_index(1);
+  a->mutable_start()->set_seconds(1'700'000'000 - 60);
+  const std::string text = DescribeJobSet(js, {}, {}, "", kNow);
+  // Productive 20 s stored + 40 s since: 60 of 100 s.
+  EXPECT_THAT(text, HasSubstr("Goodput:        60.0% of 100s (Productive; "
+                              "queued 10s, starting 10s, productive 60s, "
+                              "stalled 15s, restarting 5s); 12 steps redone"));
+  EXPECT_THAT(text, HasSubstr("ProgressStalled"));
+  EXPECT_THAT(text, HasSubstr("train-workers-1-0"));
+  EXPECT_THAT(text, HasSubstr("<running>"));
+  EXPECT_THAT(DescribeJobSet(api::JobSet(), {}, {}, "", kNow),
+              Not(HasSubstr("Goodput")));
+}
+
 TEST(DescribeNodeTest, KubectlsSections) {
   api::Node node;
   node.mutable_metadata()->set_name("host-1");
