@@ -643,7 +643,9 @@ TEST_F(AgentE2eTest, PyTorchDdpRestartsAndResumesFromItsCheckpoint) {
       text, {{"\"29500\"", absl::StrCat("\"", FreePort(), "\"")}});
   auto manifest = api::LoadManifest(text);
   ASSERT_TRUE(manifest.ok()) << manifest.status();
-  Create((*manifest)[0].jobset);
+  // Nothing of the test's directory mounted: it would hide the progress
+  // directory the ranks report to.
+  Create((*manifest)[0].jobset, /*mount_test_dir=*/false);
   const bool done = Eventually(
       [&] { return !Get("pytorch-ddp").status().terminal_state().empty(); },
       absl::Seconds(150));
@@ -655,6 +657,9 @@ TEST_F(AgentE2eTest, PyTorchDdpRestartsAndResumesFromItsCheckpoint) {
   EXPECT_THAT(logs, ::testing::HasSubstr("rank 3: simulated failure"));
   EXPECT_THAT(logs, ::testing::HasSubstr("attempt 1: resumed from epoch"));
   EXPECT_THAT(logs, ::testing::HasSubstr("rank 0 attempt 1 epoch 9"));
+  // Every rank wrote its progress to $JOBSET_PROGRESS_FILE.
+  EXPECT_THAT(logs,
+              ::testing::Not(::testing::HasSubstr("progress not reported")));
 }
 
 // examples/torchrun.yaml as it is: torchrun's c10d rendezvous on
