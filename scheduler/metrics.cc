@@ -151,6 +151,22 @@ SchedulerMetrics::SchedulerMetrics()
                            "median step rate for the window")
                      .Register(*registry)
                      .Add({})),
+      goodput_ratio(BuildGauge()
+                        .Name("jobsetd_jobset_goodput_ratio")
+                        .Help("A JobSet's productive time over its wall time "
+                              "since submission (docs/resilience.md)")
+                        .Register(*registry)),
+      goodput_seconds(BuildGauge()
+                          .Name("jobsetd_jobset_time_seconds")
+                          .Help("A JobSet's wall time by phase: Queued, "
+                                "Starting, Productive, Stalled, Restarting")
+                          .Register(*registry)),
+      fleet_goodput_ratio(BuildGauge()
+                              .Name("jobsetd_goodput_ratio")
+                              .Help("Every JobSet's productive time over "
+                                    "their wall time together")
+                              .Register(*registry)
+                              .Add({})),
       refused_reports(BuildCounter()
                           .Name("jobsetd_refused_agent_messages_total")
                           .Help("Agent reports and registrations refused "
@@ -354,6 +370,37 @@ void PrometheusControllerMetrics::FencedReport() {
 
 void PrometheusControllerMetrics::StragglerFlagged() {
   metrics_->stragglers.Increment();
+}
+
+void PrometheusControllerMetrics::GoodputGauges(
+    const std::vector<JobSetGoodput>& jobsets) {
+  std::set<GaugeSeries> now;
+  auto set = [&](prometheus::Family<prometheus::Gauge>& family,
+                 const prometheus::Labels& labels, double value) {
+    prometheus::Gauge& gauge = family.Add(labels);
+    gauge.Set(value);
+    now.insert({&family, &gauge});
+  };
+  double productive = 0;
+  double wall = 0;
+  for (const JobSetGoodput& g : jobsets) {
+    const prometheus::Labels jobset = {{"namespace", g.namespace_name},
+                                       {"name", g.name}};
+    set(metrics_->goodput_ratio, jobset, g.ratio);
+    for (const auto& [phase, seconds] : g.seconds) {
+      prometheus::Labels labels = jobset;
+      labels["phase"] = phase;
+      set(metrics_->goodput_seconds, labels, seconds);
+      wall += seconds;
+      if (phase == "Productive") productive += seconds;
+    }
+  }
+  metrics_->fleet_goodput_ratio.Set(wall > 0 ? productive / wall : 0);
+  absl::MutexLock lock(&mu_);
+  for (const GaugeSeries& old : goodput_series_) {
+    if (!now.contains(old)) old.first->Remove(old.second);
+  }
+  goodput_series_ = std::move(now);
 }
 
 void PrometheusControllerMetrics::Rejected(absl::string_view reason) {

@@ -51,6 +51,9 @@ struct SchedulerMetrics {
   prometheus::Counter& nodes_lost;
   prometheus::Counter& fenced_reports;
   prometheus::Counter& stragglers;
+  prometheus::Family<prometheus::Gauge>& goodput_ratio;
+  prometheus::Family<prometheus::Gauge>& goodput_seconds;
+  prometheus::Gauge& fleet_goodput_ratio;
   // Agent reports and registrations the hub refused, by reason
   // (scheduler/agents/report_limits.h).
   prometheus::Family<prometheus::Counter>& refused_reports;
@@ -113,6 +116,7 @@ class PrometheusControllerMetrics final : public ControllerMetrics {
   void SubmittedToRunning(absl::Duration took) override;
   void RestartedToRunning(absl::Duration took) override;
   void StragglerFlagged() override;
+  void GoodputGauges(const std::vector<JobSetGoodput>& jobsets) override;
   void PodStage(absl::string_view stage, absl::Duration took,
                 int64_t pods) override;
   void Rejected(absl::string_view reason) override;
@@ -145,6 +149,8 @@ class PrometheusControllerMetrics final : public ControllerMetrics {
   // The series the last QueueGauges set: those it does not set again (a
   // ClusterQueue deleted, a flavor or cohort changed) are removed.
   std::set<GaugeSeries> queue_series_ ABSL_GUARDED_BY(mu_);
+  // The same for GoodputGauges (a JobSet deleted).
+  std::set<GaugeSeries> goodput_series_ ABSL_GUARDED_BY(mu_);
 };
 
 // Counts and times every gRPC call by method and status code.

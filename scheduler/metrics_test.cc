@@ -149,6 +149,27 @@ TEST(KueueMetricsTest, WeightedSharesWithFairSharing) {
       << "a deleted cohort's gauge goes";
 }
 
+TEST(GoodputMetricsTest, PerJobSetAndFleetWide) {
+  SchedulerMetrics metrics;
+  PrometheusControllerMetrics exported(&metrics);
+  JobSetGoodput a{"default", "a", {{"Queued", 10}, {"Productive", 30}}, 0.75};
+  JobSetGoodput b{
+      "default", "b", {{"Starting", 40}, {"Productive", 20}}, 1.0 / 3};
+  exported.GoodputGauges({a, b});
+  const Labels la = {{"namespace", "default"}, {"name", "a"}};
+  EXPECT_THAT(Value(metrics, "jobsetd_jobset_goodput_ratio", la),
+              Optional(0.75));
+  Labels productive = la;
+  productive["phase"] = "Productive";
+  EXPECT_THAT(Value(metrics, "jobsetd_jobset_time_seconds", productive),
+              Optional(30));
+  // 50 productive seconds of 100.
+  EXPECT_THAT(Value(metrics, "jobsetd_goodput_ratio", {}), Optional(0.5));
+  exported.GoodputGauges({b});
+  EXPECT_EQ(Value(metrics, "jobsetd_jobset_goodput_ratio", la), std::nullopt)
+      << "a deleted JobSet's series go";
+}
+
 TEST(KueueMetricsTest, GaugesOfADeletedClusterQueueAreRemoved) {
   SchedulerMetrics metrics;
   PrometheusControllerMetrics exported(&metrics);

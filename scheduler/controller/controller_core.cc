@@ -449,7 +449,7 @@ absl::Status ControllerCore::Pass() {
       now - observed_.gauges_at >= kGaugeInterval) {
     observed_.gauges_at = now;
     RecordGauges(*observed_.metrics, state_,
-                 static_cast<int64_t>(gangs_.pending().size()));
+                 static_cast<int64_t>(gangs_.pending().size()), now);
   }
   return applied;  // `writes` frees the records the pass erased.
 }

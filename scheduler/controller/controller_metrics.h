@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/string_view.h"
@@ -65,6 +66,15 @@ struct ClusterQueueGauges {
   std::optional<double> weighted_share;
 };
 
+// One JobSet's goodput for the gauges.
+struct JobSetGoodput {
+  std::string namespace_name;
+  std::string name;
+  // Seconds in Queued, Starting, Productive, Stalled, Restarting.
+  std::vector<std::pair<std::string, double>> seconds;
+  double ratio = 0;  // productive / wall
+};
+
 // A Cohort's gauges (fair sharing only).
 struct CohortGauges {
   std::string name;
@@ -106,6 +116,10 @@ class ControllerMetrics {
   virtual void Gauges(const std::map<std::string, int64_t>& jobsets_by_state,
                       const std::map<std::string, int64_t>& pods_by_phase,
                       int64_t pending) = 0;
+
+  // Every JobSet's goodput (docs/resilience.md): its productive share and
+  // seconds per phase; those of a JobSet not listed (deleted) go away.
+  virtual void GoodputGauges(const std::vector<JobSetGoodput>& /*jobsets*/) {}
 
   // A pod was flagged a straggler (jobsetd.io/straggler-threshold).
   virtual void StragglerFlagged() {}

@@ -79,7 +79,8 @@ void RecordReconcile(ControllerMetrics& metrics, TrackedJobSet& t,
 }
 
 void RecordGauges(ControllerMetrics& metrics, const ControllerState& state,
-                  int64_t pending) {
+                  int64_t pending, absl::Time now) {
+  std::vector<JobSetGoodput> goodput;
   std::map<std::string, int64_t> states = {{"pending", 0},
                                            {"running", 0},
                                            {"suspended", 0},
@@ -110,8 +111,21 @@ void RecordGauges(ControllerMetrics& metrics, const ControllerState& state,
     } else {
       ++states[running ? "running" : "pending"];
     }
+    if (t.goodput.has_value()) {
+      const resilience::GoodputReport r = t.goodput->Report(now);
+      JobSetGoodput& g = goodput.emplace_back();
+      g.namespace_name = t.jobset.metadata().namespace_();
+      g.name = t.jobset.metadata().name();
+      g.seconds = {{"Queued", absl::ToDoubleSeconds(r.times.queued)},
+                   {"Starting", absl::ToDoubleSeconds(r.times.starting)},
+                   {"Productive", absl::ToDoubleSeconds(r.times.productive)},
+                   {"Stalled", absl::ToDoubleSeconds(r.times.stalled)},
+                   {"Restarting", absl::ToDoubleSeconds(r.times.restarting)}};
+      g.ratio = r.goodput;
+    }
   }
   metrics.Gauges(states, phases, pending);
+  metrics.GoodputGauges(goodput);
 }
 
 }  // namespace jobset::scheduler

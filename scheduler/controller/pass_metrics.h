@@ -18,9 +18,9 @@ void RecordReconcile(ControllerMetrics& metrics, TrackedJobSet& t,
                      const api::JobSetStatus& before,
                      const std::vector<JobSetEvent>& events, absl::Time now);
 
-// Counts the gauges of `state` and records them.
+// Counts the gauges of `state` (goodput as of `now`) and records them.
 void RecordGauges(ControllerMetrics& metrics, const ControllerState& state,
-                  int64_t pending);
+                  int64_t pending, absl::Time now);
 
 }  // namespace jobset::scheduler
 
