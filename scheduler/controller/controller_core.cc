@@ -199,6 +199,7 @@ void ControllerCore::LoseNode(const std::string& name,
     }
     if (!lost.empty()) {
       std::sort(lost.begin(), lost.end());
+      t.use_spares = true;  // its replacement may take a hot spare
       state_.MarkDirty(key);
       events_.Queue(key, {"Warning", reason,
                           absl::StrCat(message, "; pods failed: ",

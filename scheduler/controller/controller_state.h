@@ -154,6 +154,9 @@ struct TrackedJobSet {
   // them none of its pods. In memory only: a jobsetd restart forgets both.
   resilience::StragglerState stragglers;
   std::set<std::string> excluded_nodes;
+  // It lost a host (LoseNode): its next attempts may use hot spares
+  // (placement's use_spares). In memory only.
+  bool use_spares = false;
   // Its goodput (goodput_tracking.cc), read from status.goodput when first
   // needed and written back there.
   std::optional<resilience::GoodputLedger> goodput;

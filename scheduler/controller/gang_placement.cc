@@ -110,6 +110,7 @@ bool GangPlacer::TryPlace(const std::string& key, int32_t priority,
   request.jobset_uid = t.jobset.metadata().uid();
   request.restart_attempt = t.jobset.status().restarts();
   request.priority = priority;
+  request.use_spares = t.use_spares;
   request.excluded_nodes.assign(t.excluded_nodes.begin(),
                                 t.excluded_nodes.end());
   std::vector<std::pair<JobState*, std::vector<api::PodRecord*>>> pods_by_job;

@@ -36,6 +36,9 @@ inline constexpr absl::string_view kBusyDomainReason =
 // A node the JobSet must not use (PlacementRequest::excluded_nodes).
 inline constexpr absl::string_view kExcludedReason =
     "node(s) were excluded for this JobSet (straggler)";
+// A hot spare, kept for JobSets replacing a lost host.
+inline constexpr absl::string_view kSpareReason =
+    "node(s) were hot spares (jobsetd.io/spare), kept for replacements";
 
 // Returns whether the toleration tolerates the taint (Kubernetes'
 // ToleratesTaint): the effects match or the toleration's is unset; the keys

@@ -126,6 +126,7 @@ class Placer {
   std::vector<int64_t> remaining_;     // per node and resource
   std::vector<int32_t> holder_;        // per node: request Job holding it
   std::vector<bool> excluded_;         // per node: request.excluded_nodes
+  std::vector<bool> spare_;            // per node: a spare it may not use
   std::vector<int32_t> jobs_on_node_;  // per node: kNoJob, Job, several
   absl::flat_hash_map<NodeId, std::vector<HostPort>> ports_;
   absl::flat_hash_map<const Topology*, std::vector<uint8_t>> taken_;
@@ -186,6 +187,14 @@ void Placer::Prepare() {
   excluded_.assign(num_nodes, false);
   for (const std::string& name : request_.excluded_nodes) {
     if (std::optional<NodeId> h = cluster_.FindNode(name)) excluded_[*h] = true;
+  }
+  spare_.assign(num_nodes, false);
+  if (!request_.use_spares) {
+    for (NodeId h = 0; h < num_nodes; ++h) {
+      const Labels& labels = cluster_.node(h).labels;
+      auto it = labels.find(kSpareLabel);
+      spare_[h] = it != labels.end() && it->second == "true";
+    }
   }
 
   const std::optional<int> pods_resource = cluster_.FindResource(kPods);
@@ -268,7 +277,7 @@ bool Placer::HeldByOther(const JobState& job, NodeId h) const {
 }
 
 int64_t Placer::RawRoom(Template& t, NodeId h, int64_t limit) {
-  if (excluded_[h] || !t.missing_resource.empty() ||
+  if (excluded_[h] || spare_[h] || !t.missing_resource.empty() ||
       !PassesRecordFilters(t, h)) {
     return 0;
   }
@@ -554,6 +563,10 @@ std::string Placer::Explain(const JobState& job) {
     }
     if (excluded_[h]) {
       ++reasons[std::string(kExcludedReason)];
+      continue;
+    }
+    if (spare_[h]) {
+      ++reasons[std::string(kSpareReason)];
       continue;
     }
     const NodeVerdict verdict = CheckNode(cluster_.node(h), *t.requirements);

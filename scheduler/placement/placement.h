@@ -42,7 +42,13 @@ struct PlacementRequest {
   // Nodes this JobSet must not use (jobsetd's straggler replacement): they
   // take none of its pods. Names not in the snapshot are ignored.
   std::vector<std::string> excluded_nodes;
+  // Hot spares (nodes labelled jobsetd.io/spare=true) take pods only of a
+  // request that may use them: a JobSet replacing a lost host.
+  bool use_spares = false;
 };
+
+// The label an operator gives a hot spare (jobsetd's addition).
+inline constexpr absl::string_view kSpareLabel = "jobsetd.io/spare";
 
 struct JobPlacement {
   std::string job_key;

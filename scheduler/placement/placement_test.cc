@@ -287,6 +287,44 @@ TEST(PlaceTest, ExcludedNodesTakeNoPod) {
               HasSubstr("1 node(s) were excluded for this JobSet (straggler)"));
 }
 
+// A slice of four hosts and a hot spare: the first attempt leaves the spare
+// alone; once a host is lost, a replacement (use_spares) keeps the slice.
+TEST(PlaceTest, HotSparesOnlyReplace) {
+  std::vector<NodeRecord> nodes;
+  for (int i = 0; i < 5; ++i) {
+    Labels labels = {{kPool, "pool-a"}};
+    if (i == 4) labels["jobsetd.io/spare"] = "true";
+    nodes.push_back(GpuNode(absl::StrCat("a-", i), 8, labels));
+  }
+  for (int i = 0; i < 4; ++i) {
+    nodes.push_back(GpuNode(absl::StrCat("b-", i), 8, {{kPool, "pool-b"}}));
+  }
+  PlacementRequest request = JobSetRequest("w", 1, 4, GpuPod(8));
+  request.jobs[0].previous_nodes = {"a-0", "a-1", "a-2", "a-3"};
+  Placement p = MustPlace(MustBuild(nodes), request);
+  ASSERT_TRUE(p.placed()) << p.RejectionSummary();
+  EXPECT_THAT(p.jobs[0].nodes, Not(Contains("a-4")));
+
+  nodes[2].ready = false;  // a-2 is lost
+  ClusterSnapshot lost = MustBuild(nodes);
+  p = MustPlace(lost, request);
+  ASSERT_TRUE(p.placed()) << p.RejectionSummary();
+  EXPECT_EQ(p.jobs[0].domain, "pool-b") << "no spare: another slice";
+
+  request.use_spares = true;
+  p = MustPlace(lost, request);
+  ASSERT_TRUE(p.placed()) << p.RejectionSummary();
+  EXPECT_EQ(p.jobs[0].domain, "pool-a");
+  EXPECT_THAT(p.jobs[0].nodes, Contains("a-4"));
+
+  // Without the other slice the rejection names the spare.
+  nodes.resize(5);
+  request.use_spares = false;
+  p = MustPlace(MustBuild(nodes), request);
+  ASSERT_FALSE(p.placed());
+  EXPECT_THAT(p.RejectionSummary(), HasSubstr("1 node(s) were hot spares"));
+}
+
 // ---------------------------------------------------------------------------
 // The gang rule.
 

@@ -1,9 +1,10 @@
-// Hang detection as the controller runs it (progress_checks.cc): a JobSet
-// annotated jobsetd.io/progress-timeout whose pods stop advancing fails one
-// Job with reason ProgressStalled, and its failure policy restarts it.
+// jobsetd's resilience as the controller runs it (docs/resilience.md): hang
+// and straggler detection (progress_checks.cc), goodput in status
+// (goodput_tracking.cc), and hot spares replacing a lost host.
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -63,9 +64,9 @@ class FakeProgress : public ProgressSource {
   std::map<std::string, resilience::PodProgress> pods;
 };
 
-class ProgressChecksTest : public ::testing::Test {
+class ResilienceTest : public ::testing::Test {
  protected:
-  ProgressChecksTest() {
+  ResilienceTest() {
     core_ = std::make_unique<ControllerCore>(
         &store_, &fleet_, &clock_,
         ControllerCore::Options{.progress = &progress_});
@@ -149,7 +150,7 @@ JobSet Train(const std::string& timeout, int replicas = 2) {
   return b.Build();
 }
 
-TEST_F(ProgressChecksTest, AStalledAttemptFailsWithProgressStalled) {
+TEST_F(ResilienceTest, AStalledAttemptFailsWithProgressStalled) {
   Submit(Train("1m"));
   Settle();
   RunAll();
@@ -181,7 +182,7 @@ TEST_F(ProgressChecksTest, AStalledAttemptFailsWithProgressStalled) {
   EXPECT_TRUE(event);
 }
 
-TEST_F(ProgressChecksTest, ProgressKeepsItRunning) {
+TEST_F(ResilienceTest, ProgressKeepsItRunning) {
   Submit(Train("1m"));
   Settle();
   RunAll();
@@ -197,7 +198,7 @@ TEST_F(ProgressChecksTest, ProgressKeepsItRunning) {
 
 // A trainer that never reports is never judged; nor is a JobSet without
 // the annotation.
-TEST_F(ProgressChecksTest, NoStepNoAnnotationNoVerdict) {
+TEST_F(ResilienceTest, NoStepNoAnnotationNoVerdict) {
   Submit(Train("1m"));
   Settle();
   RunAll();
@@ -213,7 +214,7 @@ absl::Duration Seconds(const google::protobuf::Duration& d) {
 
 // A scripted run: 10 s to start, a hang, a restart; the goodput in status
 // adds up to the wall time, and the attempts say why the first one ended.
-TEST_F(ProgressChecksTest, GoodputAddsUpAndKeepsTheAttempts) {
+TEST_F(ResilienceTest, GoodputAddsUpAndKeepsTheAttempts) {
   const absl::Time submitted = clock_.Now();
   Submit(Train("1m"));
   Settle();
@@ -243,7 +244,7 @@ TEST_F(ProgressChecksTest, GoodputAddsUpAndKeepsTheAttempts) {
 
 // Four pods; the one on `slow_node` runs at 4 steps/s, the others at 10:
 // below 0.7 x the median for the 20 s window, it is flagged.
-class StragglerTest : public ProgressChecksTest {
+class StragglerTest : public ResilienceTest {
  protected:
   void Start(const std::string& action) {
     JobSet js = Train("", 4);
@@ -308,6 +309,55 @@ TEST_F(StragglerTest, ReplaceRestartsTheGangWithoutItsNode) {
   ASSERT_THAT(fleet_.running, SizeIs(4));
   for (const auto& [uid, pod] : fleet_.running)
     EXPECT_NE(pod.spec().node_name(), slow_node_) << pod.metadata().name();
+}
+
+// Slice a: two hosts and a spare; slice b: one host. The spare stays idle
+// until a host of the exclusive gang is lost; the replacement keeps slice a
+// (without the spare it could run nowhere).
+TEST_F(ResilienceTest, AHotSpareReplacesALostHost) {
+  for (const auto& [name, labels] :
+       std::vector<std::pair<std::string, std::map<std::string, std::string>>>{
+           {"a-0", {{"pool", "a"}}},
+           {"a-1", {{"pool", "a"}}},
+           {"a-2", {{"pool", "a"}, {"jobsetd.io/spare", "true"}}},
+           {"b-0", {{"pool", "b"}}}}) {
+    NodeInfo n;
+    n.name = name;
+    n.address = absl::StrCat("10.0.1.", n.name.back() - '0' + 1);
+    n.allocatable.cpu_millis = 1'000;
+    n.allocatable.memory_bytes = int64_t{8} << 30;
+    n.labels.insert(labels.begin(), labels.end());
+    core_->SetNode(n);
+  }
+  // node-0 and node-1 have no pool label: not in any slice.
+  JobSetBuilder b("train");
+  b.Replicated("workers", 1, /*parallelism=*/2, /*completions=*/2)
+      .RestartPolicy("workers", "Never")
+      .BackoffLimit("workers", 0)
+      .Request("workers", "cpu", "1")
+      .FailurePolicy(3)
+      .Annotation("alpha.jobset.sigs.k8s.io/exclusive-topology", "pool");
+  Submit(b.Build());
+  Settle();
+  RunAll();
+  Settle();
+  std::set<std::string> first;
+  for (const auto& [uid, pod] : fleet_.running)
+    first.insert(pod.spec().node_name());
+  ASSERT_THAT(first, SizeIs(2));
+  ASSERT_EQ(first, (std::set<std::string>{"a-0", "a-1"}))
+      << "a spare takes no first attempt";
+  const std::string lost = "a-0";
+
+  core_->LoseNode(lost, "NodeLost", "node stopped heartbeating");
+  Settle();
+  ConfirmStops();
+  Settle();
+  ASSERT_EQ(Get().status().restarts(), 1);
+  std::set<std::string> second;
+  for (const auto& [uid, pod] : fleet_.running)
+    second.insert(pod.spec().node_name());
+  EXPECT_EQ(second, (std::set<std::string>{"a-1", "a-2"}));
 }
 
 }  // namespace
