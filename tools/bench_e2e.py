@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """End-to-end bench: a secure jobsetd and N jobset-agents as real processes on 127.0.0.1.
 
-  tools/bench e2e [--nodes 64] [--runs N] [--only B1,B3,B5,B6,Q,P] [--b1-sizes 16,64] [--b3-jobs 1000]
+  tools/bench e2e [--nodes 64] [--runs N] [--only B1,B3,B5,B6,Q,P,H] [--b1-sizes 16,64] [--b3-jobs 1000]
                   [--jobsetd-flag F]... [--agent-flag F]...
   /usr/bin/python3 tools/bench_e2e.py --bin DIR ...      (DIR: a bazel-bin holding the four binaries)
 
@@ -16,6 +16,9 @@ Measures (every pod appends "KIND <date +%s.%N> ATTEMPT INDEX" to the file named
   P      a high-priority gang of 16 (at most --nodes) preempts a low-priority one in a ClusterQueue
          that holds one: the high one's apply -> its pods running; the victims get SIGTERM (grace
          2 s) and exit 1 s later, as a checkpoint would take
+  H      gang of 16 with jobsetd.io/progress-timeout 3s: attempt 0 writes 5 steps to
+         $JOBSET_PROGRESS_FILE and hangs -> all of attempt 1 running, from the last step written
+         (issue 43; the target: timeout + 2 s to detect, and 1 s more to run again)
   RSS    VmHWM of jobsetd and of agent node-1 at the end of the run
 Everything started here is stopped when it returns (also on Ctrl-C or an error): JobSets deleted,
 then the agents and jobsetd by PID (SIGTERM, SIGKILL after 10 s), then any process left whose
@@ -99,7 +102,7 @@ def quote(s):
 
 
 def jobset_manifest(name, replicas, script, cpu, mark, max_restarts=0, in_place=False, labels=None,
-                    grace=None):
+                    grace=None, annotations=None):
     """One JobSet, one ReplicatedJob of `replicas` one-pod Jobs running `sh -c script`.
 
     in_place: restartStrategy InPlaceRestart (upstream's rules: backoffLimit MaxInt32), and
@@ -116,6 +119,9 @@ def jobset_manifest(name, replicas, script, cpu, mark, max_restarts=0, in_place=
     ])
     label_text = "".join(f"\n    {k}: {quote(v)}" for k, v in (labels or {}).items())
     meta_labels = f"\n  labels:{label_text}" if labels else ""
+    note_text = "".join(f"\n    {k}: {quote(v)}" for k, v in (annotations or {}).items())
+    if annotations:
+        meta_labels += f"\n  annotations:{note_text}"
     grace_line = f"\n            terminationGracePeriodSeconds: {grace}" if grace is not None else ""
     return f"""apiVersion: jobset.x-k8s.io/v1alpha2
 kind: JobSet
@@ -164,6 +170,15 @@ if [ "$ATTEMPT" = 0 ]; then
 fi"""
 B6_SCRIPT = STAMP + """
 if [ "$ATTEMPT" = 0 ]; then exec sleep 300; fi"""
+# Attempt 0 writes 5 steps, marks when it wrote the last, and hangs.
+H_TIMEOUT_S = 3
+H_SCRIPT = STAMP + """
+if [ "$ATTEMPT" = 0 ]; then
+  i=1
+  while [ $i -le 5 ]; do echo "step=$i" >> "$JOBSET_PROGRESS_FILE"; i=$((i+1)); sleep 0.2; done
+  echo "last $(date +%s.%N) $ATTEMPT $INDEX" >> "$MARK"
+  exec sleep 300
+fi"""
 # A preemption victim: on SIGTERM it "writes its checkpoint" (marks "term", 1 s) and exits.
 VICTIM_SCRIPT = """trap 'echo "term $(date +%s.%N) $ATTEMPT $INDEX" >> "$MARK"; sleep 1; exit 0' TERM
 """ + STAMP + """
@@ -495,6 +510,17 @@ class Bench:
                        every=0.1)
         return {f"B6 kill -9 of an agent, {n}-pod gang -> running elsewhere": max(stamps) - t_kill}
 
+    def h(self, n, run):
+        name = f"h-n{n}-r{run}"
+        mark = self.mark(name)
+        self.c.apply(name, jobset_manifest(name, n, H_SCRIPT, CPU_PER_NODE, mark, 3,
+                                           annotations={"jobsetd.io/progress-timeout": f"{H_TIMEOUT_S}s"}))
+        last = until(f"{n} pods' last step", 60, marks_of(mark, n, "last", "0"))
+        stamps = until(f"{n} pods of attempt 1", 60, marks_of(mark, n, "run", "1"), every=0.1)
+        took = max(stamps) - max(last)
+        return {f"H hang of a {n}-pod gang: last step -> all of attempt 1 running": took,
+                f"H the same less the {H_TIMEOUT_S} s timeout": took - H_TIMEOUT_S}
+
     def measure(self, label, runs, fn):
         before = self.c.stages()
         for run in range(runs):
@@ -543,7 +569,7 @@ def main():
     ap.add_argument("--bin", required=True, help="bazel-bin holding jobsetd, jobset-agent, the shim, jobsetctl")
     ap.add_argument("--nodes", type=int, default=64)
     ap.add_argument("--runs", type=int, default=3, help="runs of every measure (default 3)")
-    ap.add_argument("--only", default="B1,B3,B5,B6", help="B1,B3,B5,B6 and Q,P (Kueue's queues)")
+    ap.add_argument("--only", default="B1,B3,B5,B6", help="B1,B3,B5,B6, Q,P (Kueue's queues) and H (hangs)")
     ap.add_argument("--b1-sizes", default="16,64", help="gang sizes; those above --nodes are left out")
     ap.add_argument("--b3-jobs", type=int, default=1000)
     ap.add_argument("--jobsetd-flag", action="append", default=[], help="one more jobsetd flag (repeatable)")
@@ -552,9 +578,9 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep the scratch folder (every process's log)")
     args = ap.parse_args()
     only = {w.strip() for w in args.only.split(",") if w.strip()}
-    unknown = only - {"B1", "B3", "B5", "B6", "Q", "P"}
+    unknown = only - {"B1", "B3", "B5", "B6", "Q", "P", "H"}
     if unknown or not only:
-        ap.error(f"--only takes B1,B3,B5,B6,Q,P; got {args.only!r}")
+        ap.error(f"--only takes B1,B3,B5,B6,Q,P,H; got {args.only!r}")
     if args.nodes < 1 or args.nodes > 60000 or args.runs < 1 or args.runs > 100 or not 1 <= args.b3_jobs <= 10000:
         ap.error("--nodes 1..60000, --runs 1..100, --b3-jobs 1..10000")
     try:
@@ -590,6 +616,9 @@ def main():
             bench.measure(f"Q N={nq}", args.runs, lambda r: bench.q(nq, r))
         if "P" in only:
             bench.measure(f"P N={nq}", args.runs, lambda r: bench.p(nq, r))
+        if "H" in only:
+            nh = min(16, args.nodes)
+            bench.measure(f"H N={nh}", args.runs, lambda r: bench.h(nh, r))
         if "B6" in only:
             if args.nodes >= 5:
                 bench.measure("B6 N=4", args.runs, lambda r: bench.b6(4, r))
