@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -134,6 +135,21 @@ ABSL_FLAG(std::string, fair_sharing_preemption_strategies,
           "Kueue's fairSharing.preemptionStrategies, in order: "
           "LessThanOrEqualToFinalShare, LessThanInitialShare, or both in "
           "this order");
+ABSL_FLAG(int32_t, quarantine_after, 0,
+          "Bad-host quarantine (jobsetd's addition, docs/resilience.md): a "
+          "node with this many failures attributed to it (lost, device "
+          "errors, lone failures, stragglers; each JobSet attempt once) "
+          "within --quarantine_window is tainted "
+          "jobsetd.io/quarantined:NoSchedule, and a node's fault no longer "
+          "counts against maxRestarts (reason NodeFault); 0: off");
+ABSL_FLAG(absl::Duration, quarantine_window, absl::Hours(24),
+          "The window --quarantine_after counts over");
+ABSL_FLAG(std::vector<std::string>, device_error_exit_codes, {},
+          "Container exit codes that mean a device error on the node (a "
+          "NodeFault with --quarantine_after), comma-separated");
+ABSL_FLAG(std::vector<std::string>, device_error_signals, {},
+          "Signals (numbers) that mean a device error on the node, "
+          "comma-separated");
 ABSL_FLAG(absl::Duration, node_lost_timeout, absl::Seconds(10),
           "A node whose agent sends nothing for this long is declared lost: "
           "its pods fail with a DisruptionTarget condition (reason NodeLost) "
@@ -378,6 +394,42 @@ bool ParseFeatureGates(const std::string& text, api::Features* features,
   return true;
 }
 
+// Bad-host quarantine from --quarantine_after and kin; false with `error`
+// naming a bad value.
+bool QuarantineFromFlags(scheduler::ControllerCore::Options::Quarantine* q,
+                         std::string* error) {
+  q->after = absl::GetFlag(FLAGS_quarantine_after);
+  q->window = absl::GetFlag(FLAGS_quarantine_window);
+  if (q->after < 0 || q->after > 16) {
+    *error = absl::StrCat("--quarantine_after=", q->after,
+                          ": must be 0 (off) to 16");
+    return false;
+  }
+  if (q->window <= absl::ZeroDuration() || q->window > absl::Hours(24 * 30)) {
+    *error =
+        absl::StrCat("--quarantine_window=", absl::FormatDuration(q->window),
+                     ": must be more than 0 and at most 720h");
+    return false;
+  }
+  for (const auto& [flag, values, out] :
+       {std::tuple{"--device_error_exit_codes",
+                   absl::GetFlag(FLAGS_device_error_exit_codes),
+                   &q->devices.exit_codes},
+        std::tuple{"--device_error_signals",
+                   absl::GetFlag(FLAGS_device_error_signals),
+                   &q->devices.signals}}) {
+    for (const std::string& v : values) {
+      int32_t n = 0;
+      if (!absl::SimpleAtoi(v, &n) || n < 1 || n > 255) {
+        *error = absl::StrCat(flag, ": ", Quote(v), " is not a number 1..255");
+        return false;
+      }
+      out->push_back(n);
+    }
+  }
+  return true;
+}
+
 // Kueue's fairSharing from --fair_sharing and its strategies; false with
 // `error` naming a combination Kueue's configuration refuses.
 bool FairSharingFromFlags(api::FairSharingConfig* config, std::string* error) {
@@ -520,6 +572,7 @@ int Main() {
   scheduler::Server::Options options;
   options.listen = absl::GetFlag(FLAGS_listen);
   std::string error;
+  scheduler::ControllerCore::Options::Quarantine quarantine;
   int64_t history_bytes = 0;
   if (!LimitsFromFlags(&options, &history_bytes, &error)) {
     JOBSET_LOG(ERROR) << error;
@@ -534,7 +587,8 @@ int Main() {
       absl::GetFlag(FLAGS_manage_jobs_without_queue_name);
   if (!WaitForPodsReadyFromFlags(&options.features.wait_for_pods_ready,
                                  &error) ||
-      !FairSharingFromFlags(&options.features.fair_sharing, &error)) {
+      !FairSharingFromFlags(&options.features.fair_sharing, &error) ||
+      !QuarantineFromFlags(&quarantine, &error)) {
     JOBSET_LOG(ERROR) << error;
     return 2;
   }
@@ -713,7 +767,7 @@ int Main() {
        .max_age = absl::GetFlag(FLAGS_event_max_age)},
       // The controller checks the API's pod limit again, for JobSets stored
       // under a higher one (they fail with TooManyPods).
-      options.api_limits.spec.max_pods_per_jobset, &hub.progress());
+      options.api_limits.spec.max_pods_per_jobset, &hub.progress(), quarantine);
   if (!controller.ok()) {
     JOBSET_LOG(ERROR) << controller.status();
     return 1;

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "api/pod_phase.h"
+#include "common/log.h"
 #include "common/status_macros.h"
 #include "scheduler/agents/agent_input.h"
 #include "scheduler/agents/node_admin.h"
@@ -424,6 +425,23 @@ absl::StatusOr<api::Node> AgentHub::TaintNode(
   return EditNode(request.name(), [&](api::NodeRecord& record) {
     return ApplyTaints(request, record);
   });
+}
+
+void AgentHub::Quarantine(const std::string& node,
+                          const std::string& evidence) {
+  api::TaintNodeRequest request;
+  request.set_name(node);
+  request.set_overwrite(true);
+  api::Taint* taint = request.add_add();
+  taint->set_key("jobsetd.io/quarantined");
+  taint->set_effect("NoSchedule");
+  absl::StatusOr<api::Node> tainted = TaintNode(request);
+  if (!tainted.ok()) {
+    JOBSET_LOG(ERROR) << "quarantining node " << node << ": "
+                      << tainted.status();
+    return;
+  }
+  JOBSET_LOG(WARNING) << "node " << node << " quarantined: " << evidence;
 }
 
 absl::StatusOr<api::Node> AgentHub::Drain(const std::string& name) {

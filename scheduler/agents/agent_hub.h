@@ -91,6 +91,10 @@ class AgentHub final : public AgentFleet {
   void Run(Assignment order) override;
   void Stop(const std::string& node, const std::string& pod_uid) override;
   void Release(const std::string& node, const std::string& pod_uid) override;
+  // Taints the node jobsetd.io/quarantined:NoSchedule through TaintNode (its
+  // record, stored); logs the evidence.
+  void Quarantine(const std::string& node,
+                  const std::string& evidence) override;
 
   // An agent's stream opened with `hello`. `cancel` ends the gRPC call. An
   // earlier session of the same node is closed. kInvalidArgument names the

@@ -56,6 +56,12 @@ class AgentFleet {
   // The pod's final status is durable (or the pod is gone): `node`'s agent
   // may forget it, and stops it first if it still runs.
   virtual void Release(const std::string& node, const std::string& pod_uid) = 0;
+
+  // Quarantines `node` (--quarantine_after): taints it
+  // jobsetd.io/quarantined:NoSchedule durably, as `jobsetctl taint` would;
+  // `evidence` says why. The taint's removal releases it.
+  virtual void Quarantine(const std::string& /*node*/,
+                          const std::string& /*evidence*/) {}
 };
 
 // The fleet of a jobsetd that no agent has joined: with no node registered

@@ -31,14 +31,16 @@ absl::StatusOr<std::unique_ptr<Controller>> Controller::Start(
     store::Store* store, AgentFleet* fleet, Clock* clock,
     api::Features features, ControllerMetrics* metrics,
     EventRetention retention, int64_t max_pods_per_attempt,
-    const ProgressSource* progress) {
+    const ProgressSource* progress,
+    ControllerCore::Options::Quarantine quarantine) {
   auto controller = absl::WrapUnique(
       new Controller(store, fleet, clock,
                      {.features = features,
                       .metrics = metrics,
                       .event_retention = retention,
                       .max_pods_per_attempt = max_pods_per_attempt,
-                      .progress = progress}));
+                      .progress = progress,
+                      .quarantine = std::move(quarantine)}));
   absl::StatusOr<int64_t> revision = controller->core_.Load();
   if (!revision.ok()) return revision.status();
   controller->core_.Announce();

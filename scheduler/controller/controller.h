@@ -33,7 +33,8 @@ class Controller final : public NodeSink {
       api::Features features, ControllerMetrics* metrics = nullptr,
       EventRetention retention = {},
       int64_t max_pods_per_attempt = kDefaultMaxPodsPerAttempt,
-      const ProgressSource* progress = nullptr);
+      const ProgressSource* progress = nullptr,
+      ControllerCore::Options::Quarantine quarantine = {});
 
   // Stops both threads (a pass in progress completes).
   ~Controller() override;

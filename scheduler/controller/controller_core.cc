@@ -41,6 +41,7 @@ ControllerCore::ControllerCore(store::Store* store, AgentFleet* fleet,
       features_(options.features),
       max_pods_per_attempt_(options.max_pods_per_attempt),
       progress_(options.progress),
+      fleet_(fleet),
       applier_(store, fleet),
       configs_(store),
       queues_(store,
@@ -51,6 +52,18 @@ ControllerCore::ControllerCore(store::Store* store, AgentFleet* fleet,
                .metrics = options.metrics}) {
   observed_.metrics = options.metrics;
   events_.set_retention(options.event_retention);
+  if (options.quarantine.after > 0) {
+    absl::StatusOr<resilience::QuarantineLedger> ledger =
+        resilience::QuarantineLedger::Create(
+            {.threshold = options.quarantine.after,
+             .window = options.quarantine.window});
+    if (ledger.ok()) {
+      quarantine_.emplace(
+          QuarantineState{*std::move(ledger), options.quarantine.devices, {}});
+    } else {
+      JOBSET_LOG(ERROR) << "quarantine off: " << ledger.status();
+    }
+  }
 }
 
 absl::StatusOr<int64_t> ControllerCore::Load() {
@@ -397,10 +410,10 @@ absl::Status ControllerCore::Pass() {
   }
   // Reconciling may mark JobSets dirty again (placement, conflicts): those
   // wait for the next pass.
-  ReconcilePass reconcile(
-      {state_, gangs_, requirements_, events_, deferred_, observed_.metrics,
-       features_, max_pods_per_attempt_, progress_},
-      writes, now);
+  ReconcilePass reconcile({state_, gangs_, requirements_, events_, deferred_,
+                           observed_.metrics, features_, max_pods_per_attempt_,
+                           progress_, quarantine_ ? &*quarantine_ : nullptr},
+                          writes, now);
   const std::set<std::string> reconciled = state_.TakeDirty(kMaxJobSetsPerPass);
   for (const std::string& key : reconciled) reconcile.Reconcile(key);
   for (const std::string& key : reconciled) {
@@ -431,6 +444,14 @@ absl::Status ControllerCore::Pass() {
       &refused);
   if (applied.code() == absl::StatusCode::kInvalidArgument)
     RememberRefused(refused, applied);
+  if (quarantine_.has_value()) {
+    // Only what a durable pass decided.
+    if (applied.ok()) {
+      for (const resilience::QuarantineDecision& d : quarantine_->decided)
+        fleet_->Quarantine(d.node, d.message);
+    }
+    quarantine_->decided.clear();
+  }
   if (!observed_.launch_reports.empty()) {
     const absl::Time committed = clock_->Now();
     auto& waiting = observed_.launch_reports;

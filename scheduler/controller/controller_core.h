@@ -30,6 +30,8 @@
 #include "scheduler/controller/pod_configs.h"
 #include "scheduler/controller/progress_source.h"
 #include "scheduler/controller/queue_admission.h"
+#include "scheduler/controller/reconcile_pass.h"
+#include "scheduler/resilience/node_fault.h"
 #include "store/store.h"
 
 namespace jobset::scheduler {
@@ -56,6 +58,12 @@ class ControllerCore {
     // Pods' training progress for hang detection (null: none). It must
     // outlive the core.
     const ProgressSource* progress = nullptr;
+    // Bad-host quarantine (docs/resilience.md): off unless after > 0.
+    struct Quarantine {
+      int after = 0;  // attributed failures within `window` to quarantine
+      absl::Duration window = absl::Hours(24);
+      resilience::DeviceErrorPolicy devices = {};
+    } quarantine = {};
   };
   ControllerCore(store::Store* store, AgentFleet* fleet, Clock* clock,
                  Options options);
@@ -153,6 +161,8 @@ class ControllerCore {
   const api::Features features_;
   const int64_t max_pods_per_attempt_;
   const ProgressSource* const progress_;
+  AgentFleet* const fleet_;
+  std::optional<QuarantineState> quarantine_;
   // JobSets (by key) whose records the store refused, with its error: the
   // next Load fails them. They survive Load, as does what follows.
   std::map<std::string, std::string> refused_;

@@ -108,7 +108,19 @@ FailureDecision DecideFailurePolicy(const api::JobSet& jobset,
       break;
     }
   }
-  if (job == nullptr) job = FirstFailedJob(failed);
+  if (job == nullptr) {
+    job = FirstFailedJob(failed);
+    // jobsetd's addition (docs/resilience.md): a Job failed for its node's
+    // fault (NodeFault: lost, or a device error, with --quarantine_after)
+    // restarts the gang without counting against maxRestarts, unless a rule
+    // said otherwise.
+    const api::Condition* why =
+        FindCondition(job->status().conditions(), kJobFailed);
+    if (why != nullptr && why->reason() == "NodeFault") {
+      action = kRestartJobSetAndIgnoreMaxRestarts;
+      condition_reason = "NodeFault";
+    }
+  }
 
   const std::string action_message = absl::StrCat(
       "applying ", action, " failure policy action", FirstFailedSuffix(*job));

@@ -152,6 +152,9 @@ void ReconcilePass::CheckStragglers(TrackedJobSet& t,
           now_);
       writes_.PodsChanged(t, *attempt.jobs[i]);
       if (parts_.metrics != nullptr) parts_.metrics->StragglerFlagged();
+      RecordFault(t, pod.node_name(), resilience::FaultKind::kStraggler, f.pod,
+                  absl::StrCat("step rate ",
+                               resilience::FormatRate(f.steps_per_second)));
       if (spec.straggler_action == api::StragglerAction::kReplace) {
         t.excluded_nodes.insert(pod.node_name());
       }

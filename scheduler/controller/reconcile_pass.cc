@@ -85,6 +85,8 @@ void ReconcilePass::ReconcileOne(TrackedJobSet& t) {
     }
     writes_.PodsChanged(t, *job);
     if (PodFinished(*pod)) writes_.Release(*pod);
+    if (pod->status().phase() == api::kPodFailed)
+      AttributeFailure(t, *job, *pod);
   }
   t.wake.reset();
 

@@ -15,11 +15,22 @@
 #include "scheduler/controller/pass_writes.h"
 #include "scheduler/controller/placement_caches.h"
 #include "scheduler/controller/progress_source.h"
+#include "scheduler/resilience/node_fault.h"
+#include "scheduler/resilience/quarantine_ledger.h"
 
 namespace jobset::scheduler {
 
 // What a reconcile pass works on besides its writes: the controller's parts
 // it changes. All outlive the pass.
+// Bad-host quarantine (node_faults.cc; --quarantine_after): the ledger,
+// the operator's device-error codes, and the nodes this pass decided to
+// quarantine (tainted after its commit).
+struct QuarantineState {
+  resilience::QuarantineLedger ledger;
+  resilience::DeviceErrorPolicy devices;
+  std::vector<resilience::QuarantineDecision> decided;
+};
+
 struct PassParts {
   ControllerState& state;
   GangQueue& gangs;
@@ -32,6 +43,8 @@ struct PassParts {
   int64_t max_pods_per_attempt;
   // Pods' training progress (hang detection); may be null.
   const ProgressSource* progress = nullptr;
+  // Quarantine; null when off.
+  QuarantineState* quarantine = nullptr;
 };
 
 // The JobSet and Job layers of one pass, applied to the controller's state:
@@ -81,6 +94,15 @@ class ReconcilePass {
   // Fails `job` (FailureTarget and Failed) with `reason`, with an event.
   void FailJobFor(TrackedJobSet& t, JobState& job, absl::string_view reason,
                   const std::string& message);
+  // Attributes `pod`'s failure to its node (node_faults.cc): a node's fault
+  // fails `job` with reason NodeFault; the evidence goes to the ledger.
+  void AttributeFailure(TrackedJobSet& t, JobState& job,
+                        const api::PodRecord& pod);
+  // Records evidence against `node`; a quarantine it decides is queued in
+  // parts_.quarantine->decided with a NodeQuarantined event.
+  void RecordFault(TrackedJobSet& t, const std::string& node,
+                   resilience::FaultKind kind, const std::string& pod,
+                   const std::string& detail);
   // Sets t.wake to `at` if sooner (InfiniteFuture: no change).
   void Wake(TrackedJobSet& t, absl::Time at);
   // Goodput (goodput_tracking.cc): t's ledger (from status.goodput, or new);

@@ -42,6 +42,11 @@ class Fleet : public AgentFleet {
   }
   std::map<std::string, api::Pod> running;  // By uid.
   std::vector<std::pair<std::string, std::string>> stopped;
+  void Quarantine(const std::string& node,
+                  const std::string& evidence) override {
+    quarantined.push_back({node, evidence});
+  }
+  std::vector<std::pair<std::string, std::string>> quarantined;
 };
 
 // Progress by pod uid, as the hub's table would hold it.
@@ -66,10 +71,12 @@ class FakeProgress : public ProgressSource {
 
 class ResilienceTest : public ::testing::Test {
  protected:
-  ResilienceTest() {
-    core_ = std::make_unique<ControllerCore>(
-        &store_, &fleet_, &clock_,
-        ControllerCore::Options{.progress = &progress_});
+  ResilienceTest() { Restart({.progress = &progress_}); }
+
+  // A fresh controller over the same store with `options`.
+  void Restart(ControllerCore::Options options) {
+    core_ = std::make_unique<ControllerCore>(&store_, &fleet_, &clock_,
+                                             std::move(options));
     EXPECT_THAT(core_->Load().status(), IsOk());
     for (int i = 0; i < 2; ++i) {
       NodeInfo n;
@@ -358,6 +365,50 @@ TEST_F(ResilienceTest, AHotSpareReplacesALostHost) {
   for (const auto& [uid, pod] : fleet_.running)
     second.insert(pod.spec().node_name());
   EXPECT_EQ(second, (std::set<std::string>{"a-1", "a-2"}));
+}
+
+// --quarantine_after=2 with exit code 74 a device error: each failure is
+// the node's fault (NodeFault: a restart that does not count against
+// maxRestarts), and the second, in the next attempt, quarantines the node.
+TEST_F(ResilienceTest, ADeviceErrorIsTheNodesFaultAndTwiceQuarantinesIt) {
+  Restart({.progress = &progress_,
+           .quarantine = {.after = 2,
+                          .window = absl::Hours(24),
+                          .devices = {.exit_codes = {74}}}});
+  Submit(Train("", 2));
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    Settle();
+    RunAll();
+    Settle();
+    ASSERT_THAT(fleet_.running, SizeIs(2)) << "attempt " << attempt;
+    std::string uid;
+    for (const auto& [u, pod] : fleet_.running)
+      if (pod.spec().node_name() == "node-0") uid = u;
+    ASSERT_FALSE(uid.empty());
+    PodReport r;
+    r.node = "node-0";
+    r.pod_uid = uid;
+    r.status.set_phase("Failed");
+    api::ContainerStatus* c = r.status.add_container_statuses();
+    c->set_name("main");
+    c->set_flat_state("terminated");
+    c->set_exit_code(74);
+    core_->OnPodReport(r);
+    fleet_.running.erase(uid);
+    Settle();
+    ConfirmStops();
+    Settle();
+    EXPECT_EQ(Get().status().restarts(), attempt + 1);
+    EXPECT_EQ(Get().status().restarts_count_towards_max(), 0)
+        << "a node's fault is not the user's";
+  }
+  ASSERT_THAT(fleet_.quarantined, SizeIs(1));
+  EXPECT_EQ(fleet_.quarantined[0].first, "node-0");
+  EXPECT_THAT(fleet_.quarantined[0].second, HasSubstr("exit code 74"));
+  bool event = false;
+  for (const JobSetEvent& e : core_->Events("default", "train"))
+    event |= e.reason == "NodeQuarantined";
+  EXPECT_TRUE(event);
 }
 
 }  // namespace
