@@ -48,7 +48,28 @@ void ClusterState::AddAdmitted(const Workload& w) {
   AdmittedWorkload a{&w, tree_.ClusterQueueNode(cq), AdmittedUsage(w)};
   if (a.cq == QuotaTree::kNoNode) return;
   AddUsage(a);
-  admitted_[cq].push_back(std::move(a));
+  AdmittedQueue& q = admitted_[cq];
+  // Behind workloads whose entries are not made yet, it waits with them.
+  if (q.unmade.empty()) {
+    q.made.push_back(std::move(a));
+  } else {
+    q.unmade.push_back(&w);
+  }
+}
+
+void ClusterState::AddAdmitted(
+    absl::string_view cq,
+    absl::Span<const std::shared_ptr<const Workload>> admitted,
+    const FlavorResourceQuantities& usage) {
+  const QuotaTree::NodeId node = tree_.ClusterQueueNode(cq);
+  if (node == QuotaTree::kNoNode || admitted.empty()) return;
+  // What each would add at `node` sums; what passes to the cohorts above
+  // depends on that sum only.
+  tree_.AddUsage(node, usage);
+  AdmittedQueue& q = admitted_[cq];
+  q.unmade.reserve(q.unmade.size() + admitted.size());
+  for (const std::shared_ptr<const Workload>& w : admitted)
+    q.unmade.push_back(w.get());
 }
 
 const ClusterQueue* ClusterState::FindClusterQueue(
@@ -62,7 +83,16 @@ const std::vector<AdmittedWorkload>& ClusterState::Admitted(
   static const std::vector<AdmittedWorkload>* const kNone =
       new std::vector<AdmittedWorkload>();
   auto it = admitted_.find(name);
-  return it == admitted_.end() ? *kNone : it->second;
+  if (it == admitted_.end()) return *kNone;
+  AdmittedQueue& q = it->second;
+  if (!q.unmade.empty()) {
+    const QuotaTree::NodeId node = tree_.ClusterQueueNode(name);
+    q.made.reserve(q.made.size() + q.unmade.size());
+    for (const Workload* w : q.unmade)
+      q.made.push_back(AdmittedWorkload{w, node, AdmittedUsage(*w)});
+    q.unmade.clear();
+  }
+  return q.made;
 }
 
 }  // namespace jobset::scheduler::queues

@@ -5,6 +5,7 @@
 // tree with every admitted workload's usage added, the ClusterQueues and
 // flavors by name, and the admitted workloads of each ClusterQueue.
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,7 +30,8 @@ struct AdmittedWorkload {
 // Built from the snapshot's parts; refers to the ClusterQueues and admitted
 // workloads passed to Build, which must outlive it. Preemption simulates by
 // removing and re-adding workloads' usage and restores it before returning.
-// Thread-compatible.
+// Thread-compatible, but Admitted() makes a queue's entries when first asked
+// for them: const calls are not safe from several threads at once.
 class ClusterState {
  public:
   // Returns kInvalidArgument for repeated names (QuotaTree::Build) or a
@@ -59,6 +61,16 @@ class ClusterState {
   // ClusterQueue's workloads. Left out as Build leaves it out when its
   // ClusterQueue is not in the snapshot. `w` must outlive the state.
   void AddAdmitted(const Workload& w);
+  // Adds `admitted`, the workloads admitted to ClusterQueue `cq`, in this
+  // order, as AddAdmitted of each would, given `usage`: the sum of their
+  // AdmittedUsage, with an entry for every (flavor, resource) any of them
+  // holds, which the caller keeps as they change. Their usage is added at
+  // once; each one's entry in Admitted(cq), with its own usage, is made
+  // when first asked for (preemption asks of few queues). Left out when
+  // `cq` is not in the snapshot. The workloads must outlive the state.
+  void AddAdmitted(absl::string_view cq,
+                   absl::Span<const std::shared_ptr<const Workload>> admitted,
+                   const FlavorResourceQuantities& usage);
 
   // Removes or re-adds an admitted workload's usage (simulation only).
   void RemoveUsage(const AdmittedWorkload& w) {
@@ -72,7 +84,13 @@ class ClusterState {
   QuotaTree tree_;
   FlavorIndex flavors_;
   absl::flat_hash_map<std::string, const ClusterQueue*> cluster_queues_;
-  absl::flat_hash_map<std::string, std::vector<AdmittedWorkload>> admitted_;
+  // A ClusterQueue's admitted workloads: those whose entries are made, then
+  // those added by the bulk AddAdmitted whose entries are not yet.
+  struct AdmittedQueue {
+    std::vector<AdmittedWorkload> made;
+    std::vector<const Workload*> unmade;
+  };
+  mutable absl::flat_hash_map<std::string, AdmittedQueue> admitted_;
 };
 
 }  // namespace jobset::scheduler::queues

@@ -1,5 +1,6 @@
 #include "scheduler/queues/cluster_state.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -115,6 +116,68 @@ TEST(ClusterStateTest, AddAdmittedAddsAsBuildDoes) {
   EXPECT_EQ(added->Admitted("cq-a")[1].workload, &admitted[1]);
   EXPECT_THAT(added->Admitted("cq-b"), IsEmpty());
   EXPECT_THAT(added->Admitted("deleted"), IsEmpty());
+}
+
+TEST(ClusterStateTest, AddingAQueuesWorkloadsAtOnceAddsAsEachOneDoes) {
+  // cq-a keeps 3 of its 8 cpu from the cohort (lendingLimit 5): what its
+  // workloads use beyond that is stored in the cohort.
+  std::vector<ClusterQueue> cqs = TeamQueues();
+  cqs[0] = ClusterQueueBuilder("cq-a")
+               .Cohort("team")
+               .Flavor("default", {Quota("cpu", Cpu(8), std::nullopt, Cpu(5))})
+               .Build();
+  std::vector<std::shared_ptr<const Workload>> admitted;
+  for (int i = 0; i < 4; ++i) {
+    admitted.push_back(std::make_shared<const Workload>(
+        WorkloadBuilder("w" + std::to_string(i))
+            .PodSet("w", i + 1, {{"cpu", Cpu(1)}})
+            .AdmittedOn("cq-a", "default")
+            .Build()));
+  }
+  const Workload late = WorkloadBuilder("late")
+                            .PodSet("w", 2, {{"cpu", Cpu(1)}})
+                            .AdmittedOn("cq-a", "default")
+                            .Build();
+  const std::vector<ResourceFlavor> flavors = {
+      ResourceFlavor{"default", {}, {}, {}}};
+  absl::StatusOr<ClusterState> each = ClusterState::Build(flavors, {}, cqs);
+  absl::StatusOr<ClusterState> bulk = ClusterState::Build(flavors, {}, cqs);
+  ASSERT_TRUE(each.ok() && bulk.ok());
+  for (const auto& w : admitted) each->AddAdmitted(*w);
+  each->AddAdmitted(late);
+  // 1 + 2 + 3 + 4 cpu, then one added alone behind them.
+  bulk->AddAdmitted("cq-a", admitted, {{kCpuDefault, Cpu(10)}});
+  bulk->AddAdmitted(late);
+  bulk->AddAdmitted("deleted", admitted, {{kCpuDefault, Cpu(10)}});
+  for (absl::string_view cq : {"cq-a", "cq-b"}) {
+    const QuotaTree::NodeId e = each->tree().ClusterQueueNode(cq);
+    const QuotaTree::NodeId b = bulk->tree().ClusterQueueNode(cq);
+    EXPECT_EQ(bulk->tree().Usage(b, kCpuDefault),
+              each->tree().Usage(e, kCpuDefault));
+    EXPECT_EQ(bulk->tree().Available(b, kCpuDefault),
+              each->tree().Available(e, kCpuDefault));
+  }
+  const QuotaTree::NodeId team = bulk->tree().CohortNode("team");
+  EXPECT_EQ(bulk->tree().Usage(team, kCpuDefault), Cpu(12 - 3));
+  EXPECT_EQ(bulk->tree().Usage(team, kCpuDefault),
+            each->tree().Usage(each->tree().CohortNode("team"), kCpuDefault));
+  // Each one's entry, in the order added, with its own usage.
+  const std::vector<AdmittedWorkload>& made = bulk->Admitted("cq-a");
+  ASSERT_THAT(made, SizeIs(5));
+  for (size_t i = 0; i < made.size(); ++i) {
+    const AdmittedWorkload& want = each->Admitted("cq-a")[i];
+    EXPECT_EQ(made[i].workload, want.workload);
+    EXPECT_EQ(made[i].cq, bulk->tree().ClusterQueueNode("cq-a"));
+    EXPECT_EQ(made[i].usage, want.usage);
+  }
+  EXPECT_THAT(bulk->Admitted("deleted"), IsEmpty());
+  // A preemption's simulation takes one away and puts it back.
+  bulk->RemoveUsage(made[3]);
+  EXPECT_EQ(
+      bulk->tree().Usage(bulk->tree().ClusterQueueNode("cq-a"), kCpuDefault),
+      Cpu(8));
+  bulk->AddUsage(made[3]);
+  EXPECT_EQ(bulk->tree().Usage(team, kCpuDefault), Cpu(9));
 }
 
 TEST(ClusterStateTest, RejectsRepeatedNames) {

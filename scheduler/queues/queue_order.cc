@@ -24,6 +24,21 @@ void CollectQueues(const QuotaTree& tree, QuotaTree::NodeId node,
   }
 }
 
+// Whether workload `a` of `queue` goes before `b`: the sticky one first,
+// then QueueOrderLess.
+bool HeapLess(const PendingQueue& queue, size_t a, size_t b) {
+  const Workload& wa = *queue.workloads[a].workload;
+  const Workload& wb = *queue.workloads[b].workload;
+  const bool sticky_a = !queue.sticky_uid.empty() && wa.uid == queue.sticky_uid;
+  const bool sticky_b = !queue.sticky_uid.empty() && wb.uid == queue.sticky_uid;
+  if (sticky_a != sticky_b) return sticky_a;
+  return QueueOrderLess(wa, wb);
+}
+
+bool Offered(const PendingWorkload& p, absl::Time now) {
+  return !p.parked && p.requeue_at <= now;
+}
+
 }  // namespace
 
 bool QueueOrderLess(const Workload& a, const Workload& b) {
@@ -37,26 +52,22 @@ bool QueueOrderLess(const Workload& a, const Workload& b) {
 std::vector<size_t> HeapOrder(const PendingQueue& queue, absl::Time now) {
   std::vector<size_t> order;
   for (size_t i = 0; i < queue.workloads.size(); ++i) {
-    const PendingWorkload& p = queue.workloads[i];
-    if (!p.parked && p.requeue_at <= now) order.push_back(i);
+    if (Offered(queue.workloads[i], now)) order.push_back(i);
   }
-  std::sort(order.begin(), order.end(), [&queue](size_t a, size_t b) {
-    const Workload& wa = *queue.workloads[a].workload;
-    const Workload& wb = *queue.workloads[b].workload;
-    const bool sticky_a =
-        !queue.sticky_uid.empty() && wa.uid == queue.sticky_uid;
-    const bool sticky_b =
-        !queue.sticky_uid.empty() && wb.uid == queue.sticky_uid;
-    if (sticky_a != sticky_b) return sticky_a;
-    return QueueOrderLess(wa, wb);
-  });
+  std::sort(order.begin(), order.end(),
+            [&queue](size_t a, size_t b) { return HeapLess(queue, a, b); });
   return order;
 }
 
 std::optional<size_t> Head(const PendingQueue& queue, absl::Time now) {
-  std::vector<size_t> order = HeapOrder(queue, now);
-  if (order.empty()) return std::nullopt;
-  return order.front();
+  // The least in heap order, without ordering the rest: each cycle asks
+  // every ClusterQueue for its head.
+  std::optional<size_t> head;
+  for (size_t i = 0; i < queue.workloads.size(); ++i) {
+    if (!Offered(queue.workloads[i], now)) continue;
+    if (!head.has_value() || HeapLess(queue, i, *head)) head = i;
+  }
+  return head;
 }
 
 Requeue RequeueAfter(QueueingStrategy strategy, RequeueReason reason) {
