@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "api/kueue_validation.h"
 #include "common/log.h"
 #include "scheduler/controller/queue_stage.h"
@@ -24,13 +25,9 @@ bool JobSetFinished(const api::JobSet& jobset, bool* succeeded) {
 // ---- Reading ----
 
 void QueueAdmission::Stage::IndexObjects() {
-  for (const auto& [key, held] : qa_.objects_) {
-    const api::KueueObject& o = held.object;
-    if (o.has_workload()) {
-      const api::Workload& wl = o.workload();
-      auto uid = wl.metadata().labels().find(std::string(queues::kJobUidLabel));
-      if (uid != wl.metadata().labels().end()) by_job_uid_[uid->second] = key;
-    } else if (o.has_local_queue()) {
+  for (const auto& [key, held] : qa_.config_) {
+    const api::KueueObject& o = held->object;
+    if (o.has_local_queue()) {
       const api::LocalQueue& lq = o.local_queue();
       local_queues_[absl::StrCat(lq.metadata().namespace_(), "/",
                                  lq.metadata().name())] = &lq;
@@ -148,11 +145,10 @@ absl::Status QueueAdmission::Stage::Commit() {
   }
   for (auto& [key, object] : staged_) {
     if (!object.has_value()) {
-      qa_.objects_.erase(key);
+      qa_.Drop(key);
       continue;
     }
-    qa_.objects_[key] =
-        Held{*std::move(object), *revision, nullptr, std::nullopt};
+    qa_.Hold(key, *std::move(object), *revision);
   }
   for (auto& [key, js] : jobsets_) {
     TrackedJobSet* t = state_.Find(key);
@@ -187,8 +183,121 @@ std::optional<queues::FairSharing> FairSharingOf(
 QueueAdmission::QueueAdmission(store::Store* store, Options options)
     : store_(store), options_(options) {}
 
+void QueueAdmission::Tally::Add(const queues::FlavorResourceQuantities& u,
+                                int sign) {
+  workloads += sign;
+  for (const auto& [fr, v] : u) {
+    auto [it, fresh] = usage.try_emplace(fr, 0, 0);
+    it->second.first += sign * v;
+    it->second.second += sign;
+    if (it->second.second == 0) usage.erase(it);
+  }
+}
+
+void QueueAdmission::Hold(const std::string& key, api::KueueObject object,
+                          int64_t revision) {
+  auto [it, fresh] = objects_.try_emplace(key);
+  if (!fresh) Unindex(key, it->second);
+  it->second = Held();
+  it->second.object = std::move(object);
+  it->second.revision = revision;
+  Index(key, it->second);
+}
+
+void QueueAdmission::Drop(const std::string& key) {
+  auto it = objects_.find(key);
+  if (it == objects_.end()) return;
+  Unindex(key, it->second);
+  objects_.erase(it);
+}
+
+// Decides what the cycles make of a held Workload as Stage::BuildInput
+// would read it, and files it.
+void QueueAdmission::Index(const std::string& key, Held& held) {
+  if (!held.object.has_workload()) {
+    config_[key] = &held;
+    if (held.object.has_resource_flavor()) ++flavors_changed_;
+    return;
+  }
+  const api::Workload& wl = held.object.workload();
+  auto uid = wl.metadata().labels().find(std::string(queues::kJobUidLabel));
+  if (uid != wl.metadata().labels().end()) {
+    held.job_uid = uid->second;
+    job_uids_[held.job_uid].insert(key);
+  }
+  if (IsConditionTrue(wl.status().conditions(), kWorkloadFinished)) return;
+  const std::string& ns = wl.metadata().namespace_();
+  if (wl.status().has_admission()) {
+    // Converted here rather than at the next run, which would do it for
+    // every admitted Workload it reads: the usage is kept with it.
+    const std::string& cq = wl.status().admission().cluster_queue();
+    held.model = std::make_shared<const absl::StatusOr<queues::Workload>>(
+        queues::WorkloadFromApi(wl, cq));
+    if (!held.model->ok()) return;  // left out of the cycles, as it was
+    held.role = Role::kAdmitted;
+    held.cluster_queue = cq;
+    held.local_queue = absl::StrCat(ns, "/", wl.spec().queue_name());
+    held.usage = queues::AdmittedUsage(**held.model);
+    Holding& holding = admitted_[cq];
+    holding.workloads[key] = &held;
+    holding.tally.Add(held.usage, 1);
+    holding.kept = false;
+    admitted_by_lq_[held.local_queue].Add(held.usage, 1);
+    return;
+  }
+  if (wl.spec().has_active() && !wl.spec().active()) return;
+  if (wl.spec().queue_name().empty()) return;
+  held.role = Role::kPending;
+  held.local_queue = absl::StrCat(ns, "/", wl.spec().queue_name());
+  Waiting& waiting = pending_[held.local_queue];
+  waiting.workloads[key] = &held;
+  waiting.kept = false;
+}
+
+void QueueAdmission::Unindex(const std::string& key, const Held& held) {
+  if (!held.object.has_workload()) {
+    config_.erase(key);
+    statuses_seen_.erase(key);
+    if (held.object.has_resource_flavor()) ++flavors_changed_;
+    return;
+  }
+  if (!held.job_uid.empty()) {
+    auto it = job_uids_.find(held.job_uid);
+    it->second.erase(key);
+    if (it->second.empty()) job_uids_.erase(it);
+  }
+  switch (held.role) {
+    case Role::kNone:
+      return;
+    case Role::kAdmitted: {
+      auto it = admitted_.find(held.cluster_queue);
+      it->second.workloads.erase(key);
+      it->second.tally.Add(held.usage, -1);
+      it->second.kept = false;
+      if (it->second.workloads.empty()) admitted_.erase(it);
+      auto lq = admitted_by_lq_.find(held.local_queue);
+      lq->second.Add(held.usage, -1);
+      if (lq->second.workloads == 0) admitted_by_lq_.erase(lq);
+      return;
+    }
+    case Role::kPending: {
+      auto it = pending_.find(held.local_queue);
+      it->second.workloads.erase(key);
+      it->second.kept = false;
+      if (it->second.workloads.empty()) pending_.erase(it);
+      return;
+    }
+  }
+}
+
 absl::Status QueueAdmission::Load() {
   objects_.clear();
+  config_.clear();
+  job_uids_.clear();
+  admitted_.clear();
+  pending_.clear();
+  admitted_by_lq_.clear();
+  statuses_seen_.clear();
   parked_.clear();
   sticky_.clear();
   dirty_ = true;
@@ -202,8 +311,7 @@ absl::Status QueueAdmission::Load() {
               << " does not decode; left out: " << o.status().message();
           return absl::OkStatus();
         }
-        objects_[kv.key] =
-            Held{*std::move(o), kv.mod_revision, nullptr, std::nullopt};
+        Hold(kv.key, *std::move(o), kv.mod_revision);
         return absl::OkStatus();
       });
 }
@@ -217,14 +325,13 @@ void QueueAdmission::OnEvent(const store::Event& event) {
   // again (QuotaTree-wide unparking is a refinement of this).
   parked_.clear();
   if (event.type == store::Event::Type::kDelete) {
-    objects_.erase(event.kv.key);
+    Drop(event.kv.key);
     return;
   }
   absl::StatusOr<api::KueueObject> o =
       store::DecodeValue<api::KueueObject>(event.kv);
   if (!o.ok()) return;  // the API never writes garbage; Load reports it
-  objects_[event.kv.key] =
-      Held{*std::move(o), event.kv.mod_revision, nullptr, std::nullopt};
+  Hold(event.kv.key, *std::move(o), event.kv.mod_revision);
 }
 
 absl::Status QueueAdmission::Run(ControllerState& state, EventLog& events,

@@ -26,6 +26,14 @@
 // point leaves either both or neither. The reconcile that follows in the
 // same pass starts or stops the JobSets' pods as for any resume or suspend.
 //
+// Between runs it keeps, beside the objects, what a run reads of them: each
+// held Workload filed as it is held (admitted in a ClusterQueue, with its
+// usage; pending in a LocalQueue; neither), what each queue's admitted
+// hold, and each queue's part of the cycle's input as the last run made it.
+// A run so reads the queues and what changed, not every Workload; what it
+// decides is the same as from everything read afresh
+// (queue_kept_input_test).
+//
 // Used only from the controller thread.
 
 #include <cstdint>
@@ -34,8 +42,10 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/container/node_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -47,6 +57,7 @@
 #include "scheduler/controller/event_log.h"
 #include "scheduler/queues/fair_sharing.h"
 #include "scheduler/queues/model.h"
+#include "scheduler/queues/queue_order.h"
 #include "store/store.h"
 
 namespace jobset::scheduler {
@@ -137,23 +148,110 @@ class QueueAdmission {
                                     const std::string& name) const;
 
  private:
+  // What the cycles make of a held Workload, decided when it is held (Hold):
+  // finished, inactive or without a queue (kNone), holding quota (kAdmitted)
+  // or waiting in a LocalQueue (kPending).
+  enum class Role { kNone, kAdmitted, kPending };
   struct Held {
     api::KueueObject object;
     int64_t revision = 0;
     // A Workload's model for the admission core, made when first needed,
     // in the ClusterQueue it was last asked for; the cycles' input shares
-    // it (QueueAdmission::Stage::Model).
+    // it (QueueAdmission::Stage::Model). An admitted one's is made when it
+    // is held, in its admission's ClusterQueue.
     std::shared_ptr<const absl::StatusOr<queues::Workload>> model;
-    // Whether a Workload's Finished condition is True, read when first
-    // needed: each run asks it of every Workload.
-    std::optional<bool> finished;
+    // The rest, for Workloads only, set by Hold.
+    Role role = Role::kNone;
+    // kPending: "<ns>/<LocalQueue>"; kAdmitted: the same of its
+    // spec.queueName, for the LocalQueue's tally.
+    std::string local_queue;
+    // kAdmitted: its admission's ClusterQueue and what it holds
+    // (queues::AdmittedUsage of its model).
+    std::string cluster_queue;
+    queues::FlavorResourceQuantities usage;
+    std::string job_uid;  // its kueue.x-k8s.io/job-uid label; "" for none
+  };
+  // What the admitted Workloads of one queue hold: their number and their
+  // usage summed, with how many hold each (flavor, resource), so that one
+  // taken away leaves the sum as if it had never been added.
+  struct Tally {
+    int32_t workloads = 0;
+    std::map<queues::FlavorResource, std::pair<int64_t, int32_t>> usage;
+    void Add(const queues::FlavorResourceQuantities& u, int sign);
+  };
+  // A ClusterQueue's admitted Workloads (Role::kAdmitted), and what the
+  // cycles read of them as the last run made it, kept until one changes.
+  struct Holding {
+    std::map<std::string, Held*> workloads;  // by key
+    Tally tally;
+    bool kept = false;  // `models` and `usage` are the workloads' now
+    std::vector<std::shared_ptr<const queues::Workload>> models;  // shared
+    queues::FlavorResourceQuantities usage;  // summed, as the cycle adds it
+  };
+  // A LocalQueue's pending Workloads (Role::kPending), and their entries in
+  // a ClusterQueue's heap as the last run made them, kept until one changes
+  // or the LocalQueue points at another ClusterQueue.
+  struct Waiting {
+    std::map<std::string, Held*> workloads;  // by key
+    bool kept = false;  // the rest is the workloads' now, in cluster_queue
+    std::string cluster_queue;
+    // Not parked, not backing off: a run sets those on its copy.
+    std::vector<queues::PendingWorkload> entries;
+    // Entries with a requeueState.requeueAt (a run asks Backoff): their
+    // index, key and held Workload.
+    struct BackingOff {
+      size_t index = 0;
+      std::string key;
+      const Held* held = nullptr;
+    };
+    std::vector<BackingOff> backing_off;
+    // Those whose model failed: key and why (a run writes it, as Pending).
+    std::vector<std::pair<std::string, std::string>> failed;
   };
   class Stage;  // One Run's decisions (queue_admission.cc).
 
+  // Holds `object` at `key` (read at `revision`), replacing what was held
+  // there, and keeps the index below in step.
+  void Hold(const std::string& key, api::KueueObject object, int64_t revision);
+  // Drops what is held at `key`, if anything.
+  void Drop(const std::string& key);
+  void Index(const std::string& key, Held& held);
+  void Unindex(const std::string& key, const Held& held);
+
   store::Store* const store_;
   const Options options_;
-  // Every Kueue object by store key.
-  std::map<std::string, Held> objects_;
+  // Every Kueue object by store key, changed only through Hold and Drop
+  // (and Load, which starts again). Looked up, never walked: what a run
+  // walks is indexed below. A node map: the index points into it.
+  absl::node_hash_map<std::string, Held> objects_;
+  // Derived from objects_ as it changes, so that a run reads what it needs
+  // without walking every held Workload (DESIGN.md: no full rescans):
+  // the objects other than Workloads, by key;
+  std::map<std::string, const Held*> config_;
+  // Workload keys by their job-uid label;
+  std::map<std::string, std::set<std::string>> job_uids_;
+  // the admitted Workloads by ClusterQueue (their admission's);
+  std::map<std::string, Holding> admitted_;
+  // the pending ones by "<ns>/<LocalQueue>" (their spec.queueName);
+  std::map<std::string, Waiting> pending_;
+  // what the admitted hold by "<ns>/<LocalQueue>".
+  std::map<std::string, Tally> admitted_by_lq_;
+  // A ClusterQueue's or LocalQueue's status as a run found it already
+  // written (held at `revision`), with what it was made from: while all of
+  // it stays the same, the status would come out the same and is not made
+  // again. By store key.
+  struct StatusSeen {
+    int64_t revision = 0;
+    int64_t flavors = 0;                // flavors_changed_ then
+    bool cluster_queue_exists = false;  // a LocalQueue's
+    int32_t pending = 0;
+    int32_t reserving = 0;
+    queues::FlavorResourceQuantities usage;
+  };
+  std::map<std::string, StatusSeen> statuses_seen_;
+  // Counts the changes of ResourceFlavors (a ClusterQueue's Active reads
+  // them).
+  int64_t flavors_changed_ = 0;
   // Workloads in the inadmissible set (BestEffortFIFO parking), by
   // "<ns>/<name>", until capacity in their cohort tree may have changed.
   std::set<std::string> parked_;

@@ -470,5 +470,69 @@ TEST_F(QueueAdmissionTest, AModelFollowsItsLocalQueueToAnotherClusterQueue) {
   EXPECT_EQ(WorkloadOf("x").status().admission().cluster_queue(), "a-cq");
 }
 
+// jobsetd's addition to Kueue's preemption order: among equal candidates,
+// the one whose JobSet restarted last loses the least work. a was admitted
+// before b but restarted after b's admission, so a goes.
+TEST_F(QueueAdmissionTest, TheJobSetThatRestartedLastIsPreemptedFirst) {
+  SetUpQueues("LowerPriority");
+  ApplyKueue(kHighPriority);
+  Submit(Queued("a", 2), "uid-a");
+  Settle();
+  clock_.Advance(absl::Minutes(1));
+  Submit(Queued("b", 2), "uid-b");
+  Settle();
+  ReportAll("a", "Running");
+  ReportAll("b", "Running");
+  Settle();
+  clock_.Advance(absl::Minutes(1));
+  ReportAll("a", "Failed");  // its failure policy restarts it
+  Settle();
+  ASSERT_EQ(core_->FindJobSet("default", "a")->status().restarts(), 1);
+  ASSERT_FALSE(Suspended("a"));
+  ASSERT_FALSE(Suspended("b"));
+
+  clock_.Advance(absl::Minutes(1));
+  JobSet high = Queued("high", 2);
+  (*high.mutable_metadata()
+        ->mutable_labels())["kueue.x-k8s.io/priority-class"] = "high";
+  Submit(high, "uid-high");
+  Settle();
+  EXPECT_TRUE(Suspended("a"));
+  EXPECT_FALSE(Suspended("b"));
+  EXPECT_TRUE(
+      IsConditionTrue(WorkloadOf("a").status().conditions(), "Evicted"));
+}
+
+// A pending Workload that its JobSet's new queue label moves is read, in
+// the run that moves it, in its new LocalQueue only, not also where the
+// runs before kept it: with room in both ClusterQueues it is admitted once,
+// where it now waits.
+TEST_F(QueueAdmissionTest, AMovedWorkloadWaitsOnlyInItsNewQueue) {
+  ApplyKueue(H100Flavor());
+  ApplyKueue(CohortQueueYaml("a-cq", "", 2));
+  ApplyKueue(CohortQueueYaml("b-cq", "", 0));
+  ApplyKueue(LocalQueueYaml("lq-a", "a-cq"));
+  ApplyKueue(LocalQueueYaml("lq-b", "b-cq"));
+  JobSet js = Queued("x", 1);
+  (*js.mutable_metadata()->mutable_labels())["kueue.x-k8s.io/queue-name"] =
+      "lq-b";
+  Submit(js, "uid-x");
+  Settle();
+  // A second run keeps lq-b's part of the input, x in it.
+  ApplyKueue(LocalQueueYaml("lq-a", "a-cq"));
+  Settle();
+  ASSERT_TRUE(Suspended("x"));
+
+  (*js.mutable_metadata()->mutable_labels())["kueue.x-k8s.io/queue-name"] =
+      "lq-a";
+  Submit(js, "uid-x");
+  ApplyKueue(CohortQueueYaml("b-cq", "", 2));
+  Settle();
+  EXPECT_FALSE(Suspended("x"));
+  EXPECT_EQ(WorkloadOf("x").status().admission().cluster_queue(), "a-cq");
+  EXPECT_THAT(metrics_.events, Contains("admitted a-cq ").Times(1));
+  EXPECT_THAT(metrics_.events, Contains("admitted b-cq ").Times(0));
+}
+
 }  // namespace
 }  // namespace jobset::scheduler

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "api/label_selector.h"
@@ -77,10 +78,10 @@ std::string StoreKeyOf(absl::string_view workload) {
 
 queues::FlavorIndex QueueAdmission::Stage::Flavors() const {
   queues::FlavorIndex flavors;
-  for (const auto& [key, held] : qa_.objects_) {
-    if (!held.object.has_resource_flavor()) continue;
+  for (const auto& [key, held] : qa_.config_) {
+    if (!held->object.has_resource_flavor()) continue;
     absl::StatusOr<queues::ResourceFlavor> f =
-        queues::FlavorFromApi(held.object.resource_flavor());
+        queues::FlavorFromApi(held->object.resource_flavor());
     if (f.ok()) flavors[f->name] = *std::move(f);
   }
   return flavors;
@@ -119,13 +120,13 @@ void QueueAdmission::Stage::Pending(const std::string& wl_key,
                kWorkloadQuotaReserved, false, reason, message, now_);
 }
 
-// The admission core's model of Workload `wl` (at `key`) in ClusterQueue
-// `cq`; converted once per stored revision (a held, unchanged Workload's
-// is kept with it), since pod templates are costly to read.
+// The admission core's model of Workload `wl` in ClusterQueue `cq`; held
+// as `held`, unchanged, it is converted once per stored revision and kept
+// with it, since pod templates are costly to read.
 absl::StatusOr<std::shared_ptr<const queues::Workload>>
-QueueAdmission::Stage::Model(const std::string& key, Held* held,
-                             const api::Workload& wl, const std::string& cq) {
-  if (held == nullptr || staged_.contains(key)) {
+QueueAdmission::Stage::Model(Held* held, const api::Workload& wl,
+                             const std::string& cq) {
+  if (held == nullptr) {
     absl::StatusOr<queues::Workload> model = queues::WorkloadFromApi(wl, cq);
     if (!model.ok()) return model.status();
     return std::make_shared<const queues::Workload>(*std::move(model));
@@ -147,8 +148,8 @@ QueueAdmission::Stage::Model(const std::string& key, Held* held,
 
 absl::Status QueueAdmission::Stage::BuildInput(queues::CycleInput& in) {
   in.fair_sharing = qa_.options_.fair_sharing;
-  for (const auto& [key, held] : qa_.objects_) {
-    const api::KueueObject& o = held.object;
+  for (const auto& [key, held] : qa_.config_) {
+    const api::KueueObject& o = held->object;
     if (o.has_resource_flavor()) {
       absl::StatusOr<queues::ResourceFlavor> f =
           queues::FlavorFromApi(o.resource_flavor());
@@ -173,10 +174,6 @@ absl::Status QueueAdmission::Stage::BuildInput(queues::CycleInput& in) {
       in.cluster_queues.push_back(*std::move(cq));
     }
   }
-  // Workloads: the held ones (those staged for deletion are skipped by
-  // Current), then those created by this stage. `held` is the held object
-  // at `key`, or null.
-  std::string lq_key;  // one buffer for every LocalQueue looked up
   // Where a LocalQueue's pending Workloads go, resolved once per run for
   // all of them: its ClusterQueue's pending entry, or why they wait before
   // the cycle (inadmissible).
@@ -187,9 +184,14 @@ absl::Status QueueAdmission::Stage::BuildInput(queues::CycleInput& in) {
     bool waits_in_cq = false;  // held back in cq_name (the queues' status)
   };
   std::map<std::string, Route> routes;  // by "ns/lq"
-  auto route = [&](const std::string& ns, const std::string& lq) {
-    Route to;
-    auto lq_it = local_queues_.find(absl::StrCat(ns, "/", lq));
+  auto route_of = [&](const std::string& lq_key) -> const Route& {
+    auto [r, fresh] = routes.try_emplace(lq_key);
+    if (!fresh) return r->second;
+    Route& to = r->second;
+    const size_t slash = lq_key.find('/');
+    const std::string ns = lq_key.substr(0, slash);
+    const std::string lq = lq_key.substr(slash + 1);
+    auto lq_it = local_queues_.find(lq_key);
     if (lq_it == local_queues_.end()) {
       to.inadmissible = absl::StrCat("LocalQueue ", lq, " doesn't exist");
       return to;
@@ -219,67 +221,160 @@ absl::Status QueueAdmission::Stage::BuildInput(queues::CycleInput& in) {
     }
     return to;
   };
-  auto add = [&](const std::string& key, Held* held) {
-    const bool as_held = held != nullptr && !staged_.contains(key);
-    const api::Workload* wl = !as_held ? Current(key)
-                              : held->object.has_workload()
-                                  ? &held->object.workload()
-                                  : nullptr;
-    if (wl == nullptr) return;
-    if (!as_held) {
-      if (IsConditionTrue(wl->status().conditions(), kWorkloadFinished)) return;
-    } else {
-      if (!held->finished.has_value()) {
-        held->finished =
-            IsConditionTrue(wl->status().conditions(), kWorkloadFinished);
-      }
-      if (*held->finished) return;
-    }
-    if (wl->status().has_admission()) {
-      absl::StatusOr<std::shared_ptr<const queues::Workload>> m =
-          Model(key, held, *wl, wl->status().admission().cluster_queue());
-      if (m.ok()) {
-        SetPreemptionTimes(*m);
-        in.admitted.push_back(*std::move(m));
-      }
-      return;
-    }
-    if (wl->spec().has_active() && !wl->spec().active()) return;
-    const std::string& ns = wl->metadata().namespace_();
-    const std::string& lq = wl->spec().queue_name();
-    if (lq.empty()) return;  // never admitted until a queue is set
-    lq_key.assign(ns).append("/").append(lq);
-    auto [r, fresh] = routes.try_emplace(lq_key);
-    if (fresh) r->second = route(ns, lq);
-    const Route& to = r->second;
+  // A pending Workload `wl` at `key` (held as `held`, unchanged, or null)
+  // of a LocalQueue whose route is `to`: into its ClusterQueue's heap, or
+  // held back with why.
+  auto add_pending = [&](const std::string& key, Held* held,
+                         const api::Workload& wl, const Route& to) {
     if (!to.inadmissible.empty()) {
       if (to.waits_in_cq) ++held_back_[to.cq_name];
       Pending(key, kReasonInadmissible, to.inadmissible);
       return;
     }
-    const std::string& cq_name = to.cq_name;
-    const size_t index = to.index;
     absl::StatusOr<std::shared_ptr<const queues::Workload>> m =
-        Model(key, held, *wl, cq_name);
+        Model(held, wl, to.cq_name);
     if (!m.ok()) {
-      ++held_back_[cq_name];
+      ++held_back_[to.cq_name];
       Pending(key, kReasonInadmissible, m.status().message());
       return;
     }
     queues::PendingWorkload p;
     p.workload = *std::move(m);
-    p.parked = !qa_.parked_.empty() && qa_.parked_.contains(ShortKey(*wl));
-    p.requeue_at = Backoff(key, *wl);
-    in.pending[index].workloads.push_back(std::move(p));
+    p.parked = !qa_.parked_.empty() && qa_.parked_.contains(ShortKey(wl));
+    p.requeue_at = Backoff(key, wl);
+    in.pending[to.index].workloads.push_back(std::move(p));
   };
+  // The held Workloads, from the index (QueueAdmission::Index decided what
+  // each is), but those this stage staged before the cycles: those are read
+  // as staged, at the end, with the ones it created. (What the walk itself
+  // stages, a QuotaReserved False or a backoff's end, is read as held.)
   const std::string prefix = store::keys::KueuePrefix(kWorkloads, "");
-  for (auto it = qa_.objects_.lower_bound(prefix);
-       it != qa_.objects_.end() && absl::StartsWith(it->first, prefix); ++it)
-    add(it->first, &it->second);
+  std::vector<std::string> staged_keys;
+  absl::flat_hash_set<const Held*> staged_over;
+  std::set<std::string> touched;  // their ClusterQueues and LocalQueues
   for (const auto& [key, object] : staged_) {
-    if (absl::StartsWith(key, prefix) && !qa_.objects_.contains(key))
-      add(key, nullptr);
+    if (!absl::StartsWith(key, prefix)) continue;
+    staged_keys.push_back(key);
+    auto h = qa_.objects_.find(key);
+    if (h == qa_.objects_.end()) continue;
+    staged_over.insert(&h->second);
+    if (h->second.role == Role::kAdmitted)
+      touched.insert(h->second.cluster_queue);
+    if (h->second.role == Role::kPending) touched.insert(h->second.local_queue);
   }
+  // ClusterQueues whose admitted Workloads may get other preemption times
+  // than their models': every one with a minimum runtime where a priority
+  // class has one, else those with one or with a JobSet that restarted.
+  std::set<std::string> timed;
+  for (const auto& [uid, at] : restarts_) {
+    auto keys = qa_.job_uids_.find(uid);
+    if (keys == qa_.job_uids_.end()) continue;
+    for (const std::string& key : keys->second) {
+      auto h = qa_.objects_.find(key);
+      if (h != qa_.objects_.end() && h->second.role == Role::kAdmitted)
+        timed.insert(h->second.cluster_queue);
+    }
+  }
+  for (auto& [cq, holding] : qa_.admitted_) {
+    const size_t begin = in.admitted.size();
+    if (touched.contains(cq)) {
+      for (const auto& [key, held] : holding.workloads) {
+        if (staged_over.contains(held)) {
+          admitted_out_.push_back(held);
+          continue;
+        }
+        in.admitted.emplace_back(held->model, &**held->model);
+      }
+      admitted_groups_.push_back({cq, begin, in.admitted.size(), nullptr});
+    } else {
+      if (!holding.kept) {
+        // Each shares its held model, made for its admission's
+        // ClusterQueue (QueueAdmission::Index).
+        holding.models.clear();
+        holding.usage.clear();
+        for (const auto& [key, held] : holding.workloads) {
+          holding.models.emplace_back(held->model, &**held->model);
+          for (const auto& [fr, v] : held->usage) holding.usage[fr] += v;
+        }
+        holding.kept = true;
+      }
+      in.admitted.insert(in.admitted.end(), holding.models.begin(),
+                         holding.models.end());
+      admitted_groups_.push_back(
+          {cq, begin, in.admitted.size(), &holding.usage});
+    }
+    if (!class_runtimes_.empty() || queue_runtimes_.contains(cq) ||
+        timed.contains(cq)) {
+      for (size_t i = begin; i < in.admitted.size(); ++i)
+        SetPreemptionTimes(in.admitted[i]);
+    }
+  }
+  for (auto& [lq_key, waiting] : qa_.pending_) {
+    const Route& to = route_of(lq_key);
+    if (!to.inadmissible.empty() || touched.contains(lq_key)) {
+      for (const auto& [key, held] : waiting.workloads) {
+        if (!staged_over.contains(held))
+          add_pending(key, held, held->object.workload(), to);
+      }
+      continue;
+    }
+    if (!waiting.kept || waiting.cluster_queue != to.cq_name) {
+      waiting.entries.clear();
+      waiting.backing_off.clear();
+      waiting.failed.clear();
+      for (const auto& [key, held] : waiting.workloads) {
+        const api::Workload& wl = held->object.workload();
+        absl::StatusOr<std::shared_ptr<const queues::Workload>> m =
+            Model(held, wl, to.cq_name);
+        if (!m.ok()) {
+          waiting.failed.emplace_back(key, m.status().message());
+          continue;
+        }
+        if (wl.status().requeue_state().has_requeue_at())
+          waiting.backing_off.push_back({waiting.entries.size(), key, held});
+        waiting.entries.push_back({.workload = *std::move(m)});
+      }
+      waiting.cluster_queue = to.cq_name;
+      waiting.kept = true;
+    }
+    for (const auto& [key, message] : waiting.failed) {
+      ++held_back_[to.cq_name];
+      Pending(key, kReasonInadmissible, message);
+    }
+    std::vector<queues::PendingWorkload>& heap = in.pending[to.index].workloads;
+    const size_t begin = heap.size();
+    heap.insert(heap.end(), waiting.entries.begin(), waiting.entries.end());
+    for (const Waiting::BackingOff& b : waiting.backing_off) {
+      heap[begin + b.index].requeue_at =
+          Backoff(b.key, b.held->object.workload());
+    }
+    if (!qa_.parked_.empty()) {
+      for (size_t i = begin; i < heap.size(); ++i)
+        heap[i].parked = qa_.parked_.contains(WorkloadKey(*heap[i].workload));
+    }
+  }
+  const size_t begin = in.admitted.size();
+  for (const std::string& key : staged_keys) {
+    const api::Workload* wl = Current(key);
+    if (wl == nullptr) continue;  // deleted
+    if (IsConditionTrue(wl->status().conditions(), kWorkloadFinished)) continue;
+    if (wl->status().has_admission()) {
+      absl::StatusOr<std::shared_ptr<const queues::Workload>> m =
+          Model(nullptr, *wl, wl->status().admission().cluster_queue());
+      if (m.ok()) {
+        SetPreemptionTimes(*m);
+        admitted_in_.push_back(*m);
+        in.admitted.push_back(*std::move(m));
+      }
+      continue;
+    }
+    if (wl->spec().has_active() && !wl->spec().active()) continue;
+    if (wl->spec().queue_name().empty()) continue;  // never admitted so
+    add_pending(key, nullptr, *wl,
+                route_of(absl::StrCat(wl->metadata().namespace_(), "/",
+                                      wl->spec().queue_name())));
+  }
+  admitted_groups_.push_back({"", begin, in.admitted.size(), nullptr});
   return absl::OkStatus();
 }
 
@@ -326,8 +421,19 @@ absl::Status QueueAdmission::Stage::Cycles() {
   absl::StatusOr<queues::ClusterState> snapshot =
       queues::ClusterState::Build(in.flavors, in.cohorts, in.cluster_queues);
   if (snapshot.ok()) {
-    for (const std::shared_ptr<const queues::Workload>& w : in.admitted)
-      snapshot->AddAdmitted(*w);
+    for (const AdmittedGroup& g : admitted_groups_) {
+      if (g.usage != nullptr) {
+        // A ClusterQueue's held admitted Workloads, unchanged: their usage
+        // summed as the index keeps it.
+        snapshot->AddAdmitted(
+            g.cluster_queue,
+            absl::MakeConstSpan(in.admitted).subspan(g.begin, g.end - g.begin),
+            *g.usage);
+        continue;
+      }
+      for (size_t i = g.begin; i < g.end; ++i)
+        snapshot->AddAdmitted(*in.admitted[i]);
+    }
   }
   for (int cycle = 0; snapshot.ok() && cycle < qa_.options_.max_cycles;
        ++cycle) {
@@ -401,6 +507,7 @@ bool QueueAdmission::Stage::Apply(const queues::Decision& d,
       Admit(wl_key, *d.admission);
       w->admission = d.admission;
       w->times.quota_reserved = now_;
+      admitted_in_.push_back(w);
       in.admitted.push_back(std::move(w));
       return true;
     }

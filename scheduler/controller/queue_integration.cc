@@ -317,8 +317,10 @@ std::string QueueAdmission::Stage::MetricQueueOf(
 
 // Workloads of JobSets that are gone (Kueue's owner reference).
 void QueueAdmission::Stage::DeleteOrphans() {
-  for (const auto& [uid, key] : by_job_uid_) {
+  for (const auto& [uid, keys] : qa_.job_uids_) {
     if (live_job_uids_.contains(uid)) continue;
+    // One Workload per job uid and run: the last by key.
+    const std::string& key = *keys.rbegin();
     if (Current(key) == nullptr) continue;
     staged_[key] = std::nullopt;
     capacity_changed_ = true;

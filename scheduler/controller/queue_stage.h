@@ -184,14 +184,13 @@ class QueueAdmission::Stage {
   void Pending(const std::string& wl_key, absl::string_view reason,
                absl::string_view message);
 
-  // The admission core's model of Workload `wl` (at `key`, held as `held`
-  // or null) in ClusterQueue `cq`; converted once per stored revision (a
-  // held, unchanged Workload's is kept with it and shared, not copied,
-  // while its ClusterQueue stays the same), since pod templates are costly
-  // to read and 50,000 models costly to copy.
+  // The admission core's model of Workload `wl` in ClusterQueue `cq`:
+  // made anew when `held` is null (a Workload this stage staged); else the
+  // held one's, converted once per stored revision and kept with it (shared,
+  // not copied, while its ClusterQueue stays the same), since pod templates
+  // are costly to read and 50,000 models costly to copy.
   absl::StatusOr<std::shared_ptr<const queues::Workload>> Model(
-      const std::string& key, Held* held, const api::Workload& wl,
-      const std::string& cq);
+      Held* held, const api::Workload& wl, const std::string& cq);
 
   absl::Status BuildInput(queues::CycleInput& in);
 
@@ -251,6 +250,8 @@ class QueueAdmission::Stage {
     int32_t parked = 0;  // of `pending`, in the inadmissible set
     int32_t reserving = 0;
     queues::FlavorResourceQuantities usage;
+    // Summing up `usage`: each sum and how many Workloads hold some of it.
+    std::map<queues::FlavorResource, std::pair<int64_t, int32_t>> holders;
   };
 
   // Writes each ClusterQueue's and LocalQueue's status where it changed:
@@ -258,16 +259,26 @@ class QueueAdmission::Stage {
   // admittedWorkloads (the same here: jobsetd has no admission checks),
   // what they hold by flavor and resource, and the Active condition.
   void QueueStatuses();
-  // With fair sharing: the quota tree with the admitted usage, for the
-  // shares in ClusterQueue and Cohort status; nullopt without.
-  std::optional<queues::QuotaTree> SharesTree() const;
+  // With fair sharing: the quota tree with the admitted usage (`by_cq`, by
+  // ClusterQueue), for the shares in ClusterQueue and Cohort status;
+  // nullopt without.
+  std::optional<queues::QuotaTree> SharesTree(
+      const std::map<std::string, QueueTally>& by_cq) const;
   // Writes each Cohort's status.fairSharing where it changed.
   void CohortStatuses(const std::optional<queues::QuotaTree>& tree);
 
-  // Stages `object` with `status` when it differs from the held one.
+  // Stages `object` with `status` when it differs from the held one;
+  // returns whether it did.
   template <typename Status>
-  void StageStatus(const std::string& key, const api::KueueObject& object,
+  bool StageStatus(const std::string& key, const api::KueueObject& object,
                    const Status& status);
+  // Whether the status of the queue at `key`, held at `revision`, was found
+  // written from the same inputs (QueueAdmission::StatusSeen): it would
+  // come out the same. See() records that it was.
+  bool Seen(const std::string& key, int64_t revision, bool cluster_queue_exists,
+            const QueueTally& tally) const;
+  void See(const std::string& key, int64_t revision, bool cluster_queue_exists,
+           const QueueTally& tally);
 
   // ---- The commit ----
 
@@ -296,7 +307,6 @@ class QueueAdmission::Stage {
   EventLog& events_;
   const absl::Time now_;
   // Read from the held objects.
-  std::map<std::string, std::string> by_job_uid_;               // -> store key
   std::map<std::string, const api::LocalQueue*> local_queues_;  // "ns/name"
   std::map<std::string, const api::ClusterQueue*> cluster_queues_;
   std::map<std::string, int32_t> priority_classes_;
@@ -314,6 +324,22 @@ class QueueAdmission::Stage {
   std::set<std::string> live_job_uids_;
   // When each JobSet (by uid) last restarted, where the controller saw it.
   std::map<std::string, absl::Time> restarts_;
+  // in_.admitted beside the held admitted Workloads (qa_.admitted_): held
+  // ones left out (read as this stage staged them), and those added (staged
+  // ones, and the cycles' admissions). The queues' status adds them to
+  // the held tallies (QueueAdmission::Holding, admitted_by_lq_).
+  std::vector<const Held*> admitted_out_;
+  std::vector<std::shared_ptr<const queues::Workload>> admitted_in_;
+  // in_.admitted as BuildInput made it, in ranges: a ClusterQueue's held
+  // admitted Workloads, unchanged, with `usage` their sum (the snapshot adds
+  // it at once), or Workloads to add one by one (`usage` null).
+  struct AdmittedGroup {
+    std::string cluster_queue;
+    size_t begin = 0;
+    size_t end = 0;
+    const queues::FlavorResourceQuantities* usage = nullptr;
+  };
+  std::vector<AdmittedGroup> admitted_groups_;
   // The cycle's pending entry per ClusterQueue.
   std::map<std::string, size_t> pending_index_;
   // The last cycle's input, as the cycles left it.

@@ -7,6 +7,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "scheduler/controller/queue_stage.h"
 #include "scheduler/records/conditions.h"
 
@@ -45,16 +46,19 @@ std::optional<double> SetShare(const std::optional<queues::QuotaTree>& tree,
 }
 }  // namespace
 
-std::optional<queues::QuotaTree> QueueAdmission::Stage::SharesTree() const {
+std::optional<queues::QuotaTree> QueueAdmission::Stage::SharesTree(
+    const std::map<std::string, QueueTally>& by_cq) const {
   if (!in_.fair_sharing.has_value()) return std::nullopt;
   absl::StatusOr<queues::QuotaTree> tree =
       queues::QuotaTree::Build(in_.cohorts, in_.cluster_queues);
   if (!tree.ok()) return std::nullopt;
-  for (const std::shared_ptr<const queues::Workload>& w : in_.admitted) {
-    const queues::QuotaTree::NodeId node =
-        tree->ClusterQueueNode(w->admission->cluster_queue);
-    if (node != queues::QuotaTree::kNoNode)
-      tree->AddUsage(node, queues::AdmittedUsage(*w));
+  // A ClusterQueue's admitted usage added at once: the tree ends as it
+  // would with each Workload's added in turn (what a node keeps and what it
+  // passes to its parent depend only on the sum).
+  for (const auto& [cq, tally] : by_cq) {
+    const queues::QuotaTree::NodeId node = tree->ClusterQueueNode(cq);
+    if (node != queues::QuotaTree::kNoNode && tally.reserving > 0)
+      tree->AddUsage(node, tally.usage);
   }
   return *std::move(tree);
 }
@@ -105,52 +109,85 @@ void QueueAdmission::Stage::QueueStatuses() {
       ++lq_tally(*p.workload).pending;
     }
   }
-  for (const std::shared_ptr<const queues::Workload>& w : in_.admitted) {
+  // What the admitted hold: the held tallies, kept as Workloads are held
+  // (QueueAdmission::Index), with what this run changed of in_.admitted.
+  std::map<std::string, Tally> run_cq;
+  std::map<std::string, Tally> run_lq;  // "ns/name"
+  for (const Held* held : admitted_out_) {
+    run_cq[held->cluster_queue].Add(held->usage, -1);
+    run_lq[held->local_queue].Add(held->usage, -1);
+  }
+  for (const std::shared_ptr<const queues::Workload>& w : admitted_in_) {
     const queues::FlavorResourceQuantities usage = queues::AdmittedUsage(*w);
-    for (QueueTally* t : {&by_cq[w->admission->cluster_queue], &lq_tally(*w)}) {
-      ++t->reserving;
-      for (const auto& [fr, v] : usage) t->usage[fr] += v;
+    run_cq[w->admission->cluster_queue].Add(usage, 1);
+    run_lq[absl::StrCat(w->namespace_name, "/", w->queue_name)].Add(usage, 1);
+  }
+  auto add = [](const Tally& tally, QueueTally& t) {
+    t.reserving += tally.workloads;
+    for (const auto& [fr, sum] : tally.usage) {
+      auto& [v, holders] = t.holders[fr];
+      v += sum.first;
+      holders += sum.second;
+    }
+  };
+  for (const auto& [cq, holding] : qa_.admitted_) add(holding.tally, by_cq[cq]);
+  for (const auto& [lq, tally] : qa_.admitted_by_lq_) add(tally, by_lq[lq]);
+  for (const auto& [cq, tally] : run_cq) add(tally, by_cq[cq]);
+  for (const auto& [lq, tally] : run_lq) add(tally, by_lq[lq]);
+  // A (flavor, resource) counts where some Workload holds it, as if each
+  // one's had been added.
+  for (auto* by : {&by_cq, &by_lq}) {
+    for (auto& [queue, t] : *by) {
+      for (const auto& [fr, sum] : t.holders) {
+        if (sum.second > 0) t.usage[fr] = sum.first;
+      }
     }
   }
   const queues::FlavorIndex flavors = Flavors();
-  const std::optional<queues::QuotaTree> tree = SharesTree();
+  const std::optional<queues::QuotaTree> tree = SharesTree(by_cq);
   CohortStatuses(tree);
   for (const queues::ClusterQueue& cq : in_.cluster_queues) {
     const std::string key = store::keys::KueueKey("clusterqueues", "", cq.name);
     auto held = qa_.objects_.find(key);
     if (held == qa_.objects_.end()) continue;
     const QueueTally& tally = by_cq[cq.name];
-    api::ClusterQueueStatus status =
-        held->second.object.cluster_queue().status();
-    status.set_pending_workloads(tally.pending);
-    status.set_reserving_workloads(tally.reserving);
-    status.set_admitted_workloads(tally.reserving);
-    status.clear_flavors_reservation();
-    for (const queues::ResourceGroup& group : cq.resource_groups) {
-      for (const queues::FlavorQuotas& fq : group.flavors) {
-        api::FlavorUsage* fu = status.add_flavors_reservation();
-        fu->set_name(fq.name);
-        for (const queues::ResourceQuota& rq : fq.resources) {
-          auto it = tally.usage.find({fq.name, rq.name});
-          const int64_t total = it == tally.usage.end() ? 0 : it->second;
-          api::ResourceUsage* ru = fu->add_resources();
-          ru->set_name(rq.name);
-          ru->set_total(queues::FormatQuantity(rq.name, total));
-          ru->set_borrowed(queues::FormatQuantity(
-              rq.name, std::max<int64_t>(0, total - rq.nominal_quota)));
-        }
-      }
-    }
-    *status.mutable_flavors_usage() = status.flavors_reservation();
-    const std::optional<double> share = SetShare(
-        tree,
-        tree ? tree->ClusterQueueNode(cq.name) : queues::QuotaTree::kNoNode,
-        status);
     const queues::ActiveCondition active =
         queues::ClusterQueueActive(cq, flavors, /*in_cohort_cycle=*/false);
-    SetCondition(status.mutable_conditions(), "Active", active.active,
-                 active.reason, active.message, now_);
-    StageStatus(key, held->second.object, status);
+    std::optional<double> share;
+    // With fair sharing the status also says the share, which any queue
+    // of the cohort changes: made every run.
+    if (tree.has_value() || !Seen(key, held->second.revision, true, tally)) {
+      api::ClusterQueueStatus status =
+          held->second.object.cluster_queue().status();
+      status.set_pending_workloads(tally.pending);
+      status.set_reserving_workloads(tally.reserving);
+      status.set_admitted_workloads(tally.reserving);
+      status.clear_flavors_reservation();
+      for (const queues::ResourceGroup& group : cq.resource_groups) {
+        for (const queues::FlavorQuotas& fq : group.flavors) {
+          api::FlavorUsage* fu = status.add_flavors_reservation();
+          fu->set_name(fq.name);
+          for (const queues::ResourceQuota& rq : fq.resources) {
+            auto it = tally.usage.find({fq.name, rq.name});
+            const int64_t total = it == tally.usage.end() ? 0 : it->second;
+            api::ResourceUsage* ru = fu->add_resources();
+            ru->set_name(rq.name);
+            ru->set_total(queues::FormatQuantity(rq.name, total));
+            ru->set_borrowed(queues::FormatQuantity(
+                rq.name, std::max<int64_t>(0, total - rq.nominal_quota)));
+          }
+        }
+      }
+      *status.mutable_flavors_usage() = status.flavors_reservation();
+      share = SetShare(
+          tree,
+          tree ? tree->ClusterQueueNode(cq.name) : queues::QuotaTree::kNoNode,
+          status);
+      SetCondition(status.mutable_conditions(), "Active", active.active,
+                   active.reason, active.message, now_);
+      if (!StageStatus(key, held->second.object, status) && !tree.has_value())
+        See(key, held->second.revision, true, tally);
+    }
     ClusterQueueGauges& g = queue_gauges_.emplace_back();
     g.name = cq.name;
     g.cohort = cq.cohort;
@@ -186,6 +223,8 @@ void QueueAdmission::Stage::QueueStatuses() {
     auto held = qa_.objects_.find(key);
     if (held == qa_.objects_.end()) continue;
     const QueueTally& tally = by_lq[lq_key];
+    const bool cq_exists = cluster_queues_.contains(lq->spec().cluster_queue());
+    if (Seen(key, held->second.revision, cq_exists, tally)) continue;
     api::LocalQueueStatus status = lq->status();
     status.set_pending_workloads(tally.pending);
     status.set_reserving_workloads(tally.reserving);
@@ -205,7 +244,6 @@ void QueueAdmission::Stage::QueueStatuses() {
     *status.mutable_flavor_usage() = status.flavors_reservation();
     const bool stopped = lq->spec().stop_policy() == "Hold" ||
                          lq->spec().stop_policy() == "HoldAndDrain";
-    const bool cq_exists = cluster_queues_.contains(lq->spec().cluster_queue());
     SetCondition(status.mutable_conditions(), "Active", cq_exists && !stopped,
                  stopped     ? "Stopped"
                  : cq_exists ? "Ready"
@@ -214,7 +252,8 @@ void QueueAdmission::Stage::QueueStatuses() {
                  : cq_exists ? "Can submit new workloads to localQueue"
                              : "Can't submit new workloads to clusterQueue",
                  now_);
-    StageStatus(key, held->second.object, status);
+    if (!StageStatus(key, held->second.object, status))
+      See(key, held->second.revision, cq_exists, tally);
   }
 }
 
@@ -229,7 +268,7 @@ void QueueAdmission::Stage::ReportMetrics() {
 
 // Stages `object` with `status` when it differs from the held one.
 template <typename Status>
-void QueueAdmission::Stage::StageStatus(const std::string& key,
+bool QueueAdmission::Stage::StageStatus(const std::string& key,
                                         const api::KueueObject& object,
                                         const Status& status) {
   // Compared before the object is copied: most queues' status is as held.
@@ -237,19 +276,19 @@ void QueueAdmission::Stage::StageStatus(const std::string& key,
     if constexpr (std::is_same_v<Status, api::ClusterQueueStatus>) {
       if (object.cluster_queue().status().SerializeAsString() ==
           status.SerializeAsString())
-        return;
+        return false;
     }
   } else if (object.has_cohort()) {
     if constexpr (std::is_same_v<Status, api::CohortStatus>) {
       if (object.cohort().status().SerializeAsString() ==
           status.SerializeAsString())
-        return;
+        return false;
     }
   } else if (object.has_local_queue()) {
     if constexpr (std::is_same_v<Status, api::LocalQueueStatus>) {
       if (object.local_queue().status().SerializeAsString() ==
           status.SerializeAsString())
-        return;
+        return false;
     }
   }
   api::KueueObject copy = object;
@@ -264,6 +303,29 @@ void QueueAdmission::Stage::StageStatus(const std::string& key,
       *copy.mutable_local_queue()->mutable_status() = status;
   }
   staged_[key] = std::move(copy);
+  return true;
+}
+
+// Whether the status at `key` (held at `revision`) was found written as
+// `tally` and the rest would make it now.
+bool QueueAdmission::Stage::Seen(const std::string& key, int64_t revision,
+                                 bool cluster_queue_exists,
+                                 const QueueTally& tally) const {
+  auto seen = qa_.statuses_seen_.find(key);
+  if (seen == qa_.statuses_seen_.end()) return false;
+  const StatusSeen& s = seen->second;
+  return s.revision == revision && s.flavors == qa_.flavors_changed_ &&
+         s.cluster_queue_exists == cluster_queue_exists &&
+         s.pending == tally.pending && s.reserving == tally.reserving &&
+         s.usage == tally.usage;
+}
+
+void QueueAdmission::Stage::See(const std::string& key, int64_t revision,
+                                bool cluster_queue_exists,
+                                const QueueTally& tally) {
+  qa_.statuses_seen_[key] =
+      StatusSeen{revision,      qa_.flavors_changed_, cluster_queue_exists,
+                 tally.pending, tally.reserving,      tally.usage};
 }
 
 }  // namespace jobset::scheduler
