@@ -136,6 +136,9 @@ class Cycle {
     e.decision.admission = e.assignment.ToAdmission(e.cq->name);
   }
 
+  // How many bookings the cycle made so far (Process makes them).
+  size_t booked() const { return booked_.size(); }
+
   // Takes back what the cycle booked, last first (QuotaTree's RemoveUsage
   // undoes the AddUsage just before it exactly).
   void Unbook() {
@@ -279,11 +282,13 @@ absl::StatusOr<CycleResult> RunCycle(const CycleInput& input,
           e->workload->priority, e->workload->times.queue_order});
     }
     std::vector<bool> done(heads.size(), false);
-    for (size_t next = NextFairSharingHead(state.tree(), heads, done);
-         next < heads.size();
-         next = NextFairSharingHead(state.tree(), heads, done)) {
+    FairSharingOrder order(state.tree(), heads);
+    for (size_t next = order.Next(done); next < heads.size();
+         next = order.Next(done)) {
       done[next] = true;
+      const size_t booked = cycle.booked();
       cycle.Process(*nominated[next]);
+      if (cycle.booked() != booked) order.UsageChanged(heads[next].cq);
       result.decisions.push_back(std::move(nominated[next]->decision));
     }
   } else {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,9 +22,13 @@ using NodeId = QuotaTree::NodeId;
 
 bool ZeroWeightBorrows(const Drs& d) { return d.weight == 0 && !d.IsZero(); }
 
+}  // namespace
+
 // One tournament: the shares each remaining head gives the child of every
-// cohort on its path, with its admission simulated (computeDRS).
-class Tournament {
+// cohort on its path, with its admission simulated (computeDRS). Its shares
+// hold while the usage in `root`'s tree stays as it was; heads done since
+// it was made are passed over.
+class FairSharingOrder::Tournament {
  public:
   Tournament(QuotaTree& tree, absl::Span<const FairSharingHead> heads,
              const std::vector<bool>& done, NodeId root)
@@ -47,17 +52,20 @@ class Tournament {
     }
   }
 
-  // runTournament: the winner under `cohort`, or heads_.size() if none.
-  size_t Run(NodeId cohort) const {
+  // runTournament: the winner under `cohort` of the heads not `done`, or
+  // heads_.size() if none.
+  size_t Run(NodeId cohort, const std::vector<bool>& done) const {
     std::vector<size_t> candidates;
     for (NodeId child : tree_.ChildCohorts(cohort)) {
-      const size_t winner = Run(child);
+      const size_t winner = Run(child, done);
       if (winner != heads_.size()) candidates.push_back(winner);
     }
     for (NodeId child : tree_.ChildClusterQueues(cohort)) {
       auto it = by_cq_.find(child);
       if (it == by_cq_.end()) continue;
-      candidates.insert(candidates.end(), it->second.begin(), it->second.end());
+      for (size_t i : it->second) {
+        if (!done[i]) candidates.push_back(i);
+      }
     }
     if (candidates.empty()) return heads_.size();
     size_t best = candidates.front();
@@ -91,8 +99,6 @@ class Tournament {
   absl::flat_hash_map<NodeId, std::vector<size_t>> by_cq_;
   absl::flat_hash_map<std::pair<NodeId, size_t>, Drs> shares_;
 };
-
-}  // namespace
 
 double Drs::PreciseWeightedShare() const {
   if (IsZero()) return 0;
@@ -174,16 +180,32 @@ Drs DominantResourceShare(const QuotaTree& tree, NodeId node) {
   return d;
 }
 
+FairSharingOrder::FairSharingOrder(QuotaTree& tree,
+                                   absl::Span<const FairSharingHead> heads)
+    : tree_(tree), heads_(heads) {}
+
+FairSharingOrder::~FairSharingOrder() = default;
+
+size_t FairSharingOrder::Next(const std::vector<bool>& done) {
+  size_t first = 0;
+  while (first < heads_.size() && done[first]) ++first;
+  if (first == heads_.size()) return first;
+  const NodeId cq = heads_[first].cq;
+  if (tree_.Parent(cq) == QuotaTree::kNoNode) return first;
+  const NodeId root = tree_.Root(cq);
+  std::unique_ptr<Tournament>& t = tournaments_[root];
+  if (t == nullptr) t = std::make_unique<Tournament>(tree_, heads_, done, root);
+  return t->Run(root, done);
+}
+
+void FairSharingOrder::UsageChanged(NodeId cq) {
+  tournaments_.erase(tree_.Root(cq));
+}
+
 size_t NextFairSharingHead(QuotaTree& tree,
                            absl::Span<const FairSharingHead> heads,
                            const std::vector<bool>& done) {
-  size_t first = 0;
-  while (first < heads.size() && done[first]) ++first;
-  if (first == heads.size()) return first;
-  const NodeId cq = heads[first].cq;
-  if (tree.Parent(cq) == QuotaTree::kNoNode) return first;
-  const NodeId root = tree.Root(cq);
-  return Tournament(tree, heads, done, root).Run(root);
+  return FairSharingOrder(tree, heads).Next(done);
 }
 
 }  // namespace jobset::scheduler::queues

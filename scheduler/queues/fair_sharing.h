@@ -20,9 +20,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "scheduler/queues/model.h"
@@ -86,6 +88,33 @@ struct FairSharingHead {
 size_t NextFairSharingHead(QuotaTree& tree,
                            absl::Span<const FairSharingHead> heads,
                            const std::vector<bool>& done);
+
+// NextFairSharingHead over one cycle's heads, call after call, keeping each
+// root cohort's tournament while the usage in its tree stays as it was: a
+// head processed without booking anything changes no share, so the next
+// winner there comes from the same tournament (a cycle where most heads do
+// not fit runs a few tournaments per root instead of one per head). The
+// caller says where usage changed. `tree` and `heads` must outlive it.
+// Thread-compatible.
+class FairSharingOrder {
+ public:
+  FairSharingOrder(QuotaTree& tree, absl::Span<const FairSharingHead> heads);
+  ~FairSharingOrder();
+
+  // Returns NextFairSharingHead(tree, heads, done).
+  size_t Next(const std::vector<bool>& done);
+  // Usage was added or removed at ClusterQueue `cq` (its root's shares are
+  // made again).
+  void UsageChanged(QuotaTree::NodeId cq);
+
+ private:
+  class Tournament;
+
+  QuotaTree& tree_;
+  absl::Span<const FairSharingHead> heads_;
+  absl::flat_hash_map<QuotaTree::NodeId, std::unique_ptr<Tournament>>
+      tournaments_;  // by root cohort
+};
 
 }  // namespace jobset::scheduler::queues
 

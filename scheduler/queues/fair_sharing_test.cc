@@ -274,5 +274,72 @@ TEST(FairSharingPreemptionTest, MessageNamesFairSharing) {
             "preemptee path: /c/a");
 }
 
+// FairSharingOrder keeps a root's tournament while nothing is booked in its
+// tree. Root r holds cohorts c1 and c2 (two queues each) and a lender; root
+// s two queues. Heads are processed in turn, some booking their usage (as
+// an admission does), some not (as a head that does not fit): the kept
+// order picks as NextFairSharingHead does afresh each time, and one never
+// told of the bookings would not.
+TEST(FairSharingOrderTest, KeptTournamentsPickAsFreshOnes) {
+  const std::vector<Cohort> cohorts = {Cohort{"c1", "r", {}, 1.0},
+                                       Cohort{"c2", "r", {}, 1.0}};
+  const std::vector<ClusterQueue> cqs = {
+      Cq("a1", "c1", 1), Cq("a2", "c1", 1),     Cq("b1", "c2", 1),
+      Cq("b2", "c2", 1), Cq("lender", "r", 12), Cq("x1", "s", 2),
+      Cq("x2", "s", 2)};
+  auto tree = [&] {
+    absl::StatusOr<QuotaTree> t = QuotaTree::Build(cohorts, cqs);
+    EXPECT_TRUE(t.ok()) << t.status();
+    return *std::move(t);
+  };
+  QuotaTree fresh = tree();
+  QuotaTree kept = tree();
+  QuotaTree stale = tree();
+  // Two heads per queue but the lender's, as several cycles' would be.
+  std::vector<FlavorResourceQuantities> usages;
+  std::vector<std::string> queues;
+  for (int round = 0; round < 2; ++round) {
+    for (const char* cq : {"a1", "a2", "b1", "b2", "x1", "x2"}) {
+      queues.push_back(cq);
+      usages.push_back({{kCpu, Cpu(1 + (queues.size() % 3))}});
+    }
+  }
+  std::vector<FairSharingHead> heads;
+  for (size_t i = 0; i < queues.size(); ++i) {
+    heads.push_back(FairSharingHead{fresh.ClusterQueueNode(queues[i]),
+                                    &usages[i], 0,
+                                    kT0 + absl::Seconds(static_cast<int>(i))});
+  }
+  // Every third head does not fit and books nothing.
+  auto books = [](size_t i) { return i % 3 != 2; };
+  std::vector<size_t> want;
+  std::vector<size_t> got;
+  std::vector<size_t> never_told;
+  std::vector<bool> done_fresh(heads.size(), false);
+  std::vector<bool> done_kept(heads.size(), false);
+  std::vector<bool> done_stale(heads.size(), false);
+  FairSharingOrder order(kept, heads);
+  FairSharingOrder stale_order(stale, heads);
+  for (size_t step = 0; step < heads.size(); ++step) {
+    const size_t f = NextFairSharingHead(fresh, heads, done_fresh);
+    const size_t k = order.Next(done_kept);
+    const size_t s = stale_order.Next(done_stale);
+    ASSERT_LT(f, heads.size());
+    want.push_back(f);
+    got.push_back(k);
+    never_told.push_back(s);
+    done_fresh[f] = done_kept[k] = done_stale[s] = true;
+    if (books(f)) fresh.AddUsage(heads[f].cq, *heads[f].usage);
+    if (books(k)) {
+      kept.AddUsage(heads[k].cq, *heads[k].usage);
+      order.UsageChanged(heads[k].cq);
+    }
+    if (books(s)) stale.AddUsage(heads[s].cq, *heads[s].usage);
+  }
+  EXPECT_EQ(got, want);
+  EXPECT_NE(never_told, want);
+  EXPECT_EQ(order.Next(done_kept), heads.size());
+}
+
 }  // namespace
 }  // namespace jobset::scheduler::queues
