@@ -16,7 +16,8 @@
 //   children nominate, the one whose subtree at that level does not borrow
 //   on the flavors it requests wins (FairSharingPrioritizeNonBorrowing, on in
 //   Kueue), then the lowest share after its admission, then priority, then
-//   queue order. Shares are recomputed after every processed head.
+//   queue order. Shares are recomputed after every processed head that
+//   booked quota (the others change none: FairSharingOrder).
 
 #include <cstddef>
 #include <cstdint>
