@@ -17,7 +17,19 @@
 # Goodput accounting and hot spares are not built yet: each will be a scene of its own here,
 # called from resilience_demo.
 
-RESILIENCE_CKPT=/tmp/jobsetd-example-checkpoints
+# Where the examples checkpoint (their hostPath volumes); a test moves it (example_file).
+RESILIENCE_CKPT=${RESILIENCE_CKPT:-/tmp/jobsetd-example-checkpoints}
+
+# Prints the manifest to apply for example $1: the example itself or, with RESILIENCE_CKPT
+# moved, a copy in CLUSTER_DIR that checkpoints there.
+example_file() {
+  if [ "$RESILIENCE_CKPT" = /tmp/jobsetd-example-checkpoints ]; then
+    echo "$1"
+    return
+  fi
+  sed "s|/tmp/jobsetd-example-checkpoints/|$RESILIENCE_CKPT/|" "$1" >"$CLUSTER_DIR/${1##*/}"
+  echo "$CLUSTER_DIR/${1##*/}"
+}
 
 # Prints seconds since the epoch, with a fraction.
 now_s() { date +%s.%N; }
@@ -104,7 +116,7 @@ resilience_hang_scene() {
   echo "   every 3, progress reported to \$JOBSET_PROGRESS_FILE; jobsetd.io/progress-timeout: 5s."
   echo "   On attempt 0, rank 1 hangs after step 5 and the other ranks wait for it."
   echo "-- jobsetctl apply -f examples/resilience-hang.yaml"
-  ctl apply -f examples/resilience-hang.yaml | sed 's/^/   /'
+  ctl apply -f "$(example_file examples/resilience-hang.yaml)" | sed 's/^/   /'
   # The gang's step is the lowest one its ranks finished (they write it to the shared folder).
   local step=-1 now last_at="" restarted_at="" restarts old_pods="" pod _
   for _ in $(seq 1 300); do
@@ -199,7 +211,7 @@ resilience_flag_scene() {
   echo "   step rate, window 10s."
   sed -e "s/^  name: resilience-straggler$/  name: $name/" -e "s|/resilience-straggler$|/$name|" \
     -e 's|jobsetd.io/straggler-action: Replace|jobsetd.io/straggler-action: Flag|' \
-    examples/resilience-straggler.yaml >"$manifest"
+    "$(example_file examples/resilience-straggler.yaml)" >"$manifest"
   run_until_straggler "$name" "$manifest" "examples/resilience-straggler.yaml (as $name, Flag)"
   echo "-- the pod's condition (jobsetctl get pods -o json)"
   ctl get pods --jobset "$name" -o json | /usr/bin/python3 -c '
@@ -221,7 +233,8 @@ resilience_replace_scene() {
   echo "== scene 3: a straggler replaced"
   echo "   examples/resilience-straggler.yaml: the same with jobsetd.io/straggler-action: Replace"
   echo "   (restartStrategy BlockingRecreate). Four nodes, three ranks: one node is spare."
-  run_until_straggler "$name" examples/resilience-straggler.yaml examples/resilience-straggler.yaml
+  run_until_straggler "$name" "$(example_file examples/resilience-straggler.yaml)" \
+    examples/resilience-straggler.yaml
   local slow_pod pod
   slow_pod=$rank1_pod
   echo "   (Stopped: replaced in the same step as flagged; each rank saves a checkpoint as it stops)"
