@@ -49,7 +49,8 @@ HangVerdict DetectHang(absl::Span<const PodProgress> pods,
   verdict.more_pods = static_cast<int64_t>(order.size() - listed);
   verdict.message =
       absl::StrCat("no pod's step advanced for ",
-                   absl::FormatDuration(now - verdict.last_progress),
+                   absl::FormatDuration(absl::Trunc(now - verdict.last_progress,
+                                                    absl::Milliseconds(1))),
                    " (progress timeout ", absl::FormatDuration(timeout),
                    "): ", JoinListed(names, static_cast<int64_t>(pods.size())));
   return verdict;
