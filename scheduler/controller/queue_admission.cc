@@ -109,14 +109,15 @@ absl::Status QueueAdmission::Stage::Commit() {
     return absl::OkStatus();
   }
   store::Batch batch;
-  for (const auto& [key, object] : staged_) {
+  for (auto& [key, object] : staged_) {
     auto held = qa_.objects_.find(key);
     if (!object.has_value()) {
       if (held != qa_.objects_.end())
         batch.DeleteAt(key, held->second.revision);
       continue;
     }
-    api::KueueObject value = *object;
+    // Stored, and then held, without a resourceVersion (as Load reads it).
+    api::KueueObject& value = *object;
     if (value.has_workload())
       value.mutable_workload()->mutable_metadata()->clear_resource_version();
     if (held == qa_.objects_.end()) {

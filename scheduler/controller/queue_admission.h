@@ -45,6 +45,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/container/node_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -254,7 +255,7 @@ class QueueAdmission {
   int64_t flavors_changed_ = 0;
   // Workloads in the inadmissible set (BestEffortFIFO parking), by
   // "<ns>/<name>", until capacity in their cohort tree may have changed.
-  std::set<std::string> parked_;
+  absl::flat_hash_set<std::string> parked_;
   // Each ClusterQueue's sticky head (the uid of a preemptor waiting for its
   // victims).
   std::map<std::string, std::string> sticky_;

@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
@@ -341,7 +342,7 @@ class QueueAdmission::Stage {
   };
   std::vector<AdmittedGroup> admitted_groups_;
   // The cycle's pending entry per ClusterQueue.
-  std::map<std::string, size_t> pending_index_;
+  absl::flat_hash_map<std::string, size_t> pending_index_;
   // The last cycle's input, as the cycles left it.
   queues::CycleInput in_;
   // Decided: Kueue objects (nullopt: delete) and JobSets to write.
