@@ -2,7 +2,8 @@
 # tools/demo --resilience's scenes as a test (tools/demo_resilience.sh), with
 # examples/resilience-hang.yaml and examples/resilience-straggler.yaml checkpointing under the
 # test's directory: jobsetd, four agents and jobsetctl, all real, on 127.0.0.1. A hung rank's
-# gang is restarted with ProgressStalled and completes from its checkpoint; a rank on a slow
+# gang is restarted with ProgressStalled and completes from its checkpoint, its goodput adding
+# up to its wall time; a rank on a slow
 # node is flagged a Straggler (Flag), and replaced (Replace: the gang completes off that
 # node). Each scene exits 1 unless it ends so; the lines below check what it printed.
 set -euo pipefail
@@ -46,6 +47,8 @@ expect "ProgressStalled"
 expect "no pod's step advanced for"
 expect "attempt 1: rank 0 resuming at step 3"
 expect "resilience-hang completed after 1 restart"
+expect "ProgressStalled"
+expect "the phases add up to"
 expect "Running,Straggler"
 expect "Straggler=True step rate"
 expect "jobsetd_stragglers_total 1"

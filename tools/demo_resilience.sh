@@ -14,8 +14,10 @@
 #   resilience_replace_scene  the example as it is, action Replace: the same, and the gang
 #                             restarts once without that node (on the spare) and completes
 #
-# Goodput accounting and hot spares are not built yet: each will be a scene of its own here,
-# called from resilience_demo.
+#   resilience_goodput_scene  the hang's goodput (describe's Goodput and Attempts), checked to
+#                             add up to its wall time
+#
+# Hot spares (jobsetd.io/spare) are tested in scheduler/controller/resilience_test.cc, not shown.
 
 # Where the examples checkpoint (their hostPath volumes); a test moves it (example_file).
 RESILIENCE_CKPT=${RESILIENCE_CKPT:-/tmp/jobsetd-example-checkpoints}
@@ -155,6 +157,38 @@ resilience_hang_scene() {
   done
 }
 
+# The hang's JobSet, finished: where its wall time went (status.goodput, `describe`'s Goodput
+# and Attempts), checked to add up to the time from submission to the end (within 1 %).
+resilience_goodput_scene() {
+  local name=resilience-hang
+  echo
+  echo "== scene 2: goodput, where $name's wall time went"
+  echo "-- jobsetctl describe jobset $name (Goodput and Attempts)"
+  ctl describe jobset "$name" | sed -n '/^Goodput:/,/^Events:/p' | grep -v '^Events:' |
+    sed 's/^/   /'
+  local check
+  check=$(ctl get jobset "$name" -o json | /usr/bin/python3 -c '
+import datetime, json, sys
+g = json.load(sys.stdin)["status"].get("goodput", {})
+def at(s):
+    whole, _, frac = s.rstrip("Z").partition(".")
+    t = datetime.datetime.strptime(whole, "%Y-%m-%dT%H:%M:%S")
+    return t.replace(tzinfo=datetime.timezone.utc).timestamp() + float("0." + (frac or "0"))
+def sec(s):
+    return float(s[:-1]) if s else 0.0
+parts = [sec(g.get(k, "")) for k in ("queued", "starting", "productive", "stalled", "restarting")]
+wall = at(g["finished"]) - at(g["submitted"]) if g.get("finished") else -1
+ok = wall > 0 and abs(sum(parts) - wall) <= 0.01 * wall
+print(("ok" if ok else "bad"), f"{sum(parts):.2f} {wall:.2f}")' 2>&1 || true)
+  if [ "${check%% *}" != ok ]; then
+    echo "tools/demo: $name's goodput does not add up: $check" >&2
+    ctl get jobset "$name" -o yaml >&2
+    exit 1
+  fi
+  set -- $check
+  echo "== the phases add up to $2 s of $3 s from submission to the end"
+}
+
 # Applies manifest $2 (JobSet $1, shown as $3, checkpointing in $RESILIENCE_CKPT/$1), makes
 # the node of its rank 1 slow once its pods run and waits until a pod's STATUS says
 # Straggler: sets slow (the node), rank1_pod (its pod, as rank_pod names it), before
@@ -205,7 +239,7 @@ for line in urllib.request.urlopen(sys.argv[1], timeout=5).read().decode().split
 resilience_flag_scene() {
   local name=resilience-flag manifest="$CLUSTER_DIR/resilience-flag.yaml" _
   echo
-  echo "== scene 2: a straggler flagged"
+  echo "== scene 3: a straggler flagged"
   echo "   examples/resilience-straggler.yaml as resilience-flag, with jobsetd.io/straggler-action:"
   echo "   Flag: 3 ranks stepping on their own every 0.5 s; threshold 0.7 x the gang's median"
   echo "   step rate, window 10s."
@@ -230,7 +264,7 @@ for p in json.load(sys.stdin)["items"]:
 resilience_replace_scene() {
   local name=resilience-straggler
   echo
-  echo "== scene 3: a straggler replaced"
+  echo "== scene 4: a straggler replaced"
   echo "   examples/resilience-straggler.yaml: the same with jobsetd.io/straggler-action: Replace"
   echo "   (restartStrategy BlockingRecreate). Four nodes, three ranks: one node is spare."
   run_until_straggler "$name" "$(example_file examples/resilience-straggler.yaml)" \
@@ -275,9 +309,10 @@ resilience_demo() {
   echo "   jobsetd serving on $SERVER"
   ctl get nodes
   resilience_hang_scene
+  resilience_goodput_scene
   resilience_flag_scene
   resilience_replace_scene
   echo
   echo "== done in $(seconds_between "$started" "$(now_s)") s: a hang restarted from its checkpoint," \
-    "a straggler flagged, a straggler's node replaced"
+    "its goodput, a straggler flagged, a straggler's node replaced"
 }
