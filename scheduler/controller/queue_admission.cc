@@ -218,6 +218,11 @@ void QueueAdmission::Index(const std::string& key, Held& held) {
   if (!held.object.has_workload()) {
     config_[key] = &held;
     if (held.object.has_resource_flavor()) ++flavors_changed_;
+    if (held.object.has_cluster_queue()) {
+      held.cluster_queue =
+          std::make_shared<const absl::StatusOr<queues::ClusterQueue>>(
+              queues::ClusterQueueFromApi(held.object.cluster_queue()));
+    }
     return;
   }
   const api::Workload& wl = held.object.workload();
@@ -236,7 +241,7 @@ void QueueAdmission::Index(const std::string& key, Held& held) {
         queues::WorkloadFromApi(wl, cq));
     if (!held.model->ok()) return;  // left out of the cycles, as it was
     held.role = Role::kAdmitted;
-    held.cluster_queue = cq;
+    held.admitted_in = cq;
     held.local_queue = absl::StrCat(ns, "/", wl.spec().queue_name());
     held.usage = queues::AdmittedUsage(**held.model);
     Holding& holding = admitted_[cq];
@@ -271,7 +276,7 @@ void QueueAdmission::Unindex(const std::string& key, const Held& held) {
     case Role::kNone:
       return;
     case Role::kAdmitted: {
-      auto it = admitted_.find(held.cluster_queue);
+      auto it = admitted_.find(held.admitted_in);
       it->second.workloads.erase(key);
       it->second.tally.Add(held.usage, -1);
       it->second.kept = false;

@@ -161,6 +161,8 @@ class QueueAdmission {
     // it (QueueAdmission::Stage::Model). An admitted one's is made when it
     // is held, in its admission's ClusterQueue.
     std::shared_ptr<const absl::StatusOr<queues::Workload>> model;
+    // A ClusterQueue's model, made when it is held.
+    std::shared_ptr<const absl::StatusOr<queues::ClusterQueue>> cluster_queue;
     // The rest, for Workloads only, set by Hold.
     Role role = Role::kNone;
     // kPending: "<ns>/<LocalQueue>"; kAdmitted: the same of its
@@ -168,7 +170,7 @@ class QueueAdmission {
     std::string local_queue;
     // kAdmitted: its admission's ClusterQueue and what it holds
     // (queues::AdmittedUsage of its model).
-    std::string cluster_queue;
+    std::string admitted_in;
     queues::FlavorResourceQuantities usage;
     std::string job_uid;  // its kueue.x-k8s.io/job-uid label; "" for none
   };

@@ -158,8 +158,8 @@ absl::Status QueueAdmission::Stage::BuildInput(queues::CycleInput& in) {
       absl::StatusOr<queues::Cohort> c = queues::CohortFromApi(o.cohort());
       if (c.ok()) in.cohorts.push_back(*std::move(c));
     } else if (o.has_cluster_queue()) {
-      absl::StatusOr<queues::ClusterQueue> cq =
-          queues::ClusterQueueFromApi(o.cluster_queue());
+      // Converted when it was held (QueueAdmission::Index).
+      const absl::StatusOr<queues::ClusterQueue>& cq = *held->cluster_queue;
       if (!cq.ok()) {
         JOBSET_LOG(WARNING)
             << "queues: " << key << " set aside: " << cq.status().message();
@@ -171,7 +171,7 @@ absl::Status QueueAdmission::Stage::BuildInput(queues::CycleInput& in) {
         queue.sticky_uid = s->second;
       in.pending.push_back(std::move(queue));
       pending_index_[cq->name] = in.pending.size() - 1;
-      in.cluster_queues.push_back(*std::move(cq));
+      in.cluster_queues.push_back(*cq);
     }
   }
   // Where a LocalQueue's pending Workloads go, resolved once per run for
@@ -259,7 +259,7 @@ absl::Status QueueAdmission::Stage::BuildInput(queues::CycleInput& in) {
     if (h == qa_.objects_.end()) continue;
     staged_over.insert(&h->second);
     if (h->second.role == Role::kAdmitted)
-      touched.insert(h->second.cluster_queue);
+      touched.insert(h->second.admitted_in);
     if (h->second.role == Role::kPending) touched.insert(h->second.local_queue);
   }
   // ClusterQueues whose admitted Workloads may get other preemption times
@@ -272,7 +272,7 @@ absl::Status QueueAdmission::Stage::BuildInput(queues::CycleInput& in) {
     for (const std::string& key : keys->second) {
       auto h = qa_.objects_.find(key);
       if (h != qa_.objects_.end() && h->second.role == Role::kAdmitted)
-        timed.insert(h->second.cluster_queue);
+        timed.insert(h->second.admitted_in);
     }
   }
   for (auto& [cq, holding] : qa_.admitted_) {

@@ -114,7 +114,7 @@ void QueueAdmission::Stage::QueueStatuses() {
   std::map<std::string, Tally> run_cq;
   std::map<std::string, Tally> run_lq;  // "ns/name"
   for (const Held* held : admitted_out_) {
-    run_cq[held->cluster_queue].Add(held->usage, -1);
+    run_cq[held->admitted_in].Add(held->usage, -1);
     run_lq[held->local_queue].Add(held->usage, -1);
   }
   for (const std::shared_ptr<const queues::Workload>& w : admitted_in_) {
