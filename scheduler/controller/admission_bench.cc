@@ -15,6 +15,9 @@
 //
 //   bazel run -c opt //scheduler/controller:admission_bench --
 //     --cluster_queues=1000 --cohorts=10 --workloads=50000
+// or bazel-out/k8-opt/bin/scheduler/controller/admission_bench after
+// `bazel build -c opt`: bazel-bin points at the last build's configuration,
+// the unoptimized binary once anyone builds fastbuild in the same tree.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
