@@ -27,9 +27,9 @@
 namespace jobset::scheduler {
 namespace {
 
-// Until a pod reports its first step nothing wakes the controller for it:
-// look again this often (or sooner, for a shorter timeout).
-constexpr absl::Duration kUnarmedRecheck = absl::Seconds(10);
+// Progress reports do not wake the controller: while an attempt runs it
+// looks at least this often (or sooner, for a shorter timeout).
+constexpr absl::Duration kRecheck = absl::Seconds(10);
 // Straggler detection looks this many times per window while it runs.
 constexpr int kStragglerLooksPerWindow = 4;
 
@@ -92,8 +92,9 @@ bool ReconcilePass::CheckHang(TrackedJobSet& t, const AttemptPods& attempt,
     FeedGoodput(t, stalled);
   }
   if (!verdict.stalled) {
-    Wake(t, verdict.armed ? verdict.next_check
-                          : now_ + std::min(kUnarmedRecheck, timeout));
+    // At least every kRecheck: the goodput ledger learns of progress, and
+    // a first step arms the detector, only when the controller looks.
+    Wake(t, std::min(verdict.next_check, now_ + std::min(kRecheck, timeout)));
     return false;
   }
   // The Job of the pod that stopped first (the verdict lists it first).
