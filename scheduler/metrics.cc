@@ -368,6 +368,23 @@ void PrometheusControllerMetrics::FencedReport() {
   metrics_->fenced_reports.Increment();
 }
 
+void PrometheusControllerMetrics::SetSeries(
+    prometheus::Family<prometheus::Gauge>& family,
+    const prometheus::Labels& labels, double value,
+    std::set<GaugeSeries>* seen) {
+  prometheus::Gauge& gauge = family.Add(labels);
+  gauge.Set(value);
+  seen->insert({&family, &gauge});
+}
+
+void PrometheusControllerMetrics::ReplaceSeries(std::set<GaugeSeries> now,
+                                                std::set<GaugeSeries>* last) {
+  for (const GaugeSeries& old : *last) {
+    if (!now.contains(old)) old.first->Remove(old.second);
+  }
+  *last = std::move(now);
+}
+
 void PrometheusControllerMetrics::StragglerFlagged() {
   metrics_->stragglers.Increment();
 }
@@ -375,12 +392,9 @@ void PrometheusControllerMetrics::StragglerFlagged() {
 void PrometheusControllerMetrics::GoodputGauges(
     const std::vector<JobSetGoodput>& jobsets) {
   std::set<GaugeSeries> now;
-  auto set = [&](prometheus::Family<prometheus::Gauge>& family,
-                 const prometheus::Labels& labels, double value) {
-    prometheus::Gauge& gauge = family.Add(labels);
-    gauge.Set(value);
-    now.insert({&family, &gauge});
-  };
+  auto set = [&now](prometheus::Family<prometheus::Gauge>& family,
+                    const prometheus::Labels& labels,
+                    double value) { SetSeries(family, labels, value, &now); };
   double productive = 0;
   double wall = 0;
   for (const JobSetGoodput& g : jobsets) {
@@ -397,10 +411,7 @@ void PrometheusControllerMetrics::GoodputGauges(
   }
   metrics_->fleet_goodput_ratio.Set(wall > 0 ? productive / wall : 0);
   absl::MutexLock lock(&mu_);
-  for (const GaugeSeries& old : goodput_series_) {
-    if (!now.contains(old)) old.first->Remove(old.second);
-  }
-  goodput_series_ = std::move(now);
+  ReplaceSeries(std::move(now), &goodput_series_);
 }
 
 void PrometheusControllerMetrics::Rejected(absl::string_view reason) {
@@ -474,12 +485,9 @@ void PrometheusControllerMetrics::QueueGauges(
     const std::vector<ClusterQueueGauges>& cluster_queues,
     const std::vector<CohortGauges>& cohorts) {
   std::set<GaugeSeries> now;
-  auto set = [&](prometheus::Family<prometheus::Gauge>& family,
-                 const prometheus::Labels& labels, double value) {
-    prometheus::Gauge& gauge = family.Add(labels);
-    gauge.Set(value);
-    now.insert({&family, &gauge});
-  };
+  auto set = [&now](prometheus::Family<prometheus::Gauge>& family,
+                    const prometheus::Labels& labels,
+                    double value) { SetSeries(family, labels, value, &now); };
   SchedulerMetrics& m = *metrics_;
   for (const ClusterQueueGauges& cq : cluster_queues) {
     set(m.kueue_pending, {{"cluster_queue", cq.name}, {"status", "active"}},
@@ -519,10 +527,7 @@ void PrometheusControllerMetrics::QueueGauges(
         cohort.weighted_share);
   }
   absl::MutexLock lock(&mu_);
-  for (const GaugeSeries& old : queue_series_) {
-    if (!now.contains(old)) old.first->Remove(old.second);
-  }
-  queue_series_ = std::move(now);
+  ReplaceSeries(std::move(now), &queue_series_);
 }
 
 namespace {

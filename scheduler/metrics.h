@@ -143,6 +143,13 @@ class PrometheusControllerMetrics final : public ControllerMetrics {
  private:
   using GaugeSeries =
       std::pair<prometheus::Family<prometheus::Gauge>*, prometheus::Gauge*>;
+  // Sets one series of `family` and adds it to `seen`.
+  static void SetSeries(prometheus::Family<prometheus::Gauge>& family,
+                        const prometheus::Labels& labels, double value,
+                        std::set<GaugeSeries>* seen);
+  // Removes the series of `last` not in `now`, then makes `now` the last.
+  static void ReplaceSeries(std::set<GaugeSeries> now,
+                            std::set<GaugeSeries>* last);
 
   SchedulerMetrics* const metrics_;
   absl::Mutex mu_;
