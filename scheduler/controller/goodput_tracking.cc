@@ -67,37 +67,40 @@ void ReconcilePass::TrackGoodput(TrackedJobSet& t,
   GoodputTransition tr;
   tr.time = now_;
   tr.attempt = status.restarts();
+  // A new ledger is stored once; after that only what a transition changed.
+  bool changed = !status.has_goodput();
   if (!status.terminal_state().empty()) {
     if (ledger.phase() != GoodputPhase::kFinished) {
       tr.event = GoodputEvent::kFinished;
       tr.reason = status.terminal_state();
       DescribeFailure(t, tr);
-      ledger.Apply(tr);
+      changed |= ledger.Apply(tr);
     }
   } else if (t.jobset.spec().suspend()) {
     if (ledger.phase() != GoodputPhase::kQueued) {
       tr.event = GoodputEvent::kSuspended;
       tr.reason = "Suspended";
-      ledger.Apply(tr);
+      changed |= ledger.Apply(tr);
     }
   } else {
     if (ledger.phase() == GoodputPhase::kQueued) {
       tr.event = GoodputEvent::kAdmitted;
-      ledger.Apply(tr);
+      changed |= ledger.Apply(tr);
     }
     if (status.restarts() > before.restarts()) {
       GoodputTransition failed = tr;
       failed.event = GoodputEvent::kAttemptFailed;
       DescribeFailure(t, failed);
-      ledger.Apply(failed);
+      changed |= ledger.Apply(failed);
     }
     if (JobSetPodsReady(t.jobset)) {
       GoodputTransition running = tr;
       running.event = GoodputEvent::kAllRunning;
-      ledger.Apply(running);  // ignored where it does not fit the phase
+      // Ignored where it does not fit the phase.
+      changed |= ledger.Apply(running);
     }
   }
-  StoreGoodput(t);
+  if (changed) StoreGoodput(t);
 }
 
 void ReconcilePass::FeedGoodput(TrackedJobSet& t,
