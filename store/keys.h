@@ -89,6 +89,16 @@ inline std::string NodeKey(absl::string_view name) {
   return absl::StrCat(kNodes, name);
 }
 
+// Node quarantine (jobsetd's addition, docs/resilience.md):
+// "quarantine/<node>" -> jobset::api::NodeFaultRecord (the failures
+// attributed to the node within the window, and whether it is quarantined).
+inline constexpr absl::string_view kQuarantine = "quarantine/";
+
+// Returns the key of node `name`'s quarantine record.
+inline std::string QuarantineKey(absl::string_view name) {
+  return absl::StrCat(kQuarantine, name);
+}
+
 // Namespaces: "namespaces/<name>" -> jobset::api::Namespace (a v1 Namespace
 // object: its labels set the namespace's Pod Security level; a namespace
 // needs none to hold JobSets).

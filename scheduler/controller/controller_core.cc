@@ -53,15 +53,14 @@ ControllerCore::ControllerCore(store::Store* store, AgentFleet* fleet,
   observed_.metrics = options.metrics;
   events_.set_retention(options.event_retention);
   if (options.quarantine.after > 0) {
-    absl::StatusOr<resilience::QuarantineLedger> ledger =
-        resilience::QuarantineLedger::Create(
-            {.threshold = options.quarantine.after,
-             .window = options.quarantine.window});
-    if (ledger.ok()) {
-      quarantine_.emplace(
-          QuarantineState{*std::move(ledger), options.quarantine.devices, {}});
+    absl::StatusOr<NodeQuarantine> quarantine =
+        NodeQuarantine::Create({.threshold = options.quarantine.after,
+                                .window = options.quarantine.window},
+                               options.quarantine.devices);
+    if (quarantine.ok()) {
+      quarantine_.emplace(*std::move(quarantine));
     } else {
-      JOBSET_LOG(ERROR) << "quarantine off: " << ledger.status();
+      JOBSET_LOG(ERROR) << "quarantine off: " << quarantine.status();
     }
   }
 }
@@ -78,6 +77,8 @@ absl::StatusOr<int64_t> ControllerCore::Load() {
   }
   JOBSET_ASSIGN_OR_RETURN(const int64_t revision, state_.Load(*store_));
   JOBSET_RETURN_IF_ERROR(queues_.Load());
+  if (quarantine_.has_value())
+    JOBSET_RETURN_IF_ERROR(quarantine_->Load(*store_));
   for (auto& [key, t] : state_.jobsets()) {
     for (const auto& [name, job] : t.jobs) {
       for (const auto& [pod_name, pod] : job.pods) {
@@ -224,6 +225,7 @@ void ControllerCore::LoseNode(const std::string& name,
 
 void ControllerCore::SetNode(NodeInfo node) {
   snapshots_.Forget();
+  if (quarantine_.has_value()) quarantine_->ObserveNode(node);
   state_.SetNode(std::move(node));
   gangs_.CapacityGrew();
 }
@@ -410,10 +412,11 @@ absl::Status ControllerCore::Pass() {
   }
   // Reconciling may mark JobSets dirty again (placement, conflicts): those
   // wait for the next pass.
-  ReconcilePass reconcile({state_, gangs_, requirements_, events_, deferred_,
-                           observed_.metrics, features_, max_pods_per_attempt_,
-                           progress_, quarantine_ ? &*quarantine_ : nullptr},
-                          writes, now);
+  ReconcilePass reconcile(
+      {state_, gangs_, requirements_, events_, deferred_, observed_.metrics,
+       features_, max_pods_per_attempt_, progress_,
+       quarantine_ ? &quarantine_->pass_state() : nullptr},
+      writes, now);
   const std::set<std::string> reconciled = state_.TakeDirty(kMaxJobSetsPerPass);
   for (const std::string& key : reconciled) reconcile.Reconcile(key);
   for (const std::string& key : reconciled) {
@@ -427,6 +430,7 @@ absl::Status ControllerCore::Pass() {
   configs_.Resolve(reconciled, state_, writes, now);
   events_.Stage(now, state_, writes);
   writes.SerializeChildren(state_, std::move(serialized), deferred_);
+  if (quarantine_.has_value()) quarantine_->Stage(now, writes);
   // New pods run with their attempt's host table; the attempt's pods already
   // running get the grown table too (their /etc/hosts is rewritten), since
   // an attempt may be placed in waves (Recreate, dependsOn, InOrder).
@@ -444,14 +448,7 @@ absl::Status ControllerCore::Pass() {
       &refused);
   if (applied.code() == absl::StatusCode::kInvalidArgument)
     RememberRefused(refused, applied);
-  if (quarantine_.has_value()) {
-    // Only what a durable pass decided.
-    if (applied.ok()) {
-      for (const resilience::QuarantineDecision& d : quarantine_->decided)
-        fleet_->Quarantine(d.node, d.message);
-    }
-    quarantine_->decided.clear();
-  }
+  if (quarantine_.has_value()) quarantine_->Committed(applied.ok(), *fleet_);
   if (!observed_.launch_reports.empty()) {
     const absl::Time committed = clock_->Now();
     auto& waiting = observed_.launch_reports;

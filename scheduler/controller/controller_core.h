@@ -24,6 +24,7 @@
 #include "scheduler/controller/gang_placement.h"
 #include "scheduler/controller/jobset_reconcile.h"
 #include "scheduler/controller/limits.h"
+#include "scheduler/controller/node_quarantine.h"
 #include "scheduler/controller/node_sink.h"
 #include "scheduler/controller/pass_writes.h"
 #include "scheduler/controller/placement_caches.h"
@@ -162,7 +163,7 @@ class ControllerCore {
   const int64_t max_pods_per_attempt_;
   const ProgressSource* const progress_;
   AgentFleet* const fleet_;
-  std::optional<QuarantineState> quarantine_;
+  std::optional<NodeQuarantine> quarantine_;
   // JobSets (by key) whose records the store refused, with its error: the
   // next Load fails them. They survive Load, as does what follows.
   std::map<std::string, std::string> refused_;

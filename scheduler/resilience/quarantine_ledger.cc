@@ -152,6 +152,7 @@ void QuarantineLedger::PruneNode(Node& node, absl::Time now) const {
 }
 
 void QuarantineLedger::Erase(std::map<std::string, Node>::iterator it) {
+  changed_.insert(it->first);
   eviction_order_.erase(KeyOf(it->first, it->second));
   nodes_.erase(it);
 }
@@ -186,6 +187,7 @@ std::optional<QuarantineDecision> QuarantineLedger::Record(
       node.evidence.begin(), node.evidence.end(), evidence.time,
       [](absl::Time t, const Evidence& e) { return t < e.time; });
   node.evidence.insert(at, std::move(evidence));
+  changed_.insert(node_name);
   if (node.evidence.size() >
       static_cast<size_t>(config_.max_evidence_per_node)) {
     node.evidence.erase(node.evidence.begin());
@@ -238,10 +240,11 @@ void QuarantineLedger::Release(const std::string& node) {
 void QuarantineLedger::Prune(absl::Time now) {
   latest_ = std::max(latest_, now);
   for (auto it = nodes_.begin(); it != nodes_.end();) {
+    const size_t had = it->second.evidence.size();
     PruneNode(it->second, latest_);
+    if (it->second.evidence.size() != had) changed_.insert(it->first);
     if (it->second.evidence.empty() && !it->second.quarantined) {
-      eviction_order_.erase(KeyOf(it->first, it->second));
-      it = nodes_.erase(it);
+      Erase(it++);
     } else {
       ++it;
     }
@@ -253,14 +256,22 @@ api::QuarantineLedgerState QuarantineLedger::ToProto() const {
   if (latest_ != absl::InfinitePast())
     *state.mutable_latest() = ToProtoTime(latest_);
   for (const auto& [name, node] : nodes_) {
-    api::NodeFaultRecord* record = state.add_nodes();
-    record->set_node(name);
-    record->set_quarantined(node.quarantined);
-    for (const Evidence& e : node.evidence) {
-      *record->add_evidence() = EvidenceToProto(e);
-    }
+    *state.add_nodes() = *NodeRecord(name);
   }
   return state;
+}
+
+std::optional<api::NodeFaultRecord> QuarantineLedger::NodeRecord(
+    const std::string& name) const {
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) return std::nullopt;
+  api::NodeFaultRecord record;
+  record.set_node(name);
+  record.set_quarantined(it->second.quarantined);
+  for (const Evidence& e : it->second.evidence) {
+    *record.add_evidence() = EvidenceToProto(e);
+  }
+  return record;
 }
 
 }  // namespace jobset::scheduler::resilience

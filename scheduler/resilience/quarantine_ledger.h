@@ -8,6 +8,7 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -117,6 +118,18 @@ class QuarantineLedger {
   // Returns the persisted form, nodes by name.
   api::QuarantineLedgerState ToProto() const;
 
+  // The persisted form of one node (as ToProto lists it), or nullopt when
+  // the ledger no longer holds it.
+  std::optional<api::NodeFaultRecord> NodeRecord(const std::string& node) const;
+
+  // Returns the nodes whose record changed (added to, released, evicted or
+  // pruned) since the last call, and forgets them: what to write back.
+  std::set<std::string> TakeChanged() { return std::exchange(changed_, {}); }
+  // Puts `nodes` back among the changed ones (their write did not land).
+  void MarkChanged(const std::set<std::string>& nodes) {
+    changed_.insert(nodes.begin(), nodes.end());
+  }
+
  private:
   struct Node {
     std::vector<Evidence> evidence{};  // oldest first
@@ -141,6 +154,7 @@ class QuarantineLedger {
   QuarantineConfig config_;
   std::map<std::string, Node> nodes_;
   std::set<EvictionKey> eviction_order_;  // one key per node
+  std::set<std::string> changed_;
   absl::Time latest_ = absl::InfinitePast();
 };
 

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "absl/status/status.h"
@@ -194,6 +195,36 @@ TEST(QuarantineLedgerTest, PruneKeepsQuarantinedNodes) {
   EXPECT_EQ(ledger.node_count(), 1u);
   EXPECT_TRUE(ledger.IsQuarantined("q"));
   EXPECT_EQ(ledger.Count("q", kT0 + absl::Hours(48)), 0);
+}
+
+TEST(QuarantineLedgerTest, TakeChangedNamesWhatToWriteBack) {
+  using ::testing::IsEmpty;
+  using ::testing::UnorderedElementsAre;
+  QuarantineLedger ledger = Ledger({.threshold = 2, .max_nodes = 2});
+  ledger.Record("a", Fault("x", 0, absl::ZeroDuration()));
+  ledger.Record("b", Fault("y", 0, absl::Minutes(1)));
+  EXPECT_THAT(ledger.TakeChanged(), UnorderedElementsAre("a", "b"));
+  EXPECT_THAT(ledger.TakeChanged(), IsEmpty());
+  // The same attempt again adds nothing: nothing to write.
+  ledger.Record("a", Fault("x", 0, absl::Minutes(2)));
+  EXPECT_THAT(ledger.TakeChanged(), IsEmpty());
+  // A third node evicts "a" (the oldest): both are written (one deleted).
+  ledger.Record("c", Fault("z", 0, absl::Minutes(3)));
+  EXPECT_THAT(ledger.TakeChanged(), UnorderedElementsAre("a", "c"));
+  EXPECT_EQ(ledger.NodeRecord("a"), std::nullopt);
+  std::optional<api::NodeFaultRecord> c = ledger.NodeRecord("c");
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->node(), "c");
+  EXPECT_EQ(c->evidence_size(), 1);
+  EXPECT_FALSE(c->quarantined());
+  // Released and pruned nodes change too; a failed write is put back.
+  ledger.Release("b");
+  EXPECT_THAT(ledger.TakeChanged(), UnorderedElementsAre("b"));
+  ledger.Prune(kT0 + absl::Hours(48));
+  std::set<std::string> pruned = ledger.TakeChanged();
+  EXPECT_THAT(pruned, UnorderedElementsAre("c"));
+  ledger.MarkChanged(pruned);
+  EXPECT_THAT(ledger.TakeChanged(), UnorderedElementsAre("c"));
 }
 
 TEST(QuarantineLedgerTest, HugeAttemptIndexesAndManyNodes) {
