@@ -423,6 +423,8 @@ absl::Status ControllerCore::Pass() {
     if (const TrackedJobSet* t = state_.Find(key); t != nullptr)
       queues_.Reconciled(state_, *t);
   }
+  if (quarantine_.has_value() && quarantine_->TaintDecided(state_))
+    snapshots_.Forget();
   absl::flat_hash_map<const JobState*, std::string> serialized =
       PlaceAlongsidePreparing(writes, now);
   // Pods about to be sent take their Secrets and ConfigMaps now; those

@@ -95,6 +95,20 @@ void NodeQuarantine::ObserveNode(const NodeInfo& node) {
   }
 }
 
+bool NodeQuarantine::TaintDecided(ControllerState& state) {
+  bool changed = false;
+  for (const resilience::QuarantineDecision& d : state_.decided) {
+    auto it = state.nodes().find(d.node);
+    if (it == state.nodes().end() || CarriesTaint(it->second)) continue;
+    NodeInfo node = it->second;
+    node.taints.push_back({std::string(resilience::kQuarantineTaintKey), "",
+                           placement::TaintEffect::kNoSchedule});
+    state.SetNode(std::move(node));
+    changed = true;
+  }
+  return changed;
+}
+
 void NodeQuarantine::Stage(absl::Time now, PassWrites& writes) {
   if (now - last_prune_ >= kPruneEvery) {
     state_.ledger.Prune(now);

@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "scheduler/controller/agent_fleet.h"
+#include "scheduler/controller/controller_state.h"
 #include "scheduler/controller/node_sink.h"
 #include "scheduler/controller/pass_writes.h"
 #include "scheduler/controller/reconcile_pass.h"
@@ -45,6 +46,12 @@ class NodeQuarantine {
 
   // The node registry's view of `node` arrived (ControllerCore::SetNode).
   void ObserveNode(const NodeInfo& node);
+
+  // After the pass's reconcile, before its placement: the nodes it decided
+  // to quarantine carry the taint in `state` at once, so that no gang (the
+  // very one that failed there, restarting) is placed on one before the
+  // registry's taint comes back. Returns whether a node changed.
+  bool TaintDecided(ControllerState& state);
 
   // Before a pass's commit: drops failures out of the window (at most once a
   // minute) and writes every changed node's record (or its deletion).

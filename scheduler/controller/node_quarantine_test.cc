@@ -151,6 +151,21 @@ TEST_F(NodeQuarantineTest, AQuarantineNeverTaintedIsTaintedAfterARestart) {
   EXPECT_TRUE(q_->pass_state().ledger.IsQuarantined("n1"));
 }
 
+TEST_F(NodeQuarantineTest, ADecidedNodeIsTaintedForThePassesPlacement) {
+  ControllerState state;
+  state.SetNode(Node("n1", /*tainted=*/false));
+  state.SetNode(Node("n2", /*tainted=*/false));
+  Fail("n1", "a", absl::Minutes(1));
+  EXPECT_FALSE(q_->TaintDecided(state)) << "nothing decided yet";
+  Fail("n1", "b", absl::Minutes(1));
+  Fail("n1", "c", absl::Minutes(1));
+  EXPECT_TRUE(q_->TaintDecided(state));
+  ASSERT_EQ(state.nodes().at("n1").taints.size(), 1u);
+  EXPECT_EQ(state.nodes().at("n1").taints[0].key, "jobsetd.io/quarantined");
+  EXPECT_TRUE(state.nodes().at("n2").taints.empty());
+  EXPECT_FALSE(q_->TaintDecided(state)) << "already tainted";
+}
+
 TEST_F(NodeQuarantineTest, BadStoredRecordsAreLeftOut) {
   api::NodeFaultRecord elsewhere;
   elsewhere.set_node("n9");
