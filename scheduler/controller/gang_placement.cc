@@ -7,11 +7,13 @@
 #include "absl/strings/str_cat.h"
 #include "api/pod_phase.h"
 #include "common/clock.h"
+#include "scheduler/controller/in_place_restart.h"
 #include "scheduler/placement/pending_order.h"
 #include "scheduler/placement/placement.h"
 #include "scheduler/records/conditions.h"
 #include "scheduler/records/constants.h"
 #include "scheduler/records/records.h"
+#include "scheduler/resilience/node_fault.h"
 
 namespace jobset::scheduler {
 namespace {
@@ -25,19 +27,35 @@ void Add(const placement::Resources& r, placement::Resources* sum) {
 }  // namespace
 
 void GangPlacer::PlacePending() {
+  // A gang held at its restart in place's barrier, now down (or gone), is
+  // tried in this round (the pass that took the barrier down).
+  for (const std::string& key :
+       std::vector<std::string>(gangs_.held().begin(), gangs_.held().end())) {
+    const TrackedJobSet* t = state_.Find(key);
+    if (t == nullptr || !InPlaceRestartWaits(t->jobset.status()))
+      gangs_.Release(key);
+  }
   if (!gangs_.Worthwhile()) return;
   // Named, not structured bindings: clang 14 cannot capture those.
   const std::pair<bool, std::set<std::string>> round = gangs_.TakeRound();
   const bool grew = round.first;
   const std::set<std::string>& fresh = round.second;
   std::vector<placement::PendingJobSet> pending;
+  std::vector<std::string> barred;
   for (const std::string& key : gangs_.pending()) {
+    if (gangs_.held().contains(key)) continue;
     const TrackedJobSet& t = *state_.Find(key);
+    // Its new pods (a lost host's replacements) wait for the barrier.
+    if (InPlaceRestartWaits(t.jobset.status())) {
+      barred.push_back(key);
+      continue;
+    }
     pending.push_back({key, t.gang.priority,
                        absl::FromUnixSeconds(
                            t.jobset.metadata().creation_timestamp().seconds()),
                        t.gang.skips});
   }
+  for (const std::string& key : barred) gangs_.Hold(key);
   if (pending.empty()) return;
   // Built when first needed, and again after each gang placed.
   std::optional<absl::StatusOr<placement::ClusterSnapshot>> snapshot;
@@ -61,6 +79,24 @@ void GangPlacer::PlacePending() {
     gangs_.Remove(pending[i].key);
   }
   for (size_t i : pass.skipped) ++state_.Find(pending[i].key)->gang.skips;
+}
+
+bool GangPlacer::MayUseSpares(
+    const TrackedJobSet& t, const std::vector<std::string>& last_nodes) const {
+  if (t.use_spares) return true;
+  for (const std::string& name : last_nodes) {
+    auto node = state_.nodes().find(name);
+    if (node == state_.nodes().end() || !node->second.ready) return true;
+    const NodeInfo& n = node->second;
+    if (auto spare = n.labels.find(placement::kSpareLabel);
+        spare != n.labels.end() && spare->second == "true") {
+      return true;
+    }
+    for (const placement::Taint& taint : n.taints) {
+      if (taint.key == resilience::kQuarantineTaintKey) return true;
+    }
+  }
+  return false;
 }
 
 absl::StatusOr<placement::ClusterSnapshot> GangPlacer::Snapshot() {
@@ -110,10 +146,10 @@ bool GangPlacer::TryPlace(const std::string& key, int32_t priority,
   request.jobset_uid = t.jobset.metadata().uid();
   request.restart_attempt = t.jobset.status().restarts();
   request.priority = priority;
-  request.use_spares = t.use_spares;
   request.excluded_nodes.assign(t.excluded_nodes.begin(),
                                 t.excluded_nodes.end());
   std::vector<std::pair<JobState*, std::vector<api::PodRecord*>>> pods_by_job;
+  std::vector<std::string> last_nodes;
   std::string error;
   for (auto& [name, state] : t.jobs) {
     const api::Job& job = state.job;
@@ -144,10 +180,13 @@ bool GangPlacer::TryPlace(const std::string& key, int32_t priority,
     }
     for (api::PodRecord* pod : unplaced) {
       jr.previous_nodes.push_back(t.LastNode(name, pod->completion_index()));
+      if (!jr.previous_nodes.back().empty())
+        last_nodes.push_back(jr.previous_nodes.back());
     }
     pods_by_job.emplace_back(&state, std::move(unplaced));
   }
   if (error.empty() && request.jobs.empty()) return true;  // Nothing waits.
+  request.use_spares = MayUseSpares(t, last_nodes);
   if (!t.gang.waiting.has_value()) t.gang.waiting = now_;
   // Real time: this measures how long placement takes, not when.
   const Stopwatch place_time;

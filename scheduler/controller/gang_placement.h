@@ -4,6 +4,7 @@
 #include <set>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -18,7 +19,9 @@ namespace jobset::scheduler {
 // The JobSets whose current attempt has pods waiting for a node, and what
 // decides whether trying again is worth it: a gang that did not fit is tried
 // again only once capacity has grown (nodes, pods gone), since placing
-// others only shrinks it. Used only from the controller thread.
+// others only shrinks it. A gang restarting in place is held while its
+// barrier is up (its new pods start with the others) and tried again as new
+// once it is down. Used only from the controller thread.
 class GangQueue {
  public:
   // JobSet `key` got new pods to place.
@@ -30,10 +33,22 @@ class GangQueue {
   void Remove(const std::string& key) {
     pending_.erase(key);
     fresh_.erase(key);
+    held_.erase(key);
+  }
+  // JobSet `key` waits at a restart in place's barrier: not tried until
+  // Release.
+  void Hold(const std::string& key) {
+    held_.insert(key);
+    fresh_.erase(key);
+  }
+  // JobSet `key`'s barrier is down: the next round tries it as if new.
+  void Release(const std::string& key) {
+    if (held_.erase(key) > 0 && pending_.contains(key)) fresh_.insert(key);
   }
   void CapacityGrew() { capacity_grew_ = true; }
 
   const std::set<std::string>& pending() const { return pending_; }
+  const std::set<std::string>& held() const { return held_; }
   // Gangs added since the last round.
   const std::set<std::string>& fresh() const { return fresh_; }
   // Whether a placement round could place anything now.
@@ -47,6 +62,7 @@ class GangQueue {
  private:
   std::set<std::string> pending_;
   std::set<std::string> fresh_;
+  std::set<std::string> held_;  // a subset of pending_
   bool capacity_grew_ = true;
 };
 
@@ -70,6 +86,15 @@ class GangPlacer {
 
   // Places what can be placed now.
   void PlacePending();
+
+  // Whether the unplaced pods of `t` may take hot spares (placement's
+  // use_spares): `t` lost a host (TrackedJobSet::use_spares), or one of
+  // `last_nodes` (where the pods to place last ran) is lost (not ready, or
+  // no longer registered), quarantined (taint jobsetd.io/quarantined), or
+  // a spare itself (the gang keeps the spare it took). Derived from the
+  // nodes and the pods' records, so a jobsetd restart forgets none of it.
+  bool MayUseSpares(const TrackedJobSet& t,
+                    const std::vector<std::string>& last_nodes) const;
 
  private:
   // The nodes with every placed, unfinished pod's usage.

@@ -56,6 +56,12 @@ std::string FailureOf(const api::PodRecord& pod) {
 
 }  // namespace
 
+bool InPlaceRestartWaits(const api::JobSetStatus& status) {
+  return status.has_previous_in_place_restart_attempt() &&
+         status.previous_in_place_restart_attempt() ==
+             status.current_in_place_restart_attempt();
+}
+
 InPlaceStep StepInPlaceRestart(api::JobSet& jobset,
                                const std::vector<InPlacePod>& pods) {
   InPlaceStep step;

@@ -38,8 +38,10 @@ namespace jobset::scheduler {
 //      is sent again, now at T + 1: its agent starts it in place.
 // Succeeded pods are left alone (their work is done), and pods without a
 // node (a Job layer replacement for a pod of a lost node, which cannot
-// restart in place) simply take the new attempt. Every step is stored
-// before agents are told, so a crash between steps resumes from the records.
+// restart in place) take the new attempt; placement leaves them until the
+// barrier is down (InPlaceRestartWaits), so they start with the others. Every
+// step is stored before agents are told, so a crash between steps resumes from
+// the records.
 
 // A pod's part in one step: `reported` when an agent's report about it came
 // since the last pass.
@@ -61,6 +63,13 @@ struct InPlaceStep {
   std::optional<std::pair<std::string, std::string>> fail;
   std::vector<JobSetEvent> events;
 };
+
+// Whether `status`'s JobSet has a restart in place waiting at its barrier:
+// step 1 set previousInPlaceRestartAttempt to the current attempt, and step
+// 3 has not yet moved currentInPlaceRestartAttempt past it. Its pods without
+// a node (a lost host's replacement) are placed once the barrier is down, so
+// that they start with the others, at the new attempt.
+bool InPlaceRestartWaits(const api::JobSetStatus& status);
 
 // The reason given to containers waiting at the barrier.
 inline constexpr char kReasonInPlaceRestarting[] = "InPlaceRestarting";

@@ -1,6 +1,7 @@
 // jobsetd's resilience as the controller runs it (docs/resilience.md): hang
 // and straggler detection (progress_checks.cc), goodput in status
 // (goodput_tracking.cc), and hot spares replacing a lost host.
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -409,6 +410,241 @@ TEST_F(ResilienceTest, ADeviceErrorIsTheNodesFaultAndTwiceQuarantinesIt) {
   for (const JobSetEvent& e : core_->Events("default", "train"))
     event |= e.reason == "NodeQuarantined";
   EXPECT_TRUE(event);
+}
+
+// Slices a and b: hosts x-0..x-2 and a spare x-3 each. A gang of three
+// pods (one Job, exclusive on "pool") runs on one slice's three hosts (the
+// other has room for it too) until host x-0 of it is lost.
+class HotSpareTest : public ResilienceTest {
+ protected:
+  HotSpareTest() { RestartWithSlices(); }
+
+  // A fresh controller over the same store (a jobsetd restart) with
+  // `quarantine`, and the slices' hosts but `absent` registered.
+  void RestartWithSlices(ControllerCore::Options::Quarantine quarantine = {},
+                         const std::string& absent = "") {
+    Restart({.features = {.restart_job = true, .in_place_restart = true},
+             .progress = &progress_,
+             .quarantine = quarantine});
+    for (const char* name :
+         {"a-0", "a-1", "a-2", "a-3", "b-0", "b-1", "b-2", "b-3"}) {
+      if (name != absent) core_->SetNode(Host(name));
+    }
+  }
+
+  static NodeInfo Host(const std::string& name) {
+    NodeInfo n;
+    n.name = name;
+    n.address =
+        absl::StrCat("10.0.", name[0] == 'a' ? 1 : 2, ".", name[2] - '0' + 1);
+    n.allocatable.cpu_millis = 1'000;
+    n.allocatable.memory_bytes = int64_t{8} << 30;
+    n.labels["pool"] = name.substr(0, 1);
+    if (name[2] == '3') n.labels["jobsetd.io/spare"] = "true";
+    return n;
+  }
+
+  // The gang, restarting with `strategy`; node-0 and node-1 have no pool
+  // label, so it can run in slice a or b only.
+  static JobSet Gang(const std::string& strategy) {
+    JobSetBuilder b("train");
+    b.Replicated("workers", 1, /*parallelism=*/3, /*completions=*/3)
+        .RestartPolicy("workers", "Never")
+        .BackoffLimit("workers", strategy == "InPlaceRestart"
+                                     ? std::numeric_limits<int32_t>::max()
+                                     : 0)
+        .Request("workers", "cpu", "1")
+        .FailurePolicy(3)
+        .RestartStrategy(strategy)
+        .Annotation("alpha.jobset.sigs.k8s.io/exclusive-topology", "pool");
+    return b.Build();
+  }
+
+  // Submits the gang and runs it; its pods' nodes by uid. Sets slice_.
+  std::map<std::string, std::string> Start(const std::string& strategy) {
+    Submit(Gang(strategy));
+    Settle();
+    RunAll();
+    Settle();
+    std::map<std::string, std::string> nodes = Nodes();
+    if (!nodes.empty()) slice_ = nodes.begin()->second.substr(0, 1);
+    return nodes;
+  }
+
+  // The names of hosts `indexes` of the gang's slice.
+  std::set<std::string> Hosts(std::vector<int> indexes) const {
+    std::set<std::string> out;
+    for (int i : indexes) out.insert(absl::StrCat(slice_, "-", i));
+    return out;
+  }
+
+  // The node of every pod the fleet runs, by uid.
+  std::map<std::string, std::string> Nodes() {
+    std::map<std::string, std::string> nodes;
+    for (const auto& [uid, pod] : fleet_.running)
+      nodes[uid] = pod.spec().node_name();
+    return nodes;
+  }
+
+  // Host x-`i` of the gang's slice.
+  std::string HostName(int i) const { return absl::StrCat(slice_, "-", i); }
+
+  // The pod the fleet runs on `node`: its uid and the report that it
+  // failed with `exit_code`.
+  PodReport Failure(const std::string& node, int exit_code) {
+    PodReport r;
+    r.node = node;
+    r.status.set_phase("Failed");
+    api::ContainerStatus* c = r.status.add_container_statuses();
+    c->set_name("main");
+    c->set_flat_state("terminated");
+    c->set_exit_code(exit_code);
+    for (const auto& [uid, pod] : fleet_.running)
+      if (pod.spec().node_name() == node) r.pod_uid = uid;
+    return r;
+  }
+
+  // Loses host x-0 of the gang's slice (its pods are gone with it).
+  void LoseHost0() {
+    const std::string lost = absl::StrCat(slice_, "-0");
+    core_->LoseNode(lost, "NodeLost", "node stopped heartbeating");
+    for (auto it = fleet_.running.begin(); it != fleet_.running.end();) {
+      it = it->second.spec().node_name() == lost ? fleet_.running.erase(it)
+                                                 : std::next(it);
+    }
+    Settle();
+  }
+
+  static std::string Annotation(const api::Pod& pod, const std::string& key) {
+    auto it = pod.metadata().annotations().find(key);
+    return it == pod.metadata().annotations().end() ? "" : it->second;
+  }
+
+  // Every pod the fleet runs reports Running, at the restart in place
+  // attempt it was sent (as its agent would).
+  void RunAllInPlace() {
+    for (const auto& [uid, pod] : fleet_.running) {
+      PodReport r;
+      r.node = pod.spec().node_name();
+      r.pod_uid = uid;
+      r.in_place_restart_attempt =
+          std::stoi(Annotation(pod, kInPlaceRestartAttemptKey));
+      r.status.set_phase("Running");
+      core_->OnPodReport(r);
+    }
+  }
+
+  std::string slice_;  // "a" or "b"
+};
+
+std::set<std::string> Values(const std::map<std::string, std::string>& m) {
+  std::set<std::string> out;
+  for (const auto& [k, v] : m) out.insert(v);
+  return out;
+}
+
+// InPlaceRestart: the lost host's pod is made again on the slice's spare;
+// the two others restart in place (same uid, same node, attempt 1), and
+// none of the three starts before both have stopped attempt 0.
+TEST_F(HotSpareTest, InPlaceRestartAroundTheSpare) {
+  const std::map<std::string, std::string> first = Start("InPlaceRestart");
+  ASSERT_EQ(Values(first), Hosts({0, 1, 2}))
+      << "a spare takes no first attempt";
+  LoseHost0();
+  // The barrier: the survivors are told to stop; nothing new runs yet.
+  EXPECT_THAT(fleet_.stopped, SizeIs(2));
+  for (const auto& [uid, node] : Nodes())
+    EXPECT_TRUE(first.contains(uid)) << "started before the barrier: " << node;
+  ConfirmStops();
+  Settle();
+  RunAllInPlace();
+  Settle();
+  const api::JobSet& js = Get();
+  EXPECT_EQ(js.status().restarts(), 0) << "nothing was recreated";
+  EXPECT_EQ(js.status().current_in_place_restart_attempt(), 1);
+  const std::map<std::string, std::string> second = Nodes();
+  EXPECT_EQ(Values(second), Hosts({1, 2, 3}));
+  int kept = 0;
+  for (const auto& [uid, pod] : fleet_.running) {
+    EXPECT_EQ(Annotation(pod, kInPlaceRestartAttemptKey), "1")
+        << pod.metadata().name();
+    if (first.contains(uid)) {
+      ++kept;
+      EXPECT_EQ(pod.spec().node_name(), first.at(uid)) << "restarted in place";
+    }
+  }
+  EXPECT_EQ(kept, 2);
+  // Every pod of the gang runs attempt 1: the barrier is down for all.
+  int running = 0;
+  for (const api::Pod& pod : core_->Pods("default", "train")) {
+    if (pod.spec().node_name() == *Hosts({0}).begin()) continue;
+    EXPECT_EQ(pod.status().phase(), "Running") << pod.metadata().name();
+    ++running;
+  }
+  EXPECT_EQ(running, 3);
+}
+
+// Recreate: the whole gang comes back on its slice, with the spare, though
+// the other slice has room for all of it.
+TEST_F(HotSpareTest, RecreateKeepsTheSliceWithTheSpare) {
+  const std::map<std::string, std::string> first = Start("Recreate");
+  ASSERT_EQ(Values(first), Hosts({0, 1, 2}));
+  LoseHost0();
+  ConfirmStops();
+  Settle();
+  EXPECT_EQ(Get().status().restarts(), 1);
+  const std::map<std::string, std::string> second = Nodes();
+  EXPECT_EQ(Values(second), Hosts({1, 2, 3}));
+  for (const auto& [uid, node] : second) EXPECT_FALSE(first.contains(uid));
+}
+
+// A host quarantined under the gang (its device error, the first with
+// --quarantine_after=1): the gang restarts (NodeFault) on its slice, with
+// the spare in the quarantined host's place.
+TEST_F(HotSpareTest, AQuarantinedHostsPlaceGoesToTheSpare) {
+  RestartWithSlices(
+      {.after = 1, .window = absl::Hours(24), .devices = {.exit_codes = {74}}});
+  const std::map<std::string, std::string> first = Start("Recreate");
+  ASSERT_EQ(Values(first), Hosts({0, 1, 2}));
+  const PodReport failed = Failure(HostName(0), 74);
+  ASSERT_FALSE(failed.pod_uid.empty());
+  core_->OnPodReport(failed);
+  fleet_.running.erase(failed.pod_uid);
+  Settle();
+  ASSERT_THAT(fleet_.quarantined, SizeIs(1));
+  ASSERT_EQ(fleet_.quarantined[0].first, HostName(0));
+  // The hub taints the node once the pass is durable.
+  NodeInfo tainted = Host(HostName(0));
+  tainted.taints.push_back({"jobsetd.io/quarantined", "", {}});
+  core_->SetNode(tainted);
+  ConfirmStops();
+  Settle();
+  EXPECT_EQ(Get().status().restarts(), 1);
+  EXPECT_EQ(Values(Nodes()), Hosts({1, 2, 3}));
+}
+
+// Whether a JobSet may use spares is derived from its pods' last nodes, not
+// only kept in memory: after a jobsetd restart the gang that took the spare
+// keeps it (and its slice) at its next restart.
+TEST_F(HotSpareTest, TheSpareIsKeptAcrossAJobsetdRestart) {
+  Start("Recreate");
+  LoseHost0();
+  ConfirmStops();
+  Settle();
+  ASSERT_EQ(Values(Nodes()), Hosts({1, 2, 3}));
+  // jobsetd restarts; the lost host never comes back.
+  fleet_.running.clear();
+  RestartWithSlices({}, HostName(0));
+  core_->Announce();
+  ASSERT_EQ(Values(Nodes()), Hosts({1, 2, 3}));
+  const PodReport failed = Failure(HostName(1), 1);
+  core_->OnPodReport(failed);
+  fleet_.running.erase(failed.pod_uid);
+  Settle();
+  ConfirmStops();
+  Settle();
+  EXPECT_EQ(Get().status().restarts(), 2);
+  EXPECT_EQ(Values(Nodes()), Hosts({1, 2, 3}));
 }
 
 }  // namespace
