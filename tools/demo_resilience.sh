@@ -1,8 +1,9 @@
 # shellcheck shell=bash
-# tools/demo --resilience: jobsetd's hang and straggler detection (docs/resilience.md) on a
-# local jobsetd (metrics on) and four agents. Sourced by tools/demo, which builds, sets BIN
-# and CLUSTER_DIR and stops everything it started. resilience_demo starts the cluster once and
-# runs one function per scene; each fails the demo (exit 1) unless it ends as described:
+# tools/demo --resilience: jobsetd's hang and straggler detection and hot spares
+# (docs/resilience.md) on a local jobsetd (metrics on) and four agents, four more for the spare.
+# Sourced by tools/demo, which builds, sets BIN and CLUSTER_DIR and stops everything it started.
+# resilience_demo starts the cluster once and runs one function per scene; each fails the demo
+# (exit 1) unless it ends as described:
 #
 #   resilience_hang_scene     examples/resilience-hang.yaml: three ranks in lockstep report
 #                             their steps; rank 1 hangs, no step advances for the progress
@@ -16,8 +17,14 @@
 #
 #   resilience_goodput_scene  the hang's goodput (describe's Goodput and Attempts), checked to
 #                             add up to its wall time
+#   resilience_spare_scene    a gang of three in slice-c (node-5..7, node-8 labelled
+#                             jobsetd.io/spare=true), restartStrategy InPlaceRestart: rank 1's
+#                             host is killed (kill -9 of its agent and its pod); after the
+#                             node-lost timeout the spare takes its pod, the two others restart in
+#                             place, `get pods -o wide` before and after; completes; its goodput
 #
-# Hot spares (jobsetd.io/spare) are tested in scheduler/controller/resilience_test.cc, not shown.
+# kill_host and revive_host (a host dies with its pods; it comes back) serve
+# tests/hot_spare_e2e_test.sh too.
 
 # Where the examples checkpoint (their hostPath volumes); a test moves it (example_file).
 RESILIENCE_CKPT=${RESILIENCE_CKPT:-/tmp/jobsetd-example-checkpoints}
@@ -292,6 +299,254 @@ resilience_replace_scene() {
   done
 }
 
+# Hot spares: agents of a slice of their own, a host killed under a gang, and the host back.
+declare -A SLICE_AGENT_PIDS=()
+declare -A SLICE_AGENT_ARGS=()
+
+# start_slice_agents FIRST LAST SLICE [SPARE]: agents node-FIRST..node-LAST at 127.0.0.<i+1>,
+# one cpu each as cluster_start's, labelled cloud.google.com/gke-nodepool=SLICE (node-SPARE
+# also jobsetd.io/spare=true, as an operator labels a hot spare); their pids go to CLUSTER_PIDS
+# (cluster_stop stops them) and SLICE_AGENT_PIDS. Waits up to 20 s until all are Ready.
+start_slice_agents() {
+  local first=$1 last=$2 slice=$3 spare=${4:-} i labels node _
+  for i in $(seq "$first" "$last"); do
+    node=node-$i
+    labels=cloud.google.com/gke-nodepool=$slice
+    [ "$i" = "$spare" ] && labels="$labels,jobsetd.io/spare=true"
+    SLICE_AGENT_ARGS[$node]="--scheduler=$SERVER --node_name=$node --address=127.0.0.$((i + 1))
+      --capacity=cpu=1,memory=2Gi --labels=$labels --work_dir=$CLUSTER_DIR/$node
+      --shim=$BIN/agent/runtime/jobset-pod-shim
+      --join_token_file=$CLUSTER_DIR/jobsetd/join-token"
+    start_slice_agent "$node"
+  done
+  for _ in $(seq 1 200); do
+    [ "$(ctl get nodes 2>/dev/null | grep -cE "^node-($(seq -s '|' "$first" "$last")) +Ready")" = \
+      $((last - first + 1)) ] && return 0
+    sleep 0.1
+  done
+  echo "tools/demo: agents node-$first..node-$last did not all register" >&2
+  ctl get nodes >&2
+  exit 1
+}
+
+# start_slice_agent NODE: (re)starts NODE's agent with the flags start_slice_agents gave it.
+start_slice_agent() {
+  # shellcheck disable=SC2086  # the flags are words without spaces
+  "$BIN/agent/jobset-agent" ${SLICE_AGENT_ARGS[$1]} ${AGENT_FLAGS:-} \
+    >>"$CLUSTER_DIR/$1.out" 2>>"$CLUSTER_DIR/$1.err" &
+  CLUSTER_PIDS+=($!)
+  SLICE_AGENT_PIDS[$1]=$!
+}
+
+# Prints the start time of process $1 (field 22 of /proc/$1/stat), or nothing.
+proc_start_time() {
+  local stat
+  stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+  # shellcheck disable=SC2086  # split into fields 3..
+  set -- ${stat##*) }
+  echo "${20}"
+}
+
+# kill_host NODE: NODE's host dies (kill -9): its agent (started by start_slice_agent), then each
+# of its pods' jobset-pod-shims (each in a session of its own, it would outlive the agent: the
+# pid in its shim.pid, if that process started when the file says) and every process left in the
+# pods' cgroups (their cgroups file). Exits 1 if a pod process survives.
+kill_host() {
+  local node=$1 dir shim started cg procs pid _ left=()
+  kill -KILL "${SLICE_AGENT_PIDS[$node]}" 2>/dev/null || true
+  wait "${SLICE_AGENT_PIDS[$node]}" 2>/dev/null || true
+  # Gone: cluster_stop (under set -e) must not signal or wait for it.
+  for pid in "${CLUSTER_PIDS[@]}"; do
+    [ "$pid" = "${SLICE_AGENT_PIDS[$node]}" ] || left+=("$pid")
+  done
+  CLUSTER_PIDS=("${left[@]}")
+  for dir in "$CLUSTER_DIR/$node"/pods/*; do
+    [ -d "$dir" ] || continue
+    if read -r shim started <"$dir/shim.pid" 2>/dev/null &&
+      [ -n "$shim" ] && [ "$(proc_start_time "$shim")" = "$started" ]; then
+      kill -KILL "$shim" 2>/dev/null || true
+    fi
+    [ -f "$dir/cgroups" ] || continue
+    for _ in $(seq 1 100); do
+      procs=""
+      while read -r cg; do
+        [ -d "$cg" ] || continue
+        procs="$procs $(find "$cg" -name cgroup.procs -exec cat {} + 2>/dev/null | tr '\n' ' ')"
+      done <"$dir/cgroups"
+      [ -z "${procs// /}" ] && continue 2
+      for pid in $procs; do kill -KILL "$pid" 2>/dev/null || true; done
+      sleep 0.02
+    done
+    echo "tools/demo: processes of pod ${dir##*/} on $node survive SIGKILL:$procs" >&2
+    exit 1
+  done
+}
+
+# revive_host NODE: NODE's host is back (rebooted): its agent starts again and, told by jobsetd
+# that its old pods are not wanted, removes them (cgroups and directories). Waits up to 20 s.
+revive_host() {
+  local _
+  start_slice_agent "$1"
+  for _ in $(seq 1 200); do
+    [ -z "$(find "$CLUSTER_DIR/$1/pods" -mindepth 1 -maxdepth 1 2>/dev/null)" ] && return 0
+    sleep 0.1
+  done
+  echo "tools/demo: $1's agent, back, kept its old pods" >&2
+  exit 1
+}
+
+# spare_gang_manifest NAME PODS: a JobSet of PODS pods in one exclusive slice
+# (cloud.google.com/gke-nodepool), restartStrategy InPlaceRestart, one cpu each; each rank
+# reports a step every 0.5 s to $JOBSET_PROGRESS_FILE, until stopped on attempt 0 and for 6 steps
+# on later attempts.
+spare_gang_manifest() {
+  cat <<YAML
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: $1
+  annotations:
+    alpha.jobset.sigs.k8s.io/exclusive-topology: cloud.google.com/gke-nodepool
+spec:
+  failurePolicy: {maxRestarts: 3, restartStrategy: InPlaceRestart}
+  replicatedJobs:
+  - name: workers
+    replicas: 1
+    template:
+      spec:
+        parallelism: $2
+        completions: $2
+        backoffLimit: 2147483647
+        template:
+          spec:
+            restartPolicy: Never
+            containers:
+            - name: trainer
+              image: busybox
+              resources: {requests: {cpu: "1"}}
+              command:
+              - /bin/sh
+              - -c
+              - |
+                a=\$JOBSET_IN_PLACE_RESTART_ATTEMPT r=\$JOB_COMPLETION_INDEX
+                echo "attempt \$a: rank \$r starting"
+                trap 'echo "attempt \$a: rank \$r stopped (SIGTERM)"; exit 143' TERM
+                i=0
+                while :; do
+                  i=\$((i + 1))
+                  echo "step=\$i" >>"\$JOBSET_PROGRESS_FILE"
+                  if [ "\$a" != 0 ] && [ \$i -ge 6 ]; then echo "attempt \$a: rank \$r done"; exit 0; fi
+                  sleep 0.5 & wait \$!
+                done
+YAML
+}
+
+# Prints "<rank> <uid> <node> <phase> <in-place attempt> <name>" for each pod of JobSet $1 not on
+# the lost node $2 (none: ""), by rank.
+gang_pods() {
+  ctl get pods --jobset "$1" -o json 2>/dev/null | /usr/bin/python3 -c '
+import json, sys
+rows = []
+for p in json.load(sys.stdin)["items"]:
+    a = p["metadata"].get("annotations", {})
+    node = p["spec"].get("nodeName", "")
+    if node and node == sys.argv[1]:
+        continue
+    rows.append((int(a.get("batch.kubernetes.io/job-completion-index", -1)), p["metadata"]["uid"],
+                 node or "-", p["status"].get("phase", ""),
+                 a.get("jobset.sigs.k8s.io/in-place-restart-attempt", ""),
+                 p["metadata"]["name"]))
+for r in sorted(rows):
+    print(*r)' "${2:-}" || true
+}
+
+# wait_gang_running NAME PODS ATTEMPT [LOST] [SECONDS]: waits (default 30 s) until PODS pods of
+# NAME off node LOST run in-place attempt ATTEMPT; exits 1 if they never do.
+wait_gang_running() {
+  local _
+  for _ in $(seq 1 $((${5:-30} * 20))); do
+    [ "$(gang_pods "$1" "${4:-}" | awk -v a="$3" '$4 == "Running" && $5 == a' | wc -l)" = "$2" ] &&
+      return 0
+    sleep 0.05
+  done
+  echo "tools/demo: $1 never ran its $2 pods at in-place attempt $3" >&2
+  ctl get pods --jobset "$1" -o wide >&2
+  ctl describe jobset "$1" >&2
+  exit 1
+}
+
+# A gang of three in slice-c (node-5..7, and node-8 a spare that takes no first attempt): a host
+# under it dies (kill -9 of it and its pods); jobsetd declares it lost after --node_lost_timeout
+# (5s here), the lost pod is made again on the spare, in the same slice, and the two others
+# restart in place (same pods, attempt 1) with it; the gang completes and its goodput is shown.
+resilience_spare_scene() {
+  local name=resilience-spare before after victim killed_at running_at
+  echo
+  echo "== scene 5: a spare takes a lost host's place"
+  echo "   Four more agents, node-5..8, one cpu each, in slice-c (cloud.google.com/gke-nodepool);"
+  echo "   the operator keeps node-8 as a hot spare: jobsetd.io/spare=true takes no first attempt."
+  start_slice_agents 5 8 slice-c
+  echo "-- jobsetctl label node node-8 jobsetd.io/spare=true"
+  ctl label node node-8 jobsetd.io/spare=true | sed 's/^/   /'
+  echo "   $name: 3 ranks, exclusive-topology cloud.google.com/gke-nodepool (only slice-c has 3"
+  echo "   free hosts), restartStrategy InPlaceRestart; each rank reports a step every 0.5 s."
+  echo "-- jobsetctl apply -f $CLUSTER_DIR/$name.yaml"
+  spare_gang_manifest "$name" 3 >"$CLUSTER_DIR/$name.yaml"
+  ctl apply -f "$CLUSTER_DIR/$name.yaml" | sed 's/^/   /'
+  wait_gang_running "$name" 3 0
+  before=$(gang_pods "$name")
+  show get pods --jobset "$name" -o wide
+  victim=$(awk '$1 == 1 {print $3}' <<<"$before")
+  killed_at=$(now_s)
+  kill_host "$victim"
+  echo "== $(date +%T.%2N) $victim's host killed (kill -9 of its agent and of its pod's processes)"
+  wait_gang_running "$name" 3 1 "$victim"
+  running_at=$(now_s)
+  after=$(gang_pods "$name" "$victim")
+  echo "== $(date +%T.%2N) the gang runs again, $(seconds_between "$killed_at" "$running_at") s after" \
+    "the kill (node_lost_timeout 5s + 1 s: the target)"
+  show get pods --jobset "$name" -o wide
+  local nodes_before nodes_after kept
+  nodes_before=$(awk '{print $3}' <<<"$before" | sort | xargs)
+  nodes_after=$(awk '{print $3}' <<<"$after" | sort | xargs)
+  kept=$(awk 'NR == FNR {uid[$2] = 1; next} ($2 in uid)' <(echo "$before") <(echo "$after") |
+    wc -l)
+  echo "-- nodes: attempt 0 on $nodes_before; attempt 1 on $nodes_after;" \
+    "$kept pods restarted in place (same uid)"
+  if [ "$nodes_after" != "$(echo "$nodes_before" | tr ' ' '\n' | grep -vx "$victim" |
+    { cat; echo node-8; } | sort | xargs)" ] || [ "$kept" != 2 ]; then
+    echo "tools/demo: expected the spare node-8 in $victim's place and 2 pods kept" >&2
+    exit 1
+  fi
+  show_events "$name"
+  expect_completed_without_restart "$name"
+  echo "-- jobsetctl describe jobset $name (Goodput)"
+  ctl describe jobset "$name" | sed -n '/^Goodput:/,/^Events:/p' | grep -v '^Events:' |
+    sed 's/^/   /'
+  echo "-- $victim's host comes back: its agent removes the pod jobsetd no longer wants"
+  revive_host "$victim"
+  echo "   $victim: no pods left"
+}
+
+# Waits up to 60 s until JobSet $1 has finished; exits 1 unless it completed with no restart
+# (status.restarts 0: restarts in place are not recreations).
+expect_completed_without_restart() {
+  local restarts state _
+  for _ in $(seq 1 300); do
+    state=$(jobset_field "$1" 'js["status"].get("terminalState", "")')
+    [ -n "$state" ] && break
+    sleep 0.2
+  done
+  restarts=$(jobset_field "$1" 'js["status"].get("restarts", 0)')
+  if [ "$state" != Completed ] || [ "$restarts" != 0 ]; then
+    echo "tools/demo: $1 ended '${state:-not finished}' after $restarts restart(s)" >&2
+    ctl describe jobset "$1" >&2
+    exit 1
+  fi
+  echo "== $(date +%T) $1 completed (status.restarts 0; in-place attempt" \
+    "$(jobset_field "$1" 'js["status"].get("currentInPlaceRestartAttempt", 0)'))"
+}
+
 resilience_demo() {
   local started ckpt
   started=$(now_s)
@@ -312,7 +567,8 @@ resilience_demo() {
   resilience_goodput_scene
   resilience_flag_scene
   resilience_replace_scene
+  resilience_spare_scene
   echo
   echo "== done in $(seconds_between "$started" "$(now_s)") s: a hang restarted from its checkpoint," \
-    "its goodput, a straggler flagged, a straggler's node replaced"
+    "its goodput, a straggler flagged, a straggler's node replaced, a spare in a lost host's place"
 }
