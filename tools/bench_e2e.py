@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """End-to-end bench: a secure jobsetd and N jobset-agents as real processes on 127.0.0.1.
 
-  tools/bench e2e [--nodes 64] [--runs N] [--only B1,B3,B5,B6,Q,P,H] [--b1-sizes 16,64] [--b3-jobs 1000]
+  tools/bench e2e [--nodes 64] [--runs N] [--only B1,B3,B5,B6,Q,P,H,S] [--b1-sizes 16,64] [--b3-jobs 1000]
                   [--jobsetd-flag F]... [--agent-flag F]...
   /usr/bin/python3 tools/bench_e2e.py --bin DIR ...      (DIR: a bazel-bin holding the four binaries)
 
@@ -19,6 +19,12 @@ Measures (every pod appends "KIND <date +%s.%N> ATTEMPT INDEX" to the file named
   H      gang of 16 with jobsetd.io/progress-timeout 3s: attempt 0 writes 5 steps to
          $JOBSET_PROGRESS_FILE and hangs -> all of attempt 1 running, from the last step written
          (issue 43; the target: timeout + 2 s to detect, and 1 s more to run again)
+  S      hot spares: the nodes labelled in slices of min(17, N) (bench.jobsetd.io/slice, through
+         jobsetctl label; the rest unlabelled), the last of each slice jobsetd.io/spare=true; a gang
+         of one pod per other host of a slice (16 at most), exclusive on that key, restartStrategy
+         InPlaceRestart; kill -9 of the host of pod 1 (its agent, its pod's shim and processes) ->
+         every pod running in-place attempt 1, on the same slice with its spare (issue 43; the
+         target: node_lost_timeout + 1 s; 10 s unless a --jobsetd-flag sets it). The labels go after S.
   RSS    VmHWM of jobsetd and of agent node-1 at the end of the run
 Everything started here is stopped when it returns (also on Ctrl-C or an error): JobSets deleted,
 then the agents and jobsetd by PID (SIGTERM, SIGKILL after 10 s), then any process left whose
@@ -102,20 +108,22 @@ def quote(s):
 
 
 def jobset_manifest(name, replicas, script, cpu, mark, max_restarts=0, in_place=False, labels=None,
-                    grace=None, annotations=None):
-    """One JobSet, one ReplicatedJob of `replicas` one-pod Jobs running `sh -c script`.
+                    grace=None, annotations=None, pods=1):
+    """One JobSet, one ReplicatedJob of `replicas` Jobs of `pods` pods running `sh -c script`.
 
     in_place: restartStrategy InPlaceRestart (upstream's rules: backoffLimit MaxInt32), and
-    ATTEMPT is the in-place restart attempt. The mark file's folder is a hostPath volume at its
-    own path (a pod sees no other host folder), as a user's checkpoints would be."""
+    ATTEMPT is the in-place restart attempt. INDEX: the Job's index, or with pods > 1 the pod's
+    completion index. The mark file's folder is a hostPath volume at its own path (a pod sees no
+    other host folder), as a user's checkpoints would be."""
     marks = os.path.dirname(mark)
     attempt = "in-place-restart-attempt" if in_place else "restart-attempt"
+    index = f"{ANNOTATION}/job-index" if pods == 1 else "batch.kubernetes.io/job-completion-index"
     env = "\n".join([
         f"              - {{name: MARK, value: {quote(mark)}}}",
         "              - name: ATTEMPT",
         f"                valueFrom: {{fieldRef: {{fieldPath: \"metadata.annotations['{ANNOTATION}/{attempt}']\"}}}}",
         "              - name: INDEX",
-        f"                valueFrom: {{fieldRef: {{fieldPath: \"metadata.annotations['{ANNOTATION}/job-index']\"}}}}",
+        f"                valueFrom: {{fieldRef: {{fieldPath: \"metadata.annotations['{index}']\"}}}}",
     ])
     label_text = "".join(f"\n    {k}: {quote(v)}" for k, v in (labels or {}).items())
     meta_labels = f"\n  labels:{label_text}" if labels else ""
@@ -134,8 +142,8 @@ spec:
     replicas: {replicas}
     template:
       spec:
-        parallelism: 1
-        completions: 1
+        parallelism: {pods}
+        completions: {pods}
         backoffLimit: {2147483647 if in_place else 0}
         template:
           spec:
@@ -184,6 +192,34 @@ VICTIM_SCRIPT = """trap 'echo "term $(date +%s.%N) $ATTEMPT $INDEX" >> "$MARK"; 
 """ + STAMP + """
 sleep 300 & wait $!"""
 VICTIM_GRACE_S = 2
+
+# S: the topology key of its slices; its pods stamp and wait.
+S_SLICE_KEY = "bench.jobsetd.io/slice"
+SPARE_LABEL = "jobsetd.io/spare"
+
+
+S_SCRIPT = STAMP + """
+exec sleep 300"""
+
+
+def node_lost_seconds(jobsetd_flags):
+    """jobsetd's --node_lost_timeout in seconds: the last one given as a --jobsetd-flag ("2s",
+    "1500ms"), else NODE_LOST_S."""
+    seconds = NODE_LOST_S
+    for flag in jobsetd_flags:
+        if flag.startswith("--node_lost_timeout="):
+            value = flag.split("=", 1)[1]
+            try:
+                seconds = float(value[:-2]) / 1000 if value.endswith("ms") else float(value.rstrip("s"))
+            except ValueError:
+                raise Failed(f"--node_lost_timeout: give seconds or milliseconds (10s, 1500ms), got {value!r}")
+    return seconds
+
+
+def s_slices(nodes):
+    """S's slices: lists of node names, min(17, nodes) each, the last one the spare."""
+    k = min(17, nodes)
+    return [[f"node-{j * k + i}" for i in range(1, k + 1)] for j in range(nodes // k)]
 
 # Kueue's objects for Q and P (issue 41): one flavor; ClusterQueue "bench" with quota for every
 # node (Q), ClusterQueue "preempt" with quota for P's one-node pods and preemption within it;
@@ -285,6 +321,49 @@ class Cluster:
             f"--labels=cloud.google.com/gke-nodepool=slice-{(i - 1) // 4}",
             f"--work_dir={os.path.join(self.scratch, node)}", f"--shim={self.bin['shim']}",
             f"--join_token_file={os.path.join(self.data, 'join-token')}", *self.agent_flags], f"{node}.log")
+
+    def kill_host(self, node):
+        """kill -9 of `node`'s host: its agent, then each of its pods' shims (a session of its own,
+        it outlives the agent; the pid in shim.pid if that process started when the file says) and
+        every process left in the pods' cgroups. Failed if one survives."""
+        self.agents[node].kill()
+        self.agents[node].wait(timeout=10)
+        pods = os.path.join(self.scratch, node, "pods")
+        for uid in os.listdir(pods) if os.path.isdir(pods) else []:
+            d = os.path.join(pods, uid)
+            try:
+                with open(os.path.join(d, "shim.pid")) as f:
+                    pid, started = f.read().split()[:2]
+                with open(f"/proc/{pid}/stat") as f:
+                    if f.read().rsplit(")", 1)[1].split()[19] == started:
+                        os.kill(int(pid), signal.SIGKILL)
+            except (OSError, ValueError, IndexError):
+                pass
+            try:
+                with open(os.path.join(d, "cgroups")) as f:
+                    cgroups = [line.strip() for line in f if line.strip()]
+            except OSError:
+                continue
+            for _ in range(200):
+                pids = set()
+                for cg in cgroups:
+                    for root, _dirs, files in os.walk(cg):
+                        if "cgroup.procs" in files:
+                            try:
+                                with open(os.path.join(root, "cgroup.procs")) as f:
+                                    pids.update(int(p) for p in f.read().split())
+                            except (OSError, ValueError):
+                                pass
+                if not pids:
+                    break
+                for p in pids:
+                    try:
+                        os.kill(p, signal.SIGKILL)
+                    except OSError:
+                        pass
+                time.sleep(0.01)
+            else:
+                raise Failed(f"processes of pod {uid} on {node} survive SIGKILL")
 
     def alive(self):
         if self.jobsetd.poll() is not None:
@@ -521,6 +600,57 @@ class Bench:
         return {f"H hang of a {n}-pod gang: last step -> all of attempt 1 running": took,
                 f"H the same less the {H_TIMEOUT_S} s timeout": took - H_TIMEOUT_S}
 
+    def s(self, slices, run):
+        """Hot spares: kill -9 of the host of pod 1 of an exclusive InPlaceRestart gang -> every pod
+        running in-place attempt 1 on the same slice, the slice's spare in the lost host's place."""
+        for nodes in slices:
+            for node in nodes:
+                self.c.ctl("label", "node", node, f"{S_SLICE_KEY}={nodes[0]}", "--overwrite")
+            self.c.ctl("label", "node", nodes[-1], f"{SPARE_LABEL}=true", "--overwrite")
+        n = len(slices[0]) - 1
+        name = f"s-n{n}-r{run}"
+        mark = self.mark(name)
+        self.c.apply(name, jobset_manifest(name, 1, S_SCRIPT, CPU_PER_NODE, mark, 3, True, grace=2, pods=n,
+                                           annotations={"alpha.jobset.sigs.k8s.io/exclusive-topology":
+                                                        S_SLICE_KEY}))
+        until(f"{n} pods of attempt 0", 60, marks_of(mark, n, "run", "0"))
+
+        def nodes_of(attempt):
+            out = {}
+            for pod in self.c.items("pods", "--jobset", name):
+                notes = (pod.get("metadata") or {}).get("annotations") or {}
+                if notes.get(f"{ANNOTATION}/in-place-restart-attempt") == attempt:
+                    out[notes.get("batch.kubernetes.io/job-completion-index")] = (
+                        (pod.get("spec") or {}).get("nodeName"), pod["metadata"]["uid"])
+            return out
+        before = nodes_of("0")
+        victim = (before.get("1") or (None,))[0]
+        if victim not in self.c.agents:
+            raise Failed(f"no node found for pod 1 of {name} (got {victim!r})")
+        slice_nodes = next(s for s in slices if victim in s)
+        t_kill = time.time()
+        self.c.kill_host(victim)
+        try:
+            stamps = until(f"{n} pods of in-place attempt 1 after killing {victim}", 120,
+                           marks_of(mark, n, "run", "1"), every=0.05)
+        except Failed:
+            for what in (("describe", "jobset", name), ("get", "pods", "--jobset", name, "-o", "wide")):
+                say(f"jobsetctl {' '.join(what)}:\n{self.c.ctl(*what, check=False).stdout[-4000:]}")
+            raise
+        took = max(stamps) - t_kill
+        after = nodes_of("1")
+        where = sorted(node for node, _ in after.values())
+        if (len(after) != n or victim in where or slice_nodes[-1] not in where
+                or not set(where) <= set(slice_nodes)):
+            raise Failed(f"{name} runs on {where}, not on slice {slice_nodes[0]}.. with its spare")
+        moved = [i for i, (node, uid) in after.items() if before.get(i) != (node, uid)]
+        if moved != ["1"]:
+            raise Failed(f"{name}: pods {moved} were not restarted in place (only pod 1 should move)")
+        lost = node_lost_seconds(self.c.jobsetd_flags)
+        return {f"S kill -9 of a host under a {n}-pod exclusive gang, spare in its slice -> all running "
+                f"again in place (node_lost_timeout {lost:g} s)": took,
+                f"S the same less node_lost_timeout (target: <= 1 s)": took - lost}
+
     def measure(self, label, runs, fn):
         before = self.c.stages()
         for run in range(runs):
@@ -569,7 +699,8 @@ def main():
     ap.add_argument("--bin", required=True, help="bazel-bin holding jobsetd, jobset-agent, the shim, jobsetctl")
     ap.add_argument("--nodes", type=int, default=64)
     ap.add_argument("--runs", type=int, default=3, help="runs of every measure (default 3)")
-    ap.add_argument("--only", default="B1,B3,B5,B6", help="B1,B3,B5,B6, Q,P (Kueue's queues) and H (hangs)")
+    ap.add_argument("--only", default="B1,B3,B5,B6",
+                    help="B1,B3,B5,B6, Q,P (Kueue's queues), H (hangs) and S (hot spares)")
     ap.add_argument("--b1-sizes", default="16,64", help="gang sizes; those above --nodes are left out")
     ap.add_argument("--b3-jobs", type=int, default=1000)
     ap.add_argument("--jobsetd-flag", action="append", default=[], help="one more jobsetd flag (repeatable)")
@@ -578,9 +709,9 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep the scratch folder (every process's log)")
     args = ap.parse_args()
     only = {w.strip() for w in args.only.split(",") if w.strip()}
-    unknown = only - {"B1", "B3", "B5", "B6", "Q", "P", "H"}
+    unknown = only - {"B1", "B3", "B5", "B6", "Q", "P", "H", "S"}
     if unknown or not only:
-        ap.error(f"--only takes B1,B3,B5,B6,Q,P,H; got {args.only!r}")
+        ap.error(f"--only takes B1,B3,B5,B6,Q,P,H,S; got {args.only!r}")
     if args.nodes < 1 or args.nodes > 60000 or args.runs < 1 or args.runs > 100 or not 1 <= args.b3_jobs <= 10000:
         ap.error("--nodes 1..60000, --runs 1..100, --b3-jobs 1..10000")
     try:
@@ -619,6 +750,15 @@ def main():
         if "H" in only:
             nh = min(16, args.nodes)
             bench.measure(f"H N={nh}", args.runs, lambda r: bench.h(nh, r))
+        if "S" in only:
+            if args.nodes >= 3:
+                slices = s_slices(args.nodes)
+                bench.measure(f"S N={len(slices[0]) - 1}", args.runs, lambda r: bench.s(slices, r))
+                for nodes in slices:
+                    for node in nodes:
+                        cluster.ctl("label", "node", node, f"{S_SLICE_KEY}-", f"{SPARE_LABEL}-", check=False)
+            else:
+                say("S left out: it needs --nodes 3 or more (two hosts and a spare)")
         if "B6" in only:
             if args.nodes >= 5:
                 bench.measure("B6 N=4", args.runs, lambda r: bench.b6(4, r))
