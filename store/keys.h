@@ -64,6 +64,41 @@ inline std::string EventKey(absl::string_view ns, absl::string_view jobset,
                       absl::Dec(seq, absl::kZeroPad20));
 }
 
+// Earlier attempts' pods (jobsetd's addition, docs/resilience.md), so that
+// their logs can be found after a restart renamed the pods:
+// "attemptpods/<namespace>/<jobset>/<attempt>/<part>" ->
+// jobset::api::AttemptPods, <attempt> a 10-digit zero-padded number (so a
+// prefix scan lists a JobSet's attempts oldest first), and
+// "attempts/<namespace>/<jobset>" -> jobset::api::AttemptHistory, which of
+// them are stored. The controller writes both (the last --attempt_history
+// attempts) and deletes them with their JobSet.
+inline constexpr absl::string_view kAttempts = "attempts/";
+inline constexpr absl::string_view kAttemptPods = "attemptpods/";
+
+// Returns the key of the attempt history of JobSet `ns`/`jobset`.
+inline std::string AttemptHistoryKey(absl::string_view ns,
+                                     absl::string_view jobset) {
+  return absl::StrCat(kAttempts, ns, "/", jobset);
+}
+
+// Returns the prefix of the pods of attempt `attempt` of JobSet
+// `ns`/`jobset` (every part's key; with attempt < 0, every attempt's).
+inline std::string AttemptPodsPrefix(absl::string_view ns,
+                                     absl::string_view jobset,
+                                     int attempt = -1) {
+  if (attempt < 0) return absl::StrCat(kAttemptPods, ns, "/", jobset, "/");
+  return absl::StrCat(kAttemptPods, ns, "/", jobset, "/",
+                      absl::Dec(attempt, absl::kZeroPad10), "/");
+}
+
+// Returns the key of part `part` of the pods of attempt `attempt` of JobSet
+// `ns`/`jobset`.
+inline std::string AttemptPodsKey(absl::string_view ns,
+                                  absl::string_view jobset, int attempt,
+                                  int part) {
+  return absl::StrCat(AttemptPodsPrefix(ns, jobset, attempt), part);
+}
+
 // Journaled commits: "journal/<id>" -> jobset::api::JournalCommit and
 // "journal/<id>/<part>" -> jobset::api::JournalPart, a commit of the
 // controller too large for one transaction while it is being applied
