@@ -60,6 +60,11 @@ struct Features {
   WaitForPodsReady wait_for_pods_ready = {};
   // Kueue's fairSharing (jobsetd --fair_sharing and kin).
   FairSharingConfig fair_sharing = {};
+  // jobsetd --attempt_history (ours, not a gate; here because it reaches
+  // the controller's policies with the rest): how many restart attempts of
+  // a JobSet, the current one included, its goodput lists and keeps the
+  // pods of for their logs (scheduler/records/attempt_pods.h, 1 to 100).
+  int32_t attempt_history = 10;
 };
 
 }  // namespace jobset::api

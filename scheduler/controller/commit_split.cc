@@ -18,8 +18,10 @@ size_t CostOf(const store::Batch::Op& op, const store::CommitLimits& limits) {
 }  // namespace
 
 std::string OwnerOf(absl::string_view key) {
-  for (absl::string_view prefix : {store::keys::kJobSets, store::keys::kJobs,
-                                   store::keys::kPods, store::keys::kEvents}) {
+  for (absl::string_view prefix :
+       {store::keys::kJobSets, store::keys::kJobs, store::keys::kPods,
+        store::keys::kEvents, store::keys::kAttempts,
+        store::keys::kAttemptPods}) {
     if (!absl::ConsumePrefix(&key, prefix)) continue;
     const size_t ns_end = key.find('/');
     if (ns_end == absl::string_view::npos || ns_end == 0) return "";

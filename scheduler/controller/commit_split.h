@@ -17,7 +17,8 @@ namespace jobset::scheduler {
 
 // The JobSet a key the controller writes belongs to, as
 // ControllerState::KeyOf names it ("<namespace>/<name>"), for jobsets/,
-// jobs/, pods/ and events/ keys; "" for any other key.
+// jobs/, pods/, events/, attempts/ and attemptpods/ keys; "" for any other
+// key.
 std::string OwnerOf(absl::string_view key);
 
 // One store transaction of a pass.

@@ -7,6 +7,7 @@
 #include "absl/strings/str_split.h"
 #include "api/pod_phase.h"
 #include "common/status_macros.h"
+#include "scheduler/controller/attempt_pods.h"
 #include "scheduler/controller/limits.h"
 #include "scheduler/records/records.h"
 #include "store/decode.h"
@@ -233,6 +234,7 @@ absl::StatusOr<int64_t> ControllerState::Load(store::Store& store) {
         }
         return absl::OkStatus();
       }));
+  JOBSET_RETURN_IF_ERROR(LoadAttemptHistories(store, *this));
   return revision;
 }
 

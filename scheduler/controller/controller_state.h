@@ -160,6 +160,9 @@ struct TrackedJobSet {
   // Its goodput (goodput_tracking.cc), read from status.goodput when first
   // needed and written back there.
   std::optional<resilience::GoodputLedger> goodput;
+  // Which of its earlier attempts' pods are stored (attempt_pods.h), as
+  // stored at attempts/<ns>/<name>; read by Load.
+  api::AttemptHistory attempt_history;
 
   // Queues `job` for the Job layer.
   void MarkJobDirty(JobState& job);

@@ -53,10 +53,13 @@ absl::Time SubmittedAt(const api::JobSet& jobset) {
 resilience::GoodputLedger& ReconcilePass::Goodput(TrackedJobSet& t) {
   if (!t.goodput.has_value() && t.jobset.status().has_goodput()) {
     absl::StatusOr<resilience::GoodputLedger> stored =
-        resilience::GoodputLedger::FromProto(t.jobset.status().goodput());
+        resilience::GoodputLedger::FromProto(t.jobset.status().goodput(),
+                                             parts_.features.attempt_history);
     if (stored.ok()) t.goodput = *std::move(stored);
   }
-  if (!t.goodput.has_value()) t.goodput.emplace(SubmittedAt(t.jobset));
+  if (!t.goodput.has_value()) {
+    t.goodput.emplace(SubmittedAt(t.jobset), parts_.features.attempt_history);
+  }
   return *t.goodput;
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "scheduler/controller/attempt_pods.h"
 #include "scheduler/controller/controller_state.h"
 #include "scheduler/controller/jobset_reconcile.h"
 #include "store/store.h"
@@ -28,7 +29,9 @@ struct PodRef {
 // JobSet's status, from which the JobSet layer deletes the previous
 // attempt's Jobs again after a crash), so that the old attempt's pods are
 // told to stop without waiting for 1,000 Jobs to be rewritten; the next pass,
-// which runs at once, writes them while the agents stop the pods.
+// which runs at once, writes them while the agents stop the pods. Likewise
+// the pods a pass erased of live JobSets (`retired`), which the next pass
+// records for their logs (attempt_pods.h).
 // Used only from the controller thread.
 class DeferredJobDeletions {
  public:
@@ -37,14 +40,16 @@ class DeferredJobDeletions {
   }
   // The Job was written (with its deletionTimestamp) or erased.
   void Done(const std::string& jobset_key, const std::string& job);
-  bool empty() const { return jobs_.empty(); }
+  bool empty() const { return jobs_.empty() && retired_.empty(); }
   // Takes every deferred Job, by JobSet key.
   std::map<std::string, std::set<std::string>> TakeAll() {
     return std::exchange(jobs_, {});
   }
+  RetiredPods& retired() { return retired_; }
 
  private:
   std::map<std::string, std::set<std::string>> jobs_;
+  RetiredPods retired_;
 };
 
 // What one pass decided, to commit in one batch and then tell the fleet:

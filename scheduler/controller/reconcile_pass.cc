@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/uid.h"
+#include "scheduler/controller/attempt_pods.h"
 #include "scheduler/controller/child_jobs.h"
 #include "scheduler/controller/in_place_restart.h"
 #include "scheduler/controller/job_reconcile.h"
@@ -22,6 +23,13 @@ namespace {
 constexpr int kMaxReconcileRounds = 10;
 
 }  // namespace
+
+ReconcilePass::ReconcilePass(PassParts parts, PassWrites& writes,
+                             absl::Time now)
+    : parts_(parts), writes_(writes), now_(now) {
+  parts_.deferred.retired().Record(parts_.state,
+                                   parts_.features.attempt_history, writes_);
+}
 
 void ReconcilePass::Reconcile(const std::string& key) {
   TrackedJobSet* t = parts_.state.Find(key);
@@ -297,7 +305,8 @@ void ReconcilePass::ErasePod(TrackedJobSet& t, JobState& job,
     parts_.gangs.CapacityGrew();
     writes_.Release(pod);
   }
-  writes_.Retire(job.pods.extract(it));
+  // Kept for its log (a suspension's, or a finished Job's leftovers).
+  parts_.deferred.retired().KeepPod(t, job, job.pods.extract(it), writes_);
   writes_.PodsChanged(t, job);
 }
 
@@ -318,7 +327,8 @@ void ReconcilePass::EraseJob(TrackedJobSet& t, const std::string& name) {
     writes_.Delete(JobPodsChunkKey(ns, jobset, name, i));
   parts_.requirements.Erase(it->second.job.metadata().uid());
   parts_.deferred.Done(t.key, name);
-  writes_.Retire(std::move(it->second));
+  // Kept for its pods' logs (a restart's previous attempt, mostly).
+  parts_.deferred.retired().KeepJob(t, std::move(it->second), writes_);
   t.jobs.erase(it);
 }
 
@@ -332,6 +342,8 @@ void ReconcilePass::DeleteJobSet(TrackedJobSet& t) {
     }
   }
   for (const std::string& name : jobs) EraseJob(t, name);
+  parts_.deferred.retired().Forget(key, writes_);
+  EraseAttemptPods(t, writes_);
   parts_.events.Erase(t, writes_);
   writes_.ForgetJobSet(key);
   // Deleted through the API the JobSet is gone already; by its TTL, it goes

@@ -55,8 +55,9 @@ struct PassParts {
 // only from the controller thread, for one pass.
 class ReconcilePass {
  public:
-  ReconcilePass(PassParts parts, PassWrites& writes, absl::Time now)
-      : parts_(parts), writes_(writes), now_(now) {}
+  // Begins the pass by recording the earlier attempts' pods that the last
+  // pass erased (parts.deferred.retired(), attempt_pods.h).
+  ReconcilePass(PassParts parts, PassWrites& writes, absl::Time now);
 
   // Reconciles JobSet `key`, or cascades its deletion through the API.
   void Reconcile(const std::string& key);
