@@ -42,6 +42,7 @@
 #include "scheduler/metered_store.h"
 #include "scheduler/metrics.h"
 #include "scheduler/policy_flags.h"
+#include "scheduler/records/attempt_pods.h"
 #include "scheduler/server/server.h"
 #include "scheduler/server/stream_limiter.h"
 #include "store/etcd_store.h"
@@ -122,6 +123,14 @@ ABSL_FLAG(int64_t, events_per_jobset, 100,
 ABSL_FLAG(absl::Duration, event_max_age, absl::Hours(24),
           "Events older than this are deleted (checked at least once a "
           "minute)");
+ABSL_FLAG(
+    int32_t, attempt_history, jobset::scheduler::kDefaultAttemptHistory,
+    "Restart attempts kept per JobSet, the current one included (1 to "
+    "100): `jobsetctl describe jobset` lists them, and `jobsetctl logs "
+    "POD --attempt N` (or --previous) reads their pods' logs while the "
+    "agents keep them (--log_retention). An attempt's pod record holds "
+    "at most 1 MiB (some 25,000 pods, each on its own node); pods beyond it "
+    "are not kept");
 ABSL_FLAG(std::string, metrics_listen, "",
           "HOST:PORT to serve Prometheus metrics on (/metrics); empty: off. "
           "docs/metrics.md lists them");
@@ -453,6 +462,14 @@ int Main() {
     JOBSET_LOG(ERROR) << error;
     return 2;
   }
+  const int32_t attempt_history = absl::GetFlag(FLAGS_attempt_history);
+  if (attempt_history < 1 || attempt_history > scheduler::kMaxAttemptHistory) {
+    JOBSET_LOG(ERROR) << "--attempt_history must be 1 to "
+                      << scheduler::kMaxAttemptHistory << ", got "
+                      << attempt_history;
+    return 2;
+  }
+  options.features.attempt_history = attempt_history;
   if (absl::GetFlag(FLAGS_watch_history) < 1) {
     JOBSET_LOG(ERROR) << "--watch_history must be at least 1";
     return 2;
@@ -637,7 +654,8 @@ int Main() {
   scheduler::AgentServiceImpl agent_service(&hub, &request_auth);
   scheduler::NodeServiceImpl node_service(&hub, &request_auth);
   scheduler::PodLogServiceImpl pod_log_service(&metered, &hub, &request_auth,
-                                               &streams);
+                                               &streams, RealClock::Get(),
+                                               attempt_history);
   scheduler::IdentityServiceImpl identity_service(&*pki, &request_auth);
   std::optional<absl::Duration> join_token_ttl;
   if (absl::GetFlag(FLAGS_join_token_ttl) > absl::ZeroDuration()) {
