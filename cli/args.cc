@@ -299,11 +299,17 @@ const std::vector<CommandSpec>& Commands() {
        1,
        4},
       {"logs",
-       "logs POD [-c CONTAINER] [-f]",
+       "logs POD [-c CONTAINER] [-f] [--attempt N | -p]",
        "Print a pod's output, read from its node's agent; -f follows it until "
-       "the pod ends.",
+       "the pod ends. --attempt N (or -p, the attempt before the current "
+       "one) reads the pod of an earlier restart attempt of its JobSet: POD "
+       "is a current pod (its Job and index pick that attempt's) or the old "
+       "pod's own name; jobsetd keeps the last --attempt_history attempts.",
        {Valued("container", 'c', "CONTAINER", "the container"),
-        Switch("follow", 'f', "keep printing while the pod runs")},
+        Switch("follow", 'f', "keep printing while the pod runs"),
+        Valued("attempt", '\0', "N",
+               "an earlier restart attempt's pod (0 is the first)"),
+        Switch("previous", 'p', "the attempt before the current one")},
        1,
        1},
       {"version",

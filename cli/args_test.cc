@@ -70,6 +70,10 @@ TEST(ParseCommandLineTest, FlagForms) {
        "for",
        "condition=Completed"},
       {{"logs", "p", "-f"}, "follow", "true"},
+      {{"logs", "p", "-p"}, "previous", "true"},
+      {{"logs", "p", "--previous"}, "previous", "true"},
+      {{"logs", "p", "--attempt", "2"}, "attempt", "2"},
+      {{"logs", "p", "--attempt=0"}, "attempt", "0"},
       // kubectl's get and delete flags (issue 23).
       {{"get", "pods", "-l", "app=x,tier!=db"}, "selector", "app=x,tier!=db"},
       {{"get", "pods", "--selector=env in (a,b)"}, "selector", "env in (a,b)"},
