@@ -531,6 +531,38 @@ class LogsTest(unittest.TestCase):
                                                limit_bytes=3)),
                          ["a\n", "b"])
 
+    def test_logs_of_an_earlier_attempt(self):
+        """Attempt 0 prints and fails, attempt 1 prints and succeeds: the
+        current pod's log is attempt 1's, and `previous` (or `attempt=0`)
+        reads attempt 0's pod, which the restart erased."""
+        spec = printing_jobset(
+            "retried", 'echo "attempt-$JOBSET_RESTART_ATTEMPT"; '
+            '[ "$JOBSET_RESTART_ATTEMPT" -ge 1 ]')
+        spec["spec"]["failurePolicy"] = {"maxRestarts": 1}
+        self.client.apply(spec)
+        attempt = "jobset.sigs.k8s.io/restart-attempt"
+        pods = poll(lambda: self.client.list_pods("retried"),
+                    lambda p: len(p) == 1 and
+                    p[0].metadata.labels[attempt] == "1" and
+                    p[0].status.phase == "Succeeded")
+        self.assertEqual(len(pods), 1)
+        self.assertEqual(pods[0].metadata.labels[attempt], "1")
+        name = pods[0].metadata.name
+        self.assertEqual(self.client.logs(name), "attempt-1\n")
+        self.assertEqual(self.client.logs(name, attempt=1), "attempt-1\n")
+        self.assertEqual(self.client.logs(name, previous=True), "attempt-0\n")
+        self.assertEqual(self.client.logs(name, attempt=0), "attempt-0\n")
+        lines = list(self.client.logs(name, previous=True, follow=True))
+        self.assertEqual(lines, ["attempt-0\n"])
+        with self.assertRaises(jobset.ApiError) as caught:
+            self.client.logs(name, attempt=5)
+        self.assertEqual(caught.exception.code, grpc.StatusCode.OUT_OF_RANGE)
+        self.assertIn("has not run", caught.exception.message)
+        for bad in ({"attempt": -1}, {"attempt": 0, "previous": True}):
+            with self.assertRaises(ValueError):
+                self.client.logs(name, **bad)
+        self.client.delete("retried")
+
     def test_a_pod_not_placed_has_no_log_yet(self):
         self.client.apply(printing_jobset("too-big", "true", cpu="64"))
         name = self.pod_of("too-big", ("Pending",)).metadata.name

@@ -534,7 +534,7 @@ class Client(_kueue.KueueCalls):
 
     def logs(self, pod, namespace=None, container=None, follow=False,
              tail_lines=None, tail_bytes=None, limit_bytes=None,
-             timeout=None):
+             timeout=None, attempt=None, previous=False):
         """Returns a container's output as text (UTF-8, undecodable bytes
         replaced), read by jobsetd from the pod's agent (PodLogService, as
         `jobsetctl logs`); with `follow`, an iterator of its lines (each
@@ -550,22 +550,39 @@ class Client(_kueue.KueueCalls):
           at most 64 MiB). limit_bytes: stop after this many bytes (kubectl
           --limit-bytes). timeout: seconds for the whole read (default: the
           client's; with `follow`, None: until the pod ends).
+          attempt: read restart attempt `attempt` (0 is the first) of the
+          pod's JobSet (`jobsetctl logs --attempt N`): `pod` is a current
+          pod, whose Job and index pick that attempt's, or the earlier pod's
+          own name; jobsetd keeps the last --attempt_history attempts, while
+          the agent keeps the log. previous: the attempt before the current
+          one (`jobsetctl logs -p`); not with `attempt`. An earlier
+          attempt's pod has ended: `follow` gives what there is.
 
-        NotFoundError for an unknown pod or container, ApiError
-        FAILED_PRECONDITION for a pod not placed yet, UnavailableError when
-        its node's agent is not connected. jobsetd has no previous
-        attempt's log, timestamps or since: there are no such options.
+        NotFoundError for an unknown pod or container (or an earlier pod
+        whose log its agent no longer has), ApiError FAILED_PRECONDITION for
+        a pod not placed yet (or `previous` of a JobSet that never
+        restarted), ApiError OUT_OF_RANGE for an attempt not run or no
+        longer kept, UnavailableError when its node's agent is not
+        connected. jobsetd keeps no timestamps and has no since: there are
+        no such options.
         """
         for option, value in (("tail_lines", tail_lines),
                               ("tail_bytes", tail_bytes),
-                              ("limit_bytes", limit_bytes)):
+                              ("limit_bytes", limit_bytes),
+                              ("attempt", attempt)):
             if value is not None and value < 0:
                 raise ValueError(f"{option} must be at least 0, not {value}")
+        if attempt is not None and previous:
+            raise ValueError("attempt and previous are exclusive (previous "
+                             "is the attempt before the current one)")
         if not follow and timeout is None:
             timeout = self.timeout
         request = agent_pb2.GetPodLogsRequest(
             namespace=self._ns(namespace), pod=pod, container=container or "",
-            follow=follow, limit_bytes=int(tail_bytes or 0))
+            follow=follow, limit_bytes=int(tail_bytes or 0),
+            previous=bool(previous))
+        if attempt is not None:
+            request.attempt = int(attempt)
         if not follow:
             data = self._log_bytes(request, timeout)
             if tail_lines is not None:
@@ -583,13 +600,17 @@ class Client(_kueue.KueueCalls):
         """The lines of logs(follow=True)."""
         start = time.monotonic()
         skip, head = 0, b""
+        request_attempt = (request.attempt if request.HasField("attempt")
+                           else None)
         if tail_lines is not None:
             # What is there now, read whole: its length is where a stream
             # from the beginning catches up, and its last lines are shown.
             tail_bytes = request.limit_bytes
             request = agent_pb2.GetPodLogsRequest(
                 namespace=request.namespace, pod=request.pod,
-                container=request.container)
+                container=request.container, previous=request.previous)
+            if request_attempt is not None:
+                request.attempt = request_attempt
             whole = self._log_bytes(request, _shorter(timeout, self.timeout))
             skip = len(whole)
             head = _last_lines(whole[-tail_bytes:] if tail_bytes else whole,
