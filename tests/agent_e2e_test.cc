@@ -29,6 +29,7 @@
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "proto/agent.grpc.pb.h"
 #include "proto/jobset_service.grpc.pb.h"
 #include "tests/cluster_credentials.h"
 #include "tests/e2e_support.h"
@@ -690,6 +691,53 @@ TEST_F(AgentE2eTest, TorchrunRendezvousOnTheCoordinatorWorksUnchanged) {
                         "rank 0/2 on torchrun-workers-0-0.torchrun: sum of "
                         "ranks 1"));
   EXPECT_THAT(logs, ::testing::HasSubstr("rank 1/2 on "));
+}
+
+// Every attempt kept: attempt 0 prints and fails, the gang restarts, and
+// attempt 1 prints and succeeds. The restart gave the pod a new name; its
+// log and the erased attempt 0 pod's are both read through the API
+// `jobsetctl logs` uses (GetPodLogs, and with previous).
+TEST_F(AgentE2eTest, AnEarlierAttemptsLogIsReadAfterTheRestart) {
+  StartAgent("node-a", 2);
+  JobSetBuilder b = ShellJobSet("again", 1,
+                                "echo \"attempt-$JOBSET_RESTART_ATTEMPT\"; "
+                                "[ \"$JOBSET_RESTART_ATTEMPT\" -ge 1 ]");
+  b.FailurePolicy(1);
+  Create(b.Build(), /*mount_test_dir=*/false);
+  ASSERT_TRUE(Finished("again", "Completed")) << Get("again").DebugString();
+  ASSERT_EQ(Get("again").status().restarts(), 1);
+  std::string pod;
+  {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(5)));
+    api::ListPodsRequest req;
+    req.set_namespace_("default");
+    api::ListPodsResponse resp;
+    ASSERT_TRUE(stub_->ListPods(&ctx, req, &resp).ok());
+    ASSERT_EQ(resp.items_size(), 1);
+    pod = resp.items(0).metadata().name();
+  }
+  absl::StatusOr<testing::ClusterCredentials> credentials =
+      testing::ReadClusterCredentials(absl::StrCat(dir_, "/jobsetd"));
+  ASSERT_TRUE(credentials.ok()) << credentials.status();
+  auto logs = api::PodLogService::NewStub(testing::SecureChannel(
+      address_, credentials->ca_pem, credentials->admin_token));
+  auto read = [&](bool previous) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
+    api::GetPodLogsRequest req;
+    req.set_namespace_("default");
+    req.set_pod(pod);
+    req.set_previous(previous);
+    auto reader = logs->GetPodLogs(&ctx, req);
+    std::string data;
+    api::PodLogs chunk;
+    while (reader->Read(&chunk)) data += chunk.data();
+    const grpc::Status s = reader->Finish();
+    return s.ok() ? data : absl::StrCat("error: ", s.error_message());
+  };
+  EXPECT_EQ(read(/*previous=*/false), "attempt-1\n");
+  EXPECT_EQ(read(/*previous=*/true), "attempt-0\n");
 }
 
 }  // namespace
