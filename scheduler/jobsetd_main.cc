@@ -228,9 +228,10 @@ ABSL_FLAG(int64_t, watch_history_bytes,
           "watches, besides --watch_history events: the oldest go first");
 ABSL_FLAG(int32_t, grpc_max_threads,
           jobset::scheduler::Server::Limits().max_threads,
-          "Threads the gRPC server may use: each agent stream, watch and call "
-          "in flight holds one, so set it above hosts + watches + a few "
-          "hundred; a call beyond is refused with RESOURCE_EXHAUSTED");
+          "Threads the gRPC server may use for its synchronous calls: each "
+          "watch, logs -f and call in flight holds one (agent streams hold "
+          "none), so set it above watches + a few hundred; a call beyond is "
+          "refused with RESOURCE_EXHAUSTED");
 
 namespace jobset {
 namespace {

@@ -37,7 +37,7 @@ struct SchedulerMetrics;  // scheduler/metrics.h
 // - As the controller's AgentFleet it keeps, per node, the desired set
 //   (desired_sets.h) and forwards each change to the node's stream
 //   (session.h). The assignment an agent gets is built only when it is sent,
-//   on the stream's writer thread.
+//   by the stream's pump (agent_stream.h), not on the caller's thread.
 // - Agents Connect with a Hello (registration and every pod they know), get
 //   a Welcome with the node's whole desired set, then send heartbeats and pod
 //   updates. Reports are fenced: only pods in the node's desired set reach

@@ -1,9 +1,8 @@
 #include "scheduler/agents/agent_service.h"
 
-#include <thread>
-
 #include "absl/strings/str_cat.h"
 #include "common/grpc_status.h"
+#include "scheduler/agents/agent_stream.h"
 
 namespace jobset::scheduler {
 namespace {
@@ -22,52 +21,9 @@ auth::Attributes NodeAttrs(absl::string_view verb, absl::string_view name) {
 
 }  // namespace
 
-grpc::Status AgentServiceImpl::Connect(
-    grpc::ServerContext* context,
-    grpc::ServerReaderWriter<api::SchedulerMessage, api::AgentMessage>*
-        stream) {
-  absl::StatusOr<Caller> caller =
-      auth_->AuthenticateNode(context, "the agent stream");
-  if (!caller.ok()) return ToGrpcStatus(caller.status());
-  api::AgentMessage first;
-  if (!stream->Read(&first)) return grpc::Status::CANCELLED;
-  if (!first.has_hello()) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        "the first message of a stream must be a hello");
-  }
-  // A node is its certificate, never the name it claims.
-  if (!caller->node.empty() && first.hello().node().name() != caller->node) {
-    return grpc::Status(
-        grpc::StatusCode::PERMISSION_DENIED,
-        absl::StrCat("node \"", caller->node, "\" cannot register as node \"",
-                     first.hello().node().name(), "\""));
-  }
-  absl::StatusOr<std::shared_ptr<AgentHub::Session>> session =
-      hub_->Connect(first.hello(), [context] { context->TryCancel(); });
-  if (!session.ok()) return ToGrpcStatus(session.status());
-  std::thread writer([&stream, s = *session] {
-    api::SchedulerMessage msg;
-    while (true) {
-      bool timed_out = false;
-      if (s->Pop(&msg, absl::Seconds(1), &timed_out)) {
-        if (!stream->Write(msg)) return;
-      } else if (!timed_out) {
-        return;
-      }
-    }
-  });
-  grpc::Status result = grpc::Status::OK;
-  api::AgentMessage msg;
-  while (stream->Read(&msg)) {
-    absl::Status handled = hub_->OnMessage(session->get(), msg);
-    if (!handled.ok()) {
-      result = ToGrpcStatus(handled);
-      break;
-    }
-  }
-  hub_->Disconnect(session->get());
-  writer.join();
-  return result;
+grpc::ServerBidiReactor<api::AgentMessage, api::SchedulerMessage>*
+AgentServiceImpl::Connect(grpc::CallbackServerContext* context) {
+  return new AgentStream(context, hub_, auth_, &pump_);
 }
 
 grpc::Status NodeServiceImpl::ListNodes(grpc::ServerContext* context,

@@ -3,28 +3,29 @@
 
 #include "proto/agent.grpc.pb.h"
 #include "scheduler/agents/agent_hub.h"
+#include "scheduler/agents/stream_pump.h"
 #include "scheduler/auth/request_auth.h"
 
 namespace jobset::scheduler {
 
-// The agents' stream, over AgentHub: the first message must be a Hello; a
-// writer thread sends what the hub queues for the session while this thread
-// reads. Thin: every decision is the hub's, but who the node is: a stream
-// needs a node certificate (any caller in insecure mode), and its Hello may
-// name only that node.
-class AgentServiceImpl final : public api::AgentService::Service {
+// The agents' stream, over AgentHub, on gRPC's callback API (agent_stream.h:
+// no thread per stream). Thin: every decision is the hub's, but who the node
+// is: a stream needs a node certificate (any caller in insecure mode), and
+// its Hello may name only that node.
+class AgentServiceImpl final : public api::AgentService::CallbackService {
  public:
   AgentServiceImpl(AgentHub* hub, const RequestAuth* auth)
       : hub_(hub), auth_(auth) {}
 
-  grpc::Status Connect(
-      grpc::ServerContext* context,
-      grpc::ServerReaderWriter<api::SchedulerMessage, api::AgentMessage>*
-          stream) override;
+  grpc::ServerBidiReactor<api::AgentMessage, api::SchedulerMessage>* Connect(
+      grpc::CallbackServerContext* context) override;
 
  private:
   AgentHub* const hub_;
   const RequestAuth* const auth_;
+  // Declared last: destroyed first, running what streams posted while the
+  // hub is still there.
+  StreamPump pump_;
 };
 
 // The node registry for operators, over AgentHub; RBAC on resource "nodes"

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "common/log.h"
 #include "scheduler/records/constants.h"
 
 namespace jobset::scheduler {
@@ -48,8 +49,26 @@ bool AgentSession::Pop(api::SchedulerMessage* msg, absl::Duration wait,
     next = std::move(out_.front());
     out_.pop_front();
   }
-  // Built outside the lock, so the hub (and the controller thread behind it)
-  // never waits for a pod or a whole desired set to be built.
+  Build(std::move(next), msg);
+  return true;
+}
+
+AgentSession::Next AgentSession::TryPop(api::SchedulerMessage* msg) {
+  Outgoing next;
+  {
+    absl::MutexLock lock(&mu_);
+    if (closed_) return Next::kClosed;
+    if (out_.empty()) return Next::kEmpty;
+    next = std::move(out_.front());
+    out_.pop_front();
+  }
+  Build(std::move(next), msg);
+  return Next::kMessage;
+}
+
+// Built outside the lock, so the hub (and the controller thread behind it)
+// never waits for a pod or a whole desired set to be built.
+void AgentSession::Build(Outgoing next, api::SchedulerMessage* msg) {
   *msg = std::move(next.message);
   if (next.run.has_value()) {
     *msg->mutable_run() = ToAssignment(*next.run);
@@ -62,32 +81,76 @@ bool AgentSession::Pop(api::SchedulerMessage* msg, absl::Duration wait,
     for (const Assignment& pod : next.pods)
       *welcome->add_pods() = ToAssignment(pod);
   }
-  return true;
+}
+
+void AgentSession::SetWake(std::function<void()> wake) {
+  std::function<void()> now;
+  {
+    absl::MutexLock lock(&mu_);
+    if (closed_) return;
+    wake_ = std::move(wake);
+    if (!out_.empty()) now = wake_;
+  }
+  if (now) now();
+}
+
+std::function<void()> AgentSession::Queue(Outgoing out) {
+  if (closed_) return nullptr;
+  if (out_.size() >= kMaxQueued) {
+    JOBSET_LOG(WARNING) << "node " << node_ << " reads none of its last "
+                        << out_.size()
+                        << " messages: its stream is cut (it gets "
+                           "everything again when it reconnects)";
+    CloseLocked();
+    return std::exchange(wake_, nullptr);
+  }
+  out_.push_back(std::move(out));
+  return wake_;
 }
 
 void AgentSession::Push(api::SchedulerMessage msg) {
-  absl::MutexLock lock(&mu_);
-  if (!closed_) out_.push_back(Outgoing{std::move(msg), std::nullopt, {}});
+  std::function<void()> wake;
+  {
+    absl::MutexLock lock(&mu_);
+    wake = Queue(Outgoing{std::move(msg), std::nullopt, {}});
+  }
+  if (wake) wake();
 }
 
 void AgentSession::PushRun(Assignment pod) {
-  absl::MutexLock lock(&mu_);
-  if (!closed_) out_.push_back(Outgoing{{}, std::move(pod), {}});
+  std::function<void()> wake;
+  {
+    absl::MutexLock lock(&mu_);
+    wake = Queue(Outgoing{{}, std::move(pod), {}});
+  }
+  if (wake) wake();
 }
 
 void AgentSession::PushWelcome(api::SchedulerMessage welcome,
                                std::vector<Assignment> pods) {
-  absl::MutexLock lock(&mu_);
-  if (!closed_) {
-    out_.push_back(Outgoing{std::move(welcome), std::nullopt, std::move(pods)});
+  std::function<void()> wake;
+  {
+    absl::MutexLock lock(&mu_);
+    wake = Queue(Outgoing{std::move(welcome), std::nullopt, std::move(pods)});
   }
+  if (wake) wake();
 }
 
-void AgentSession::Close() {
-  absl::MutexLock lock(&mu_);
+void AgentSession::CloseLocked() {
   closed_ = true;
   out_.clear();
   if (cancel_) std::exchange(cancel_, nullptr)();
+}
+
+void AgentSession::Close() {
+  std::function<void()> wake;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!closed_) wake = wake_;
+    CloseLocked();
+    wake_ = nullptr;
+  }
+  if (wake) wake();
 }
 
 void AgentSession::Detach() {
@@ -95,6 +158,7 @@ void AgentSession::Detach() {
   closed_ = true;
   out_.clear();
   cancel_ = nullptr;
+  wake_ = nullptr;
 }
 
 }  // namespace jobset::scheduler

@@ -19,7 +19,8 @@ namespace jobset::scheduler {
 
 // One agent's stream, seen from jobsetd: the outbox of what to send it. The
 // hub pushes (under its own lock; this class's lock is taken after the
-// hub's, never before), the gRPC adapter's writer thread pops and writes.
+// hub's, never before), the stream (agent_stream.h) pops and writes when
+// woken.
 // A run or a Welcome is queued as its Assignments and built into the wire
 // form (api::PodAssignment) only by Pop, on the writer's thread, so that
 // neither the hub nor the controller thread behind it waits for a pod to be
@@ -45,6 +46,20 @@ class AgentSession {
   bool Pop(api::SchedulerMessage* msg, absl::Duration wait,
            bool* timed_out = nullptr);
 
+  // The callback stream's side (agent_stream.h): the next message, built on
+  // the caller's thread, without waiting.
+  enum class Next { kMessage, kEmpty, kClosed };
+  Next TryPop(api::SchedulerMessage* msg);
+  // Calls `wake` (never under this session's lock) after each message is
+  // queued and when the session closes; once at once if something is
+  // already queued. Detach forgets it.
+  void SetWake(std::function<void()> wake);
+
+  // The most messages queued for an agent that does not read them: one more
+  // closes the session (the agent's stream is cut; when it reconnects its
+  // Welcome carries everything it should run).
+  static constexpr size_t kMaxQueued = 65536;
+
   // The hub's side. Each does nothing once the session is closed.
   // Queues `msg` as is.
   void Push(api::SchedulerMessage msg);
@@ -68,12 +83,20 @@ class AgentSession {
     std::vector<Assignment> pods;   // Become message.welcome.pods.
   };
 
+  // Queues `out` (closing the session instead past kMaxQueued) and returns
+  // the wake to call once the lock is released.
+  std::function<void()> Queue(Outgoing out) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Completes `next` into `msg` (outside the lock).
+  void Build(Outgoing next, api::SchedulerMessage* msg);
+  void CloseLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   const std::string node_;
   LaunchStages* const stages_;
   Clock* const clock_;
   absl::Mutex mu_;
   // Called under mu_, so that it never races Detach.
   std::function<void()> cancel_ ABSL_GUARDED_BY(mu_);
+  std::function<void()> wake_ ABSL_GUARDED_BY(mu_);
   std::deque<Outgoing> out_ ABSL_GUARDED_BY(mu_);
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
 };

@@ -87,6 +87,72 @@ TEST(SessionTest, AWaitingWriterWakesForTheNextMessage) {
   EXPECT_EQ(got.heartbeat_ack().seq(), 7);
 }
 
+TEST(SessionTest, TryPopSaysMessageEmptyOrClosed) {
+  AgentSession s("n1", nullptr);
+  api::SchedulerMessage m;
+  EXPECT_EQ(s.TryPop(&m), AgentSession::Next::kEmpty);
+  s.PushRun(OrderOn("n1", "a"));
+  ASSERT_EQ(s.TryPop(&m), AgentSession::Next::kMessage);
+  EXPECT_EQ(m.run().pod().metadata().uid(), "a");
+  EXPECT_EQ(s.TryPop(&m), AgentSession::Next::kEmpty);
+  s.Close();
+  EXPECT_EQ(s.TryPop(&m), AgentSession::Next::kClosed);
+}
+
+// The wake runs outside the session's lock: it may pop at once, as the
+// stream's writer does.
+TEST(SessionTest, TheWakeComesAfterEachPushAndMayPopAtOnce) {
+  AgentSession s("n1", nullptr);
+  s.PushRun(OrderOn("n1", "a"));
+  std::vector<std::string> popped;
+  int wakes = 0;
+  s.SetWake([&] {
+    ++wakes;
+    api::SchedulerMessage m;
+    while (s.TryPop(&m) == AgentSession::Next::kMessage)
+      popped.push_back(m.run().pod().metadata().uid());
+  });
+  EXPECT_EQ(wakes, 1) << "something was queued already";
+  s.PushRun(OrderOn("n1", "b"));
+  api::SchedulerMessage stop;
+  stop.mutable_stop()->set_pod_uid("a");
+  s.Push(stop);
+  EXPECT_EQ(wakes, 3);
+  EXPECT_THAT(popped, ElementsAre("a", "b", ""));
+  s.Close();
+  EXPECT_EQ(wakes, 4) << "closing wakes the writer to finish";
+  s.PushRun(OrderOn("n1", "c"));
+  EXPECT_EQ(wakes, 4);
+}
+
+TEST(SessionTest, ADetachedSessionWakesNoOne) {
+  AgentSession s("n1", nullptr);
+  int wakes = 0;
+  s.SetWake([&] { ++wakes; });
+  s.Detach();
+  s.PushRun(OrderOn("n1", "a"));
+  s.Close();
+  EXPECT_EQ(wakes, 0);
+}
+
+// An agent that stops reading: its outbox fills to the bound, and the next
+// message closes the session (its stream is cut) instead of growing it.
+TEST(SessionTest, AFullOutboxCutsTheStream) {
+  int cancels = 0;
+  AgentSession s("n1", [&cancels] { ++cancels; });
+  int wakes = 0;
+  s.SetWake([&] { ++wakes; });
+  api::SchedulerMessage ack;
+  ack.mutable_heartbeat_ack()->set_seq(1);
+  for (size_t i = 0; i < AgentSession::kMaxQueued; ++i) s.Push(ack);
+  EXPECT_EQ(cancels, 0);
+  s.Push(ack);
+  EXPECT_EQ(cancels, 1);
+  api::SchedulerMessage m;
+  EXPECT_EQ(s.TryPop(&m), AgentSession::Next::kClosed);
+  EXPECT_EQ(wakes, static_cast<int>(AgentSession::kMaxQueued) + 1);
+}
+
 TEST(SessionTest, AnOrderCarriesItsSecretsAndConfigMapsResolved) {
   auto job = std::make_shared<api::Job>(*MakeJob());
   api::PodSpec* spec = job->mutable_spec()->mutable_template_()->mutable_spec();

@@ -20,7 +20,7 @@ std::string Property(const grpc::AuthContext& auth, const char* name) {
 }
 
 // "ipv4:10.0.0.7:53211" -> "10.0.0.7"; "ipv6:[::1]:5" -> "::1".
-std::string SourceIp(const grpc::ServerContext& context) {
+std::string SourceIp(const grpc::ServerContextBase& context) {
   const std::string text = context.peer();
   absl::string_view peer = text;
   if (!absl::ConsumePrefix(&peer, "ipv4:") &&
@@ -90,7 +90,8 @@ absl::StatusOr<Caller> FromCertificate(const std::string& pem,
 }  // namespace
 
 absl::Status RequestAuth::CheckJoinCredential(
-    const grpc::ServerContext& context, absl::string_view credential) const {
+    const grpc::ServerContextBase& context,
+    absl::string_view credential) const {
   const absl::Time now = options_.clock->Now();
   // Counted apart from users' tokens: a pod's bad tokens do not stop its
   // node from joining again.
@@ -102,7 +103,7 @@ absl::Status RequestAuth::CheckJoinCredential(
 }
 
 absl::StatusOr<Caller> RequestAuth::Authenticate(
-    const grpc::ServerContext& context) const {
+    const grpc::ServerContextBase& context) const {
   Credentials credentials;
   credentials.source_ip = SourceIp(context);
   std::shared_ptr<const grpc::AuthContext> auth = context.auth_context();
@@ -200,7 +201,7 @@ bool RequestAuth::Allows(const Caller& caller, const auth::Attributes& attrs,
 }
 
 absl::StatusOr<Caller> RequestAuth::Authorize(
-    grpc::ServerContext* context, const auth::Attributes& attrs) const {
+    grpc::ServerContextBase* context, const auth::Attributes& attrs) const {
   absl::StatusOr<Caller> caller = Authenticate(*context);
   if (!caller.ok()) {
     Audit(*context, nullptr, attrs, false, "");
@@ -224,7 +225,7 @@ absl::StatusOr<Caller> RequestAuth::Authorize(
 }
 
 absl::StatusOr<Caller> RequestAuth::AuthenticateNode(
-    grpc::ServerContext* context, absl::string_view what) const {
+    grpc::ServerContextBase* context, absl::string_view what) const {
   absl::StatusOr<Caller> caller = Authenticate(*context);
   auth::Attributes attrs{.verb = "update", .resource = "nodes"};
   if (!caller.ok()) {
@@ -243,7 +244,7 @@ absl::StatusOr<Caller> RequestAuth::AuthenticateNode(
   return caller;
 }
 
-void RequestAuth::Audit(const grpc::ServerContext& context,
+void RequestAuth::Audit(const grpc::ServerContextBase& context,
                         const Caller* caller, const auth::Attributes& attrs,
                         bool allowed, std::string reason) const {
   if (options_.audit == nullptr) return;

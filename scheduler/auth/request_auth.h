@@ -64,7 +64,8 @@ class RequestAuth {
   };
   explicit RequestAuth(Options options) : options_(options) {}
 
-  absl::StatusOr<Caller> Authenticate(const grpc::ServerContext& context) const;
+  absl::StatusOr<Caller> Authenticate(
+      const grpc::ServerContextBase& context) const;
 
   // What a request brings to be authenticated by.
   struct Credentials {
@@ -80,13 +81,13 @@ class RequestAuth {
       const Credentials& credentials) const;
 
   // Authenticates, then checks RBAC; records the decision for the audit log.
-  absl::StatusOr<Caller> Authorize(grpc::ServerContext* context,
+  absl::StatusOr<Caller> Authorize(grpc::ServerContextBase* context,
                                    const auth::Attributes& attrs) const;
 
   // The node a request comes from (kUnauthenticated "... requires a node
   // certificate" otherwise). In insecure mode, a caller without a
   // certificate is any node: the returned Caller's node is empty.
-  absl::StatusOr<Caller> AuthenticateNode(grpc::ServerContext* context,
+  absl::StatusOr<Caller> AuthenticateNode(grpc::ServerContextBase* context,
                                           absl::string_view what) const;
 
   // OK while `caller`'s credential still stands: a token neither deleted
@@ -102,7 +103,7 @@ class RequestAuth {
 
   // Checks a join token's credential for JoinNode (kUnauthenticated), with
   // the same limit on failures per address as every other credential.
-  absl::Status CheckJoinCredential(const grpc::ServerContext& context,
+  absl::Status CheckJoinCredential(const grpc::ServerContextBase& context,
                                    absl::string_view credential) const;
 
   bool insecure() const { return options_.insecure; }
@@ -112,7 +113,7 @@ class RequestAuth {
  private:
   // Files the request's audit record: `caller` null when authentication
   // failed; `reason` the authorization.k8s.io/reason annotation.
-  void Audit(const grpc::ServerContext& context, const Caller* caller,
+  void Audit(const grpc::ServerContextBase& context, const Caller* caller,
              const auth::Attributes& attrs, bool allowed,
              std::string reason) const;
 

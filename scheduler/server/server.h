@@ -50,10 +50,10 @@ class Server {
     int max_receive_bytes = kMaxRequestBytes;
     int max_send_bytes = 16 << 20;
     // Threads the server may use (grpc::ResourceQuota::SetMaxThreads):
-    // every call in progress holds one (an agent's stream and a watch for
-    // as long as they last), so this bounds agents + watches + calls in
-    // flight; a call beyond it is refused with RESOURCE_EXHAUSTED and
-    // agents retry with their backoff (--grpc_max_threads).
+    // every synchronous call in progress holds one (a watch for as long as
+    // it lasts; agent streams are callback streams and hold none), so this
+    // bounds watches + calls in flight; a call beyond it is refused with
+    // RESOURCE_EXHAUSTED (--grpc_max_threads).
     int max_threads = 16'384;
   };
 
