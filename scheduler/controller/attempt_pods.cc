@@ -78,9 +78,11 @@ void RetiredPods::Record(ControllerState& state, int history,
       h.set_jobset_uid(uid);
       for (auto& [attempt, kept] : attempts) {
         if (!range.Contains(attempt)) continue;
+        // A structured binding cannot be captured (C++17): a copy is.
+        const auto index = attempt;
         auto a = std::find_if(
             h.mutable_attempts()->begin(), h.mutable_attempts()->end(),
-            [&](const auto& e) { return e.attempt() == attempt; });
+            [index](const auto& e) { return e.attempt() == index; });
         if (a == h.mutable_attempts()->end()) {
           api::AttemptHistory::Attempt* added = h.add_attempts();
           added->set_attempt(attempt);
