@@ -70,13 +70,11 @@ bool AttemptPodsBuilder::Add(absl::string_view job,
     api::AttemptJob* j = record_.add_jobs();
     j->set_name(std::string(job));
     j->set_replicated_job(std::string(replicated_job));
-    job_it =
-        job_index_.emplace(std::string(job), record_.jobs_size() - 1).first;
+    job_it = job_index_.emplace(j->name(), record_.jobs_size() - 1).first;
   }
   if (node_it == node_index_.end()) {
-    record_.add_nodes(pod.node_name());
-    node_it =
-        node_index_.emplace(pod.node_name(), record_.nodes_size() - 1).first;
+    const std::string& node = *record_.add_nodes() = pod.node_name();
+    node_it = node_index_.emplace(node, record_.nodes_size() - 1).first;
   }
   api::AttemptJob* j = record_.mutable_jobs(job_it->second);
   j->mutable_uids()->append(uid->data(), kUidBytes);

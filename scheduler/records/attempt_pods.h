@@ -78,8 +78,10 @@ class AttemptPodsBuilder {
   size_t max_bytes_;
   size_t bytes_;
   int64_t pods_ = 0;
-  absl::flat_hash_map<std::string, int32_t> node_index_;
-  absl::flat_hash_map<std::string, int> job_index_;
+  // Views of the record's own strings (a repeated field's elements never
+  // move): no copy per node.
+  absl::flat_hash_map<absl::string_view, int32_t> node_index_;
+  absl::flat_hash_map<absl::string_view, int> job_index_;
 };
 
 // One pod of an attempt, as stored.
