@@ -33,7 +33,8 @@ inline constexpr int kMaxAttemptHistory = 100;
 // 1.5 MiB transaction (and the store's 3 MiB value), so that a part commits
 // with the rest of its JobSet's writes. Pods beyond are not kept, only
 // counted (AttemptPods.pods_dropped): some 25,000 pods fit, each on its own
-// node (more when nodes hold several).
+// node (more when nodes hold several). A part written when the attempt is
+// full holds only that count (some 60 bytes over).
 inline constexpr size_t kMaxAttemptPodsBytes = 1 << 20;
 // The most parts one attempt has (an erasure each: suspensions, then the
 // restart); the pods of later erasures are not kept.
