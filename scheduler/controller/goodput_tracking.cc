@@ -3,6 +3,8 @@
 // reconcile saw change (admitted, all pods running, restarted, suspended,
 // finished; progress from progress_checks.cc), kept in status.goodput.
 #include <algorithm>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +45,43 @@ void DescribeFailure(const TrackedJobSet& t, GoodputTransition& out) {
   }
 }
 
+// A restart in place: no Job failed; the attempt ends at its first failed
+// pod (by Job, then pod name).
+void DescribeInPlaceFailure(const TrackedJobSet& t, GoodputTransition& out) {
+  out.reason = "InPlaceRestart";
+  for (const auto& [name, job] : t.jobs) {
+    for (const auto& [pod_name, pod] : job.pods) {
+      if (pod.status().phase() != api::kPodFailed) continue;
+      out.pod = pod_name;
+      out.node = pod.node_name();
+      for (const api::ContainerStatus& c : pod.status().container_statuses()) {
+        if (c.exit_code() != 0) out.exit_codes.push_back(c.exit_code());
+      }
+      return;
+    }
+  }
+}
+
+// The attempt a JobSet runs, counting restarts in place too: status.restarts
+// plus the in-place attempt (T + 1 from when attempt T's pods are told to
+// stop, docs/controller.md).
+int32_t GoodputAttempt(const api::JobSetStatus& s) {
+  int32_t in_place = s.current_in_place_restart_attempt();
+  if (s.has_previous_in_place_restart_attempt()) {
+    in_place = std::max(in_place, s.previous_in_place_restart_attempt() + 1);
+  }
+  return s.restarts() + in_place;
+}
+
+// A restart in place began in this reconcile: previousInPlaceRestartAttempt
+// rose from `previous`.
+bool InPlaceRestartBegan(std::optional<int32_t> previous,
+                         const api::JobSetStatus& now) {
+  return now.has_previous_in_place_restart_attempt() &&
+         (!previous.has_value() ||
+          now.previous_in_place_restart_attempt() > *previous);
+}
+
 absl::Time SubmittedAt(const api::JobSet& jobset) {
   return absl::FromUnixSeconds(
       jobset.metadata().creation_timestamp().seconds());
@@ -64,12 +103,13 @@ resilience::GoodputLedger& ReconcilePass::Goodput(TrackedJobSet& t) {
 }
 
 void ReconcilePass::TrackGoodput(TrackedJobSet& t,
-                                 const api::JobSetStatus& before) {
+                                 const api::JobSetStatus& before,
+                                 std::optional<int32_t> in_place_previous) {
   resilience::GoodputLedger& ledger = Goodput(t);
   const api::JobSetStatus& status = t.jobset.status();
   GoodputTransition tr;
   tr.time = now_;
-  tr.attempt = status.restarts();
+  tr.attempt = GoodputAttempt(status);
   // A new ledger is stored once; after that only what a transition changed.
   bool changed = !status.has_goodput();
   if (!status.terminal_state().empty()) {
@@ -94,6 +134,11 @@ void ReconcilePass::TrackGoodput(TrackedJobSet& t,
       GoodputTransition failed = tr;
       failed.event = GoodputEvent::kAttemptFailed;
       DescribeFailure(t, failed);
+      changed |= ledger.Apply(failed);
+    } else if (InPlaceRestartBegan(in_place_previous, status)) {
+      GoodputTransition failed = tr;
+      failed.event = GoodputEvent::kAttemptFailed;
+      DescribeInPlaceFailure(t, failed);
       changed |= ledger.Apply(failed);
     }
     if (JobSetPodsReady(t.jobset)) {

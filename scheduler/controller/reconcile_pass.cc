@@ -77,6 +77,11 @@ void ReconcilePass::RestartInPlace(TrackedJobSet& t) {
 void ReconcilePass::ReconcileOne(TrackedJobSet& t) {
   // A restart in place looks at the reports first: a pod stopping for it is
   // not finished, and a failure restarts the JobSet instead of one pod.
+  const api::JobSetStatus& status = t.jobset.status();
+  const std::optional<int32_t> in_place_previous =
+      status.has_previous_in_place_restart_attempt()
+          ? std::optional(status.previous_in_place_restart_attempt())
+          : std::nullopt;
   if (InPlace(t)) RestartInPlace(t);
   for (JobSetEvent& e : t.pod_events.Take()) writes_.Event(t.key, std::move(e));
   // Agents' reports: persist them, and let stopped pods go.
@@ -165,7 +170,7 @@ void ReconcilePass::ReconcileOne(TrackedJobSet& t) {
     }
     if (!changed && t.dirty_jobs.empty()) break;
   }
-  TrackGoodput(t, before);
+  TrackGoodput(t, before, in_place_previous);
   if (parts_.metrics != nullptr) {
     RecordReconcile(*parts_.metrics, t, before, decided, now_);
   }

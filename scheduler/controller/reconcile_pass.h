@@ -110,7 +110,11 @@ class ReconcilePass {
   // what this reconcile changed since `before`, fed to it; a progress
   // transition fed to it; the ledger written to status.goodput if changed.
   resilience::GoodputLedger& Goodput(TrackedJobSet& t);
-  void TrackGoodput(TrackedJobSet& t, const api::JobSetStatus& before);
+  // `in_place_previous`: status.previousInPlaceRestartAttempt before this
+  // reconcile's restart in place step (a restart in place began when it
+  // rises).
+  void TrackGoodput(TrackedJobSet& t, const api::JobSetStatus& before,
+                    std::optional<int32_t> in_place_previous);
   void FeedGoodput(TrackedJobSet& t, const resilience::GoodputTransition& tr);
   void StoreGoodput(TrackedJobSet& t);
   // The Job layer, over the Jobs in t.dirty_jobs.

@@ -530,6 +530,9 @@ class HotSpareTest : public ResilienceTest {
       r.in_place_restart_attempt =
           std::stoi(Annotation(pod, kInPlaceRestartAttemptKey));
       r.status.set_phase("Running");
+      api::Condition* ready = r.status.add_conditions();
+      ready->set_type("Ready");
+      ready->set_status("True");
       core_->OnPodReport(r);
     }
   }
@@ -555,11 +558,21 @@ TEST_F(HotSpareTest, InPlaceRestartAroundTheSpare) {
   EXPECT_THAT(fleet_.stopped, SizeIs(2));
   for (const auto& [uid, node] : Nodes())
     EXPECT_TRUE(first.contains(uid)) << "started before the barrier: " << node;
+  clock_.Advance(absl::Seconds(5));
   ConfirmStops();
   Settle();
   RunAllInPlace();
   Settle();
   const api::JobSet& js = Get();
+  // Goodput counts the restart in place as an attempt: its 5 s at the
+  // barrier are Restarting, not Productive.
+  const api::GoodputStatus& g = js.status().goodput();
+  EXPECT_EQ(g.phase(), "Productive") << g.DebugString();
+  EXPECT_EQ(g.restarting().seconds(), 5) << g.DebugString();
+  ASSERT_EQ(g.attempts_size(), 2) << g.DebugString();
+  EXPECT_EQ(g.attempts(0).reason(), "InPlaceRestart");
+  EXPECT_EQ(g.attempts(0).first_failed_node(), *Hosts({0}).begin());
+  EXPECT_EQ(g.attempts(1).index(), 1);
   EXPECT_EQ(js.status().restarts(), 0) << "nothing was recreated";
   EXPECT_EQ(js.status().current_in_place_restart_attempt(), 1);
   const std::map<std::string, std::string> second = Nodes();
