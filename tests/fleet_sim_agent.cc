@@ -191,7 +191,12 @@ void SimAgent::SetIdentity(const std::string& key_pem,
   credentials_ = grpc::SslCredentials(ssl);
 }
 
-void SimAgent::Start() { Connect(); }
+void SimAgent::Start() {
+  // On the one connector thread, as every reconnect: streams opened from
+  // many threads at once made jobsetd's TLS handshakes fail in numbers
+  // (docs/benchmarks.md, "Fleet (issue 42)").
+  fleet_->connects().At(absl::Now(), [this] { Connect(); });
+}
 
 void SimAgent::BeginShutdown() {
   Effects e;
@@ -227,7 +232,7 @@ void SimAgent::Resume() {
     silent_ = false;
     if (stream_ == nullptr) {
       backoff_ = fleet_->options().min_backoff;
-      fleet_->timers().At(absl::Now(), [this] { Connect(); });
+      fleet_->connects().At(absl::Now(), [this] { Connect(); });
       return;
     }
     // The stream it kept while silent ends; OnStreamDone reconnects.
@@ -612,7 +617,7 @@ void SimAgent::OnStreamDone(AgentStream* stream, const grpc::Status& status) {
   // shortest backoff, else doubling up to the longest.
   const absl::Duration wait = backoff_;
   backoff_ = std::min(backoff_ * 2, fleet_->options().max_backoff);
-  fleet_->timers().At(absl::Now() + wait, [this] { Connect(); });
+  fleet_->connects().At(absl::Now() + wait, [this] { Connect(); });
 }
 
 Fleet::Fleet(Options options) : options_(std::move(options)) {
@@ -621,6 +626,7 @@ Fleet::Fleet(Options options) : options_(std::move(options)) {
   for (int i = 0; i < options_.agents; ++i)
     agents_.push_back(std::make_unique<SimAgent>(this, i));
   timers_.Start();
+  connects_.Start();
 }
 
 Fleet::~Fleet() { Shutdown(); }
@@ -629,6 +635,7 @@ void Fleet::Shutdown() {
   // Every stream cancelled first, then each waited for.
   for (auto& agent : agents_) agent->BeginShutdown();
   for (auto& agent : agents_) agent->Shutdown();
+  connects_.Stop();
   timers_.Stop();
 }
 

@@ -66,7 +66,7 @@ class SimAgent {
   // Call before Start.
   void SetIdentity(const std::string& key_pem, const std::string& cert_pem,
                    const std::string& ca_pem);
-  // Opens the first stream.
+  // Opens the first stream (on the fleet's connector thread).
   void Start();
   // Stops reconnecting and cancels the stream, without waiting.
   void BeginShutdown();
@@ -218,7 +218,11 @@ class Fleet {
 
   const Options& options() const { return options_; }
   FleetRecorder& recorder() { return recorder_; }
+  // Heartbeats, deadlines, workloads' exits.
   TimerQueue& timers() { return timers_; }
+  // Reconnects: each builds a TLS channel, which must not hold up the
+  // heartbeats of the agents still connected during a reconnect storm.
+  TimerQueue& connects() { return connects_; }
 
  private:
   friend class SimAgent;
@@ -233,6 +237,7 @@ class Fleet {
   const Options options_;
   FleetRecorder recorder_;
   TimerQueue timers_;
+  TimerQueue connects_;
   std::shared_ptr<grpc::Channel> keeper_;
   std::vector<std::unique_ptr<SimAgent>> agents_;
   std::atomic<int> welcomed_ = 0;

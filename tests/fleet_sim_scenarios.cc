@@ -424,6 +424,9 @@ Result Bench::Reconnect() {
   }
   w.End(&r);
   const FleetRecorder::Counts after = fleet_->recorder().counts();
+  // How the agents' attempts ended while jobsetd was away and back.
+  r.notes.push_back(absl::StrCat(
+      "stream ends: ", absl::StrJoin(fleet_->recorder().TopErrors(4), "; ")));
   r.Add("down", Seconds(serving - killed), "s");
   r.Add("kill_to_all_welcomed", Seconds(all_welcomed - killed), "s");
   r.Add("kill_to_all_ready", Seconds(ready - killed), "s");

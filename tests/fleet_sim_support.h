@@ -64,8 +64,9 @@ struct NodeShape {
 std::string SimNodeName(int index);
 api::NodeRegistration SimNode(int index, const NodeShape& shape);
 
-// Runs callbacks at given times on one thread of its own; a callback
-// should be short (it enqueues a message or opens a stream). Thread-safe.
+// Runs callbacks at given times, in time order, on a thread of its own; a
+// callback should be short (it enqueues a message, or opens a stream).
+// Thread-safe.
 class TimerQueue {
  public:
   TimerQueue() = default;
