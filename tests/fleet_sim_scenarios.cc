@@ -257,11 +257,15 @@ bool Bench::AwaitFleet(absl::Duration timeout, Result* r) {
     fleet_->recorder().ClearErrors();  // each scenario's own
     return true;
   }
+  // The scenario runs on the agents there are (its figures say how many),
+  // unless too few are left to place anything.
   r->Fail(absl::StrCat("only ", fleet_->welcomed(), " of ", want,
                        " agents welcomed after ", absl::FormatDuration(timeout),
                        "; ",
                        absl::StrJoin(fleet_->recorder().TopErrors(3), "; ")));
-  return false;
+  r->Add("agents_welcomed", fleet_->welcomed());
+  fleet_->recorder().ClearErrors();
+  return fleet_->welcomed() >= std::min(want, 64);
 }
 
 bool Bench::CreateAll(const std::vector<api::JobSet>& jobsets, Result* r) {

@@ -121,7 +121,8 @@ class Bench {
   // Deletes the JobSets of scenario `run` and waits until the agents hold
   // no pods (bounded).
   void CleanUp(const std::string& run, Result* r);
-  // Waits until every agent not silenced is welcomed (bounded).
+  // Waits until every agent not silenced is welcomed (bounded); short of
+  // that, notes it and says whether enough are (64) to run on.
   bool AwaitFleet(absl::Duration timeout, Result* r);
   void SampleLoop();
   int64_t TakePeakRss();
