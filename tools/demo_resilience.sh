@@ -227,6 +227,16 @@ run_until_straggler() {
     ctl describe jobset "$name" >&2
     exit 1
   fi
+  # With Replace ($4: Stopped,Straggler) the flagged pod's stop is shown too: it is ordered in
+  # the pass that flags it, its agent's report may come a moment later.
+  if [ -n "${4:-}" ]; then
+    for _ in $(seq 1 100); do
+      grep -q "$4" <<<"$table" && break
+      sleep 0.1
+      table=$(ctl get pods --jobset "$name" -l jobset.sigs.k8s.io/restart-attempt=0 -o wide \
+        2>/dev/null || true)
+    done
+  fi
   echo "== $(date +%T.%2N) flagged $(seconds_between "$slowed_at" "$flagged_at") s after the node" \
     "turned slow (window 10s)"
   echo "-- jobsetctl get pods --jobset $name -o wide"
@@ -275,10 +285,10 @@ resilience_replace_scene() {
   echo "   examples/resilience-straggler.yaml: the same with jobsetd.io/straggler-action: Replace"
   echo "   (restartStrategy BlockingRecreate). Four nodes, three ranks: one node is spare."
   run_until_straggler "$name" "$(example_file examples/resilience-straggler.yaml)" \
-    examples/resilience-straggler.yaml
+    examples/resilience-straggler.yaml "Stopped,Straggler"
   local slow_pod pod
   slow_pod=$rank1_pod
-  echo "   (Stopped: replaced in the same step as flagged; each rank saves a checkpoint as it stops)"
+  echo "   (Stopped: stopped for its replacement as it is flagged; each rank saves a checkpoint as it stops)"
   show_events "$name"
   show_stragglers_metric
   echo "== the gang restarts without $slow"
