@@ -99,22 +99,31 @@ show_log_lines() {
   grep -E "$2" <<<"$out" | sed "s|^|   ${1%/*}: |" || true
 }
 
-# Waits up to 90 s until JobSet $1 has finished; exits 1 unless it completed after exactly
-# one restart.
-expect_completed_after_one_restart() {
-  local restarts _
+# expect_completed NAME RESTARTS: waits up to 90 s for NAME to end; fails the demo unless it
+# Completed after exactly RESTARTS restarts.
+expect_completed() {
+  local restarts state _
   for _ in $(seq 1 450); do
     state=$(jobset_field "$1" 'js["status"].get("terminalState", "")')
     [ -n "$state" ] && break
     sleep 0.2
   done
   restarts=$(jobset_field "$1" 'js["status"].get("restarts", 0)')
-  if [ "$state" != Completed ] || [ "$restarts" != 1 ]; then
-    echo "tools/demo: $1 ended '${state:-not finished}' after $restarts restart(s), not Completed after 1" >&2
+  if [ "$state" != Completed ] || [ "$restarts" != "$2" ]; then
+    echo "tools/demo: $1 ended '${state:-not finished}' after $restarts restart(s), not Completed after $2" >&2
     ctl describe jobset "$1" >&2
     exit 1
   fi
+}
+expect_completed_after_one_restart() {
+  expect_completed "$1" 1
   echo "== $(date +%T) $1 completed after 1 restart"
+}
+# status.restarts 0: restarts in place are not recreations.
+expect_completed_without_restart() {
+  expect_completed "$1" 0
+  echo "== $(date +%T) $1 completed (status.restarts 0; in-place attempt" \
+    "$(jobset_field "$1" 'js["status"].get("currentInPlaceRestartAttempt", 0)'))"
 }
 
 resilience_hang_scene() {
@@ -536,25 +545,6 @@ resilience_spare_scene() {
   echo "-- $victim's host comes back: its agent removes the pod jobsetd no longer wants"
   revive_host "$victim"
   echo "   $victim: no pods left"
-}
-
-# Waits up to 60 s until JobSet $1 has finished; exits 1 unless it completed with no restart
-# (status.restarts 0: restarts in place are not recreations).
-expect_completed_without_restart() {
-  local restarts state _
-  for _ in $(seq 1 300); do
-    state=$(jobset_field "$1" 'js["status"].get("terminalState", "")')
-    [ -n "$state" ] && break
-    sleep 0.2
-  done
-  restarts=$(jobset_field "$1" 'js["status"].get("restarts", 0)')
-  if [ "$state" != Completed ] || [ "$restarts" != 0 ]; then
-    echo "tools/demo: $1 ended '${state:-not finished}' after $restarts restart(s)" >&2
-    ctl describe jobset "$1" >&2
-    exit 1
-  fi
-  echo "== $(date +%T) $1 completed (status.restarts 0; in-place attempt" \
-    "$(jobset_field "$1" 'js["status"].get("currentInPlaceRestartAttempt", 0)'))"
 }
 
 resilience_demo() {
