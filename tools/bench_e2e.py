@@ -472,17 +472,26 @@ def terminate(procs, grace=10):
             p.wait(timeout=10)
 
 
-def kill_strays(token, keep):
-    """SIGKILLs processes whose environment contains `token` (this run's scratch path), but `keep`."""
+def strays(token, keep):
+    """The pids of processes whose environment contains `token` (a run's scratch path), but
+    `keep` and this one."""
     needle = token.encode()
     for entry in os.listdir("/proc"):
         if not entry.isdigit() or int(entry) in keep or int(entry) == os.getpid():
             continue
         try:
             with open(f"/proc/{entry}/environ", "rb") as f:
-                if needle not in f.read():
-                    continue
-            os.kill(int(entry), signal.SIGKILL)
+                if needle in f.read():
+                    yield int(entry)
+        except OSError:
+            continue
+
+
+def kill_strays(token, keep):
+    """SIGKILLs processes whose environment contains `token` (this run's scratch path), but `keep`."""
+    for pid in strays(token, keep):
+        try:
+            os.kill(pid, signal.SIGKILL)
         except OSError:
             continue
 
