@@ -5,13 +5,15 @@ client call and pod stamp recorded, and tools/soak_check.py's invariants checked
   tools/soak [--duration 10m] [--seed N] [--agents 6] [--keep] ...
   /usr/bin/python3 tools/soak.py --bin DIR [--python DIR] ...   (DIR: a bazel-bin)
 
-What runs: a secure jobsetd (RocksDB, fsync on, its data dir on a tmpfs of --disk_mib that a
-fault fills) on a fixed loopback port, --agents jobset-agents (process runtime, --lease set
-below the node-lost timeout), each dialing jobsetd through its own TCP proxy; --clients
+What runs (tools/soak_cluster.py): a secure jobsetd (RocksDB, fsync on, its data dir on a
+tmpfs of --disk_mib that a fault fills) on a fixed loopback port, or with --ha three replicas
+on a private 3-member etcd; --agents jobset-agents (process runtime, --lease set below the
+node-lost timeout), each dialing jobsetd through TCP proxies of its own; --clients
 workers creating JobSets of every shape in tools/soak_workload.py (with same-name retries),
 getting, listing, suspending, resuming and deleting them; --watchers watching every JobSet.
-Faults, one at a time every --fault_every (each kind once first, then at random):
-  jobsetd_kill      kill -9 of jobsetd, restarted on its port and data dir
+Faults (tools/soak_faults.py), one at a time every --fault_every (each kind once first, then
+at random):
+  jobsetd_kill      kill -9 of jobsetd (the leader with --ha), restarted on its port and data
   agent_kill        kill -9 of an agent, restarted 1 s later (its pods live on in their shims)
   agent_kill_long   the same, restarted after the node-lost timeout
   agent_stop        SIGSTOP of an agent for 2-8 s, then SIGCONT
@@ -21,6 +23,7 @@ Faults, one at a time every --fault_every (each kind once first, then at random)
   disk_full         jobsetd's data filesystem filled for 3 s (jobsetd is restarted if it exits)
   failpoint         jobsetd restarted with a failpoint armed to crash it at its 2nd-5th hit
                     (JOBSET_FAILPOINTS; only where the build has failpoints, see --failpoints)
+  etcd_kill         with --ha: kill -9 of an etcd member (by local-etcd), started again 2-6 s later
 Then every fault is healed, the work drains (--drain), a full List is taken, everything is
 stopped, and the checker runs. It prints the faults by kind, the operations by kind and
 outcome, and each invariant's result; the exit status is 1 on any violation, with the seed.
@@ -32,7 +35,6 @@ import json
 import os
 import random
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -43,14 +45,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_e2e as e2e  # noqa: E402
 import soak_big_store  # noqa: E402
 import soak_check  # noqa: E402
+import soak_cluster  # noqa: E402
 import soak_faults  # noqa: E402
 import soak_workload  # noqa: E402
-
-NODE_LOST_S = 5
-LEASE_S = 3
-FAULT_KINDS = ("jobsetd_kill", "agent_kill", "agent_kill_long", "agent_stop", "proxy_blackhole",
-               "proxy_delay", "proxy_reset", "disk_full", "failpoint")
-
 
 def say(text):
     e2e.say(text)
@@ -70,92 +67,6 @@ class History:
 
     def close(self):
         self._f.close()
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class SoakCluster(e2e.Cluster):
-    """bench_e2e's cluster with jobsetd on a fixed port and data dir it can be restarted on,
-    agents behind proxies, and a data filesystem that can be filled."""
-
-    def __init__(self, args, scratch, history):
-        super().__init__(args.bin, scratch, args.agents, args.jobsetd_flag, args.agent_flag)
-        self.history = history
-        self.port = free_port()
-        self.disk = soak_faults.SmallDisk(self.data, args.disk_mib)
-        self.proxies = {}
-        self.failpoints = ""  # JOBSET_FAILPOINTS of the next start
-        self.incarnations = 0
-
-    def start(self):
-        self.start_jobsetd()
-        if not self.wait_serving(60):
-            raise e2e.Failed(f"jobsetd does not serve; see {self.scratch}/jobsetd.log")
-        for i in range(1, self.nodes + 1):
-            node = f"node-{i}"
-            self.proxies[node] = soak_faults.Proxy(("127.0.0.1", self.port))
-            self.start_agent(node)
-        self.wait_ready(30 + self.nodes)
-
-    def start_jobsetd(self):
-        self.incarnations += 1
-        env = dict(self.env)
-        if self.failpoints:
-            env["JOBSET_FAILPOINTS"] = self.failpoints
-        log = os.path.join(self.scratch, "jobsetd.log")
-        with open(log, "ab") as out:
-            out.write(f"==== start {self.incarnations} failpoints={self.failpoints!r}\n".encode())
-            self.jobsetd = subprocess.Popen(
-                [self.bin["jobsetd"], f"--listen=127.0.0.1:{self.port}", f"--data_dir={self.data}",
-                 "--metrics_listen=127.0.0.1:0", f"--node_lost_timeout={NODE_LOST_S}s",
-                 "--heartbeat_interval=1s", "--restart_grace=10s",
-                 f"--allowed_host_paths={self.marks}", *self.jobsetd_flags],
-                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env,
-                start_new_session=True)
-        self.address = f"127.0.0.1:{self.port}"
-
-    def wait_serving(self, seconds=30):
-        """Until jobsetd answers a list (it may crash meanwhile: then False)."""
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            if self.jobsetd.poll() is not None:
-                return False
-            try:
-                if all(os.path.exists(os.path.join(self.data, f)) for f in ("admin.conf", "join-token")) and \
-                        self.ctl("get", "jobsets", "-o", "name", timeout=10, check=False).returncode == 0:
-                    return True
-            except e2e.Failed:  # jobsetctl timed out
-                pass
-            time.sleep(0.2)
-        return False
-
-    def start_agent(self, node):
-        i = int(node.split("-")[1])
-        host = i + 1
-        self.agents[node] = self._spawn([
-            self.bin["agent"], f"--scheduler=127.0.0.1:{self.proxies[node].port}", f"--node_name={node}",
-            f"--address=127.0.{host // 256}.{host % 256}", f"--capacity=cpu={e2e.CPU_PER_NODE},memory=8Gi",
-            f"--labels=cloud.google.com/gke-nodepool=slice-{(i - 1) // 2}", f"--lease={LEASE_S}s",
-            f"--work_dir={os.path.join(self.scratch, node)}", f"--shim={self.bin['shim']}",
-            f"--join_token_file={os.path.join(self.data, 'join-token')}", *self.agent_flags], f"{node}.log")
-
-    def alive(self):
-        return True  # jobsetd may be down on purpose; callers look at self.jobsetd themselves
-
-    def sample(self):
-        """jobsetd's RSS and open fds, into the history."""
-        pid = self.jobsetd.pid
-        try:
-            with open(f"/proc/{pid}/status") as f:
-                rss = next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
-            fds = len(os.listdir(f"/proc/{pid}/fd"))
-        except (OSError, StopIteration, ValueError):
-            return
-        self.history.write({"op": "sample", "pid": pid, "rss_kb": rss, "fds": fds, "t": time.monotonic()})
 
 
 def jobset_state(js):
@@ -200,7 +111,8 @@ class Workload:
         self.threads = []
 
     def client(self, timeout=10.0):
-        return self.js.Client.from_config(os.path.join(self.cluster.data, "admin.conf"), timeout=timeout)
+        return self.js.Client.from_config(os.path.join(self.cluster.data, "admin.conf"), timeout=timeout,
+                                          server=self.cluster.server_list())
 
     def start(self):
         for w in range(self.args.clients):
@@ -350,156 +262,6 @@ class Workload:
         client.close()
 
 
-class Faults:
-    """The fault loop and jobsetd's supervisor (it restarts a jobsetd that exited)."""
-
-    def __init__(self, args, cluster, history):
-        self.args = args
-        self.c = cluster
-        self.history = history
-        self.rng = random.Random(f"{args.seed}-faults")
-        self.lock = threading.Lock()  # held while jobsetd or an agent is killed and restarted
-        self.counts = collections.Counter()
-        self.stop = threading.Event()
-        self.expected_exit_until = 0.0  # jobsetd may exit on its own until then (disk full, failpoint)
-        self.down = set()  # agents killed on purpose, not yet restarted
-        self.kinds = [k for k in FAULT_KINDS if k != "failpoint" or args.failpoints]
-        if not self.c.disk.available:
-            say(f"disk_full left out: {self.c.disk.why}")
-            self.kinds.remove("disk_full")
-
-    def record(self, kind, target, t0, w0, **extra):
-        self.counts[kind] += 1
-        self.history.write({"op": "fault", "kind": kind, "target": target, "t0": t0, "t1": time.monotonic(),
-                            "w0": w0, "w1": time.time(), **extra})
-
-    def run(self, until):
-        order = list(self.kinds)
-        self.rng.shuffle(order)
-        # Every kind once, even past `until`, then at random until then.
-        while not self.stop.wait(self.rng.uniform(0.5, 1.5) * self.args.fault_every) and \
-                (order or time.monotonic() < until):
-            kind = order.pop(0) if order else self.rng.choice(self.kinds)
-            try:
-                getattr(self, kind)()
-            except e2e.Failed as e:
-                say(f"fault {kind}: {e}")
-
-    def restart_jobsetd(self, failpoints=""):
-        with self.lock:
-            if self.c.jobsetd.poll() is None:
-                self.c.jobsetd.kill()
-            self.c.jobsetd.wait()
-            self.c.failpoints = failpoints
-            self.c.start_jobsetd()
-        return self.c.wait_serving(60)
-
-    def jobsetd_kill(self):
-        t0, w0 = time.monotonic(), time.time()
-        up = self.restart_jobsetd()
-        self.record("jobsetd_kill", "jobsetd", t0, w0, serving_after_s=round(time.monotonic() - t0, 3), up=up)
-
-    def failpoint(self):
-        name = self.rng.choice(self.args.failpoints)
-        hits = self.rng.randint(2, 5)
-        t0, w0 = time.monotonic(), time.time()
-        self.expected_exit_until = time.monotonic() + 3600
-        self.restart_jobsetd(f"{name}={hits - 1}*off->crash")
-        armed = self.c.jobsetd  # the supervisor may replace it once it crashed
-        end = time.monotonic() + 20
-        while time.monotonic() < end and armed.poll() is None:
-            time.sleep(0.1)
-        crashed = armed.poll() is not None
-        self.restart_jobsetd()  # unarmed
-        self.expected_exit_until = time.monotonic() + 2
-        self.record("failpoint", name, t0, w0, crashed=crashed)
-
-    def _agent(self):
-        return self.rng.choice(sorted(self.c.agents))
-
-    def agent_kill(self, down_s=1.0, kind="agent_kill"):
-        node = self._agent()
-        t0, w0 = time.monotonic(), time.time()
-        with self.lock:
-            self.down.add(node)
-            self.c.agents[node].kill()
-            self.c.agents[node].wait()
-        time.sleep(down_s)
-        with self.lock:
-            self.c.start_agent(node)
-            self.down.discard(node)
-        self.record(kind, node, t0, w0, down_s=down_s)
-
-    def agent_kill_long(self):
-        self.agent_kill(NODE_LOST_S + 2 + self.rng.uniform(0, 3), "agent_kill_long")
-
-    def agent_stop(self):
-        node = self._agent()
-        t0, w0 = time.monotonic(), time.time()
-        down = self.rng.uniform(2, 8)
-        self.c.agents[node].send_signal(signal.SIGSTOP)
-        time.sleep(down)
-        self.c.agents[node].send_signal(signal.SIGCONT)
-        self.record("agent_stop", node, t0, w0, down_s=round(down, 2))
-
-    def proxy_blackhole(self):
-        node = self._agent()
-        t0, w0 = time.monotonic(), time.time()
-        down = self.rng.uniform(2, 8)
-        self.c.proxies[node].mode = "blackhole"
-        time.sleep(down)
-        self.c.proxies[node].mode = "pass"
-        self.c.proxies[node].reset()  # what was cut off stays cut off; the agent dials again
-        self.record("proxy_blackhole", node, t0, w0, down_s=round(down, 2))
-
-    def proxy_delay(self):
-        node = self._agent()
-        t0, w0 = time.monotonic(), time.time()
-        p = self.c.proxies[node]
-        p.delay_s, p.mode = self.rng.uniform(0.05, 0.5), "delay"
-        time.sleep(5)
-        p.mode = "pass"
-        self.record("proxy_delay", node, t0, w0, delay_s=round(p.delay_s, 3))
-
-    def proxy_reset(self):
-        node = self._agent()
-        t0, w0 = time.monotonic(), time.time()
-        self.c.proxies[node].reset()
-        self.record("proxy_reset", node, t0, w0)
-
-    def disk_full(self):
-        t0, w0 = time.monotonic(), time.time()
-        self.expected_exit_until = time.monotonic() + 3600
-        written = self.c.disk.fill()
-        time.sleep(3)
-        self.c.disk.drain()
-        self.expected_exit_until = time.monotonic() + 5
-        self.record("disk_full", "jobsetd", t0, w0, filled_mib=round(written / 2**20, 1))
-
-    def supervise(self):
-        """Restarts jobsetd when it exits on its own; an exit outside a disk-full or failpoint
-        fault is recorded as unexpected, as is any agent's exit the soak did not cause."""
-        while not self.stop.wait(0.5):
-            with self.lock:
-                rc = self.c.jobsetd.poll()
-                if rc is not None:
-                    expected = time.monotonic() < self.expected_exit_until
-                    self.history.write({"op": "exit", "who": "jobsetd", "rc": rc, "expected": expected,
-                                        "t": time.monotonic()})
-                    self.c.failpoints = ""
-                    self.c.start_jobsetd()
-                for node, p in self.c.agents.items():
-                    if p.poll() is not None and node not in self.down:
-                        self.history.write({"op": "exit", "who": node, "rc": p.returncode, "expected": False,
-                                            "t": time.monotonic()})
-                        self.c.start_agent(node)
-            time.sleep(1.0 if rc is not None else 0)
-
-    def sample(self):
-        while not self.stop.wait(2.0):
-            self.c.sample()
-
-
 def drain(cluster, workload, seconds):
     """Resumes what is suspended and waits until every JobSet has finished and every TTL'd one
     is gone, at most `seconds`; returns the final List's states and every pod."""
@@ -610,18 +372,26 @@ def main():
     ap.add_argument("--watchers", type=int, default=2)
     ap.add_argument("--max_live", type=int, default=8, help="JobSets not yet finished at once, at most")
     ap.add_argument("--fault_every", type=parse_duration, default=6.0, help="mean time between faults")
+    ap.add_argument("--faults", default=",".join(soak_faults.Faults.KINDS),
+                    help="the fault kinds to inject (comma-separated; default every kind)")
     ap.add_argument("--failpoints", default="", help="comma-separated failpoint names the failpoint fault arms")
     ap.add_argument("--disk_mib", type=int, default=256, help="size of jobsetd's data filesystem")
     ap.add_argument("--drain", type=parse_duration, default=120.0, help="how long to wait for the work to finish")
     ap.add_argument("--jobsetd-flag", dest="jobsetd_flag", action="append", default=[])
     ap.add_argument("--agent-flag", dest="agent_flag", action="append", default=[])
     ap.add_argument("--keep", action="store_true", help="keep the run's folder (history, logs, stamps)")
+    ap.add_argument("--ha", action="store_true",
+                    help="three jobsetd replicas on a private 3-member etcd (kills hit the leader; etcd_kill)")
     ap.add_argument("--big_store", type=int, default=0,
                     help="instead of the soak: L3, a kill -9 restart of jobsetd holding this many JobSets")
     args = ap.parse_args()
     if args.seed is None:
         args.seed = int(time.time()) % 1000000
     args.failpoints = [f for f in args.failpoints.split(",") if f]
+    args.faults = [f for f in args.faults.split(",") if f]
+    unknown = set(args.faults) - set(soak_faults.Faults.KINDS)
+    if unknown:
+        ap.error(f"--faults: unknown kinds {sorted(unknown)}; known: {','.join(soak_faults.Faults.KINDS)}")
     if args.big_store:
         room = args.big_store + args.agents + 1000
         args.jobsetd_flag += [f"--max_jobsets={room}", f"--max_jobsets_per_namespace={room}"]
@@ -638,7 +408,7 @@ def main():
     cluster = workload = faults = None
     results = None
     try:
-        cluster = SoakCluster(args, scratch, history)
+        cluster = soak_cluster.SoakCluster(args, scratch, history)
         cluster.start()
         say(f"jobsetd on {cluster.address}, {args.agents} agents Ready")
         if args.big_store:
@@ -648,7 +418,7 @@ def main():
                 print(f"FAIL  {b}")
             return 1 if bad else 0
         workload = Workload(args, cluster, history, jobset)
-        faults = Faults(args, cluster, history)
+        faults = soak_faults.Faults(args, cluster, history, soak_cluster.NODE_LOST_S)
         for fn in (faults.supervise, faults.sample):
             threading.Thread(target=fn, daemon=True).start()
         workload.start()
@@ -660,10 +430,7 @@ def main():
         workload.stop.set()
         for t in workload.threads[:args.clients]:
             t.join(timeout=90)
-        # Every fault healed: proxies pass, the disk drained, every process running.
-        for p in cluster.proxies.values():
-            p.mode = "pass"
-        cluster.disk.drain()
+        cluster.heal()  # proxies pass, the disk is drained, etcd's members run
         if not cluster.wait_serving(60):
             raise e2e.Failed("jobsetd does not serve after the faults stopped")
         final = drain(cluster, workload, args.drain)
@@ -687,16 +454,15 @@ def main():
             workload.stop_watch.set()
         if cluster is not None:
             say("stopping: JobSets, agents, jobsetd")
-            for p in cluster.proxies.values():
-                p.mode = "pass"
+            cluster.heal()
             cluster.stop()
-            cluster.disk.unmount()
+            if cluster.disk is not None:
+                cluster.disk.unmount()
             left = leftovers(scratch, set())
             with open(os.path.join(scratch, "leftovers.json"), "w") as f:
                 json.dump(left, f)
             e2e.kill_strays(scratch, set())
-            for p in cluster.proxies.values():
-                p.close()
+            cluster.close()
         history.close()
     if os.path.exists(os.path.join(scratch, "final.json")):
         run = soak_check.load(scratch)

@@ -10,7 +10,6 @@ import os
 import time
 import urllib.request
 
-import bench_e2e as e2e
 
 DOC = """apiVersion: jobset.x-k8s.io/v1alpha2
 kind: JobSet

@@ -1,7 +1,11 @@
-"""The soak's fault injectors: a per-agent TCP proxy (blackhole, delay, reset) and a small
-filesystem for jobsetd's data that can be filled. Used by tools/soak.py."""
+"""The soak's faults: a per-agent TCP proxy (blackhole, delay, reset), a small filesystem for
+jobsetd's data that can be filled, and the fault loop with its supervisor. Used by
+tools/soak.py and tools/soak_cluster.py."""
+import collections
 import os
+import random
 import select
+import signal
 import socket
 import struct
 import subprocess
@@ -142,3 +146,191 @@ class SmallDisk:
         if self.available:
             subprocess.run(["umount", self.path], capture_output=True)
             self.available = False
+
+
+def _say(text):
+    print(f"[{time.strftime('%H:%M:%S')}] {text}", flush=True)
+
+
+class Faults:
+    """The fault loop over a soak_cluster.SoakCluster, and its supervisor: a jobsetd or agent
+    that exits is started again (and recorded, expected or not)."""
+
+    KINDS = ("jobsetd_kill", "agent_kill", "agent_kill_long", "agent_stop", "proxy_blackhole", "proxy_delay",
+             "proxy_reset", "disk_full", "failpoint", "etcd_kill")
+
+    def __init__(self, args, cluster, history, node_lost_s):
+        self.args = args
+        self.c = cluster
+        self.history = history
+        self.node_lost_s = node_lost_s
+        self.rng = random.Random(f"{args.seed}-faults")
+        self.lock = threading.Lock()  # held while a process is killed or started
+        self.counts = collections.Counter()
+        self.stop = threading.Event()
+        self.expected_exit_until = 0.0  # jobsetd may exit on its own until then (disk full, failpoint)
+        self.down = set()  # agents and servers killed on purpose, not yet started again
+        left_out = {}
+        if cluster.ha:
+            left_out["disk_full"] = "jobsetd's data is in etcd (--ha)"
+            left_out["failpoint"] = "a restarted replica follows: its failpoints are not reached (--ha)"
+        else:
+            left_out["etcd_kill"] = "no etcd without --ha"
+            if not cluster.disk.available:
+                left_out["disk_full"] = cluster.disk.why
+        if not args.failpoints:
+            left_out.setdefault("failpoint", "no --failpoints given")
+        for kind, why in sorted(left_out.items()):
+            _say(f"{kind} left out: {why}")
+        self.kinds = [k for k in self.KINDS if k not in left_out and k in args.faults]
+
+    def record(self, kind, target, t0, w0, **extra):
+        self.counts[kind] += 1
+        self.history.write({"op": "fault", "kind": kind, "target": target, "t0": t0, "t1": time.monotonic(),
+                            "w0": w0, "w1": time.time(), **extra})
+
+    def run(self, until):
+        order = list(self.kinds)
+        self.rng.shuffle(order)
+        # Every kind once, even past `until`, then at random until then.
+        while not self.stop.wait(self.rng.uniform(0.5, 1.5) * self.args.fault_every) and \
+                (order or time.monotonic() < until):
+            kind = order.pop(0) if order else self.rng.choice(self.kinds)
+            getattr(self, kind)()
+
+    def _restart(self, server, failpoints=""):
+        """kill -9 of `server` (if it runs) and its start again; True once a leader serves."""
+        with self.lock:
+            self.down.add(server.name)
+            if server.proc is not None and server.proc.poll() is None:
+                server.proc.kill()
+            server.proc.wait()
+            self.c.failpoints = failpoints
+            self.c.start_jobsetd(server)
+            self.down.discard(server.name)
+        return self.c.wait_serving(60)
+
+    def _leader(self):
+        return next((s for s in self.c.servers if s.leads()), self.c.servers[0])
+
+    def jobsetd_kill(self):
+        t0, w0 = time.monotonic(), time.time()
+        leader = self._leader()
+        up = self._restart(leader)
+        self.record("jobsetd_kill", leader.name, t0, w0, serving_after_s=round(time.monotonic() - t0, 3), up=up)
+
+    def failpoint(self):
+        name = self.rng.choice(self.args.failpoints)
+        hits = self.rng.randint(2, 5)
+        t0, w0 = time.monotonic(), time.time()
+        self.expected_exit_until = time.monotonic() + 3600
+        server = self.c.servers[0]
+        self._restart(server, f"{name}={hits - 1}*off->crash")
+        armed = server.proc  # the supervisor replaces it once it crashed
+        end = time.monotonic() + 20
+        while time.monotonic() < end and armed.poll() is None:
+            time.sleep(0.1)
+        crashed = armed.poll() is not None
+        self._restart(server)  # unarmed
+        self.expected_exit_until = time.monotonic() + 2
+        self.record("failpoint", name, t0, w0, hits=hits, crashed=crashed)
+
+    def etcd_kill(self):
+        """A member of etcd killed and started again. The leading replica may lose its lease
+        meanwhile (its etcd client was on that member) and exit, by design: that exit is
+        expected, and the next replica leads."""
+        t0, w0 = time.monotonic(), time.time()
+        down = self.rng.uniform(2, 6)
+        self.expected_exit_until = time.monotonic() + 3600
+        self.c.etcd_signal(signal.SIGUSR1)
+        time.sleep(down)
+        self.c.etcd_signal(signal.SIGUSR2)
+        self.expected_exit_until = time.monotonic() + 10
+        self.record("etcd_kill", "etcd", t0, w0, down_s=round(down, 2))
+
+    def _agent(self):
+        return self.rng.choice(sorted(self.c.agents))
+
+    def agent_kill(self, down_s=1.0, kind="agent_kill"):
+        node = self._agent()
+        t0, w0 = time.monotonic(), time.time()
+        with self.lock:
+            self.down.add(node)
+            self.c.agents[node].kill()
+            self.c.agents[node].wait()
+        time.sleep(down_s)
+        with self.lock:
+            self.c.start_agent(node)
+            self.down.discard(node)
+        self.record(kind, node, t0, w0, down_s=round(down_s, 2))
+
+    def agent_kill_long(self):
+        self.agent_kill(self.node_lost_s + 2 + self.rng.uniform(0, 3), "agent_kill_long")
+
+    def agent_stop(self):
+        node = self._agent()
+        t0, w0 = time.monotonic(), time.time()
+        down = self.rng.uniform(2, 8)
+        self.c.agents[node].send_signal(signal.SIGSTOP)
+        time.sleep(down)
+        self.c.agents[node].send_signal(signal.SIGCONT)
+        self.record("agent_stop", node, t0, w0, down_s=round(down, 2))
+
+    def _proxies(self, mode, seconds, delay_s=0.0):
+        node = self._agent()
+        t0, w0 = time.monotonic(), time.time()
+        for p in self.c.proxies[node]:
+            p.delay_s, p.mode = delay_s, mode
+        time.sleep(seconds)
+        for p in self.c.proxies[node]:
+            p.mode = "pass"
+            if mode == "blackhole":
+                p.reset()  # what was cut off stays cut off; the agent dials again
+        return node, t0, w0
+
+    def proxy_blackhole(self):
+        down = self.rng.uniform(2, 8)
+        node, t0, w0 = self._proxies("blackhole", down)
+        self.record("proxy_blackhole", node, t0, w0, down_s=round(down, 2))
+
+    def proxy_delay(self):
+        delay = self.rng.uniform(0.05, 0.5)
+        node, t0, w0 = self._proxies("delay", 5, delay)
+        self.record("proxy_delay", node, t0, w0, delay_s=round(delay, 3))
+
+    def proxy_reset(self):
+        node = self._agent()
+        t0, w0 = time.monotonic(), time.time()
+        for p in self.c.proxies[node]:
+            p.reset()
+        self.record("proxy_reset", node, t0, w0)
+
+    def disk_full(self):
+        t0, w0 = time.monotonic(), time.time()
+        self.expected_exit_until = time.monotonic() + 3600
+        written = self.c.disk.fill()
+        time.sleep(3)
+        self.c.disk.drain()
+        self.expected_exit_until = time.monotonic() + 5
+        self.record("disk_full", "jobsetd", t0, w0, filled_mib=round(written / 2**20, 1))
+
+    def supervise(self):
+        """Starts again a jobsetd or agent that exited on its own; a jobsetd's exit outside a
+        disk-full or failpoint fault, and every agent's, is recorded as unexpected."""
+        while not self.stop.wait(0.5):
+            with self.lock:
+                for s in self.c.servers:
+                    if s.proc.poll() is not None and s.name not in self.down:
+                        self.history.write({"op": "exit", "who": s.name, "rc": s.proc.returncode, "t": time.monotonic(),
+                                            "expected": time.monotonic() < self.expected_exit_until})
+                        self.c.failpoints = ""
+                        self.c.start_jobsetd(s)
+                for node, p in self.c.agents.items():
+                    if p.poll() is not None and node not in self.down:
+                        self.history.write({"op": "exit", "who": node, "rc": p.returncode, "expected": False,
+                                            "t": time.monotonic()})
+                        self.c.start_agent(node)
+
+    def sample(self):
+        while not self.stop.wait(2.0):
+            self.c.sample()

@@ -9,12 +9,18 @@
 // <dir>/env (shell assignments, written once every member answers):
 //   ETCD_ENDPOINTS=https://127.0.0.1:P1,https://127.0.0.1:P2,...
 //   ETCD_CAFILE=DIR/...  ETCD_CERTFILE=DIR/...  ETCD_KEYFILE=DIR/...
+//
+// For fault tests (tools/soak --ha): SIGUSR1 kills the next member in turn
+// with SIGKILL (1, 2, ..., then 1 again) and SIGUSR2 starts the killed ones
+// again on their data and ports; each prints a line saying what it did.
 
 #include <signal.h>
 
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
@@ -54,6 +60,8 @@ int main(int argc, char** argv) {
   sigemptyset(&stop);
   sigaddset(&stop, SIGTERM);
   sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGUSR1);
+  sigaddset(&stop, SIGUSR2);
   pthread_sigmask(SIG_BLOCK, &stop, nullptr);
 
   auto etcd =
@@ -74,8 +82,26 @@ int main(int argc, char** argv) {
   std::printf("local-etcd: %d members at %s\n", members,
               absl::StrJoin((*etcd)->endpoints(), ",").c_str());
   std::fflush(stdout);
-  int signal = 0;
-  sigwait(&stop, &signal);
+  int next = 0;             // The member SIGUSR1 kills.
+  std::vector<int> killed;  // The members SIGUSR2 starts again.
+  for (int signal = 0; sigwait(&stop, &signal) == 0;) {
+    if (signal == SIGUSR1) {
+      const absl::Status s = (*etcd)->Kill(next);
+      std::printf("local-etcd: member %d killed: %s\n", next + 1,
+                  s.ToString().c_str());
+      if (s.ok()) killed.push_back(next);
+      next = (next + 1) % members;
+    } else if (signal == SIGUSR2) {
+      for (int i : std::exchange(killed, {})) {
+        const absl::Status s = (*etcd)->Restart(i);
+        std::printf("local-etcd: member %d started again: %s\n", i + 1,
+                    s.ToString().c_str());
+      }
+    } else {
+      break;
+    }
+    std::fflush(stdout);
+  }
   etcd->reset();  // Stops every member (by its pid).
   return 0;
 }
