@@ -457,6 +457,8 @@ def main():
             cluster.heal()
             cluster.stop()
             if cluster.disk is not None:
+                if args.keep:  # the tmpfs goes with its mount: its files (RocksDB's LOG) are kept
+                    subprocess.run(["cp", "-a", cluster.data, cluster.data + ".kept"], check=False)
                 cluster.disk.unmount()
             left = leftovers(scratch, set())
             with open(os.path.join(scratch, "leftovers.json"), "w") as f:

@@ -182,9 +182,17 @@ class SoakCluster(e2e.Cluster):
             self.etcd.send_signal(sig)
 
     def stop(self):
+        """Stops everything (bench_e2e's order: JobSets deleted, agents, then jobsetd) and
+        records each jobsetd's and agent's exit status: SIGTERM must end it with 0."""
+        alive = {s.name: s.proc for s in self.servers if s.proc is not None and s.proc.poll() is None}
+        alive.update((n, p) for n, p in self.agents.items() if p.poll() is None)
         super().stop()
         e2e.terminate([s.proc for s in self.servers])
         e2e.terminate([self.etcd])
+        for who, proc in sorted(alive.items()):
+            if proc.returncode != 0:
+                self.history.write({"op": "exit", "who": who, "rc": proc.returncode, "expected": False,
+                                    "t": time.monotonic(), "at": "shutdown"})
 
     def heal(self):
         """Every proxy passes, the disk is drained, a killed etcd member runs again."""
