@@ -131,6 +131,26 @@ def check_acked_creates_kept(run):
     return bad
 
 
+def check_refused_creates_absent(run):
+    """A name whose every create was refused with a definite answer (not ALREADY_EXISTS, which
+    answers a retry of one that landed) is never seen: a refusal changed nothing."""
+    refused, landed = set(), set()
+    for c in run.calls:
+        if c["op"] != "create":
+            continue
+        if c["res"] == "fail" and c.get("code") != "ALREADY_EXISTS":
+            refused.add(c["name"])
+        else:
+            landed.add(c["name"])
+    refused -= landed
+    seen = {j["name"] for j in run.final["jobsets"]}
+    seen.update(w["name"] for w in run.watch if w["op"] == "watch")
+    for c in run.calls:
+        if c["op"] in ("get", "list") and c["res"] == "ok":
+            seen.update(o["name"] for o in _observations(c))
+    return [f"{name}: its create was refused, yet it exists" for name in sorted(refused & seen)]
+
+
 def check_nothing_unasked(run):
     """Nothing is in the final List that no client asked for."""
     asked = {c["name"] for c in run.calls if c["op"] == "create"}
@@ -431,6 +451,7 @@ def check_resources_flat(run):
 
 CHECKS = [
     ("acknowledged creates kept", check_acked_creates_kept),
+    ("refused creates absent", check_refused_creates_absent),
     ("nothing unasked", check_nothing_unasked),
     ("one uid per name", check_one_uid_per_name),
     ("no resurrected deletes", check_no_resurrected_deletes),

@@ -75,6 +75,11 @@ class CheckerTest(unittest.TestCase):
         run.final["jobsets"][0]["spec"] = "other"
         self.assertEqual(failing(run), ["acknowledged creates kept"])
 
+    def test_a_refused_create_that_landed(self):
+        run = clean_run()
+        run.calls[3]["res"], run.calls[3]["code"] = "fail", "INVALID_ARGUMENT"
+        self.assertIn("refused creates absent", failing(run))
+
     def test_something_never_asked_for(self):
         run = clean_run()
         run.final["jobsets"].append({"name": "z", "uid": "uz", "rv": "11", "spec": "h", "restarts": [0, 0],
