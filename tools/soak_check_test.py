@@ -77,7 +77,7 @@ class CheckerTest(unittest.TestCase):
 
     def test_a_refused_create_that_landed(self):
         run = clean_run()
-        run.calls[3]["res"], run.calls[3]["code"] = "fail", "INVALID_ARGUMENT"
+        run.calls[0]["res"], run.calls[0]["code"] = "fail", "INVALID_ARGUMENT"
         self.assertIn("refused creates absent", failing(run))
 
     def test_something_never_asked_for(self):
