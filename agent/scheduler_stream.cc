@@ -171,14 +171,7 @@ bool SchedulerStream::Session() {
       stream_ = stream.get();
     }
     api::SchedulerMessage msg;
-    while (stream->Read(&msg)) {
-      const absl::Time now = clock_->Now();
-      {
-        absl::MutexLock lock(&mu_);
-        conn_.last_contact = now;
-      }
-      handler_.heard(now);
-      Dispatch(msg);
+    while (stream->Read(&msg) && Receive(msg, clock_->Now())) {
     }
     absl::MutexLock lock(&write_mu_);
     stream_ = nullptr;
@@ -229,6 +222,36 @@ bool SchedulerStream::Session() {
   }
   if (was_welcomed) replicas_->Reached();
   return replicas_->After(context, status);
+}
+
+bool SchedulerStream::Receive(const api::SchedulerMessage& msg,
+                              absl::Time now) {
+  absl::Duration gap;
+  {
+    absl::MutexLock lock(&mu_);
+    gap = now - conn_.last_contact;
+    if (!conn_.welcomed || gap <= Silence()) {
+      conn_.last_contact = now;
+      gap = absl::ZeroDuration();
+    } else if (conn_.context != nullptr) {
+      conn_.context->TryCancel();
+    }
+  }
+  if (gap > absl::ZeroDuration()) {
+    JOBSET_LOG(WARNING)
+        << "read a message after " << absl::FormatDuration(gap)
+        << " without one (this agent was stopped or starved): what the "
+           "stream still holds may be stale, so it is not obeyed; "
+           "reconnecting for a Welcome";
+    return false;
+  }
+  handler_.heard(now);
+  Dispatch(msg);
+  return true;
+}
+
+absl::Duration SchedulerStream::Silence() const {
+  return std::max(3 * heartbeats_.interval, absl::Seconds(2));
 }
 
 bool SchedulerStream::Send(const api::AgentMessage& msg) {
@@ -299,10 +322,8 @@ bool SchedulerStream::Tick(absl::Time now) {
     absl::MutexLock lock(&mu_);
     welcomed = conn_.welcomed;
     // A stream that hears nothing is dead even if TCP has not noticed.
-    const absl::Duration silence =
-        std::max(3 * heartbeats_.interval, absl::Seconds(2));
     if (conn_.context != nullptr &&
-        ((welcomed && now - conn_.last_contact > silence) ||
+        ((welcomed && now - conn_.last_contact > Silence()) ||
          (!welcomed && now - conn_.opened > kWelcomeTimeout))) {
       conn_.context->TryCancel();
     }

@@ -88,6 +88,13 @@ class SchedulerStream {
 
   // Sends on the open stream; false when there is none.
   bool Send(const api::AgentMessage& msg);
+  // What the reader does with a message read at `now`: one read after the
+  // stream was silent longer than the silence rule (this agent was stopped,
+  // SIGSTOP, or starved; meanwhile jobsetd may have declared the node lost
+  // and placed its pods elsewhere) may be stale: it is not obeyed, the stream
+  // is dropped, and false is returned; the next Welcome says what to run.
+  // Otherwise handler.heard, then Dispatch.
+  bool Receive(const api::SchedulerMessage& msg, absl::Time now);
   // What a read message goes through: the leader epoch check, heartbeat
   // acknowledgements, then handler.handle.
   void Dispatch(const api::SchedulerMessage& msg);
@@ -140,6 +147,9 @@ class SchedulerStream {
   // as this agent knows; if not, marks the stream deposed and cancels it.
   bool AcceptLeader(int64_t epoch);
   void Welcomed(const api::Welcome& welcome);
+  // How long a welcomed stream may hear nothing: 3 heartbeat intervals, at
+  // least 2 s.
+  absl::Duration Silence() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Acknowledged(int64_t seq);
 
   const Options options_;

@@ -76,6 +76,29 @@ TEST_F(SchedulerStreamTest, HeartbeatAcksAreTheStreamsOwn) {
   EXPECT_TRUE(stream.Tick(clock_.Now()));
 }
 
+// A frozen agent (SIGSTOP) finds, once it runs again, what jobsetd sent
+// before the gap: it may be stale (the node declared lost, its pods placed
+// elsewhere), so it is not obeyed; the stream is dropped for a Welcome.
+TEST_F(SchedulerStreamTest, AMessageReadAfterASilenceIsNotObeyed) {
+  SchedulerStream stream(Unused(), Recorder(), &clock_);
+  EXPECT_TRUE(stream.Receive(Welcome(1), clock_.Now()));
+  clock_.Advance(absl::Seconds(1));
+  EXPECT_TRUE(stream.Receive(Release("p1"), clock_.Now()));
+  clock_.Advance(absl::Seconds(3) + absl::Milliseconds(1));  // 3 intervals
+  EXPECT_FALSE(stream.Receive(Release("p2"), clock_.Now()));
+  EXPECT_EQ(handled_, (std::vector<api::SchedulerMessage::KindCase>{
+                          api::SchedulerMessage::kWelcome,
+                          api::SchedulerMessage::kRelease}));
+}
+
+// Before the Welcome nothing counts as silence: the Hello's answer may take.
+TEST_F(SchedulerStreamTest, SilenceCountsOnlyOnceWelcomed) {
+  SchedulerStream stream(Unused(), Recorder(), &clock_);
+  clock_.Advance(absl::Seconds(9));
+  EXPECT_TRUE(stream.Receive(Welcome(1), clock_.Now()));
+  EXPECT_EQ(handled_.size(), 1u);
+}
+
 TEST(IsRevokedCertificateTest, Table) {
   EXPECT_TRUE(IsRevokedCertificate(grpc::Status(
       grpc::StatusCode::UNAUTHENTICATED, "certificate has been revoked")));
