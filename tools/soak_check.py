@@ -29,7 +29,7 @@ PARTIAL_GANG_BOUND_S = 30.0
 # jobsetd's RSS may grow this much over the second half of its longest life (and fds by FD_SLACK).
 RSS_GROWTH_LIMIT = 0.05
 FD_SLACK = 16
-MIN_LIFE_S = 120
+MIN_LIFE_S = 600
 TERMINAL = ("Completed", "Failed")
 # After a frozen agent thaws it may take this long to hear it must stop a replaced pod.
 FROZEN_AFTER_S = 5.0

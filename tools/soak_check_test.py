@@ -52,7 +52,7 @@ def clean_run():
         {"name": "b", "uid": "ub", "rv": "10", "spec": "h2", "restarts": [1, 0], "terminal": True, "suspend": False}],
         "pods": [{"name": "a-w-0-0", "uid": "pa0", "phase": "Succeeded", "exit_code": 0, "inplace": "0"},
                  {"name": "b-w-0-0", "uid": "pb1", "phase": "Succeeded", "exit_code": 0, "inplace": "0"}]}
-    samples = [{"op": "sample", "pid": 7, "rss_kb": 50000, "fds": 40, "t": float(t)} for t in range(0, 240, 2)]
+    samples = [{"op": "sample", "pid": 7, "rss_kb": 50000, "fds": 40, "t": float(t)} for t in range(0, 1200, 10)]
     meta = {"pods": {"a": 2, "b": 1}, "watchers_caught_up": {"0": True}}
     return sc.Run(calls, watch, [], samples, final, marks, {}, meta, [])
 
