@@ -23,6 +23,7 @@
 #include "absl/time/time.h"
 #include "api/names.h"
 #include "api/pod_security.h"
+#include "common/failpoint.h"
 #include "common/log.h"
 #include "common/quote.h"
 #include "prometheus/exposer.h"
@@ -445,6 +446,12 @@ absl::StatusOr<int> CampaignForLeadership(
 }
 
 int Main() {
+  // A test build's failpoints (docs/failpoints.md): a typo in the spec is
+  // refused here, before anything runs, rather than arming nothing.
+  if (absl::Status armed = failpoint::InitFromEnvironment(); !armed.ok()) {
+    JOBSET_LOG(ERROR) << armed.message();
+    return 2;
+  }
   scheduler::Server::Options options;
   options.listen = absl::GetFlag(FLAGS_listen);
   std::string error;

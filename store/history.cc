@@ -6,6 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/failpoint.h"
 #include "common/log.h"
 
 namespace jobset::store {
@@ -30,6 +31,8 @@ void History::Append(int64_t revision, std::vector<Event> events) {
   }
   while (!events_.empty() &&
          (events_.size() > max_events_ || bytes_ > max_bytes_)) {
+    // Memory only: the commit is durable already (docs/failpoints.md).
+    JOBSET_FAILPOINT_VOID("store.history.trim");
     compacted_ = events_.front().kv.mod_revision;
     bytes_ -= EventBytes(events_.front());
     events_.pop_front();

@@ -10,6 +10,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/failpoint.h"
 #include "common/log.h"
 #include "common/status_macros.h"
 #include "store/keys.h"
@@ -133,6 +134,8 @@ absl::Status SnapshotWriter::Begin(int64_t revision) {
 absl::Status SnapshotWriter::Add(absl::string_view key,
                                  absl::string_view value) {
   JOBSET_CHECK(begun_) << "SnapshotWriter::Add before Begin";
+  // A snapshot cut short, at any key (docs/failpoints.md).
+  JOBSET_FAILPOINT("store.snapshot.add");
   if (key.empty() || key.size() > Store::kMaxKeyBytes) {
     return absl::InvalidArgumentError(absl::StrCat(
         "snapshot key \"", absl::CHexEscape(key.substr(0, 64)), "\": length ",

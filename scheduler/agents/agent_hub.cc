@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "api/pod_phase.h"
+#include "common/failpoint.h"
 #include "common/log.h"
 #include "common/status_macros.h"
 #include "scheduler/agents/agent_input.h"
@@ -214,6 +215,11 @@ void AgentHub::Forward(const std::string& node, const Assignment& desired,
     const absl::Time now = options_.clock->Now();
     if (stages_.Reported(forwarded.pod_uid, checked.launch(), now))
       forwarded.launch_reported = now;
+  }
+  if (checked.status().phase() == api::kPodSucceeded ||
+      checked.status().phase() == api::kPodFailed) {
+    // Received, checked; the controller has not seen it (docs/failpoints.md).
+    JOBSET_FAILPOINT_VOID("agents.exit_report.before_persist");
   }
   notifier_.ReportPod(std::move(forwarded));
 }

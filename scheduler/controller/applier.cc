@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/failpoint.h"
 #include "common/parallel.h"
 #include "common/quote.h"
 #include "common/status_macros.h"
@@ -94,6 +95,11 @@ absl::Status Applier::Apply(
       commit();
     }
     if (failed.ok()) {
+      // Durable, and no agent knows yet (docs/failpoints.md).
+      if (writes.restart_decided())
+        JOBSET_FAILPOINT("controller.restart.after_commit");
+      if (!writes.launched().empty())
+        JOBSET_FAILPOINT("controller.placement.after_commit");
       // Tell the agents, now that it is durable. Releases go before runs:
       // a pod placed on what finished pods held is admitted on a node that
       // has freed their devices (kubelet frees them before it admits).

@@ -70,6 +70,8 @@ class PassWrites {
   // Pods of JobSet `key` were placed: send its assignments after the
   // commit.
   void Launched(const std::string& key) { launched_.insert(key); }
+  // A JobSet's restart-all was decided (its status.restarts grew).
+  void RestartDecided() { restart_decided_ = true; }
   void Stop(const api::PodRecord& pod);
   void Release(const api::PodRecord& pod);
   void Event(const std::string& key, JobSetEvent e);
@@ -104,6 +106,7 @@ class PassWrites {
   // written.
   void DropJobSet(const std::string& key) { jobsets_.erase(key); }
   const std::set<std::string>& launched() const { return launched_; }
+  bool restart_decided() const { return restart_decided_; }
   const std::vector<PodRef>& stops() const { return stops_; }
   const std::vector<PodRef>& releases() const { return releases_; }
   std::map<std::string, std::vector<JobSetEvent>> TakeEvents() {
@@ -116,6 +119,7 @@ class PassWrites {
   // JobSets whose Jobs or pod records changed: serialized before the commit.
   std::set<std::string> staged_;
   std::set<std::string> launched_;
+  bool restart_decided_ = false;
   std::vector<PodRef> stops_;
   std::vector<PodRef> releases_;
   std::map<std::string, std::vector<JobSetEvent>> events_;

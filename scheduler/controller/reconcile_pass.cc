@@ -170,6 +170,8 @@ void ReconcilePass::ReconcileOne(TrackedJobSet& t) {
     }
     if (!changed && t.dirty_jobs.empty()) break;
   }
+  if (t.jobset.status().restarts() > before.restarts())
+    writes_.RestartDecided();
   TrackGoodput(t, before, in_place_previous);
   if (parts_.metrics != nullptr) {
     RecordReconcile(*parts_.metrics, t, before, decided, now_);

@@ -13,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "api/defaults.h"
 #include "api/names.h"
+#include "common/failpoint.h"
 #include "common/quote.h"
 #include "common/status_macros.h"
 #include "common/uid.h"
@@ -390,6 +391,8 @@ absl::StatusOr<JobSetApi::CreateResult> JobSetApi::Create(api::JobSet jobset,
       absl::ToUnixSeconds(clock_->Now()));
   if (dry_run)
     return CreateResult{std::move(jobset), true, std::move(warnings)};
+  // Validated and admitted; nothing written yet (docs/failpoints.md).
+  JOBSET_FAILPOINT("server.create.after_validate");
 
   // Optimistic: the commit's condition (the key is absent) is the check, so
   // a new name costs one store round trip (on etcd, a Get is a quorum read
@@ -406,6 +409,8 @@ absl::StatusOr<JobSetApi::CreateResult> JobSetApi::Create(api::JobSet jobset,
           store_->Commit(store::Batch().Create(key, Encode(jobset)));
       counter_.Release(meta->namespace_());
       if (revision.ok()) {
+        // Durable; the client has no answer yet.
+        JOBSET_FAILPOINT("server.create.after_commit");
         meta->set_resource_version(absl::StrCat(*revision));
         return CreateResult{std::move(jobset), true, std::move(warnings)};
       }
@@ -563,6 +568,8 @@ absl::StatusOr<api::JobSet> JobSetApi::Update(const api::JobSet& request,
     meta->set_generation(old.metadata().generation() + 1);
   }
   if (dry_run) return updated;
+  // Validated and admitted; nothing written yet (docs/failpoints.md).
+  JOBSET_FAILPOINT("server.update.after_validate");
 
   absl::StatusOr<int64_t> committed = store_->Commit(store::Batch().Update(
       store::keys::JobSetKey(ns, name), Encode(updated), revision));
@@ -572,6 +579,8 @@ absl::StatusOr<api::JobSet> JobSetApi::Update(const api::JobSet& request,
     }
     return committed.status();
   }
+  // Durable; the client has no answer yet.
+  JOBSET_FAILPOINT("server.update.after_commit");
   meta->set_resource_version(absl::StrCat(*committed));
   return updated;
 }
