@@ -76,6 +76,19 @@ absl::StatusOr<std::unique_ptr<JobsetdProcess>> JobsetdProcess::Start(
   std::vector<char*> argv;
   for (std::string& arg : argv_strings) argv.push_back(arg.data());
   argv.push_back(nullptr);
+  std::vector<std::string> env_strings = options.env;
+  for (char** var = environ; *var != nullptr; ++var) {
+    const absl::string_view entry(*var);
+    const absl::string_view name = entry.substr(0, entry.find('=') + 1);
+    if (std::none_of(
+            options.env.begin(), options.env.end(),
+            [&](const std::string& e) { return absl::StartsWith(e, name); })) {
+      env_strings.emplace_back(entry);
+    }
+  }
+  std::vector<char*> envp;
+  for (std::string& var : env_strings) envp.push_back(var.data());
+  envp.push_back(nullptr);
 
   const std::string stderr_path =
       options.stderr_path.empty() ? "/dev/null" : options.stderr_path;
@@ -115,7 +128,7 @@ absl::StatusOr<std::unique_ptr<JobsetdProcess>> JobsetdProcess::Start(
       (void)!write(exec_error[1], &error, sizeof(error));
       _exit(127);
     }
-    execv(argv[0], argv.data());
+    execve(argv[0], argv.data(), envp.data());
     const int error = errno;
     (void)!write(exec_error[1], &error, sizeof(error));
     _exit(127);

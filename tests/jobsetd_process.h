@@ -44,6 +44,10 @@ class JobsetdProcess {
     // The line that says the child is ready. Other daemons (jobset-agent)
     // are started with their own; address() is parsed only from jobsetd's.
     std::string ready_prefix = "jobsetd serving on ";
+    // NAME=VALUE entries added to the child's environment (this process's),
+    // each in place of a variable of the same name; e.g. a failpoint spec
+    // (common/failpoint.h).
+    std::vector<std::string> env = {};
   };
 
   // The ready line of a replica that starts as a follower (--store=etcd,
