@@ -262,6 +262,21 @@ class Workload:
         client.close()
 
 
+def stuck(cluster, names):
+    """What jobsetd says of JobSets that did not finish, into stuck-NAME.txt of the run's
+    folder: describe, its pods and events, and the nodes."""
+    for name in names:
+        with open(os.path.join(cluster.scratch, f"stuck-{name}.txt"), "w") as f:
+            for what in (("describe", "jobset", name), ("get", "pods", "-l", f"{soak_workload.A}/jobset-name={name}",
+                                                         "-o", "wide"),
+                         ("get", "events"), ("get", "nodes")):
+                try:
+                    r = cluster.ctl(*what, timeout=30, check=False)
+                    f.write(f"$ jobsetctl {' '.join(what)}\n{r.stdout}{r.stderr}\n")
+                except e2e.Failed as e:
+                    f.write(f"$ jobsetctl {' '.join(what)}\n{e}\n")
+
+
 def drain(cluster, workload, seconds):
     """Resumes what is suspended and waits until every JobSet has finished and every TTL'd one
     is gone, at most `seconds`; returns the final List's states and every pod."""
@@ -281,6 +296,7 @@ def drain(cluster, workload, seconds):
             if not waiting or time.monotonic() > end:
                 if waiting:
                     say(f"drain: {len(waiting)} JobSets still active after {seconds} s: {waiting[:5]}")
+                    stuck(cluster, waiting[:10])
                 break
             time.sleep(1)
         t = time.monotonic()

@@ -321,7 +321,8 @@ def check_exits_reported(run):
 def check_no_partial_gang(run):
     """No attempt of a gang runs partly (some pods started, others not) longer than the bound:
     from its first pod's start to its last pod's start, or, if some never started, to the
-    last stamp of those that did."""
+    last stamp of those that did; and no pod of an attempt finishes its work (exit 0) while
+    some of the attempt's pods never started."""
     bad = []
     for name, stamps in sorted(run.stamps.items()):
         pods = run.meta.get("pods", {}).get(name)
@@ -332,14 +333,21 @@ def check_no_partial_gang(run):
             attempts[(p["key"][0], p["key"][1])].append(p)
         for attempt, procs in sorted(attempts.items()):
             first = min(p["start"] for p in procs)
-            started = {p["key"] for p in procs}
-            if len(started) >= pods:
-                spread = max(min(q["start"] for q in procs if q["key"] == k) for k in started) - first
-            else:
+            started = {p["key"][2:] for p in procs}
+            # In place, a pod that finished in an earlier in-place attempt is not run again.
+            done = {p["key"][2:] for (a, ip), earlier in attempts.items() if a == attempt[0]
+                    and int(ip) < int(attempt[1]) for p in earlier if p["code"] == 0}
+            covered = started | done
+            if len(covered) >= pods:  # from the first start to the last pod's first start
+                spread = max(min(q["start"] for q in procs if q["key"][2:] == k) for k in started) - first
+            else:  # some never started: as long as any of the others ran
                 spread = max(p["end"] for p in procs) - first
             if spread > PARTIAL_GANG_BOUND_S:
-                bad.append(f"{name} attempt {attempt}: {len(started)} of {pods} pods started, partly "
+                bad.append(f"{name} attempt {attempt}: {len(covered)} of {pods} pods started, partly "
                            f"running for {spread:.1f} s (bound {PARTIAL_GANG_BOUND_S:.0f} s)")
+            elif len(covered) < pods and any(p["code"] == 0 for p in procs):
+                bad.append(f"{name} attempt {attempt}: a pod finished its work (exit 0) while only "
+                           f"{len(covered)} of {pods} pods ever started")
     return bad
 
 

@@ -141,6 +141,11 @@ class CheckerTest(unittest.TestCase):
                 s["t"] += 60
         self.assertEqual(failing(run), ["no partial gang"])
 
+    def test_a_gang_finishing_partly(self):
+        run = clean_run()
+        run.stamps["a"] = [s for s in run.stamps["a"] if s["pod"] != "pa1"]
+        self.assertEqual(failing(run), ["no partial gang"])
+
     def test_a_jobset_stuck(self):
         run = clean_run()
         run.final["jobsets"][1]["terminal"] = False

@@ -4,6 +4,7 @@ import json
 
 A = "jobset.sigs.k8s.io"
 
+# ($$$$ is the shell's $$: Kubernetes' command expansion turns $$ into $.)
 # Each pod appends "KIND T POD_UID NODE ATTEMPT INPLACE RJOB JOBINDEX PODINDEX PID [CODE]" to
 # $MARK: "start" once, "beat" every 0.5 s, "exit" with its code just before a normal exit.
 # BEHAVIOUR: ok (exit 0 after DURATION s); fail (pod 0 of attempt 0 exits 1, the rest as ok);
@@ -11,7 +12,7 @@ A = "jobset.sigs.k8s.io"
 # ignoring SIGTERM); doublefork (leaves a daemonized grandchild behind, then as ok).
 POD_SCRIPT = r"""
 ip=${INPLACE:-0}; pi=${PODI:-0}
-me="$POD_UID $NODE $ATTEMPT $ip $RJOB $JOBI $pi $$"
+me="$POD_UID $NODE $ATTEMPT $ip $RJOB $JOBI $pi $$$$"
 st() { echo "$1 $(date +%s.%N) $me $2" >> "$MARK"; }
 st start
 first=0
