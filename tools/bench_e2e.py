@@ -34,13 +34,14 @@ import argparse
 import json
 import os
 import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
+
+from procs import kill_strays, terminate
 
 NODE_LOST_S = 10
 CPU_PER_NODE = 8
@@ -457,43 +458,6 @@ class Cluster:
         terminate(list(self.agents.values()))
         terminate([self.jobsetd])
         kill_strays(self.scratch, set())
-
-
-def terminate(procs, grace=10):
-    live = [p for p in procs if p is not None and p.poll() is None]
-    for p in live:
-        p.send_signal(signal.SIGTERM)
-    end = time.monotonic() + grace
-    for p in live:
-        try:
-            p.wait(timeout=max(0.1, end - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait(timeout=10)
-
-
-def strays(token, keep):
-    """The pids of processes whose environment contains `token` (a run's scratch path), but
-    `keep` and this one."""
-    needle = token.encode()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) in keep or int(entry) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as f:
-                if needle in f.read():
-                    yield int(entry)
-        except OSError:
-            continue
-
-
-def kill_strays(token, keep):
-    """SIGKILLs processes whose environment contains `token` (this run's scratch path), but `keep`."""
-    for pid in strays(token, keep):
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            continue
 
 
 class Bench:

@@ -43,6 +43,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_e2e as e2e  # noqa: E402
+import procs  # noqa: E402
 import soak_big_store  # noqa: E402
 import soak_check  # noqa: E402
 import soak_cluster  # noqa: E402
@@ -322,7 +323,7 @@ def drain(cluster, workload, seconds):
 def leftovers(scratch, keep_pids):
     """Processes whose environment names `scratch` (but `keep_pids`) and mounts under it."""
     procs = []
-    for pid in e2e.strays(scratch, keep_pids):
+    for pid in procs.strays(scratch, keep_pids):
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as f:
                 argv = f.read().replace(b"\0", b" ").decode(errors="replace")
@@ -479,7 +480,7 @@ def main():
             left = leftovers(scratch, set())
             with open(os.path.join(scratch, "leftovers.json"), "w") as f:
                 json.dump(left, f)
-            e2e.kill_strays(scratch, set())
+            procs.kill_strays(scratch, set())
             cluster.close()
         history.close()
     if os.path.exists(os.path.join(scratch, "final.json")):

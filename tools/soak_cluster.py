@@ -8,6 +8,7 @@ import subprocess
 import time
 
 import bench_e2e as e2e
+import procs
 import soak_faults
 
 NODE_LOST_S = 5
@@ -187,8 +188,8 @@ class SoakCluster(e2e.Cluster):
         alive = {s.name: s.proc for s in self.servers if s.proc is not None and s.proc.poll() is None}
         alive.update((n, p) for n, p in self.agents.items() if p.poll() is None)
         super().stop()
-        e2e.terminate([s.proc for s in self.servers])
-        e2e.terminate([self.etcd])
+        procs.terminate([s.proc for s in self.servers])
+        procs.terminate([self.etcd])
         for who, proc in sorted(alive.items()):
             if proc.returncode != 0:
                 self.history.write({"op": "exit", "who": who, "rc": proc.returncode, "expected": False,
