@@ -29,6 +29,7 @@ struct Later {
 
 absl::StatusOr<Workload> WorkloadOf(const api::Pod& pod) {
   Workload w;
+  std::optional<int> fail_attempts;
   for (const api::Container& c : pod.spec().containers()) {
     bool found = false;
     for (const api::EnvVar& e : c.env()) {
@@ -53,10 +54,23 @@ absl::StatusOr<Workload> WorkloadOf(const api::Pod& pod) {
                            "\": must be an exit code from 0 to 255"));
         }
         w.exit_code = code;
+      } else if (e.name() == kFailAttemptsEnv) {
+        found = true;
+        int attempts = 0;
+        if (!absl::SimpleAtoi(e.value(), &attempts) || attempts < 0 ||
+            attempts > 1000) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("container ", c.name(), ": env ", kFailAttemptsEnv,
+                           ": Invalid value: \"", e.value().substr(0, 64),
+                           "\": must be a number of attempts from 0 to 1000"));
+        }
+        fail_attempts = attempts;
       }
     }
     if (found) break;
   }
+  if (fail_attempts.has_value() && RestartAttemptOf(pod) >= *fail_attempts)
+    w.exit_code = 0;
   return w;
 }
 
@@ -86,6 +100,13 @@ int JobIndexOf(const api::Pod& pod) {
   int index = -1;
   if (it == labels.end() || !absl::SimpleAtoi(it->second, &index)) return -1;
   return index;
+}
+
+std::string TaskKeyOf(const api::Pod& pod) {
+  const std::string& name = pod.metadata().name();
+  const size_t dash = name.rfind('-');
+  return absl::StrCat(JobSetKeyOf(pod), "/", RestartAttemptOf(pod), "/",
+                      name.substr(0, dash == std::string::npos ? 0 : dash));
 }
 
 std::string SimNodeName(int index) { return absl::StrCat("sim-", index); }
@@ -175,6 +196,31 @@ void FleetRecorder::Run(const std::string& jobset, int attempt, int agent,
   t.last_run = std::max(t.last_run, at);
   ++counts_.runs;
   if (from_welcome) ++counts_.welcome_runs;
+}
+
+void FleetRecorder::Launch(const std::string& uid, const std::string& jobset,
+                           int attempt, const std::string& task) {
+  absl::MutexLock lock(&mu_);
+  if (!launched_.emplace(uid, std::make_pair(jobset, attempt)).second)
+    ++counts_.double_launches;
+  if (++task_launches_[task] > 1) ++counts_.double_task_launches;
+}
+
+void FleetRecorder::ReportCopy(const std::string& uid, bool sent, bool stale) {
+  absl::MutexLock lock(&mu_);
+  if (!sent) {
+    ++counts_.copies_dropped;
+    return;
+  }
+  ++counts_.copies_sent;
+  if (stale) ++counts_.stale_copies;
+  auto it = launched_.find(uid);
+  if (it == launched_.end()) return;
+  auto js = tallies_.find(it->second.first);
+  if (js != tallies_.end() && js->second.contains(it->second.second + 1) &&
+      js->second.at(it->second.second + 1).runs > 0) {
+    ++counts_.copies_after_restart;
+  }
 }
 
 void FleetRecorder::HostUpdate(const std::string& jobset, int attempt,

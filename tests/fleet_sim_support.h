@@ -29,8 +29,13 @@ namespace jobset::testing::fleet {
 //                    (fractions allowed); unset: runs until stopped.
 //   SIM_EXIT_CODE    the exit code then, 0 to 255 (default 0): 0 is
 //                    Succeeded, any other Failed.
+//   SIM_FAIL_ATTEMPTS  with SIM_EXIT_CODE: only the pod's JobSet restart
+//                    attempts below this number (0 to 1000) exit so; later
+//                    ones exit 0 (unset: every attempt). A pod that fails
+//                    once and succeeds after a restart-all sets 1.
 inline constexpr char kRunSecondsEnv[] = "SIM_RUN_SECONDS";
 inline constexpr char kExitCodeEnv[] = "SIM_EXIT_CODE";
+inline constexpr char kFailAttemptsEnv[] = "SIM_FAIL_ATTEMPTS";
 inline constexpr double kMaxRunSeconds = 86400;
 
 struct Workload {
@@ -38,8 +43,9 @@ struct Workload {
   int exit_code = 0;
 };
 
-// Reads `pod`'s workload; InvalidArgument naming the variable, its value
-// and the limit when one is malformed. A pure function.
+// Reads `pod`'s workload (for its restart attempt, RestartAttemptOf);
+// InvalidArgument naming the variable, its value and the limit when one is
+// malformed. A pure function.
 absl::StatusOr<Workload> WorkloadOf(const api::Pod& pod);
 
 // "namespace/name" of the JobSet `pod` belongs to (its jobset-name label),
@@ -50,6 +56,10 @@ std::string JobSetKeyOf(const api::Pod& pod);
 int RestartAttemptOf(const api::Pod& pod);
 // Its Job's index in its ReplicatedJob (the job-index label); -1 if none.
 int JobIndexOf(const api::Pod& pod);
+// The task `pod` runs, the same for every pod uid jobsetd may make for it:
+// "namespace/jobset/attempt/<Job name>-<completion index>" (its name without
+// the uid's suffix, scheduler/records/pods.cc's PodName).
+std::string TaskKeyOf(const api::Pod& pod);
 
 // What every simulated node registers: capacity, and the topology label
 // cloud.google.com/gke-nodepool = "slice-<index / hosts_per_slice>" that
@@ -130,11 +140,28 @@ class FleetRecorder {
     int64_t welcomes = 0;
     int64_t refused_pods = 0;  // a workload that did not parse
     int64_t lost = 0;          // streams ended as a lost node
+    // Launches past the first of one pod uid, and of one task (TaskKeyOf):
+    // a pod or task ordered to run twice.
+    int64_t double_launches = 0;
+    int64_t double_task_launches = 0;
+    // ReportMixer's copies: sent, dropped with their stream, and of those
+    // sent, stale (the pod had moved on or was gone) and of a JobSet
+    // attempt whose next attempt had been ordered to run.
+    int64_t copies_sent = 0;
+    int64_t copies_dropped = 0;
+    int64_t stale_copies = 0;
+    int64_t copies_after_restart = 0;
   };
 
   void Run(const std::string& jobset, int attempt, int agent,
            const std::string& uid, absl::Time at, bool from_welcome,
            int host_entries = 0);
+  // An agent starts pod `uid` of `jobset`'s attempt `attempt`, task `task`.
+  void Launch(const std::string& uid, const std::string& jobset, int attempt,
+              const std::string& task);
+  // A copy of a report of pod `uid` was sent (or dropped); `stale`: the pod
+  // had moved on.
+  void ReportCopy(const std::string& uid, bool sent, bool stale);
   // A run order for a pod already here: its attempt's host table grew.
   void HostUpdate(const std::string& jobset, int attempt, int host_entries);
   void Stop(const std::string& jobset, int attempt, absl::Time at);
@@ -169,6 +196,10 @@ class FleetRecorder {
   bool measuring_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<double> rtts_ms_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, int64_t> errors_ ABSL_GUARDED_BY(mu_);
+  // Each launched pod's JobSet and attempt; launches per task.
+  std::map<std::string, std::pair<std::string, int>> launched_
+      ABSL_GUARDED_BY(mu_);
+  std::map<std::string, int> task_launches_ ABSL_GUARDED_BY(mu_);
 };
 
 // The value at fraction `p` (0..1) of sorted `v`; 0 when empty.

@@ -86,6 +86,9 @@ TEST(WorkloadOfTest, RefusesMalformedValuesNamingThem) {
       {"SIM_EXIT_CODE", "256", "from 0 to 255"},
       {"SIM_EXIT_CODE", "-1", "from 0 to 255"},
       {"SIM_EXIT_CODE", "1.5", "SIM_EXIT_CODE: Invalid value: \"1.5\""},
+      {"SIM_FAIL_ATTEMPTS", "-1", "from 0 to 1000"},
+      {"SIM_FAIL_ATTEMPTS", "1001", "from 0 to 1000"},
+      {"SIM_FAIL_ATTEMPTS", "x", "SIM_FAIL_ATTEMPTS: Invalid value: \"x\""},
   };
   for (const Case& c : cases) {
     absl::StatusOr<Workload> w = WorkloadOf(PodWithEnv({{{c.name, c.value}}}));
@@ -99,6 +102,33 @@ TEST(WorkloadOfTest, RefusesMalformedValuesNamingThem) {
       WorkloadOf(PodWithEnv({{{"SIM_RUN_SECONDS", std::string(10000, 'x')}}}));
   ASSERT_FALSE(w.ok());
   EXPECT_LT(w.status().message().size(), 300u);
+}
+
+TEST(WorkloadOfTest, FailsOnlyTheAttemptsBelowSimFailAttempts) {
+  struct Case {
+    std::string fail_attempts;  // "": unset
+    int attempt;
+    int exit_code;
+  };
+  const std::vector<Case> cases = {
+      {"", 0, 3},  {"", 5, 3},  {"1", 0, 3}, {"1", 1, 0},
+      {"2", 1, 3}, {"2", 2, 0}, {"0", 0, 0},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::pair<std::string, std::string>> env = {
+        {"SIM_RUN_SECONDS", "1"}, {"SIM_EXIT_CODE", "3"}};
+    if (!c.fail_attempts.empty())
+      env.emplace_back("SIM_FAIL_ATTEMPTS", c.fail_attempts);
+    api::Pod pod = PodWithEnv({env});
+    (*pod.mutable_metadata()
+          ->mutable_labels())["jobset.sigs.k8s.io/restart-attempt"] =
+        absl::StrCat(c.attempt);
+    absl::StatusOr<Workload> w = WorkloadOf(pod);
+    ASSERT_TRUE(w.ok()) << w.status();
+    EXPECT_EQ(w->exit_code, c.exit_code)
+        << "SIM_FAIL_ATTEMPTS=" << c.fail_attempts << ", attempt " << c.attempt;
+    EXPECT_EQ(w->run, absl::Seconds(1));
+  }
 }
 
 TEST(PodLabelsTest, JobSetAttemptAndJob) {
@@ -167,6 +197,45 @@ TEST(FleetRecorderTest, TalliesOrdersPerJobSetAttempt) {
   // Reached already, and not reached by a deadline past: no wait either way.
   EXPECT_EQ(r.AwaitRuns("ns/a", 0, 2, absl::InfinitePast()).runs, 2);
   EXPECT_EQ(r.AwaitRuns("ns/a", 1, 2, absl::InfinitePast()).runs, 1);
+}
+
+TEST(FleetRecorderTest, CountsDoubleLaunchesAndReportCopies) {
+  FleetRecorder r;
+  const absl::Time t0 = absl::UnixEpoch() + absl::Seconds(100);
+  r.Run("ns/a", 0, 1, "u1", t0, false);
+  r.Launch("u1", "ns/a", 0, "ns/a/0/a-w-0-0");
+  r.Launch("u2", "ns/a", 0, "ns/a/0/a-w-0-1");
+  EXPECT_EQ(r.counts().double_launches, 0);
+  EXPECT_EQ(r.counts().double_task_launches, 0);
+  // The same uid twice; another uid for a task that already ran.
+  r.Launch("u1", "ns/a", 0, "ns/a/0/a-w-0-0");
+  r.Launch("u3", "ns/a", 0, "ns/a/0/a-w-0-1");
+  EXPECT_EQ(r.counts().double_launches, 1);
+  EXPECT_EQ(r.counts().double_task_launches, 2);
+
+  r.ReportCopy("u1", /*sent=*/true, /*stale=*/false);
+  r.ReportCopy("u1", /*sent=*/false, /*stale=*/false);
+  // Attempt 1 ordered: a copy of attempt 0's report comes after it.
+  r.Run("ns/a", 1, 1, "u4", t0, false);
+  r.ReportCopy("u1", /*sent=*/true, /*stale=*/true);
+  r.ReportCopy("unknown", /*sent=*/true, /*stale=*/true);
+  const FleetRecorder::Counts c = r.counts();
+  EXPECT_EQ(c.copies_sent, 3);
+  EXPECT_EQ(c.copies_dropped, 1);
+  EXPECT_EQ(c.stale_copies, 2);
+  EXPECT_EQ(c.copies_after_restart, 1);
+}
+
+TEST(PodLabelsTest, TaskKeyIsTheNameWithoutTheUidSuffix) {
+  api::Pod pod;
+  pod.mutable_metadata()->set_namespace_("ns");
+  pod.mutable_metadata()->set_name("train-w-0-3-ab12c");
+  auto& labels = *pod.mutable_metadata()->mutable_labels();
+  labels["jobset.sigs.k8s.io/jobset-name"] = "train";
+  labels["jobset.sigs.k8s.io/restart-attempt"] = "2";
+  EXPECT_EQ(TaskKeyOf(pod), "ns/train/2/train-w-0-3");
+  pod.mutable_metadata()->set_name("nodash");
+  EXPECT_EQ(TaskKeyOf(pod), "ns/train/2/");
 }
 
 TEST(FleetRecorderTest, KeepsRoundTripsOnlyWhileMeasuring) {
