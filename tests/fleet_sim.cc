@@ -19,6 +19,19 @@
 //               once: JobSets finished per second
 //   node_loss   up to 1,000 busy agents silent at once: silence -> every
 //               affected JobSet's new attempt received elsewhere
+//   duplicates  reliability plan I1 (issue 44), not part of "all": the
+//               same workload (--duplicates_jobsets JobSets of 4 tasks that
+//               succeed, fail once then succeed after a restart-all, or
+//               exhaust maxRestarts) on two fresh jobsetds, every pod
+//               report delivered once, then duplicated and reordered: any
+//               difference in how a JobSet ended, or a pod ordered to run
+//               twice, fails it (tests/fleet_sim_duplicates.h)
+//
+// --duplicate_reports=N and --reorder_reports make every agent send each
+// pod report N more times, at random times up to --duplicate_delay later,
+// and shuffle reports in windows of --reorder_window (seeded by --seed;
+// tests/fleet_sim_mixer.h), in any scenario; duplicates' second run uses
+// them (5 and reordering when neither is given).
 //
 // A pod's workload is read from its containers' env: SIM_RUN_SECONDS (unset:
 // until stopped) and SIM_EXIT_CODE (tests/fleet_sim_support.h). The
@@ -29,6 +42,8 @@
 //
 //   tools/bench fleet --agents 1000 --scenario all
 //   bazel run -c opt //tests:fleet_sim -- --agents=300 --scenario=connect
+//   tools/bench fleet --agents 64 --scenario duplicates
+//   --duplicates_jobsets=250
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -47,12 +62,14 @@
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "tests/fleet_sim_duplicates.h"
 #include "tests/fleet_sim_scenarios.h"
 
 ABSL_FLAG(int, agents, 1000, "Simulated agents (1 to 100000)");
 ABSL_FLAG(std::string, scenario, "all",
           "Comma-separated scenarios: connect, reconnect, big_gang, restart, "
-          "churn, node_loss, or all (in that order)");
+          "churn, node_loss, or all (in that order); duplicates (run last, "
+          "on jobsetds of its own)");
 ABSL_FLAG(std::string, jobsetd, "",
           "jobsetd binary (default: //scheduler:jobsetd in the runfiles)");
 ABSL_FLAG(std::vector<std::string>, jobsetd_flags, {},
@@ -75,6 +92,20 @@ ABSL_FLAG(int, silent_agents, 1000,
 ABSL_FLAG(int, big_gang_pods, 4096,
           "big_gang and restart: pods of the big JobSet (64 Jobs; big_gang "
           "takes at most one slice of 64 hosts per 64 agents)");
+ABSL_FLAG(int, duplicate_reports, 0,
+          "Every agent sends each pod report this many more times (0 to 20)");
+ABSL_FLAG(bool, reorder_reports, false,
+          "Every agent sends its pod reports shuffled in windows");
+ABSL_FLAG(absl::Duration, duplicate_delay, absl::Seconds(2),
+          "A report's copies are sent at random up to this long after it");
+ABSL_FLAG(absl::Duration, reorder_window, absl::Milliseconds(50),
+          "A window of reports is shuffled and sent this long after its "
+          "first report (or at 16 reports)");
+ABSL_FLAG(int64_t, seed, 1, "Seeds the agents' duplicating and reordering");
+ABSL_FLAG(int, duplicates_jobsets, 100,
+          "duplicates: JobSets of 4 tasks (250: 1,000 tasks; 2,500: 10,000)");
+ABSL_FLAG(absl::Duration, duplicates_timeout, absl::Seconds(300),
+          "duplicates: how long each run's JobSets may take to finish");
 ABSL_FLAG(std::string, json, "", "Also write the figures to this file");
 ABSL_FLAG(bool, keep, false, "Keep jobsetd's data directory");
 
@@ -122,10 +153,15 @@ int Main(const char* argv0) {
   std::string error;
   const int agents = absl::GetFlag(FLAGS_agents);
   std::vector<std::string> scenarios;
+  bool duplicates = false;
   for (absl::string_view s :
        absl::StrSplit(absl::GetFlag(FLAGS_scenario), ',', absl::SkipEmpty())) {
     if (s == "all") {
       scenarios.assign(std::begin(kAll), std::end(kAll));
+      continue;
+    }
+    if (s == "duplicates") {
+      duplicates = true;
       continue;
     }
     bool known = false;
@@ -133,12 +169,13 @@ int Main(const char* argv0) {
     if (!known) {
       error = absl::StrCat("--scenario: unknown scenario \"", s,
                            "\" (connect, reconnect, big_gang, restart, churn, "
-                           "node_loss or all)");
+                           "node_loss, all or duplicates)");
       break;
     }
     scenarios.emplace_back(s);
   }
-  if (error.empty() && scenarios.empty()) error = "--scenario: none given";
+  if (error.empty() && scenarios.empty() && !duplicates)
+    error = "--scenario: none given";
   const bool ok =
       error.empty() && InRange("agents", agents, 1, 100000, &error) &&
       InRange("join_concurrency", absl::GetFlag(FLAGS_join_concurrency), 1,
@@ -160,7 +197,18 @@ int Main(const char* argv0) {
       PositiveDuration("measure", absl::GetFlag(FLAGS_measure), absl::Hours(1),
                        &error) &&
       PositiveDuration("connect_timeout", absl::GetFlag(FLAGS_connect_timeout),
-                       absl::Hours(1), &error);
+                       absl::Hours(1), &error) &&
+      InRange("duplicate_reports", absl::GetFlag(FLAGS_duplicate_reports), 0,
+              20, &error) &&
+      PositiveDuration("duplicate_delay", absl::GetFlag(FLAGS_duplicate_delay),
+                       absl::Minutes(1), &error) &&
+      PositiveDuration("reorder_window", absl::GetFlag(FLAGS_reorder_window),
+                       absl::Minutes(1), &error) &&
+      InRange("duplicates_jobsets", absl::GetFlag(FLAGS_duplicates_jobsets), 1,
+              25000, &error) &&
+      PositiveDuration("duplicates_timeout",
+                       absl::GetFlag(FLAGS_duplicates_timeout), absl::Hours(2),
+                       &error);
   if (!ok) {
     std::fprintf(stderr, "fleet_sim: %s\n", error.c_str());
     return 2;
@@ -181,35 +229,59 @@ int Main(const char* argv0) {
   o.silent_agents = absl::GetFlag(FLAGS_silent_agents);
   o.big_gang_pods = absl::GetFlag(FLAGS_big_gang_pods);
   o.keep = absl::GetFlag(FLAGS_keep);
+  o.mix.duplicates = absl::GetFlag(FLAGS_duplicate_reports);
+  o.mix.reorder = absl::GetFlag(FLAGS_reorder_reports);
+  o.mix.seed = static_cast<uint64_t>(absl::GetFlag(FLAGS_seed));
+  o.mix.max_delay = absl::GetFlag(FLAGS_duplicate_delay);
+  o.mix.window = absl::GetFlag(FLAGS_reorder_window);
   std::printf(
       "fleet_sim: %d agents, scenarios %s; jobsetd %s (RocksDB, "
       "--heartbeat_interval=%s --node_lost_timeout=%s%s%s); %u cores, shared "
       "by jobsetd and this simulator\n",
-      agents, absl::StrJoin(scenarios, ",").c_str(), o.jobsetd.c_str(),
-      absl::FormatDuration(o.heartbeat_interval).c_str(),
+      agents,
+      absl::StrCat(absl::StrJoin(scenarios, ","),
+                   duplicates && !scenarios.empty() ? "," : "",
+                   duplicates ? "duplicates" : "")
+          .c_str(),
+      o.jobsetd.c_str(), absl::FormatDuration(o.heartbeat_interval).c_str(),
       absl::FormatDuration(o.node_lost_timeout).c_str(),
       o.jobsetd_args.empty() ? "" : " ",
       absl::StrJoin(o.jobsetd_args, " ").c_str(),
       std::thread::hardware_concurrency());
   std::fflush(stdout);
-  Bench bench(o);
-  if (absl::Status s = bench.Start(); !s.ok()) {
-    std::fprintf(stderr, "fleet_sim: %s\n", std::string(s.message()).c_str());
-    return 1;
-  }
   std::vector<Result> results;
   bool completed = true;
-  for (const std::string& s : scenarios) {
-    Result r = s == "connect"     ? bench.Connect()
-               : s == "reconnect" ? bench.Reconnect()
-               : s == "big_gang"  ? bench.BigGang()
-               : s == "restart"   ? bench.Restart()
-               : s == "churn"     ? bench.Churn()
-                                  : bench.NodeLoss();
+  auto print = [&](Result r) {
     std::printf("%s\n", r.Line().c_str());
     std::fflush(stdout);
     completed = completed && r.completed;
     results.push_back(std::move(r));
+  };
+  if (!scenarios.empty()) {
+    Bench bench(o);
+    if (absl::Status s = bench.Start(); !s.ok()) {
+      std::fprintf(stderr, "fleet_sim: %s\n", std::string(s.message()).c_str());
+      return 1;
+    }
+    for (const std::string& s : scenarios) {
+      print(s == "connect"     ? bench.Connect()
+            : s == "reconnect" ? bench.Reconnect()
+            : s == "big_gang"  ? bench.BigGang()
+            : s == "restart"   ? bench.Restart()
+            : s == "churn"     ? bench.Churn()
+                               : bench.NodeLoss());
+    }
+  }
+  if (duplicates) {
+    DuplicatesOptions d;
+    d.jobsets = absl::GetFlag(FLAGS_duplicates_jobsets);
+    d.timeout = absl::GetFlag(FLAGS_duplicates_timeout);
+    d.mix = o.mix;
+    if (d.mix.duplicates == 0 && !d.mix.reorder) {
+      d.mix.duplicates = 5;
+      d.mix.reorder = true;
+    }
+    print(RunDuplicates(o, d));
   }
   if (const std::string path = absl::GetFlag(FLAGS_json); !path.empty()) {
     std::vector<std::string> items;

@@ -5,14 +5,9 @@
 #include <algorithm>
 #include <deque>
 #include <set>
-#include <thread>
 #include <utility>
 
 #include "absl/random/random.h"
-#include "absl/strings/str_cat.h"
-#include "auth/pki.h"
-#include "auth/tokens.h"
-#include "proto/auth.grpc.pb.h"
 
 namespace jobset::testing::fleet {
 namespace {
@@ -162,7 +157,8 @@ SimAgent::SimAgent(Fleet* fleet, int index)
     : fleet_(fleet),
       index_(index),
       name_(SimNodeName(index)),
-      backoff_(fleet->options().min_backoff) {}
+      backoff_(fleet->options().min_backoff),
+      mixer_(fleet->options().mix, static_cast<uint64_t>(index)) {}
 
 SimAgent::~SimAgent() { Shutdown(); }
 
@@ -266,6 +262,11 @@ int SimAgent::pod_count() {
   return static_cast<int>(pods_.size());
 }
 
+ReportMixer::Counts SimAgent::mixed() {
+  absl::MutexLock lock(&mu_);
+  return mixer_.counts();
+}
+
 std::optional<absl::Time> SimAgent::EndPod(const std::string& uid,
                                            int exit_code) {
   std::optional<absl::Time> sent;
@@ -307,6 +308,7 @@ void SimAgent::Connect() {
     const int64_t connection = ++connection_;
     welcomed_ = false;
     in_flight_.clear();
+    mixer_.Clear();
     const absl::Time now = absl::Now();
     last_contact_ = now;
     fleet_->timers().At(now + kWelcomeTimeout,
@@ -467,6 +469,7 @@ void SimAgent::StartPodLocked(const api::PodAssignment& a, bool from_welcome,
   const int attempt = RestartAttemptOf(pod);
   fleet_->recorder().Run(jobset, attempt, index_, uid, now, from_welcome,
                          a.hosts_size());
+  fleet_->recorder().Launch(uid, jobset, attempt, TaskKeyOf(pod));
   absl::StatusOr<Workload> workload = WorkloadOf(pod);
   if (!workload.ok()) {
     fleet_->recorder().RefusedPod();
@@ -560,8 +563,65 @@ bool SimAgent::ReportFailureLocked(const api::PodAssignment& a,
 
 bool SimAgent::SendLocked(api::AgentMessage msg) {
   if (silent_ || stream_ == nullptr) return false;
+  // Through the mixer, which counts them, and passes them on at once when
+  // it is off.
+  if (msg.has_pod_update()) {
+    MixedLocked(mixer_.Report(std::move(msg), absl::Now()));
+    return true;
+  }
   if (stream_->Enqueue(std::move(msg))) write_ = true;
   return true;
+}
+
+void SimAgent::MixedLocked(ReportMixer::Out out) {
+  for (api::AgentMessage& m : out.send)
+    if (stream_->Enqueue(std::move(m))) write_ = true;
+  const int64_t connection = connection_;
+  for (auto& later : out.later) {
+    fleet_->timers().At(later.first,
+                        [this, connection, copy = std::move(later.second)] {
+                          ReportCopy(connection, copy);
+                        });
+  }
+  if (out.flush.has_value()) {
+    fleet_->timers().At(out.flush->first,
+                        [this, connection, window = out.flush->second] {
+                          FlushReports(connection, window);
+                        });
+  }
+}
+
+void SimAgent::ReportCopy(int64_t connection, api::AgentMessage msg) {
+  Effects e;
+  {
+    absl::MutexLock lock(&mu_);
+    const std::string& uid = msg.pod_update().pod_uid();
+    if (connection != connection_ || stream_ == nullptr || silent_) {
+      fleet_->recorder().ReportCopy(uid, /*sent=*/false, /*stale=*/false);
+      return;
+    }
+    // Stale: the pod has moved on since (another phase), or is gone
+    // (released, or not in a Welcome).
+    auto it = pods_.find(uid);
+    const bool stale = it == pods_.end() ||
+                       it->second.phase != msg.pod_update().status().phase();
+    fleet_->recorder().ReportCopy(uid, /*sent=*/true, stale);
+    MixedLocked(mixer_.Copy(std::move(msg), absl::Now()));
+    e = TakeEffectsLocked();
+  }
+  Apply(e);
+}
+
+void SimAgent::FlushReports(int64_t connection, int64_t window) {
+  Effects e;
+  {
+    absl::MutexLock lock(&mu_);
+    if (connection != connection_ || stream_ == nullptr || silent_) return;
+    for (api::AgentMessage& m : mixer_.Flush(window))
+      if (stream_->Enqueue(std::move(m))) write_ = true;
+    e = TakeEffectsLocked();
+  }
+  Apply(e);
 }
 
 void SimAgent::HeartbeatTick(int64_t connection) {
@@ -609,6 +669,7 @@ void SimAgent::OnStreamDone(AgentStream* stream, const grpc::Status& status) {
   if (stream != stream_.get()) return;
   done = std::move(stream_);
   write_ = cancel_ = false;
+  mixer_.Clear();
   const bool was_welcomed = std::exchange(welcomed_, false);
   if (was_welcomed) --fleet_->welcomed_;
   if (!stopping_) fleet_->recorder().StreamEnded(status, was_welcomed);
@@ -618,112 +679,6 @@ void SimAgent::OnStreamDone(AgentStream* stream, const grpc::Status& status) {
   const absl::Duration wait = backoff_;
   backoff_ = std::min(backoff_ * 2, fleet_->options().max_backoff);
   fleet_->connects().At(absl::Now() + wait, [this] { Connect(); });
-}
-
-Fleet::Fleet(Options options) : options_(std::move(options)) {
-  HoldCallbackQueue();
-  agents_.reserve(options_.agents);
-  for (int i = 0; i < options_.agents; ++i)
-    agents_.push_back(std::make_unique<SimAgent>(this, i));
-  timers_.Start();
-  connects_.Start();
-}
-
-Fleet::~Fleet() { Shutdown(); }
-
-void Fleet::Shutdown() {
-  // Every stream cancelled first, then each waited for.
-  for (auto& agent : agents_) agent->BeginShutdown();
-  for (auto& agent : agents_) agent->Shutdown();
-  connects_.Stop();
-  timers_.Stop();
-}
-
-void Fleet::HoldCallbackQueue() {
-  keeper_ = grpc::CreateChannel("unix:/nonexistent/fleet-sim-keeper",
-                                grpc::InsecureChannelCredentials());
-  auto* ctx = new grpc::ClientContext;
-  ctx->set_deadline(absl::ToChronoTime(absl::Now() + absl::Milliseconds(1)));
-  auto* request = new api::JoinNodeRequest;
-  auto* response = new api::NodeCertificate;
-  api::IdentityService::NewStub(keeper_)->async()->JoinNode(
-      ctx, request, response, [ctx, request, response](grpc::Status) {
-        delete ctx;
-        delete request;
-        delete response;
-      });
-}
-
-absl::Status Fleet::Join(int i) {
-  // As jobset-agent --join_token: a P-256 key of its own, a CSR for
-  // system:node:<name>, JoinNode with the token's credential.
-  static const absl::StatusOr<auth::JoinToken> token =
-      auth::ParseJoinToken(options_.join_token);
-  if (!token.ok()) return token.status();
-  absl::StatusOr<std::string> key = auth::GeneratePrivateKey();
-  if (!key.ok()) return key.status();
-  SimAgent& a = *agents_[i];
-  absl::StatusOr<std::string> csr = auth::CreateCsr(
-      *key, absl::StrCat("system:node:", a.name()), "system:nodes");
-  if (!csr.ok()) return csr.status();
-  api::JoinNodeRequest join;
-  join.set_token(auth::FormatToken(token->credential));
-  join.set_node_name(a.name());
-  join.set_csr_pem(*csr);
-  join.set_node_secret(absl::StrCat("fleet-sim-node-secret-", i));
-  grpc::SslCredentialsOptions ssl;
-  ssl.pem_root_certs = options_.ca_pem;
-  grpc::ChannelArguments args;
-  args.SetSslTargetNameOverride("server.jobsetd");
-  // Joins share a few connections (their cost is the join, not TLS).
-  args.SetInt("fleet_sim.join_channel", i % 8);
-  static const std::shared_ptr<grpc::ChannelCredentials> credentials =
-      grpc::SslCredentials(ssl);
-  auto stub = api::IdentityService::NewStub(
-      grpc::CreateCustomChannel(options_.address, credentials, args));
-  grpc::ClientContext ctx;
-  ctx.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(60)));
-  api::NodeCertificate cert;
-  grpc::Status s = stub->JoinNode(&ctx, join, &cert);
-  if (!s.ok()) {
-    return absl::UnavailableError(absl::StrCat(
-        "JoinNode: code ", s.error_code(), ": ", s.error_message()));
-  }
-  a.SetIdentity(*key, cert.cert_pem(), options_.ca_pem);
-  return absl::OkStatus();
-}
-
-int Fleet::JoinAndStart(absl::Time deadline) {
-  std::atomic<int> next = 0, joined = 0;
-  std::vector<std::thread> threads;
-  const int n = std::max(1, std::min(options_.join_concurrency, size()));
-  for (int t = 0; t < n; ++t) {
-    threads.emplace_back([&] {
-      for (int i = next++; i < size() && absl::Now() < deadline; i = next++) {
-        absl::Status s = Join(i);
-        if (!s.ok()) {
-          recorder_.JoinFailed(std::string(s.message()));
-          continue;
-        }
-        ++joined;
-        agents_[i]->Start();
-      }
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  return joined.load();
-}
-
-bool Fleet::AwaitWelcomed(int count, absl::Time deadline) {
-  while (welcomed_.load() < count && absl::Now() < deadline)
-    absl::SleepFor(absl::Milliseconds(20));
-  return welcomed_.load() >= count;
-}
-
-int64_t Fleet::pods() {
-  int64_t total = 0;
-  for (auto& agent : agents_) total += agent->pod_count();
-  return total;
 }
 
 }  // namespace jobset::testing::fleet

@@ -13,8 +13,10 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "auth/tokens.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/agent.grpc.pb.h"
+#include "tests/fleet_sim_mixer.h"
 #include "tests/fleet_sim_support.h"
 
 namespace jobset::testing::fleet {
@@ -40,6 +42,9 @@ class Fleet;
 //   logs.
 // - Silence() makes the agent a partitioned host: it sends nothing more,
 //   obeys nothing, and does not reconnect.
+// - With Fleet::Options::mix, its pod reports pass through a ReportMixer
+//   (duplicated, reordered); copies and windows belong to the stream they
+//   were made on and are dropped with it.
 //
 // Every order is stamped on arrival in the fleet's FleetRecorder.
 // Thread-safe.
@@ -84,6 +89,7 @@ class SimAgent {
   bool silent();
   std::vector<PodView> Pods();
   int pod_count();
+  ReportMixer::Counts mixed();
   // Ends running pod `uid` with `exit_code` (as its workload would) and
   // reports it; the time the report was handed to the stream, or nullopt
   // when the pod is not running here or the stream is gone.
@@ -153,6 +159,11 @@ class SimAgent {
                            const std::string& message)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool SendLocked(api::AgentMessage msg) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Writes what the mixer gave and sets the timers it asked for.
+  void MixedLocked(ReportMixer::Out out) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Timers of the mixer, each for connection `connection` only.
+  void ReportCopy(int64_t connection, api::AgentMessage msg);
+  void FlushReports(int64_t connection, int64_t window);
 
   Fleet* const fleet_;
   const int index_;
@@ -177,6 +188,7 @@ class SimAgent {
   std::map<int64_t, absl::Time> in_flight_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, SimPod> pods_ ABSL_GUARDED_BY(mu_);
   int64_t next_generation_ ABSL_GUARDED_BY(mu_) = 0;
+  ReportMixer mixer_ ABSL_GUARDED_BY(mu_);
 };
 
 // The simulated fleet: N SimAgents in this process, the timers that drive
@@ -193,6 +205,8 @@ class Fleet {
     NodeShape shape;
     absl::Duration min_backoff = absl::Milliseconds(100);
     absl::Duration max_backoff = absl::Seconds(1);
+    // What happens to every agent's pod reports on the way (none: off).
+    ReportMixer::Options mix;
   };
 
   explicit Fleet(Options options);
@@ -215,6 +229,8 @@ class Fleet {
   SimAgent& agent(int i) { return *agents_[i]; }
   // Pods the agents hold, all together.
   int64_t pods();
+  // The agents' mixers' counts, all together.
+  ReportMixer::Counts mixed();
 
   const Options& options() const { return options_; }
   FleetRecorder& recorder() { return recorder_; }
@@ -226,7 +242,9 @@ class Fleet {
 
  private:
   friend class SimAgent;
-  absl::Status Join(int i);
+  absl::Status Join(
+      int i, const auth::JoinToken& token,
+      const std::shared_ptr<grpc::ChannelCredentials>& credentials);
   // gRPC 1.51 (with this poller) runs every callback on one process-wide
   // completion queue with threads of its own, torn down when the last
   // channel that used it goes: a stream's channel dropped in its OnDone, on

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -185,8 +186,12 @@ absl::StatusOr<std::unique_ptr<JobsetdProcess>> Bench::StartJobsetd(
 }
 
 absl::Status Bench::Start() {
-  char tmpl[] = "/tmp/fleet-sim-XXXXXX";
-  if (mkdtemp(tmpl) == nullptr) return absl::InternalError("mkdtemp failed");
+  // Under a test's own directory when run by one.
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  std::string tmpl =
+      absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/fleet-sim-XXXXXX");
+  if (mkdtemp(tmpl.data()) == nullptr)
+    return absl::InternalError(absl::StrCat("mkdtemp ", tmpl, " failed"));
   dir_ = tmpl;
   base_args_ = {absl::StrCat("--data_dir=", dir_),
                 absl::StrCat("--heartbeat_interval=",
@@ -211,6 +216,7 @@ absl::Status Bench::Start() {
   fo.join_token = creds->join_token;
   fo.agents = options_.agents;
   fo.join_concurrency = options_.join_concurrency;
+  fo.mix = options_.mix;
   fleet_ = std::make_unique<Fleet>(fo);
   const absl::Time start = absl::Now();
   const absl::Time deadline = start + options_.connect_timeout;
@@ -221,11 +227,10 @@ absl::Status Bench::Start() {
   return absl::OkStatus();
 }
 
-double Bench::NodesLost() {
+double Bench::Metric(const std::string& name) {
   if (metrics_port_ == 0) return -1;
-  absl::StatusOr<double> lost =
-      ScrapeMetric(metrics_port_, "jobsetd_node_lost_total");
-  return lost.ok() ? *lost : -1;
+  absl::StatusOr<double> value = ScrapeMetric(metrics_port_, name);
+  return value.ok() ? *value : -1;
 }
 
 void Bench::SampleLoop() {

@@ -77,6 +77,8 @@ class Bench {
     int silent_agents = 1000;
     int big_gang_pods = 4096;
     bool keep = false;  // keep the data directory
+    // What happens to the agents' pod reports on the way (none: off).
+    ReportMixer::Options mix;
   };
 
   explicit Bench(Options options);
@@ -92,6 +94,14 @@ class Bench {
   Result Restart();
   Result Churn();
   Result NodeLoss();
+
+  // For scenarios of their own (fleet_sim_duplicates.h): valid after Start.
+  AdminClient& admin() { return *admin_; }
+  Fleet& fleet() { return *fleet_; }
+  int joined() const { return joined_; }
+  // Counter or gauge `name` of the running jobsetd's /metrics (-1 if it
+  // cannot be read).
+  double Metric(const std::string& name);
 
  private:
   // CPU and memory over a scenario's window: jobsetd's (whichever process
@@ -135,7 +145,7 @@ class Bench {
   std::atomic<pid_t> jobsetd_pid_ = 0;
   int metrics_port_ = 0;  // the running jobsetd's /metrics
   // jobsetd_node_lost_total now (-1 if it cannot be read).
-  double NodesLost();
+  double NodesLost() { return Metric("jobsetd_node_lost_total"); }
   std::unique_ptr<AdminClient> admin_;
   std::unique_ptr<Fleet> fleet_;
   int joined_ = 0;
