@@ -18,6 +18,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/log.h"
 #include "common/quote.h"
 #include "common/status_macros.h"
 #include "rocksdb/cache.h"
@@ -28,6 +29,7 @@
 #include "rocksdb/slice_transform.h"
 #include "rocksdb/table.h"
 #include "rocksdb/write_batch.h"
+#include "store/rocksdb_recovery.h"
 
 namespace jobset::store {
 namespace {
@@ -108,11 +110,13 @@ absl::StatusOr<KeyValue> Decode(absl::string_view key, absl::string_view raw,
   return kv;
 }
 
+// `detail` follows RocksDB's message.
 absl::Status FromRocksDb(const rocksdb::Status& s, absl::string_view what,
-                         absl::string_view path) {
+                         absl::string_view path,
+                         absl::string_view detail = "") {
   if (s.ok()) return absl::OkStatus();
   const std::string message =
-      absl::StrCat("store: ", what, " in ", path, ": ", s.ToString());
+      absl::StrCat("store: ", what, " in ", path, ": ", s.ToString(), detail);
   if (s.IsCorruption()) return absl::DataLossError(message);
   if (s.IsIOError() && absl::StrContains(s.ToString(), "lock")) {
     return absl::UnavailableError(absl::StrCat(
@@ -278,10 +282,34 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
                      error.message()));
   }
   JOBSET_RETURN_IF_ERROR(TightenModes(options.path));
+  // Declared before the database, so destroyed after it.
+  std::unique_ptr<rocksdb::Env> env;
+  if (options.file_system != nullptr) {
+    env = rocksdb::NewCompositeEnv(
+        std::make_shared<PrivateFileSystem>(options.file_system));
+  }
   rocksdb::Options db_options;
-  db_options.env = PrivateEnv();
+  db_options.env = env != nullptr ? env.get() : PrivateEnv();
   db_options.create_if_missing = true;
+  // RocksDB's aggressive consistency checks, and a failed write stops its
+  // writes. Recovery replays the write-ahead log up to its first record
+  // that does not read back whole (kPointInTimeRecovery, the default): a
+  // torn tail after a crash, or damage; what it drops is reported
+  // (RocksDbInfoLog, Recovery). The MANIFEST lists every closed log with its
+  // synced size: one missing or cut short is an error, not a silent loss.
   db_options.paranoid_checks = true;
+  db_options.wal_recovery_mode = rocksdb::WALRecoveryMode::kPointInTimeRecovery;
+  db_options.track_and_verify_wals_in_manifest = true;
+  auto stop = std::make_shared<CommitStop>();
+  db_options.listeners.push_back(
+      std::make_shared<StopOnBackgroundError>(options.path, stop));
+  std::shared_ptr<rocksdb::Logger> log_file;
+  // Without a LOG file (it could not be made) RocksDB's warnings still reach
+  // jobsetd's log.
+  rocksdb::CreateLoggerFromOptions(options.path, db_options, &log_file)
+      .PermitUncheckedError();
+  auto info_log = std::make_shared<RocksDbInfoLog>(std::move(log_file));
+  db_options.info_log = info_log;
   // A commit's keys come sorted and share prefixes ("djobs/<ns>/..."): with
   // a hint per prefix, each memtable insert starts where the last one ended.
   db_options.memtable_insert_with_hint_prefix_extractor.reset(
@@ -293,9 +321,29 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
   table_options.block_cache = rocksdb::NewLRUCache(options.block_cache_bytes);
   db_options.table_factory.reset(
       rocksdb::NewBlockBasedTableFactory(table_options));
+  std::vector<std::pair<std::string, std::string>> unread;
+  JOBSET_RETURN_IF_ERROR(
+      CheckLogFollowsTables(db_options, options.path, kRevisionKey, &unread));
   rocksdb::DB* raw = nullptr;
-  JOBSET_RETURN_IF_ERROR(FromRocksDb(
-      rocksdb::DB::Open(db_options, options.path, &raw), "open", options.path));
+  rocksdb::Status opened = rocksdb::DB::Open(db_options, options.path, &raw);
+  if (!opened.ok()) {
+    // RocksDB's message may not name the file it could not read (a damaged
+    // MANIFEST: "Missing WAL", "checksum mismatch"); its warnings while it
+    // tried, and the MANIFEST it read, do.
+    std::string detail;
+    for (const std::string& line : info_log->StopKeeping()) {
+      absl::StrAppend(&detail, "; rocksdb: ", line);
+    }
+    if (opened.IsCorruption()) {
+      // RocksDB may blame the MANIFEST for a table file it could not read.
+      const std::string tables = DamagedTables(db_options, options.path);
+      absl::StrAppend(&detail, " (RocksDB lists the store's files in ",
+                      CurrentManifest(options.path),
+                      tables.empty() ? "" : "; damaged table files: ", tables,
+                      ")");
+    }
+    return FromRocksDb(opened, "open", options.path, detail);
+  }
   std::unique_ptr<rocksdb::DB> db(raw);
 
   std::string value;
@@ -336,15 +384,50 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
                   "read revision", options.path));
   JOBSET_ASSIGN_OR_RETURN(int64_t revision,
                           ParseCounter(value, kRevisionKey, options.path));
-  auto store =
-      absl::WrapUnique(new RocksDbStore(options, std::move(db), revision));
+  auto store = absl::WrapUnique(new RocksDbStore(options, std::move(env),
+                                                 info_log, std::move(stop),
+                                                 std::move(db), revision));
   JOBSET_RETURN_IF_ERROR(store->IndexRevisions());
+  // How far it recovered, for the operator: after a crash, the last commit
+  // that reached the disk; after damage, the last one before it.
+  Recovery& recovery = store->recovery_;
+  recovery.revision = revision;
+  recovery.keys = store->revisions_.size() + store->corrupt_keys_.size();
+  recovery.warnings = info_log->StopKeeping();
+  for (auto& [name, warning] : unread) {
+    // Unless RocksDB said so itself (clang 14 captures no structured
+    // binding: a copy).
+    const std::string file = name;
+    if (std::none_of(
+            recovery.warnings.begin(), recovery.warnings.end(),
+            [&](const std::string& w) { return absl::StrContains(w, file); })) {
+      JOBSET_LOG(WARNING) << "store: " << options.path << ": " << warning;
+      recovery.warnings.push_back(std::move(warning));
+    }
+  }
+
+  JOBSET_LOG(INFO) << "store: opened " << options.path << " at revision "
+                   << revision << " (" << recovery.keys << " keys)";
+  if (!recovery.warnings.empty()) {
+    JOBSET_LOG(WARNING)
+        << "store: " << options.path << " recovered to revision " << revision
+        << " after RocksDB dropped what it could not read back (its "
+           "warnings above): a torn record at the end of a write-ahead log "
+           "was never acknowledged, damage anywhere else also lost the "
+           "commits after it";
+  }
   return store;
 }
 
 RocksDbStore::RocksDbStore(const Options& options,
+                           std::unique_ptr<rocksdb::Env> env,
+                           std::shared_ptr<RocksDbInfoLog> info_log,
+                           std::shared_ptr<CommitStop> stop,
                            std::unique_ptr<rocksdb::DB> db, int64_t revision)
     : options_(options),
+      env_(std::move(env)),
+      info_log_(std::move(info_log)),
+      stop_(std::move(stop)),
       db_(std::move(db)),
       history_(revision, options.history_events, options.history_bytes),
       revision_(revision) {}
@@ -465,6 +548,7 @@ absl::StatusOr<int64_t> RocksDbStore::ReadAll(
 
 absl::StatusOr<int64_t> RocksDbStore::Commit(const Batch& batch) {
   JOBSET_RETURN_IF_ERROR(ValidateBatch(batch));
+  if (!batch.empty()) JOBSET_RETURN_IF_ERROR(stop_->Get());
   Writer self{.batch = &batch, .events = {}};
   mu_.Lock();
   if (batch.empty()) {
@@ -587,10 +671,25 @@ int64_t RocksDbStore::CommitGroup(const std::vector<Writer*>& group,
   if (revision == start) return start;
 
   write.Put(kRevisionKey, absl::StrCat(revision));
+  // In the log only: which revisions this write commits, so that the next
+  // Open can check that the log follows on from the table files.
+  write.PutLogData(RevisionsLogData(start + 1, revision));
   rocksdb::WriteOptions write_options;
   write_options.sync = options_.sync;
-  absl::Status status =
-      FromRocksDb(db_->Write(write_options, &write), "write", options_.path);
+  // A commit queued before the store stopped is refused too.
+  absl::Status status = stop_->Get();
+  if (status.ok()) {
+    const rocksdb::Status written = db_->Write(write_options, &write);
+    status = FromRocksDb(written, "write", options_.path);
+    if (!written.ok()) {
+      // The batch may be in the log yet (written, not synced): no later
+      // batch may take its revisions, so none is written at all.
+      stop_->Set(absl::UnavailableError(absl::StrCat(
+          "store: ", options_.path,
+          " accepts no commits since a write failed: ", written.ToString(),
+          "; reopen the store (restart jobsetd)")));
+    }
+  }
   if (status.ok()) {
     for (Writer* w : group) {
       if (!w->result.ok()) continue;
@@ -618,6 +717,8 @@ int64_t RocksDbStore::CurrentRevision() {
   absl::MutexLock lock(&mu_);
   return revision_;
 }
+
+absl::Status RocksDbStore::WriteFailure() { return stop_->Get(); }
 
 int64_t RocksDbStore::WriteCount() {
   absl::MutexLock lock(&mu_);

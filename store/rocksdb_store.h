@@ -4,6 +4,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
@@ -14,9 +15,14 @@
 
 namespace rocksdb {
 class DB;
+class Env;
+class FileSystem;
 }  // namespace rocksdb
 
 namespace jobset::store {
+
+class CommitStop;
+class RocksDbInfoLog;
 
 // The durable Store: an embedded RocksDB database in one directory.
 //
@@ -26,7 +32,15 @@ namespace jobset::store {
 // batch's conditions in order and writes all of them with one synced RocksDB
 // write, so many writers share one fsync. The on-disk layout (store/README.md)
 // carries a schema version checked at Open, and every value carries a
-// checksum checked on every read. Thread-safe.
+// checksum checked on every read.
+//
+// After a write fails, or RocksDB reports a background error (a flush or
+// compaction that could not write), the store acknowledges no commit until
+// it is reopened: every later Commit is kUnavailable naming the first
+// error. Reads go on (they serve what was written before). Open refuses a
+// store whose write-ahead log does not follow on from its table files
+// (rocksdb_recovery.h), and logs the revision it recovered to and what
+// RocksDB dropped to reach it (recovery()). Thread-safe.
 class RocksDbStore final : public Store {
  public:
   // The on-disk layout version this build reads and writes.
@@ -52,11 +66,28 @@ class RocksDbStore final : public Store {
     // RocksDB's cache of table blocks read back (its own default is 8 MiB
     // as well; set here so that the bound is ours).
     size_t block_cache_bytes = kDefaultBlockCacheBytes;
+    // For tests: the file system under the store's own (which makes its
+    // files private), e.g. store/fault_file_system.h's; null: the machine's.
+    std::shared_ptr<rocksdb::FileSystem> file_system = nullptr;
+  };
+
+  // What Open found.
+  struct Recovery {
+    int64_t revision = 0;  // The revision of the last commit recovered.
+    size_t keys = 0;       // The keys stored at it.
+    // RocksDB's warnings while it recovered, in its words: above all the
+    // write-ahead log records it dropped to reach a consistent state ("...
+    // dropping N bytes; Corruption: ..."). A torn record at the end of a log
+    // is a commit that was never acknowledged (it was not synced); a damaged
+    // one anywhere else also loses every commit after it. Empty after a
+    // clean shutdown or a power cut that tore nothing.
+    std::vector<std::string> warnings;
   };
 
   // Opens (or creates) the store. kFailedPrecondition if the directory holds
   // another schema version or something that is not a jobsetd store;
-  // kDataLoss if it is corrupt; kUnavailable if another process has it open.
+  // kDataLoss, naming the damaged file, if it is corrupt; kUnavailable if
+  // another process has it open.
   static absl::StatusOr<std::unique_ptr<RocksDbStore>> Open(
       const Options& options);
 
@@ -81,11 +112,20 @@ class RocksDbStore final : public Store {
   // this is what group commit saved).
   int64_t WriteCount();
 
+  // What Open recovered.
+  const Recovery& recovery() const { return recovery_; }
+
+  // Returns the error that stopped commits (kUnavailable), or OK while
+  // they go on.
+  absl::Status WriteFailure();
+
  private:
   struct Writer;
 
-  RocksDbStore(const Options& options, std::unique_ptr<rocksdb::DB> db,
-               int64_t revision);
+  RocksDbStore(const Options& options, std::unique_ptr<rocksdb::Env> env,
+               std::shared_ptr<RocksDbInfoLog> info_log,
+               std::shared_ptr<CommitStop> stop,
+               std::unique_ptr<rocksdb::DB> db, int64_t revision);
 
   // Fills revisions_ and corrupt_keys_ from every stored key (Open).
   absl::Status IndexRevisions();
@@ -97,8 +137,15 @@ class RocksDbStore final : public Store {
   int64_t CommitGroup(const std::vector<Writer*>& group, int64_t revision);
 
   const Options options_;
+  // Outlive db_: the Env of a store given a file system, RocksDB's info log,
+  // and the error that stopped commits (set by a failed write or by
+  // RocksDB's report of a background error).
+  const std::unique_ptr<rocksdb::Env> env_;
+  const std::shared_ptr<RocksDbInfoLog> info_log_;
+  const std::shared_ptr<CommitStop> stop_;
   const std::unique_ptr<rocksdb::DB> db_;
   History history_;
+  Recovery recovery_;
 
   // Every live key's revisions, so that a put needs no read (a delete still
   // reads the old value, which its event carries). Keys whose value did not
