@@ -322,21 +322,21 @@ def drain(cluster, workload, seconds):
 
 def leftovers(scratch, keep_pids):
     """Processes whose environment names `scratch` (but `keep_pids`) and mounts under it."""
-    procs = []
+    found = []
     for pid in procs.strays(scratch, keep_pids):
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as f:
                 argv = f.read().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        procs.append(f"pid {pid}: {argv[:120]}")
+        found.append(f"pid {pid}: {argv[:120]}")
     mounts = []
     with open("/proc/self/mountinfo") as f:
         for line in f:
             point = line.split()[4]
             if point.startswith(scratch + "/"):
                 mounts.append(f"mount {point}")
-    return {"processes": procs, "mounts": mounts}
+    return {"processes": found, "mounts": mounts}
 
 
 def table(title, rows):
