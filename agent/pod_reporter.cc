@@ -9,6 +9,10 @@
 namespace jobset::agent {
 namespace {
 
+// How far a container's start may be past the tick's time and still be taken
+// as the list's lag behind it (a later start is another clock's, not timed).
+constexpr absl::Duration kMaxListLag = absl::Seconds(10);
+
 void SetDuration(absl::Duration d, google::protobuf::Duration* out) {
   out->set_seconds(absl::IDivDuration(d, absl::Seconds(1), &d));
   out->set_nanos(static_cast<int32_t>(absl::ToInt64Nanoseconds(d)));
@@ -109,16 +113,19 @@ void PodReporter::TakeLaunch(const std::string& uid,
   }
   // A pod seen only once it had finished has no launch to time.
   if (status.phase() != api::kPodRunning) return;
-  const absl::Duration to_report =
-      std::max(now - ordered, absl::ZeroDuration());
-  api::LaunchTimings* launch = report->mutable_launch();
-  SetDuration(to_report, launch->mutable_received_to_reported());
   // The runtime's start times are the host's wall clock, as is `ordered`
   // with jobset-agent's clock.
   absl::Time started = absl::InfinitePast();
   for (const api::ContainerStatus& c : status.container_statuses()) {
     if (c.has_started_at()) started = std::max(started, ToTime(c.started_at()));
   }
+  // A tick reads its time before it lists the pods: a pod started in
+  // between is reported no earlier than its start.
+  if (started > now && started - now < kMaxListLag) now = started;
+  const absl::Duration to_report =
+      std::max(now - ordered, absl::ZeroDuration());
+  api::LaunchTimings* launch = report->mutable_launch();
+  SetDuration(to_report, launch->mutable_received_to_reported());
   if (started >= ordered && started - ordered <= to_report)
     SetDuration(started - ordered, launch->mutable_received_to_started());
   if (metrics_ != nullptr)
