@@ -47,11 +47,10 @@ Agent::Agent(Options options, Runtime* runtime, Clock* clock)
           SchedulerStream::Handler{
               .hello =
                   [this] {
-                    return PodReporter::Hello(
-                        options_.registration, runtime_->List(),
-                        [this](const std::string& uid) {
-                          return pods_.AttemptRunning(uid);
-                        });
+                    // The attempts before the list (PodSet::Attempts).
+                    PodReporter::AttemptOf attempts = pods_.Attempts();
+                    return PodReporter::Hello(options_.registration,
+                                              runtime_->List(), attempts);
                   },
               .hello_sent =
                   [this](const api::AgentMessage& hello) {
@@ -159,6 +158,10 @@ void Agent::Tick() {
   const absl::Time now = clock_->Now();
   const bool welcomed = stream_.Tick(now);
   logs_.MaybeSweep(*runtime_, now);
+  // The attempts before the list, and before FinishRestarts below changes
+  // them: each listed status goes with the attempt it is of, or an earlier
+  // one that jobsetd fences (PodSet::Attempts).
+  const PodReporter::AttemptOf attempts = pods_.Attempts();
   std::vector<PodState> pods = runtime_->List();
   lease_.Enforce(now, pods);
   pods_.FinishRestarts(pods);
@@ -169,8 +172,7 @@ void Agent::Tick() {
     options_.metrics->connected.Set(welcomed ? 1 : 0);
   if (!welcomed) return;
   reporter_.Report(
-      std::move(pods), runtime_->TakeEvents(), now,
-      [this](const std::string& uid) { return pods_.AttemptRunning(uid); },
+      std::move(pods), runtime_->TakeEvents(), now, attempts,
       [this](const api::AgentMessage& msg) { return stream_.Send(msg); });
   progress_.Report(
       progress_clock_->Now(),

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "agent/restart_barrier.h"
 #include "api/pod_phase.h"
 
@@ -20,6 +21,13 @@ void SetDuration(absl::Duration d, google::protobuf::Duration* out) {
 
 absl::Time ToTime(const google::protobuf::Timestamp& t) {
   return absl::FromUnixSeconds(t.seconds()) + absl::Nanoseconds(t.nanos());
+}
+
+// What was sent of a pod: its status and the attempt it went with. The same
+// status under another attempt is news (one stamped with an earlier attempt
+// while the pod restarted in place was fenced by jobsetd).
+std::string Sent(int32_t attempt, const api::PodStatus& status) {
+  return absl::StrCat(attempt, " ", status.SerializeAsString());
 }
 
 }  // namespace
@@ -41,7 +49,7 @@ api::AgentMessage PodReporter::Hello(const api::NodeRegistration& node,
 void PodReporter::HelloSent(const api::AgentMessage& hello) {
   std::map<std::string, std::string> sent;
   for (const api::PodReport& r : hello.hello().pods())
-    sent[r.pod_uid()] = r.status().SerializeAsString();
+    sent[r.pod_uid()] = Sent(r.in_place_restart_attempt(), r.status());
   absl::MutexLock lock(&mu_);
   sent_ = std::move(sent);
 }
@@ -72,7 +80,8 @@ void PodReporter::Report(
   // Events go once, with the pod's next report (one is sent for them even
   // when the status did not change); lost if the stream is.
   for (PodState& pod : pods) {
-    std::string now_status = pod.status.SerializeAsString();
+    const int32_t pod_attempt = attempt(pod.uid);
+    std::string now_status = Sent(pod_attempt, pod.status);
     auto pod_events = events.find(pod.uid);
     if (pod_events == events.end()) {
       absl::MutexLock lock(&mu_);
@@ -82,7 +91,7 @@ void PodReporter::Report(
     api::AgentMessage msg;
     api::PodReport* report = msg.mutable_pod_update();
     report->set_pod_uid(pod.uid);
-    report->set_in_place_restart_attempt(attempt(pod.uid));
+    report->set_in_place_restart_attempt(pod_attempt);
     *report->mutable_status() = std::move(pod.status);
     TakeLaunch(pod.uid, report->status(), now, report);
     if (pod_events != events.end()) {

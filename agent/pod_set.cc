@@ -246,6 +246,18 @@ int32_t PodSet::AttemptRunning(const std::string& uid) {
   return barrier_.Running(uid);
 }
 
+PodReporter::AttemptOf PodSet::Attempts() {
+  std::map<std::string, int32_t> attempts;
+  {
+    absl::MutexLock lock(&mu_);
+    attempts = barrier_.attempts();
+  }
+  return [attempts = std::move(attempts)](const std::string& uid) {
+    auto it = attempts.find(uid);
+    return it == attempts.end() ? 0 : it->second;
+  };
+}
+
 bool PodSet::RestartInPlace(const api::PodAssignment& a) {
   if (a.stop()) return false;
   const std::string uid = a.pod().metadata().uid();

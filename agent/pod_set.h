@@ -67,6 +67,13 @@ class PodSet {
 
   // The restart in place attempt the runtime's pod `uid` is of (0: none).
   int32_t AttemptRunning(const std::string& uid);
+  // AttemptRunning of every pod, as it is now: read before the runtime is
+  // listed, it stamps each listed status with the attempt it is of or an
+  // earlier one (which jobsetd fences), never a later one. A restart in
+  // place records its new attempt after removing the old one's state, so a
+  // list taken before the restart, stamped with the attempt read after it,
+  // would tell jobsetd that the new attempt failed.
+  PodReporter::AttemptOf Attempts();
 
  private:
   void StartPod(api::PodAssignment assignment);

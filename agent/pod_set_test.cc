@@ -177,6 +177,49 @@ TEST_F(PodSetTest, AFinishedPodRestartsInPlaceAtOnce) {
   EXPECT_EQ(runtime_.List()[0].status.phase(), api::kPodRunning);
 }
 
+// A tick reads the attempts, lists the pods, and reports them; a restart in
+// place that lands in between (from the stream's thread, or the tick's own
+// FinishRestarts) leaves the list with the old attempt's exit. That exit
+// must not go with the new attempt: jobsetd would take it as the new
+// attempt's failure and restart in place again (AgentE2eTest's restarted
+// agent case never saw its attempt 1 start on both pods).
+TEST_F(PodSetTest, AnExitListedBeforeARestartInPlaceKeepsItsAttempt) {
+  std::unique_ptr<PodSet> pods = NewSet();
+  std::vector<api::PodReport> reports;
+  auto send = [&](const api::AgentMessage& msg) {
+    reports.push_back(msg.pod_update());
+    return true;
+  };
+  pods->Run(AtAttempt(Assignment("p"), 0));
+  runtime_.Exit("p", 3);
+  reporter_.Report(runtime_.List(), {}, clock_.Now(), pods->Attempts(), send);
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_EQ(reports[0].status().phase(), api::kPodFailed);
+  EXPECT_EQ(reports[0].in_place_restart_attempt(), 0);
+  // The tick's attempts and list; then attempt 1 arrives and starts at once.
+  PodReporter::AttemptOf attempts = pods->Attempts();
+  std::vector<PodState> listed = runtime_.List();
+  pods->Run(AtAttempt(Assignment("p"), 1));
+  ASSERT_EQ(runtime_.started().size(), 2u);
+  reporter_.Report(listed, {}, clock_.Now(), attempts, send);
+  for (const api::PodReport& r : reports) {
+    EXPECT_FALSE(r.status().phase() == api::kPodFailed &&
+                 r.in_place_restart_attempt() == 1)
+        << r.DebugString();
+  }
+  // A tick whose attempts were read before the restart and whose list came
+  // after it stamps attempt 1's start with attempt 0 (jobsetd fences it)...
+  reporter_.Report(runtime_.List(), {}, clock_.Now(), attempts, send);
+  EXPECT_EQ(reports.back().status().phase(), api::kPodRunning);
+  EXPECT_EQ(reports.back().in_place_restart_attempt(), 0);
+  // ... so the next tick tells it again, under attempt 1.
+  const size_t sent = reports.size();
+  reporter_.Report(runtime_.List(), {}, clock_.Now(), pods->Attempts(), send);
+  ASSERT_EQ(reports.size(), sent + 1);
+  EXPECT_EQ(reports.back().status().phase(), api::kPodRunning);
+  EXPECT_EQ(reports.back().in_place_restart_attempt(), 1);
+}
+
 TEST(PodSetGpuCapacityTest, Table) {
   api::NodeRegistration node;
   EXPECT_EQ(PodSet::GpuCapacity(node), 0);

@@ -41,6 +41,8 @@ class RestartBarrier {
   int32_t Running(const std::string& uid) const;
   // Records that pod `uid` was started at `attempt`.
   void SetRunning(const std::string& uid, int32_t attempt);
+  // Every pod's recorded attempt (those absent run at 0).
+  const std::map<std::string, int32_t>& attempts() const { return attempts_; }
   // Whether `attempt` is later than the one pod `uid` runs at.
   bool IsLater(const std::string& uid, int32_t attempt) const;
 

@@ -193,6 +193,25 @@ class AgentE2eTest : public ::testing::Test {
     return b;
   }
 
+  // What a failed expectation prints: the file `log` the pods wrote (when
+  // given), and the tails of jobsetd's and every agent's stderr.
+  std::string Seen(const std::string& log = "") {
+    std::string seen;
+    if (!log.empty()) {
+      std::ifstream in(log);
+      absl::StrAppend(&seen, "--- ", log, ":\n",
+                      std::string((std::istreambuf_iterator<char>(in)),
+                                  std::istreambuf_iterator<char>()));
+    }
+    if (jobsetd_ != nullptr)
+      absl::StrAppend(&seen, "--- jobsetd:\n", jobsetd_->StderrTail(16384));
+    for (const auto& [name, agent] : agents_) {
+      if (agent != nullptr)
+        absl::StrAppend(&seen, "--- ", name, ":\n", agent->StderrTail(8192));
+    }
+    return seen;
+  }
+
   std::string dir_;
   std::string address_;
   std::unique_ptr<JobsetdProcess> jobsetd_;
@@ -327,17 +346,18 @@ TEST_F(AgentE2eTest, AnAgentRestartedDuringAnInPlaceAttemptRunsItOnce) {
              .RestartStrategy("InPlaceRestart")
              .FailurePolicy(2)
              .Build());
-  ASSERT_TRUE(Eventually([&] { return CountLines(log) == 4; }));
+  ASSERT_TRUE(Eventually([&] { return CountLines(log) == 4; })) << Seen(log);
   ASSERT_TRUE(agents_["node-a"]->Kill(SIGKILL).ok());
   agents_["node-a"]->Wait().IgnoreError();
   absl::SleepFor(absl::Milliseconds(3500));  // The pod of attempt 1 ends.
   StartAgent("node-a", 2);
-  ASSERT_TRUE(Finished("again", "Completed")) << Get("again").DebugString();
+  ASSERT_TRUE(Finished("again", "Completed"))
+      << Get("again").DebugString() << Seen(log);
   EXPECT_EQ(Get("again").status().restarts(), 0);
   EXPECT_EQ(Get("again").status().current_in_place_restart_attempt(), 1);
   // Two pods, two attempts each: attempt 1 was not run a second time by
   // the restarted agent.
-  EXPECT_EQ(CountLines(log), 4);
+  EXPECT_EQ(CountLines(log), 4) << Seen(log);
 }
 
 TEST_F(AgentE2eTest, ALostNodeRestartsTheJobSetElsewhereAndItsPodsAreStopped) {
