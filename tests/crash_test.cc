@@ -34,16 +34,15 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/random/random.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "api/jobset_builder.h"
-#include "google/protobuf/util/message_differencer.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "proto/jobset_service.grpc.pb.h"
+#include "tests/acknowledged.h"
 #include "tests/cluster_credentials.h"
 #include "tests/jobsetd_process.h"
 
@@ -58,16 +57,18 @@ ABSL_FLAG(std::string, jobsetd, "",
 namespace jobset {
 namespace {
 
-using ::google::protobuf::util::MessageDifferencer;
 using ::jobset::api::CreateJobSetRequest;
 using ::jobset::api::CreateJobSetResponse;
 using ::jobset::api::JobSet;
 using ::jobset::api::JobSetService;
 using ::jobset::api::ListJobSetsRequest;
 using ::jobset::api::ListJobSetsResponse;
+using ::jobset::testing::AcknowledgedMismatches;
 using ::jobset::testing::ClusterCredentials;
 using ::jobset::testing::JobsetdProcess;
+using ::jobset::testing::Key;
 using ::jobset::testing::ReadClusterCredentials;
+using ::jobset::testing::Revision;
 using ::jobset::testing::SecureChannel;
 
 // Deadline of every Create, so that no client waits long on a dead server.
@@ -85,17 +86,6 @@ constexpr absl::Duration kMaxRound = absl::Seconds(30);
 constexpr int kListPageSize = 500;
 // Problems listed in a failure message; the rest are counted.
 constexpr size_t kMaxProblemsShown = 20;
-
-std::string Key(const JobSet& jobset) {
-  return absl::StrCat(jobset.metadata().namespace_(), "/",
-                      jobset.metadata().name());
-}
-
-int64_t Revision(absl::string_view resource_version) {
-  int64_t revision = -1;
-  if (!absl::SimpleAtoi(resource_version, &revision)) return -1;
-  return revision;
-}
 
 // Returns the `seq`th JobSet of client `client`: a name no other Create uses,
 // in one of two namespaces, with a spec that differs from its neighbours'.
@@ -243,33 +233,8 @@ int64_t VerifyStore(const std::string& address,
     continue_token = response.continue_();
   }
 
-  for (const auto& [key, ack] : acked) {
-    auto it = listed.find(key);
-    if (it == listed.end()) {
-      problems.push_back(absl::StrCat(key, " was acknowledged (revision ",
-                                      ack.metadata().resource_version(),
-                                      ") and is gone"));
-      continue;
-    }
-    const JobSet& item = it->second;
-    if (!MessageDifferencer::Equals(item.spec(), ack.spec())) {
-      problems.push_back(absl::StrCat(
-          key, " has spec {", item.spec().ShortDebugString(),
-          "}, acknowledged {", ack.spec().ShortDebugString(), "}"));
-    }
-    if (item.metadata().uid() != ack.metadata().uid()) {
-      problems.push_back(absl::StrCat(key, " has uid ", item.metadata().uid(),
-                                      ", acknowledged ", ack.metadata().uid()));
-    }
-    // Only the controller writes these JobSets after their Create (status),
-    // so a revision can move forward, never back.
-    if (Revision(item.metadata().resource_version()) <
-        Revision(ack.metadata().resource_version())) {
-      problems.push_back(absl::StrCat(
-          key, " has resourceVersion ", item.metadata().resource_version(),
-          ", acknowledged ", ack.metadata().resource_version()));
-    }
-  }
+  for (std::string& problem : AcknowledgedMismatches(acked, listed))
+    problems.push_back(std::move(problem));
   *unknown_stored =
       static_cast<int>(listed.size()) - static_cast<int>(acked.size());
 

@@ -54,10 +54,10 @@
 #include "absl/time/time.h"
 #include "api/jobset_builder.h"
 #include "common/failpoint.h"
-#include "google/protobuf/util/message_differencer.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "proto/jobset_service.grpc.pb.h"
+#include "tests/acknowledged.h"
 #include "tests/cluster_credentials.h"
 #include "tests/e2e_support.h"
 #include "tests/failpoint_load.h"
@@ -73,10 +73,10 @@ ABSL_FLAG(uint64_t, seed, 0,
 namespace jobset {
 namespace {
 
-using ::google::protobuf::util::MessageDifferencer;
 using ::jobset::api::JobSet;
 using ::jobset::api::JobSetService;
 using ::jobset::api::testing::JobSetBuilder;
+using ::jobset::testing::AcknowledgedMismatches;
 using ::jobset::testing::Client;
 using ::jobset::testing::ClusterCredentials;
 using ::jobset::testing::ExpectedLaunches;
@@ -415,29 +415,8 @@ void FailpointE2eTest::Verify(const std::string& when) {
     if (!sent_.contains(key))
       problems.push_back(absl::StrCat(key, " is stored; nobody created it"));
   }
-  for (const auto& [key, ack] : acked_) {
-    auto it = listed.find(key);
-    if (it == listed.end()) {
-      problems.push_back(absl::StrCat(key, " was acknowledged and is gone"));
-      continue;
-    }
-    const JobSet& item = it->second;
-    if (!MessageDifferencer::Equals(item.spec(), ack.spec())) {
-      problems.push_back(absl::StrCat(
-          key, " has spec {", item.spec().ShortDebugString(),
-          "}, acknowledged {", ack.spec().ShortDebugString(), "}"));
-    }
-    if (item.metadata().uid() != ack.metadata().uid()) {
-      problems.push_back(absl::StrCat(key, " has uid ", item.metadata().uid(),
-                                      ", acknowledged ", ack.metadata().uid()));
-    }
-    if (Revision(item.metadata().resource_version()) <
-        Revision(ack.metadata().resource_version())) {
-      problems.push_back(absl::StrCat(
-          key, " has resourceVersion ", item.metadata().resource_version(),
-          ", acknowledged ", ack.metadata().resource_version()));
-    }
-  }
+  for (std::string& problem : AcknowledgedMismatches(acked_, listed))
+    problems.push_back(std::move(problem));
   for (Client& client : clients_) {
     if (!client.bulk) continue;
     auto it = listed.find(Key(client.reg));

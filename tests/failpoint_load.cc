@@ -52,17 +52,6 @@ JobSetBuilder ShellJobSet(const std::string& name, int pods,
 
 }  // namespace
 
-std::string Key(const JobSet& jobset) {
-  return absl::StrCat(jobset.metadata().namespace_(), "/",
-                      jobset.metadata().name());
-}
-
-int64_t Revision(absl::string_view resource_version) {
-  int64_t revision = -1;
-  if (!absl::SimpleAtoi(resource_version, &revision)) return -1;
-  return revision;
-}
-
 int64_t Generation(const JobSet& jobset) {
   auto it = jobset.metadata().labels().find(kGenerationLabel);
   int64_t generation = 0;

@@ -13,6 +13,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "proto/jobset_service.grpc.pb.h"
+#include "tests/acknowledged.h"
 #include "tests/cluster_credentials.h"
 
 namespace jobset::testing {
@@ -28,10 +29,6 @@ inline constexpr char kRegisterNamespace[] = "fp-reg";
 // The register's label, which each Update sets to the next generation.
 inline constexpr char kGenerationLabel[] = "fp-gen";
 
-// "namespace/name".
-std::string Key(const api::JobSet& jobset);
-// The revision of a resourceVersion; -1 if it is not a number.
-int64_t Revision(absl::string_view resource_version);
 // The register's generation (kGenerationLabel); 0 without one.
 int64_t Generation(const api::JobSet& jobset);
 
