@@ -527,11 +527,22 @@ TEST_F(ControllerCoreTest, RestartsAllPodsOnTheSameNodesAndFencesStaleReports) {
   Settle();
   EXPECT_EQ(Get("train").status().restarts(), 1);
   EXPECT_THAT(fleet_.stopped, SizeIs(3));
-  // Recreate: the failed pod's Job is gone at once, so its replacement
-  // starts; the other three wait for their old pods to stop.
-  ASSERT_THAT(fleet_.running, SizeIs(1));
-  EXPECT_EQ(fleet_.running.begin()->second.spec().hostname(),
-            old[2].spec().hostname());
+  // Recreate: the failed pod's Job is gone at once and the others' as their
+  // pods stop, one by one; the new attempt starts whole once the last one
+  // is gone, never a part of it beside the old attempt's pods.
+  EXPECT_THAT(fleet_.running, IsEmpty());
+  while (fleet_.stopped.size() > 1) {
+    const auto [node, uid] = fleet_.stopped.back();
+    fleet_.stopped.pop_back();
+    PodReport r;
+    r.node = node;
+    r.pod_uid = uid;
+    r.status.set_phase("Failed");
+    r.status.set_reason("Killed");
+    core_->OnPodReport(r);
+    Settle();
+    EXPECT_THAT(fleet_.running, IsEmpty()) << fleet_.stopped.size();
+  }
   ConfirmStops();
   Settle();
   // The new attempt runs on the same nodes (sticky), labelled attempt 1.

@@ -24,6 +24,15 @@ void Add(const placement::Resources& r, placement::Resources* sum) {
   for (const auto& [name, n] : r.extended) sum->extended[name] += n;
 }
 
+// Whether a Job of `t` is being deleted: a previous attempt's, or one
+// Job's own restart, whose pods are still stopping.
+bool PreviousJobsStopping(const TrackedJobSet& t) {
+  for (const auto& [name, state] : t.jobs) {
+    if (state.deleting()) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 void GangPlacer::PlacePending() {
@@ -50,6 +59,10 @@ void GangPlacer::PlacePending() {
       barred.push_back(key);
       continue;
     }
+    // A restart's new Jobs are made one by one as the old ones' pods stop
+    // (they share names): the new attempt is placed once none is left, whole.
+    // The last old Job to go frees capacity, which brings the gang back.
+    if (PreviousJobsStopping(t)) continue;
     pending.push_back({key, t.gang.priority,
                        absl::FromUnixSeconds(
                            t.jobset.metadata().creation_timestamp().seconds()),

@@ -45,6 +45,11 @@ class GangQueue {
   void Release(const std::string& key) {
     if (held_.erase(key) > 0 && pending_.contains(key)) fresh_.insert(key);
   }
+  // JobSet `key` may place now (a previous attempt's Job it waited for is
+  // gone): its next round tries it as if new.
+  void Retry(const std::string& key) {
+    if (pending_.contains(key) && !held_.contains(key)) fresh_.insert(key);
+  }
   void CapacityGrew() { capacity_grew_ = true; }
 
   const std::set<std::string>& pending() const { return pending_; }

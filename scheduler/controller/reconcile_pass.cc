@@ -327,6 +327,8 @@ void ReconcilePass::EraseJob(TrackedJobSet& t, const std::string& name) {
       writes_.Release(pod);
     }
   }
+  // The new attempt's pods wait for every old Job to go (gang_placement.cc).
+  parts_.gangs.Retry(t.key);
   const std::string& ns = t.jobset.metadata().namespace_();
   const std::string& jobset = t.jobset.metadata().name();
   writes_.Delete(store::keys::JobKey(ns, jobset, name));
