@@ -19,8 +19,8 @@ PodState RunningPod(const std::string& uid, absl::Time started) {
   c->set_name("main");
   const absl::Duration since = started - absl::UnixEpoch();
   c->mutable_started_at()->set_seconds(absl::ToInt64Seconds(since));
-  c->mutable_started_at()->set_nanos(static_cast<int32_t>(
-      absl::ToInt64Nanoseconds(since % absl::Seconds(1))));
+  c->mutable_started_at()->set_nanos(
+      static_cast<int32_t>(absl::ToInt64Nanoseconds(since % absl::Seconds(1))));
   return pod;
 }
 
