@@ -333,14 +333,17 @@ TEST_F(AgentE2eTest, AnAgentRestartedDuringAnInPlaceAttemptRunsItOnce) {
   StartAgent("node-a", 2);
   StartAgent("node-b", 3);
   const std::string log = absl::StrCat(dir_, "/attempts");
-  // Attempt 0: pod 1 fails. Attempt 1: each pod notes its start, then
-  // works for 3 s, while node-a's agent is killed and comes back after its
-  // pod has ended.
+  // Attempt 0: pod 1 fails once both pods noted their start (else pod 0
+  // may be stopped before it does, under load). Attempt 1: each pod notes
+  // its start, then works for 3 s, while node-a's agent is killed and comes
+  // back after its pod has ended.
   const std::string script = absl::StrCat(
       "a=$JOBSET_IN_PLACE_RESTART_ATTEMPT; echo \"start $a $(hostname)\" >> ",
       log, "; if [ \"$a\" = 0 ]; then ",
-      "  if [ \"$JOBSET_JOB_INDEX\" = 1 ]; then exit 3; fi; ",
-      "  while :; do sleep 0.1; done; ", "fi; sleep 3");
+      "  if [ \"$JOBSET_JOB_INDEX\" = 1 ]; then ",
+      "    until [ \"$(grep -c '^start 0 ' ", log, ")\" = 2 ]; do ",
+      "sleep 0.05; done; exit 3; fi; ", "  while :; do sleep 0.1; done; ",
+      "fi; sleep 3");
   Create(ShellJobSet("again", 2, script)
              .BackoffLimit("workers", 2147483647)
              .RestartStrategy("InPlaceRestart")
@@ -650,7 +653,11 @@ TEST_F(AgentE2eTest, PyTorchDdpRestartsAndResumesFromItsCheckpoint) {
       0) {
     GTEST_SKIP() << "python3-torch is not installed (tools/setup installs it)";
   }
-  const std::string ckpt = "/tmp/jobsetd-example-checkpoints/pytorch-ddp";
+  // The example's checkpoint folder, one of this test process's own: runs at
+  // once (--runs_per_test, two clones) would share and remove it.
+  const std::string example_ckpt =
+      "/tmp/jobsetd-example-checkpoints/pytorch-ddp";
+  const std::string ckpt = absl::StrCat(example_ckpt, "-", getpid());
   std::filesystem::remove_all(ckpt);
   // The example's hostPath (type: Directory), for its pods' default user.
   std::filesystem::create_directories(ckpt);
@@ -661,7 +668,8 @@ TEST_F(AgentE2eTest, PyTorchDdpRestartsAndResumesFromItsCheckpoint) {
   std::string text((std::istreambuf_iterator<char>(in)),
                    std::istreambuf_iterator<char>());
   text = absl::StrReplaceAll(
-      text, {{"\"29500\"", absl::StrCat("\"", FreePort(), "\"")}});
+      text, {{"\"29500\"", absl::StrCat("\"", FreePort(), "\"")},
+             {example_ckpt, ckpt}});
   auto manifest = api::LoadManifest(text);
   ASSERT_TRUE(manifest.ok()) << manifest.status();
   // Nothing of the test's directory mounted: it would hide the progress
