@@ -241,15 +241,18 @@ class ControllerCoreTest : public ::testing::Test {
 
   // Confirms the stop orders: each stopped pod reports it was killed.
   void ConfirmStops() {
-    for (const auto& [node, uid] : fleet_.stopped) {
-      PodReport r;
-      r.node = node;
-      r.pod_uid = uid;
-      r.status.set_phase("Failed");
-      r.status.set_reason("Killed");
-      core_->OnPodReport(r);
-    }
+    for (const auto& [node, uid] : fleet_.stopped) ConfirmStop(node, uid);
     fleet_.stopped.clear();
+  }
+
+  // Pod `uid` on `node` reports it was killed.
+  void ConfirmStop(const std::string& node, const std::string& uid) {
+    PodReport r;
+    r.node = node;
+    r.pod_uid = uid;
+    r.status.set_phase("Failed");
+    r.status.set_reason("Killed");
+    core_->OnPodReport(r);
   }
 
   // The uids the fleet was told to stop.
@@ -534,12 +537,7 @@ TEST_F(ControllerCoreTest, RestartsAllPodsOnTheSameNodesAndFencesStaleReports) {
   while (fleet_.stopped.size() > 1) {
     const auto [node, uid] = fleet_.stopped.back();
     fleet_.stopped.pop_back();
-    PodReport r;
-    r.node = node;
-    r.pod_uid = uid;
-    r.status.set_phase("Failed");
-    r.status.set_reason("Killed");
-    core_->OnPodReport(r);
+    ConfirmStop(node, uid);
     Settle();
     EXPECT_THAT(fleet_.running, IsEmpty()) << fleet_.stopped.size();
   }
