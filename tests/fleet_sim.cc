@@ -19,6 +19,12 @@
 //               once: JobSets finished per second
 //   node_loss   up to 1,000 busy agents silent at once: silence -> every
 //               affected JobSet's new attempt received elsewhere
+//   load        reliability plan L1/L2 (issue 44), not part of "all":
+//               JobSets of 8 tasks created at --load_rate for
+//               --load_duration with watchers, Lists, Gets, 1 % task
+//               failures and an agent reconnect a minute: call latencies,
+//               create -> running, jobsetd RSS growth, nothing lost
+//               (tests/fleet_sim_load.h)
 //   duplicates  reliability plan I1 (issue 44), not part of "all": the
 //               same workload (--duplicates_jobsets JobSets of 4 tasks that
 //               succeed, fail once then succeed after a restart-all, or
@@ -63,6 +69,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "tests/fleet_sim_duplicates.h"
+#include "tests/fleet_sim_load.h"
 #include "tests/fleet_sim_scenarios.h"
 
 ABSL_FLAG(int, agents, 1000, "Simulated agents (1 to 100000)");
@@ -106,6 +113,20 @@ ABSL_FLAG(int, duplicates_jobsets, 100,
           "duplicates: JobSets of 4 tasks (250: 1,000 tasks; 2,500: 10,000)");
 ABSL_FLAG(absl::Duration, duplicates_timeout, absl::Seconds(300),
           "duplicates: how long each run's JobSets may take to finish");
+ABSL_FLAG(double, load_rate, 20, "load: JobSets created per second");
+ABSL_FLAG(absl::Duration, load_duration, absl::Minutes(10),
+          "load: how long JobSets are created");
+ABSL_FLAG(int, load_watchers, 20, "load: watches open all along");
+ABSL_FLAG(double, load_fail_percent, 1,
+          "load: the chance (%) that a task fails (its JobSet restarts once)");
+ABSL_FLAG(absl::Duration, load_agent_restart_every, absl::Minutes(1),
+          "load: one agent's stream is cut this often");
+ABSL_FLAG(absl::Duration, load_min_run, absl::Seconds(20),
+          "load: shortest pod run");
+ABSL_FLAG(absl::Duration, load_max_run, absl::Seconds(60),
+          "load: longest pod run");
+ABSL_FLAG(absl::Duration, load_ttl, absl::Seconds(60),
+          "load: ttlSecondsAfterFinished of every JobSet");
 ABSL_FLAG(std::string, json, "", "Also write the figures to this file");
 ABSL_FLAG(bool, keep, false, "Keep jobsetd's data directory");
 
@@ -134,6 +155,13 @@ bool PositiveDuration(const char* flag, absl::Duration d, absl::Duration max,
   return false;
 }
 
+std::vector<std::string> Names(std::vector<std::string> scenarios, bool load,
+                               bool duplicates) {
+  if (load) scenarios.push_back("load");
+  if (duplicates) scenarios.push_back("duplicates");
+  return scenarios;
+}
+
 std::string DefaultJobsetd(const char* argv0) {
   if (const char* dir = std::getenv("RUNFILES_DIR"); dir != nullptr)
     return absl::StrCat(dir, "/jobsetd/scheduler/jobsetd");
@@ -154,6 +182,7 @@ int Main(const char* argv0) {
   const int agents = absl::GetFlag(FLAGS_agents);
   std::vector<std::string> scenarios;
   bool duplicates = false;
+  bool load = false;
   for (absl::string_view s :
        absl::StrSplit(absl::GetFlag(FLAGS_scenario), ',', absl::SkipEmpty())) {
     if (s == "all") {
@@ -164,17 +193,21 @@ int Main(const char* argv0) {
       duplicates = true;
       continue;
     }
+    if (s == "load") {
+      load = true;
+      continue;
+    }
     bool known = false;
     for (const char* k : kAll) known = known || s == k;
     if (!known) {
       error = absl::StrCat("--scenario: unknown scenario \"", s,
                            "\" (connect, reconnect, big_gang, restart, churn, "
-                           "node_loss, all or duplicates)");
+                           "node_loss, all, load or duplicates)");
       break;
     }
     scenarios.emplace_back(s);
   }
-  if (error.empty() && scenarios.empty() && !duplicates)
+  if (error.empty() && scenarios.empty() && !duplicates && !load)
     error = "--scenario: none given";
   const bool ok =
       error.empty() && InRange("agents", agents, 1, 100000, &error) &&
@@ -208,8 +241,32 @@ int Main(const char* argv0) {
               25000, &error) &&
       PositiveDuration("duplicates_timeout",
                        absl::GetFlag(FLAGS_duplicates_timeout), absl::Hours(2),
-                       &error);
-  if (!ok) {
+                       &error) &&
+      PositiveDuration("load_duration", absl::GetFlag(FLAGS_load_duration),
+                       absl::Hours(24), &error) &&
+      InRange("load_watchers", absl::GetFlag(FLAGS_load_watchers), 0, 1000,
+              &error) &&
+      PositiveDuration("load_agent_restart_every",
+                       absl::GetFlag(FLAGS_load_agent_restart_every),
+                       absl::Hours(24), &error) &&
+      PositiveDuration("load_min_run", absl::GetFlag(FLAGS_load_min_run),
+                       absl::Hours(1), &error) &&
+      PositiveDuration("load_max_run", absl::GetFlag(FLAGS_load_max_run),
+                       absl::Hours(1), &error) &&
+      PositiveDuration("load_ttl", absl::GetFlag(FLAGS_load_ttl),
+                       absl::Hours(24), &error);
+  if (const double rate = absl::GetFlag(FLAGS_load_rate);
+      ok && !(rate > 0 && rate <= 10000)) {
+    error = absl::StrCat("--load_rate: ", rate, " is out of range (0, 10000]");
+  } else if (const double fail = absl::GetFlag(FLAGS_load_fail_percent);
+             ok && !(fail >= 0 && fail <= 100)) {
+    error = absl::StrCat("--load_fail_percent: ", fail,
+                         " is out of range [0, 100]");
+  } else if (ok && absl::GetFlag(FLAGS_load_min_run) >
+                       absl::GetFlag(FLAGS_load_max_run)) {
+    error = "--load_min_run: above --load_max_run";
+  }
+  if (!ok || !error.empty()) {
     std::fprintf(stderr, "fleet_sim: %s\n", error.c_str());
     return 2;
   }
@@ -238,11 +295,7 @@ int Main(const char* argv0) {
       "fleet_sim: %d agents, scenarios %s; jobsetd %s (RocksDB, "
       "--heartbeat_interval=%s --node_lost_timeout=%s%s%s); %u cores, shared "
       "by jobsetd and this simulator\n",
-      agents,
-      absl::StrCat(absl::StrJoin(scenarios, ","),
-                   duplicates && !scenarios.empty() ? "," : "",
-                   duplicates ? "duplicates" : "")
-          .c_str(),
+      agents, absl::StrJoin(Names(scenarios, load, duplicates), ",").c_str(),
       o.jobsetd.c_str(), absl::FormatDuration(o.heartbeat_interval).c_str(),
       absl::FormatDuration(o.node_lost_timeout).c_str(),
       o.jobsetd_args.empty() ? "" : " ",
@@ -257,7 +310,7 @@ int Main(const char* argv0) {
     completed = completed && r.completed;
     results.push_back(std::move(r));
   };
-  if (!scenarios.empty()) {
+  if (!scenarios.empty() || load) {
     Bench bench(o);
     if (absl::Status s = bench.Start(); !s.ok()) {
       std::fprintf(stderr, "fleet_sim: %s\n", std::string(s.message()).c_str());
@@ -270,6 +323,19 @@ int Main(const char* argv0) {
             : s == "restart"   ? bench.Restart()
             : s == "churn"     ? bench.Churn()
                                : bench.NodeLoss());
+    }
+    if (load) {
+      LoadOptions l;
+      l.rate = absl::GetFlag(FLAGS_load_rate);
+      l.duration = absl::GetFlag(FLAGS_load_duration);
+      l.watchers = absl::GetFlag(FLAGS_load_watchers);
+      l.fail_percent = absl::GetFlag(FLAGS_load_fail_percent);
+      l.agent_restart_every = absl::GetFlag(FLAGS_load_agent_restart_every);
+      l.min_run = absl::GetFlag(FLAGS_load_min_run);
+      l.max_run = absl::GetFlag(FLAGS_load_max_run);
+      l.ttl = absl::GetFlag(FLAGS_load_ttl);
+      l.seed = static_cast<uint64_t>(absl::GetFlag(FLAGS_seed));
+      print(RunLoad(bench, l));
     }
   }
   if (duplicates) {

@@ -238,6 +238,18 @@ void SimAgent::Resume() {
   Apply(e);
 }
 
+void SimAgent::Reconnect() {
+  Effects e;
+  {
+    absl::MutexLock lock(&mu_);
+    if (silent_ || stopping_ || stream_ == nullptr) return;
+    // OnStreamDone reconnects.
+    cancel_ = true;
+    e = TakeEffectsLocked();
+  }
+  Apply(e);
+}
+
 bool SimAgent::welcomed() {
   absl::MutexLock lock(&mu_);
   return welcomed_;

@@ -81,6 +81,9 @@ class SimAgent {
   // reconnect (a partitioned host); its stream stays open until jobsetd
   // ends it.
   void Silence();
+  // Cuts the stream; the agent reconnects and says what it runs, as an
+  // agent restarted on its node does (no-op while silent or stopping).
+  void Reconnect();
   // Ends a Silence(): the agent reconnects (and its Welcome decides what
   // it keeps).
   void Resume();

@@ -334,6 +334,13 @@ int TerminalWatch::failed() {
   return failed_;
 }
 
+std::optional<bool> TerminalWatch::Terminal(const std::string& key) {
+  absl::MutexLock lock(&mu_);
+  auto it = terminal_.find(key);
+  if (it == terminal_.end()) return std::nullopt;
+  return it->second;
+}
+
 std::vector<std::string> TerminalWatch::errors() {
   absl::MutexLock lock(&mu_);
   return errors_;

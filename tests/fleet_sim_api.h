@@ -114,6 +114,9 @@ class TerminalWatch {
   absl::Time last_terminal();
   // JobSets terminal as Failed.
   int failed();
+  // Whether JobSet `key` ("namespace/name") was seen terminal: nullopt if
+  // not, else whether it Failed.
+  std::optional<bool> Terminal(const std::string& key);
   std::vector<std::string> errors();
 
  private:

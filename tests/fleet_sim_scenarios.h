@@ -99,6 +99,11 @@ class Bench {
   AdminClient& admin() { return *admin_; }
   Fleet& fleet() { return *fleet_; }
   int joined() const { return joined_; }
+  pid_t jobsetd_pid() const { return jobsetd_pid_.load(); }
+  const std::string& data_dir() const { return dir_; }
+  // Deletes the JobSets of scenario `run` and waits until the agents hold
+  // no pods (bounded).
+  void CleanUp(const std::string& run, Result* r);
   // Counter or gauge `name` of the running jobsetd's /metrics (-1 if it
   // cannot be read).
   double Metric(const std::string& name);
@@ -128,9 +133,6 @@ class Bench {
   // arrival (InfinitePast if one never completed: noted).
   absl::Time AwaitRuns(const std::vector<api::JobSet>& jobsets, int attempt,
                        int pods, absl::Time deadline, Result* r);
-  // Deletes the JobSets of scenario `run` and waits until the agents hold
-  // no pods (bounded).
-  void CleanUp(const std::string& run, Result* r);
   // Waits until every agent not silenced is welcomed (bounded); short of
   // that, notes it and says whether enough are (64) to run on.
   bool AwaitFleet(absl::Duration timeout, Result* r);
