@@ -117,6 +117,11 @@ class JobSetApi {
     // resourceVersion, the current JobSets as ADDED; then changes, waiting
     // until `deadline` for some (an empty result means none arrived).
     absl::StatusOr<std::vector<api::WatchEvent>> Next(absl::Time deadline);
+    // The revision the watch resumes after: the last event returned (at
+    // first, where it started).
+    int64_t revision() const { return revision_; }
+    // The store keys it watches start with this.
+    const std::string& prefix() const { return prefix_; }
 
    private:
     friend class JobSetApi;

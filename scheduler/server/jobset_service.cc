@@ -99,17 +99,19 @@ grpc::Status JobSetServiceImpl::DeleteJobSet(
                response);
 }
 
-grpc::Status JobSetServiceImpl::WatchJobSets(
-    grpc::ServerContext* context, const api::WatchJobSetsRequest* request,
-    grpc::ServerWriter<api::WatchEvent>* writer) {
+grpc::ServerWriteReactor<api::WatchEvent>* JobSetServiceImpl::WatchJobSets(
+    grpc::CallbackServerContext* context,
+    const api::WatchJobSetsRequest* request) {
   absl::StatusOr<Caller> caller = auth_->Authorize(
       context,
       Attrs("watch", "jobsets",
             Namespace(request->namespace_(), request->all_namespaces())));
-  if (!caller.ok()) return ToGrpcStatus(caller.status());
-  return ServeWatch(
-      context, *auth_, *caller, streams_, shutting_down_,
-      [&] { return api_->StartWatch(*request); }, writer);
+  if (!caller.ok()) {
+    return new RefusedStream<api::WatchEvent>(ToGrpcStatus(caller.status()));
+  }
+  return ServeWatch<api::WatchEvent>(
+      context, *auth_, *caller, streams_, shutting_down_, ticker_,
+      [&] { return api_->StartWatch(*request); });
 }
 
 grpc::Status JobSetServiceImpl::SuspendJobSet(

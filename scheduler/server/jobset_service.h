@@ -9,28 +9,38 @@
 #include "scheduler/server/jobset_api.h"
 #include "scheduler/server/namespace_api.h"
 #include "scheduler/server/stream_limiter.h"
+#include "scheduler/server/stream_ticker.h"
 
 namespace jobset::scheduler {
 
 // The gRPC JobSetService: each handler converts the request, calls JobSetApi
-// and converts the result back (absl::Status -> grpc::Status). Thread-safe.
-class JobSetServiceImpl final : public api::JobSetService::Service {
+// and converts the result back (absl::Status -> grpc::Status). Unary calls
+// are synchronous; WatchJobSets is a callback stream (watch_stream.h), which
+// holds no thread. Thread-safe.
+class JobSetServiceImpl final
+    : public api::JobSetService::WithCallbackMethod_WatchJobSets<
+          api::JobSetService::Service> {
  public:
   // Every call is authorized by `auth` (which must outlive it) first. A
-  // watch takes a slot of its user from `streams` (null: no limit; must
-  // outlive it).
+  // watch is kept going by `ticker` and takes a slot of its user from
+  // `streams` (null: no limit); both must outlive it.
   JobSetServiceImpl(JobSetApi* api, NamespaceApi* namespaces,
                     SecretApi* secrets, ConfigMapApi* config_maps,
-                    const RequestAuth* auth, StreamLimiter* streams = nullptr)
+                    const RequestAuth* auth, StreamTicker* ticker,
+                    StreamLimiter* streams = nullptr)
       : api_(api),
         namespaces_(namespaces),
         secrets_(secrets),
         config_maps_(config_maps),
         auth_(auth),
+        ticker_(ticker),
         streams_(streams) {}
 
-  // Ends open watches (they return OK) so that the server can drain.
-  void Shutdown() { shutting_down_ = true; }
+  // Ends open watches (they finish with OK) so that the server can drain.
+  void Shutdown() {
+    shutting_down_ = true;
+    ticker_->PollNow();
+  }
 
   grpc::Status CreateJobSet(grpc::ServerContext* context,
                             const api::CreateJobSetRequest* request,
@@ -47,9 +57,9 @@ class JobSetServiceImpl final : public api::JobSetService::Service {
   grpc::Status DeleteJobSet(grpc::ServerContext* context,
                             const api::DeleteJobSetRequest* request,
                             api::JobSet* response) override;
-  grpc::Status WatchJobSets(
-      grpc::ServerContext* context, const api::WatchJobSetsRequest* request,
-      grpc::ServerWriter<api::WatchEvent>* writer) override;
+  grpc::ServerWriteReactor<api::WatchEvent>* WatchJobSets(
+      grpc::CallbackServerContext* context,
+      const api::WatchJobSetsRequest* request) override;
   grpc::Status SuspendJobSet(grpc::ServerContext* context,
                              const api::SuspendJobSetRequest* request,
                              api::JobSet* response) override;
@@ -111,6 +121,7 @@ class JobSetServiceImpl final : public api::JobSetService::Service {
   SecretApi* const secrets_;
   ConfigMapApi* const config_maps_;
   const RequestAuth* const auth_;
+  StreamTicker* const ticker_;
   StreamLimiter* const streams_;
   std::atomic<bool> shutting_down_ = false;
 };

@@ -102,6 +102,11 @@ class KueueApi {
     // OUT_OF_RANGE when the store no longer holds that history; DATA_LOSS
     // for a stored value that is not an object of the kind.
     absl::StatusOr<std::vector<api::KueueWatchEvent>> Next(absl::Time deadline);
+    // The revision the watch resumes after: the last event returned (at
+    // first, where it started).
+    int64_t revision() const { return revision_; }
+    // The store keys it watches start with this.
+    const std::string& prefix() const { return prefix_; }
 
    private:
     friend class KueueApi;

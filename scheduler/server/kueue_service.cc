@@ -40,7 +40,7 @@ auth::Attributes Attrs(absl::string_view verb, const api::KueueKind& kind,
 }  // namespace
 
 absl::StatusOr<auth::Attributes> KueueServiceImpl::AttrsOf(
-    const grpc::ServerContext& context, absl::string_view verb,
+    const grpc::ServerContextBase& context, absl::string_view verb,
     absl::string_view kind, absl::string_view ns, absl::string_view name,
     bool all_namespaces) const {
   absl::StatusOr<const api::KueueKind*> found = api::KueueKindNamed(kind);
@@ -110,18 +110,20 @@ grpc::Status KueueServiceImpl::DeleteKueueObject(
   return Reply(api_->Delete(*request), response);
 }
 
-grpc::Status KueueServiceImpl::WatchKueueObjects(
-    grpc::ServerContext* context, const api::WatchKueueObjectsRequest* request,
-    grpc::ServerWriter<api::KueueWatchEvent>* writer) {
+grpc::ServerWriteReactor<api::KueueWatchEvent>*
+KueueServiceImpl::WatchKueueObjects(
+    grpc::CallbackServerContext* context,
+    const api::WatchKueueObjectsRequest* request) {
+  using Refused = RefusedStream<api::KueueWatchEvent>;
   absl::StatusOr<auth::Attributes> attrs =
       AttrsOf(*context, "watch", request->kind(), request->namespace_(), "",
               request->all_namespaces());
-  if (!attrs.ok()) return ToGrpcStatus(attrs.status());
+  if (!attrs.ok()) return new Refused(ToGrpcStatus(attrs.status()));
   absl::StatusOr<Caller> caller = auth_->Authorize(context, *attrs);
-  if (!caller.ok()) return ToGrpcStatus(caller.status());
-  return ServeWatch(
-      context, *auth_, *caller, streams_, shutting_down_,
-      [&] { return api_->StartWatch(*request); }, writer);
+  if (!caller.ok()) return new Refused(ToGrpcStatus(caller.status()));
+  return ServeWatch<api::KueueWatchEvent>(
+      context, *auth_, *caller, streams_, shutting_down_, ticker_,
+      [&] { return api_->StartWatch(*request); });
 }
 
 grpc::Status KueueServiceImpl::ListPendingWorkloads(

@@ -31,6 +31,7 @@
 #include "scheduler/auth/request_auth.h"
 #include "scheduler/server/kueue_api.h"
 #include "scheduler/server/stream_limiter.h"
+#include "scheduler/server/stream_ticker.h"
 #include "store/memory_store.h"
 
 namespace jobset::scheduler {
@@ -109,8 +110,8 @@ class KueueServiceTest : public ::testing::Test {
     audit_ = *std::move(audit);
     auth_ = std::make_unique<RequestAuth>(RequestAuth::Options{
         .access = access_.get(), .clock = &clock_, .audit = audit_.get()});
-    service_ =
-        std::make_unique<KueueServiceImpl>(&api_, auth_.get(), &streams_);
+    service_ = std::make_unique<KueueServiceImpl>(&api_, auth_.get(), &ticker_,
+                                                  &streams_);
 
     grpc::ServerBuilder builder;
     int port = 0;
@@ -223,6 +224,7 @@ class KueueServiceTest : public ::testing::Test {
   std::unique_ptr<RequestAuth> auth_;
   KueueApi api_{&store_, &clock_};
   StreamLimiter streams_{1};
+  StreamTicker ticker_{&store_};
   std::unique_ptr<KueueServiceImpl> service_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<api::KueueService::Stub> stub_;

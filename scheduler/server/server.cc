@@ -20,9 +20,10 @@ Server::Server(store::Store* store, const Options& options)
       secrets_(store, options.clock),
       config_maps_(store, options.clock),
       kueue_(store, options.clock),
+      ticker_(store),
       service_(&api_, &namespaces_, &secrets_, &config_maps_, options.auth,
-               options.streams),
-      kueue_service_(&kueue_, options.auth, options.streams) {}
+               &ticker_, options.streams),
+      kueue_service_(&kueue_, options.auth, &ticker_, options.streams) {}
 
 std::shared_ptr<grpc::ServerCredentials> Server::Credentials(
     const ClusterPki* tls) {

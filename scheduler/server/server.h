@@ -22,6 +22,7 @@
 #include "scheduler/server/kueue_service.h"
 #include "scheduler/server/namespace_api.h"
 #include "scheduler/server/stream_limiter.h"
+#include "scheduler/server/stream_ticker.h"
 #include "store/store.h"
 
 namespace jobset::scheduler {
@@ -50,9 +51,9 @@ class Server {
     int max_receive_bytes = kMaxRequestBytes;
     int max_send_bytes = 16 << 20;
     // Threads the server may use (grpc::ResourceQuota::SetMaxThreads):
-    // every synchronous call in progress holds one (a watch for as long as
-    // it lasts; agent streams are callback streams and hold none), so this
-    // bounds watches + calls in flight; a call beyond it is refused with
+    // every synchronous call in progress holds one (watches, `logs -f` and
+    // agent streams are callback streams and hold none), so this bounds
+    // the unary calls in flight; a call beyond it is refused with
     // RESOURCE_EXHAUSTED (--grpc_max_threads).
     int max_threads = 16'384;
   };
@@ -120,6 +121,8 @@ class Server {
   SecretApi secrets_;
   ConfigMapApi config_maps_;
   KueueApi kueue_;
+  // Keeps the watches going (one thread for all of them).
+  StreamTicker ticker_;
   JobSetServiceImpl service_;
   KueueServiceImpl kueue_service_;
   std::unique_ptr<grpc::Server> grpc_server_;

@@ -468,38 +468,77 @@ TEST(ServerLimitsTest, StreamsPerUserAreLimited) {
   (*server)->Shutdown(absl::Now() + absl::Seconds(5));
 }
 
-// Each call in progress holds a server thread: past the thread limit, calls
-// are refused with RESOURCE_EXHAUSTED instead of each getting a new thread,
-// and the server serves again once calls end.
+// A synchronous call that lasts until its client cancels it (it writes one
+// message first, so that the client knows it started).
+class HeldCall final : public api::PodLogService::Service {
+ public:
+  grpc::Status GetPodLogs(grpc::ServerContext* context,
+                          const api::GetPodLogsRequest*,
+                          grpc::ServerWriter<api::PodLogs>* writer) override {
+    writer->Write(api::PodLogs());
+    while (!context->IsCancelled()) absl::SleepFor(absl::Milliseconds(10));
+    return grpc::Status::OK;
+  }
+};
+
+struct OpenHeldCall {
+  grpc::ClientContext context;
+  std::unique_ptr<grpc::ClientReader<api::PodLogs>> reader;
+  bool started = false;
+
+  OpenHeldCall(api::PodLogService::Stub* stub, absl::Duration deadline) {
+    context.set_deadline(In(deadline));
+    reader = stub->GetPodLogs(&context, api::GetPodLogsRequest());
+    api::PodLogs logs;
+    started = reader->Read(&logs);
+  }
+};
+
+// Each synchronous call in progress holds a server thread: past the thread
+// limit, calls are refused with RESOURCE_EXHAUSTED instead of each getting a
+// new thread, and the server serves again once calls end. Watches are
+// callback streams and hold none: as many as wanted start at the limit.
 TEST(ServerLimitsTest, ThreadsAreLimited) {
   store::MemoryStore store;
   Server::Limits limits;
   limits.max_threads = 4;
-  std::unique_ptr<Server> server = StartWithLimits(&store, limits);
+  HeldCall held;
+  std::unique_ptr<Server> server = StartWithLimits(&store, limits, {&held});
   ASSERT_NE(server, nullptr);
   auto stub = StubHoldingA(*server);
+  auto held_stub = api::PodLogService::NewStub(grpc::CreateChannel(
+      server->address(), grpc::InsecureChannelCredentials()));
 
-  constexpr int kWatches = 8;
+  constexpr int kWatches = 16;
   std::vector<std::unique_ptr<OpenWatch>> watches;
-  int started = 0;
   for (int i = 0; i < kWatches; ++i) {
     watches.push_back(
-        std::make_unique<OpenWatch>(stub.get(), absl::Seconds(5)));
-    if (watches.back()->started) ++started;
+        std::make_unique<OpenWatch>(stub.get(), absl::Seconds(30)));
+    EXPECT_TRUE(watches.back()->started) << i;
+  }
+
+  constexpr int kCalls = 8;
+  std::vector<std::unique_ptr<OpenHeldCall>> calls;
+  int started = 0;
+  for (int i = 0; i < kCalls; ++i) {
+    calls.push_back(
+        std::make_unique<OpenHeldCall>(held_stub.get(), absl::Seconds(5)));
+    if (calls.back()->started) ++started;
   }
   EXPECT_GE(started, 1);
-  EXPECT_LT(started, kWatches);
+  EXPECT_LT(started, kCalls);
   int exhausted = 0;
-  for (auto& watch : watches) {
-    if (!watch->started && watch->reader->Finish().error_code() ==
-                               grpc::StatusCode::RESOURCE_EXHAUSTED) {
+  for (auto& call : calls) {
+    if (call->started) {
+      call->context.TryCancel();
+      call->reader->Finish().IgnoreError();
+    } else if (call->reader->Finish().error_code() ==
+               grpc::StatusCode::RESOURCE_EXHAUSTED) {
       ++exhausted;
-    } else if (watch->started) {
-      watch->End().IgnoreError();
     }
   }
-  EXPECT_EQ(exhausted, kWatches - started);
-  // Every watch has ended: the server serves again (its threads are
+  EXPECT_EQ(exhausted, kCalls - started);
+  // Every held call has ended: the server serves again (its threads are
   // returned as the calls finish, so allow it a moment).
   bool served = false;
   for (int attempt = 0; attempt < 50 && !served; ++attempt) {
@@ -512,6 +551,7 @@ TEST(ServerLimitsTest, ThreadsAreLimited) {
     if (!served) absl::SleepFor(absl::Milliseconds(100));
   }
   EXPECT_TRUE(served);
+  for (auto& watch : watches) watch->End().IgnoreError();
 }
 
 TEST(ServerStartTest, ABusyPortIsReported) {
