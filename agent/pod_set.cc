@@ -84,9 +84,11 @@ void PodSet::SaveLedger() {
 }
 
 void PodSet::Reconcile(const api::Welcome& welcome) {
-  std::map<std::string, const api::PodAssignment*> desired;
-  for (const api::PodAssignment& a : welcome.pods())
-    desired[a.pod().metadata().uid()] = &a;
+  // Copies: each one's host table is expanded in place.
+  std::vector<api::PodAssignment> pods(welcome.pods().begin(),
+                                       welcome.pods().end());
+  std::map<std::string, api::PodAssignment*> desired;
+  for (api::PodAssignment& a : pods) desired[a.pod().metadata().uid()] = &a;
   std::set<std::string> known;
   for (const PodState& pod : runtime_->List()) {
     if (!desired.contains(pod.uid)) {
@@ -100,6 +102,7 @@ void PodSet::Reconcile(const api::Welcome& welcome) {
       absl::MutexLock lock(&mu_);
       grace_[uid] = GraceOf(a->pod());
     }
+    if (!ExpandHosts(a)) continue;
     if (a->stop()) {
       if (known.contains(uid))
         runtime_->Stop(uid, GraceOf(a->pod())).IgnoreError();
@@ -114,7 +117,9 @@ void PodSet::Reconcile(const api::Welcome& welcome) {
   }
 }
 
-void PodSet::Run(const api::PodAssignment& a) {
+void PodSet::Run(const api::PodAssignment& order) {
+  api::PodAssignment a = order;
+  if (!ExpandHosts(&a)) return;
   if (RestartInPlace(a)) return;
   // A pod already here: its attempt's host table grew. The runtime checks
   // the uid and the table before it writes anything.
@@ -127,7 +132,36 @@ void PodSet::Run(const api::PodAssignment& a) {
     }
     return;
   }
-  StartPod(a);
+  StartPod(std::move(a));
+}
+
+bool PodSet::ExpandHosts(api::PodAssignment* a) {
+  const absl::Status expanded = ExpandHostTable(a);
+  if (expanded.ok()) return true;
+  if (a->stop()) {  // Stopping needs no table.
+    a->clear_hosts();
+    a->clear_hosts_table();
+    return true;
+  }
+  // As a `hosts` that does not pass: a pod here keeps the table it has
+  // (UpdateHosts refuses the new one); a new pod, or a restart in place,
+  // fails.
+  const std::string& uid = a->pod().metadata().uid();
+  bool here = false;
+  for (const PodState& pod : runtime_->List()) here |= pod.uid == uid;
+  bool restart = false;
+  absl::StatusOr<std::optional<int32_t>> attempt = InPlaceAttemptOf(a->pod());
+  if (here && attempt.ok() && attempt->has_value()) {
+    absl::MutexLock lock(&mu_);
+    restart = barrier_.IsLater(uid, **attempt);
+  }
+  if (here && !restart) {
+    JOBSET_LOG(WARNING) << "pod " << uid
+                        << ": host table refused: " << expanded.message();
+  } else {
+    ReportFailure(*a, "InvalidAssignment", std::string(expanded.message()));
+  }
+  return false;
 }
 
 void PodSet::Stop(const std::string& uid) {

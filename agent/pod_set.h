@@ -57,7 +57,9 @@ class PodSet {
   void Reconcile(const api::Welcome& welcome);
   // A Run: a later attempt restarts in place; a pod here gets the grown
   // host table; any other is started.
-  void Run(const api::PodAssignment& assignment);
+  // Either accepts the host table as jobsetd sends it (hosts_table) or as
+  // jobsetds before it did (hosts).
+  void Run(const api::PodAssignment& order);
   // A Stop: within the pod's termination grace period.
   void Stop(const std::string& uid);
   // A Release: the pod goes, with its devices and ledger entries.
@@ -76,6 +78,11 @@ class PodSet {
   PodReporter::AttemptOf Attempts();
 
  private:
+  // Expands `assignment`'s host table (ExpandHostTable) on receipt. Returns
+  // false, having handled the order, when the table does not decode: a pod
+  // here keeps running with its table, any other fails (InvalidAssignment),
+  // as for a `hosts` that does not pass.
+  bool ExpandHosts(api::PodAssignment* assignment);
   void StartPod(api::PodAssignment assignment);
   // Hands `assignment` to the runtime, on GPUs `gpus`, recording its
   // restart in place attempt.

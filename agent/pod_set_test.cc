@@ -12,6 +12,7 @@
 #include "agent/fake_runtime.h"
 #include "agent/pod_reporter.h"
 #include "agent/restart_barrier.h"
+#include "api/host_table.h"
 #include "api/pod_phase.h"
 #include "common/clock.h"
 #include "common/status_matchers.h"
@@ -141,6 +142,63 @@ TEST_F(PodSetTest, AnInvalidAssignmentFailsItsPodOnly) {
   EXPECT_EQ(failures[0].status().phase(), api::kPodFailed);
   EXPECT_THAT(failures[1].status().message(),
               HasSubstr("not a non-negative 32-bit integer"));
+}
+
+// `a` with a host table of `names` (at 10.0.0.1), sent as jobsetd sends it.
+api::PodAssignment WithTable(api::PodAssignment a,
+                             const std::vector<std::string>& names) {
+  api::HostTable table;
+  for (const std::string& name : names) {
+    api::HostEntry* e = table.add_hosts();
+    e->set_address("10.0.0.1");
+    e->add_names(name);
+  }
+  a.set_hosts_table(api::EncodeHostTable(table));
+  return a;
+}
+
+TEST_F(PodSetTest, TheHostTableIsExpandedOnReceipt) {
+  std::unique_ptr<PodSet> pods = NewSet();
+  pods->Run(WithTable(Assignment("a"), {"w-0", "w-1"}));
+  ASSERT_EQ(runtime_.started().size(), 1u);
+  EXPECT_TRUE(runtime_.started()[0].hosts_table().empty());
+  EXPECT_THAT(runtime_.HostNames("a"), ElementsAre("w-0", "w-1"));
+  // The attempt's table grew: the running pod gets it.
+  pods->Run(WithTable(Assignment("a"), {"w-0", "w-1", "w-2"}));
+  EXPECT_THAT(runtime_.HostNames("a"), ElementsAre("w-0", "w-1", "w-2"));
+  // One that does not decode leaves a running pod as it was.
+  api::PodAssignment garbage = Assignment("a");
+  garbage.set_hosts_table("garbage");
+  pods->Run(garbage);
+  EXPECT_THAT(runtime_.HostNames("a"), ElementsAre("w-0", "w-1", "w-2"));
+  EXPECT_TRUE(Failures().empty());
+  // And fails a new pod, as any assignment that does not pass.
+  garbage.mutable_pod()->mutable_metadata()->set_uid("b");
+  pods->Run(garbage);
+  api::PodAssignment both = WithTable(Assignment("c"), {"w-0"});
+  both.add_hosts()->set_address("10.0.0.2");
+  pods->Run(both);
+  EXPECT_EQ(runtime_.started().size(), 1u);
+  std::vector<api::PodReport> failures = Failures();
+  ASSERT_EQ(failures.size(), 2u);
+  EXPECT_EQ(failures[0].pod_uid(), "b");
+  EXPECT_EQ(failures[0].status().reason(), "InvalidAssignment");
+  EXPECT_THAT(failures[0].status().message(),
+              HasSubstr("hosts_table: 7 bytes are not a host table"));
+  EXPECT_THAT(failures[1].status().message(),
+              HasSubstr("hosts and hosts_table: both set"));
+  // A Welcome's pods too; a stop needs no table.
+  api::Welcome welcome;
+  *welcome.add_pods() = WithTable(Assignment("a"), {"w-0"});
+  *welcome.add_pods() = WithTable(Assignment("d"), {"w-0", "w-3"});
+  api::PodAssignment stop = Assignment("e");
+  stop.set_stop(true);
+  stop.set_hosts_table("garbage");
+  *welcome.add_pods() = stop;
+  pods->Reconcile(welcome);
+  EXPECT_THAT(runtime_.HostNames("a"), ElementsAre("w-0"));
+  EXPECT_THAT(runtime_.HostNames("d"), ElementsAre("w-0", "w-3"));
+  EXPECT_EQ(Failures().size(), 2u);
 }
 
 TEST_F(PodSetTest, ARestartInPlaceWaitsForTheOldAttempt) {

@@ -3,9 +3,11 @@
 #include <set>
 #include <string>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "api/capabilities.h"
+#include "api/host_table.h"
 #include "api/names.h"
 #include "common/quote.h"
 
@@ -121,6 +123,26 @@ absl::Status CheckHostEntries(
       }
     }
   }
+  return absl::OkStatus();
+}
+
+absl::Status ExpandHostTable(api::PodAssignment* assignment) {
+  if (assignment->hosts_table().empty()) return absl::OkStatus();
+  if (assignment->hosts_size() > 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "hosts and hosts_table: both set (", assignment->hosts_size(),
+        " entries and ", assignment->hosts_table().size(),
+        " bytes); an assignment carries its host table once"));
+  }
+  absl::StatusOr<api::HostTable> table =
+      api::DecodeHostTable("hosts_table", assignment->hosts_table());
+  if (!table.ok()) return table.status();
+  if (absl::Status s = CheckHostEntries("hosts_table.hosts", table->hosts());
+      !s.ok()) {
+    return s;
+  }
+  assignment->mutable_hosts()->Swap(table->mutable_hosts());
+  assignment->clear_hosts_table();
   return absl::OkStatus();
 }
 
@@ -429,6 +451,12 @@ absl::Status CheckAssignment(const api::PodAssignment& assignment) {
         }
       }
     }
+  }
+  if (!assignment.hosts_table().empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "hosts_table: ", assignment.hosts_table().size(), " bytes not expanded",
+        assignment.hosts_size() > 0 ? ", and hosts set too" : "",
+        "; the agent expands the table on receipt (ExpandHostTable)"));
   }
   if (absl::Status s = CheckHostEntries("hosts", assignment.hosts()); !s.ok()) {
     return s;

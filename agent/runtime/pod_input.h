@@ -63,6 +63,16 @@ absl::Status CheckHostEntries(
     absl::string_view field,
     const google::protobuf::RepeatedPtrField<api::HostEntry>& hosts);
 
+// Moves `assignment`'s host table from its wire form into `hosts`, once, on
+// receipt, so that everything after reads `hosts` alone: inflates
+// hosts_table (at most api::kMaxHostTableBytes, never allocating past it),
+// parses it, checks it as CheckHostEntries does, and clears hosts_table. An
+// assignment without hosts_table (a jobsetd from before it) is left as it
+// is. kInvalidArgument, naming the field, when both hosts and hosts_table
+// are set, or when hosts_table is not a table (api::DecodeHostTable) or its
+// entries do not pass; `assignment` is then left unchanged.
+absl::Status ExpandHostTable(api::PodAssignment* assignment);
+
 // Checks the files of the pod's secret and configMap volumes against
 // `spec`'s volumes: each config_volumes[i] names a volume of that kind (a
 // secret one when `secret`), at most once; every file path is relative,
@@ -85,7 +95,8 @@ absl::Status CheckPullCredentials(
 // across init and main containers), volume names (unique) and sources (at
 // most one), volume mounts (naming a volume of the pod; subPath as above),
 // the pod's own addresses, the host table, the config volumes and the pull
-// credentials (above).
+// credentials (above). A hosts_table still set (ExpandHostTable was not
+// called) is refused, as are hosts and hosts_table set together.
 absl::Status CheckAssignment(const api::PodAssignment& assignment);
 
 // Returns true when `uid` passes CheckPodUid.

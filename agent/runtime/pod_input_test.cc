@@ -1,8 +1,11 @@
 #include "agent/runtime/pod_input.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "api/host_table.h"
 #include "common/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -431,6 +434,107 @@ TEST(PodInputTest, HostTableLimits) {
   e->mutable_names()->Clear();
   e->clear_address();  // An entry without an address is skipped, not refused.
   EXPECT_THAT(CheckHostEntries("hosts", hosts), IsOk());
+}
+
+// Valid() with its host table sent as jobsetd sends it: in hosts_table.
+api::PodAssignment ValidWithTable() {
+  api::PodAssignment a = Valid();
+  api::HostTable table;
+  table.mutable_hosts()->Swap(a.mutable_hosts());
+  a.set_hosts_table(api::EncodeHostTable(table));
+  return a;
+}
+
+TEST(PodInputTest, ExpandsTheHostTable) {
+  api::PodAssignment a = ValidWithTable();
+  // Not expanded yet: nothing downstream may read an empty `hosts`.
+  EXPECT_THAT(CheckAssignment(a), StatusIs(absl::StatusCode::kInvalidArgument,
+                                           HasSubstr("hosts_table: ")));
+  ASSERT_THAT(ExpandHostTable(&a), IsOk());
+  EXPECT_TRUE(a.hosts_table().empty());
+  EXPECT_EQ(a.SerializeAsString(), Valid().SerializeAsString());
+  EXPECT_THAT(CheckAssignment(a), IsOk());
+  // Expanding again, or an assignment from a jobsetd that sends `hosts`,
+  // changes nothing.
+  ASSERT_THAT(ExpandHostTable(&a), IsOk());
+  EXPECT_EQ(a.SerializeAsString(), Valid().SerializeAsString());
+}
+
+TEST(PodInputTest, RefusesABadHostTable) {
+  struct Case {
+    std::string name;
+    std::function<void(api::PodAssignment*)> edit;
+    std::string message;
+  };
+  auto table_of = [](const std::vector<std::string>& addresses, int names) {
+    api::HostTable table;
+    for (const std::string& address : addresses) {
+      api::HostEntry* e = table.add_hosts();
+      e->set_address(address);
+      for (int i = 0; i < names; ++i) e->add_names("w-0");
+    }
+    return api::EncodeHostTable(table);
+  };
+  const std::vector<Case> cases = {
+      {"both set",
+       [](api::PodAssignment* a) { a->add_hosts()->set_address("10.0.0.9"); },
+       "hosts and hosts_table: both set (1 entries and"},
+      {"garbage", [](api::PodAssignment* a) { a->set_hosts_table("garbage!"); },
+       "hosts_table: 8 bytes are not a host table: not zlib data"},
+      {"truncated",
+       [](api::PodAssignment* a) {
+         a->set_hosts_table(
+             a->hosts_table().substr(0, a->hosts_table().size() - 4));
+       },
+       "are not a host table: the compressed data are cut short"},
+      {"bad address",
+       [&](api::PodAssignment* a) {
+         a->set_hosts_table(table_of({"10.0.0.1", "10.0.0.300"}, 1));
+       },
+       "hosts_table.hosts[1].address: invalid value \"10.0.0.300\""},
+      {"too many names",
+       [&](api::PodAssignment* a) {
+         a->set_hosts_table(table_of({"10.0.0.1"}, kMaxHostNames + 1));
+       },
+       "hosts_table.hosts[0].names: 17 names, more than the 16 allowed"},
+      {"over the entry limit",
+       [&](api::PodAssignment* a) {
+         a->set_hosts_table(table_of(
+             std::vector<std::string>(kMaxHostEntries + 1, "10.0.0.1"), 1));
+       },
+       "hosts_table.hosts: 100001 entries, more than the 100000 allowed"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    api::PodAssignment a = ValidWithTable();
+    c.edit(&a);
+    const std::string before = a.SerializeAsString();
+    EXPECT_THAT(
+        ExpandHostTable(&a),
+        StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(c.message)));
+    EXPECT_EQ(a.SerializeAsString(), before) << "left unchanged";
+    EXPECT_THAT(CheckAssignment(a), StatusIs(absl::StatusCode::kInvalidArgument,
+                                             HasSubstr("hosts_table: ")));
+  }
+}
+
+TEST(PodInputTest, RefusesAHostTableBomb) {
+  // 100 MiB of one byte: a few hundred KiB compressed, past the 64 MiB
+  // bound once inflated.
+  api::HostTable table;
+  table.add_hosts()->add_names(std::string(100 << 20, 'a'));
+  api::PodAssignment a = Valid();
+  a.clear_hosts();
+  a.set_hosts_table(api::EncodeHostTable(table));
+  ASSERT_LT(a.hosts_table().size(), 1 << 20);
+  EXPECT_THAT(
+      ExpandHostTable(&a),
+      StatusIs(
+          absl::StatusCode::kInvalidArgument,
+          AllOf(HasSubstr(absl::StrCat("hosts_table: ", a.hosts_table().size(),
+                                       " compressed bytes inflate to "
+                                       "more than ",
+                                       api::kMaxHostTableBytes)))));
 }
 
 }  // namespace
