@@ -409,7 +409,8 @@ void SimAgent::HandleLocked(const api::SchedulerMessage& msg, absl::Time now) {
         StartPodLocked(msg.run(), /*from_welcome=*/false, now);
       } else {
         fleet_->recorder().HostUpdate(it->second.jobset, it->second.attempt,
-                                      msg.run().hosts_size());
+                                      fleet_->HostEntries(msg.run()),
+                                      msg.run().hosts_table().size());
       }
       break;
     }
@@ -480,7 +481,7 @@ void SimAgent::StartPodLocked(const api::PodAssignment& a, bool from_welcome,
   const std::string jobset = JobSetKeyOf(pod);
   const int attempt = RestartAttemptOf(pod);
   fleet_->recorder().Run(jobset, attempt, index_, uid, now, from_welcome,
-                         a.hosts_size());
+                         fleet_->HostEntries(a), a.hosts_table().size());
   fleet_->recorder().Launch(uid, jobset, attempt, TaskKeyOf(pod));
   absl::StatusOr<Workload> workload = WorkloadOf(pod);
   if (!workload.ok()) {

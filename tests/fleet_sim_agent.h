@@ -237,6 +237,10 @@ class Fleet {
 
   const Options& options() const { return options_; }
   FleetRecorder& recorder() { return recorder_; }
+  // The entries of `a`'s host table: `hosts`, or hosts_table decoded (as an
+  // agent does; once per distinct table here, since every pod of an
+  // attempt carries the same bytes). -1: a table that does not decode.
+  int HostEntries(const api::PodAssignment& a);
   // Heartbeats, deadlines, workloads' exits.
   TimerQueue& timers() { return timers_; }
   // Reconnects: each builds a TLS channel, which must not hold up the
@@ -262,6 +266,9 @@ class Fleet {
   std::shared_ptr<grpc::Channel> keeper_;
   std::vector<std::unique_ptr<SimAgent>> agents_;
   std::atomic<int> welcomed_ = 0;
+  absl::Mutex tables_mu_;
+  // HostEntries' decoded tables, by their bytes (a few at most).
+  std::map<std::string, int> tables_ ABSL_GUARDED_BY(tables_mu_);
 };
 
 }  // namespace jobset::testing::fleet

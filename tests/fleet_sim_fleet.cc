@@ -5,7 +5,9 @@
 #include <thread>
 #include <utility>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "api/host_table.h"
 #include "auth/pki.h"
 #include "auth/tokens.h"
 #include "proto/auth.grpc.pb.h"
@@ -124,6 +126,19 @@ int64_t Fleet::pods() {
   int64_t total = 0;
   for (auto& agent : agents_) total += agent->pod_count();
   return total;
+}
+
+int Fleet::HostEntries(const api::PodAssignment& a) {
+  if (a.hosts_table().empty()) return a.hosts_size();
+  absl::MutexLock lock(&tables_mu_);
+  if (auto it = tables_.find(a.hosts_table()); it != tables_.end())
+    return it->second;
+  absl::StatusOr<api::HostTable> table =
+      api::DecodeHostTable("hosts_table", a.hosts_table());
+  if (tables_.size() >= 8) tables_.clear();  // earlier attempts'
+  const int entries = table.ok() ? table->hosts_size() : -1;
+  tables_.emplace(a.hosts_table(), entries);
+  return entries;
 }
 
 ReportMixer::Counts Fleet::mixed() {

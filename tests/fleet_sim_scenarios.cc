@@ -518,6 +518,7 @@ Result Bench::BigGang() {
   r.Add("host_table_resends", static_cast<double>(t.host_updates));
   r.Add("host_entries_received",
         static_cast<double>(t.host_entries + t.host_update_entries));
+  r.Add("host_table_bytes_received", static_cast<double>(t.host_table_bytes));
   // Exclusive placement, as the agents hold it: one pod a host, each Job
   // in a slice of its own.
   std::map<int, std::set<std::string>> slices_of_job;
@@ -599,6 +600,7 @@ Result Bench::Restart() {
   r.Add("host_table_resends", static_cast<double>(now.host_updates));
   r.Add("host_entries_received",
         static_cast<double>(now.host_entries + now.host_update_entries));
+  r.Add("host_table_bytes_received", static_cast<double>(now.host_table_bytes));
   r.Add("old_pods_stopped", static_cast<double>(old.stops));
   r.Add("failure_to_last_stop", Seconds(old.last_stop - *failed), "s");
   r.Target("failure to every new run order received", Seconds(last - *failed),

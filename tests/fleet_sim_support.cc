@@ -184,10 +184,12 @@ void TimerQueue::Loop() {
 
 void FleetRecorder::Run(const std::string& jobset, int attempt, int agent,
                         const std::string& uid, absl::Time at,
-                        bool from_welcome, int host_entries) {
+                        bool from_welcome, int host_entries,
+                        int64_t table_bytes) {
   absl::MutexLock lock(&mu_);
   Tally& t = tallies_[jobset][attempt];
   t.host_entries += host_entries;
+  t.host_table_bytes += table_bytes;
   if (t.runs++ == 0) {
     t.first_agent = agent;
     t.first_uid = uid;
@@ -224,11 +226,12 @@ void FleetRecorder::ReportCopy(const std::string& uid, bool sent, bool stale) {
 }
 
 void FleetRecorder::HostUpdate(const std::string& jobset, int attempt,
-                               int host_entries) {
+                               int host_entries, int64_t table_bytes) {
   absl::MutexLock lock(&mu_);
   Tally& t = tallies_[jobset][attempt];
   ++t.host_updates;
   t.host_update_entries += host_entries;
+  t.host_table_bytes += table_bytes;
 }
 
 void FleetRecorder::Stop(const std::string& jobset, int attempt,

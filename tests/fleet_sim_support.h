@@ -126,6 +126,9 @@ class FleetRecorder {
     // table, sent again), and the entries they carried.
     int64_t host_updates = 0;
     int64_t host_update_entries = 0;
+    // Bytes of compressed host table (PodAssignment.hosts_table) the run
+    // orders and the resends carried, all together.
+    int64_t host_table_bytes = 0;
     // Where its first run order went.
     int first_agent = -1;
     std::string first_uid;
@@ -155,7 +158,7 @@ class FleetRecorder {
 
   void Run(const std::string& jobset, int attempt, int agent,
            const std::string& uid, absl::Time at, bool from_welcome,
-           int host_entries = 0);
+           int host_entries = 0, int64_t table_bytes = 0);
   // An agent starts pod `uid` of `jobset`'s attempt `attempt`, task `task`.
   void Launch(const std::string& uid, const std::string& jobset, int attempt,
               const std::string& task);
@@ -163,7 +166,8 @@ class FleetRecorder {
   // had moved on.
   void ReportCopy(const std::string& uid, bool sent, bool stale);
   // A run order for a pod already here: its attempt's host table grew.
-  void HostUpdate(const std::string& jobset, int attempt, int host_entries);
+  void HostUpdate(const std::string& jobset, int attempt, int host_entries,
+                  int64_t table_bytes = 0);
   void Stop(const std::string& jobset, int attempt, absl::Time at);
   void Release();
   void Welcome(int64_t dropped);
