@@ -23,6 +23,7 @@ namespace {
 using ::jobset::scheduler::testing::Drain;
 using ::jobset::scheduler::testing::Env;
 using ::jobset::scheduler::testing::HelloFrom;
+using ::jobset::scheduler::testing::HostsOf;
 using ::jobset::scheduler::testing::MakeJob;
 using ::jobset::scheduler::testing::OrderOn;
 using ::jobset::testing::IsOk;
@@ -124,9 +125,10 @@ TEST_F(AgentHubTest, WelcomesWithTheDesiredSetAndForwardsChanges) {
   EXPECT_EQ(welcomed.pod().spec().hostname(), "train-workers-0-0");
   EXPECT_EQ(Env(welcomed.pod(), "NODE"), "n1");
   EXPECT_FALSE(welcomed.stop());
-  ASSERT_THAT(welcomed.hosts(), SizeIs(1));
-  EXPECT_EQ(welcomed.hosts(0).address(), "127.0.0.2");
-  EXPECT_EQ(welcomed.hosts(0).names(0), "train-0-0");
+  const api::HostTable welcomed_hosts = HostsOf(welcomed);
+  ASSERT_THAT(welcomed_hosts.hosts(), SizeIs(1));
+  EXPECT_EQ(welcomed_hosts.hosts(0).address(), "127.0.0.2");
+  EXPECT_EQ(welcomed_hosts.hosts(0).names(0), "train-0-0");
   EXPECT_EQ(got[0].welcome().heartbeat_interval_ms(), 1000);
   EXPECT_EQ(got[0].welcome().leader_epoch(), 42);
 
@@ -137,8 +139,9 @@ TEST_F(AgentHubTest, WelcomesWithTheDesiredSetAndForwardsChanges) {
   ASSERT_THAT(got, SizeIs(3));
   EXPECT_EQ(got[0].run().pod().metadata().uid(), "c");
   EXPECT_EQ(Env(got[0].run().pod(), "NODE"), "n1");
-  ASSERT_THAT(got[0].run().hosts(), SizeIs(1));
-  EXPECT_EQ(got[0].run().hosts(0).names(0), "train-0-1");
+  const api::HostTable hosts = HostsOf(got[0].run());
+  ASSERT_THAT(hosts.hosts(), SizeIs(1));
+  EXPECT_EQ(hosts.hosts(0).names(0), "train-0-1");
   EXPECT_FALSE(got[0].run().stop());
   EXPECT_EQ(got[1].stop().pod_uid(), "a");
   EXPECT_EQ(got[2].release().pod_uid(), "a");
@@ -231,7 +234,7 @@ TEST_F(AgentHubTest, AStoppedPodIsWelcomedWithItsStopMarkUntilReleased) {
 
 TEST_F(AgentHubTest, TheDesiredSetSharesJobsAndHostTablesUntilReleased) {
   std::shared_ptr<const api::Job> job = MakeJob();
-  auto hosts = std::make_shared<const std::vector<HostEntry>>(
+  auto hosts = std::make_shared<const SharedHostTable>(
       std::vector<HostEntry>{{"127.0.0.2", {"train-workers-0-0"}},
                              {"127.0.0.3", {"train-workers-0-1"}}});
   for (int i = 0; i < 2; ++i) {
@@ -250,7 +253,9 @@ TEST_F(AgentHubTest, TheDesiredSetSharesJobsAndHostTablesUntilReleased) {
   for (int i = 0; i < 2; ++i) {
     const api::PodAssignment& a = got[0].welcome().pods(i);
     EXPECT_EQ(a.pod().spec().hostname(), absl::StrCat("train-workers-0-", i));
-    EXPECT_THAT(a.hosts(), SizeIs(2));
+    EXPECT_THAT(HostsOf(a).hosts(), SizeIs(2));
+    // One encoding for the attempt: every pod carries the same bytes.
+    EXPECT_EQ(a.hosts_table(), hosts->Encoded());
   }
 
   hub_->Release("n1", "p0");

@@ -10,14 +10,9 @@ namespace jobset::scheduler {
 api::PodAssignment ToAssignment(const Assignment& desired) {
   api::PodAssignment a;
   *a.mutable_pod() = desired.Pod();
-  if (desired.hosts != nullptr) {
-    a.mutable_hosts()->Reserve(desired.hosts->size());
-    for (const HostEntry& h : *desired.hosts) {
-      api::HostEntry* e = a.add_hosts();
-      e->set_address(h.address);
-      for (const std::string& n : h.names) e->add_names(n);
-    }
-  }
+  // The attempt's table, compressed once for all its pods: a P-pod attempt
+  // sends P copies of one small string, not P x P entries.
+  if (desired.hosts != nullptr) a.set_hosts_table(desired.hosts->Encoded());
   a.set_stop(desired.stop);
   if (desired.job != nullptr) {
     const auto& annotations = desired.job->metadata().annotations();

@@ -16,6 +16,7 @@ namespace {
 
 using ::jobset::scheduler::testing::Drain;
 using ::jobset::scheduler::testing::Env;
+using ::jobset::scheduler::testing::HostsOf;
 using ::jobset::scheduler::testing::MakeJob;
 using ::jobset::scheduler::testing::OrderOn;
 using ::testing::ElementsAre;
@@ -41,8 +42,9 @@ TEST(SessionTest, SendsInOrderAndBuildsRunsWhenPopped) {
   ASSERT_THAT(got, SizeIs(2));
   EXPECT_EQ(got[0].run().pod().metadata().uid(), "a");
   EXPECT_EQ(Env(got[0].run().pod(), "NODE"), "n1");
-  ASSERT_THAT(got[0].run().hosts(), SizeIs(1));
-  EXPECT_EQ(got[0].run().hosts(0).names(0), "train-0-1");
+  const api::HostTable hosts = HostsOf(got[0].run());
+  ASSERT_THAT(hosts.hosts(), SizeIs(1));
+  EXPECT_EQ(hosts.hosts(0).names(0), "train-0-1");
   EXPECT_EQ(got[1].stop().pod_uid(), "a");
   // Nothing queued: a timeout, not the end.
   api::SchedulerMessage m;

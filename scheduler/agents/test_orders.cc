@@ -2,7 +2,10 @@
 
 #include <utility>
 
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "api/host_table.h"
+#include "gtest/gtest.h"
 #include "scheduler/records/records.h"
 
 namespace jobset::scheduler::testing {
@@ -45,9 +48,17 @@ Assignment OrderOn(const std::string& node, const std::string& uid,
       NewPodRecord("pod-" + uid, uid, index, absl::UnixEpoch());
   BindPod(node, "127.0.0.2", absl::UnixEpoch(), &record);
   order.pod = AssignedPodOf(record);
-  order.hosts =
-      std::make_shared<const std::vector<HostEntry>>(std::move(hosts));
+  order.hosts = std::make_shared<const SharedHostTable>(std::move(hosts));
   return order;
+}
+
+api::HostTable HostsOf(const api::PodAssignment& a) {
+  EXPECT_EQ(a.hosts_size(), 0) << "jobsetd sends only hosts_table";
+  if (a.hosts_table().empty()) return api::HostTable();
+  absl::StatusOr<api::HostTable> table =
+      api::DecodeHostTable("hosts_table", a.hosts_table());
+  EXPECT_TRUE(table.ok()) << table.status();
+  return table.ok() ? *std::move(table) : api::HostTable();
 }
 
 std::string Env(const api::Pod& pod, const std::string& name) {

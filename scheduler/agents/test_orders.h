@@ -25,6 +25,10 @@ Assignment OrderOn(const std::string& node, const std::string& uid,
                    std::shared_ptr<const api::Job> job = MakeJob(),
                    int index = 0);
 
+// The host table `a` carries in hosts_table (decoded; a failure fails the
+// test), after checking that it carries none in `hosts`, as jobsetd sends.
+api::HostTable HostsOf(const api::PodAssignment& a);
+
 // The value of variable `name` of the pod's first container, or "<unset>".
 std::string Env(const api::Pod& pod, const std::string& name);
 

@@ -14,13 +14,14 @@ namespace jobset::scheduler {
 // wire and disk form) is built from as it is sent. It holds its Job (shared
 // by all its pods; metadata and spec, which never change under a Job), what
 // the agent needs of its record (placed and bound) and its JobSet attempt's
-// host table (shared by the attempt). Cheap to copy: the full pod is built
-// only where it is sent (Pod()), so a 15,000-pod attempt hands out its
-// assignments without building 15,000 pods on the controller thread.
+// host table (shared by the attempt, and encoded once for it). Cheap to copy:
+// the full pod is built only where it is sent (Pod()), so a 15,000-pod attempt
+// hands out its assignments without building 15,000 pods on the controller
+// thread.
 struct Assignment {
   std::shared_ptr<const api::Job> job;
   AssignedPod pod;
-  std::shared_ptr<const std::vector<HostEntry>> hosts;
+  std::shared_ptr<const SharedHostTable> hosts;
   // Stopped: kept in the node's desired set until released (the fleet sets
   // it on Stop; the controller never does).
   bool stop = false;

@@ -151,7 +151,7 @@ void ControllerCore::RememberRefused(const std::vector<std::string>& keys,
 }
 
 void ControllerCore::Announce() {
-  const auto no_hosts = std::make_shared<const std::vector<HostEntry>>();
+  const auto no_hosts = std::make_shared<const SharedHostTable>();
   // The orders carry what pods take from their Secrets and ConfigMaps.
   configs_.ResolveForAnnounce(state_);
   std::vector<Assignment> orders;

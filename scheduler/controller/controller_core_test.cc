@@ -65,7 +65,7 @@ class FakeFleet : public AgentFleet {
   std::map<std::string, std::shared_ptr<const api::PodConfig>> configs;
   std::vector<std::pair<std::string, std::string>> released;
   std::vector<std::pair<std::string, std::string>> stopped;
-  std::shared_ptr<const std::vector<HostEntry>> last_hosts;
+  std::shared_ptr<const SharedHostTable> last_hosts;
   // The Jobs the orders shared (the hub would keep them with the orders).
   std::vector<std::weak_ptr<const api::Job>> jobs;
   int runs = 0;
@@ -292,9 +292,9 @@ TEST_F(ControllerCoreTest, RunsAJobSetToCompletion) {
         << pod.metadata().name();
   }
   // The host table covers every pod of the attempt, with the subdomain.
-  ASSERT_THAT(*fleet_.last_hosts, SizeIs(5));
+  ASSERT_THAT(fleet_.last_hosts->entries(), SizeIs(5));
   bool found = false;
-  for (const HostEntry& e : *fleet_.last_hosts) {
+  for (const HostEntry& e : fleet_.last_hosts->entries()) {
     for (const std::string& n : e.names)
       found |= n == "train-workers-1-1.train";
   }
@@ -1227,7 +1227,7 @@ TEST_F(ControllerCoreTest,
     ASSERT_TRUE(fleet_.running.contains(uid));
     EXPECT_EQ(fleet_.running[uid].spec().node_name(), pod.spec().node_name());
   }
-  EXPECT_THAT(*fleet_.last_hosts, SizeIs(3));
+  EXPECT_THAT(fleet_.last_hosts->entries(), SizeIs(3));
 
   ReportAll("Succeeded");
   Settle();

@@ -78,8 +78,7 @@ void TrackedJobSet::AppendAssignments(std::vector<Assignment>* orders) {
     return pod.waiting_for_config() ||
            (!owners[i]->config_error.empty() && !PodStarted(pod));
   };
-  auto table =
-      std::make_shared<const std::vector<HostEntry>>(HostTable(current));
+  auto table = std::make_shared<const SharedHostTable>(HostTable(current));
   orders->reserve(orders->size() + current.size());
   const int32_t in_place = jobset.status().current_in_place_restart_attempt();
   for (size_t i = 0; i < current.size(); ++i) {

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "api/env_expansion.h"
+#include "api/host_table.h"
 #include "api/pod_phase.h"
 #include "scheduler/records/conditions.h"
 #include "scheduler/records/constants.h"
@@ -328,6 +329,21 @@ std::vector<HostEntry> HostTable(
       entry.names.push_back(absl::StrCat(hostname, ".", subdomain));
   }
   return table;
+}
+
+const std::string& SharedHostTable::Encoded() const {
+  absl::call_once(encoded_once_, [this] {
+    if (entries_.empty()) return;
+    api::HostTable table;
+    table.mutable_hosts()->Reserve(entries_.size());
+    for (const HostEntry& h : entries_) {
+      api::HostEntry* e = table.add_hosts();
+      e->set_address(h.address);
+      for (const std::string& n : h.names) e->add_names(n);
+    }
+    encoded_ = api::EncodeHostTable(table);
+  });
+  return encoded_;
 }
 
 }  // namespace jobset::scheduler

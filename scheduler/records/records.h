@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/call_once.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -147,6 +148,28 @@ struct HostEntry {
 // hostnames).
 std::vector<HostEntry> HostTable(
     const std::vector<std::pair<const api::Job*, const api::PodRecord*>>& pods);
+
+// A JobSet attempt's host table as its assignments share it: the entries,
+// and their wire form (PodAssignment.hosts_table, api/host_table.h), encoded
+// once, by whichever agent stream sends the table first, so that a P-pod
+// attempt compresses one table, not P. Thread-safe.
+class SharedHostTable {
+ public:
+  explicit SharedHostTable(std::vector<HostEntry> entries = {})
+      : entries_(std::move(entries)) {}
+  SharedHostTable(const SharedHostTable&) = delete;
+  SharedHostTable& operator=(const SharedHostTable&) = delete;
+
+  const std::vector<HostEntry>& entries() const { return entries_; }
+  // Returns the encoded table ("" when it has no entries); the first call
+  // encodes it, later ones return the same bytes.
+  const std::string& Encoded() const;
+
+ private:
+  const std::vector<HostEntry> entries_;
+  mutable absl::once_flag encoded_once_;
+  mutable std::string encoded_;
+};
 
 // ---- Pod records in the store ----
 
