@@ -445,6 +445,12 @@ class Cluster:
                 yield d
 
     def stop(self):
+        self.stop_agents()
+        terminate([self.jobsetd])
+        kill_strays(self.scratch, set())
+
+    def stop_agents(self):
+        """Deletes every JobSet, waits (bounded) for the pods to go, and stops the agents."""
         if self.jobsetd and self.jobsetd.poll() is None and self.address:
             try:
                 names = self.ctl("get", "jobsets", "-o", "name", timeout=30, check=False).stdout.split()
@@ -456,8 +462,6 @@ class Cluster:
             except (Failed, OSError) as e:
                 say(f"stopping: {e}")
         terminate(list(self.agents.values()))
-        terminate([self.jobsetd])
-        kill_strays(self.scratch, set())
 
 
 class Bench:

@@ -187,9 +187,12 @@ class SoakCluster(e2e.Cluster):
         records each jobsetd's and agent's exit status: SIGTERM must end it with 0."""
         alive = {s.name: s.proc for s in self.servers if s.proc is not None and s.proc.poll() is None}
         alive.update((n, p) for n, p in self.agents.items() if p.poll() is None)
-        super().stop()
+        # Every replica is asked to stop before the strays of the run are killed: the base
+        # class's stop knows one jobsetd, and its sweep killed the others with SIGKILL.
+        self.stop_agents()
         procs.terminate([s.proc for s in self.servers])
         procs.terminate([self.etcd])
+        procs.kill_strays(self.scratch, set())
         for who, proc in sorted(alive.items()):
             if proc.returncode != 0:
                 self.history.write({"op": "exit", "who": who, "rc": proc.returncode, "expected": False,
