@@ -424,6 +424,7 @@ def main():
     history.write({"op": "meta", "seed": args.seed, "duration": args.duration, "agents": args.agents})
     cluster = workload = faults = None
     results = None
+    big_store_rc = None
     try:
         cluster = soak_cluster.SoakCluster(args, scratch, history)
         cluster.start()
@@ -433,7 +434,8 @@ def main():
             print(table(f"L3: kill -9 of jobsetd holding {args.big_store} JobSets", rows))
             for b in bad:
                 print(f"FAIL  {b}")
-            return 1 if bad else 0
+            big_store_rc = 1 if bad else 0
+            return big_store_rc
         workload = Workload(args, cluster, history, jobset)
         faults = soak_faults.Faults(args, cluster, history, soak_cluster.NODE_LOST_S)
         for fn in (faults.supervise, faults.sample):
@@ -483,6 +485,8 @@ def main():
             procs.kill_strays(scratch, set())
             cluster.close()
         history.close()
+        if big_store_rc is not None and not args.keep:
+            subprocess.run(["rm", "-rf", scratch], check=False)
     if os.path.exists(os.path.join(scratch, "final.json")):
         run = soak_check.load(scratch)
         results = soak_check.check(run)
