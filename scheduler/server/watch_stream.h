@@ -32,8 +32,21 @@ class RefusedStream final : public grpc::ServerWriteReactor<Event> {
  public:
   explicit RefusedStream(grpc::Status status) {
     this->Finish(std::move(status));
+    absl::MutexLock lock(&mu_);
+    finish_returned_ = true;
   }
-  void OnDone() override { delete this; }
+  void OnDone() override {
+    {
+      // gRPC may run OnDone before Finish has returned: not deleted under it.
+      absl::MutexLock lock(&mu_);
+      mu_.Await(absl::Condition(&finish_returned_));
+    }
+    delete this;
+  }
+
+ private:
+  absl::Mutex mu_;
+  bool finish_returned_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 // One watch stream (WatchJobSets, WatchKueueObjects) on gRPC's callback API:
@@ -120,6 +133,8 @@ class WatchStream final
     std::shared_ptr<WatchStream> self;
     {
       absl::MutexLock lock(&mu_);
+      // gRPC may run OnDone before Finish has returned: not freed under it.
+      mu_.Await(absl::Condition(&finish_returned_));
       done_ = true;
       slot_.reset();  // The caller's stream is given back now.
       self = std::move(self_);
@@ -242,6 +257,8 @@ class WatchStream final
       status = *finish_;
     }
     this->Finish(std::move(status));
+    absl::MutexLock lock(&mu_);
+    finish_returned_ = true;
   }
 
   grpc::CallbackServerContext* const context_;
@@ -266,6 +283,7 @@ class WatchStream final
   int64_t resume_revision_ ABSL_GUARDED_BY(mu_);
   bool cancelling_ ABSL_GUARDED_BY(mu_) = false;
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  bool finish_returned_ ABSL_GUARDED_BY(mu_) = false;
   bool done_ ABSL_GUARDED_BY(mu_) = false;
   std::optional<grpc::Status> finish_ ABSL_GUARDED_BY(mu_);
 };

@@ -235,7 +235,7 @@ TEST_F(WatchStreamTest, AWatchFromATrimmedRevisionIsOutOfRangeThenListWorks) {
 }
 
 // 1,000 watches opened and closed, five rounds: no thread per stream, and
-// nothing (threads, files, memory) grows from round to round.
+// nothing (threads, files, memory) grows from round to round once warm.
 TEST_F(WatchStreamTest, ManyWatchesOpenAndCloseWithoutLeaking) {
   Start();
   Create("a");
@@ -274,7 +274,9 @@ TEST_F(WatchStreamTest, ManyWatchesOpenAndCloseWithoutLeaking) {
         "%d fds, %lld KiB RSS\n",
         round, kWatches, threads_open, threads, fds,
         static_cast<long long>(rss));
-    if (round == 0) {
+    // The first round warms up (gRPC's and the allocator's pools): later
+    // rounds are held to the second's figures.
+    if (round <= 1) {
       threads_first = threads;
       fds_first = fds;
       rss_first = rss;
