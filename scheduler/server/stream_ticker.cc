@@ -8,6 +8,7 @@ namespace jobset::scheduler {
 StreamTicker::StreamTicker(store::Store* store, absl::Duration poll,
                            Clock* clock)
     : store_(store), poll_(poll), clock_(clock) {
+  waiter_ = std::thread([this] { WaitForCommits(); });
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -17,6 +18,7 @@ StreamTicker::~StreamTicker() {
     stopping_ = true;
   }
   thread_.join();
+  waiter_.join();
 }
 
 void StreamTicker::Add(std::shared_ptr<Stream> stream) {
@@ -54,30 +56,64 @@ void StreamTicker::TickAll(bool committed, bool poll) {
   }
 }
 
+void StreamTicker::Request(std::shared_ptr<Stream> stream) {
+  absl::MutexLock lock(&mu_);
+  requested_.push_back(std::move(stream));
+}
+
 void StreamTicker::Run() {
-  int64_t seen = store_->CurrentRevision();
   absl::Time next_poll = clock_->Now() + poll_;
+  while (true) {
+    bool committed;
+    std::vector<std::shared_ptr<Stream>> requested;
+    {
+      absl::MutexLock lock(&mu_);
+      auto woken = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return stopping_ || committed_ || !requested_.empty();
+      };
+      mu_.AwaitWithDeadline(absl::Condition(&woken),
+                            RealDeadline(next_poll - clock_->Now()));
+      if (stopping_) return;
+      committed = std::exchange(committed_, false);
+      requested.swap(requested_);
+    }
+    const bool poll = clock_->Now() >= next_poll;
+    if (poll) next_poll = clock_->Now() + poll_;
+    if (committed || poll) {
+      TickAll(committed, poll);
+      continue;  // every stream, the requested ones too, looked
+    }
+    for (const std::shared_ptr<Stream>& stream : requested)
+      stream->Tick(/*committed=*/true, /*poll=*/false);
+  }
+}
+
+void StreamTicker::WaitForCommits() {
+  // The last revision the store's history held: the wait is for an event
+  // after it. Not the store's current revision: etcd's history holds a
+  // commit of this replica only once its watch echoes it.
+  int64_t seen = store_->CurrentRevision();
   while (true) {
     {
       absl::MutexLock lock(&mu_);
       if (stopping_) return;
     }
-    // The revision is read before the streams are ticked, and the wait is
-    // for a commit after it: a commit during the ticks wakes the next.
-    const int64_t revision = store_->CurrentRevision();
-    const bool committed = revision != seen;
-    seen = revision;
-    const bool poll = clock_->Now() >= next_poll;
-    if (poll) next_poll = clock_->Now() + poll_;
-    if (committed || poll) TickAll(committed, poll);
-    // One waiter for every stream: returns at the first commit after
-    // `seen`, or at the next poll.
+    // Bounded, so that stopping is noticed within a poll.
     absl::StatusOr<std::vector<store::Event>> events =
-        store_->WaitForEvents("", seen, next_poll, 1);
+        store_->WaitForEvents("", seen, absl::Now() + poll_, kMaxEvents);
+    if (events.ok() && events->empty()) continue;
+    if (events.ok()) {
+      seen = events->back().kv.mod_revision;
+    } else {
+      // The history moved past `seen` (a truncation): go on from where the
+      // store is; the streams look, and find out where they stand.
+      seen = store_->CurrentRevision();
+    }
+    absl::MutexLock lock(&mu_);
+    committed_ = true;
     if (!events.ok()) {
-      // The history moved past `seen` (a truncation): wait out the poll.
-      absl::MutexLock lock(&mu_);
-      mu_.AwaitWithDeadline(absl::Condition(&stopping_), next_poll);
+      // Not again before a poll's time.
+      mu_.AwaitWithTimeout(absl::Condition(&stopping_), poll_);
     }
   }
 }

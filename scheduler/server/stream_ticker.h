@@ -1,6 +1,7 @@
 #ifndef JOBSET_SCHEDULER_SERVER_STREAM_TICKER_H_
 #define JOBSET_SCHEDULER_SERVER_STREAM_TICKER_H_
 
+#include <cstddef>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -17,13 +18,15 @@ namespace jobset::scheduler {
 // credential that no longer stands, or a reader that stalled.
 inline constexpr absl::Duration kWatchPoll = absl::Milliseconds(200);
 
-// The one thread that keeps jobsetd's callback streams going (watches, see
-// watch_stream.h; `logs -f`), so that an idle stream holds memory and no
-// thread: it waits for the store to commit (one WaitForEvents over the whole
-// store, for all streams) and then ticks every registered stream so that it
-// takes the events that are ready; and every `poll` it ticks them all as a
-// poll. A stream's Tick must not block. Thread-safe; the destructor joins the
-// thread (every stream must be removed by then).
+// The two threads that keep jobsetd's callback streams going (watches, see
+// watch_stream.h), so that an idle stream holds memory and no thread: one
+// waits for the store's history to take in a commit (one WaitForEvents over
+// the whole store, for all streams); the other then ticks every registered
+// stream so that it takes the events that are ready, ticks a stream that
+// asked (Request), and every `poll` ticks them all as a poll. A tick may
+// wait for the store (etcd's read-your-writes), never for a client.
+// Thread-safe; the destructor joins the threads (every stream must be
+// removed by then).
 class StreamTicker {
  public:
   // A registered stream. Tick may be called from the ticker's thread and
@@ -48,6 +51,9 @@ class StreamTicker {
   void Add(std::shared_ptr<Stream> stream);
   // Stops ticking `stream` (a tick in progress may still finish).
   void Remove(const Stream* stream);
+  // Ticks `stream` (as after a commit) on the ticker's thread soon: a
+  // stream's pull that must not run on the caller's thread.
+  void Request(std::shared_ptr<Stream> stream);
   // Polls every stream now, on the caller's thread (the server stopping).
   void PollNow();
 
@@ -58,7 +64,14 @@ class StreamTicker {
   Clock* clock() const { return clock_; }
 
  private:
+  // Events the ticker's wait takes at most at once (it needs only the last
+  // revision; more are taken by the next wait).
+  static constexpr size_t kMaxEvents = 1024;
+
+  // The ticker's thread: ticks after a commit, a request or a poll.
   void Run();
+  // The waiter's thread: notes each event the store's history takes in.
+  void WaitForCommits();
   void TickAll(bool committed, bool poll);
 
   store::Store* const store_;
@@ -66,7 +79,10 @@ class StreamTicker {
   Clock* const clock_;
   mutable absl::Mutex mu_;
   std::vector<std::shared_ptr<Stream>> streams_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::shared_ptr<Stream>> requested_ ABSL_GUARDED_BY(mu_);
+  bool committed_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread waiter_;
   std::thread thread_;
 };
 

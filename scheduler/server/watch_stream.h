@@ -95,7 +95,8 @@ class WatchStream final
       self_ = this->shared_from_this();
     }
     ticker_->Add(this->shared_from_this());
-    Drive();
+    // The first pull too is the ticker's: this is one of gRPC's threads.
+    ticker_->Request(this->shared_from_this());
   }
 
   void Tick(bool committed, bool poll) override {
@@ -114,7 +115,7 @@ class WatchStream final
       if (!go_on) busy_ = false;
     }
     if (go_on) {
-      Continue();
+      Continue(/*may_pull=*/false);
     } else {
       MaybeFinish();
     }
@@ -155,12 +156,15 @@ class WatchStream final
       busy_ = true;
       wanted_ = false;
     }
-    Continue();
+    Continue(/*may_pull=*/true);
   }
 
   // The holder of busy_: writes the next event, taking more when the batch
-  // is written; lets busy_ go when nothing is ready.
-  void Continue() {
+  // is written (`may_pull`: on the ticker's thread; on gRPC's, whose threads
+  // also serve the agents' streams, a pull may wait for etcd to echo this
+  // replica's writes, so the next pull is asked of the ticker); lets busy_
+  // go when nothing is ready.
+  void Continue(bool may_pull) {
     while (true) {
       if (next_ < batch_.size()) {
         out_ = std::move(batch_[next_++]);
@@ -178,6 +182,15 @@ class WatchStream final
       }
       batch_.clear();
       next_ = 0;
+      if (!may_pull) {
+        {
+          absl::MutexLock lock(&mu_);
+          busy_ = false;
+          if (finish_.has_value()) break;
+        }
+        ticker_->Request(this->shared_from_this());
+        return;
+      }
       absl::StatusOr<std::vector<Event>> events =
           watch_.Next(absl::InfinitePast());
       absl::MutexLock lock(&mu_);
