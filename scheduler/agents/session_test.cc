@@ -6,6 +6,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "scheduler/agents/test_orders.h"
@@ -51,6 +52,37 @@ TEST(SessionTest, SendsInOrderAndBuildsRunsWhenPopped) {
   bool timed_out = false;
   EXPECT_FALSE(s.Pop(&m, absl::ZeroDuration(), &timed_out));
   EXPECT_TRUE(timed_out);
+}
+
+// Every pod of an attempt carries the same bytes, encoded once however many
+// senders build its orders at the same time.
+TEST(SessionTest, AnAttemptsHostTableIsEncodedOnceForEveryPod) {
+  std::vector<HostEntry> entries;
+  for (int i = 0; i < 64; ++i) {
+    entries.push_back(
+        {absl::StrCat("10.0.0.", i), {absl::StrCat("train-workers-0-", i)}});
+  }
+  auto table = std::make_shared<const SharedHostTable>(std::move(entries));
+  std::vector<std::string> got(8);
+  std::vector<std::thread> senders;
+  for (int i = 0; i < 8; ++i) {
+    senders.emplace_back([&, i] {
+      Assignment order = OrderOn("n1", absl::StrCat("p", i));
+      order.hosts = table;
+      got[i] = ToAssignment(order).hosts_table();
+    });
+  }
+  for (std::thread& t : senders) t.join();
+  for (const std::string& bytes : got) EXPECT_EQ(bytes, table->Encoded());
+  Assignment order = OrderOn("n1", "p");
+  order.hosts = table;
+  const api::HostTable decoded = HostsOf(ToAssignment(order));
+  ASSERT_THAT(decoded.hosts(), SizeIs(64));
+  EXPECT_EQ(decoded.hosts(63).address(), "10.0.0.63");
+  EXPECT_EQ(decoded.hosts(63).names(0), "train-workers-0-63");
+  // No table, no bytes.
+  order.hosts = std::make_shared<const SharedHostTable>();
+  EXPECT_TRUE(ToAssignment(order).hosts_table().empty());
 }
 
 TEST(SessionTest, CloseCancelsTheCallOnceAndDropsWhatIsQueued) {
