@@ -100,7 +100,7 @@ void StreamTicker::WaitForCommits() {
     }
     // Bounded, so that stopping is noticed within a poll.
     absl::StatusOr<std::vector<store::Event>> events =
-        store_->WaitForEvents("", seen, absl::Now() + poll_, kMaxEvents);
+        store_->WaitForEvents("", seen, RealDeadline(poll_), kMaxEvents);
     if (events.ok() && events->empty()) continue;
     if (events.ok()) {
       seen = events->back().kv.mod_revision;
