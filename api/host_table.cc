@@ -50,10 +50,9 @@ absl::StatusOr<HostTable> DecodeHostTable(absl::string_view field,
   std::string out;
   out.resize(std::min<int64_t>(
       room, std::max<int64_t>(4096, static_cast<int64_t>(bytes.size()) * 8)));
-  const absl::Status too_big = absl::InvalidArgumentError(
-      absl::StrCat(field, ": ", bytes.size(),
-                   " compressed bytes inflate to more than ", max_bytes,
-                   " bytes, the most allowed"));
+  const absl::Status too_big = absl::InvalidArgumentError(absl::StrCat(
+      field, ": ", bytes.size(), " compressed bytes inflate to more than ",
+      max_bytes, " bytes, the most allowed"));
   absl::Status status;
   while (true) {
     if (static_cast<int64_t>(zs.total_out) >= room) {
