@@ -23,16 +23,7 @@ echo "fleet_sim exited $rc after $(($(date +%s) - start)) s"
 [ "$rc" -eq 0 ] || { echo "FAIL: fleet_sim --scenario=load exited $rc"; exit 1; }
 
 line=$(grep '^fleet load: ' "$out")
-figure() { sed -n "s/.*[:,] $1 \([-0-9.]*\).*/\1/p" <<<"$line"; }
-failures=0
-check() {  # NAME OP VALUE
-  local v
-  v=$(figure "$1")
-  if [ -z "$v" ] || ! awk -v v="$v" -v w="$3" "BEGIN { exit !(v $2 w) }"; then
-    echo "FAIL: $1 is '${v}', want $2 $3"
-    failures=$((failures + 1))
-  fi
-}
+. "$(dirname "$0")/fleet_sim_figures.sh"
 check creates == 150
 check unfinished == 0
 check failed == 0
