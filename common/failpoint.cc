@@ -4,10 +4,10 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <mutex>
 #include <optional>
 #include <utility>
 
-#include "absl/base/call_once.h"
 #include "absl/base/thread_annotations.h"
 #include "absl/random/distributions.h"
 #include "absl/random/random.h"
@@ -237,12 +237,12 @@ absl::Status ReadEnvironment() {
   return absl::OkStatus();
 }
 
-absl::once_flag init_once;
+std::once_flag init_once;
 const absl::Status* init_status = nullptr;
 
 const absl::Status& Init() {
-  absl::call_once(init_once,
-                  [] { init_status = new absl::Status(ReadEnvironment()); });
+  std::call_once(init_once,
+                 [] { init_status = new absl::Status(ReadEnvironment()); });
   return *init_status;
 }
 

@@ -332,7 +332,7 @@ std::vector<HostEntry> HostTable(
 }
 
 const std::string& SharedHostTable::Encoded() const {
-  absl::call_once(encoded_once_, [this] {
+  std::call_once(encoded_once_, [this] {
     if (entries_.empty()) return;
     api::HostTable table;
     table.mutable_hosts()->Reserve(entries_.size());

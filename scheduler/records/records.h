@@ -9,12 +9,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "absl/base/call_once.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -167,7 +167,7 @@ class SharedHostTable {
 
  private:
   const std::vector<HostEntry> entries_;
-  mutable absl::once_flag encoded_once_;
+  mutable std::once_flag encoded_once_;
   mutable std::string encoded_;
 };
 
