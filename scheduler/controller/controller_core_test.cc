@@ -836,6 +836,42 @@ TEST_F(ControllerCoreTest, EachPlacementSeesTheNodesAsTheyAreNow) {
   EXPECT_TRUE(pods[0].spec().node_name().empty());
 }
 
+// Gangs placed in one pass see what those before them took: capacity and
+// exclusive domains (the pass adds each placed gang to its snapshot rather
+// than walking every pod again).
+TEST_F(ControllerCoreTest, GangsPlacedInOnePassSeeEachOthersPods) {
+  core_->SetNode(Node("node-2", "pool-b"));
+  core_->SetNode(Node("node-3", "pool-b"));
+  auto exclusive = [](const std::string& name) {
+    JobSetBuilder b(name);
+    b.Replicated("workers", 1, 2, 2).Request("workers", "nvidia.com/gpu", "1");
+    b.Annotation("alpha.jobset.sigs.k8s.io/exclusive-topology",
+                 "cloud.google.com/gke-nodepool");
+    return b.Build();
+  };
+  Submit(exclusive("a"));
+  Submit(exclusive("b"));
+  Submit(exclusive("c"));
+  JobSetBuilder whole("whole");
+  whole.Replicated("workers", 1).Request("workers", "nvidia.com/gpu", "8");
+  Submit(whole.Build());
+  ASSERT_THAT(core_->Pass(), IsOk());
+  std::map<std::string, std::set<std::string>> pools;
+  for (const std::string name : {"a", "b", "c", "whole"}) {
+    for (const api::Pod& pod : core_->Pods("default", name)) {
+      const std::string& node = pod.spec().node_name();
+      if (!node.empty()) pools[name].insert(node < "node-2" ? "a" : "b");
+    }
+  }
+  // a and b each hold a pool; c finds both held, and no node has 8 GPUs
+  // left for the whole-node pod.
+  ASSERT_THAT(pools, SizeIs(2));
+  EXPECT_THAT(pools["a"], SizeIs(1));
+  EXPECT_THAT(pools["b"], SizeIs(1));
+  EXPECT_NE(pools["a"], pools["b"]);
+  EXPECT_THAT(fleet_.running, SizeIs(4));
+}
+
 TEST_F(ControllerCoreTest, HostPortsOfRunningPodsAreTaken) {
   auto host_network = [](const std::string& name, int replicas) {
     JobSetBuilder b(name);

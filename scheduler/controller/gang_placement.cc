@@ -78,12 +78,16 @@ void GangPlacer::PlacePending() {
           return placement::FitResult::kNoRoomNow;  // Still does not fit.
         }
         if (!snapshot.has_value()) snapshot = Snapshot();
-        if (!snapshot->ok() ||
-            !TryPlace(pending[i].key, pending[i].priority, **snapshot)) {
+        BoundPods bound;
+        if (!snapshot->ok() || !TryPlace(pending[i].key, pending[i].priority,
+                                         **snapshot, &bound)) {
           return placement::FitResult::kNoRoomNow;
         }
-        snapshots_.Recycle(*std::move(snapshot));
+        absl::StatusOr<placement::ClusterSnapshot> next =
+            AddBound(**std::move(snapshot), bound);
+        // Should that fail, the next gang walks every pod again.
         snapshot.reset();
+        if (next.ok()) snapshot = std::move(next);
         return placement::FitResult::kPlaced;
       });
   if (snapshot.has_value()) snapshots_.Recycle(*std::move(snapshot));
@@ -115,45 +119,63 @@ bool GangPlacer::MayUseSpares(
 absl::StatusOr<placement::ClusterSnapshot> GangPlacer::Snapshot() {
   placement::ClusterSnapshotBuilder builder =
       snapshots_.TakeBuilder(state_.nodes());
+  holding_.clear();
+  std::vector<const api::PodRecord*> on_node;
   for (const auto& [key, t] : state_.jobsets()) {
     for (const auto& [name, job_state] : t.jobs) {
-      const api::Job& job = job_state.job;
-      const placement::PodRequirements* req =
-          requirements_.Find(job.metadata().uid());
-      const int32_t priority = job.spec().template_().spec().priority();
-      const std::string job_key =
-          absl::StrCat(job.metadata().namespace_(), "/", name);
-      auto topology = job.metadata().annotations().find(kExclusiveTopologyKey);
-      bool held = false;
+      on_node.clear();
       for (const auto& [pod_name, pod] : job_state.pods) {
-        if (!OnNode(pod)) continue;
-        std::optional<size_t> id = snapshots_.NodeOf(pod.node_name());
-        if (!id.has_value()) continue;
-        placement::NodeRecord* record = &builder.node(*id);
-        // Capacity and host ports of pods still stopping count as used.
-        if (req != nullptr) {
-          Add(req->resources, &record->allocated);
-          std::vector<placement::HostPort>& used = record->used_host_ports;
-          used.insert(used.end(), req->host_ports.begin(),
-                      req->host_ports.end());
-        }
-        record->jobs.push_back({job_key, priority});
-        if (topology != job.metadata().annotations().end() && !held) {
-          auto value = record->labels.find(topology->second);
-          if (value != record->labels.end()) {
-            builder.AddHold(
-                {topology->second, value->second, job_key, priority});
-            held = true;
-          }
-        }
+        if (OnNode(pod)) on_node.push_back(&pod);
       }
+      if (!on_node.empty()) Charge(job_state, on_node, builder);
     }
   }
   return builder.Build();
 }
 
+absl::StatusOr<placement::ClusterSnapshot> GangPlacer::AddBound(
+    placement::ClusterSnapshot snapshot, const BoundPods& bound) {
+  placement::ClusterSnapshotBuilder builder =
+      placement::ClusterSnapshotBuilder::Adding(std::move(snapshot));
+  for (const auto& [job_state, pods] : bound) Charge(*job_state, pods, builder);
+  return builder.Build();
+}
+
+void GangPlacer::Charge(const JobState& job_state,
+                        const std::vector<const api::PodRecord*>& pods,
+                        placement::ClusterSnapshotBuilder& builder) {
+  const api::Job& job = job_state.job;
+  const placement::PodRequirements* req =
+      requirements_.Find(job.metadata().uid());
+  const int32_t priority = job.spec().template_().spec().priority();
+  const std::string job_key =
+      absl::StrCat(job.metadata().namespace_(), "/", job.metadata().name());
+  auto topology = job.metadata().annotations().find(kExclusiveTopologyKey);
+  bool held = topology == job.metadata().annotations().end() ||
+              holding_.contains(job_key);
+  for (const api::PodRecord* pod : pods) {
+    std::optional<size_t> id = snapshots_.NodeOf(pod->node_name());
+    if (!id.has_value()) continue;
+    placement::NodeRecord* record = &builder.node(*id);
+    if (req != nullptr) {
+      Add(req->resources, &record->allocated);
+      std::vector<placement::HostPort>& used = record->used_host_ports;
+      used.insert(used.end(), req->host_ports.begin(), req->host_ports.end());
+    }
+    record->jobs.push_back({job_key, priority});
+    if (held) continue;
+    auto value = record->labels.find(topology->second);
+    if (value != record->labels.end()) {
+      builder.AddHold({topology->second, value->second, job_key, priority});
+      holding_.insert(job_key);
+      held = true;
+    }
+  }
+}
+
 bool GangPlacer::TryPlace(const std::string& key, int32_t priority,
-                          const placement::ClusterSnapshot& snapshot) {
+                          const placement::ClusterSnapshot& snapshot,
+                          BoundPods* bound) {
   TrackedJobSet& t = *state_.Find(key);
   placement::PlacementRequest request;
   request.jobset_uid = t.jobset.metadata().uid();
@@ -212,6 +234,9 @@ bool GangPlacer::TryPlace(const std::string& key, int32_t priority,
     for (size_t j = 0; j < placed->jobs.size(); ++j) {
       auto& [state, pods] = pods_by_job[j];
       const std::string& job_name = state->job.metadata().name();
+      std::vector<const api::PodRecord*>& bound_pods =
+          bound->emplace_back(state, std::vector<const api::PodRecord*>())
+              .second;
       for (size_t i = 0; i < placed->jobs[j].nodes.size(); ++i) {
         api::PodRecord& pod = *pods[i];
         if (!state->env.ok()) {
@@ -226,6 +251,7 @@ bool GangPlacer::TryPlace(const std::string& key, int32_t priority,
           const NodeInfo& node = snapshots_.NodeAt(placed->jobs[j].node_ids[i]);
           BindPod(node.name, node.address, now_, &pod);
           t.RememberNode(job_name, pod.completion_index(), node.name);
+          bound_pods.push_back(&pod);
         }
       }
       writes_.PodsChanged(t, *state);

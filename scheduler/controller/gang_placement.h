@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "scheduler/controller/controller_metrics.h"
@@ -102,12 +103,29 @@ class GangPlacer {
                     const std::vector<std::string>& last_nodes) const;
 
  private:
-  // The nodes with every placed, unfinished pod's usage.
+  // Pods just bound to nodes, with their Jobs.
+  using BoundPods = std::vector<
+      std::pair<const JobState*, std::vector<const api::PodRecord*>>>;
+
+  // The nodes with every placed, unfinished pod's usage: a walk of every
+  // tracked pod, once a pass.
   absl::StatusOr<placement::ClusterSnapshot> Snapshot();
+  // `snapshot` with the usage of `bound` added, for the gangs placed after
+  // them in the same pass: what the walk would find, at the cost of the
+  // nodes' usage rather than every pod's.
+  absl::StatusOr<placement::ClusterSnapshot> AddBound(
+      placement::ClusterSnapshot snapshot, const BoundPods& bound);
+  // Adds to `builder` what `pods` (of `job`, each on a node) take: capacity
+  // and host ports (those of pods still stopping too), a place among their
+  // nodes' Jobs, and the Job's one exclusive hold if it has none yet.
+  void Charge(const JobState& job,
+              const std::vector<const api::PodRecord*>& pods,
+              placement::ClusterSnapshotBuilder& builder);
   // Places every unplaced pod of JobSet `key` on `snapshot`, or none; on
-  // failure marks them Unschedulable. Returns whether they were placed.
+  // failure marks them Unschedulable. Returns whether they were placed, and
+  // appends the pods bound to nodes to `bound`.
   bool TryPlace(const std::string& key, int32_t priority,
-                const placement::ClusterSnapshot& snapshot);
+                const placement::ClusterSnapshot& snapshot, BoundPods* bound);
 
   ControllerState& state_;
   GangQueue& gangs_;
@@ -116,6 +134,8 @@ class GangPlacer {
   ControllerMetrics* const metrics_;
   PassWrites& writes_;
   const absl::Time now_;
+  // The Jobs (by "<ns>/<name>") holding an exclusive domain in the snapshot.
+  absl::flat_hash_set<std::string> holding_;
 };
 
 }  // namespace jobset::scheduler

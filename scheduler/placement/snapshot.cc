@@ -71,11 +71,20 @@ ClusterSnapshotBuilder::ClusterSnapshotBuilder(size_t expected_nodes) {
 ClusterSnapshotBuilder::ClusterSnapshotBuilder(ClusterSnapshot previous)
     : base_(std::move(previous)) {
   Reset();
+  base_->holds_.clear();
   for (NodeRecord& node : base_->nodes_) {
     if (HasUsage(node.allocated)) node.allocated = {};
     node.used_host_ports.clear();
     node.jobs.clear();
   }
+}
+
+ClusterSnapshotBuilder ClusterSnapshotBuilder::Adding(
+    ClusterSnapshot previous) {
+  ClusterSnapshotBuilder builder(1);
+  builder.holds_ = std::move(previous.holds_);
+  builder.base_ = std::move(previous);
+  return builder;
 }
 
 void ClusterSnapshotBuilder::Reset() {
@@ -419,6 +428,7 @@ absl::StatusOr<ClusterSnapshot> ClusterSnapshotBuilder::Build() {
     JOBSET_RETURN_IF_ERROR(BuildIndexes(s));
   }
   BuildUsage(s);
+  s.holds_ = std::move(holds_);
   base_.reset();
   Reset();
   return s;

@@ -167,6 +167,8 @@ class ClusterSnapshot {
   }
 
   std::vector<NodeRecord> nodes_;
+  // The holds it was built with, for a builder that adds to them.
+  std::vector<DomainHold> holds_;
   std::vector<uint8_t> plain_;
   absl::flat_hash_map<absl::string_view, NodeId> node_by_name_;
   absl::flat_hash_map<std::string, Topology> topologies_;
@@ -216,6 +218,11 @@ class ClusterSnapshotBuilder {
   // Build() keeps the indexes `previous` built from them, and so costs
   // little more than the usage does. AddNode() must not be called.
   explicit ClusterSnapshotBuilder(ClusterSnapshot previous);
+  // Starts from `previous` with its usage and holds kept, for adding the
+  // usage of pods placed since it was built (node(i)'s allocated,
+  // used_host_ports and jobs, AddHold): Build() then costs what the usage of
+  // every node does, not a walk of every pod. Same restrictions as above.
+  static ClusterSnapshotBuilder Adding(ClusterSnapshot previous);
 
   ClusterSnapshotBuilder& AddNode(NodeRecord node);
   // The i-th node added, or the node of id i of the snapshot started from:

@@ -14,9 +14,11 @@ namespace {
 
 using ::jobset::testing::StatusIs;
 using ::testing::ElementsAre;
+using ::testing::Field;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Optional;
+using ::testing::SizeIs;
 
 using Holder = ClusterSnapshot::Holder;
 
@@ -101,6 +103,48 @@ TEST(ClusterSnapshotTest, ASnapshotStartedFromTheLastKeepsItsNodesNotItsUsage) {
   EXPECT_EQ(rebuilt->free(1)[*rebuilt->FindResource("example.com/fpga")], -1);
   EXPECT_EQ(rebuilt->free(1)[*rebuilt->FindResource(testing::kGpu)], 8);
   EXPECT_THAT(rebuilt->FindNode("a"), Optional(0));
+}
+
+// What a pass places is added to its snapshot: the usage and holds it had
+// stay, the new ones join them.
+TEST(ClusterSnapshotTest, ASnapshotAddedToKeepsItsUsageAndHolds) {
+  ClusterSnapshotBuilder builder;
+  NodeRecord b = testing::GpuNode("b", 8, {{"rack", "r1"}});
+  b.allocated.extended[testing::kGpu] = 6;
+  b.jobs.push_back({"ns/old", 0});
+  builder.AddNode(std::move(b));
+  builder.AddNode(testing::GpuNode("a", 4, {{"rack", "r2"}}));
+  builder.AddHold({"rack", "r1", "ns/old", 0});
+  absl::StatusOr<ClusterSnapshot> first = builder.Build();
+  ASSERT_TRUE(first.ok()) << first.status();
+  const int gpu = *first->FindResource(testing::kGpu);
+
+  ClusterSnapshotBuilder more =
+      ClusterSnapshotBuilder::Adding(*std::move(first));
+  EXPECT_THAT(more.node(1).jobs,
+              ElementsAre(Field(&NodeJob::job_key, "ns/old")));
+  more.node(0).allocated.extended[testing::kGpu] += 3;
+  more.node(0).jobs.push_back({"ns/new", 0});
+  more.node(0).used_host_ports.push_back({HostPort::Protocol::kTcp, 80});
+  more.AddHold({"rack", "r2", "ns/new", 0});
+  absl::StatusOr<ClusterSnapshot> second = more.Build();
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(second->free(0)[gpu], 1);
+  EXPECT_EQ(second->free(1)[gpu], 2);
+  EXPECT_FALSE(second->plain(0));
+  EXPECT_EQ(second->num_holds(), 2);
+  const ClusterSnapshot::Topology& rack = *second->FindTopology("rack");
+  ASSERT_THAT(rack.domains[0].holds, SizeIs(1));  // r2, node a
+  EXPECT_EQ(second->job_key(rack.domains[0].holds[0].job), "ns/new");
+  ASSERT_THAT(rack.domains[1].holds, SizeIs(1));  // r1, node b
+  EXPECT_EQ(second->job_key(rack.domains[1].holds[0].job), "ns/old");
+
+  // A snapshot started afresh from it forgets both.
+  ClusterSnapshotBuilder again(*std::move(second));
+  absl::StatusOr<ClusterSnapshot> third = again.Build();
+  ASSERT_TRUE(third.ok()) << third.status();
+  EXPECT_EQ(third->free(0)[gpu], 4);
+  EXPECT_EQ(third->num_holds(), 0);
 }
 
 TEST(ClusterSnapshotTest, OnlyTopologyKeysAreIndexedOthersAreScanned) {
