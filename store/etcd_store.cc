@@ -589,7 +589,7 @@ int64_t EtcdStore::CurrentRevision() {
 
 absl::StatusOr<std::vector<Event>> EtcdStore::WaitForEvents(
     absl::string_view prefix, int64_t after_revision, absl::Time deadline,
-    size_t max_events) {
+    size_t max_events, int64_t* looked_at) {
   {
     // Read your own writes: wait (bounded) for the watch to bring in every
     // commit this store made.
@@ -601,7 +601,8 @@ absl::StatusOr<std::vector<Event>> EtcdStore::WaitForEvents(
     mu_.AwaitWithDeadline(absl::Condition(&caught_up),
                           RealDeadline(options_.request_timeout));
   }
-  return history_->Wait(prefix, after_revision, deadline, max_events);
+  return history_->Wait(prefix, after_revision, deadline, max_events,
+                        looked_at);
 }
 
 absl::Status EtcdStore::Compact(int64_t revision) {

@@ -87,10 +87,12 @@ class EtcdStore final : public LeaseStore {
   // etcd's limits less room for one more compare and read (the leader's
   // fence) and for the Txn's own framing.
   CommitLimits Limits() const override;
+  using Store::WaitForEvents;
   absl::StatusOr<std::vector<Event>> WaitForEvents(absl::string_view prefix,
                                                    int64_t after_revision,
                                                    absl::Time deadline,
-                                                   size_t max_events) override;
+                                                   size_t max_events,
+                                                   int64_t* looked_at) override;
 
   // Asks etcd to compact its history up to `revision` (tests, operators).
   absl::Status Compact(int64_t revision);

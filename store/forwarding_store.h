@@ -36,11 +36,12 @@ class ForwardingStore : public Store {
   }
   int64_t CurrentRevision() override { return inner_->CurrentRevision(); }
   CommitLimits Limits() const override { return inner_->Limits(); }
-  absl::StatusOr<std::vector<Event>> WaitForEvents(absl::string_view prefix,
-                                                   int64_t after_revision,
-                                                   absl::Time deadline,
-                                                   size_t max_events) override {
-    return inner_->WaitForEvents(prefix, after_revision, deadline, max_events);
+  using Store::WaitForEvents;
+  absl::StatusOr<std::vector<Event>> WaitForEvents(
+      absl::string_view prefix, int64_t after_revision, absl::Time deadline,
+      size_t max_events, int64_t* looked_at) override {
+    return inner_->WaitForEvents(prefix, after_revision, deadline, max_events,
+                                 looked_at);
   }
 
  protected:

@@ -55,7 +55,8 @@ int64_t History::revision() const {
 absl::StatusOr<std::vector<Event>> History::Wait(absl::string_view prefix,
                                                  int64_t after_revision,
                                                  absl::Time deadline,
-                                                 size_t max_events) const {
+                                                 size_t max_events,
+                                                 int64_t* looked_at) const {
   absl::MutexLock lock(&mu_);
   int64_t seen = after_revision;  // Every event up to here was looked at.
   auto arrived = [this, &seen]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -84,6 +85,7 @@ absl::StatusOr<std::vector<Event>> History::Wait(absl::string_view prefix,
     // Only other prefixes changed: everything up to revision_ was looked at.
     if (out.empty()) seen = revision_;
   }
+  if (looked_at != nullptr) *looked_at = seen;
   return out;
 }
 

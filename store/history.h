@@ -51,7 +51,8 @@ class History {
   absl::StatusOr<std::vector<Event>> Wait(absl::string_view prefix,
                                           int64_t after_revision,
                                           absl::Time deadline,
-                                          size_t max_events) const;
+                                          size_t max_events,
+                                          int64_t* looked_at = nullptr) const;
 
  private:
   const size_t max_events_;

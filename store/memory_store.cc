@@ -106,8 +106,8 @@ int64_t MemoryStore::CurrentRevision() {
 
 absl::StatusOr<std::vector<Event>> MemoryStore::WaitForEvents(
     absl::string_view prefix, int64_t after_revision, absl::Time deadline,
-    size_t max_events) {
-  return history_.Wait(prefix, after_revision, deadline, max_events);
+    size_t max_events, int64_t* looked_at) {
+  return history_.Wait(prefix, after_revision, deadline, max_events, looked_at);
 }
 
 }  // namespace jobset::store

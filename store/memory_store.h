@@ -35,10 +35,12 @@ class MemoryStore final : public Store {
   // Makes Commit refuse batches over `limits`, as etcd does (tests of the
   // callers that split their batches).
   void SetLimits(const CommitLimits& limits);
+  using Store::WaitForEvents;
   absl::StatusOr<std::vector<Event>> WaitForEvents(absl::string_view prefix,
                                                    int64_t after_revision,
                                                    absl::Time deadline,
-                                                   size_t max_events) override;
+                                                   size_t max_events,
+                                                   int64_t* looked_at) override;
 
  private:
   absl::Mutex mu_;

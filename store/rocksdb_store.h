@@ -103,10 +103,12 @@ class RocksDbStore final : public Store {
                                   size_t limit) override;
   absl::StatusOr<int64_t> Commit(const Batch& batch) override;
   int64_t CurrentRevision() override;
+  using Store::WaitForEvents;
   absl::StatusOr<std::vector<Event>> WaitForEvents(absl::string_view prefix,
                                                    int64_t after_revision,
                                                    absl::Time deadline,
-                                                   size_t max_events) override;
+                                                   size_t max_events,
+                                                   int64_t* looked_at) override;
 
   // How many synced RocksDB writes the commits so far took (commits minus
   // this is what group commit saved).

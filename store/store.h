@@ -174,9 +174,19 @@ class Store {
   // commit's events together, since a watcher resumes after a revision). Waits
   // until `deadline` for one to arrive; returns an empty list if none did.
   // kOutOfRange if `after_revision` is older than the retained history.
+  absl::StatusOr<std::vector<Event>> WaitForEvents(absl::string_view prefix,
+                                                   int64_t after_revision,
+                                                   absl::Time deadline,
+                                                   size_t max_events) {
+    return WaitForEvents(prefix, after_revision, deadline, max_events, nullptr);
+  }
+  // The same, and sets `*looked_at` (when not null) to the revision up to
+  // which every event was looked at: the last one returned, or, when none
+  // was, as far as the history went. A watcher of a quiet prefix resumes from
+  // there, rather than looking at every other prefix's events again.
   virtual absl::StatusOr<std::vector<Event>> WaitForEvents(
       absl::string_view prefix, int64_t after_revision, absl::Time deadline,
-      size_t max_events) = 0;
+      size_t max_events, int64_t* looked_at) = 0;
 };
 
 // For implementations of Store.

@@ -254,6 +254,33 @@ TEST_P(StoreContractTest, WatchResumesFromARevision) {
   EXPECT_THAT(*events, IsEmpty());
 }
 
+// A watcher of a quiet prefix learns how far the history was looked at, and
+// resumes from there without missing the next event of its prefix.
+TEST_P(StoreContractTest, AQuietPrefixsWatcherResumesFromWhatWasLookedAt) {
+  auto store = Open();
+  const int64_t r1 = *store->Commit(Batch().Put("w/a", "1"));
+  ASSERT_THAT(store->Commit(Batch().Put("other", "x")).status(), IsOk());
+  const int64_t r3 = *store->Commit(Batch().Put("other", "y"));
+  int64_t looked_at = 0;
+  auto events =
+      store->WaitForEvents("w/", base_, absl::InfinitePast(), 100, &looked_at);
+  ASSERT_THAT(events.status(), IsOk());
+  ASSERT_THAT(*events, SizeIs(1));
+  EXPECT_GE(looked_at, r1);
+  events =
+      store->WaitForEvents("w/", r1, absl::InfinitePast(), 100, &looked_at);
+  ASSERT_THAT(events.status(), IsOk());
+  EXPECT_THAT(*events, IsEmpty());
+  EXPECT_EQ(looked_at, r3);
+  const int64_t r4 = *store->Commit(Batch().Put("w/b", "2"));
+  events = store->WaitForEvents("w/", looked_at, absl::InfinitePast(), 100,
+                                &looked_at);
+  ASSERT_THAT(events.status(), IsOk());
+  ASSERT_THAT(*events, SizeIs(1));
+  EXPECT_EQ((*events)[0].kv.key, "w/b");
+  EXPECT_EQ(looked_at, r4);
+}
+
 TEST_P(StoreContractTest, WatchNeverSplitsACommit) {
   auto store = Open();
   ASSERT_THAT(

@@ -52,15 +52,16 @@ class PodScanCountingStore : public store::ForwardingStore {
   }
   // Following a log, the log service waits here between polls of the
   // agent.
+  using Store::WaitForEvents;
   absl::StatusOr<std::vector<store::Event>> WaitForEvents(
       absl::string_view prefix, int64_t after_revision, absl::Time deadline,
-      size_t max_events) override {
+      size_t max_events, int64_t* looked_at) override {
     {
       absl::MutexLock lock(&mu_);
       ++waits_;
     }
     return ForwardingStore::WaitForEvents(prefix, after_revision, deadline,
-                                          max_events);
+                                          max_events, looked_at);
   }
   int pod_scans() {
     absl::MutexLock lock(&mu_);

@@ -87,14 +87,14 @@ void Controller::WatchStore(int64_t revision) {
     }
     for (int i = 0; i < 2; ++i) {
       absl::StatusOr<std::vector<store::Event>> changes = store_->WaitForEvents(
-          config_prefixes[i], config_revisions[i], absl::InfinitePast(), 1000);
+          config_prefixes[i], config_revisions[i], absl::InfinitePast(), 1000,
+          &config_revisions[i]);
       if (!changes.ok()) {
         config_revisions[i] = store_->CurrentRevision();
         Enqueue(ConfigChange{});
         continue;
       }
       if (changes->empty()) continue;
-      config_revisions[i] = changes->back().kv.mod_revision;
       absl::MutexLock lock(&mu_);
       for (const store::Event& e : *changes)
         inputs_.push_back(ConfigChange{e.kv.key});
@@ -102,19 +102,19 @@ void Controller::WatchStore(int64_t revision) {
     // Kueue's objects likewise, with their values (they are small and few
     // beside JobSets). Falling behind them (no Kueue change for longer than
     // the watch history holds) reads them all again, not the whole state.
-    absl::StatusOr<std::vector<store::Event>> kueue = store_->WaitForEvents(
-        store::keys::kKueue, kueue_revision, absl::InfinitePast(), 1000);
+    absl::StatusOr<std::vector<store::Event>> kueue =
+        store_->WaitForEvents(store::keys::kKueue, kueue_revision,
+                              absl::InfinitePast(), 1000, &kueue_revision);
     if (!kueue.ok()) {
       kueue_revision = store_->CurrentRevision();
       Enqueue(KueueChange{});
     } else if (!kueue->empty()) {
-      kueue_revision = kueue->back().kv.mod_revision;
       absl::MutexLock lock(&mu_);
       for (store::Event& e : *kueue)
         inputs_.push_back(KueueChange{std::move(e)});
     }
     absl::StatusOr<std::vector<store::Event>> events = store_->WaitForEvents(
-        store::keys::kJobSets, revision, RealDeadline(kPoll), 1000);
+        store::keys::kJobSets, revision, RealDeadline(kPoll), 1000, &revision);
     if (!events.ok()) {
       // Fell behind the history: the loop reloads; watch from the present.
       absl::MutexLock lock(&mu_);
@@ -123,7 +123,6 @@ void Controller::WatchStore(int64_t revision) {
       continue;
     }
     if (events->empty()) continue;
-    revision = events->back().kv.mod_revision;
     absl::MutexLock lock(&mu_);
     for (store::Event& e : *events) inputs_.push_back(std::move(e));
   }
