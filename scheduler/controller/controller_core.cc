@@ -404,12 +404,7 @@ absl::Status ControllerCore::Pass() {
   // Kueue's admissions and evictions, committed before the reconcile that
   // starts and stops their pods.
   JOBSET_RETURN_IF_ERROR(queues_.Run(state_, events_, now));
-  for (auto& [key, t] : state_.jobsets()) {
-    if (t.wake && *t.wake <= now) {
-      state_.MarkDirty(key);
-      for (const auto& [name, job] : t.jobs) t.dirty_jobs.insert(name);
-    }
-  }
+  state_.MarkDue(now);
   // Reconciling may mark JobSets dirty again (placement, conflicts): those
   // wait for the next pass.
   ReconcilePass reconcile(
@@ -482,9 +477,9 @@ std::optional<absl::Time> ControllerCore::NextWake() const {
   if (std::optional<absl::Time> q = queues_.NextWake();
       q && (!next || *q < *next))
     next = q;
-  for (const auto& [key, t] : state_.jobsets()) {
-    if (t.wake && (!next || *t.wake < *next)) next = t.wake;
-  }
+  if (std::optional<absl::Time> t = state_.NextWake();
+      t && (!next || *t < *next))
+    next = t;
   return next;
 }
 

@@ -126,6 +126,7 @@ absl::StatusOr<int64_t> ControllerState::Load(store::Store& store) {
   pod_by_uid_.clear();  // Before the records its keys view.
   jobsets_.clear();
   dirty_.clear();
+  wakes_ = {};
   orphan_keys_.clear();
   undecodable_.clear();
   undecodable_jobsets_.clear();
@@ -258,6 +259,36 @@ TrackedJobSet& ControllerState::Track(const std::string& key) {
 }
 
 void ControllerState::Untrack(const std::string& key) { jobsets_.erase(key); }
+
+void ControllerState::WakeAt(TrackedJobSet& t, absl::Time at) {
+  if (t.wake && *t.wake <= at) return;
+  t.wake = at;
+  wakes_.emplace(at, t.key);
+}
+
+bool ControllerState::WakeCurrent(const Wake& w) const {
+  auto it = jobsets_.find(w.second);
+  return it != jobsets_.end() && it->second.wake == w.first;
+}
+
+void ControllerState::MarkDue(absl::Time now) {
+  while (!wakes_.empty() && wakes_.top().first <= now) {
+    const Wake w = wakes_.top();
+    wakes_.pop();
+    if (!WakeCurrent(w)) continue;
+    // It stays dirty until a pass reconciles it, which clears its wake and
+    // sets the next.
+    TrackedJobSet& t = jobsets_.at(w.second);
+    MarkDirty(t.key);
+    for (const auto& [name, job] : t.jobs) t.dirty_jobs.insert(name);
+  }
+}
+
+std::optional<absl::Time> ControllerState::NextWake() const {
+  while (!wakes_.empty() && !WakeCurrent(wakes_.top())) wakes_.pop();
+  if (wakes_.empty()) return std::nullopt;
+  return wakes_.top().first;
+}
 
 void ControllerState::SetAside(const std::string& key) {
   auto it = jobsets_.find(key);

@@ -2,9 +2,11 @@
 #define JOBSET_SCHEDULER_CONTROLLER_CONTROLLER_STATE_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
+#include <queue>
 #include <set>
 #include <string>
 #include <vector>
@@ -130,6 +132,8 @@ struct TrackedJobSet {
   std::map<std::string, JobState> jobs;  // By name.
   // The node each Job's completion indexes last ran on: sticky restarts.
   std::map<std::string, std::vector<std::string>> last_node;
+  // When a timer of it (a requeue, a deadline, a progress check) is due:
+  // set through ControllerState::WakeAt, which indexes it; cleared here.
   std::optional<absl::Time> wake;
   // Pods whose status an agent changed since the last pass, with their
   // Jobs (only passes erase pods, and a pass takes these first).
@@ -251,6 +255,12 @@ class ControllerState {
 
   // JobSets the next pass reconciles.
   void MarkDirty(const std::string& key) { dirty_.insert(key); }
+  // Wakes `t` at `at` unless it wakes earlier already.
+  void WakeAt(TrackedJobSet& t, absl::Time at);
+  // Marks dirty, with all their Jobs, the JobSets whose wake is due at `now`.
+  void MarkDue(absl::Time now);
+  // The earliest wake of any JobSet.
+  std::optional<absl::Time> NextWake() const;
   bool HasDirty() const { return !dirty_.empty(); }
   // Takes up to `max` of them, in key order.
   std::set<std::string> TakeDirty(size_t max);
@@ -266,6 +276,14 @@ class ControllerState {
   absl::flat_hash_map<absl::string_view, PodLocation> pod_by_uid_;
   std::map<std::string, NodeInfo> nodes_;
   std::set<std::string> dirty_;
+  // (time, key) of every JobSet's wake, earliest first, so that no pass
+  // looks at every JobSet for its timers. Entries go stale (a wake cleared
+  // or moved, a JobSet gone) and are dropped when they reach the top.
+  using Wake = std::pair<absl::Time, std::string>;
+  mutable std::priority_queue<Wake, std::vector<Wake>, std::greater<Wake>>
+      wakes_;
+  // Whether the top of wakes_ is some JobSet's wake now.
+  bool WakeCurrent(const Wake& w) const;
   std::vector<std::string> orphan_keys_;
   std::vector<Undecodable> undecodable_;
   // JobSets (KeyOf) and Jobs ("<ns>/<jobset>/<job>") whose records did not

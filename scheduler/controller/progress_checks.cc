@@ -190,7 +190,7 @@ void ReconcilePass::FailJobFor(TrackedJobSet& t, JobState& job,
 
 void ReconcilePass::Wake(TrackedJobSet& t, absl::Time at) {
   if (at == absl::InfiniteFuture()) return;
-  if (!t.wake || at < *t.wake) t.wake = at;
+  parts_.state.WakeAt(t, at);
 }
 
 }  // namespace jobset::scheduler

@@ -165,9 +165,7 @@ void ReconcilePass::ReconcileOne(TrackedJobSet& t) {
       DeleteJobSet(t);
       return;
     }
-    if (actions->requeue_at && (!t.wake || *actions->requeue_at < *t.wake)) {
-      t.wake = actions->requeue_at;
-    }
+    if (actions->requeue_at) parts_.state.WakeAt(t, *actions->requeue_at);
     if (!changed && t.dirty_jobs.empty()) break;
   }
   if (t.jobset.status().restarts() > before.restarts())
@@ -255,7 +253,7 @@ void ReconcilePass::ReconcileJobs(TrackedJobSet& t) {
       const absl::Time deadline =
           absl::FromUnixSeconds(job.status().start_time().seconds()) +
           absl::Seconds(job.spec().active_deadline_seconds());
-      if (!t.wake || deadline < *t.wake) t.wake = deadline;
+      parts_.state.WakeAt(t, deadline);
     }
   }
 }
