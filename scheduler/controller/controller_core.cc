@@ -236,7 +236,8 @@ void ControllerCore::OnJobSetEvent(const store::Event& event) {
   const std::string key = ControllerState::KeyOf(parts[1], parts[2]);
   TrackedJobSet* held = state_.Find(key);
   if (event.type == store::Event::Type::kDelete) {
-    queues_.Touch();  // its Workload goes with it
+    // Its Workload goes with it.
+    if (held == nullptr || queues_.Manages(held->jobset)) queues_.Touch();
     if (held != nullptr) {
       held->deleted = true;
       state_.MarkDirty(key);
@@ -246,9 +247,13 @@ void ControllerCore::OnJobSetEvent(const store::Event& event) {
   if (held != nullptr && event.kv.mod_revision <= held->revision) {
     return;  // Our own write, or older than what we hold.
   }
-  queues_.Touch();  // a JobSet Kueue may manage, or its labels, changed
   absl::StatusOr<api::JobSet> js = store::DecodeValue<api::JobSet>(event.kv);
   if (!js.ok()) return;  // The API never writes garbage; Load reports it.
+  // A JobSet Kueue manages changed, or one it managed left it (its queue
+  // name removed).
+  if (queues_.Manages(*js) ||
+      (held != nullptr && queues_.Manages(held->jobset)))
+    queues_.Touch();
   TrackedJobSet& t = state_.Track(key);
   if (held == nullptr) t.timing.accepted = clock_->Now();
   t.jobset = *std::move(js);

@@ -355,11 +355,13 @@ absl::Status QueueAdmission::Run(ControllerState& state, EventLog& events,
   return stage.Run();
 }
 
+bool QueueAdmission::Manages(const api::JobSet& jobset) const {
+  return queues::IsManaged(jobset, options_.manage_jobs_without_queue_name);
+}
+
 void QueueAdmission::Reconciled(const ControllerState& state,
                                 const TrackedJobSet& t) {
-  if (dirty_ ||
-      !queues::IsManaged(t.jobset, options_.manage_jobs_without_queue_name))
-    return;
+  if (dirty_ || !Manages(t.jobset)) return;
   if (t.jobset.spec().suspend() || JobSetFinished(t.jobset)) {
     dirty_ = true;
     return;

@@ -124,6 +124,10 @@ class QueueAdmission {
   // Something Run() reads changed (a JobSet, a pod's end, a node): Run()
   // looks again at the next pass.
   void Touch() { dirty_ = true; }
+  // Whether Kueue manages `jobset` (a queue name, or
+  // --manage_jobs_without_queue_name): only such JobSets' changes concern
+  // Run(), which otherwise walks every JobSet for nothing.
+  bool Manages(const api::JobSet& jobset) const;
   // A JobSet the reconcile just looked at: Run() looks again at the next
   // pass where Kueue may act on it (a managed one that finished, or is
   // suspended and may release its quota as its pods end; one whose pods'
