@@ -658,6 +658,50 @@ TEST_F(ControllerCoreTest, RestartsInPlaceBehindABarrier) {
   }
 }
 
+// A pod that stopped for a restart in place keeps its node: placement's walk
+// skips only Jobs with no pod on a node, and a pod waiting at the barrier is
+// on its node again.
+TEST_F(ControllerCoreTest, PodsAtARestartInPlacesBarrierKeepTheirNodes) {
+  JobSet train = RestartInPlaceOnAnyFailure("train", 4, 3);
+  train.mutable_spec()
+      ->mutable_replicated_jobs(0)
+      ->mutable_template_()
+      ->mutable_spec()
+      ->mutable_template_()
+      ->mutable_spec()
+      ->mutable_containers(0)
+      ->mutable_resources()
+      ->mutable_requests()
+      ->insert({"nvidia.com/gpu", "8"});
+  Submit(train);
+  Settle();
+  ASSERT_THAT(fleet_.running, SizeIs(4));
+  ReportAll("Running");
+  Settle();
+  Report(fleet_.running.begin()->second, "Failed", 1);
+  Settle();
+  ASSERT_THAT(fleet_.stopped, SizeIs(3));
+  ConfirmStops();
+  // Every pod is stopped and waits at the barrier on its node, with the
+  // squatter asking for a whole node in the same pass.
+  JobSetBuilder squatter("squatter");
+  squatter.Replicated("w", 1).Request("w", "nvidia.com/gpu", "8");
+  Submit(squatter.Build());
+  Settle();
+  EXPECT_EQ(Get("train").status().current_in_place_restart_attempt(), 1);
+  std::vector<api::Pod> pods = core_->Pods("default", "squatter");
+  ASSERT_THAT(pods, SizeIs(1));
+  EXPECT_TRUE(pods[0].spec().node_name().empty());
+  // The gang is deleted and its pods stop: the squatter gets a node.
+  DeleteThroughApi("train");
+  Settle();
+  ConfirmStops();
+  Settle();
+  pods = core_->Pods("default", "squatter");
+  ASSERT_THAT(pods, SizeIs(1));
+  EXPECT_FALSE(pods[0].spec().node_name().empty());
+}
+
 TEST_F(ControllerCoreTest, RestartsInPlaceUntilMaxRestartsThenFails) {
   Submit(RestartInPlaceOnAnyFailure("train", 2, 1));
   Settle();

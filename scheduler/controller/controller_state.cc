@@ -36,6 +36,7 @@ void JobState::SetJob(api::Job new_job) {
 }
 
 void TrackedJobSet::MarkJobDirty(JobState& job) {
+  job.idle = false;
   if (job.dirty) return;
   job.dirty = true;
   dirty_jobs.insert(job.job.metadata().name());

@@ -88,6 +88,12 @@ struct JobState {
   // the rest.
   int stored_chunks = 0;
   bool dirty = false;  // In its JobSet's dirty_jobs.
+  // None of its pods was on a node when placement last walked them, and
+  // nothing changed them since: every change that can put a pod on a node
+  // (a binding, a restart in place) goes through PassWrites::PodsChanged or
+  // MarkJobDirty, which clear it. Placement's walk skips such Jobs, so that
+  // finished JobSets kept for their TTL cost it nothing.
+  bool idle = false;
 
   // Whether the JobSet layer deleted it (see above).
   bool deleting() const { return job.metadata().has_deletion_timestamp(); }

@@ -121,13 +121,18 @@ absl::StatusOr<placement::ClusterSnapshot> GangPlacer::Snapshot() {
       snapshots_.TakeBuilder(state_.nodes());
   holding_.clear();
   std::vector<const api::PodRecord*> on_node;
-  for (const auto& [key, t] : state_.jobsets()) {
-    for (const auto& [name, job_state] : t.jobs) {
+  for (auto& [key, t] : state_.jobsets()) {
+    for (auto& [name, job_state] : t.jobs) {
+      if (job_state.idle) continue;
       on_node.clear();
       for (const auto& [pod_name, pod] : job_state.pods) {
         if (OnNode(pod)) on_node.push_back(&pod);
       }
-      if (!on_node.empty()) Charge(job_state, on_node, builder);
+      if (on_node.empty()) {
+        job_state.idle = true;
+        continue;
+      }
+      Charge(job_state, on_node, builder);
     }
   }
   return builder.Build();

@@ -108,7 +108,8 @@ class GangPlacer {
       std::pair<const JobState*, std::vector<const api::PodRecord*>>>;
 
   // The nodes with every placed, unfinished pod's usage: a walk of every
-  // tracked pod, once a pass.
+  // tracked pod but those of idle Jobs (JobState::idle, which it sets), once
+  // a pass.
   absl::StatusOr<placement::ClusterSnapshot> Snapshot();
   // `snapshot` with the usage of `bound` added, for the gangs placed after
   // them in the same pass: what the walk would find, at the cost of the

@@ -39,6 +39,7 @@ void PassWrites::JobChanged(TrackedJobSet& t, JobState& job) {
 }
 
 void PassWrites::PodsChanged(TrackedJobSet& t, JobState& job) {
+  job.idle = false;
   if (!job.job_changed && !job.pods_changed) staged_.insert(t.key);
   job.pods_changed = true;
 }
