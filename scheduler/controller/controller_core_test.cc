@@ -916,6 +916,27 @@ TEST_F(ControllerCoreTest, GangsPlacedInOnePassSeeEachOthersPods) {
   EXPECT_THAT(fleet_.running, SizeIs(4));
 }
 
+// After a jobsetd restart the pods already running still take their nodes'
+// capacity: a new gang does not land on a full node.
+TEST_F(ControllerCoreTest, RunningPodsTakeTheirCapacityAfterARestart) {
+  JobSetBuilder a("a");
+  a.Replicated("workers", 4).Request("workers", "nvidia.com/gpu", "8");
+  Submit(a.Build());
+  Settle();
+  ASSERT_THAT(fleet_.running, SizeIs(4));
+  ReportAll("Running");
+  Settle();
+  Restart();
+  Settle();
+  JobSetBuilder b("b");
+  b.Replicated("workers", 1).Request("workers", "nvidia.com/gpu", "1");
+  Submit(b.Build());
+  Settle();
+  std::vector<api::Pod> pods = core_->Pods("default", "b");
+  ASSERT_THAT(pods, SizeIs(1));
+  EXPECT_TRUE(pods[0].spec().node_name().empty()) << pods[0].spec().node_name();
+}
+
 TEST_F(ControllerCoreTest, HostPortsOfRunningPodsAreTaken) {
   auto host_network = [](const std::string& name, int replicas) {
     JobSetBuilder b(name);

@@ -1,6 +1,7 @@
 #include "scheduler/controller/gang_placement.h"
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -150,8 +151,11 @@ void GangPlacer::Charge(const JobState& job_state,
                         const std::vector<const api::PodRecord*>& pods,
                         placement::ClusterSnapshotBuilder& builder) {
   const api::Job& job = job_state.job;
-  const placement::PodRequirements* req =
-      requirements_.Find(job.metadata().uid());
+  // Read from the template when not cached yet: after a jobsetd restart the
+  // pods already running were never placed by this process.
+  absl::StatusOr<std::shared_ptr<const placement::PodRequirements>> read =
+      requirements_.Get(job);
+  const placement::PodRequirements* req = read.ok() ? read->get() : nullptr;
   const int32_t priority = job.spec().template_().spec().priority();
   const std::string job_key =
       absl::StrCat(job.metadata().namespace_(), "/", job.metadata().name());

@@ -83,10 +83,4 @@ RequirementsCache::Get(const api::Job& job) {
   return shared;
 }
 
-const placement::PodRequirements* RequirementsCache::Find(
-    const std::string& uid) const {
-  auto it = by_job_.find(uid);
-  return it == by_job_.end() ? nullptr : it->second.get();
-}
-
 }  // namespace jobset::scheduler

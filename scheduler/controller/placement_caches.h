@@ -60,8 +60,6 @@ class RequirementsCache {
   // asks for something placement cannot read.
   absl::StatusOr<std::shared_ptr<const placement::PodRequirements>> Get(
       const api::Job& job);
-  // Those of Job `uid` if known (null otherwise).
-  const placement::PodRequirements* Find(const std::string& uid) const;
   // Job `uid` is gone.
   void Erase(const std::string& uid) { by_job_.erase(uid); }
 
