@@ -30,6 +30,7 @@ check failed == 0
 check double_task_launches == 0
 check restarted_once '>' 0
 check restarts_not_by_the_workload == 0
+check restarts_missed == 0
 check agent_restarts '>=' 2
 check list_count '>' 10
 check get_count '>' 100
