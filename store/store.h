@@ -181,9 +181,10 @@ class Store {
     return WaitForEvents(prefix, after_revision, deadline, max_events, nullptr);
   }
   // The same, and sets `*looked_at` (when not null) to the revision up to
-  // which every event was looked at: the last one returned, or, when none
-  // was, as far as the history went. A watcher of a quiet prefix resumes from
-  // there, rather than looking at every other prefix's events again.
+  // which every event was looked at: at least the last one returned, and as
+  // far as the history went when none was. A watcher of a quiet prefix
+  // resumes from there, rather than looking at every other prefix's events
+  // again.
   virtual absl::StatusOr<std::vector<Event>> WaitForEvents(
       absl::string_view prefix, int64_t after_revision, absl::Time deadline,
       size_t max_events, int64_t* looked_at) = 0;
