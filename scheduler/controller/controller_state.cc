@@ -265,6 +265,18 @@ void ControllerState::WakeAt(TrackedJobSet& t, absl::Time at) {
   if (t.wake && *t.wake <= at) return;
   t.wake = at;
   wakes_.emplace(at, t.key);
+  // A JobSet reconciled again sets its wake again (a far deadline, a
+  // progress timeout that moves): entries that went stale before their time
+  // are rebuilt away once they outnumber the JobSets, a walk per that many
+  // pushes.
+  if (wakes_.size() > 2 * jobsets_.size() + 64) {
+    std::vector<Wake> current;
+    current.reserve(jobsets_.size());
+    for (const auto& [key, js] : jobsets_) {
+      if (js.wake) current.emplace_back(*js.wake, key);
+    }
+    wakes_ = decltype(wakes_)(std::greater<Wake>(), std::move(current));
+  }
 }
 
 bool ControllerState::WakeCurrent(const Wake& w) const {

@@ -267,6 +267,8 @@ class ControllerState {
   void MarkDue(absl::Time now);
   // The earliest wake of any JobSet.
   std::optional<absl::Time> NextWake() const;
+  // How many wakes are indexed, stale ones included (tests).
+  size_t wakes_indexed() const { return wakes_.size(); }
   bool HasDirty() const { return !dirty_.empty(); }
   // Takes up to `max` of them, in key order.
   std::set<std::string> TakeDirty(size_t max);

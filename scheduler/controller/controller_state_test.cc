@@ -50,5 +50,19 @@ TEST(ControllerStateTest, JobSetsWakeAtTheirOwnTimes) {
   EXPECT_FALSE(state.HasDirty());
 }
 
+// A JobSet whose wake moves every pass does not grow the index without end.
+TEST(ControllerStateTest, MovedWakesDoNotPileUp) {
+  const absl::Time t0 = absl::FromUnixSeconds(1000);
+  ControllerState state;
+  TrackedJobSet& a = state.Track("ns/a");
+  for (int i = 0; i < 10'000; ++i) {
+    a.wake.reset();  // reconciled
+    state.WakeAt(a, t0 + absl::Hours(24) + absl::Seconds(i));
+  }
+  EXPECT_LE(state.wakes_indexed(), 2 + 64u);
+  EXPECT_THAT(state.NextWake(),
+              Optional(t0 + absl::Hours(24) + absl::Seconds(9'999)));
+}
+
 }  // namespace
 }  // namespace jobset::scheduler
