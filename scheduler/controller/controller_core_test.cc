@@ -124,15 +124,27 @@ JobSet RestartOnAnyFailure(const std::string& name, int replicas) {
 
 // The same, restarting in place (upstream's validation: backoffLimit
 // MaxInt32, completions == parallelism).
+// Its pods ask for `gpus` each ("": none).
 JobSet RestartInPlaceOnAnyFailure(const std::string& name, int replicas,
-                                  int max_restarts) {
-  return JobSetBuilder(name)
-      .Replicated("workers", replicas, /*parallelism=*/1, /*completions=*/1)
+                                  int max_restarts,
+                                  const std::string& gpus = "") {
+  JobSetBuilder b(name);
+  b.Replicated("workers", replicas, /*parallelism=*/1, /*completions=*/1)
       .RestartPolicy("workers", "Never")
       .BackoffLimit("workers", std::numeric_limits<int32_t>::max())
       .FailurePolicy(max_restarts)
-      .RestartStrategy("InPlaceRestart")
-      .Build();
+      .RestartStrategy("InPlaceRestart");
+  if (!gpus.empty()) b.Request("workers", "nvidia.com/gpu", gpus);
+  return b.Build();
+}
+
+// `replicas` one-pod Jobs of ReplicatedJob "workers", each pod asking for
+// `gpus` GPUs.
+JobSet GpuWorkers(const std::string& name, int replicas,
+                  const std::string& gpus) {
+  JobSetBuilder b(name);
+  b.Replicated("workers", replicas).Request("workers", "nvidia.com/gpu", gpus);
+  return b.Build();
 }
 
 std::string Annotation(const api::Pod& pod, const std::string& key) {
@@ -662,18 +674,7 @@ TEST_F(ControllerCoreTest, RestartsInPlaceBehindABarrier) {
 // skips only Jobs with no pod on a node, and a pod waiting at the barrier is
 // on its node again.
 TEST_F(ControllerCoreTest, PodsAtARestartInPlacesBarrierKeepTheirNodes) {
-  JobSet train = RestartInPlaceOnAnyFailure("train", 4, 3);
-  train.mutable_spec()
-      ->mutable_replicated_jobs(0)
-      ->mutable_template_()
-      ->mutable_spec()
-      ->mutable_template_()
-      ->mutable_spec()
-      ->mutable_containers(0)
-      ->mutable_resources()
-      ->mutable_requests()
-      ->insert({"nvidia.com/gpu", "8"});
-  Submit(train);
+  Submit(RestartInPlaceOnAnyFailure("train", 4, 3, "8"));
   Settle();
   ASSERT_THAT(fleet_.running, SizeIs(4));
   ReportAll("Running");
@@ -684,9 +685,7 @@ TEST_F(ControllerCoreTest, PodsAtARestartInPlacesBarrierKeepTheirNodes) {
   ConfirmStops();
   // Every pod is stopped and waits at the barrier on its node, with the
   // squatter asking for a whole node in the same pass.
-  JobSetBuilder squatter("squatter");
-  squatter.Replicated("w", 1).Request("w", "nvidia.com/gpu", "8");
-  Submit(squatter.Build());
+  Submit(GpuWorkers("squatter", 1, "8"));
   Settle();
   EXPECT_EQ(Get("train").status().current_in_place_restart_attempt(), 1);
   std::vector<api::Pod> pods = core_->Pods("default", "squatter");
@@ -762,10 +761,7 @@ TEST_F(ControllerCoreTest, ARestartInPlaceCarriesOnAcrossAJobsetdRestart) {
 }
 
 TEST_F(ControllerCoreTest, PlacesAGangWhollyOrNotAtAll) {
-  JobSetBuilder b("big");
-  b.Replicated("workers", 5);
-  b.Request("workers", "nvidia.com/gpu", "8");
-  Submit(b.Build());
+  Submit(GpuWorkers("big", 5, "8"));
   Settle();
   // Five 8-GPU pods, four 8-GPU nodes: nothing runs.
   EXPECT_THAT(fleet_.running, IsEmpty());
@@ -807,10 +803,7 @@ TEST_F(ControllerCoreTest, PlacesAGangWhollyOrNotAtAll) {
 // A gang still waiting for room when jobsetd restarts waits on: the
 // restarted controller places it once room appears, as the first one would.
 TEST_F(ControllerCoreTest, AGangWaitingForRoomIsPlacedAfterARestart) {
-  JobSetBuilder b("big");
-  b.Replicated("workers", 5);
-  b.Request("workers", "nvidia.com/gpu", "8");
-  Submit(b.Build());
+  Submit(GpuWorkers("big", 5, "8"));
   Settle();
   EXPECT_THAT(fleet_.running, IsEmpty());
   Restart();
@@ -844,9 +837,7 @@ TEST_F(ControllerCoreTest, EachPodSpecIsFittedByItsOwnRequirements) {
 // Snapshots reuse the nodes' records: a node changed since the last one,
 // and the last one's usage, must not leak into the next.
 TEST_F(ControllerCoreTest, EachPlacementSeesTheNodesAsTheyAreNow) {
-  JobSetBuilder a("a");
-  a.Replicated("workers", 1).Request("workers", "nvidia.com/gpu", "8");
-  Submit(a.Build());
+  Submit(GpuWorkers("a", 1, "8"));
   Settle();
   ASSERT_THAT(fleet_.running, SizeIs(1));
   const std::string taken = fleet_.running.begin()->second.spec().node_name();
@@ -861,9 +852,7 @@ TEST_F(ControllerCoreTest, EachPlacementSeesTheNodesAsTheyAreNow) {
     node.cordoned = true;
     core_->SetNode(node);
   }
-  JobSetBuilder b("b");
-  b.Replicated("workers", 1).Request("workers", "nvidia.com/gpu", "8");
-  Submit(b.Build());
+  Submit(GpuWorkers("b", 1, "8"));
   Settle();
   std::vector<api::Pod> pods = core_->Pods("default", "b");
   ASSERT_THAT(pods, SizeIs(1));
@@ -871,9 +860,7 @@ TEST_F(ControllerCoreTest, EachPlacementSeesTheNodesAsTheyAreNow) {
   // The last node lost: a third gang finds no room (its usage and the
   // loss are both seen).
   core_->LoseNode(free.back(), "NodeLost", "gone");
-  JobSetBuilder c("c");
-  c.Replicated("workers", 1).Request("workers", "nvidia.com/gpu", "8");
-  Submit(c.Build());
+  Submit(GpuWorkers("c", 1, "8"));
   Settle();
   pods = core_->Pods("default", "c");
   ASSERT_THAT(pods, SizeIs(1));
@@ -896,9 +883,7 @@ TEST_F(ControllerCoreTest, GangsPlacedInOnePassSeeEachOthersPods) {
   Submit(exclusive("a"));
   Submit(exclusive("b"));
   Submit(exclusive("c"));
-  JobSetBuilder whole("whole");
-  whole.Replicated("workers", 1).Request("workers", "nvidia.com/gpu", "8");
-  Submit(whole.Build());
+  Submit(GpuWorkers("whole", 1, "8"));
   ASSERT_THAT(core_->Pass(), IsOk());
   std::map<std::string, std::set<std::string>> pools;
   for (const std::string name : {"a", "b", "c", "whole"}) {
@@ -919,18 +904,14 @@ TEST_F(ControllerCoreTest, GangsPlacedInOnePassSeeEachOthersPods) {
 // After a jobsetd restart the pods already running still take their nodes'
 // capacity: a new gang does not land on a full node.
 TEST_F(ControllerCoreTest, RunningPodsTakeTheirCapacityAfterARestart) {
-  JobSetBuilder a("a");
-  a.Replicated("workers", 4).Request("workers", "nvidia.com/gpu", "8");
-  Submit(a.Build());
+  Submit(GpuWorkers("a", 4, "8"));
   Settle();
   ASSERT_THAT(fleet_.running, SizeIs(4));
   ReportAll("Running");
   Settle();
   Restart();
   Settle();
-  JobSetBuilder b("b");
-  b.Replicated("workers", 1).Request("workers", "nvidia.com/gpu", "1");
-  Submit(b.Build());
+  Submit(GpuWorkers("b", 1, "1"));
   Settle();
   std::vector<api::Pod> pods = core_->Pods("default", "b");
   ASSERT_THAT(pods, SizeIs(1));
@@ -1363,10 +1344,7 @@ TEST_F(ControllerCoreTest, EventsAreTrimmedByCountAndAge) {
 }
 
 TEST_F(ControllerCoreTest, EventsAreBoundedAndGoWithTheirJobSet) {
-  JobSetBuilder b("big");
-  b.Replicated("workers", 5);
-  b.Request("workers", "nvidia.com/gpu", "8");
-  Submit(b.Build());
+  Submit(GpuWorkers("big", 5, "8"));
   Settle();
   auto count = [&] {
     auto page =
